@@ -1,0 +1,22 @@
+/*
+ * couchpage_args: the query-string arguments a client may send.
+ *
+ * Only arguments the module knows are read; every other one is ignored, so
+ * nothing a client adds to the query string ever reaches CouchDB.
+ */
+#ifndef COUCHPAGE_ARGS_H
+#define COUCHPAGE_ARGS_H
+
+#include <apr_pools.h>
+
+typedef struct {
+    const char *start; /* token text, percent-decoded; NULL when absent */
+    int limit;         /* rows per page asked for; 0 when absent */
+} cp_args;
+
+/* Parses a raw query string (NULL or "" for none). max_limit is the largest
+ * limit allowed. Returns NULL on success, else the reason for a 400. */
+const char *cp_args_parse(apr_pool_t *pool, const char *query, int max_limit,
+                          cp_args *args);
+
+#endif

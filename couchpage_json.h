@@ -1,0 +1,36 @@
+/*
+ * couchpage_json: jansson values whose lifetime is an APR pool.
+ *
+ * Part of the httpd-free core: nothing here knows about request_rec.
+ */
+#ifndef COUCHPAGE_JSON_H
+#define COUCHPAGE_JSON_H
+
+#include <apr_pools.h>
+#include <jansson.h>
+
+/* Hands a jansson reference to the pool: it is released when the pool is
+ * cleared or destroyed. Returns the value for chaining; NULL passes through. */
+json_t *cp_json_pool_own(apr_pool_t *pool, json_t *value);
+
+/* Parses JSON text (any value, not only arrays and objects) and hands the
+ * result to the pool. Integers beyond 64 bits, which CouchDB sends verbatim,
+ * make jansson fail: only then the text is read again with such integers as
+ * doubles, which is the value a JavaScript map function emitted anyway.
+ * On failure returns NULL and, when error is not NULL, a message from the pool. */
+json_t *cp_json_load(apr_pool_t *pool, const char *text, apr_size_t len,
+                     const char **error);
+
+/* Compact JSON text of any value, allocated from the pool. Object members
+ * keep their order: CouchDB collates objects member by member. */
+const char *cp_json_text(apr_pool_t *pool, const json_t *value);
+
+/* The JSON string literal for text, quotes included, allocated from the
+ * pool; NULL when text is not valid UTF-8. */
+const char *cp_json_quote(apr_pool_t *pool, const char *text);
+
+/* Reads JSON text and gives it back compact: how a configured or computed
+ * key travels to CouchDB. NULL with *error set when it is not JSON. */
+const char *cp_json_compact(apr_pool_t *pool, const char *text, const char **error);
+
+#endif

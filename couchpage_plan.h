@@ -1,0 +1,72 @@
+/*
+ * couchpage_plan: the CouchDB queries that make one page.
+ *
+ * The algorithm (seeds/algorithm.txt): a first page is one query with
+ * limit = count + 1; a later page is a forward query from the token's row
+ * with limit = count + 1 and a backward query from the same row in the other
+ * direction with skip=1 and limit = count. Never a skip beyond 1, so every
+ * page costs the same at any depth.
+ *
+ * Grouped reduce rows have no document id, and with a group level shorter
+ * than the keys, the group a token names does not lie at its key when read
+ * backwards. So their backward query has no skip: it asks for count + 1 rows
+ * and the page assembler drops the group the token names, if it comes first.
+ *
+ * A key range goes into every query as its bound (endkey), so CouchDB's own
+ * collation keeps rows outside it away; a token beyond a bound makes CouchDB
+ * refuse the query as a reversed range. The module never collates.
+ */
+#ifndef COUCHPAGE_PLAN_H
+#define COUCHPAGE_PLAN_H
+
+#include <apr_pools.h>
+#include "couchpage_token.h"
+
+#define CP_GROUP_EXACT (-1)
+
+/* What a location pages, fixed at configuration time. */
+typedef struct {
+    const char *url;         /* as configured, no query string */
+    const char *db_url;      /* scheme://host/db: where a partition goes */
+    const char *index_path;  /* /_design/D/_view/V or /_all_docs */
+    int is_all_docs;         /* keys are the ids; no reduce parameter */
+    int is_partitioned;      /* the URL names a partition already */
+    int descending;          /* pages run in reverse view order */
+    int reduce;              /* grouped reduce rows instead of map rows */
+    int group_level;         /* CP_GROUP_EXACT or a level, with reduce */
+    int include_docs;        /* items carry their documents */
+} cp_view;
+
+/* Classifies a CouchPageView URL and fills url, db_url, index_path,
+ * is_all_docs and is_partitioned; the options are the caller's. Returns
+ * NULL when it names a view or _all_docs, else the reason it does not. */
+const char *cp_view_init(apr_pool_t *pool, const char *url, cp_view *view);
+
+/* Whether this location's rows and tokens carry document ids. */
+int cp_view_has_docids(const cp_view *view);
+
+/* One request's queries. */
+typedef struct {
+    const cp_view *view;
+    const char *index_url; /* the view URL, with the request's partition */
+    const char *low;       /* JSON of the range's lowest key, NULL: open */
+    const char *high;      /* JSON of the range's highest key, NULL: open */
+    int count;             /* rows per page */
+} cp_plan;
+
+/* partition may be NULL. Returns NULL, or the reason the partition name
+ * cannot be used. */
+const char *cp_plan_init(apr_pool_t *pool, cp_plan *plan, const cp_view *view,
+                         const char *partition, const char *low, const char *high,
+                         int count);
+
+/* The forward query: from the token's row, or from the range's start when
+ * start is NULL (the first page). Every value is percent-encoded. */
+const char *cp_plan_forward(apr_pool_t *pool, const cp_plan *plan,
+                            const cp_token *start);
+
+/* The backward query from the token's row. */
+const char *cp_plan_backward(apr_pool_t *pool, const cp_plan *plan,
+                             const cp_token *start);
+
+#endif

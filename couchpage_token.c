@@ -1,0 +1,59 @@
+#include "couchpage_token.h"
+#include "couchpage_json.h"
+
+#include <apr_strings.h>
+#include <string.h>
+
+const char *cp_token_encode(apr_pool_t *pool, const json_t *key, const char *docid)
+{
+    json_t *pair = cp_json_pool_own(pool, json_array());
+
+    json_array_append(pair, (json_t *)key);
+    if (docid) {
+        json_array_append_new(pair, json_string(docid));
+    }
+    return cp_json_text(pool, pair);
+}
+
+const char *cp_token_decode(apr_pool_t *pool, const char *text, apr_size_t max_len,
+                            int with_docid, cp_token *token)
+{
+    apr_size_t len = strlen(text);
+    const char *error = NULL;
+    const json_t *id;
+    json_t *value;
+
+    if (len == 0) {
+        return "the start token is empty";
+    }
+    if (len > max_len) {
+        return apr_psprintf(pool, "the start token is longer than %" APR_SIZE_T_FMT
+                            " bytes", max_len);
+    }
+    value = cp_json_load(pool, text, len, &error);
+    if (!value) {
+        return apr_psprintf(pool, "the start token is not JSON: %s", error);
+    }
+    if (!json_is_array(value)) {
+        return with_docid ? "the start token must be a JSON array [key, docid]"
+                          : "the start token must be a JSON array [key]";
+    }
+    if (json_array_size(value) != (with_docid ? 2u : 1u)) {
+        return with_docid ? "the start token must have two members, [key, docid]"
+                          : "the start token must have one member, [key]";
+    }
+    token->key = json_array_get(value, 0);
+    token->key_json = cp_json_text(pool, token->key);
+    token->docid = NULL;
+    if (with_docid) {
+        id = json_array_get(value, 1);
+        if (!json_is_string(id) || json_string_length(id) == 0) {
+            return "the start token's docid must be a non-empty string";
+        }
+        if (strlen(json_string_value(id)) != json_string_length(id)) {
+            return "the start token's docid contains a NUL character";
+        }
+        token->docid = json_string_value(id);
+    }
+    return NULL;
+}

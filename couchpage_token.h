@@ -1,0 +1,32 @@
+/*
+ * couchpage_token: the page token a client passes back as ?start=.
+ *
+ * A token is the JSON text of [key, docid] for rows of a map view, or of
+ * [key] for grouped reduce rows, which have no document id. The key keeps
+ * the JSON CouchDB sent, member order included, so that sending it back as
+ * startkey finds the same row.
+ */
+#ifndef COUCHPAGE_TOKEN_H
+#define COUCHPAGE_TOKEN_H
+
+#include <apr_pools.h>
+#include <jansson.h>
+
+/* The default cap on a token's length, before any decoding. */
+#define CP_TOKEN_MAX_DEFAULT 4096
+
+typedef struct {
+    const json_t *key;    /* pool-owned */
+    const char *key_json; /* compact JSON text of key */
+    const char *docid;    /* NULL for key-only tokens */
+} cp_token;
+
+/* The token text for a row. docid NULL makes a key-only token. */
+const char *cp_token_encode(apr_pool_t *pool, const json_t *key, const char *docid);
+
+/* Reads a token a client sent. with_docid says which form this location's
+ * rows use. Returns NULL on success, else the reason the token is refused. */
+const char *cp_token_decode(apr_pool_t *pool, const char *text, apr_size_t max_len,
+                            int with_docid, cp_token *token);
+
+#endif

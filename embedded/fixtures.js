@@ -1,0 +1,207 @@
+#!/usr/bin/env node
+// Loads the mod_couchpage fixtures into a CouchDB-compatible server
+// (the embedded pouchdb-server, or a real CouchDB).
+//
+//   node embedded/fixtures.js [URL] [--items N] [--no-bands]
+//
+// URL defaults to $COUCHDB_URL, then $POUCHDB_URL; it may carry user:pass@
+// (sent as HTTP Basic credentials). Databases:
+//   bands  the eleven bands of CouchDB's pagination recipe, view _design/bands/by-name
+//   items  (only with --items N) N docs {_id: "item000000"..., n: 0..N-1},
+//          view _design/items/by_n; the view is queried once to build its index.
+// Re-running is safe: what already exists is left as it is.
+// Uses nothing but node's own modules.
+'use strict';
+
+const http = require('http');
+const https = require('https');
+
+const BANDS = [
+  'Biffy Clyro', 'Foo Fighters', 'Tool', 'Nirvana', 'Helmet', 'Tenacious D',
+  'Future of the Left', 'A Perfect Circle', 'Silverchair',
+  'Queens of the Stone Age', 'Kerub',
+];
+const BANDS_DDOC = {
+  _id: '_design/bands',
+  language: 'javascript',
+  views: {
+    'by-name': {
+      map: 'function(doc){ if(doc.name){ var name = doc.name.replace(/^(A|The) /, ""); emit(name, null); } }',
+    },
+  },
+};
+const ITEMS_DDOC = {
+  _id: '_design/items',
+  language: 'javascript',
+  views: { by_n: { map: 'function(doc){ emit(doc.n, null); }' } },
+};
+const BATCH = 5000;
+
+function usage(msg) {
+  if (msg) console.error(`fixtures: ${msg}`);
+  console.error('usage: node fixtures.js [URL] [--items N] [--no-bands]  (URL default: $COUCHDB_URL or $POUCHDB_URL)');
+  process.exit(2);
+}
+
+function parseArgs(argv) {
+  const opt = { url: process.env.COUCHDB_URL || process.env.POUCHDB_URL || '', items: 0, bands: true };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--items') {
+      opt.items = Number(argv[++i]);
+      if (!Number.isInteger(opt.items) || opt.items < 0) usage('--items needs a count');
+    } else if (a.startsWith('--items=')) {
+      opt.items = Number(a.slice(8));
+      if (!Number.isInteger(opt.items) || opt.items < 0) usage('--items needs a count');
+    } else if (a === '--no-bands') {
+      opt.bands = false;
+    } else if (a === '--url') {
+      opt.url = argv[++i] || '';
+    } else if (a === '-h' || a === '--help') {
+      usage();
+    } else if (!a.startsWith('-')) {
+      opt.url = a;
+    } else {
+      usage(`unknown option ${a}`);
+    }
+  }
+  if (!opt.url) usage('no server URL');
+  return opt;
+}
+
+// A tiny JSON client for one server: base URL without credentials, Basic auth header.
+function client(rawUrl) {
+  const u = new URL(rawUrl);
+  const auth = u.username
+    ? 'Basic ' + Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')
+    : null;
+  u.username = '';
+  u.password = '';
+  const base = u.toString().replace(/\/+$/, '');
+  const mod = u.protocol === 'https:' ? https : http;
+  const agent = new mod.Agent({ keepAlive: true, maxSockets: 4 });
+
+  return function request(method, path, body) {
+    return new Promise((resolve, reject) => {
+      const payload = body === undefined ? null : Buffer.from(JSON.stringify(body));
+      const headers = { Accept: 'application/json' };
+      if (auth) headers.Authorization = auth;
+      // pouchdb-server stores an empty doc when a PUT has no JSON Content-Type.
+      if (payload) {
+        headers['Content-Type'] = 'application/json';
+        headers['Content-Length'] = payload.length;
+      }
+      const req = mod.request(base + path, { method, headers, agent }, (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let json = null;
+          try { json = text ? JSON.parse(text) : null; } catch (e) { json = { raw: text }; }
+          resolve({ status: res.statusCode, body: json });
+        });
+      });
+      req.on('error', reject);
+      if (payload) req.write(payload);
+      req.end();
+    });
+  };
+}
+
+function fail(what, res) {
+  throw new Error(`${what}: HTTP ${res.status} ${JSON.stringify(res.body)}`);
+}
+
+async function ensureDb(req, db) {
+  const res = await req('PUT', `/${db}`);
+  if (res.status === 201 || res.status === 202) return true;
+  if (res.status === 412) return false; // exists already
+  fail(`create database ${db}`, res);
+}
+
+async function ensureDoc(req, db, doc) {
+  const path = `/${db}/${doc._id.startsWith('_design/') ? '_design/' + encodeURIComponent(doc._id.slice(8)) : encodeURIComponent(doc._id)}`;
+  const cur = await req('GET', path);
+  if (cur.status === 200) return false;
+  if (cur.status !== 404) fail(`read ${db}/${doc._id}`, cur);
+  const res = await req('PUT', path, doc);
+  if (res.status !== 201 && res.status !== 202) fail(`write ${db}/${doc._id}`, res);
+  return true;
+}
+
+// Writes docs with _bulk_docs; a conflict means the doc is there already.
+async function bulk(req, db, docs) {
+  const res = await req('POST', `/${db}/_bulk_docs`, { docs });
+  if (res.status !== 201 && res.status !== 202) fail(`_bulk_docs ${db}`, res);
+  const bad = (res.body || []).filter((r) => r.error && r.error !== 'conflict');
+  if (bad.length) throw new Error(`_bulk_docs ${db}: ${bad.length} failed, first: ${JSON.stringify(bad[0])}`);
+}
+
+function slug(name) {
+  return name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+}
+
+async function loadBands(req) {
+  await ensureDb(req, 'bands');
+  const have = await req('GET', '/bands/_all_docs');
+  if (have.status !== 200) fail('list bands', have);
+  const ids = new Set(have.body.rows.map((r) => r.id));
+  const missing = BANDS.map((name) => ({ _id: slug(name), name })).filter((d) => !ids.has(d._id));
+  if (missing.length) await bulk(req, 'bands', missing);
+  await ensureDoc(req, 'bands', BANDS_DDOC);
+  const check = await req('GET', '/bands/_design/bands/_view/by-name?limit=1');
+  if (check.status !== 200) fail('query bands view', check);
+  console.log(`fixtures: bands: ${check.body.total_rows} rows (${missing.length} added)`);
+}
+
+function itemId(n) {
+  return 'item' + String(n).padStart(6, '0');
+}
+
+async function loadItems(req, count) {
+  await ensureDb(req, 'items');
+  await ensureDoc(req, 'items', ITEMS_DDOC);
+  const info = await req('GET', '/items');
+  if (info.status !== 200) fail('read items info', info);
+  // doc_count includes the design doc.
+  if (info.body.doc_count >= count + 1) {
+    console.log(`fixtures: items: ${info.body.doc_count - 1} docs present, none added`);
+  } else {
+    const t0 = Date.now();
+    for (let start = 0; start < count; start += BATCH) {
+      const docs = [];
+      for (let n = start; n < Math.min(start + BATCH, count); n++) docs.push({ _id: itemId(n), n });
+      await bulk(req, 'items', docs);
+      const done = Math.min(start + BATCH, count);
+      if (done % 25000 === 0 || done === count) {
+        console.log(`fixtures: items: ${done}/${count} docs written (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+      }
+    }
+  }
+  // The first query builds the view index; that takes a while on pouchdb.
+  const t1 = Date.now();
+  const tick = setInterval(() => {
+    console.log(`fixtures: items: building view index... ${Math.round((Date.now() - t1) / 1000)} s`);
+  }, 10000);
+  try {
+    const res = await req('GET', '/items/_design/items/_view/by_n?limit=1');
+    if (res.status !== 200) fail('query items view', res);
+    console.log(`fixtures: items: view by_n ready, ${res.body.total_rows} rows (${((Date.now() - t1) / 1000).toFixed(1)} s)`);
+  } finally {
+    clearInterval(tick);
+  }
+}
+
+async function main() {
+  const opt = parseArgs(process.argv.slice(2));
+  const req = client(opt.url);
+  const hello = await req('GET', '/');
+  if (hello.status !== 200) fail('server welcome', hello);
+  if (opt.bands) await loadBands(req);
+  if (opt.items > 0) await loadItems(req, opt.items);
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => { console.error(`fixtures: ${err.message}`); process.exit(1); },
+);

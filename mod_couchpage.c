@@ -1,0 +1,597 @@
+/*
+ * mod_couchpage: linked-list pagination of CouchDB views.
+ *
+ * This file is glue: directives, their merge, hooks and the handler's
+ * outline. Tokens, client arguments, query plans, page assembly and
+ * rendering live in the httpd-free couchpage_* core; the backend fetch, a
+ * subrequest served by mod_proxy, in couchpage_backend.c.
+ */
+#include "httpd.h"
+#include "http_config.h"
+#include "http_core.h"
+#include "http_log.h"
+#include "http_protocol.h"
+#include "http_request.h"
+#include "ap_expr.h"
+#include "apr_strings.h"
+
+#include "couchpage_args.h"
+#include "couchpage_backend.h"
+#include "couchpage_json.h"
+#include "couchpage_page.h"
+#include "couchpage_plan.h"
+#include "couchpage_render.h"
+#include "couchpage_token.h"
+
+module AP_MODULE_DECLARE_DATA couchpage_module;
+
+/* The module's own log tags: httpd's AH numbers belong to httpd. */
+#define CPLOGNO(n) "CP" #n ": "
+
+#define HANDLER_NAME "couchpage"
+#define DEFAULT_PAGE_SIZE 20
+#define DEFAULT_MAX_PAGE_SIZE 100
+#define PAGE_SIZE_CEILING 10000
+#define DEFAULT_MAX_RESPONSE (16 * 1024 * 1024)
+
+/* A key bound of CouchPageRange: constant JSON read at start-up, or an
+ * expression evaluated per request; neither means that side is open. */
+typedef struct {
+    const char *json;
+    ap_expr_info_t *expr;
+} key_bound;
+
+typedef struct {
+    cp_view view;              /* the URL's parts; options are merged apart */
+    int view_set;
+    int page_size;
+    int page_size_set;
+    int max_page_size;
+    int max_page_size_set;
+    const char *authorization; /* "Basic ..." built once, at config time */
+    int authorization_set;
+    apr_off_t max_response;
+    int max_response_set;
+    key_bound low;
+    key_bound high;
+    int range_set;
+    ap_expr_info_t *partition;
+    int partition_set;
+    int descending;
+    int descending_set;
+    int reduce;
+    int reduce_set;
+    int group_level;
+    int group_level_set;
+    int include_docs;
+    int include_docs_set;
+} couchpage_dir_conf;
+
+static void *create_dir_conf(apr_pool_t *p, char *dir)
+{
+    couchpage_dir_conf *conf = apr_pcalloc(p, sizeof(*conf));
+
+    conf->page_size = DEFAULT_PAGE_SIZE;
+    conf->max_page_size = DEFAULT_MAX_PAGE_SIZE;
+    conf->max_response = DEFAULT_MAX_RESPONSE;
+    conf->group_level = CP_GROUP_EXACT;
+    return conf;
+}
+
+#define MERGE(field) \
+    conf->field = add->field##_set ? add->field : base->field; \
+    conf->field##_set = add->field##_set || base->field##_set
+
+static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
+{
+    couchpage_dir_conf *base = basev, *add = addv;
+    couchpage_dir_conf *conf = apr_pcalloc(p, sizeof(*conf));
+
+    MERGE(view);
+    MERGE(page_size);
+    MERGE(max_page_size);
+    MERGE(authorization);
+    MERGE(max_response);
+    MERGE(partition);
+    MERGE(descending);
+    MERGE(reduce);
+    MERGE(group_level);
+    MERGE(include_docs);
+    conf->low = add->range_set ? add->low : base->low;
+    conf->high = add->range_set ? add->high : base->high;
+    conf->range_set = add->range_set || base->range_set;
+    return conf;
+}
+
+/* A whole number in [min, max], or an error naming the directive. */
+static const char *parse_bounded(cmd_parms *cmd, const char *arg, apr_int64_t min,
+                                 apr_int64_t max, apr_int64_t *value)
+{
+    char *end;
+    apr_int64_t n;
+
+    errno = 0;
+    n = apr_strtoi64(arg, &end, 10);
+    if (errno || end == arg || *end || n < min || n > max) {
+        return apr_psprintf(cmd->pool, "%s: '%s' is not a whole number from %"
+                            APR_INT64_T_FMT " to %" APR_INT64_T_FMT,
+                            cmd->directive->directive, arg, min, max);
+    }
+    *value = n;
+    return NULL;
+}
+
+static const char *set_view(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    couchpage_dir_conf *conf = dirconf;
+    const char *reason = cp_view_init(cmd->pool, arg, &conf->view);
+
+    if (reason) {
+        return apr_psprintf(cmd->pool, "CouchPageView: '%s' %s", arg, reason);
+    }
+    if (conf->partition_set && conf->view.is_partitioned) {
+        return "CouchPageView: the URL names a partition, and CouchPagePartition "
+               "is set too";
+    }
+    conf->view_set = 1;
+    return NULL;
+}
+
+static const char *set_page_size(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    couchpage_dir_conf *conf = dirconf;
+    apr_int64_t n;
+    const char *err = parse_bounded(cmd, arg, 1, PAGE_SIZE_CEILING, &n);
+
+    if (err) {
+        return err;
+    }
+    if (conf->max_page_size_set && n > conf->max_page_size) {
+        return apr_psprintf(cmd->pool, "CouchPageSize: %s is larger than "
+                            "CouchPageMaxSize %d", arg, conf->max_page_size);
+    }
+    conf->page_size = (int)n;
+    conf->page_size_set = 1;
+    return NULL;
+}
+
+static const char *set_max_page_size(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    couchpage_dir_conf *conf = dirconf;
+    apr_int64_t n;
+    const char *err = parse_bounded(cmd, arg, 1, PAGE_SIZE_CEILING, &n);
+
+    if (err) {
+        return err;
+    }
+    if (conf->page_size_set && n < conf->page_size) {
+        return apr_psprintf(cmd->pool, "CouchPageMaxSize: %s is smaller than "
+                            "CouchPageSize %d", arg, conf->page_size);
+    }
+    conf->max_page_size = (int)n;
+    conf->max_page_size_set = 1;
+    return NULL;
+}
+
+static const char *set_credentials(cmd_parms *cmd, void *dirconf, const char *user,
+                                   const char *password)
+{
+    couchpage_dir_conf *conf = dirconf;
+
+    /* The password is never part of a message: it could end up in a log. */
+    if (!*user || strchr(user, ':')) {
+        return "CouchPageCredentials: the user name must be non-empty and "
+               "have no colon";
+    }
+    conf->authorization = apr_pstrcat(cmd->pool, "Basic ",
+        ap_pbase64encode(cmd->pool, apr_pstrcat(cmd->pool, user, ":", password, NULL)),
+        NULL);
+    conf->authorization_set = 1;
+    return NULL;
+}
+
+static const char *set_max_response(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    couchpage_dir_conf *conf = dirconf;
+    apr_int64_t n;
+    const char *err = parse_bounded(cmd, arg, 1024, APR_INT64_C(1) << 32, &n);
+
+    if (err) {
+        return err;
+    }
+    conf->max_response = (apr_off_t)n;
+    conf->max_response_set = 1;
+    return NULL;
+}
+
+/* Text without %{...} or $N is constant: its JSON is checked now, once. */
+static int is_constant_expr(const char *text)
+{
+    return !strchr(text, '%') && !strchr(text, '$');
+}
+
+static const char *parse_bound(cmd_parms *cmd, const char *which, const char *text,
+                               key_bound *bound)
+{
+    const char *err = NULL;
+
+    bound->json = NULL;
+    bound->expr = NULL;
+    if (!*text) {
+        return NULL;
+    }
+    if (is_constant_expr(text)) {
+        bound->json = cp_json_compact(cmd->pool, text, &err);
+        if (!bound->json) {
+            return apr_psprintf(cmd->pool, "CouchPageRange: %s '%s' is not JSON: %s",
+                                which, text, err);
+        }
+        return NULL;
+    }
+    bound->expr = ap_expr_parse_cmd(cmd, text, AP_EXPR_FLAG_STRING_RESULT, &err, NULL);
+    if (err) {
+        return apr_psprintf(cmd->pool, "CouchPageRange: %s '%s' is not a valid "
+                            "expression: %s", which, text, err);
+    }
+    return NULL;
+}
+
+static const char *set_range(cmd_parms *cmd, void *dirconf, const char *low,
+                             const char *high)
+{
+    couchpage_dir_conf *conf = dirconf;
+    const char *err = parse_bound(cmd, "LOW", low, &conf->low);
+
+    if (!err) {
+        err = parse_bound(cmd, "HIGH", high, &conf->high);
+    }
+    conf->range_set = 1;
+    return err;
+}
+
+static const char *set_partition(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    couchpage_dir_conf *conf = dirconf;
+    const char *err = NULL;
+
+    if (conf->view_set && conf->view.is_partitioned) {
+        return "CouchPagePartition: the CouchPageView URL names a partition already";
+    }
+    conf->partition = ap_expr_parse_cmd(cmd, arg, AP_EXPR_FLAG_STRING_RESULT, &err, NULL);
+    if (err) {
+        return apr_psprintf(cmd->pool, "CouchPagePartition: '%s' is not a valid "
+                            "expression: %s", arg, err);
+    }
+    conf->partition_set = 1;
+    return NULL;
+}
+
+static const char *set_descending(cmd_parms *cmd, void *dirconf, int on)
+{
+    couchpage_dir_conf *conf = dirconf;
+
+    conf->descending = on;
+    conf->descending_set = 1;
+    return NULL;
+}
+
+static const char *set_reduce(cmd_parms *cmd, void *dirconf, int on)
+{
+    couchpage_dir_conf *conf = dirconf;
+
+    if (on && conf->include_docs_set && conf->include_docs) {
+        return "CouchPageReduce: grouped rows have no documents; "
+               "CouchPageIncludeDocs is On here";
+    }
+    conf->reduce = on;
+    conf->reduce_set = 1;
+    return NULL;
+}
+
+static const char *set_group_level(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    couchpage_dir_conf *conf = dirconf;
+    apr_int64_t n;
+    const char *err;
+
+    if (strcasecmp(arg, "exact") == 0) {
+        conf->group_level = CP_GROUP_EXACT;
+    }
+    else {
+        err = parse_bounded(cmd, arg, 0, 1000, &n);
+        if (err) {
+            return apr_pstrcat(cmd->pool, err, ", nor 'exact'", NULL);
+        }
+        conf->group_level = (int)n;
+    }
+    conf->group_level_set = 1;
+    return NULL;
+}
+
+static const char *set_include_docs(cmd_parms *cmd, void *dirconf, int on)
+{
+    couchpage_dir_conf *conf = dirconf;
+
+    if (on && conf->reduce_set && conf->reduce) {
+        return "CouchPageIncludeDocs: grouped rows have no documents; "
+               "CouchPageReduce is On here";
+    }
+    conf->include_docs = on;
+    conf->include_docs_set = 1;
+    return NULL;
+}
+
+static const command_rec couchpage_cmds[] = {
+    AP_INIT_TAKE1("CouchPageView", set_view, NULL, OR_OPTIONS,
+        "the CouchDB view URL to page: http(s)://host:port/db/_design/ddoc/_view/name, "
+        ".../db/_all_docs, or a balancer:// URL"),
+    AP_INIT_TAKE1("CouchPageSize", set_page_size, NULL, OR_OPTIONS,
+        "rows per page when the client gives no limit (default 20)"),
+    AP_INIT_TAKE1("CouchPageMaxSize", set_max_page_size, NULL, OR_OPTIONS,
+        "the largest limit a client may ask for (default 100)"),
+    AP_INIT_TAKE2("CouchPageCredentials", set_credentials, NULL, OR_OPTIONS,
+        "user and password sent to CouchDB with Basic authentication"),
+    AP_INIT_TAKE1("CouchPageMaxResponse", set_max_response, NULL, OR_OPTIONS,
+        "the largest CouchDB response read, in bytes (default 16777216)"),
+    AP_INIT_TAKE2("CouchPageRange", set_range, NULL, OR_OPTIONS,
+        "the lowest and highest key shown, each JSON or an expression giving JSON "
+        "('' for no bound); use %{json:...} for request values"),
+    AP_INIT_TAKE1("CouchPagePartition", set_partition, NULL, OR_OPTIONS,
+        "an expression giving the partition of a partitioned database"),
+    AP_INIT_FLAG("CouchPageDescending", set_descending, NULL, OR_OPTIONS,
+        "On pages the view in reverse order (default Off)"),
+    AP_INIT_FLAG("CouchPageReduce", set_reduce, NULL, OR_OPTIONS,
+        "On pages the view's grouped reduce rows; Off (default) its map rows"),
+    AP_INIT_TAKE1("CouchPageGroupLevel", set_group_level, NULL, OR_OPTIONS,
+        "with CouchPageReduce On: 'exact' (default) or a group level from 0"),
+    AP_INIT_FLAG("CouchPageIncludeDocs", set_include_docs, NULL, OR_OPTIONS,
+        "On adds each row's document to its item (default Off)"),
+    { NULL }
+};
+
+/* Every answer of the module, errors included, is JSON. */
+static int send_json(request_rec *r, int status, const char *body)
+{
+    apr_size_t len = strlen(body);
+
+    r->status = status;
+    ap_set_content_type(r, "application/json; charset=utf-8");
+    ap_set_content_length(r, len);
+    if (!r->header_only) {
+        ap_rwrite(body, len, r);
+    }
+    return OK;
+}
+
+static int send_error(request_rec *r, int status, const char *error, const char *reason)
+{
+    return send_json(r, status, cp_render_error(r->pool, error, reason));
+}
+
+static int send_backend_error(request_rec *r, const cp_backend_result *result,
+                              const char *query)
+{
+    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, CPLOGNO(0101)
+                  "%s query failed with %d: %s", query, result->status,
+                  result->reason);
+    return send_error(r, result->status,
+                      result->status == HTTP_GATEWAY_TIME_OUT ? "backend_timeout"
+                      : result->status == HTTP_SERVICE_UNAVAILABLE ? "backend_unavailable"
+                      : "backend_error",
+                      result->reason);
+}
+
+static int send_bad_request(request_rec *r, const char *reason)
+{
+    ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0102)
+                  "bad request: %s", reason);
+    return send_error(r, HTTP_BAD_REQUEST, "bad_request", reason);
+}
+
+static int send_config_error(request_rec *r, const char *reason)
+{
+    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, CPLOGNO(0104)
+                  "configuration error for %s: %s", r->uri, reason);
+    return send_error(r, HTTP_INTERNAL_SERVER_ERROR, "internal_error",
+                      "this location is misconfigured; see the server's error log");
+}
+
+#define JSON_ARG_REFUSED_NOTE "couchpage-json-refused"
+
+/* %{json:TEXT} in an expression: TEXT as a JSON string literal, so that a
+ * request value can never add JSON structure to a range. Text that is not
+ * UTF-8 has no such literal; the request is refused (see eval_bound). */
+static const char *expr_json_string(ap_expr_eval_ctx_t *ctx, const void *data,
+                                    const char *arg)
+{
+    const char *quoted = cp_json_quote(ctx->p, arg);
+
+    if (!quoted && ctx->r) {
+        apr_table_setn(ctx->r->notes, JSON_ARG_REFUSED_NOTE, "1");
+    }
+    return quoted ? quoted : "";
+}
+
+static int couchpage_expr_lookup(ap_expr_lookup_parms *parms)
+{
+    if (parms->type == AP_EXPR_FUNC_STRING && strcasecmp(parms->name, "json") == 0) {
+        *parms->func = expr_json_string;
+        *parms->data = NULL;
+        return OK;
+    }
+    return DECLINED;
+}
+
+/* A range bound for this request: compact JSON, or NULL for an open side.
+ * Returns NULL, or the reason the request cannot have this range. */
+static const char *eval_bound(request_rec *r, const char *which, const key_bound *bound,
+                              const char **json)
+{
+    const char *err = NULL, *text;
+
+    *json = bound->json;
+    if (!bound->expr) {
+        return NULL;
+    }
+    text = ap_expr_str_exec(r, bound->expr, &err);
+    if (err) {
+        return apr_psprintf(r->pool, "CouchPageRange %s could not be evaluated: %s",
+                            which, err);
+    }
+    if (apr_table_get(r->notes, JSON_ARG_REFUSED_NOTE)) {
+        return apr_psprintf(r->pool, "a request value for the %s bound of the key "
+                            "range is not valid UTF-8", which);
+    }
+    if (!*text) {
+        *json = NULL;
+        return NULL;
+    }
+    *json = cp_json_compact(r->pool, text, &err);
+    if (!*json) {
+        return apr_psprintf(r->pool, "the %s bound of the key range, '%s', is not "
+                            "JSON: %s", which, text, err);
+    }
+    return NULL;
+}
+
+/* Fetches one query's rows: 1 when result->body holds them, 0 when the
+ * client has been answered with the error instead. A CouchDB 400 for a query
+ * that starts at a client's token means the token lies outside the
+ * location's key range (CouchDB refuses a reversed range): the client's error. */
+static int fetch_rows(request_rec *r, const cp_backend_conf *backend, const char *url,
+                      const char *query, const cp_token *start, int with_docid,
+                      cp_backend_result *result)
+{
+    const char *reason;
+
+    if (cp_backend_get_json(r, backend, url, result) != OK) {
+        if (start && result->backend_status == HTTP_BAD_REQUEST) {
+            send_bad_request(r, apr_psprintf(r->pool,
+                "the start token is outside this location's key range (%s)",
+                result->reason));
+        }
+        else {
+            send_backend_error(r, result, query);
+        }
+        return 0;
+    }
+    if (!cp_page_rows(r->pool, result->body, with_docid, &reason)) {
+        result->status = HTTP_BAD_GATEWAY;
+        result->reason = reason;
+        send_backend_error(r, result, query);
+        return 0;
+    }
+    return 1;
+}
+
+static int couchpage_handler(request_rec *r)
+{
+    const couchpage_dir_conf *conf;
+    cp_view view;
+    cp_plan plan;
+    cp_backend_conf backend;
+    cp_backend_result forward, backward;
+    cp_args args;
+    cp_token start;
+    cp_page page;
+    cp_links links;
+    const char *reason, *low, *high, *partition = NULL;
+    int count, with_docid;
+
+    if (!r->handler || strcmp(r->handler, HANDLER_NAME) != 0) {
+        return DECLINED;
+    }
+    conf = ap_get_module_config(r->per_dir_config, &couchpage_module);
+    r->allowed |= (AP_METHOD_BIT << M_GET);
+    if (r->method_number != M_GET) {
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0103)
+                      "method %s refused", r->method);
+        apr_table_setn(r->headers_out, "Allow", "GET, HEAD");
+        return send_error(r, HTTP_METHOD_NOT_ALLOWED, "method_not_allowed",
+                          "only GET and HEAD are served here");
+    }
+    if (!conf->view_set) {
+        return send_config_error(r, "no CouchPageView is set");
+    }
+    if (conf->reduce && conf->include_docs) {
+        return send_config_error(r, "CouchPageReduce On and CouchPageIncludeDocs On "
+                                 "are merged here; grouped rows have no documents");
+    }
+    view = conf->view;
+    view.descending = conf->descending;
+    view.reduce = conf->reduce;
+    view.group_level = conf->group_level;
+    view.include_docs = conf->include_docs;
+    with_docid = cp_view_has_docids(&view);
+
+    reason = cp_args_parse(r->pool, r->args, conf->max_page_size, &args);
+    if (reason) {
+        return send_bad_request(r, reason);
+    }
+    /* A CouchPageSize above a CouchPageMaxSize merged from elsewhere is capped. */
+    count = args.limit ? args.limit
+                       : (conf->page_size < conf->max_page_size ? conf->page_size
+                                                                : conf->max_page_size);
+    if (args.start) {
+        reason = cp_token_decode(r->pool, args.start, CP_TOKEN_MAX_DEFAULT, with_docid,
+                                 &start);
+        if (reason) {
+            return send_bad_request(r, reason);
+        }
+    }
+    if (conf->partition) {
+        partition = ap_expr_str_exec(r, conf->partition, &reason);
+        if (reason) {
+            return send_config_error(r, apr_pstrcat(r->pool, "CouchPagePartition could "
+                                                    "not be evaluated: ", reason, NULL));
+        }
+    }
+    reason = eval_bound(r, "LOW", &conf->low, &low);
+    if (!reason) {
+        reason = eval_bound(r, "HIGH", &conf->high, &high);
+    }
+    if (!reason) {
+        reason = cp_plan_init(r->pool, &plan, &view, partition, low, high, count);
+    }
+    if (reason) {
+        return send_bad_request(r, reason);
+    }
+
+    backend.authorization = conf->authorization;
+    backend.max_response = conf->max_response;
+    if (!fetch_rows(r, &backend, cp_plan_forward(r->pool, &plan, args.start ? &start : NULL),
+                    "forward", args.start ? &start : NULL, with_docid, &forward)) {
+        return OK;
+    }
+    if (args.start
+        && !fetch_rows(r, &backend, cp_plan_backward(r->pool, &plan, &start), "backward",
+                       &start, with_docid, &backward)) {
+        return OK;
+    }
+
+    cp_page_assemble(r->pool, count, with_docid, forward.body,
+                     args.start ? backward.body : NULL, args.start ? start.key : NULL,
+                     &page);
+    /* r->uri is decoded (httpd decodes parsed_uri.path in place too) */
+    links.path = ap_escape_uri(r->pool, r->uri);
+    links.limit = args.limit;
+    return send_json(r, HTTP_OK, cp_render_json(r->pool, &page, &links));
+}
+
+static void register_hooks(apr_pool_t *p)
+{
+    cp_backend_register();
+    ap_hook_expr_lookup(couchpage_expr_lookup, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_handler(couchpage_handler, NULL, NULL, APR_HOOK_MIDDLE);
+}
+
+AP_DECLARE_MODULE(couchpage) = {
+    STANDARD20_MODULE_STUFF,
+    create_dir_conf,
+    merge_dir_conf,
+    NULL,
+    NULL,
+    couchpage_cmds,
+    register_hooks,
+    AP_MODULE_FLAG_NONE
+};

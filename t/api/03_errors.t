@@ -1,0 +1,51 @@
+# Every error of the skeleton: a JSON body {"error", "reason"}, the right
+# status, one line in the error log, and httpd goes on serving.
+use strict;
+use warnings FATAL => 'all';
+
+use Apache::Test qw(plan ok);
+use Apache::TestUtil qw(t_cmp);
+use Apache::TestRequest ();
+use CouchPageTest qw(get_json decode_json_or_undef error_log_mark error_log_since);
+
+# [path, method, status, error, reason (regexp), log line (regexp)]
+my @CASES = (
+    ['/bands/?start=xx', 'GET', 400, 'bad_request', qr/not JSON/, qr/CP0102: bad request: the start token is not JSON/],
+    ['/bands/?start=%5B%22Nirvana%22%5D', 'GET', 400, 'bad_request', qr/two members/, qr/CP0102/],
+    ['/bands/?start=%5B1%2C2%5D', 'GET', 400, 'bad_request', qr/docid must be a non-empty string/, qr/CP0102/],
+    ['/bands/?start=%5B%22a%22%2C%22%FF%22%5D', 'GET', 400, 'bad_request', qr/not JSON/, qr/CP0102/],
+    ['/bands/?start=%zz', 'GET', 400, 'bad_request', qr/malformed percent-escape/, qr/CP0102/],
+    ['/bands/?limit=0', 'GET', 400, 'bad_request', qr/limit must be a whole number from 1 to 100/, qr/CP0102/],
+    ['/bands/?limit=101', 'GET', 400, 'bad_request', qr/from 1 to 100/, qr/CP0102/],
+    ['/bands/?limit=five', 'GET', 400, 'bad_request', qr/from 1 to 100/, qr/CP0102/],
+    ['/bands/?limit=5&limit=6', 'GET', 400, 'bad_request', qr/more than once/, qr/CP0102/],
+    ['/bands/', 'POST', 405, 'method_not_allowed', qr/only GET and HEAD/, qr/CP0103: method POST refused/],
+    ['/bands/', 'PUT', 405, 'method_not_allowed', qr/only GET and HEAD/, qr/CP0103: method PUT refused/],
+    ['/errors/missing-view/', 'GET', 502, 'backend_error', qr/CouchDB answered 404 not_found/, qr/CP0101: forward query failed with 502: CouchDB answered 404/],
+    ['/errors/unreachable/', 'GET', 503, 'backend_unavailable', qr/unavailable/, qr/CP0101: forward query failed with 503/],
+    ['/errors/no-view/', 'GET', 500, 'internal_error', qr/misconfigured/, qr/CP0104: configuration error for \/errors\/no-view\/: no CouchPageView/],
+);
+
+plan tests => 5 * @CASES + 2;
+
+for my $case (@CASES) {
+    my ($path, $method, $status, $error, $reason, $log) = @$case;
+    my $mark = error_log_mark();
+    my $res = $method eq 'GET' ? Apache::TestRequest::GET($path)
+            : $method eq 'POST' ? Apache::TestRequest::POST($path, content => 'x=1')
+            : Apache::TestRequest::PUT($path, content => 'x');
+    my $body = decode_json_or_undef($res->content) // {};
+    ok t_cmp($res->code, $status, "$method $path answers $status");
+    ok t_cmp($res->header('Content-Type'), 'application/json; charset=utf-8', "$method $path: JSON");
+    ok t_cmp($body->{error}, $error, "$method $path: error $error");
+    ok t_cmp($body->{reason}, $reason, "$method $path: the reason says why");
+    my @lines = grep { /\[couchpage:/ } error_log_since($mark, wait => 2, until => $log);
+    ok t_cmp(scalar(grep { /$log/ } @lines), 1, "$method $path: one error-log line");
+}
+
+my $res = Apache::TestRequest::POST('/bands/', content => 'x=1');
+ok t_cmp($res->header('Allow'), 'GET, HEAD', '405 says what is allowed');
+
+# after all of that, httpd still serves
+my ($status) = get_json('/bands/');
+ok t_cmp($status, 200, 'httpd still serves pages');

@@ -1,0 +1,78 @@
+# Directives are checked when httpd reads its configuration: `httpd -t`
+# (apachectl -t) names the directive and the reason for a bad value.
+use strict;
+use warnings FATAL => 'all';
+
+use Apache::Test qw(plan ok);
+use Apache::TestUtil qw(t_cmp);
+use File::Spec::Functions qw(catfile);
+use File::Temp qw(tempdir);
+
+my $vars = Apache::Test::vars();
+my $httpd = $vars->{httpd};
+my $module = catfile($vars->{top_dir}, '.libs', 'mod_couchpage.so');
+chomp(my $modules = `'$vars->{apxs}' -q LIBEXECDIR 2>/dev/null` || '/usr/lib/apache2/modules');
+my $dir = tempdir(CLEANUP => 1);
+
+my $VIEW = 'http://127.0.0.1:5984/db/_design/d/_view/v';
+# [directives inside <Location>, expected message (regexp) or undef for Syntax OK]
+my @CASES = (
+    ["CouchPageView $VIEW\nCouchPageSize 5\nCouchPageMaxSize 50\nCouchPageCredentials reader s3cret", undef],
+    ['CouchPageView /db/_design/d/_view/v', qr{CouchPageView: '/db/_design/d/_view/v' must be an absolute URL}],
+    ['CouchPageView http://127.0.0.1:5984/db', qr{CouchPageView: .* must name a view}],
+    ["CouchPageView $VIEW?limit=3", qr{CouchPageView: .* must not have a query string}],
+    ['CouchPageView http://admin:pw@127.0.0.1:5984/db/_all_docs', qr{must not carry credentials; use CouchPageCredentials}],
+    ['CouchPageSize 0', qr{CouchPageSize: '0' is not a whole number from 1 to 10000}],
+    ['CouchPageSize ten', qr{CouchPageSize: 'ten' is not a whole number}],
+    ['CouchPageSize 20000', qr{CouchPageSize: '20000' is not a whole number from 1 to 10000}],
+    ['CouchPageMaxSize -1', qr{CouchPageMaxSize: '-1' is not a whole number}],
+    ["CouchPageMaxSize 10\nCouchPageSize 20", qr{CouchPageSize: 20 is larger than CouchPageMaxSize 10}],
+    ["CouchPageSize 20\nCouchPageMaxSize 10", qr{CouchPageMaxSize: 10 is smaller than CouchPageSize 20}],
+    ['CouchPageCredentials a:b secret', qr{CouchPageCredentials: the user name must be non-empty and have no colon}],
+    ['CouchPageCredentials onlyuser', qr{CouchPageCredentials takes two arguments}],
+    ['CouchPageMaxResponse 10', qr{CouchPageMaxResponse: '10' is not a whole number from 1024}],
+);
+
+plan tests => scalar @CASES + 1;
+
+my $n = 0;
+for my $case (@CASES) {
+    my ($directives, $expect) = @$case;
+    my $conf = catfile($dir, 'case' . ++$n . '.conf');
+    open my $fh, '>', $conf or die "$conf: $!";
+    print $fh <<"CONF";
+ServerRoot "$dir"
+ServerName localhost
+Listen 127.0.0.1:1
+PidFile "$dir/httpd.pid"
+ErrorLog "$dir/error_log"
+LoadModule mpm_event_module "$modules/mod_mpm_event.so"
+LoadModule authz_core_module "$modules/mod_authz_core.so"
+LoadModule couchpage_module "$module"
+<Location "/x/">
+SetHandler couchpage
+$directives
+</Location>
+CONF
+    close $fh;
+    my $out = `'$httpd' -t -f '$conf' 2>&1`;
+    my $first = (split /\n/, $directives)[0];
+    if (defined $expect) {
+        ok t_cmp($? != 0 && $out =~ $expect ? 'refused' : "status $?: $out", 'refused',
+                 "httpd -t refuses '$first' and says why");
+    }
+    else {
+        ok t_cmp($? == 0 && $out =~ /Syntax OK/ ? 'ok' : "status $?: $out", 'ok',
+                 'httpd -t accepts a valid configuration');
+    }
+}
+
+# the password is never echoed, even when the directive is refused
+my $conf = catfile($dir, 'secret.conf');
+open my $fh, '>', $conf or die;
+print $fh "ServerRoot \"$dir\"\nServerName localhost\nLoadModule mpm_event_module \"$modules/mod_mpm_event.so\"\n"
+        . "LoadModule couchpage_module \"$module\"\n<Location /x/>\nCouchPageCredentials a:b TopSecretPassword\n</Location>\n";
+close $fh;
+my $out = `'$httpd' -t -f '$conf' 2>&1`;
+ok t_cmp($out =~ /TopSecretPassword/ ? 'echoed' : 'not echoed', 'not echoed',
+         'a refused CouchPageCredentials does not echo the password');

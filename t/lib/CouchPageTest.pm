@@ -1,0 +1,133 @@
+package CouchPageTest;
+# Helpers for mod_couchpage's Apache::Test files (t/**/*.t).
+#
+#   use Apache::Test qw(plan ok);
+#   use CouchPageTest qw(get_json walk_pages);
+#   my ($status, $body) = get_json('/bands/?limit=5');
+#
+# t/TEST puts t/lib on PERL5LIB, so test files need no 'use lib'.
+use strict;
+use warnings FATAL => 'all';
+
+use Exporter 'import';
+use JSON::PP ();
+use URI::Escape qw(uri_escape_utf8);
+use Apache::Test ();
+use Apache::TestRequest ();
+use File::Spec::Functions qw(catfile);
+use Time::HiRes qw(time sleep);
+
+our @EXPORT_OK = qw(
+    decode_json_or_undef get_json walk_pages with_args
+    backend_url backend_port
+    error_log_path error_log_mark error_log_since
+    time_wait_count
+);
+our %EXPORT_TAGS = (all => \@EXPORT_OK);
+
+my $JSON = JSON::PP->new->utf8->canonical->allow_nonref;
+
+# Decoded JSON, or undef if the text is not JSON.
+sub decode_json_or_undef {
+    my ($text) = @_;
+    return undef unless defined $text and length $text;
+    my $value = eval { $JSON->decode($text) };
+    return $value;
+}
+
+# GET a path of the test server: (status, decoded JSON body or undef, HTTP::Response).
+sub get_json {
+    my ($path, @headers) = @_;
+    my $res = Apache::TestRequest::GET($path, @headers);
+    return ($res->code, decode_json_or_undef($res->content), $res);
+}
+
+# Appends query arguments to a path, percent-encoding each value:
+#   with_args('/bands/', start => $token, limit => 5)
+sub with_args {
+    my ($path, @args) = @_;
+    my @pairs;
+    while (my ($k, $v) = splice @args, 0, 2) {
+        next unless defined $v;
+        push @pairs, "$k=" . uri_escape_utf8($v);
+    }
+    return $path unless @pairs;
+    return $path . ($path =~ /\?/ ? '&' : '?') . join '&', @pairs;
+}
+
+# Walks a view from its first page by following the "next" tokens.
+#   walk_pages('/bands/', limit => 5, max_pages => 100)
+# Returns a list of { status => ..., body => ..., path => ... }, one per page,
+# stopping after a page whose status is not 200, whose body is not JSON, or
+# whose "next" is null, or after max_pages (default 1000) pages.
+sub walk_pages {
+    my ($path, %opt) = @_;
+    my $max = delete $opt{max_pages} // 1000;
+    my $dir = delete $opt{direction} // 'next';
+    my @args = map { ($_ => $opt{$_}) } sort keys %opt;
+    my @pages;
+    my $token;
+    for (1 .. $max) {
+        my $p = with_args($path, @args, defined $token ? (start => $token) : ());
+        my ($status, $body) = get_json($p);
+        push @pages, { status => $status, body => $body, path => $p };
+        last unless $status == 200 and ref $body eq 'HASH';
+        $token = $body->{$dir};
+        last unless defined $token;
+    }
+    return @pages;
+}
+
+# The backend's base URL, e.g. http://127.0.0.1:40123 (no trailing slash).
+sub backend_url {
+    return $ENV{COUCHPAGE_BACKEND} if $ENV{COUCHPAGE_BACKEND};
+    my $file = catfile(Apache::Test::vars('t_logs'), 'backend.url');
+    open my $fh, '<', $file or die "no backend URL: COUCHPAGE_BACKEND unset and $file: $!\n";
+    chomp(my $url = <$fh>);
+    return $url;
+}
+
+sub backend_port {
+    my ($port) = backend_url() =~ m{:(\d+)(?:/|$)};
+    return $port;
+}
+
+sub error_log_path {
+    return catfile(Apache::Test::vars('t_logs'), 'error_log');
+}
+
+# Byte offset of the end of t/logs/error_log: pass it to error_log_since later.
+sub error_log_mark {
+    return -s error_log_path() || 0;
+}
+
+# Lines written to t/logs/error_log after the mark (all lines without one).
+# httpd may write a line a moment after the response: pass wait => seconds to
+# poll until a line matches the regexp 'until' (or the time is up).
+sub error_log_since {
+    my ($mark, %opt) = @_;
+    my $deadline = time + ($opt{wait} // 0);
+    while (1) {
+        my @lines;
+        if (open my $fh, '<', error_log_path()) {
+            seek $fh, $mark // 0, 0;
+            @lines = <$fh>;
+            chomp @lines;
+        }
+        return @lines if !$opt{until} or grep { /$opt{until}/ } @lines or time >= $deadline;
+        sleep 0.1;
+    }
+}
+
+# TCP sockets in TIME_WAIT on either end of a connection to PORT (default:
+# the backend's port), as `ss -tan` shows them.
+sub time_wait_count {
+    my ($port) = @_;
+    $port //= backend_port();
+    $port =~ /^\d+$/ or die "bad port '$port'\n";
+    my @lines = `ss -Htan state time-wait '( sport = :$port or dport = :$port )' 2>/dev/null`;
+    die "ss failed: $?\n" if $?;
+    return scalar grep { /\S/ } @lines;
+}
+
+1;

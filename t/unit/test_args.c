@@ -1,0 +1,97 @@
+#include "unit.h"
+#include "couchpage_args.h"
+
+static void no_query_string_means_defaults(void **state)
+{
+    cp_args args;
+
+    assert_null(cp_args_parse(pool, NULL, 100, &args));
+    assert_null(args.start);
+    assert_int_equal(args.limit, 0);
+    assert_null(cp_args_parse(pool, "", 100, &args));
+    assert_null(args.start);
+}
+
+static void start_and_limit_are_percent_decoded(void **state)
+{
+    cp_args args;
+
+    assert_null(cp_args_parse(pool, "start=%5B%22Biffy+Clyro%22%2C%22a%26b%22%5D&limit=5",
+                              100, &args));
+    assert_string_equal(args.start, "[\"Biffy Clyro\",\"a&b\"]");
+    assert_int_equal(args.limit, 5);
+}
+
+static void unknown_arguments_are_ignored(void **state)
+{
+    cp_args args;
+
+    assert_null(cp_args_parse(pool, "skip=100&endkey=%22z%22&_=123&&flag&limit=3", 100,
+                              &args));
+    assert_null(args.start);
+    assert_int_equal(args.limit, 3);
+}
+
+static void limit_must_be_within_bounds(void **state)
+{
+    const char *bad[] = { "limit=0", "limit=101", "limit=-1", "limit=abc", "limit=",
+                          "limit=5x", "limit=+5", "limit=%205", "limit=99999999999999",
+                          "limit=1e2" };
+    cp_args args;
+    size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const char *reason = cp_args_parse(pool, bad[i], 100, &args);
+        if (!reason || !strstr(reason, "from 1 to 100")) {
+            fail_msg("'%s' should be refused, got '%s'", bad[i], reason ? reason : "(none)");
+        }
+    }
+    assert_null(cp_args_parse(pool, "limit=100", 100, &args));
+    assert_int_equal(args.limit, 100);
+    assert_null(cp_args_parse(pool, "limit=007", 100, &args));
+    assert_int_equal(args.limit, 7);
+}
+
+static void repeated_arguments_are_refused(void **state)
+{
+    cp_args args;
+
+    assert_non_null(strstr(cp_args_parse(pool, "start=[1,\"a\"]&start=[2,\"b\"]", 100, &args),
+                           "more than once"));
+    assert_non_null(strstr(cp_args_parse(pool, "limit=1&limit=1", 100, &args),
+                           "more than once"));
+}
+
+static void malformed_escapes_and_nul_are_refused(void **state)
+{
+    cp_args args;
+
+    assert_non_null(cp_args_parse(pool, "start=%zz", 100, &args));
+    assert_non_null(cp_args_parse(pool, "start=%5", 100, &args));
+    assert_non_null(cp_args_parse(pool, "start=%5B1%2C%22a%00b%22%5D", 100, &args));
+    assert_non_null(cp_args_parse(pool, "lim%zzit=1", 100, &args));
+}
+
+static void an_empty_start_is_passed_on_for_the_token_check(void **state)
+{
+    cp_args args;
+
+    assert_null(cp_args_parse(pool, "start=", 100, &args));
+    assert_string_equal(args.start, "");
+    assert_null(cp_args_parse(pool, "start", 100, &args));
+    assert_string_equal(args.start, "");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        UNIT_TEST(no_query_string_means_defaults),
+        UNIT_TEST(start_and_limit_are_percent_decoded),
+        UNIT_TEST(unknown_arguments_are_ignored),
+        UNIT_TEST(limit_must_be_within_bounds),
+        UNIT_TEST(repeated_arguments_are_refused),
+        UNIT_TEST(malformed_escapes_and_nul_are_refused),
+        UNIT_TEST(an_empty_start_is_passed_on_for_the_token_check),
+    };
+    RUN_UNIT_TESTS("args", tests);
+}

@@ -1,0 +1,128 @@
+#include "unit.h"
+#include "couchpage_json.h"
+#include "couchpage_token.h"
+
+/* Encodes [key, id] from the key's JSON, decodes it again, and checks the
+ * key comes back as the same text and equal value. */
+static void round_trip(const char *key_text, const char *expected_key_json)
+{
+    json_t *key = cp_json_pool_own(pool, parse(key_text));
+    const char *token = cp_token_encode(pool, key, "doc-1");
+    cp_token decoded;
+
+    assert_null(cp_token_decode(pool, token, CP_TOKEN_MAX_DEFAULT, 1, &decoded));
+    assert_string_equal(decoded.key_json, expected_key_json);
+    assert_true(json_equal((json_t *)decoded.key, key));
+    assert_string_equal(decoded.docid, "doc-1");
+}
+
+static void keys_of_every_json_type_round_trip(void **state)
+{
+    round_trip("null", "null");
+    round_trip("false", "false");
+    round_trip("true", "true");
+    round_trip("0", "0");
+    round_trip("-17", "-17");
+    round_trip("9007199254740993", "9007199254740993");
+    round_trip("\"Biffy Clyro\"", "\"Biffy Clyro\"");
+    round_trip("\"e\\u0301t\\u00e9 \\ud83c\\udfb8\"", "\"e\xcc\x81t\xc3\xa9 \xf0\x9f\x8e\xb8\"");
+    round_trip("[\"post\", [1, [2, {}]]]", "[\"post\",[1,[2,{}]]]");
+    /* CouchDB collates objects member by member: order must survive. */
+    round_trip("{\"z\": 1, \"a\": [null]}", "{\"z\":1,\"a\":[null]}");
+}
+
+/* Doubles keep their value, though not always their spelling. */
+static void real_keys_keep_their_value(void **state)
+{
+    const char *reals[] = { "0.1", "1e21", "-2.5e-300", "123456.789" };
+    size_t i;
+
+    for (i = 0; i < sizeof(reals) / sizeof(reals[0]); i++) {
+        json_t *key = cp_json_pool_own(pool, parse(reals[i]));
+        cp_token decoded;
+
+        assert_null(cp_token_decode(pool, cp_token_encode(pool, key, "x"),
+                                    CP_TOKEN_MAX_DEFAULT, 1, &decoded));
+        assert_true(json_is_real(decoded.key));
+        assert_true(json_real_value(decoded.key) == json_real_value(key));
+    }
+}
+
+/* CouchDB sends integers wider than 64 bits verbatim; a JavaScript map
+ * function can only have emitted them as doubles, so that is their value. */
+static void integers_beyond_64_bits_are_read_as_doubles(void **state)
+{
+    cp_token decoded;
+
+    assert_null(cp_token_decode(pool, "[100000000000000000000,\"a\"]",
+                                CP_TOKEN_MAX_DEFAULT, 1, &decoded));
+    assert_true(json_is_real(decoded.key));
+    assert_true(json_real_value(decoded.key) == 1e20);
+}
+
+static void key_only_tokens_for_grouped_rows(void **state)
+{
+    json_t *key = cp_json_pool_own(pool, parse("[\"2026\", 11]"));
+    const char *token = cp_token_encode(pool, key, NULL);
+    cp_token decoded;
+
+    assert_string_equal(token, "[[\"2026\",11]]");
+    assert_null(cp_token_decode(pool, token, CP_TOKEN_MAX_DEFAULT, 0, &decoded));
+    assert_null(decoded.docid);
+    assert_string_equal(decoded.key_json, "[\"2026\",11]");
+    /* A [key, docid] token does not fit a location of grouped rows. */
+    assert_non_null(cp_token_decode(pool, "[1,\"a\"]", CP_TOKEN_MAX_DEFAULT, 0, &decoded));
+}
+
+static void malformed_tokens_are_refused_with_a_reason(void **state)
+{
+    struct { const char *token; const char *reason_part; } cases[] = {
+        { "", "empty" },
+        { "xx", "not JSON" },
+        { "[\"a\",\"b\"", "not JSON" },
+        { "{\"key\":1}", "must be a JSON array" },
+        { "\"a\"", "must be a JSON array" },
+        { "[]", "two members" },
+        { "[1]", "two members" },
+        { "[1,\"a\",3]", "two members" },
+        { "[1,2]", "docid must be a non-empty string" },
+        { "[1,null]", "docid must be a non-empty string" },
+        { "[1,\"\"]", "docid must be a non-empty string" },
+        { "[1,\"a\\u0000b\"]", "NUL" },
+        { "[\"\xff\xfe\",\"a\"]", "not JSON" },
+        { "[1,\"a\"] trailing", "not JSON" },
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        cp_token decoded;
+        const char *reason = cp_token_decode(pool, cases[i].token, CP_TOKEN_MAX_DEFAULT,
+                                             1, &decoded);
+        if (!reason || !strstr(reason, cases[i].reason_part)) {
+            fail_msg("token '%s': expected a reason with '%s', got '%s'",
+                     cases[i].token, cases[i].reason_part, reason ? reason : "(none)");
+        }
+    }
+}
+
+static void tokens_longer_than_the_cap_are_refused_before_parsing(void **state)
+{
+    cp_token decoded;
+    const char *reason = cp_token_decode(pool, "[\"abcdefghij\",\"id\"]", 10, 1, &decoded);
+
+    assert_non_null(reason);
+    assert_non_null(strstr(reason, "longer than 10 bytes"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        UNIT_TEST(keys_of_every_json_type_round_trip),
+        UNIT_TEST(real_keys_keep_their_value),
+        UNIT_TEST(integers_beyond_64_bits_are_read_as_doubles),
+        UNIT_TEST(key_only_tokens_for_grouped_rows),
+        UNIT_TEST(malformed_tokens_are_refused_with_a_reason),
+        UNIT_TEST(tokens_longer_than_the_cap_are_refused_before_parsing),
+    };
+    RUN_UNIT_TESTS("token", tests);
+}

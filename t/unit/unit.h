@@ -1,0 +1,55 @@
+/* Shared set-up for the core's cmocka tests: one APR pool per test. */
+#ifndef COUCHPAGE_UNIT_H
+#define COUCHPAGE_UNIT_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <apr_general.h>
+#include <apr_pools.h>
+#include <apr_strings.h>
+#include <jansson.h>
+
+static apr_pool_t *pool;
+
+static inline int pool_setup(void **state)
+{
+    (void)state;
+    return apr_pool_create(&pool, NULL) == APR_SUCCESS ? 0 : -1;
+}
+
+static inline int pool_teardown(void **state)
+{
+    (void)state;
+    apr_pool_destroy(pool);
+    return 0;
+}
+
+#define UNIT_TEST(f) cmocka_unit_test_setup_teardown(f, pool_setup, pool_teardown)
+
+#define RUN_UNIT_TESTS(name, tests)                                      \
+    do {                                                                 \
+        int failed;                                                      \
+        apr_initialize();                                                \
+        failed = cmocka_run_group_tests_name(name, tests, NULL, NULL);   \
+        apr_terminate();                                                 \
+        return failed;                                                   \
+    } while (0)
+
+/* Parses JSON text that a test writes by hand; the test fails if it is not JSON. */
+static inline json_t *parse(const char *text)
+{
+    json_error_t err;
+    json_t *value = json_loads(text, JSON_DECODE_ANY, &err);
+
+    if (!value) {
+        fail_msg("bad test JSON '%s': %s", text, err.text);
+    }
+    return value;
+}
+
+#endif
