@@ -2,7 +2,9 @@
 
 #include <apr_escape.h>
 #include <apr_strings.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* A decimal number of at most 9 digits, so it fits an int; -1 otherwise. */
 static int parse_count(const char *text)
@@ -37,6 +39,7 @@ const char *cp_args_parse(apr_pool_t *pool, const char *query, int max_limit,
 
     args->start = NULL;
     args->limit = 0;
+    args->format = CP_FORMAT_AUTO;
     if (!query || !*query) {
         return NULL;
     }
@@ -53,7 +56,8 @@ const char *cp_args_parse(apr_pool_t *pool, const char *query, int max_limit,
         if (!name) {
             return "the query string has a malformed percent-escape";
         }
-        if (strcmp(name, "start") != 0 && strcmp(name, "limit") != 0) {
+        if (strcmp(name, "start") != 0 && strcmp(name, "limit") != 0
+            && strcmp(name, "format") != 0) {
             continue;
         }
         value = decode_component(pool, eq ? eq + 1 : "");
@@ -66,6 +70,20 @@ const char *cp_args_parse(apr_pool_t *pool, const char *query, int max_limit,
                 return "the start argument is given more than once";
             }
             args->start = value;
+        }
+        else if (strcmp(name, "format") == 0) {
+            if (args->format != CP_FORMAT_AUTO) {
+                return "the format argument is given more than once";
+            }
+            if (strcmp(value, "json") == 0) {
+                args->format = CP_FORMAT_JSON;
+            }
+            else if (strcmp(value, "html") == 0) {
+                args->format = CP_FORMAT_HTML;
+            }
+            else {
+                return "format must be json or html";
+            }
         }
         else {
             if (limit_text) {
@@ -83,4 +101,64 @@ const char *cp_args_parse(apr_pool_t *pool, const char *query, int max_limit,
         }
     }
     return NULL;
+}
+
+/* The q-value of one media range's parameters, 1 when absent; -1 when bad. */
+static double q_value(const char *params)
+{
+    const char *q = params;
+
+    while ((q = strchr(q, ';')) != NULL) {
+        q++;
+        while (*q == ' ' || *q == '\t') {
+            q++;
+        }
+        if ((q[0] == 'q' || q[0] == 'Q') && q[1] == '=') {
+            char *end;
+            double value = strtod(q + 2, &end);
+            return end == q + 2 || value < 0 || value > 1 ? -1 : value;
+        }
+    }
+    return 1;
+}
+
+cp_format cp_format_from_accept(apr_pool_t *pool, const char *accept)
+{
+    /* q-values of text/html and application/json; precedence 3 for the exact
+     * type, 2 for type/ *, 1 for * / *, 0 for no match */
+    double q[2] = { 0, 0 };
+    int precedence[2] = { 0, 0 };
+    static const char *const types[2] = { "text/html", "application/json" };
+    static const char *const groups[2] = { "text/*", "application/*" };
+    char *copy, *range, *state = NULL;
+    int t;
+
+    if (!accept || !*accept) {
+        return CP_FORMAT_JSON;
+    }
+    copy = apr_pstrdup(pool, accept);
+    for (range = apr_strtok(copy, ",", &state); range;
+         range = apr_strtok(NULL, ",", &state)) {
+        size_t len;
+        double value;
+
+        while (*range == ' ' || *range == '\t') {
+            range++;
+        }
+        len = strcspn(range, "; \t");
+        value = q_value(range + len);
+        if (value < 0) {
+            continue;
+        }
+        for (t = 0; t < 2; t++) {
+            int p = (len == strlen(types[t]) && strncasecmp(range, types[t], len) == 0) ? 3
+                  : (len == strlen(groups[t]) && strncasecmp(range, groups[t], len) == 0) ? 2
+                  : (len == 3 && strncmp(range, "*/*", 3) == 0) ? 1 : 0;
+            if (p > precedence[t]) {
+                precedence[t] = p;
+                q[t] = value;
+            }
+        }
+    }
+    return q[0] > q[1] ? CP_FORMAT_HTML : CP_FORMAT_JSON;
 }

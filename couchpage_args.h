@@ -9,14 +9,26 @@
 
 #include <apr_pools.h>
 
+typedef enum {
+    CP_FORMAT_AUTO = 0, /* by the Accept header */
+    CP_FORMAT_JSON,
+    CP_FORMAT_HTML
+} cp_format;
+
 typedef struct {
     const char *start; /* token text, percent-decoded; NULL when absent */
     int limit;         /* rows per page asked for; 0 when absent */
+    cp_format format;  /* ?format=json|html; CP_FORMAT_AUTO when absent */
 } cp_args;
 
 /* Parses a raw query string (NULL or "" for none). max_limit is the largest
  * limit allowed. Returns NULL on success, else the reason for a 400. */
 const char *cp_args_parse(apr_pool_t *pool, const char *query, int max_limit,
                           cp_args *args);
+
+/* The format an Accept header prefers: HTML when it ranks text/html above
+ * application/json (by q-value, a specific type before a wildcard), else
+ * JSON. NULL or empty means JSON. */
+cp_format cp_format_from_accept(apr_pool_t *pool, const char *accept);
 
 #endif

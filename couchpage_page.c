@@ -44,42 +44,131 @@ static const char *row_token(apr_pool_t *pool, const json_t *row, int with_docid
                                       : NULL);
 }
 
-void cp_page_assemble(apr_pool_t *pool, int count, int with_docid,
-                      const json_t *forward, const json_t *backward,
-                      const json_t *start_key, cp_page *page)
+static const json_t *rows_of(const json_t *response)
 {
-    const json_t *forward_rows = json_object_get(forward, "rows");
-    size_t n = json_array_size(forward_rows);
-    size_t i;
+    return json_object_get(response, "rows");
+}
 
-    /* One row more than the page means there is a next page, starting there. */
+/* The first row of the k-th page ahead (k >= 1), or NULL past the end. */
+static const json_t *ahead_start(const cp_page_answers *in, size_t k)
+{
+    if (in->ahead) {
+        return k == 1 ? json_array_get(rows_of(in->forward), in->count)
+                      : json_array_get(rows_of(in->ahead), (k - 1) * in->count);
+    }
+    return json_array_get(rows_of(in->forward), k * in->count);
+}
+
+/* Rows read backward, past the current page's own first row: without docids
+ * the backward query has no skip, and that row comes first when present. */
+typedef struct {
+    const json_t *rows;
+    size_t first, n;
+} behind_rows;
+
+static behind_rows rows_behind(const cp_page_answers *in)
+{
+    behind_rows behind = { rows_of(in->backward), 0, json_array_size(rows_of(in->backward)) };
+
+    if (!in->with_docid && behind.n > 0
+        && json_equal(json_object_get(json_array_get(behind.rows, 0), "key"),
+                      (json_t *)in->start_key)) {
+        behind.first = 1;
+    }
+    return behind;
+}
+
+/* The first row of the k-th page behind (k >= 1): the count-th row further
+ * back, or the last row there is when fewer remain (a short first page). */
+static const json_t *behind_start(const cp_page_answers *in, const behind_rows *behind,
+                                  size_t k)
+{
+    size_t seen = behind->n - behind->first;
+
+    if (seen > (k - 1) * in->count) {
+        size_t at = k * in->count <= seen ? k * in->count : seen;
+        return json_array_get(behind->rows, behind->first + at - 1);
+    }
+    return NULL;
+}
+
+/* Whether CouchDB's offset can be the page's true position (see the header). */
+static int offset_is_consistent(const cp_page_answers *in, const json_t *offset,
+                                const behind_rows *behind)
+{
+    json_int_t value;
+
+    if (!json_is_integer(offset) || in->has_range) {
+        return 0;
+    }
+    value = json_integer_value(offset);
+    if (!in->backward) {
+        return value == 0;
+    }
+    return behind->n - behind->first == 0 ? value == 0
+                                          : value >= (json_int_t)(behind->n - behind->first);
+}
+
+static void add_link(apr_array_header_t *pages, int number, const char *start, int current)
+{
+    cp_page_link *link = apr_array_push(pages);
+
+    link->number = number;
+    link->start = start;
+    link->current = current;
+}
+
+void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page)
+{
+    const json_t *forward_rows = rows_of(in->forward);
+    const json_t *row;
+    behind_rows behind = { NULL, 0, 0 };
+    size_t i, before = 0, after = 0;
+    int current_number = 0;
+
     page->rows = cp_json_pool_own(pool, json_array());
-    for (i = 0; i < n && i < (size_t)count; i++) {
+    for (i = 0; i < json_array_size(forward_rows) && i < (size_t)in->count; i++) {
         json_array_append(page->rows, json_array_get(forward_rows, i));
     }
-    page->next = n > (size_t)count
-        ? row_token(pool, json_array_get(forward_rows, count), with_docid)
-        : NULL;
+    row = ahead_start(in, 1);
+    page->next = row ? row_token(pool, row, in->with_docid) : NULL;
 
-    /* The backward query's last row of the previous page starts it. */
     page->prev = NULL;
-    if (backward) {
-        const json_t *backward_rows = json_object_get(backward, "rows");
-        size_t first = 0, m = json_array_size(backward_rows);
-
-        if (!with_docid && m > 0
-            && json_equal(json_object_get(json_array_get(backward_rows, 0), "key"),
-                          (json_t *)start_key)) {
-            first = 1;
-        }
-        if (m - first > (size_t)count) {
-            m = first + count;
-        }
-        if (m > first) {
-            page->prev = row_token(pool, json_array_get(backward_rows, m - 1),
-                                   with_docid);
-        }
+    if (in->backward) {
+        behind = rows_behind(in);
+        row = behind_start(in, &behind, 1);
+        page->prev = row ? row_token(pool, row, in->with_docid) : NULL;
     }
-    page->total_rows = json_object_get(forward, "total_rows");
-    page->offset = json_object_get(forward, "offset");
+
+    page->total_rows = json_object_get(in->forward, "total_rows");
+    page->offset = json_object_get(in->forward, "offset");
+    page->numbered = offset_is_consistent(in, page->offset, &behind);
+    if (!page->numbered) {
+        page->offset = NULL;
+    }
+
+    page->pages = apr_array_make(pool, 2 * in->links + 1, sizeof(cp_page_link));
+    if (in->links == 0) {
+        return;
+    }
+    while (before < (size_t)in->links && in->backward
+           && behind_start(in, &behind, before + 1)) {
+        before++;
+    }
+    while (after < (size_t)in->links && ahead_start(in, after + 1)) {
+        after++;
+    }
+    if (page->numbered) {
+        json_int_t offset = json_integer_value(page->offset);
+        current_number = (int)((offset + in->count - 1) / in->count) + 1;
+    }
+    for (i = before; i >= 1; i--) {
+        add_link(page->pages, current_number - (int)i,
+                 row_token(pool, behind_start(in, &behind, i), in->with_docid), 0);
+    }
+    add_link(page->pages, current_number, in->start, 1);
+    for (i = 1; i <= after; i++) {
+        add_link(page->pages, current_number + (int)i,
+                 row_token(pool, ahead_start(in, i), in->with_docid), 0);
+    }
 }

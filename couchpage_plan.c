@@ -74,12 +74,13 @@ int cp_view_has_docids(const cp_view *view)
 
 const char *cp_plan_init(apr_pool_t *pool, cp_plan *plan, const cp_view *view,
                          const char *partition, const char *low, const char *high,
-                         int count)
+                         int count, int links)
 {
     plan->view = view;
     plan->low = low;
     plan->high = high;
     plan->count = count;
+    plan->links = links;
     plan->index_url = view->url;
     if (partition) {
         if (view->is_partitioned) {
@@ -146,14 +147,15 @@ static const char *join(apr_pool_t *pool, const cp_plan *plan, apr_array_header_
                        apr_array_pstrcat(pool, params, '&'), NULL);
 }
 
-const char *cp_plan_forward(apr_pool_t *pool, const cp_plan *plan,
-                            const cp_token *start)
+/* The parameters of a query in the view's own direction from start (or
+ * from the range's start), bounded by the range's end. */
+static apr_array_header_t *forward_params(apr_pool_t *pool, const cp_plan *plan,
+                                          const cp_token *start, int limit)
 {
     const cp_view *view = plan->view;
     const char *first = view->descending ? plan->high : plan->low;
     const char *last = view->descending ? plan->low : plan->high;
-    apr_array_header_t *params = base_params(pool, view, plan->count + 1,
-                                             view->descending);
+    apr_array_header_t *params = base_params(pool, view, limit, view->descending);
 
     if (start) {
         add_start(pool, params, view, start);
@@ -164,10 +166,31 @@ const char *cp_plan_forward(apr_pool_t *pool, const cp_plan *plan,
     if (last) {
         add_param(pool, params, "endkey", last);
     }
-    if (view->include_docs) {
+    return params;
+}
+
+int cp_plan_needs_ahead(const cp_plan *plan)
+{
+    return plan->view->include_docs && plan->links > 1;
+}
+
+const char *cp_plan_forward(apr_pool_t *pool, const cp_plan *plan,
+                            const cp_token *start)
+{
+    int pages = plan->links > 1 && !cp_plan_needs_ahead(plan) ? plan->links : 1;
+    apr_array_header_t *params = forward_params(pool, plan, start,
+                                                pages * plan->count + 1);
+
+    if (plan->view->include_docs) {
         add_param(pool, params, "include_docs", "true");
     }
     return join(pool, plan, params);
+}
+
+const char *cp_plan_ahead(apr_pool_t *pool, const cp_plan *plan, const cp_token *next)
+{
+    return join(pool, plan, forward_params(pool, plan, next,
+                                           (plan->links - 1) * plan->count + 1));
 }
 
 const char *cp_plan_backward(apr_pool_t *pool, const cp_plan *plan,
@@ -176,8 +199,8 @@ const char *cp_plan_backward(apr_pool_t *pool, const cp_plan *plan,
     const cp_view *view = plan->view;
     const char *bound = view->descending ? plan->high : plan->low;
     int keyed_rows = cp_view_has_docids(view);
-    apr_array_header_t *params = base_params(pool, view,
-                                             keyed_rows ? plan->count : plan->count + 1,
+    int limit = (plan->links > 1 ? plan->links : 1) * plan->count;
+    apr_array_header_t *params = base_params(pool, view, keyed_rows ? limit : limit + 1,
                                              !view->descending);
 
     add_start(pool, params, view, start);

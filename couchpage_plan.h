@@ -12,6 +12,11 @@
  * backwards. So their backward query has no skip: it asks for count + 1 rows
  * and the page assembler drops the group the token names, if it comes first.
  *
+ * With page links, the forward query also reads the first rows of the pages
+ * ahead and the backward query the pages behind. Rows used only for links
+ * never carry documents: with include_docs, the pages ahead come from a
+ * keys-only query of their own from the next page's start.
+ *
  * A key range goes into every query as its bound (endkey), so CouchDB's own
  * collation keeps rows outside it away; a token beyond a bound makes CouchDB
  * refuse the query as a reversed range. The module never collates.
@@ -52,13 +57,14 @@ typedef struct {
     const char *low;       /* JSON of the range's lowest key, NULL: open */
     const char *high;      /* JSON of the range's highest key, NULL: open */
     int count;             /* rows per page */
+    int links;             /* pages linked either side, 0 for prev/next only */
 } cp_plan;
 
 /* partition may be NULL. Returns NULL, or the reason the partition name
  * cannot be used. */
 const char *cp_plan_init(apr_pool_t *pool, cp_plan *plan, const cp_view *view,
                          const char *partition, const char *low, const char *high,
-                         int count);
+                         int count, int links);
 
 /* The forward query: from the token's row, or from the range's start when
  * start is NULL (the first page). Every value is percent-encoded. */
@@ -68,5 +74,12 @@ const char *cp_plan_forward(apr_pool_t *pool, const cp_plan *plan,
 /* The backward query from the token's row. */
 const char *cp_plan_backward(apr_pool_t *pool, const cp_plan *plan,
                              const cp_token *start);
+
+/* Whether the pages ahead need their own keys-only query, from the next
+ * page's start (include_docs with more than one page linked ahead). */
+int cp_plan_needs_ahead(const cp_plan *plan);
+
+/* That query. */
+const char *cp_plan_ahead(apr_pool_t *pool, const cp_plan *plan, const cp_token *next);
 
 #endif

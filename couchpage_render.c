@@ -6,12 +6,23 @@
 
 const char *cp_link_url(apr_pool_t *pool, const cp_links *links, const char *token)
 {
-    const char *url = apr_pstrcat(pool, links->path, "?start=",
-                                  apr_pescape_urlencoded(pool, token), NULL);
-    if (links->limit > 0) {
-        url = apr_psprintf(pool, "%s&limit=%d", url, links->limit);
+    apr_array_header_t *args = apr_array_make(pool, 3, sizeof(const char *));
+
+    if (token) {
+        APR_ARRAY_PUSH(args, const char *) =
+            apr_pstrcat(pool, "start=", apr_pescape_urlencoded(pool, token), NULL);
     }
-    return url;
+    if (links->limit > 0) {
+        APR_ARRAY_PUSH(args, const char *) = apr_psprintf(pool, "limit=%d", links->limit);
+    }
+    if (links->format) {
+        APR_ARRAY_PUSH(args, const char *) =
+            apr_pstrcat(pool, "format=", apr_pescape_urlencoded(pool, links->format), NULL);
+    }
+    if (args->nelts == 0) {
+        return links->path;
+    }
+    return apr_pstrcat(pool, links->path, "?", apr_array_pstrcat(pool, args, '&'), NULL);
 }
 
 static json_t *string_or_null(const char *text)
@@ -47,6 +58,7 @@ const char *cp_render_json(apr_pool_t *pool, const cp_page *page,
     json_t *link_urls = json_object();
     json_t *row;
     size_t i;
+    int p;
 
     json_array_foreach(page->rows, i, row) {
         json_array_append_new(items, item_of_row(row));
@@ -58,7 +70,22 @@ const char *cp_render_json(apr_pool_t *pool, const cp_page *page,
         page->next ? cp_link_url(pool, links, page->next) : NULL));
     json_object_set_new(link_urls, "prev", string_or_null(
         page->prev ? cp_link_url(pool, links, page->prev) : NULL));
+    json_object_set_new(link_urls, "first", json_string(cp_link_url(pool, links, NULL)));
     json_object_set_new(body, "links", link_urls);
+    if (page->pages->nelts > 0) {
+        json_t *pages = json_array();
+
+        for (p = 0; p < page->pages->nelts; p++) {
+            const cp_page_link *link = &APR_ARRAY_IDX(page->pages, p, cp_page_link);
+
+            json_array_append_new(pages, json_pack("{s:i, s:o, s:b, s:s}",
+                "number", link->number, "start", string_or_null(link->start),
+                "current", link->current, "url", cp_link_url(pool, links, link->start)));
+        }
+        json_object_set_new(body, "pages", pages);
+        json_object_set_new(body, "numbering",
+                            json_string(page->numbered ? "absolute" : "relative"));
+    }
     if (page->total_rows) {
         json_object_set(body, "total_rows", (json_t *)page->total_rows);
     }
@@ -66,6 +93,117 @@ const char *cp_render_json(apr_pool_t *pool, const cp_page *page,
         json_object_set(body, "offset", (json_t *)page->offset);
     }
     return cp_json_text(pool, body);
+}
+
+static const char *html(apr_pool_t *pool, const char *text)
+{
+    return apr_pescape_entity(pool, text, 0);
+}
+
+static const char *item_html(apr_pool_t *pool, const json_t *row, const cp_item_spec *item)
+{
+    const json_t *value = item->field ? cp_field_get(item->field, row)
+                                      : json_object_get(row, "key");
+    const char *text = cp_field_text(pool, value);
+    const char *shown = html(pool, text ? text : "");
+
+    if (item->link) {
+        return apr_pstrcat(pool, "<a href=\"",
+                           html(pool, cp_pattern_expand(pool, item->link, row)), "\">",
+                           shown, "</a>", NULL);
+    }
+    return shown;
+}
+
+/* "11–15 of 42", when CouchDB's offset is the page's true position. */
+static const char *position_html(apr_pool_t *pool, const cp_page *page)
+{
+    apr_int64_t offset, total;
+    size_t n = json_array_size(page->rows);
+
+    if (!page->offset || !json_is_integer(page->total_rows)) {
+        return "";
+    }
+    offset = json_integer_value(page->offset);
+    total = json_integer_value(page->total_rows);
+    if (n == 0) {
+        return apr_psprintf(pool, "<p class=\"couchpage-position\">0 of %" APR_INT64_T_FMT
+                            "</p>\n", total);
+    }
+    return apr_psprintf(pool, "<p class=\"couchpage-position\">%" APR_INT64_T_FMT
+                        "\xe2\x80\x93%" APR_INT64_T_FMT " of %" APR_INT64_T_FMT "</p>\n",
+                        offset + 1, offset + (apr_int64_t)n, total);
+}
+
+static const char *page_label(apr_pool_t *pool, const cp_page *page, const cp_page_link *link)
+{
+    if (page->numbered) {
+        return apr_itoa(pool, link->number);
+    }
+    if (link->current) {
+        return "current";
+    }
+    /* relative numbers: U+2212 minus sign, or a plus */
+    return link->number < 0 ? apr_psprintf(pool, "\xe2\x88\x92%d", -link->number)
+                            : apr_psprintf(pool, "+%d", link->number);
+}
+
+static const char *nav_link(apr_pool_t *pool, const char *rel, const char *label,
+                            const char *url)
+{
+    if (!url) {
+        return apr_pstrcat(pool, "<span class=\"couchpage-", rel,
+                           " couchpage-disabled\" aria-disabled=\"true\">", label,
+                           "</span>\n", NULL);
+    }
+    return apr_pstrcat(pool, "<a class=\"couchpage-", rel, "\" rel=\"", rel, "\" href=\"",
+                       html(pool, url), "\">", label, "</a>\n", NULL);
+}
+
+const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links *links,
+                           const cp_item_spec *item)
+{
+    apr_array_header_t *out = apr_array_make(pool, 16 + 2 * json_array_size(page->rows),
+                                             sizeof(const char *));
+    const json_t *row;
+    size_t i;
+    int p;
+
+#define EMIT(s) (APR_ARRAY_PUSH(out, const char *) = (s))
+    EMIT("<div class=\"couchpage\">\n");
+    if (json_array_size(page->rows) == 0) {
+        EMIT("<p class=\"couchpage-empty\">No items.</p>\n");
+    }
+    else {
+        EMIT("<ul class=\"couchpage-items\">\n");
+        json_array_foreach(page->rows, i, row) {
+            EMIT("<li class=\"couchpage-item\">");
+            EMIT(item_html(pool, row, item));
+            EMIT("</li>\n");
+        }
+        EMIT("</ul>\n");
+    }
+    EMIT(position_html(pool, page));
+    EMIT("<nav class=\"couchpage-nav\" aria-label=\"Pages\">\n");
+    EMIT(nav_link(pool, "prev", "Previous",
+                  page->prev ? cp_link_url(pool, links, page->prev) : NULL));
+    if (page->pages->nelts > 0) {
+        EMIT("<ol class=\"couchpage-pages\">\n");
+        for (p = 0; p < page->pages->nelts; p++) {
+            const cp_page_link *link = &APR_ARRAY_IDX(page->pages, p, cp_page_link);
+
+            EMIT(apr_pstrcat(pool, "<li><a href=\"",
+                             html(pool, cp_link_url(pool, links, link->start)), "\"",
+                             link->current ? " aria-current=\"page\"" : "", ">",
+                             page_label(pool, page, link), "</a></li>\n", NULL));
+        }
+        EMIT("</ol>\n");
+    }
+    EMIT(nav_link(pool, "next", "Next",
+                  page->next ? cp_link_url(pool, links, page->next) : NULL));
+    EMIT("</nav>\n</div>\n");
+#undef EMIT
+    return apr_array_pstrcat(pool, out, 0);
 }
 
 const char *cp_render_error(apr_pool_t *pool, const char *error, const char *reason)

@@ -1,27 +1,44 @@
 /*
- * couchpage_render: the response bodies the module sends.
+ * couchpage_render: the response bodies the module sends: JSON, the HTML
+ * fragment, and errors.
  */
 #ifndef COUCHPAGE_RENDER_H
 #define COUCHPAGE_RENDER_H
 
 #include <apr_pools.h>
+#include "couchpage_item.h"
 #include "couchpage_page.h"
 
-/* Where page links point: the location's own path, plus the limit the
- * client asked for (0: none), so that following a link keeps the page size. */
+/* Where page links point: the page's own path, plus the limit and format the
+ * client asked for, so that following a link keeps them. */
 typedef struct {
-    const char *path; /* already URL-escaped */
-    int limit;
+    const char *path;   /* already URL-escaped */
+    int limit;          /* 0: none */
+    const char *format; /* NULL: none */
 } cp_links;
 
-/* The URL of the page that starts at token. */
+/* The URL of the page that starts at token; NULL token: the first page. */
 const char *cp_link_url(apr_pool_t *pool, const cp_links *links, const char *token);
 
 /* {"items":[{"id","key","value","doc"}...],"next","prev",
- *  "links":{"next","prev"},"total_rows","offset"}: id only on rows that have
- *  one, doc only with include_docs, the last two only when CouchDB sent them. */
+ *  "links":{"next","prev","first"},"pages":[{"number","start","current","url"}...],
+ *  "numbering","total_rows","offset"}: id only on rows that have one, doc only
+ *  with include_docs, pages and numbering only with page links, the last two
+ *  only when CouchDB sent them (offset only when it is consistent). */
 const char *cp_render_json(apr_pool_t *pool, const cp_page *page,
                            const cp_links *links);
+
+/* What an HTML item shows: a field, linked when link is not NULL. */
+typedef struct {
+    const cp_field *field;   /* NULL: the row's key */
+    const cp_pattern *link;  /* NULL: plain text */
+} cp_item_spec;
+
+/* The HTML5 fragment: a div.couchpage holding ul.couchpage-items,
+ * p.couchpage-position (when the position is known) and nav.couchpage-nav.
+ * Every text and URL is escaped. */
+const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links *links,
+                           const cp_item_spec *item);
 
 /* {"error": error, "reason": reason} */
 const char *cp_render_error(apr_pool_t *pool, const char *error, const char *reason);

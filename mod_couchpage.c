@@ -17,6 +17,7 @@
 
 #include "couchpage_args.h"
 #include "couchpage_backend.h"
+#include "couchpage_item.h"
 #include "couchpage_json.h"
 #include "couchpage_page.h"
 #include "couchpage_plan.h"
@@ -33,6 +34,7 @@ module AP_MODULE_DECLARE_DATA couchpage_module;
 #define DEFAULT_MAX_PAGE_SIZE 100
 #define PAGE_SIZE_CEILING 10000
 #define DEFAULT_MAX_RESPONSE (16 * 1024 * 1024)
+#define MAX_LINKS 20
 
 /* A key bound of CouchPageRange: constant JSON read at start-up, or an
  * expression evaluated per request; neither means that side is open. */
@@ -65,6 +67,12 @@ typedef struct {
     int group_level_set;
     int include_docs;
     int include_docs_set;
+    cp_format format;          /* CP_FORMAT_AUTO: by the Accept header */
+    int format_set;
+    cp_item_spec item;         /* what an HTML item shows */
+    int item_set;
+    int links;                 /* page links either side */
+    int links_set;
 } couchpage_dir_conf;
 
 static void *create_dir_conf(apr_pool_t *p, char *dir)
@@ -97,6 +105,9 @@ static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     MERGE(reduce);
     MERGE(group_level);
     MERGE(include_docs);
+    MERGE(format);
+    MERGE(item);
+    MERGE(links);
     conf->low = add->range_set ? add->low : base->low;
     conf->high = add->range_set ? add->high : base->high;
     conf->range_set = add->range_set || base->range_set;
@@ -321,6 +332,62 @@ static const char *set_include_docs(cmd_parms *cmd, void *dirconf, int on)
     return NULL;
 }
 
+static const char *set_format(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    couchpage_dir_conf *conf = dirconf;
+
+    if (strcasecmp(arg, "json") == 0) {
+        conf->format = CP_FORMAT_JSON;
+    }
+    else if (strcasecmp(arg, "html") == 0) {
+        conf->format = CP_FORMAT_HTML;
+    }
+    else if (strcasecmp(arg, "auto") == 0) {
+        conf->format = CP_FORMAT_AUTO;
+    }
+    else {
+        return apr_psprintf(cmd->pool, "CouchPageFormat: '%s' is not json, html or auto",
+                            arg);
+    }
+    conf->format_set = 1;
+    return NULL;
+}
+
+static const char *set_item(cmd_parms *cmd, void *dirconf, const char *field,
+                            const char *link)
+{
+    couchpage_dir_conf *conf = dirconf;
+    const char *err = NULL;
+
+    conf->item.field = cp_field_parse(cmd->pool, field, &err);
+    if (!conf->item.field) {
+        return apr_pstrcat(cmd->pool, "CouchPageItem: the field ", err, NULL);
+    }
+    conf->item.link = NULL;
+    if (link) {
+        conf->item.link = cp_pattern_parse(cmd->pool, link, &err);
+        if (!conf->item.link) {
+            return apr_pstrcat(cmd->pool, "CouchPageItem: the link ", err, NULL);
+        }
+    }
+    conf->item_set = 1;
+    return NULL;
+}
+
+static const char *set_links(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    couchpage_dir_conf *conf = dirconf;
+    apr_int64_t n;
+    const char *err = parse_bounded(cmd, arg, 0, MAX_LINKS, &n);
+
+    if (err) {
+        return err;
+    }
+    conf->links = (int)n;
+    conf->links_set = 1;
+    return NULL;
+}
+
 static const command_rec couchpage_cmds[] = {
     AP_INIT_TAKE1("CouchPageView", set_view, NULL, OR_OPTIONS,
         "the CouchDB view URL to page: http(s)://host:port/db/_design/ddoc/_view/name, "
@@ -346,21 +413,34 @@ static const command_rec couchpage_cmds[] = {
         "with CouchPageReduce On: 'exact' (default) or a group level from 0"),
     AP_INIT_FLAG("CouchPageIncludeDocs", set_include_docs, NULL, OR_OPTIONS,
         "On adds each row's document to its item (default Off)"),
+    AP_INIT_TAKE1("CouchPageFormat", set_format, NULL, OR_OPTIONS,
+        "json, html, or auto (default): by the Accept header; ?format= overrides"),
+    AP_INIT_TAKE12("CouchPageItem", set_item, NULL, OR_OPTIONS,
+        "what an HTML item shows: a field path (key, value.title, doc.name, key[1], id) "
+        "and an optional link pattern with {field} placeholders"),
+    AP_INIT_TAKE1("CouchPageLinks", set_links, NULL, OR_OPTIONS,
+        "how many numbered page links to show either side, 0 to 20 (default 0)"),
     { NULL }
 };
 
-/* Every answer of the module, errors included, is JSON. */
-static int send_json(request_rec *r, int status, const char *body)
+static int send_body(request_rec *r, int status, const char *content_type,
+                     const char *body)
 {
     apr_size_t len = strlen(body);
 
     r->status = status;
-    ap_set_content_type(r, "application/json; charset=utf-8");
+    ap_set_content_type(r, content_type);
     ap_set_content_length(r, len);
     if (!r->header_only) {
         ap_rwrite(body, len, r);
     }
     return OK;
+}
+
+/* Errors are JSON whatever the format: front-end code reads them. */
+static int send_json(request_rec *r, int status, const char *body)
+{
+    return send_body(r, status, "application/json; charset=utf-8", body);
 }
 
 static int send_error(request_rec *r, int status, const char *error, const char *reason)
@@ -484,17 +564,49 @@ static int fetch_rows(request_rec *r, const cp_backend_conf *backend, const char
     return 1;
 }
 
+/* The path page links point at: this request's, or under mod_include the
+ * including page's, so that a fragment's links lead back to the page. */
+static const char *links_path(request_rec *r)
+{
+    const request_rec *top = r;
+
+    while (top->main) {
+        top = top->main;
+    }
+    /* r->uri is decoded (httpd decodes parsed_uri.path in place too) */
+    return ap_escape_uri(r->pool, top->uri);
+}
+
+/* RFC 8288 Link header: first, prev and next. */
+static void set_link_header(request_rec *r, const cp_page *page, const cp_links *links)
+{
+    const char *value = apr_pstrcat(r->pool, "<", cp_link_url(r->pool, links, NULL),
+                                    ">; rel=\"first\"", NULL);
+
+    if (page->prev) {
+        value = apr_pstrcat(r->pool, value, ", <", cp_link_url(r->pool, links, page->prev),
+                            ">; rel=\"prev\"", NULL);
+    }
+    if (page->next) {
+        value = apr_pstrcat(r->pool, value, ", <", cp_link_url(r->pool, links, page->next),
+                            ">; rel=\"next\"", NULL);
+    }
+    apr_table_setn(r->headers_out, "Link", value);
+}
+
 static int couchpage_handler(request_rec *r)
 {
     const couchpage_dir_conf *conf;
     cp_view view;
     cp_plan plan;
     cp_backend_conf backend;
-    cp_backend_result forward, backward;
+    cp_backend_result forward, ahead, backward;
+    cp_page_answers answers;
     cp_args args;
-    cp_token start;
+    cp_token start, next;
     cp_page page;
     cp_links links;
+    cp_format format;
     const char *reason, *low, *high, *partition = NULL;
     int count, with_docid;
 
@@ -528,6 +640,11 @@ static int couchpage_handler(request_rec *r)
     if (reason) {
         return send_bad_request(r, reason);
     }
+    format = args.format != CP_FORMAT_AUTO ? args.format : conf->format;
+    if (format == CP_FORMAT_AUTO) {
+        format = cp_format_from_accept(r->pool, apr_table_get(r->headers_in, "Accept"));
+        apr_table_mergen(r->headers_out, "Vary", "Accept");
+    }
     /* A CouchPageSize above a CouchPageMaxSize merged from elsewhere is capped. */
     count = args.limit ? args.limit
                        : (conf->page_size < conf->max_page_size ? conf->page_size
@@ -551,7 +668,8 @@ static int couchpage_handler(request_rec *r)
         reason = eval_bound(r, "HIGH", &conf->high, &high);
     }
     if (!reason) {
-        reason = cp_plan_init(r->pool, &plan, &view, partition, low, high, count);
+        reason = cp_plan_init(r->pool, &plan, &view, partition, low, high, count,
+                              conf->links);
     }
     if (reason) {
         return send_bad_request(r, reason);
@@ -559,22 +677,46 @@ static int couchpage_handler(request_rec *r)
 
     backend.authorization = conf->authorization;
     backend.max_response = conf->max_response;
+    memset(&answers, 0, sizeof(answers));
+    answers.count = count;
+    answers.links = conf->links;
+    answers.with_docid = with_docid;
+    answers.has_range = low || high;
     if (!fetch_rows(r, &backend, cp_plan_forward(r->pool, &plan, args.start ? &start : NULL),
                     "forward", args.start ? &start : NULL, with_docid, &forward)) {
         return OK;
     }
-    if (args.start
-        && !fetch_rows(r, &backend, cp_plan_backward(r->pool, &plan, &start), "backward",
-                       &start, with_docid, &backward)) {
-        return OK;
+    answers.forward = forward.body;
+    if (cp_plan_needs_ahead(&plan)
+        && json_array_size(json_object_get(forward.body, "rows")) > (size_t)count) {
+        cp_token_of_row(r->pool, json_array_get(json_object_get(forward.body, "rows"), count),
+                        with_docid, &next);
+        if (!fetch_rows(r, &backend, cp_plan_ahead(r->pool, &plan, &next), "ahead", NULL,
+                        with_docid, &ahead)) {
+            return OK;
+        }
+        answers.ahead = ahead.body;
+    }
+    if (args.start) {
+        if (!fetch_rows(r, &backend, cp_plan_backward(r->pool, &plan, &start), "backward",
+                        &start, with_docid, &backward)) {
+            return OK;
+        }
+        answers.backward = backward.body;
+        answers.start_key = start.key;
+        answers.start = args.start;
     }
 
-    cp_page_assemble(r->pool, count, with_docid, forward.body,
-                     args.start ? backward.body : NULL, args.start ? start.key : NULL,
-                     &page);
-    /* r->uri is decoded (httpd decodes parsed_uri.path in place too) */
-    links.path = ap_escape_uri(r->pool, r->uri);
+    cp_page_assemble(r->pool, &answers, &page);
+    links.path = links_path(r);
     links.limit = args.limit;
+    links.format = args.format == CP_FORMAT_HTML ? "html"
+                 : args.format == CP_FORMAT_JSON ? "json" : NULL;
+    set_link_header(r, &page, &links);
+    if (format == CP_FORMAT_HTML) {
+        return send_body(r, HTTP_OK, "text/html; charset=utf-8",
+                         cp_render_html(r->pool, &page, &links, &conf->item));
+    }
     return send_json(r, HTTP_OK, cp_render_json(r->pool, &page, &links));
 }
 

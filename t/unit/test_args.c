@@ -82,6 +82,50 @@ static void an_empty_start_is_passed_on_for_the_token_check(void **state)
     assert_string_equal(args.start, "");
 }
 
+static void format_is_json_or_html(void **state)
+{
+    cp_args args;
+
+    assert_null(cp_args_parse(pool, "", 100, &args));
+    assert_int_equal(args.format, CP_FORMAT_AUTO);
+    assert_null(cp_args_parse(pool, "format=html", 100, &args));
+    assert_int_equal(args.format, CP_FORMAT_HTML);
+    assert_null(cp_args_parse(pool, "format=json", 100, &args));
+    assert_int_equal(args.format, CP_FORMAT_JSON);
+    assert_non_null(strstr(cp_args_parse(pool, "format=xml", 100, &args), "json or html"));
+    assert_non_null(strstr(cp_args_parse(pool, "format=html&format=json", 100, &args),
+                           "more than once"));
+}
+
+static void accept_header_picks_the_format(void **state)
+{
+    struct { const char *accept; cp_format format; } cases[] = {
+        { NULL, CP_FORMAT_JSON },
+        { "", CP_FORMAT_JSON },
+        { "*/*", CP_FORMAT_JSON },
+        { "application/json", CP_FORMAT_JSON },
+        { "text/html", CP_FORMAT_HTML },
+        /* a browser's */
+        { "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", CP_FORMAT_HTML },
+        { "application/json, text/html;q=0.5", CP_FORMAT_JSON },
+        { "text/html;q=0.4, application/json;q=0.3", CP_FORMAT_HTML },
+        { "text/*, application/json;q=0.9", CP_FORMAT_HTML },
+        { "TEXT/HTML", CP_FORMAT_HTML },
+        { "text/html;q=0", CP_FORMAT_JSON },
+        { "text/html;q=bogus", CP_FORMAT_JSON },
+        { "text/plain", CP_FORMAT_JSON },
+        { "text/html;level=1;q=0.7, */*;q=0.5", CP_FORMAT_HTML },
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        if (cp_format_from_accept(pool, cases[i].accept) != cases[i].format) {
+            fail_msg("Accept '%s' chose the wrong format", cases[i].accept ? cases[i].accept
+                                                                            : "(none)");
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -92,6 +136,8 @@ int main(void)
         UNIT_TEST(repeated_arguments_are_refused),
         UNIT_TEST(malformed_escapes_and_nul_are_refused),
         UNIT_TEST(an_empty_start_is_passed_on_for_the_token_check),
+        UNIT_TEST(format_is_json_or_html),
+        UNIT_TEST(accept_header_picks_the_format),
     };
     RUN_UNIT_TESTS("args", tests);
 }

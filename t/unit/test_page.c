@@ -2,8 +2,9 @@
 #include "couchpage_json.h"
 #include "couchpage_page.h"
 
-/* A view response with rows keyed first..first+n-1, ids "d<key>". */
-static json_t *response(int first, int n, int descending)
+/* A view response with rows keyed first..first+n-1 (or downwards), ids
+ * "d<key>", total_rows 100 and the given offset (negative: none). */
+static json_t *response(int first, int n, int descending, int offset)
 {
     json_t *body = json_object();
     json_t *rows = json_array();
@@ -16,28 +17,64 @@ static json_t *response(int first, int n, int descending)
                                               "value"));
     }
     json_object_set_new(body, "total_rows", json_integer(100));
-    json_object_set_new(body, "offset", json_integer(first));
+    if (offset >= 0) {
+        json_object_set_new(body, "offset", json_integer(offset));
+    }
     json_object_set_new(body, "rows", rows);
     return cp_json_pool_own(pool, body);
 }
 
+static cp_page_answers answers(int count, int links, const json_t *forward,
+                               const json_t *backward, const char *start_key)
+{
+    cp_page_answers in;
+
+    memset(&in, 0, sizeof(in));
+    in.count = count;
+    in.links = links;
+    in.with_docid = 1;
+    in.forward = forward;
+    in.backward = backward;
+    if (start_key) {
+        in.start_key = cp_json_pool_own(pool, parse(start_key));
+        in.start = apr_psprintf(pool, "[%s,\"d%s\"]", start_key, start_key);
+    }
+    return in;
+}
+
+static const char *page_numbers(const cp_page *page)
+{
+    const char *text = "";
+    int i;
+
+    for (i = 0; i < page->pages->nelts; i++) {
+        const cp_page_link *link = &APR_ARRAY_IDX(page->pages, i, cp_page_link);
+        text = apr_psprintf(pool, "%s%s%d%s", text, i ? " " : "", link->number,
+                            link->current ? "*" : "");
+    }
+    return text;
+}
+
 static void a_short_first_page_has_no_links(void **state)
 {
+    cp_page_answers in = answers(5, 0, response(0, 5, 0, 0), NULL, NULL);
     cp_page page;
 
-    cp_page_assemble(pool, 5, 1, response(0, 5, 0), NULL, NULL, &page);
+    cp_page_assemble(pool, &in, &page);
     assert_int_equal(json_array_size(page.rows), 5);
     assert_null(page.next);
     assert_null(page.prev);
     assert_int_equal(json_integer_value(page.total_rows), 100);
     assert_int_equal(json_integer_value(page.offset), 0);
+    assert_int_equal(page.pages->nelts, 0);
 }
 
 static void the_extra_row_starts_the_next_page(void **state)
 {
+    cp_page_answers in = answers(5, 0, response(0, 6, 0, 0), NULL, NULL);
     cp_page page;
 
-    cp_page_assemble(pool, 5, 1, response(0, 6, 0), NULL, NULL, &page);
+    cp_page_assemble(pool, &in, &page);
     assert_int_equal(json_array_size(page.rows), 5);
     assert_int_equal(json_integer_value(json_object_get(json_array_get(page.rows, 4), "key")), 4);
     assert_string_equal(page.next, "[5,\"d5\"]");
@@ -46,28 +83,34 @@ static void the_extra_row_starts_the_next_page(void **state)
 
 static void the_last_backward_row_starts_the_previous_page(void **state)
 {
+    cp_page_answers in;
     cp_page page;
 
     /* page 10..14; backward from 10 with skip=1 gives 9,8,7,6,5 */
-    cp_page_assemble(pool, 5, 1, response(10, 6, 0), response(9, 5, 1), NULL, &page);
+    in = answers(5, 0, response(10, 6, 0, 10), response(9, 5, 1, -1), "10");
+    cp_page_assemble(pool, &in, &page);
     assert_string_equal(page.next, "[15,\"d15\"]");
     assert_string_equal(page.prev, "[5,\"d5\"]");
     /* near the start: fewer rows backward still point at the first row */
-    cp_page_assemble(pool, 5, 1, response(2, 6, 0), response(1, 2, 1), NULL, &page);
+    in = answers(5, 0, response(2, 6, 0, 2), response(1, 2, 1, -1), "2");
+    cp_page_assemble(pool, &in, &page);
     assert_string_equal(page.prev, "[0,\"d0\"]");
     /* at the start: nothing backward */
-    cp_page_assemble(pool, 5, 1, response(0, 3, 0), response(0, 0, 1), NULL, &page);
+    in = answers(5, 0, response(0, 3, 0, 0), response(0, 0, 1, -1), "0");
+    cp_page_assemble(pool, &in, &page);
     assert_null(page.prev);
     assert_null(page.next);
 }
 
 static void grouped_rows_make_key_only_tokens(void **state)
 {
-    json_t *body = cp_json_pool_own(pool, parse(
-        "{\"rows\":[{\"key\":[2026,1],\"value\":3},{\"key\":[2026,2],\"value\":4}]}"));
+    cp_page_answers in = answers(1, 0, cp_json_pool_own(pool, parse(
+        "{\"rows\":[{\"key\":[2026,1],\"value\":3},{\"key\":[2026,2],\"value\":4}]}")),
+        NULL, NULL);
     cp_page page;
 
-    cp_page_assemble(pool, 1, 0, body, NULL, NULL, &page);
+    in.with_docid = 0;
+    cp_page_assemble(pool, &in, &page);
     assert_string_equal(page.next, "[[2026,2]]");
     assert_null(page.total_rows);
     assert_null(page.offset);
@@ -80,23 +123,93 @@ static void grouped_rows_pass_over_their_own_group_backward(void **state)
     json_t *forward = cp_json_pool_own(pool, parse(
         "{\"rows\":[{\"key\":[5],\"value\":1},{\"key\":[6],\"value\":1},"
         "{\"key\":[7],\"value\":1}]}"));
-    json_t *with_own = cp_json_pool_own(pool, parse(
-        "{\"rows\":[{\"key\":[5],\"value\":1},{\"key\":[4],\"value\":1},"
-        "{\"key\":[3],\"value\":1}]}"));
-    json_t *without_own = cp_json_pool_own(pool, parse(
-        "{\"rows\":[{\"key\":[4],\"value\":1},{\"key\":[3],\"value\":1},"
-        "{\"key\":[2],\"value\":1}]}"));
-    json_t *only_own = cp_json_pool_own(pool, parse("{\"rows\":[{\"key\":[5],\"value\":1}]}"));
-    json_t *start_key = cp_json_pool_own(pool, parse("[5]"));
+    const char *with_own = "{\"rows\":[{\"key\":[5],\"value\":1},{\"key\":[4],\"value\":1},"
+                           "{\"key\":[3],\"value\":1}]}";
+    const char *without_own = "{\"rows\":[{\"key\":[4],\"value\":1},{\"key\":[3],\"value\":1},"
+                              "{\"key\":[2],\"value\":1}]}";
+    cp_page_answers in = answers(2, 0, forward, NULL, "[5]");
     cp_page page;
 
-    cp_page_assemble(pool, 2, 0, forward, with_own, start_key, &page);
+    in.with_docid = 0;
+    in.backward = cp_json_pool_own(pool, parse(with_own));
+    cp_page_assemble(pool, &in, &page);
     assert_string_equal(page.next, "[[7]]");
     assert_string_equal(page.prev, "[[3]]");
-    cp_page_assemble(pool, 2, 0, forward, without_own, start_key, &page);
+    in.backward = cp_json_pool_own(pool, parse(without_own));
+    cp_page_assemble(pool, &in, &page);
     assert_string_equal(page.prev, "[[3]]");
-    cp_page_assemble(pool, 2, 0, forward, only_own, start_key, &page);
+    in.backward = cp_json_pool_own(pool, parse("{\"rows\":[{\"key\":[5],\"value\":1}]}"));
+    cp_page_assemble(pool, &in, &page);
     assert_null(page.prev);
+}
+
+static void page_links_number_pages_from_the_offset(void **state)
+{
+    cp_page_answers in;
+    cp_page page;
+    const cp_page_link *link;
+
+    /* page 3 of rows 0..99 by 5: offset 10; 2 pages either side */
+    in = answers(5, 2, response(10, 11, 0, 10), response(9, 10, 1, -1), "10");
+    cp_page_assemble(pool, &in, &page);
+    assert_true(page.numbered);
+    assert_string_equal(page_numbers(&page), "1 2 3* 4 5");
+    link = &APR_ARRAY_IDX(page.pages, 0, cp_page_link);
+    assert_string_equal(link->start, "[0,\"d0\"]");
+    link = &APR_ARRAY_IDX(page.pages, 2, cp_page_link);
+    assert_string_equal(link->start, "[10,\"d10\"]");
+    link = &APR_ARRAY_IDX(page.pages, 4, cp_page_link);
+    assert_string_equal(link->start, "[20,\"d20\"]");
+
+    /* the first page: no start token, pages ahead only */
+    in = answers(5, 2, response(0, 8, 0, 0), NULL, NULL);
+    cp_page_assemble(pool, &in, &page);
+    assert_string_equal(page_numbers(&page), "1* 2");
+    assert_null(APR_ARRAY_IDX(page.pages, 0, cp_page_link).start);
+
+    /* a start off the page grid: the first page is short */
+    in = answers(5, 3, response(3, 6, 0, 3), response(2, 3, 1, -1), "3");
+    cp_page_assemble(pool, &in, &page);
+    assert_string_equal(page_numbers(&page), "1 2* 3");
+    assert_string_equal(APR_ARRAY_IDX(page.pages, 0, cp_page_link).start, "[0,\"d0\"]");
+}
+
+/* Pages ahead from their own keys-only query (include_docs). */
+static void pages_ahead_from_the_ahead_query(void **state)
+{
+    cp_page_answers in = answers(5, 3, response(0, 6, 0, 0), NULL, NULL);
+    cp_page page;
+
+    in.ahead = response(5, 11, 0, 5);
+    cp_page_assemble(pool, &in, &page);
+    assert_string_equal(page.next, "[5,\"d5\"]");
+    assert_string_equal(page_numbers(&page), "1* 2 3 4");
+    assert_string_equal(APR_ARRAY_IDX(page.pages, 3, cp_page_link).start, "[15,\"d15\"]");
+}
+
+/* An offset that cannot be true is left out, and numbers are relative. */
+static void an_inconsistent_offset_is_not_shown(void **state)
+{
+    cp_page_answers in;
+    cp_page page;
+
+    /* rows behind the page, but offset 0: some servers report that */
+    in = answers(5, 1, response(10, 6, 0, 0), response(9, 5, 1, -1), "10");
+    cp_page_assemble(pool, &in, &page);
+    assert_false(page.numbered);
+    assert_null(page.offset);
+    assert_string_equal(page_numbers(&page), "-1 0* 1");
+    /* with a key range, offsets count from the view's start */
+    in = answers(5, 1, response(10, 6, 0, 10), response(9, 5, 1, -1), "10");
+    in.has_range = 1;
+    cp_page_assemble(pool, &in, &page);
+    assert_false(page.numbered);
+    assert_null(page.offset);
+    /* no offset at all (reduce) */
+    in = answers(5, 1, response(0, 3, 0, -1), NULL, NULL);
+    cp_page_assemble(pool, &in, &page);
+    assert_false(page.numbered);
+    assert_string_equal(page_numbers(&page), "0*");
 }
 
 static void unexpected_response_shapes_are_named(void **state)
@@ -134,6 +247,9 @@ int main(void)
         UNIT_TEST(the_last_backward_row_starts_the_previous_page),
         UNIT_TEST(grouped_rows_make_key_only_tokens),
         UNIT_TEST(grouped_rows_pass_over_their_own_group_backward),
+        UNIT_TEST(page_links_number_pages_from_the_offset),
+        UNIT_TEST(pages_ahead_from_the_ahead_query),
+        UNIT_TEST(an_inconsistent_offset_is_not_shown),
         UNIT_TEST(unexpected_response_shapes_are_named),
     };
     RUN_UNIT_TESTS("page", tests);

@@ -21,7 +21,7 @@ static cp_plan plan_of(const cp_view *view, const char *partition, const char *l
                        const char *high, int count)
 {
     cp_plan plan;
-    const char *reason = cp_plan_init(pool, &plan, view, partition, low, high, count);
+    const char *reason = cp_plan_init(pool, &plan, view, partition, low, high, count, 0);
 
     if (reason) {
         fail_msg("plan refused: %s", reason);
@@ -216,13 +216,40 @@ static void partitions_go_into_the_path(void **state)
     plan = plan_of(&view, "p", NULL, NULL, 2);
     assert_string_equal(cp_plan_forward(pool, &plan, NULL),
                         DB_URL "/_partition/p/_all_docs?limit=3");
-    assert_non_null(cp_plan_init(pool, &plan, &view, "", NULL, NULL, 2));
-    assert_non_null(cp_plan_init(pool, &plan, &view, "_system", NULL, NULL, 2));
-    assert_non_null(cp_plan_init(pool, &plan, &view, "a:b", NULL, NULL, 2));
+    assert_non_null(cp_plan_init(pool, &plan, &view, "", NULL, NULL, 2, 0));
+    assert_non_null(cp_plan_init(pool, &plan, &view, "_system", NULL, NULL, 2, 0));
+    assert_non_null(cp_plan_init(pool, &plan, &view, "a:b", NULL, NULL, 2, 0));
     view = view_of(DB_URL "/_partition/p/_all_docs");
-    reason = cp_plan_init(pool, &plan, &view, "q", NULL, NULL, 2);
+    reason = cp_plan_init(pool, &plan, &view, "q", NULL, NULL, 2, 0);
     assert_non_null(reason);
     assert_non_null(strstr(reason, "names a partition already"));
+}
+
+/* Page links widen the queries; rows only for links never carry documents. */
+static void page_links_read_several_pages_keys_only(void **state)
+{
+    cp_view view = view_of(VIEW_URL);
+    cp_plan plan;
+    cp_token start = { NULL, "7", "d7" };
+
+    cp_plan_init(pool, &plan, &view, NULL, NULL, NULL, 5, 3);
+    assert_false(cp_plan_needs_ahead(&plan));
+    assert_string_equal(cp_plan_forward(pool, &plan, &start),
+                        VIEW_URL "?limit=16&reduce=false&startkey=7&startkey_docid=d7");
+    assert_string_equal(cp_plan_backward(pool, &plan, &start),
+                        VIEW_URL "?limit=15&reduce=false&descending=true&startkey=7"
+                        "&startkey_docid=d7&skip=1");
+    view.include_docs = 1;
+    cp_plan_init(pool, &plan, &view, NULL, NULL, "99", 5, 3);
+    assert_true(cp_plan_needs_ahead(&plan));
+    assert_string_equal(cp_plan_forward(pool, &plan, &start),
+                        VIEW_URL "?limit=6&reduce=false&startkey=7&startkey_docid=d7"
+                        "&endkey=99&include_docs=true");
+    assert_string_equal(cp_plan_ahead(pool, &plan, &start),
+                        VIEW_URL "?limit=11&reduce=false&startkey=7&startkey_docid=d7"
+                        "&endkey=99");
+    cp_plan_init(pool, &plan, &view, NULL, NULL, NULL, 5, 1);
+    assert_false(cp_plan_needs_ahead(&plan));
 }
 
 int main(void)
@@ -239,6 +266,7 @@ int main(void)
         UNIT_TEST(documents_only_for_the_page_itself),
         UNIT_TEST(all_docs_sends_no_docid_and_no_reduce),
         UNIT_TEST(partitions_go_into_the_path),
+        UNIT_TEST(page_links_read_several_pages_keys_only),
     };
     RUN_UNIT_TESTS("plan", tests);
 }

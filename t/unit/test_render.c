@@ -1,16 +1,39 @@
 #include "unit.h"
+#include "couchpage_item.h"
 #include "couchpage_json.h"
 #include "couchpage_render.h"
 
+static cp_page page_of(const char *rows, const char *next, const char *prev,
+                       int total, int offset)
+{
+    cp_page page;
+
+    memset(&page, 0, sizeof(page));
+    page.rows = cp_json_pool_own(pool, parse(rows));
+    page.next = next;
+    page.prev = prev;
+    page.total_rows = total >= 0 ? cp_json_pool_own(pool, json_integer(total)) : NULL;
+    page.offset = offset >= 0 ? cp_json_pool_own(pool, json_integer(offset)) : NULL;
+    page.numbered = offset >= 0;
+    page.pages = apr_array_make(pool, 4, sizeof(cp_page_link));
+    return page;
+}
+
+static void add_page(cp_page *page, int number, const char *start, int current)
+{
+    cp_page_link *link = apr_array_push(page->pages);
+
+    link->number = number;
+    link->start = start;
+    link->current = current;
+}
+
 static void a_page_renders_items_tokens_and_links(void **state)
 {
-    json_t *rows = cp_json_pool_own(pool, parse(
-        "[{\"key\":\"Biffy Clyro\",\"id\":\"a\",\"value\":null},"
-        " {\"id\":\"b\",\"key\":[1,{\"x\":0.5}],\"value\":{\"n\":1}}]"));
-    json_t *total = cp_json_pool_own(pool, json_integer(11));
-    json_t *offset = cp_json_pool_own(pool, json_integer(5));
-    cp_page page = { rows, "[\"Tool\",\"t\"]", "[\"Biffy Clyro\",\"a\"]", total, offset };
-    cp_links links = { "/bands/", 0 };
+    cp_page page = page_of("[{\"key\":\"Biffy Clyro\",\"id\":\"a\",\"value\":null},"
+                           " {\"id\":\"b\",\"key\":[1,{\"x\":0.5}],\"value\":{\"n\":1}}]",
+                           "[\"Tool\",\"t\"]", "[\"Biffy Clyro\",\"a\"]", 11, 5);
+    cp_links links = { "/bands/", 0, NULL };
 
     assert_string_equal(cp_render_json(pool, &page, &links),
         "{\"items\":[{\"id\":\"a\",\"key\":\"Biffy Clyro\",\"value\":null},"
@@ -18,26 +41,47 @@ static void a_page_renders_items_tokens_and_links(void **state)
         "\"next\":\"[\\\"Tool\\\",\\\"t\\\"]\","
         "\"prev\":\"[\\\"Biffy Clyro\\\",\\\"a\\\"]\","
         "\"links\":{\"next\":\"/bands/?start=%5b%22Tool%22%2c%22t%22%5d\","
-        "\"prev\":\"/bands/?start=%5b%22Biffy+Clyro%22%2c%22a%22%5d\"},"
+        "\"prev\":\"/bands/?start=%5b%22Biffy+Clyro%22%2c%22a%22%5d\","
+        "\"first\":\"/bands/\"},"
         "\"total_rows\":11,\"offset\":5}");
 }
 
 static void a_lone_page_has_null_links_and_no_counts_when_absent(void **state)
 {
-    cp_page page = { cp_json_pool_own(pool, json_array()), NULL, NULL, NULL, NULL };
-    cp_links links = { "/x/", 3 };
+    cp_page page = page_of("[]", NULL, NULL, -1, -1);
+    cp_links links = { "/x/", 3, NULL };
 
     assert_string_equal(cp_render_json(pool, &page, &links),
         "{\"items\":[],\"next\":null,\"prev\":null,"
-        "\"links\":{\"next\":null,\"prev\":null}}");
+        "\"links\":{\"next\":null,\"prev\":null,\"first\":\"/x/?limit=3\"}}");
 }
 
-static void links_keep_the_clients_limit(void **state)
+static void documents_and_page_links_in_json(void **state)
 {
-    cp_links links = { "/a%20b/", 7 };
+    cp_page page = page_of("[{\"key\":1,\"id\":\"a\",\"value\":null,\"doc\":{\"_id\":\"a\"}}]",
+                           "[2,\"b\"]", NULL, 9, -1);
+    cp_links links = { "/p/", 0, "json" };
+
+    add_page(&page, 0, NULL, 1);
+    add_page(&page, 1, "[2,\"b\"]", 0);
+    assert_string_equal(cp_render_json(pool, &page, &links),
+        "{\"items\":[{\"id\":\"a\",\"key\":1,\"value\":null,\"doc\":{\"_id\":\"a\"}}],"
+        "\"next\":\"[2,\\\"b\\\"]\",\"prev\":null,"
+        "\"links\":{\"next\":\"/p/?start=%5b2%2c%22b%22%5d&format=json\",\"prev\":null,"
+        "\"first\":\"/p/?format=json\"},"
+        "\"pages\":[{\"number\":0,\"start\":null,\"current\":true,\"url\":\"/p/?format=json\"},"
+        "{\"number\":1,\"start\":\"[2,\\\"b\\\"]\",\"current\":false,"
+        "\"url\":\"/p/?start=%5b2%2c%22b%22%5d&format=json\"}],"
+        "\"numbering\":\"relative\",\"total_rows\":9}");
+}
+
+static void links_keep_the_clients_limit_and_format(void **state)
+{
+    cp_links links = { "/a%20b/", 7, "html" };
 
     assert_string_equal(cp_link_url(pool, &links, "[1,\"x y\"]"),
-                        "/a%20b/?start=%5b1%2c%22x+y%22%5d&limit=7");
+                        "/a%20b/?start=%5b1%2c%22x+y%22%5d&limit=7&format=html");
+    assert_string_equal(cp_link_url(pool, &links, NULL), "/a%20b/?limit=7&format=html");
 }
 
 static void errors_are_json_with_error_and_reason(void **state)
@@ -46,13 +90,90 @@ static void errors_are_json_with_error_and_reason(void **state)
                         "{\"error\":\"bad_request\",\"reason\":\"say \\\"why\\\"\\n\"}");
 }
 
+static void html_fragment_lists_items_and_navigation(void **state)
+{
+    cp_page page = page_of("[{\"key\":\"Nirvana\",\"id\":\"n\",\"value\":null},"
+                           "{\"key\":\"Tool\",\"id\":\"t\",\"value\":null}]",
+                           "[\"X\",\"x\"]", "[\"A\",\"a\"]", 11, 5);
+    cp_links links = { "/bands/", 2, NULL };
+    cp_item_spec item = { NULL, NULL };
+
+    add_page(&page, 2, "[\"A\",\"a\"]", 0);
+    add_page(&page, 3, "[\"Nirvana\",\"n\"]", 1);
+    assert_string_equal(cp_render_html(pool, &page, &links, &item),
+        "<div class=\"couchpage\">\n"
+        "<ul class=\"couchpage-items\">\n"
+        "<li class=\"couchpage-item\">Nirvana</li>\n"
+        "<li class=\"couchpage-item\">Tool</li>\n"
+        "</ul>\n"
+        "<p class=\"couchpage-position\">6\xe2\x80\x93" "7 of 11</p>\n"
+        "<nav class=\"couchpage-nav\" aria-label=\"Pages\">\n"
+        "<a class=\"couchpage-prev\" rel=\"prev\" href=\"/bands/?start=%5b%22A%22%2c%22a%22%5d&amp;limit=2\">Previous</a>\n"
+        "<ol class=\"couchpage-pages\">\n"
+        "<li><a href=\"/bands/?start=%5b%22A%22%2c%22a%22%5d&amp;limit=2\">2</a></li>\n"
+        "<li><a href=\"/bands/?start=%5b%22Nirvana%22%2c%22n%22%5d&amp;limit=2\" aria-current=\"page\">3</a></li>\n"
+        "</ol>\n"
+        "<a class=\"couchpage-next\" rel=\"next\" href=\"/bands/?start=%5b%22X%22%2c%22x%22%5d&amp;limit=2\">Next</a>\n"
+        "</nav>\n</div>\n");
+}
+
+static void html_first_and_last_pages_disable_their_links(void **state)
+{
+    cp_page page = page_of("[]", NULL, NULL, -1, -1);
+    cp_links links = { "/x/", 0, NULL };
+    cp_item_spec item = { NULL, NULL };
+    const char *out = cp_render_html(pool, &page, &links, &item);
+
+    assert_non_null(strstr(out, "<p class=\"couchpage-empty\">No items.</p>"));
+    assert_non_null(strstr(out, "<span class=\"couchpage-prev couchpage-disabled\" "
+                                "aria-disabled=\"true\">Previous</span>"));
+    assert_non_null(strstr(out, "<span class=\"couchpage-next couchpage-disabled\" "
+                                "aria-disabled=\"true\">Next</span>"));
+    assert_null(strstr(out, "couchpage-position"));
+}
+
+/* Keys, values, ids and URLs are text, never markup. */
+static void html_escapes_every_text(void **state)
+{
+    cp_page page = page_of("[{\"key\":\"<script>alert(1)</script>\",\"id\":\"\\\" onmouseover=x\","
+                           "\"value\":{\"t\":\"a&b\"}}]", NULL, NULL, -1, -1);
+    cp_links links = { "/x/", 0, NULL };
+    const char *err = NULL;
+    cp_item_spec item = { cp_field_parse(pool, "key", &err),
+                          cp_pattern_parse(pool, "/band/{id}?t={value.t}", &err) };
+    const char *out = cp_render_html(pool, &page, &links, &item);
+
+    assert_non_null(strstr(out, "<li class=\"couchpage-item\"><a href=\"/band/%22%20onmouseover%3Dx?t=a%26b\">"
+                                "&lt;script&gt;alert(1)&lt;/script&gt;</a></li>"));
+    assert_null(strstr(out, "<script"));
+}
+
+static void relative_page_labels(void **state)
+{
+    cp_page page = page_of("[{\"key\":1,\"id\":\"a\",\"value\":null}]", NULL, "[0,\"z\"]", -1, -1);
+    cp_links links = { "/x/", 0, NULL };
+    cp_item_spec item = { NULL, NULL };
+    const char *out;
+
+    add_page(&page, -1, "[0,\"z\"]", 0);
+    add_page(&page, 0, "[1,\"a\"]", 1);
+    out = cp_render_html(pool, &page, &links, &item);
+    assert_non_null(strstr(out, ">\xe2\x88\x92" "1</a>"));
+    assert_non_null(strstr(out, " aria-current=\"page\">current</a>"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         UNIT_TEST(a_page_renders_items_tokens_and_links),
         UNIT_TEST(a_lone_page_has_null_links_and_no_counts_when_absent),
-        UNIT_TEST(links_keep_the_clients_limit),
+        UNIT_TEST(documents_and_page_links_in_json),
+        UNIT_TEST(links_keep_the_clients_limit_and_format),
         UNIT_TEST(errors_are_json_with_error_and_reason),
+        UNIT_TEST(html_fragment_lists_items_and_navigation),
+        UNIT_TEST(html_first_and_last_pages_disable_their_links),
+        UNIT_TEST(html_escapes_every_text),
+        UNIT_TEST(relative_page_labels),
     };
     RUN_UNIT_TESTS("render", tests);
 }
