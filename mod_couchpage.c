@@ -22,6 +22,7 @@
 #include "couchpage_page.h"
 #include "couchpage_plan.h"
 #include "couchpage_render.h"
+#include "couchpage_seal.h"
 #include "couchpage_token.h"
 
 module AP_MODULE_DECLARE_DATA couchpage_module;
@@ -73,6 +74,11 @@ typedef struct {
     int item_set;
     int links;                 /* page links either side */
     int links_set;
+    const char *token_secret;  /* NULL: tokens are plain JSON */
+    const char *previous_token_secret;
+    int token_secret_set;
+    apr_size_t max_token_length;
+    int max_token_length_set;
 } couchpage_dir_conf;
 
 static void *create_dir_conf(apr_pool_t *p, char *dir)
@@ -83,6 +89,7 @@ static void *create_dir_conf(apr_pool_t *p, char *dir)
     conf->max_page_size = DEFAULT_MAX_PAGE_SIZE;
     conf->max_response = DEFAULT_MAX_RESPONSE;
     conf->group_level = CP_GROUP_EXACT;
+    conf->max_token_length = CP_TOKEN_MAX_DEFAULT;
     return conf;
 }
 
@@ -108,6 +115,11 @@ static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     MERGE(format);
     MERGE(item);
     MERGE(links);
+    MERGE(max_token_length);
+    conf->token_secret = add->token_secret_set ? add->token_secret : base->token_secret;
+    conf->previous_token_secret = add->token_secret_set ? add->previous_token_secret
+                                                        : base->previous_token_secret;
+    conf->token_secret_set = add->token_secret_set || base->token_secret_set;
     conf->low = add->range_set ? add->low : base->low;
     conf->high = add->range_set ? add->high : base->high;
     conf->range_set = add->range_set || base->range_set;
@@ -388,6 +400,37 @@ static const char *set_links(cmd_parms *cmd, void *dirconf, const char *arg)
     return NULL;
 }
 
+static const char *set_token_secret(cmd_parms *cmd, void *dirconf, const char *secret,
+                                    const char *previous)
+{
+    couchpage_dir_conf *conf = dirconf;
+
+    /* Secrets are never part of a message: they could end up in a log. */
+    if (strlen(secret) < CP_SEAL_MIN_SECRET
+        || (previous && strlen(previous) < CP_SEAL_MIN_SECRET)) {
+        return apr_psprintf(cmd->pool, "CouchPageTokenSecret: a secret must be at least "
+                            "%d characters long", CP_SEAL_MIN_SECRET);
+    }
+    conf->token_secret = secret;
+    conf->previous_token_secret = previous;
+    conf->token_secret_set = 1;
+    return NULL;
+}
+
+static const char *set_max_token_length(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    couchpage_dir_conf *conf = dirconf;
+    apr_int64_t n;
+    const char *err = parse_bounded(cmd, arg, 64, 65536, &n);
+
+    if (err) {
+        return err;
+    }
+    conf->max_token_length = (apr_size_t)n;
+    conf->max_token_length_set = 1;
+    return NULL;
+}
+
 static const command_rec couchpage_cmds[] = {
     AP_INIT_TAKE1("CouchPageView", set_view, NULL, OR_OPTIONS,
         "the CouchDB view URL to page: http(s)://host:port/db/_design/ddoc/_view/name, "
@@ -420,6 +463,11 @@ static const command_rec couchpage_cmds[] = {
         "and an optional link pattern with {field} placeholders"),
     AP_INIT_TAKE1("CouchPageLinks", set_links, NULL, OR_OPTIONS,
         "how many numbered page links to show either side, 0 to 20 (default 0)"),
+    AP_INIT_TAKE12("CouchPageTokenSecret", set_token_secret, NULL, OR_OPTIONS,
+        "a secret (16 characters or more) that makes tokens opaque and signed, bound to "
+        "the location; a second, previous secret is still accepted, for rotation"),
+    AP_INIT_TAKE1("CouchPageMaxTokenLength", set_max_token_length, NULL, OR_OPTIONS,
+        "the longest start token accepted, in bytes, 64 to 65536 (default 4096)"),
     { NULL }
 };
 
@@ -577,6 +625,34 @@ static const char *links_path(request_rec *r)
     return ap_escape_uri(r->pool, top->uri);
 }
 
+/* What a signed token is valid for: this location's view, at this path. */
+static const char *token_binding(request_rec *r, const couchpage_dir_conf *conf)
+{
+    return apr_pstrcat(r->pool, conf->view.url, "\n", r->uri, NULL);
+}
+
+/* With CouchPageTokenSecret, every token the page hands out is sealed; the
+ * current page's own is the client's, sealed already. */
+static void seal_page_tokens(request_rec *r, const couchpage_dir_conf *conf, cp_page *page)
+{
+    const char *binding = token_binding(r, conf);
+    int i;
+
+    if (page->next) {
+        page->next = cp_seal(r->pool, conf->token_secret, binding, page->next);
+    }
+    if (page->prev) {
+        page->prev = cp_seal(r->pool, conf->token_secret, binding, page->prev);
+    }
+    for (i = 0; i < page->pages->nelts; i++) {
+        cp_page_link *link = &APR_ARRAY_IDX(page->pages, i, cp_page_link);
+
+        if (!link->current && link->start) {
+            link->start = cp_seal(r->pool, conf->token_secret, binding, link->start);
+        }
+    }
+}
+
 /* RFC 8288 Link header: first, prev and next. */
 static void set_link_header(request_rec *r, const cp_page *page, const cp_links *links)
 {
@@ -650,7 +726,21 @@ static int couchpage_handler(request_rec *r)
                        : (conf->page_size < conf->max_page_size ? conf->page_size
                                                                 : conf->max_page_size);
     if (args.start) {
-        reason = cp_token_decode(r->pool, args.start, CP_TOKEN_MAX_DEFAULT, with_docid,
+        const char *token_text = args.start;
+
+        if (strlen(token_text) > conf->max_token_length) {
+            return send_bad_request(r, apr_psprintf(r->pool, "the start token is longer "
+                                    "than %" APR_SIZE_T_FMT " bytes",
+                                    conf->max_token_length));
+        }
+        if (conf->token_secret) {
+            token_text = cp_unseal(r->pool, conf->token_secret, conf->previous_token_secret,
+                                   token_binding(r, conf), token_text, &reason);
+            if (!token_text) {
+                return send_bad_request(r, reason);
+            }
+        }
+        reason = cp_token_decode(r->pool, token_text, conf->max_token_length, with_docid,
                                  &start);
         if (reason) {
             return send_bad_request(r, reason);
@@ -708,6 +798,9 @@ static int couchpage_handler(request_rec *r)
     }
 
     cp_page_assemble(r->pool, &answers, &page);
+    if (conf->token_secret) {
+        seal_page_tokens(r, conf, &page);
+    }
     links.path = links_path(r);
     links.limit = args.limit;
     links.format = args.format == CP_FORMAT_HTML ? "html"
