@@ -1,0 +1,195 @@
+# Scaling out (README, "Scaling out"): CouchPageView balancer:// over two
+# backends with the same data, and two httpd servers with the same
+# configuration. A token one server issued works on the other (the module
+# keeps no state), and stopping a backend under load loses at most the
+# requests in flight. This test starts its own two pouchdb-servers and two
+# httpd servers on free loopback ports, and stops them all.
+use strict;
+use warnings FATAL => 'all';
+
+use Apache::Test qw(plan ok);
+use Apache::TestUtil qw(t_cmp);
+use File::Spec::Functions qw(catfile);
+use File::Temp qw(tempdir);
+use IO::Socket::INET ();
+use JSON::PP ();
+use LWP::UserAgent ();
+use URI::Escape ();
+use POSIX ();
+use Time::HiRes qw(sleep time);
+
+my $vars = Apache::Test::vars();
+my $httpd = $vars->{httpd};
+chomp(my $modules = `'$vars->{apxs}' -q LIBEXECDIR 2>/dev/null` || '/usr/lib/apache2/modules');
+my $module = catfile($vars->{top_dir}, '.libs', 'mod_couchpage.so');
+my $embedded = $ENV{COUCHPAGE_EMBEDDED_DIR} || catfile($vars->{top_dir}, 'embedded');
+my $pouchdb = catfile($embedded, 'node_modules', 'pouchdb-server', 'bin', 'pouchdb-server');
+my $dir = tempdir(CLEANUP => 1);
+my $JSON = JSON::PP->new->utf8;
+my @children;    # [pid, what]
+
+END {
+    local $?;
+    for (reverse @children) {
+        my ($pid) = @$_;
+        kill 'TERM', $pid if kill 0, $pid;
+        waitpid($pid, 0);
+    }
+}
+
+sub free_port {
+    my $s = IO::Socket::INET->new(Listen => 1, LocalAddr => '127.0.0.1', LocalPort => 0) or die $!;
+    my $port = $s->sockport;
+    close $s;
+    return $port;
+}
+
+sub wait_for_port {
+    my ($port, $what) = @_;
+    my $deadline = time + 60;
+    until (IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port, Timeout => 1)) {
+        die "$what did not start on port $port\n" if time > $deadline;
+        sleep 0.2;
+    }
+}
+
+sub spawn {
+    my ($what, $cwd, @command) = @_;
+    my $pid = fork // die "fork: $!";
+    if ($pid == 0) {
+        chdir $cwd or POSIX::_exit(127);
+        open STDIN, '<', '/dev/null';
+        open STDOUT, '>', catfile($cwd, 'stdout.log');
+        open STDERR, '>&', \*STDOUT;
+        exec @command or POSIX::_exit(127);
+    }
+    push @children, [$pid, $what];
+    return $pid;
+}
+
+sub start_backend {
+    my ($name) = @_;
+    my $port = free_port();
+    my $cwd = catfile($dir, $name);
+    mkdir $cwd;
+    my $pid = spawn($name, $cwd, 'node', $pouchdb, '--in-memory', '-p', $port, '-o', '127.0.0.1');
+    wait_for_port($port, $name);
+    system('node', catfile($embedded, 'fixtures.js'), "http://127.0.0.1:$port") == 0
+        or die "loading fixtures into $name failed\n";
+    return ($pid, $port);
+}
+
+sub start_httpd {
+    my ($name, @backends) = @_;
+    my $port = free_port();
+    my $root = catfile($dir, $name);
+    mkdir $root;
+    my $members = join '', map { "    BalancerMember \"http://127.0.0.1:$_\" keepalive=On timeout=5 retry=30\n" } @backends;
+    open my $fh, '>', "$root/httpd.conf" or die;
+    print $fh <<"CONF";
+ServerRoot "$root"
+ServerName localhost
+Listen 127.0.0.1:$port
+PidFile "$root/httpd.pid"
+ErrorLog "$root/error_log"
+LogLevel warn couchpage:info
+LoadModule mpm_event_module "$modules/mod_mpm_event.so"
+LoadModule authz_core_module "$modules/mod_authz_core.so"
+LoadModule slotmem_shm_module "$modules/mod_slotmem_shm.so"
+LoadModule proxy_module "$modules/mod_proxy.so"
+LoadModule proxy_http_module "$modules/mod_proxy_http.so"
+LoadModule proxy_balancer_module "$modules/mod_proxy_balancer.so"
+LoadModule lbmethod_byrequests_module "$modules/mod_lbmethod_byrequests.so"
+LoadModule couchpage_module "$module"
+DefaultRuntimeDir "$root"
+<Proxy "balancer://couch">
+$members</Proxy>
+<Location "/bands/">
+    SetHandler couchpage
+    CouchPageView "balancer://couch/bands/_design/bands/_view/by-name"
+    CouchPageSize 5
+    CouchPageTokenSecret "one secret for every server of the site"
+</Location>
+CONF
+    close $fh;
+    my $pid = spawn($name, $root, $httpd, '-f', "$root/httpd.conf", '-DFOREGROUND');
+    wait_for_port($port, $name);
+    return ($pid, $port, $root);
+}
+
+sub get {
+    my ($ua, $port, $path) = @_;
+    my $res = $ua->get("http://127.0.0.1:$port$path");
+    my $body = eval { $JSON->decode($res->content) };
+    return ($res->code, $body);
+}
+
+plan tests => 8;
+
+my ($x_pid, $x_port) = start_backend('backend-x');
+my ($y_pid, $y_port) = start_backend('backend-y');
+my (undef, $a_port, $a_root) = start_httpd('httpd-a', $x_port, $y_port);
+my (undef, $b_port) = start_httpd('httpd-b', $x_port, $y_port);
+my $ua = LWP::UserAgent->new(keep_alive => 1, timeout => 30);
+
+# statelessness: a token of server A, used on server B
+my ($status, $first) = get($ua, $a_port, '/bands/');
+ok t_cmp($status, 200, 'server A serves the first page through the balancer');
+my $token = $first->{next} // '';
+($status, my $second) = get($ua, $b_port, '/bands/?start=' . URI::Escape::uri_escape($token));
+ok t_cmp($status, 200, "server B accepts server A's signed token");
+ok t_cmp(join('|', map { $_->{key} } @{ $second->{items} || [] }),
+         'Nirvana|Perfect Circle|Queens of the Stone Age|Silverchair|Tenacious D',
+         "server B shows the page A's token names");
+($status, my $back) = get($ua, $a_port, '/bands/?start=' . URI::Escape::uri_escape($second->{prev} // ''));
+ok t_cmp($status, 200, "and server A accepts server B's prev token");
+
+# failover: 4 clients page through server A for 4 s; backend X stops after 1.5 s
+my ($clients, $seconds) = (4, 4);
+my $started = time;
+my @pids;
+for my $n (1 .. $clients) {
+    my $pid = fork // die "fork: $!";
+    if ($pid == 0) {
+        my $ua = LWP::UserAgent->new(keep_alive => 1, timeout => 30);
+        my ($ok, $failed) = (0, 0);
+        my $path = '/bands/?start=' . URI::Escape::uri_escape($token);
+        while (time - $started < $seconds) {
+            my $res = $ua->get("http://127.0.0.1:$a_port$path");
+            $res->code == 200 ? $ok++ : $failed++;
+        }
+        open my $out, '>', catfile($dir, "client$n") or POSIX::_exit(2);
+        print $out "$ok $failed\n";
+        close $out;
+        POSIX::_exit(0);
+    }
+    push @pids, $pid;
+}
+sleep 1.5;
+kill 'TERM', $x_pid;
+waitpid($x_pid, 0);
+@children = grep { $_->[0] != $x_pid } @children;
+waitpid($_, 0) for @pids;
+
+my ($ok, $failed) = (0, 0);
+for my $n (1 .. $clients) {
+    open my $in, '<', catfile($dir, "client$n") or die "client $n left no result\n";
+    my ($o, $f) = split ' ', scalar <$in>;
+    $ok += $o;
+    $failed += $f;
+}
+print "# failover: $ok pages served, $failed failed while backend X stopped\n";
+ok t_cmp($ok > 50 ? 'served' : "only $ok", 'served', 'pages kept being served while a backend stopped');
+ok t_cmp($failed <= $clients ? 'at most in flight' : "$failed failed", 'at most in flight',
+         "at most the $clients requests in flight failed ($failed did)");
+
+# afterwards every page is served by the remaining backend
+my $all_ok = 1;
+for (1 .. 20) {
+    ($status) = get($ua, $a_port, '/bands/?start=' . URI::Escape::uri_escape($token));
+    $all_ok = 0 unless $status == 200;
+}
+ok t_cmp($all_ok, 1, 'with one backend left, every page is served');
+my $log = do { local $/; open my $fh, '<', "$a_root/error_log" or die; <$fh> };
+ok t_cmp($log =~ /exit signal|Segmentation fault/ ? 'crash' : 'no crash', 'no crash',
+         'no httpd child crashed');
