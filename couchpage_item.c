@@ -101,15 +101,20 @@ const json_t *cp_field_get(const cp_field *field, const json_t *row)
     return value;
 }
 
-const char *cp_field_text(apr_pool_t *pool, const json_t *value)
+const char *cp_field_text(apr_pool_t *pool, const json_t *value, apr_size_t *len)
 {
+    const char *text;
+
     if (!value) {
         return NULL;
     }
     if (json_is_string(value)) {
-        return apr_pstrmemdup(pool, json_string_value(value), json_string_length(value));
+        *len = json_string_length(value);
+        return json_string_value(value);
     }
-    return cp_json_text(pool, value);
+    text = cp_json_text(pool, value);
+    *len = strlen(text);
+    return text;
 }
 
 cp_pattern *cp_pattern_parse(apr_pool_t *pool, const char *text, const char **error)
@@ -157,24 +162,25 @@ const char *cp_pattern_expand(apr_pool_t *pool, const cp_pattern *pattern,
     for (i = 0; i < pattern->parts->nelts; i++) {
         const pattern_part *part = &APR_ARRAY_IDX(pattern->parts, i, pattern_part);
         const char *text;
+        apr_size_t len;
 
         if (part->literal) {
             APR_ARRAY_PUSH(pieces, const char *) = part->literal;
             continue;
         }
-        text = cp_field_text(pool, cp_field_get(part->field, row));
-        APR_ARRAY_PUSH(pieces, const char *) = text ? cp_percent_encode(pool, text) : "";
+        text = cp_field_text(pool, cp_field_get(part->field, row), &len);
+        APR_ARRAY_PUSH(pieces, const char *) = text ? cp_percent_encode(pool, text, len) : "";
     }
     return apr_array_pstrcat(pool, pieces, 0);
 }
 
-const char *cp_percent_encode(apr_pool_t *pool, const char *text)
+const char *cp_percent_encode(apr_pool_t *pool, const char *text, apr_size_t len)
 {
     static const char hex[] = "0123456789ABCDEF";
-    char *out = apr_palloc(pool, 3 * strlen(text) + 1), *o = out;
-    const unsigned char *c;
+    char *out = apr_palloc(pool, 3 * len + 1), *o = out;
+    const unsigned char *c, *end = (const unsigned char *)text + len;
 
-    for (c = (const unsigned char *)text; *c; c++) {
+    for (c = (const unsigned char *)text; c < end; c++) {
         if ((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9')
             || *c == '-' || *c == '.' || *c == '_' || *c == '~') {
             *o++ = (char)*c;

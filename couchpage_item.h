@@ -23,9 +23,10 @@ cp_field *cp_field_parse(apr_pool_t *pool, const char *path, const char **error)
 /* The JSON value at the path in the row, or NULL when the row has none. */
 const json_t *cp_field_get(const cp_field *field, const json_t *row);
 
-/* What a value shows as text: a string as it is, anything else as its JSON.
- * NULL for a missing value. */
-const char *cp_field_text(apr_pool_t *pool, const json_t *value);
+/* What a value shows as text: a string as it is, anything else as its JSON;
+ * *len is its length, as a string may hold NUL characters. NULL for a
+ * missing value. */
+const char *cp_field_text(apr_pool_t *pool, const json_t *value, apr_size_t *len);
 
 /* Compiles a LINK pattern; NULL with *error set for a bad placeholder or an
  * unbalanced brace. */
@@ -35,7 +36,8 @@ cp_pattern *cp_pattern_parse(apr_pool_t *pool, const char *pattern, const char *
 const char *cp_pattern_expand(apr_pool_t *pool, const cp_pattern *pattern,
                               const json_t *row);
 
-/* Percent-encodes every byte but the unreserved ones of RFC 3986. */
-const char *cp_percent_encode(apr_pool_t *pool, const char *text);
+/* Percent-encodes every byte of text[0..len) but the unreserved ones of
+ * RFC 3986. */
+const char *cp_percent_encode(apr_pool_t *pool, const char *text, apr_size_t len);
 
 #endif

@@ -1,6 +1,7 @@
 #include "couchpage_json.h"
 
 #include <apr_strings.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +52,35 @@ const char *cp_json_text(apr_pool_t *pool, const json_t *value)
     copy = apr_pstrdup(pool, text);
     free(text);
     return copy;
+}
+
+const char *cp_json_text_html_safe(apr_pool_t *pool, const json_t *value)
+{
+    const char *text = cp_json_text(pool, value);
+    const char *c;
+    apr_size_t extra = 0;
+    char *out, *o;
+
+    if (!text) {
+        return NULL;
+    }
+    for (c = text; *c; c++) {
+        extra += (*c == '<' || *c == '>' || *c == '&') ? 5 : 0;
+    }
+    if (extra == 0) {
+        return text;
+    }
+    out = o = apr_palloc(pool, strlen(text) + extra + 1);
+    for (c = text; *c; c++) {
+        if (*c == '<' || *c == '>' || *c == '&') {
+            o += sprintf(o, "\\u%04x", (unsigned)*c);
+        }
+        else {
+            *o++ = *c;
+        }
+    }
+    *o = '\0';
+    return out;
 }
 
 const char *cp_json_quote(apr_pool_t *pool, const char *text)

@@ -25,6 +25,11 @@ json_t *cp_json_load(apr_pool_t *pool, const char *text, apr_size_t len,
  * keep their order: CouchDB collates objects member by member. */
 const char *cp_json_text(apr_pool_t *pool, const json_t *value);
 
+/* Compact JSON text as cp_json_text gives it, with every <, > and & written
+ * as \u003c, \u003e, \u0026: the same JSON, but inert wherever it lands in
+ * HTML (an include, a sniffing browser). They can only occur inside strings. */
+const char *cp_json_text_html_safe(apr_pool_t *pool, const json_t *value);
+
 /* The JSON string literal for text, quotes included, allocated from the
  * pool; NULL when text is not valid UTF-8. */
 const char *cp_json_quote(apr_pool_t *pool, const char *text);

@@ -3,6 +3,7 @@
 #include "couchpage_token.h"
 
 #include <apr_strings.h>
+#include <string.h>
 
 json_t *cp_page_rows(apr_pool_t *pool, const json_t *response, int with_docid,
                      const char **error)
@@ -31,6 +32,12 @@ json_t *cp_page_rows(apr_pool_t *pool, const json_t *response, int with_docid,
         if (with_docid && (!json_is_string(id) || json_string_length(id) == 0)) {
             *error = apr_psprintf(pool, "row %u of the view response has no document id",
                                   (unsigned)i);
+            return NULL;
+        }
+        /* a token could not carry it: CouchDB's startkey_docid is a C string */
+        if (with_docid && strlen(json_string_value(id)) != json_string_length(id)) {
+            *error = apr_psprintf(pool, "row %u of the view response has a document id "
+                                  "with a NUL character", (unsigned)i);
             return NULL;
         }
     }
@@ -92,16 +99,23 @@ static const json_t *behind_start(const cp_page_answers *in, const behind_rows *
     return NULL;
 }
 
-/* Whether CouchDB's offset can be the page's true position (see the header). */
+/* Whether CouchDB's offset can be the page's true position (see the header):
+ * with a total, 0 <= offset <= total - rows on the page, and no fewer rows
+ * before the page than were seen behind it. */
 static int offset_is_consistent(const cp_page_answers *in, const json_t *offset,
+                                const json_t *total_rows, size_t rows,
                                 const behind_rows *behind)
 {
-    json_int_t value;
+    json_int_t value, total;
 
-    if (!json_is_integer(offset) || in->has_range) {
+    if (!json_is_integer(offset) || !json_is_integer(total_rows) || in->has_range) {
         return 0;
     }
     value = json_integer_value(offset);
+    total = json_integer_value(total_rows);
+    if (value < 0 || total < 0 || value > total || (json_int_t)rows > total - value) {
+        return 0;
+    }
     if (!in->backward) {
         return value == 0;
     }
@@ -109,7 +123,8 @@ static int offset_is_consistent(const cp_page_answers *in, const json_t *offset,
                                           : value >= (json_int_t)(behind->n - behind->first);
 }
 
-static void add_link(apr_array_header_t *pages, int number, const char *start, int current)
+static void add_link(apr_array_header_t *pages, apr_int64_t number, const char *start,
+                     int current)
 {
     cp_page_link *link = apr_array_push(pages);
 
@@ -124,7 +139,7 @@ void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page
     const json_t *row;
     behind_rows behind = { NULL, 0, 0 };
     size_t i, before = 0, after = 0;
-    int current_number = 0;
+    apr_int64_t current_number = 0;
 
     page->rows = cp_json_pool_own(pool, json_array());
     for (i = 0; i < json_array_size(forward_rows) && i < (size_t)in->count; i++) {
@@ -142,7 +157,8 @@ void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page
 
     page->total_rows = json_object_get(in->forward, "total_rows");
     page->offset = json_object_get(in->forward, "offset");
-    page->numbered = offset_is_consistent(in, page->offset, &behind);
+    page->numbered = offset_is_consistent(in, page->offset, page->total_rows,
+                                          json_array_size(page->rows), &behind);
     if (!page->numbered) {
         page->offset = NULL;
     }
@@ -160,15 +176,15 @@ void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page
     }
     if (page->numbered) {
         json_int_t offset = json_integer_value(page->offset);
-        current_number = (int)((offset + in->count - 1) / in->count) + 1;
+        current_number = offset / in->count + (offset % in->count != 0) + 1;
     }
     for (i = before; i >= 1; i--) {
-        add_link(page->pages, current_number - (int)i,
+        add_link(page->pages, current_number - (apr_int64_t)i,
                  row_token(pool, behind_start(in, &behind, i), in->with_docid), 0);
     }
     add_link(page->pages, current_number, in->start, 1);
     for (i = 1; i <= after; i++) {
-        add_link(page->pages, current_number + (int)i,
+        add_link(page->pages, current_number + (apr_int64_t)i,
                  row_token(pool, ahead_start(in, i), in->with_docid), 0);
     }
 }

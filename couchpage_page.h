@@ -12,7 +12,7 @@
 
 /* A numbered page link. */
 typedef struct {
-    int number;        /* 1-based, or relative to the current page (-1, +1) */
+    apr_int64_t number; /* 1-based, or relative to the current page (-1, +1) */
     const char *start; /* its token; NULL for a first page reached without one */
     int current;
 } cp_page_link;

@@ -3,6 +3,7 @@
 
 #include <apr_escape.h>
 #include <apr_strings.h>
+#include <string.h>
 
 const char *cp_link_url(apr_pool_t *pool, const cp_links *links, const char *token)
 {
@@ -78,8 +79,8 @@ const char *cp_render_json(apr_pool_t *pool, const cp_page *page,
         for (p = 0; p < page->pages->nelts; p++) {
             const cp_page_link *link = &APR_ARRAY_IDX(page->pages, p, cp_page_link);
 
-            json_array_append_new(pages, json_pack("{s:i, s:o, s:b, s:s}",
-                "number", link->number, "start", string_or_null(link->start),
+            json_array_append_new(pages, json_pack("{s:I, s:o, s:b, s:s}",
+                "number", (json_int_t)link->number, "start", string_or_null(link->start),
                 "current", link->current, "url", cp_link_url(pool, links, link->start)));
         }
         json_object_set_new(body, "pages", pages);
@@ -92,7 +93,7 @@ const char *cp_render_json(apr_pool_t *pool, const cp_page *page,
     if (page->offset) {
         json_object_set(body, "offset", (json_t *)page->offset);
     }
-    return cp_json_text(pool, body);
+    return cp_json_text_html_safe(pool, body);
 }
 
 static const char *html(apr_pool_t *pool, const char *text)
@@ -100,12 +101,37 @@ static const char *html(apr_pool_t *pool, const char *text)
     return apr_pescape_entity(pool, text, 0);
 }
 
+/* Text of a given length for HTML: NUL, which HTML cannot carry, becomes
+ * U+FFFD, then every markup character is escaped. */
+static const char *html_text(apr_pool_t *pool, const char *text, apr_size_t len)
+{
+    apr_size_t nuls = 0, i;
+    char *copy, *o;
+
+    for (i = 0; i < len; i++) {
+        nuls += text[i] == '\0';
+    }
+    copy = o = apr_palloc(pool, len + 2 * nuls + 1);
+    for (i = 0; i < len; i++) {
+        if (text[i] == '\0') {
+            memcpy(o, "\xef\xbf\xbd", 3);
+            o += 3;
+        }
+        else {
+            *o++ = text[i];
+        }
+    }
+    *o = '\0';
+    return html(pool, copy);
+}
+
 static const char *item_html(apr_pool_t *pool, const json_t *row, const cp_item_spec *item)
 {
     const json_t *value = item->field ? cp_field_get(item->field, row)
                                       : json_object_get(row, "key");
-    const char *text = cp_field_text(pool, value);
-    const char *shown = html(pool, text ? text : "");
+    apr_size_t len = 0;
+    const char *text = cp_field_text(pool, value, &len);
+    const char *shown = text ? html_text(pool, text, len) : "";
 
     if (item->link) {
         return apr_pstrcat(pool, "<a href=\"",
@@ -138,14 +164,14 @@ static const char *position_html(apr_pool_t *pool, const cp_page *page)
 static const char *page_label(apr_pool_t *pool, const cp_page *page, const cp_page_link *link)
 {
     if (page->numbered) {
-        return apr_itoa(pool, link->number);
+        return apr_psprintf(pool, "%" APR_INT64_T_FMT, link->number);
     }
     if (link->current) {
         return "current";
     }
     /* relative numbers: U+2212 minus sign, or a plus */
-    return link->number < 0 ? apr_psprintf(pool, "\xe2\x88\x92%d", -link->number)
-                            : apr_psprintf(pool, "+%d", link->number);
+    return link->number < 0 ? apr_psprintf(pool, "\xe2\x88\x92%" APR_INT64_T_FMT, -link->number)
+                            : apr_psprintf(pool, "+%" APR_INT64_T_FMT, link->number);
 }
 
 static const char *nav_link(apr_pool_t *pool, const char *rel, const char *label,
@@ -206,11 +232,18 @@ const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links
     return apr_array_pstrcat(pool, out, 0);
 }
 
+const char *cp_render_html_error(apr_pool_t *pool, const char *reason)
+{
+    return apr_pstrcat(pool, "<div class=\"couchpage couchpage-error\">\n"
+                       "<p class=\"couchpage-error-reason\">", html(pool, reason),
+                       "</p>\n</div>\n", NULL);
+}
+
 const char *cp_render_error(apr_pool_t *pool, const char *error, const char *reason)
 {
     json_t *body = cp_json_pool_own(pool, json_object());
 
     json_object_set_new(body, "error", json_string(error));
     json_object_set_new(body, "reason", json_string(reason));
-    return cp_json_text(pool, body);
+    return cp_json_text_html_safe(pool, body);
 }

@@ -40,6 +40,10 @@ typedef struct {
 const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links *links,
                            const cp_item_spec *item);
 
+/* An error inside an HTML page: <div class="couchpage couchpage-error">
+ * holding the escaped reason. */
+const char *cp_render_html_error(apr_pool_t *pool, const char *reason);
+
 /* {"error": error, "reason": reason} */
 const char *cp_render_error(apr_pool_t *pool, const char *error, const char *reason);
 

@@ -491,8 +491,23 @@ static int send_json(request_rec *r, int status, const char *body)
     return send_body(r, status, "application/json; charset=utf-8", body);
 }
 
+/* Included into another page (mod_include), the module answers HTML unless
+ * the location is fixed to JSON: a page must never receive a client's bytes
+ * as anything but escaped text. */
+static int is_included_html(const request_rec *r)
+{
+    const couchpage_dir_conf *conf = ap_get_module_config(r->per_dir_config,
+                                                          &couchpage_module);
+    return r->main && conf->format != CP_FORMAT_JSON;
+}
+
+/* Errors are JSON, which front-end code reads, except inside an included page. */
 static int send_error(request_rec *r, int status, const char *error, const char *reason)
 {
+    if (is_included_html(r)) {
+        return send_body(r, status, "text/html; charset=utf-8",
+                         cp_render_html_error(r->pool, reason));
+    }
     return send_json(r, status, cp_render_error(r->pool, error, reason));
 }
 
@@ -561,6 +576,8 @@ static const char *eval_bound(request_rec *r, const char *which, const key_bound
     if (!bound->expr) {
         return NULL;
     }
+    /* the note may be left from another module's use of %{json:...} */
+    apr_table_unset(r->notes, JSON_ARG_REFUSED_NOTE);
     text = ap_expr_str_exec(r, bound->expr, &err);
     if (err) {
         return apr_psprintf(r->pool, "CouchPageRange %s could not be evaluated: %s",
@@ -670,21 +687,177 @@ static void set_link_header(request_rec *r, const cp_page *page, const cp_links 
     apr_table_setn(r->headers_out, "Link", value);
 }
 
+/* One request for a page, read and checked. */
+typedef struct {
+    cp_args args;
+    cp_format format;   /* json or html, decided */
+    int chosen_format;  /* by the client's ?format=, which links then keep */
+    cp_token start;     /* decoded from args.start, when there is one */
+    cp_plan plan;
+    cp_view view;       /* the location's view with its merged options */
+    int with_docid;
+} page_request;
+
+/* Reads the client's arguments, token, and the request's range and
+ * partition: 1, or 0 when the client has been answered with the error. */
+static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
+                             page_request *req)
+{
+    const char *reason, *low, *high, *partition = NULL;
+    int count;
+
+    req->view = conf->view;
+    req->view.descending = conf->descending;
+    req->view.reduce = conf->reduce;
+    req->view.group_level = conf->group_level;
+    req->view.include_docs = conf->include_docs;
+    req->with_docid = cp_view_has_docids(&req->view);
+
+    reason = cp_args_parse(r->pool, r->args, conf->max_page_size, &req->args);
+    if (reason) {
+        send_bad_request(r, reason);
+        return 0;
+    }
+    /* The client chooses only where the operator left the choice open, and
+     * never for a page that includes the location. */
+    if (conf->format != CP_FORMAT_AUTO) {
+        req->format = conf->format;
+    }
+    else if (is_included_html(r)) {
+        req->format = CP_FORMAT_HTML;
+    }
+    else if (req->args.format != CP_FORMAT_AUTO) {
+        req->format = req->args.format;
+    }
+    else {
+        req->format = cp_format_from_accept(r->pool, apr_table_get(r->headers_in, "Accept"));
+        apr_table_mergen(r->headers_out, "Vary", "Accept");
+    }
+    req->chosen_format = conf->format == CP_FORMAT_AUTO && !is_included_html(r)
+                         && req->args.format != CP_FORMAT_AUTO;
+    /* A CouchPageSize above a CouchPageMaxSize merged from elsewhere is capped. */
+    count = req->args.limit ? req->args.limit
+          : (conf->page_size < conf->max_page_size ? conf->page_size : conf->max_page_size);
+
+    if (req->args.start) {
+        const char *token_text = req->args.start;
+
+        if (strlen(token_text) > conf->max_token_length) {
+            send_bad_request(r, apr_psprintf(r->pool, "the start token is longer than %"
+                                             APR_SIZE_T_FMT " bytes", conf->max_token_length));
+            return 0;
+        }
+        if (conf->token_secret) {
+            token_text = cp_unseal(r->pool, conf->token_secret, conf->previous_token_secret,
+                                   token_binding(r, conf), token_text, &reason);
+            if (!token_text) {
+                send_bad_request(r, reason);
+                return 0;
+            }
+        }
+        reason = cp_token_decode(r->pool, token_text, conf->max_token_length,
+                                 req->with_docid, &req->start);
+        if (reason) {
+            send_bad_request(r, reason);
+            return 0;
+        }
+    }
+
+    if (conf->partition) {
+        partition = ap_expr_str_exec(r, conf->partition, &reason);
+        if (reason) {
+            send_config_error(r, apr_pstrcat(r->pool, "CouchPagePartition could not be "
+                                             "evaluated: ", reason, NULL));
+            return 0;
+        }
+    }
+    reason = eval_bound(r, "LOW", &conf->low, &low);
+    if (!reason) {
+        reason = eval_bound(r, "HIGH", &conf->high, &high);
+    }
+    if (!reason) {
+        reason = cp_plan_init(r->pool, &req->plan, &req->view, partition, low, high, count,
+                              conf->links);
+    }
+    if (reason) {
+        send_bad_request(r, reason);
+        return 0;
+    }
+    return 1;
+}
+
+/* Makes the page's backend queries: 1 with the answers filled in, or 0
+ * when the client has been answered with the error. */
+static int fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
+                         const page_request *req, cp_page_answers *answers)
+{
+    const cp_token *start = req->args.start ? &req->start : NULL;
+    cp_backend_conf backend;
+    cp_backend_result forward, ahead, backward;
+    cp_token next;
+    const json_t *rows;
+
+    backend.authorization = conf->authorization;
+    backend.max_response = conf->max_response;
+    memset(answers, 0, sizeof(*answers));
+    answers->count = req->plan.count;
+    answers->links = req->plan.links;
+    answers->with_docid = req->with_docid;
+    answers->has_range = req->plan.low || req->plan.high;
+
+    if (!fetch_rows(r, &backend, cp_plan_forward(r->pool, &req->plan, start), "forward",
+                    start, req->with_docid, &forward)) {
+        return 0;
+    }
+    answers->forward = forward.body;
+    rows = json_object_get(forward.body, "rows");
+    if (cp_plan_needs_ahead(&req->plan) && json_array_size(rows) > (size_t)req->plan.count) {
+        cp_token_of_row(r->pool, json_array_get(rows, req->plan.count), req->with_docid,
+                        &next);
+        if (!fetch_rows(r, &backend, cp_plan_ahead(r->pool, &req->plan, &next), "ahead",
+                        NULL, req->with_docid, &ahead)) {
+            return 0;
+        }
+        answers->ahead = ahead.body;
+    }
+    if (start) {
+        if (!fetch_rows(r, &backend, cp_plan_backward(r->pool, &req->plan, start),
+                        "backward", start, req->with_docid, &backward)) {
+            return 0;
+        }
+        answers->backward = backward.body;
+        answers->start_key = start->key;
+        answers->start = req->args.start;
+    }
+    return 1;
+}
+
+static int send_page(request_rec *r, const couchpage_dir_conf *conf,
+                     const page_request *req, cp_page *page)
+{
+    cp_links links;
+
+    if (conf->token_secret) {
+        seal_page_tokens(r, conf, page);
+    }
+    links.path = links_path(r);
+    links.limit = req->args.limit;
+    links.format = !req->chosen_format ? NULL
+                 : req->format == CP_FORMAT_HTML ? "html" : "json";
+    set_link_header(r, page, &links);
+    if (req->format == CP_FORMAT_HTML) {
+        return send_body(r, HTTP_OK, "text/html; charset=utf-8",
+                         cp_render_html(r->pool, page, &links, &conf->item));
+    }
+    return send_json(r, HTTP_OK, cp_render_json(r->pool, page, &links));
+}
+
 static int couchpage_handler(request_rec *r)
 {
     const couchpage_dir_conf *conf;
-    cp_view view;
-    cp_plan plan;
-    cp_backend_conf backend;
-    cp_backend_result forward, ahead, backward;
+    page_request req;
     cp_page_answers answers;
-    cp_args args;
-    cp_token start, next;
     cp_page page;
-    cp_links links;
-    cp_format format;
-    const char *reason, *low, *high, *partition = NULL;
-    int count, with_docid;
 
     if (!r->handler || strcmp(r->handler, HANDLER_NAME) != 0) {
         return DECLINED;
@@ -705,112 +878,12 @@ static int couchpage_handler(request_rec *r)
         return send_config_error(r, "CouchPageReduce On and CouchPageIncludeDocs On "
                                  "are merged here; grouped rows have no documents");
     }
-    view = conf->view;
-    view.descending = conf->descending;
-    view.reduce = conf->reduce;
-    view.group_level = conf->group_level;
-    view.include_docs = conf->include_docs;
-    with_docid = cp_view_has_docids(&view);
-
-    reason = cp_args_parse(r->pool, r->args, conf->max_page_size, &args);
-    if (reason) {
-        return send_bad_request(r, reason);
-    }
-    format = args.format != CP_FORMAT_AUTO ? args.format : conf->format;
-    if (format == CP_FORMAT_AUTO) {
-        format = cp_format_from_accept(r->pool, apr_table_get(r->headers_in, "Accept"));
-        apr_table_mergen(r->headers_out, "Vary", "Accept");
-    }
-    /* A CouchPageSize above a CouchPageMaxSize merged from elsewhere is capped. */
-    count = args.limit ? args.limit
-                       : (conf->page_size < conf->max_page_size ? conf->page_size
-                                                                : conf->max_page_size);
-    if (args.start) {
-        const char *token_text = args.start;
-
-        if (strlen(token_text) > conf->max_token_length) {
-            return send_bad_request(r, apr_psprintf(r->pool, "the start token is longer "
-                                    "than %" APR_SIZE_T_FMT " bytes",
-                                    conf->max_token_length));
-        }
-        if (conf->token_secret) {
-            token_text = cp_unseal(r->pool, conf->token_secret, conf->previous_token_secret,
-                                   token_binding(r, conf), token_text, &reason);
-            if (!token_text) {
-                return send_bad_request(r, reason);
-            }
-        }
-        reason = cp_token_decode(r->pool, token_text, conf->max_token_length, with_docid,
-                                 &start);
-        if (reason) {
-            return send_bad_request(r, reason);
-        }
-    }
-    if (conf->partition) {
-        partition = ap_expr_str_exec(r, conf->partition, &reason);
-        if (reason) {
-            return send_config_error(r, apr_pstrcat(r->pool, "CouchPagePartition could "
-                                                    "not be evaluated: ", reason, NULL));
-        }
-    }
-    reason = eval_bound(r, "LOW", &conf->low, &low);
-    if (!reason) {
-        reason = eval_bound(r, "HIGH", &conf->high, &high);
-    }
-    if (!reason) {
-        reason = cp_plan_init(r->pool, &plan, &view, partition, low, high, count,
-                              conf->links);
-    }
-    if (reason) {
-        return send_bad_request(r, reason);
-    }
-
-    backend.authorization = conf->authorization;
-    backend.max_response = conf->max_response;
-    memset(&answers, 0, sizeof(answers));
-    answers.count = count;
-    answers.links = conf->links;
-    answers.with_docid = with_docid;
-    answers.has_range = low || high;
-    if (!fetch_rows(r, &backend, cp_plan_forward(r->pool, &plan, args.start ? &start : NULL),
-                    "forward", args.start ? &start : NULL, with_docid, &forward)) {
+    /* Each step answers the client itself when it fails. */
+    if (!read_page_request(r, conf, &req) || !fetch_answers(r, conf, &req, &answers)) {
         return OK;
     }
-    answers.forward = forward.body;
-    if (cp_plan_needs_ahead(&plan)
-        && json_array_size(json_object_get(forward.body, "rows")) > (size_t)count) {
-        cp_token_of_row(r->pool, json_array_get(json_object_get(forward.body, "rows"), count),
-                        with_docid, &next);
-        if (!fetch_rows(r, &backend, cp_plan_ahead(r->pool, &plan, &next), "ahead", NULL,
-                        with_docid, &ahead)) {
-            return OK;
-        }
-        answers.ahead = ahead.body;
-    }
-    if (args.start) {
-        if (!fetch_rows(r, &backend, cp_plan_backward(r->pool, &plan, &start), "backward",
-                        &start, with_docid, &backward)) {
-            return OK;
-        }
-        answers.backward = backward.body;
-        answers.start_key = start.key;
-        answers.start = args.start;
-    }
-
     cp_page_assemble(r->pool, &answers, &page);
-    if (conf->token_secret) {
-        seal_page_tokens(r, conf, &page);
-    }
-    links.path = links_path(r);
-    links.limit = args.limit;
-    links.format = args.format == CP_FORMAT_HTML ? "html"
-                 : args.format == CP_FORMAT_JSON ? "json" : NULL;
-    set_link_header(r, &page, &links);
-    if (format == CP_FORMAT_HTML) {
-        return send_body(r, HTTP_OK, "text/html; charset=utf-8",
-                         cp_render_html(r->pool, &page, &links, &conf->item));
-    }
-    return send_json(r, HTTP_OK, cp_render_json(r->pool, &page, &links));
+    return send_page(r, conf, &req, &page);
 }
 
 static void register_hooks(apr_pool_t *p)

@@ -18,6 +18,10 @@ CP_APT_PACKAGES=(
     apache2 apache2-dev libjansson-dev libapr1-dev libaprutil1-dev
     libapache2-mod-perl2 autoconf automake libtool pkg-config libcmocka-dev
     wrk libssl-dev curl gcc make iproute2 util-linux perl
+    # the browser test (t/browser/walk.js): Debian's chromium, and a font
+    chromium fonts-dejavu-core
+    # the libFuzzer targets (fuzz/): clang, its runtimes, llvm-symbolizer
+    clang libclang-rt-14-dev llvm
 )
 
 CP_PIDS=()

@@ -332,7 +332,7 @@ function cmpNum(a, b) {
   if (ta === 'bigint' && tb === 'bigint') return a < b ? -1 : a > b ? 1 : 0;
   if (ta === 'number' && tb === 'number') return a < b ? -1 : a > b ? 1 : 0;
   // Exact comparison between an integer and a float, as Erlang does.
-  if (ta === 'bigint') return -cmpNum(b, a);
+  if (ta === 'bigint') { const r = cmpNum(b, a); return r === 0 ? 0 : -r; }
   // a float, b bigint
   if (Number.isInteger(a)) {
     const ai = BigInt(a);
@@ -1566,7 +1566,7 @@ class AllDocsIndex {
   cmpEntry(e, b) {
     if (Buffer.isBuffer(b)) return sign(Buffer.compare(e.idBuf, b));
     if (typeof b === 'string') return sign(Buffer.compare(e.idBuf, Buffer.from(b, 'utf8')));
-    return -sign(rawCmpBound(b));
+    return rawCmpBound(b) < 0 ? 1 : -1;
   }
   lowerBound(b) {
     let lo = 0;

@@ -9,7 +9,9 @@ static const char *field_text(const char *path, const char *row)
     if (!field) {
         fail_msg("'%s' refused: %s", path, err);
     }
-    return cp_field_text(pool, cp_field_get(field, parse(row)));
+    apr_size_t len;
+
+    return cp_field_text(pool, cp_field_get(field, parse(row)), &len);
 }
 
 static void fields_reach_into_rows(void **state)
@@ -56,6 +58,10 @@ static void links_fill_in_percent_encoded_values(void **state)
                         "/band/a%2Fb%20c/%C3%A9%26%3C?v=1");
     pattern = cp_pattern_parse(pool, "/x/{doc.none}", &err);
     assert_string_equal(cp_pattern_expand(pool, pattern, row), "/x/");
+    /* a NUL in a value is encoded, not the end of it */
+    pattern = cp_pattern_parse(pool, "/x/{key}", &err);
+    assert_string_equal(cp_pattern_expand(pool, pattern, parse("{\"key\":\"a\\u0000<b>\"}")),
+                        "/x/a%00%3Cb%3E");
 }
 
 static void bad_link_patterns_are_refused(void **state)
@@ -74,7 +80,10 @@ static void bad_link_patterns_are_refused(void **state)
 
 static void percent_encoding_keeps_only_unreserved_bytes(void **state)
 {
-    assert_string_equal(cp_percent_encode(pool, "AZaz09-._~ /?#[]@!$&'()*+,;=%\"<>\\^`{|}"),
+    const char *all = "AZaz09-._~ /?#[]@!$&'()*+,;=%\"<>\\^`{|}";
+
+    assert_string_equal(cp_percent_encode(pool, "a\0b", 3), "a%00b");
+    assert_string_equal(cp_percent_encode(pool, all, strlen(all)),
                         "AZaz09-._~%20%2F%3F%23%5B%5D%40%21%24%26%27%28%29%2A%2B%2C%3B%3D"
                         "%25%22%3C%3E%5C%5E%60%7B%7C%7D");
 }

@@ -49,7 +49,7 @@ static const char *page_numbers(const cp_page *page)
 
     for (i = 0; i < page->pages->nelts; i++) {
         const cp_page_link *link = &APR_ARRAY_IDX(page->pages, i, cp_page_link);
-        text = apr_psprintf(pool, "%s%s%d%s", text, i ? " " : "", link->number,
+        text = apr_psprintf(pool, "%s%s%" APR_INT64_T_FMT "%s", text, i ? " " : "", link->number,
                             link->current ? "*" : "");
     }
     return text;
@@ -205,6 +205,11 @@ static void an_inconsistent_offset_is_not_shown(void **state)
     cp_page_assemble(pool, &in, &page);
     assert_false(page.numbered);
     assert_null(page.offset);
+    /* an offset past the total, or one that would overflow */
+    in = answers(5, 1, response(10, 6, 0, 1000), response(9, 5, 1, -1), "10");
+    cp_page_assemble(pool, &in, &page);
+    assert_false(page.numbered);
+    assert_null(page.offset);
     /* no offset at all (reduce) */
     in = answers(5, 1, response(0, 3, 0, -1), NULL, NULL);
     cp_page_assemble(pool, &in, &page);
@@ -222,6 +227,7 @@ static void unexpected_response_shapes_are_named(void **state)
         { "{\"rows\":[{\"id\":\"a\",\"key\":1},{\"id\":\"b\"}]}", 1, "row 1" },
         { "{\"rows\":[{\"key\":1}]}", 1, "no document id" },
         { "{\"rows\":[{\"key\":1,\"id\":5}]}", 1, "no document id" },
+        { "{\"rows\":[{\"key\":1,\"id\":\"a\\u0000b\"}]}", 1, "document id with a NUL" },
     };
     size_t i;
 

@@ -19,7 +19,7 @@ static cp_page page_of(const char *rows, const char *next, const char *prev,
     return page;
 }
 
-static void add_page(cp_page *page, int number, const char *start, int current)
+static void add_page(cp_page *page, apr_int64_t number, const char *start, int current)
 {
     cp_page_link *link = apr_array_push(page->pages);
 
@@ -67,11 +67,11 @@ static void documents_and_page_links_in_json(void **state)
     assert_string_equal(cp_render_json(pool, &page, &links),
         "{\"items\":[{\"id\":\"a\",\"key\":1,\"value\":null,\"doc\":{\"_id\":\"a\"}}],"
         "\"next\":\"[2,\\\"b\\\"]\",\"prev\":null,"
-        "\"links\":{\"next\":\"/p/?start=%5b2%2c%22b%22%5d&format=json\",\"prev\":null,"
+        "\"links\":{\"next\":\"/p/?start=%5b2%2c%22b%22%5d\\u0026format=json\",\"prev\":null,"
         "\"first\":\"/p/?format=json\"},"
         "\"pages\":[{\"number\":0,\"start\":null,\"current\":true,\"url\":\"/p/?format=json\"},"
         "{\"number\":1,\"start\":\"[2,\\\"b\\\"]\",\"current\":false,"
-        "\"url\":\"/p/?start=%5b2%2c%22b%22%5d&format=json\"}],"
+        "\"url\":\"/p/?start=%5b2%2c%22b%22%5d\\u0026format=json\"}],"
         "\"numbering\":\"relative\",\"total_rows\":9}");
 }
 
@@ -82,6 +82,14 @@ static void links_keep_the_clients_limit_and_format(void **state)
     assert_string_equal(cp_link_url(pool, &links, "[1,\"x y\"]"),
                         "/a%20b/?start=%5b1%2c%22x+y%22%5d&limit=7&format=html");
     assert_string_equal(cp_link_url(pool, &links, NULL), "/a%20b/?limit=7&format=html");
+}
+
+static void errors_inside_html_pages_are_escaped_html(void **state)
+{
+    assert_string_equal(cp_render_html_error(pool, "the start token is not JSON: near '<script>'"),
+        "<div class=\"couchpage couchpage-error\">\n"
+        "<p class=\"couchpage-error-reason\">the start token is not JSON: near '&lt;script&gt;'</p>\n"
+        "</div>\n");
 }
 
 static void errors_are_json_with_error_and_reason(void **state)
@@ -148,6 +156,36 @@ static void html_escapes_every_text(void **state)
     assert_null(strstr(out, "<script"));
 }
 
+static void html_shows_nul_as_a_replacement_character(void **state)
+{
+    cp_page page = page_of("[{\"key\":\"a\\u0000<b>bold</b>\",\"id\":\"n\",\"value\":null}]",
+                           NULL, NULL, -1, -1);
+    cp_links links = { "/x/", 0, NULL };
+    cp_item_spec item = { NULL, NULL };
+
+    assert_non_null(strstr(cp_render_html(pool, &page, &links, &item),
+                           "<li class=\"couchpage-item\">a\xef\xbf\xbd&lt;b&gt;bold&lt;/b&gt;</li>"));
+}
+
+/* JSON is inert inside HTML: <, > and & only ever appear escaped. */
+static void json_output_escapes_markup_characters(void **state)
+{
+    cp_page page = page_of("[{\"key\":\"</script><script>alert(1)</script>&amp;\",\"id\":\"a\","
+                           "\"value\":null}]", NULL, NULL, -1, -1);
+    cp_links links = { "/x/", 0, NULL };
+    const char *out = cp_render_json(pool, &page, &links);
+
+    assert_null(strchr(out, '<'));
+    assert_null(strchr(out, '>'));
+    assert_null(strchr(out, '&'));
+    assert_non_null(strstr(out, "\"key\":\"\\u003c/script\\u003e\\u003cscript\\u003ealert(1)"
+                                "\\u003c/script\\u003e\\u0026amp;\""));
+    assert_string_equal(cp_render_error(pool, "bad_request", "near '<img>'"),
+                        "{\"error\":\"bad_request\",\"reason\":\"near '\\u003cimg\\u003e'\"}");
+    /* still the same JSON */
+    assert_true(json_equal(parse(out), parse(cp_json_text(pool, parse(out)))));
+}
+
 static void relative_page_labels(void **state)
 {
     cp_page page = page_of("[{\"key\":1,\"id\":\"a\",\"value\":null}]", NULL, "[0,\"z\"]", -1, -1);
@@ -170,10 +208,13 @@ int main(void)
         UNIT_TEST(documents_and_page_links_in_json),
         UNIT_TEST(links_keep_the_clients_limit_and_format),
         UNIT_TEST(errors_are_json_with_error_and_reason),
+        UNIT_TEST(errors_inside_html_pages_are_escaped_html),
         UNIT_TEST(html_fragment_lists_items_and_navigation),
         UNIT_TEST(html_first_and_last_pages_disable_their_links),
         UNIT_TEST(html_escapes_every_text),
         UNIT_TEST(relative_page_labels),
+        UNIT_TEST(html_shows_nul_as_a_replacement_character),
+        UNIT_TEST(json_output_escapes_markup_characters),
     };
     RUN_UNIT_TESTS("render", tests);
 }

@@ -44,7 +44,7 @@ static inline int pool_teardown(void **state)
 static inline json_t *parse(const char *text)
 {
     json_error_t err;
-    json_t *value = json_loads(text, JSON_DECODE_ANY, &err);
+    json_t *value = json_loads(text, JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
 
     if (!value) {
         fail_msg("bad test JSON '%s': %s", text, err.text);

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (fuzz/fuzz_*.c) with clang, each compiled
+# together with the core's sources (the .c files of libcouchpage_core_la_SOURCES
+# in Makefile.am), all instrumented with -fsanitize=fuzzer,address,undefined.
+# Independent of ./configure: flags come from apr-1-config, apu-1-config and
+# pkg-config (the modules configure.ac's PKG_CHECK_MODULES name, but cmocka). A target is rebuilt when a source or header is newer than it.
+#
+#   fuzz/build.sh [TARGET...]       default: every fuzz/fuzz_*.c
+#
+#   CC        the compiler (default clang; it needs libclang-rt-14-dev)
+#   FUZZ_OUT  where binaries go (default out/fuzz/bin, gitignored)
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${FUZZ_OUT:-$root/out/fuzz/bin}
+cc=${CC:-clang}
+# CC=gcc from the environment (as ./configure leaves it) cannot build libFuzzer targets.
+case $("$cc" --version 2>/dev/null | head -n1) in
+*clang*) ;;
+*) cc=clang ;;
+esac
+command -v "$cc" >/dev/null || { echo "fuzz/build.sh: clang not found (apt-get install clang libclang-rt-14-dev)" >&2; exit 1; }
+
+# The core's C files, as Makefile.am lists them (so a new core file comes along).
+core=()
+while read -r f; do
+    [ -n "$f" ] && core+=("$root/$f")
+done < <(sed -n '/^libcouchpage_core_la_SOURCES[[:space:]]*=/,/[^\\]$/p' "$root/Makefile.am" |
+    tr ' \t\\' '\n\n\n' | grep '\.c$' || true)
+if ((${#core[@]} == 0)); then
+    echo "fuzz/build.sh: no libcouchpage_core_la_SOURCES in Makefile.am" >&2
+    exit 1
+fi
+
+# The libraries configure.ac asks pkg-config for (jansson, ...), but cmocka.
+pkgs=$(sed -n 's/^[[:space:]]*PKG_CHECK_MODULES(\[[A-Za-z0-9_]*\],[[:space:]]*\[\([A-Za-z0-9_.+-]*\).*/\1/p' \
+    "$root/configure.ac" | grep -vx cmocka | sort -u | tr '\n' ' ')
+read -ra cflags <<<"$(apr-1-config --cppflags --includes --cflags) $(apu-1-config --includes) $(pkg-config --cflags $pkgs)"
+read -ra libs <<<"$(pkg-config --libs $pkgs) $(apu-1-config --link-ld --libs) $(apr-1-config --link-ld --libs)"
+sanitize=(-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+
+targets=("$@")
+if ((${#targets[@]} == 0)); then
+    for f in "$root"/fuzz/fuzz_*.c; do
+        targets+=("$(basename "$f" .c)")
+    done
+fi
+
+mkdir -p "$out"
+for t in "${targets[@]}"; do
+    src=$root/fuzz/$t.c
+    [ -f "$src" ] || { echo "fuzz/build.sh: no $src" >&2; exit 1; }
+    bin=$out/$t
+    if [ -x "$bin" ] && [ -z "$(find "$src" "${core[@]}" "$root"/fuzz/*.h "$root"/couchpage_*.h \
+        "$root/Makefile.am" "$root/configure.ac" "$0" -newer "$bin" 2>/dev/null | head -n1)" ]; then
+        continue
+    fi
+    echo "fuzz/build.sh: $t" >&2
+    "$cc" -g -O1 -Wall -Wextra -Wno-unused-parameter "${sanitize[@]}" "${cflags[@]}" \
+        -I"$root" -I"$root/fuzz" -o "$bin.tmp.$$" "$src" "${core[@]}" "${libs[@]}"
+    mv -f "$bin.tmp.$$" "$bin"
+done

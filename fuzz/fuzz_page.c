@@ -1,0 +1,226 @@
+/*
+ * libFuzzer target: the page assembler and the JSON renderer.
+ *
+ * Input: three header bytes, then up to four parts separated by '|':
+ *
+ *   C L R forward | backward | token | ahead
+ *
+ *   C        rows per page: C % 16, 0 meaning 16 (so '1'..'9' are 1..9)
+ *   L        pages linked either side: L % 4 ('0'..'3')
+ *   R        bit 0: the location has a key range ('0' no, '1' yes);
+ *            bit 1: the client gave a limit, so links carry it ('2', '3');
+ *            bit 2: the client gave a format, so links carry it ('4'..'7')
+ *   forward  the forward (or first-page) view response
+ *   backward the backward view response; absent or empty: a first page
+ *   token    the start token both queries started from (it must decode,
+ *            as the module only reads backward with a valid token)
+ *   ahead    the keys-only response for the pages ahead, or nothing
+ *
+ * Each is read as the module does (cp_json_load, cp_page_rows, and
+ * cp_token_decode for the token), once for map rows with docids and once for
+ * grouped rows without; then cp_page_assemble, cp_render_json and
+ * cp_render_html (items as their key, and as a field with a link pattern).
+ * The JSON body must be JSON, every '<' of the HTML must open one of the
+ * fragment's own tags (all row text escaped), the page may not hold more
+ * than C rows, and every token the page links to must be one the module
+ * accepts back.
+ */
+#include "fuzz.h"
+#include "couchpage_json.h"
+#include "couchpage_page.h"
+#include "couchpage_render.h"
+#include "couchpage_token.h"
+
+#include <apr_strings.h>
+
+#define PARTS 4
+
+/* A response part: NULL when absent, empty or refused. */
+static const json_t *response(apr_pool_t *pool, const char *text, size_t len,
+                              int with_docid, int *refused)
+{
+    const char *error = NULL;
+    json_t *value;
+
+    if (!text || len == 0) {
+        return NULL;
+    }
+    value = cp_json_load(pool, text, len, &error);
+    if (!value || !cp_page_rows(pool, value, with_docid, &error)) {
+        FUZZ_CHECK(error && *error, "a response refused without a reason");
+        *refused = 1;
+        return NULL;
+    }
+    return value;
+}
+
+/* A token the page hands out must be one the module takes back. */
+static void check_token(apr_pool_t *pool, const char *token, int with_docid,
+                        const char *what)
+{
+    cp_token decoded;
+    const char *reason;
+
+    if (!token) {
+        return;
+    }
+    reason = cp_token_decode(pool, token, (apr_size_t)-1, with_docid, &decoded);
+    FUZZ_CHECK(!reason, "the %s token %s is refused: %s", what, token, reason);
+}
+
+/* One row more than the page means a next page, starting at that row: its
+ * token names the row's key and its whole document id. */
+static void check_next(apr_pool_t *pool, const cp_page_answers *in, const cp_page *page)
+{
+    const json_t *rows = json_object_get(in->forward, "rows");
+    const json_t *row = json_array_get(rows, in->count), *id;
+    cp_token next;
+
+    if (!row) {
+        FUZZ_CHECK(!page->next, "a next token %s without a row after the page", page->next);
+        return;
+    }
+    FUZZ_CHECK(page->next, "no next token, though row %d follows the page", in->count);
+    FUZZ_CHECK(!cp_token_decode(pool, page->next, (apr_size_t)-1, in->with_docid, &next),
+               "next token %s", page->next);
+    FUZZ_CHECK(json_equal((json_t *)next.key, json_object_get(row, "key")),
+               "the next token %s does not hold the next row's key", page->next);
+    if (in->with_docid) {
+        id = json_object_get(row, "id");
+        FUZZ_CHECK(strlen(next.docid) == json_string_length(id)
+                       && !memcmp(next.docid, json_string_value(id), json_string_length(id)),
+                   "the next token %s does not hold the next row's id", page->next);
+    }
+}
+
+/* How HTML items are shown: CouchPageItem FIELD [LINK], or the default (key). */
+static const struct {
+    const char *field, *link;
+} item_specs[] = {
+    { NULL, NULL },
+    { "value.title", "/doc/{id}?key={key}&tag={doc.tags[0]}" },
+};
+
+/* The fragment's own tags (keep in step with cp_render_html); anything else
+ * after a '<' is row text that was not escaped. */
+static void check_html(const char *html)
+{
+    static const char *const tags[] = {
+        "div ", "/div>", "ul ", "/ul>", "li>", "li ", "/li>", "a ", "/a>",
+        "p ", "/p>", "nav ", "/nav>", "span ", "/span>", "ol ", "/ol>",
+    };
+    const char *lt;
+    size_t i;
+
+    for (lt = strchr(html, '<'); lt; lt = strchr(lt + 1, '<')) {
+        for (i = 0; i < sizeof(tags) / sizeof(tags[0]); i++) {
+            if (!strncmp(lt + 1, tags[i], strlen(tags[i]))) {
+                break;
+            }
+        }
+        FUZZ_CHECK(i < sizeof(tags) / sizeof(tags[0]), "unescaped '<' in the HTML at %.40s",
+                   lt);
+    }
+}
+
+static void one_page(apr_pool_t *pool, const uint8_t *data, size_t size, int with_docid)
+{
+    const char *part[PARTS] = { NULL };
+    size_t len[PARTS] = { 0 };
+    const char *body = (const char *)data + 3, *end = (const char *)data + size;
+    cp_page_answers in;
+    cp_page page;
+    cp_token token;
+    cp_links links;
+    const char *rendered;
+    int refused = 0, i, n;
+
+    memset(&in, 0, sizeof(in));
+    in.count = data[0] % 16 ? data[0] % 16 : 16;
+    in.links = data[1] % 4;
+    in.has_range = data[2] & 1;
+    in.with_docid = with_docid;
+
+    for (n = 0; n < PARTS && body <= end; n++) {
+        const char *bar = n < PARTS - 1 ? memchr(body, '|', (size_t)(end - body)) : NULL;
+
+        part[n] = body;
+        len[n] = (size_t)((bar ? bar : end) - body);
+        body += len[n] + 1;
+    }
+
+    in.forward = response(pool, part[0], len[0], with_docid, &refused);
+    if (!in.forward) {
+        return;
+    }
+    if (part[1] && len[1] > 0 && part[2] && len[2] > 0) {
+        const char *text = fuzz_strndup(pool, part[2], len[2]);
+
+        if (cp_token_decode(pool, text, CP_TOKEN_MAX_DEFAULT, with_docid, &token)) {
+            return;
+        }
+        in.backward = response(pool, part[1], len[1], with_docid, &refused);
+        in.start_key = token.key;
+        in.start = text;
+    }
+    in.ahead = response(pool, part[3], len[3], with_docid, &refused);
+    if (refused) {
+        return;
+    }
+
+    memset(&page, 0, sizeof(page));
+    cp_page_assemble(pool, &in, &page);
+
+    FUZZ_CHECK(page.rows && json_array_size(page.rows) <= (size_t)in.count,
+               "%zu rows on a page of %d", json_array_size(page.rows), in.count);
+    check_token(pool, page.next, with_docid, "next");
+    check_next(pool, &in, &page);
+    check_token(pool, page.prev, with_docid, "prev");
+    FUZZ_CHECK(page.pages, "no page links array");
+    for (i = 0; i < page.pages->nelts; i++) {
+        const cp_page_link *link = &APR_ARRAY_IDX(page.pages, i, cp_page_link);
+
+        if (!link->current) {
+            FUZZ_CHECK(link->start, "page link %d has no token", link->number);
+        }
+        check_token(pool, link->start, with_docid, "page link");
+    }
+
+    memset(&links, 0, sizeof(links));
+    links.path = "/db/";
+    links.limit = data[2] & 2 ? in.count : 0;
+    links.format = data[2] & 4 ? "html" : NULL;
+    rendered = cp_render_json(pool, &page, &links);
+    FUZZ_CHECK(fuzz_is_json(rendered), "the rendered page is not JSON");
+    for (i = 0; i < (int)(sizeof(item_specs) / sizeof(item_specs[0])); i++) {
+        cp_item_spec spec;
+        const char *error = NULL;
+
+        memset(&spec, 0, sizeof(spec));
+        if (item_specs[i].field) {
+            spec.field = cp_field_parse(pool, item_specs[i].field, &error);
+            FUZZ_CHECK(spec.field, "field %s: %s", item_specs[i].field, error);
+        }
+        if (item_specs[i].link) {
+            spec.link = cp_pattern_parse(pool, item_specs[i].link, &error);
+            FUZZ_CHECK(spec.link, "link %s: %s", item_specs[i].link, error);
+        }
+        rendered = cp_render_html(pool, &page, &links, &spec);
+        FUZZ_CHECK(rendered, "no HTML");
+        check_html(rendered);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    apr_pool_t *pool;
+
+    if (size < 3) {
+        return 0;
+    }
+    pool = fuzz_pool();
+    one_page(pool, data, size, 1);
+    one_page(pool, data, size, 0);
+    apr_pool_destroy(pool);
+    return 0;
+}

@@ -1,0 +1,65 @@
+/*
+ * libFuzzer target: cp_token_decode on arbitrary bytes, for both token forms
+ * ([key, docid] and [key]) and a few length caps. A token that decodes is
+ * encoded again with cp_token_encode and decoded again: the key's JSON text
+ * and the docid must come back the same, and encoding is a fixed point.
+ */
+#include "fuzz.h"
+#include "couchpage_json.h"
+#include "couchpage_token.h"
+
+#include <apr_strings.h>
+
+static const apr_size_t max_lens[] = { 1, 16, CP_TOKEN_MAX_DEFAULT, (apr_size_t)-1 };
+
+static void round_trip(apr_pool_t *pool, const char *text, apr_size_t max_len,
+                       int with_docid)
+{
+    cp_token token, again;
+    const char *reason, *encoded, *reencoded;
+
+    memset(&token, 0, sizeof(token));
+    reason = cp_token_decode(pool, text, max_len, with_docid, &token);
+    if (reason) {
+        FUZZ_CHECK(*reason, "empty reason for %s", text);
+        return;
+    }
+    FUZZ_CHECK(strlen(text) <= max_len, "a token over the cap was taken: %s", text);
+    FUZZ_CHECK(token.key && token.key_json, "no key for %s", text);
+    FUZZ_CHECK(with_docid ? token.docid && *token.docid : !token.docid,
+               "docid %s for %s", token.docid ? token.docid : "(null)", text);
+    FUZZ_CHECK(fuzz_is_json(token.key_json), "key_json of %s", text);
+
+    encoded = cp_token_encode(pool, token.key, token.docid);
+    FUZZ_CHECK(encoded, "cp_token_encode failed for %s", text);
+    memset(&again, 0, sizeof(again));
+    /* the compact form may be longer than what was sent (1e5 is 100000.0) */
+    reason = cp_token_decode(pool, encoded, (apr_size_t)-1, with_docid, &again);
+    FUZZ_CHECK(!reason, "re-encoded token %s (from %s) refused: %s", encoded, text, reason);
+    FUZZ_CHECK(!strcmp(token.key_json, again.key_json), "key %s came back as %s",
+               token.key_json, again.key_json);
+    FUZZ_CHECK(json_equal((json_t *)token.key, (json_t *)again.key),
+               "key %s is not equal after a round trip", token.key_json);
+    FUZZ_CHECK((!token.docid && !again.docid)
+                   || (token.docid && again.docid && !strcmp(token.docid, again.docid)),
+               "docid of %s came back as %s", text, again.docid ? again.docid : "(null)");
+    reencoded = cp_token_encode(pool, again.key, again.docid);
+    FUZZ_CHECK(reencoded && !strcmp(encoded, reencoded), "%s encodes as %s, then as %s",
+               text, encoded, reencoded ? reencoded : "(null)");
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    apr_pool_t *pool = fuzz_pool();
+    const char *text = fuzz_cstring(pool, data, size);
+    size_t i;
+    int with_docid;
+
+    for (with_docid = 0; with_docid <= 1; with_docid++) {
+        for (i = 0; i < sizeof(max_lens) / sizeof(max_lens[0]); i++) {
+            round_trip(pool, text, max_lens[i], with_docid);
+        }
+    }
+    apr_pool_destroy(pool);
+    return 0;
+}
