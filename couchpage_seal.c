@@ -27,17 +27,25 @@ static void mac_of(apr_pool_t *pool, const char *secret, const char *binding,
     HMAC(EVP_sha256(), secret, (int)strlen(secret), data, len, mac, &mac_len);
 }
 
+/* The one way a sealed token is written. */
+static const char *seal_spelling(apr_pool_t *pool, const char *payload,
+                                    apr_size_t payload_len, const unsigned char *mac)
+{
+    return apr_pstrcat(pool,
+        apr_pencode_base64(pool, payload, payload_len, APR_ENCODE_BASE64URL, NULL),
+        ".",
+        apr_pencode_base64_binary(pool, mac, MAC_LEN, APR_ENCODE_BASE64URL, NULL),
+        NULL);
+}
+
 const char *cp_seal(apr_pool_t *pool, const char *secret, const char *binding,
                     const char *payload)
 {
     unsigned char mac[MAC_LEN];
+    apr_size_t len = strlen(payload);
 
-    mac_of(pool, secret, binding, payload, strlen(payload), mac);
-    return apr_pstrcat(pool,
-        apr_pencode_base64(pool, payload, APR_ENCODE_STRING, APR_ENCODE_BASE64URL, NULL),
-        ".",
-        apr_pencode_base64_binary(pool, mac, MAC_LEN, APR_ENCODE_BASE64URL, NULL),
-        NULL);
+    mac_of(pool, secret, binding, payload, len, mac);
+    return seal_spelling(pool, payload, len, mac);
 }
 
 static int mac_matches(apr_pool_t *pool, const char *secret, const char *binding,
@@ -66,7 +74,9 @@ const char *cp_unseal(apr_pool_t *pool, const char *secret, const char *previous
                                  &payload_len);
     mac = apr_pdecode_base64_binary(pool, dot + 1, APR_ENCODE_STRING, APR_ENCODE_BASE64URL,
                                     &mac_len);
-    if (!payload || !mac || mac_len != MAC_LEN) {
+    /* one spelling per token: APR's decoder also takes padding and +/ */
+    if (!payload || !mac || mac_len != MAC_LEN
+        || strcmp(sealed, seal_spelling(pool, payload, payload_len, mac)) != 0) {
         *error = "the start token is not a token of this site";
         return NULL;
     }

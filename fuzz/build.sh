@@ -23,6 +23,7 @@ command -v "$cc" >/dev/null || { echo "fuzz/build.sh: clang not found (apt-get i
 
 # The core's C files, as Makefile.am lists them (so a new core file comes along).
 core=()
+# shellcheck disable=SC1003,SC2020
 while read -r f; do
     [ -n "$f" ] && core+=("$root/$f")
 done < <(sed -n '/^libcouchpage_core_la_SOURCES[[:space:]]*=/,/[^\\]$/p' "$root/Makefile.am" |
@@ -33,10 +34,11 @@ if ((${#core[@]} == 0)); then
 fi
 
 # The libraries configure.ac asks pkg-config for (jansson, ...), but cmocka.
-pkgs=$(sed -n 's/^[[:space:]]*PKG_CHECK_MODULES(\[[A-Za-z0-9_]*\],[[:space:]]*\[\([A-Za-z0-9_.+-]*\).*/\1/p' \
-    "$root/configure.ac" | grep -vx cmocka | sort -u | tr '\n' ' ')
-read -ra cflags <<<"$(apr-1-config --cppflags --includes --cflags) $(apu-1-config --includes) $(pkg-config --cflags $pkgs)"
-read -ra libs <<<"$(pkg-config --libs $pkgs) $(apu-1-config --link-ld --libs) $(apr-1-config --link-ld --libs)"
+mapfile -t pkgs < <(sed -n 's/^[[:space:]]*PKG_CHECK_MODULES(\[[A-Za-z0-9_]*\],[[:space:]]*\[\([A-Za-z0-9_.+-]*\).*/\1/p' \
+    "$root/configure.ac" | grep -vx cmocka | sort -u)
+read -ra cflags <<<"$(apr-1-config --cppflags --includes --cflags) $(apu-1-config --includes) $(pkg-config --cflags "${pkgs[@]}")"
+read -ra libs <<<"$(pkg-config --libs "${pkgs[@]}") $(apu-1-config --link-ld --libs) $(apr-1-config --link-ld --libs)"
+# shellcheck disable=SC2054
 sanitize=(-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
 
 targets=("$@")

@@ -181,7 +181,7 @@ static void one_page(apr_pool_t *pool, const uint8_t *data, size_t size, int wit
         const cp_page_link *link = &APR_ARRAY_IDX(page.pages, i, cp_page_link);
 
         if (!link->current) {
-            FUZZ_CHECK(link->start, "page link %d has no token", link->number);
+            FUZZ_CHECK(link->start, "page link %lld has no token", (long long)link->number);
         }
         check_token(pool, link->start, with_docid, "page link");
     }

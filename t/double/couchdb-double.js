@@ -52,7 +52,7 @@ const HIGH = Symbol('HIGHEST_KEY');
 
 class JsonError extends Error {}
 
-const utf8Fatal = new TextDecoder('utf-8', { fatal: true });
+const utf8Fatal = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 // jiffy 1.1.2 c_src/decoder.c semantics: whitespace is " \t\n\r"; any value
 // at top level; trailing data is an error; strings must be valid UTF-8 with
@@ -993,7 +993,11 @@ function erlPTerm(v) {
   return encodeJson(v);
 }
 
-function valText(v) { return Buffer.isBuffer(v) ? v : Buffer.from(String(v), 'utf8'); }
+// io_lib:format output is a list of bytes (query values are byte lists);
+// ?l2b turns it into a binary, which the JSON encoder writes as UTF-8.
+function qpeBytes(latin1Text) {
+  return qpe(Buffer.from(latin1Text, 'latin1').toString('utf8'));
+}
 
 function parseBoolean(val, decoded) {
   if (val === true || val === false) return val;
@@ -1003,22 +1007,23 @@ function parseBoolean(val, decoded) {
     if (s === 'true') return true;
     if (s === 'false') return false;
   }
-  const shown = decoded ? erlPTerm(val) : erlP(val);
-  throw qpe(`Invalid boolean parameter: ${shown}`);
+  if (decoded) throw qpe(`Invalid boolean parameter: ${erlPTerm(val)}`);
+  throw qpeBytes(`Invalid boolean parameter: ${erlP(val)}`);
 }
 function parseInt_(val, decoded) {
   if (typeof val === 'bigint') return val;
   if (!decoded) {
     const s = val.toString('latin1');
     if (/^[+-]?[0-9]+$/.test(s)) return BigInt(s);
-    throw qpe(`Invalid value for integer: ${erlP(val)}`);
+    throw qpeBytes(`Invalid value for integer: ${erlP(val)}`);
   }
   throw qpe(`Invalid value for integer: ${erlPTerm(val)}`);
 }
 function parsePosInt(val, decoded) {
   const v = parseInt_(val, decoded);
   if (v >= 0n) return v;
-  throw qpe(`Invalid value for positive integer: ${decoded ? erlPTerm(val) : erlP(val)}`);
+  if (decoded) throw qpe(`Invalid value for positive integer: ${erlPTerm(val)}`);
+  throw qpeBytes(`Invalid value for positive integer: ${erlP(val)}`);
 }
 
 function newArgs() {
@@ -1872,7 +1877,7 @@ class Double {
       return undefined;
     }
     if (fault && fault.mode === 'garbage') {
-      res.writeHead(200, this.baseHeaders({ 'Transfer-Encoding': 'chunked' }));
+      res.writeHead(200, this.baseHeaders(chunkedHeader(req)));
       const g = fault.body !== undefined ? String(fault.body) : '{"total_rows":3,"offset":0,"rows":[\r\n{"id":"a","key":<<not json>>,\u0000garbage';
       if (req.method !== 'HEAD') res.write(g);
       res.end();
@@ -1893,7 +1898,7 @@ class Double {
   }
 
   async sendChunks(req, res, chunks, fault) {
-    res.writeHead(200, this.baseHeaders({ 'Transfer-Encoding': 'chunked' }));
+    res.writeHead(200, this.baseHeaders(chunkedHeader(req)));
     if (req.method === 'HEAD') { res.end(); return; }
     if (fault && fault.mode === 'truncate') {
       const all = Buffer.from(chunks.join(''), 'utf8');
@@ -1917,7 +1922,7 @@ class Double {
     };
     const rowLen = Buffer.byteLength(rowFor(0)) + 3;
     const nrows = Math.max(1, Math.ceil(bytes / rowLen));
-    res.writeHead(200, this.baseHeaders({ 'Transfer-Encoding': 'chunked' }));
+    res.writeHead(200, this.baseHeaders(chunkedHeader(req)));
     if (req.method === 'HEAD') { res.end(); return; }
     let buf = `{"total_rows":${nrows},"offset":0,"rows":[\r\n`;
     for (let k = 0; k < nrows; k++) {
@@ -2041,6 +2046,18 @@ class Double {
       // chttpd_db:handle_partition_req: lists:ukeysort(1, [{"partition", P} | QS])
       const newQs = ukeysort([['partition', pBytes]].concat(qs));
       const sub = rest.slice(2);
+      if (sub.length === 0) {
+        if (m !== 'GET' && m !== 'HEAD') throw new HttpError(405, 'method_not_allowed', 'Only GET allowed');
+        let live = 0;
+        let del = 0;
+        for (const d of db.docs.values()) {
+          if (d.id.startsWith(p + ':')) { if (d.deleted) del++; else live++; }
+        }
+        this.sendJson(req, res, 200, {
+          db_name: db.name, sizes: { active: 0n, external: 0n }, partition: p, doc_count: BigInt(live), doc_del_count: BigInt(del),
+        });
+        return null;
+      }
       if (sub.length === 1 && sub[0] === '_all_docs') return this.allDocsReq(req, db, newQs, body, p);
       if (sub.length === 4 && sub[0] === '_design' && sub[2] === '_view') return this.viewReq(req, db, sub[1], sub[3], newQs, body, p);
       throw notFound('missing');
@@ -2111,6 +2128,11 @@ class Double {
 
   viewReq(req, db, ddocName, viewName, qs, body, partition) {
     const m = req.method;
+    // chttpd_db:handle_design_req opens the design document before the
+    // view handler parses any parameter.
+    const ddoc = db.docs.get(`_design/${ddocName}`);
+    if (!ddoc) throw notFound('missing');
+    if (ddoc.deleted) throw notFound('deleted');
     let a;
     if (m === 'GET' || m === 'HEAD') {
       // chttpd_view: Keys = chttpd:qs_json_value(Req, "keys", undefined)
@@ -2155,7 +2177,7 @@ class Double {
       const b = parseJsonOr400(body);
       if (!(b instanceof Obj)) throw badRequest('Request body must be a JSON object');
       const keys = b.get('keys');
-      if (keys !== undefined && keys !== null && !Array.isArray(keys)) throw badRequest('`keys` body member must be an array.');
+      if (keys !== undefined && !Array.isArray(keys)) throw badRequest('`keys` body member must be an array.');
       a.keys = Array.isArray(keys) ? keys : undefined;
       parseParams(b.pairs, a.keys, a, { decoded: true, keepGroupLevel: true });
       parseParams(qs, a.keys, a, { keepGroupLevel: true });
@@ -2250,6 +2272,12 @@ function dbInfo(db) {
     compact_running: false,
     cluster: { q: BigInt(db.q), n: 1n, w: 1n, r: 1n },
   };
+}
+
+// Chunked for HTTP/1.1 (also announced on HEAD); an HTTP/1.0 client gets
+// the body up to the connection close, as mochiweb does.
+function chunkedHeader(req) {
+  return req.httpVersionMajor > 1 || (req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) ? { 'Transfer-Encoding': 'chunked' } : {};
 }
 
 function sleep(ms) { return new Promise((r) => setTimeout(r, ms)); }

@@ -20,6 +20,7 @@ use Time::HiRes qw(time sleep);
 our @EXPORT_OK = qw(
     decode_json_or_undef get_json walk_pages with_args
     backend_url backend_port
+    double_url double_port double_request double_fault double_log double_load
     error_log_path error_log_mark error_log_since
     time_wait_count
 );
@@ -85,6 +86,75 @@ sub backend_url {
     open my $fh, '<', $file or die "no backend URL: COUCHPAGE_BACKEND unset and $file: $!\n";
     chomp(my $url = <$fh>);
     return $url;
+}
+
+# The CouchDB view double's base URL (t/double/couchdb-double.js).
+sub double_url {
+    return $ENV{COUCHPAGE_DOUBLE} if $ENV{COUCHPAGE_DOUBLE};
+    my $file = catfile(Apache::Test::vars('t_logs'), 'double.url');
+    open my $fh, '<', $file or die "no double URL: COUCHPAGE_DOUBLE unset and $file: $!\n";
+    chomp(my $url = <$fh>);
+    return $url;
+}
+
+sub double_port {
+    my ($port) = double_url() =~ m{:(\d+)(?:/|$)};
+    return $port;
+}
+
+# A request straight to the double, as its admin: (status, decoded body).
+#   double_request(PUT => '/db/doc', {name => 'x'})
+sub double_request {
+    my ($method, $path, $body) = @_;
+    require HTTP::Tiny;
+    require MIME::Base64;
+    my $auth = MIME::Base64::encode_base64(
+        ($ENV{COUCHPAGE_DOUBLE_USER} // 'admin') . ':'
+        . ($ENV{COUCHPAGE_DOUBLE_PASSWORD} // 'double-admin-secret'), '');
+    my $res = HTTP::Tiny->new(timeout => 60)->request($method, double_url() . $path, {
+        headers => { Authorization => "Basic $auth", 'Content-Type' => 'application/json',
+                     Accept => 'application/json' },
+        defined $body ? (content => $JSON->encode($body)) : (),
+    });
+    return ($res->{status}, decode_json_or_undef($res->{content}));
+}
+
+# Sets the double's fault switch: double_fault(mode => 'slow', ms => 3000,
+# path => '/faults/', count => 1); double_fault(mode => 'none') clears it.
+sub double_fault {
+    my (%fault) = @_;
+    my ($status) = double_request(POST => '/_double/faults', \%fault);
+    die "setting the double's fault failed: $status\n" unless $status == 200;
+}
+
+# The requests the double received since the log was last cleared; with
+# clear => 1, clears it instead.
+sub double_log {
+    my (%opt) = @_;
+    if ($opt{clear}) {
+        double_request(DELETE => '/_double/log');
+        return;
+    }
+    my (undef, $log) = double_request(GET => '/_double/log');
+    return ref $log eq 'HASH' ? @{ $log->{requests} || [] } : ref $log eq 'ARRAY' ? @$log : ();
+}
+
+# Creates database DB in the double with docs and a design document
+# (replacing one of that name): double_load('dups', \@docs, {v => {map => ...}}).
+sub double_load {
+    my ($db, $docs, $views, %opt) = @_;
+    double_request(DELETE => "/$db");
+    my ($status) = double_request(PUT => "/$db" . ($opt{partitioned} ? '?partitioned=true' : ''));
+    die "creating $db in the double failed: $status\n" unless $status == 201 || $status == 200;
+    if ($views) {
+        ($status) = double_request(PUT => "/$db/_design/" . ($opt{ddoc} // 'd'), { views => $views });
+        die "design doc of $db: $status\n" unless $status == 201 || $status == 200;
+    }
+    for (my $i = 0; $i < @$docs; $i += 5000) {
+        my $last = $i + 4999 < $#$docs ? $i + 4999 : $#$docs;
+        ($status) = double_request(POST => "/$db/_bulk_docs", { docs => [ @$docs[$i .. $last] ] });
+        die "loading $db into the double failed: $status\n" unless $status == 201 || $status == 200;
+    }
 }
 
 sub backend_port {

@@ -36,7 +36,7 @@ static cp_page_answers answers(int count, int links, const json_t *forward,
     in.forward = forward;
     in.backward = backward;
     if (start_key) {
-        in.start_key = cp_json_pool_own(pool, parse(start_key));
+        in.start_key = parse(start_key);
         in.start = apr_psprintf(pool, "[%s,\"d%s\"]", start_key, start_key);
     }
     return in;
@@ -104,8 +104,8 @@ static void the_last_backward_row_starts_the_previous_page(void **state)
 
 static void grouped_rows_make_key_only_tokens(void **state)
 {
-    cp_page_answers in = answers(1, 0, cp_json_pool_own(pool, parse(
-        "{\"rows\":[{\"key\":[2026,1],\"value\":3},{\"key\":[2026,2],\"value\":4}]}")),
+    cp_page_answers in = answers(1, 0, parse(
+        "{\"rows\":[{\"key\":[2026,1],\"value\":3},{\"key\":[2026,2],\"value\":4}]}"),
         NULL, NULL);
     cp_page page;
 
@@ -120,9 +120,9 @@ static void grouped_rows_make_key_only_tokens(void **state)
  * first when the group key is a whole key, and is passed over. */
 static void grouped_rows_pass_over_their_own_group_backward(void **state)
 {
-    json_t *forward = cp_json_pool_own(pool, parse(
+    json_t *forward = parse(
         "{\"rows\":[{\"key\":[5],\"value\":1},{\"key\":[6],\"value\":1},"
-        "{\"key\":[7],\"value\":1}]}"));
+        "{\"key\":[7],\"value\":1}]}");
     const char *with_own = "{\"rows\":[{\"key\":[5],\"value\":1},{\"key\":[4],\"value\":1},"
                            "{\"key\":[3],\"value\":1}]}";
     const char *without_own = "{\"rows\":[{\"key\":[4],\"value\":1},{\"key\":[3],\"value\":1},"
@@ -131,14 +131,14 @@ static void grouped_rows_pass_over_their_own_group_backward(void **state)
     cp_page page;
 
     in.with_docid = 0;
-    in.backward = cp_json_pool_own(pool, parse(with_own));
+    in.backward = parse(with_own);
     cp_page_assemble(pool, &in, &page);
     assert_string_equal(page.next, "[[7]]");
     assert_string_equal(page.prev, "[[3]]");
-    in.backward = cp_json_pool_own(pool, parse(without_own));
+    in.backward = parse(without_own);
     cp_page_assemble(pool, &in, &page);
     assert_string_equal(page.prev, "[[3]]");
-    in.backward = cp_json_pool_own(pool, parse("{\"rows\":[{\"key\":[5],\"value\":1}]}"));
+    in.backward = parse("{\"rows\":[{\"key\":[5],\"value\":1}]}");
     cp_page_assemble(pool, &in, &page);
     assert_null(page.prev);
 }
@@ -233,7 +233,7 @@ static void unexpected_response_shapes_are_named(void **state)
 
     for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const char *reason = NULL;
-        json_t *body = cp_json_pool_own(pool, parse(cases[i].body));
+        json_t *body = parse(cases[i].body);
 
         assert_null(cp_page_rows(pool, body, cases[i].with_docid, &reason));
         if (!reason || !strstr(reason, cases[i].reason_part)) {
@@ -241,7 +241,7 @@ static void unexpected_response_shapes_are_named(void **state)
                      reason ? reason : "(none)");
         }
     }
-    assert_non_null(cp_page_rows(pool, cp_json_pool_own(pool, parse("{\"rows\":[{\"key\":1}]}")),
+    assert_non_null(cp_page_rows(pool, parse("{\"rows\":[{\"key\":1}]}"),
                                  0, NULL));
 }
 

@@ -9,7 +9,7 @@ static cp_page page_of(const char *rows, const char *next, const char *prev,
     cp_page page;
 
     memset(&page, 0, sizeof(page));
-    page.rows = cp_json_pool_own(pool, parse(rows));
+    page.rows = parse(rows);
     page.next = next;
     page.prev = prev;
     page.total_rows = total >= 0 ? cp_json_pool_own(pool, json_integer(total)) : NULL;

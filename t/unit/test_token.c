@@ -6,7 +6,7 @@
  * key comes back as the same text and equal value. */
 static void round_trip(const char *key_text, const char *expected_key_json)
 {
-    json_t *key = cp_json_pool_own(pool, parse(key_text));
+    json_t *key = parse(key_text);
     const char *token = cp_token_encode(pool, key, "doc-1");
     cp_token decoded;
 
@@ -38,7 +38,7 @@ static void real_keys_keep_their_value(void **state)
     size_t i;
 
     for (i = 0; i < sizeof(reals) / sizeof(reals[0]); i++) {
-        json_t *key = cp_json_pool_own(pool, parse(reals[i]));
+        json_t *key = parse(reals[i]);
         cp_token decoded;
 
         assert_null(cp_token_decode(pool, cp_token_encode(pool, key, "x"),
@@ -62,7 +62,7 @@ static void integers_beyond_64_bits_are_read_as_doubles(void **state)
 
 static void key_only_tokens_for_grouped_rows(void **state)
 {
-    json_t *key = cp_json_pool_own(pool, parse("[\"2026\", 11]"));
+    json_t *key = parse("[\"2026\", 11]");
     const char *token = cp_token_encode(pool, key, NULL);
     cp_token decoded;
 

@@ -14,6 +14,8 @@
 #include <apr_strings.h>
 #include <jansson.h>
 
+#include "couchpage_json.h"
+
 static apr_pool_t *pool;
 
 static inline int pool_setup(void **state)
@@ -40,7 +42,8 @@ static inline int pool_teardown(void **state)
         return failed;                                                   \
     } while (0)
 
-/* Parses JSON text that a test writes by hand; the test fails if it is not JSON. */
+/* Parses JSON text that a test writes by hand, owned by the test's pool; the
+ * test fails if it is not JSON. */
 static inline json_t *parse(const char *text)
 {
     json_error_t err;
@@ -49,7 +52,7 @@ static inline json_t *parse(const char *text)
     if (!value) {
         fail_msg("bad test JSON '%s': %s", text, err.text);
     }
-    return value;
+    return cp_json_pool_own(pool, value);
 }
 
 #endif

@@ -1,0 +1,91 @@
+# Backend faults, through the CouchDB view double's fault switches: each is
+# answered with the right status and a JSON error body, logged once, and the
+# next request is served normally. Also: what exactly reaches CouchDB.
+use strict;
+use warnings FATAL => 'all';
+
+use Apache::Test qw(plan ok);
+use Apache::TestUtil qw(t_cmp);
+use Apache::TestRequest ();
+use MIME::Base64 ();
+use CouchPageTest qw(get_json with_args double_load double_fault double_log double_request
+                     error_log_mark error_log_since);
+
+double_load('faults', [ map { { _id => sprintf('doc%02d', $_), n => $_ } } 0 .. 9 ],
+            { v => { map => 'function (doc) { emit(doc.n, null); }' } });
+
+# [fault, expected status, error, reason regexp]
+my @FAULTS = (
+    [{ mode => 'slow', ms => 4000 }, 504, 'backend_timeout', qr/did not answer in time/],
+    [{ mode => 'status', status => 500 }, 502, 'backend_error', qr/CouchDB answered 500/],
+    [{ mode => 'garbage' }, 502, 'backend_error', qr/not JSON/],
+    [{ mode => 'truncate' }, 502, 'backend_error', qr/cut off/],
+    [{ mode => 'reset' }, 502, 'backend_error', qr/backend request failed|cut off/],
+    [{ mode => 'stall', ms => 4000 }, 502, 'backend_error', qr/cut off/],
+    [{ mode => 'huge', bytes => 200_000 }, 502, 'backend_error', qr/larger than 65536 bytes/],
+);
+
+plan tests => 6 * @FAULTS + 7 + 9;
+
+my ($status, $page) = get_json('/faults/');
+ok t_cmp($status, 200, 'the faults location serves before any fault');
+ok t_cmp(join(',', map { $_->{key} } @{ $page->{items} || [] }), '0,1,2', 'its first page');
+
+for my $case (@FAULTS) {
+    my ($fault, $want, $error, $reason) = @$case;
+    my $what = $fault->{mode};
+    double_fault(%$fault, path => '/faults/', count => 1);
+    my $mark = error_log_mark();
+    my ($code, $body) = get_json('/faults/');
+    ok t_cmp($code, $want, "$what: $want");
+    ok t_cmp($body && $body->{error}, $error, "$what: error $error");
+    ok t_cmp($body && $body->{reason}, $reason, "$what: the reason says why");
+    my @lines = grep { /CP0101/ } error_log_since($mark, wait => 3, until => qr/CP0101/);
+    ok t_cmp(scalar @lines, 1, "$what: logged once");
+    double_fault(mode => 'none');
+    ($code, $body) = get_json('/faults/');
+    ok t_cmp($code, 200, "$what: the next request is served");
+    ok t_cmp(join(',', map { $_->{key} } @{ $body->{items} || [] }), '0,1,2',
+             "$what: with the right rows");
+}
+
+# CouchDB 3.x databases are admin-only: 401 is CouchDB's error, carried
+($status, $page) = get_json('/faults-anonymous/');
+ok t_cmp($status, 502, 'no credentials: 502');
+ok t_cmp($page->{reason}, qr/CouchDB answered 401 unauthorized/, "carrying CouchDB's 401 and reason");
+($status, $page) = get_json('/faults-wrong-password/');
+ok t_cmp($status, 502, 'a wrong password: 502');
+ok t_cmp($page->{reason}, qr/CouchDB answered 401/, "carrying CouchDB's 401");
+ok t_cmp(index($page->{reason}, 'not-the-password'), -1, 'the password is not echoed');
+
+# What reaches CouchDB: our parameters and headers, nothing of the client's.
+double_log(clear => 1);
+my $token = '["x&skip=5#frag\r\nX: y",' . '"doc03"]';
+my $res = Apache::TestRequest::GET(with_args('/faults/', start => $token, limit => 2, skip => 9,
+                                             endkey => '"z"', descending => 'true'),
+    Cookie => 'session=secret-cookie', Authorization => 'Basic Y2xpZW50OnNlY3JldA==',
+    'Accept-Encoding' => 'gzip', 'If-None-Match' => '"etag"', 'X-Client' => 'mine');
+ok t_cmp($res->code, 200, 'a page with hostile arguments and headers is served');
+my @requests = grep { ($_->{url} // '') =~ m{^/faults/_design/d/_view/v} } double_log();
+ok t_cmp(scalar @requests, 2, 'two backend queries: forward and backward');
+# the double logs each query as [name, value] pairs, repeats included
+my @pairs = map { $_->{query} || [] } @requests;
+my %params = map { $_->[0] => 1 } map { @$_ } @pairs;
+ok t_cmp(join(',', sort keys %params) . (grep({ my %seen; grep { $seen{ $_->[0] }++ } @$_ } @pairs) ? ' (repeated)' : ''),
+         'descending,limit,reduce,skip,startkey,startkey_docid',
+         'only the parameters the algorithm asks for, each once');
+sub param { my ($query, $name) = @_; my ($pair) = grep { $_->[0] eq $name } @$query; $pair ? $pair->[1] : '-' }
+ok t_cmp(join('|', map { param($_, 'startkey') } @pairs),
+         '"x&skip=5#frag\r\nX: y"|"x&skip=5#frag\r\nX: y"', 'the key travelled as one startkey value');
+ok t_cmp(join('|', map { param($_, 'skip') } @pairs), '-|1',
+         "skip is the backward query's 1, never the client's");
+my %headers = map { lc($_) => 1 } map { keys %{ $_->{headers} || {} } } @requests;
+ok t_cmp(join(',', grep { $headers{$_} } qw(cookie accept-encoding if-none-match x-client)), '',
+         "none of the client's headers reach CouchDB");
+ok t_cmp(join('|', map { $_->{headers}{authorization} // '' } @requests),
+         join('|', ('Basic ' . MIME::Base64::encode_base64(
+             "$ENV{COUCHPAGE_DOUBLE_USER}:$ENV{COUCHPAGE_DOUBLE_PASSWORD}", '')) x 2),
+         "CouchDB gets the configured credentials, not the client's");
+ok t_cmp(join('|', map { $_->{headers}{accept} // '' } @requests), 'application/json|application/json',
+         'Accept: application/json');
+ok t_cmp(scalar(grep { $_->{method} ne 'GET' } @requests), 0, 'only GET');
