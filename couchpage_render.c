@@ -31,22 +31,31 @@ static json_t *string_or_null(const char *text)
     return text ? json_string(text) : json_null();
 }
 
-/* A row as the client sees it: id (absent on grouped rows), key, value,
- * and doc with include_docs. */
+/* A row as the client sees it: CouchDB's row itself ({"id", "key", "value"},
+ * "doc" with include_docs; grouped rows have no id), shared, not copied. A
+ * row that is not exactly that is reduced to those members. */
 static json_t *item_of_row(json_t *row)
 {
-    json_t *item = json_object();
-    json_t *id = json_object_get(row, "id");
-    json_t *value = json_object_get(row, "value");
-    json_t *doc = json_object_get(row, "doc");
+    static const char *const members[] = { "id", "key", "value", "doc" };
+    json_t *item;
+    size_t i, known = 0;
 
-    if (id) {
-        json_object_set(item, "id", id);
+    for (i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
+        known += json_object_get(row, members[i]) != NULL;
     }
-    json_object_set(item, "key", json_object_get(row, "key"));
-    json_object_set(item, "value", value ? value : json_null());
-    if (doc) {
-        json_object_set(item, "doc", doc);
+    if (known == json_object_size(row) && json_object_get(row, "value")) {
+        return json_incref(row);
+    }
+    item = json_object();
+    for (i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
+        json_t *member = json_object_get(row, members[i]);
+
+        if (member) {
+            json_object_set(item, members[i], member);
+        }
+    }
+    if (!json_object_get(item, "value")) {
+        json_object_set_new(item, "value", json_null());
     }
     return item;
 }

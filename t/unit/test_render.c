@@ -30,7 +30,7 @@ static void add_page(cp_page *page, apr_int64_t number, const char *start, int c
 
 static void a_page_renders_items_tokens_and_links(void **state)
 {
-    cp_page page = page_of("[{\"key\":\"Biffy Clyro\",\"id\":\"a\",\"value\":null},"
+    cp_page page = page_of("[{\"id\":\"a\",\"key\":\"Biffy Clyro\",\"value\":null},"
                            " {\"id\":\"b\",\"key\":[1,{\"x\":0.5}],\"value\":{\"n\":1}}]",
                            "[\"Tool\",\"t\"]", "[\"Biffy Clyro\",\"a\"]", 11, 5);
     cp_links links = { "/bands/", 0, NULL };
@@ -46,6 +46,23 @@ static void a_page_renders_items_tokens_and_links(void **state)
         "\"total_rows\":11,\"offset\":5}");
 }
 
+/* Rows are shared as CouchDB sent them; a row with other members, or none
+ * for value, is reduced to id, key, value and doc. */
+static void items_are_the_rows_reduced_to_their_members(void **state)
+{
+    cp_page page = page_of("[{\"key\":1,\"id\":\"a\",\"value\":2},"
+                           " {\"id\":\"b\",\"key\":2,\"error\":\"x\",\"value\":3},"
+                           " {\"id\":\"c\",\"key\":3}]", NULL, NULL, -1, -1);
+    cp_links links = { "/x/", 0, NULL };
+
+    assert_string_equal(cp_render_json(pool, &page, &links),
+        "{\"items\":[{\"key\":1,\"id\":\"a\",\"value\":2},"
+        "{\"id\":\"b\",\"key\":2,\"value\":3},"
+        "{\"id\":\"c\",\"key\":3,\"value\":null}],"
+        "\"next\":null,\"prev\":null,"
+        "\"links\":{\"next\":null,\"prev\":null,\"first\":\"/x/\"}}");
+}
+
 static void a_lone_page_has_null_links_and_no_counts_when_absent(void **state)
 {
     cp_page page = page_of("[]", NULL, NULL, -1, -1);
@@ -58,7 +75,7 @@ static void a_lone_page_has_null_links_and_no_counts_when_absent(void **state)
 
 static void documents_and_page_links_in_json(void **state)
 {
-    cp_page page = page_of("[{\"key\":1,\"id\":\"a\",\"value\":null,\"doc\":{\"_id\":\"a\"}}]",
+    cp_page page = page_of("[{\"id\":\"a\",\"key\":1,\"value\":null,\"doc\":{\"_id\":\"a\"}}]",
                            "[2,\"b\"]", NULL, 9, -1);
     cp_links links = { "/p/", 0, "json" };
 
@@ -205,6 +222,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         UNIT_TEST(a_page_renders_items_tokens_and_links),
         UNIT_TEST(a_lone_page_has_null_links_and_no_counts_when_absent),
+        UNIT_TEST(items_are_the_rows_reduced_to_their_members),
         UNIT_TEST(documents_and_page_links_in_json),
         UNIT_TEST(links_keep_the_clients_limit_and_format),
         UNIT_TEST(errors_are_json_with_error_and_reason),

@@ -1,0 +1,290 @@
+# shellcheck shell=bash
+# Helpers shared by bench/run and bench/load: source it, don't run it.
+# Builds on scripts/lib.sh (cp_* helpers; everything started is stopped by
+# its PID when the script exits).
+#
+#   bench_deps              scripts/lib.sh's packages, plus wrk, valgrind,
+#                           procps and apache2-utils (ab) when missing
+#   bench_build             cp_build when the module is missing or older
+#                           than a source
+#   bench_backend ITEMS DIR start pouchdb-server in memory (or use
+#                           COUCHDB_URL) and load ITEMS items; sets BACKEND,
+#                           BACKEND_PORT, BACKEND_AUTH, CREDENTIALS
+#   bench_httpd NAME PORT DIR [KEY=VALUE ...]
+#                           write DIR/httpd.conf from bench/httpd.conf.in and
+#                           start httpd; sets HTTPD_PID
+#   bench_rss PID           resident memory of httpd PID and its children, kB
+#   bench_backend_ports     ephemeral ports of every TCP socket to or from
+#                           the backend port (all states but LISTEN)
+#   bench_wrk OUT T C D ARGS...
+#                           wrk with bench/paths.lua; OUT gets its output
+#   bench_val OUT KEY       a value of the BENCH line in OUT
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+
+BENCH_DIR=$CP_ROOT/bench
+BENCH_LUA=$BENCH_DIR/paths.lua
+VIEW_PATH=/items/_design/items/_view/by_n
+
+bench_log() { printf '==> %s\n' "$*" >&2; }
+
+bench_deps() {
+    local missing=() p
+    cp_install_deps
+    for p in wrk valgrind procps apache2-utils iproute2; do
+        dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q ' installed$' || missing+=("$p")
+    done
+    if ((${#missing[@]})); then
+        bench_log "installing ${missing[*]}"
+        {
+            cp_as_root apt-get update -q &&
+                cp_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+                    --no-install-recommends "${missing[@]}"
+        } >"$CP_OUT/bench-apt.log" 2>&1 </dev/null ||
+            cp_fail_log "$CP_OUT/bench-apt.log" "apt-get install failed"
+    fi
+}
+
+bench_build() {
+    local so=$CP_ROOT/.libs/mod_couchpage.so newer
+    if [ -f "$so" ]; then
+        newer=$(find "$CP_ROOT" -maxdepth 1 \( -name '*.c' -o -name '*.h' -o -name Makefile.am \
+            -o -name configure.ac \) -newer "$so" -print -quit)
+        [ -z "$newer" ] && return 0
+    fi
+    (cp_build)
+    [ -f "$so" ] || cp_die "no $so after the build"
+}
+
+# Starts the backend (or takes COUCHDB_URL) and loads ITEMS items into it.
+# shellcheck disable=SC2034 # BACKEND_AUTH and CREDENTIALS: for the callers
+bench_backend() {
+    local items=$1 dir=$2 parsed cuser='' cpass='' url
+    CREDENTIALS='# no CouchPageCredentials'
+    BACKEND_AUTH=''
+    if [ -n "${COUCHDB_URL:-}" ]; then
+        # BACKEND: the URL without user:pass@; cuser and cpass percent-decoded.
+        # shellcheck disable=SC2016 # JavaScript, not shell
+        parsed=$(node -e '
+            const u = new URL(process.argv[1]);
+            const q = (s) => "\x27" + s.replace(/\x27/g, "\x27\\\x27\x27") + "\x27";
+            const user = decodeURIComponent(u.username), pass = decodeURIComponent(u.password);
+            u.username = ""; u.password = "";
+            console.log(`BACKEND=${q(u.origin + u.pathname.replace(/\/+$/, ""))}`);
+            console.log(`cuser=${q(user)}; cpass=${q(pass)}`);
+        ' "$COUCHDB_URL" 2>/dev/null) || cp_die "COUCHDB_URL is not a URL"
+        eval "$parsed"
+        if [ -n "$cuser" ]; then
+            esc() { local s=${1//\\/\\\\}; printf '"%s"' "${s//\"/\\\"}"; }
+            CREDENTIALS="CouchPageCredentials $(esc "$cuser") $(esc "$cpass")"
+            BACKEND_AUTH="Basic $(printf '%s:%s' "$cuser" "$cpass" | base64 -w0)"
+        fi
+        url=$COUCHDB_URL
+        bench_log "backend: CouchDB at $BACKEND"
+    else
+        local port
+        port=$(cp_free_port)
+        cp_start_pouchdb "$port" "$dir/pouchdb"
+        BACKEND=http://127.0.0.1:$port
+        url=$BACKEND
+    fi
+    [[ $BACKEND =~ ^http://(127\.[0-9.]+|localhost|\[::1\]):([0-9]+)$ ]] ||
+        cp_die "the backend must be http://127.x.x.x:PORT or localhost (got $BACKEND): load stays on loopback"
+    BACKEND_PORT=${BASH_REMATCH[2]}
+    bench_log "loading $items items (pouchdb-server indexes 200,000 in about 90 s)"
+    local t0=$SECONDS
+    node "$CP_ROOT/embedded/fixtures.js" "$url" --items "$items" --no-bands 2>&1 |
+        sed -u 's/^/    /' >&2 || cp_die "loading the fixtures failed"
+    bench_log "backend ready with $items items ($((SECONDS - t0)) s)"
+}
+
+# Writes DIR/httpd.conf and starts httpd in the foreground (tracked).
+# Extra KEY=VALUE set template tokens (SERVERS, THREADS, PROXY_EXTRA, ...).
+bench_write_conf() {
+    local port=$1 dir=$2; shift 2
+    local apxs servers=2 threads=64 proxy_timeout=10 proxy_extra='' items=${ITEMS:-} kv
+    for kv in "$@"; do
+        case $kv in
+        SERVERS=*) servers=${kv#*=} ;;
+        THREADS=*) threads=${kv#*=} ;;
+        PROXY_TIMEOUT=*) proxy_timeout=${kv#*=} ;;
+        PROXY_EXTRA=*) proxy_extra=${kv#*=} ;;
+        *) cp_die "bench_write_conf: unknown $kv" ;;
+        esac
+    done
+    apxs=$(cp_apxs)
+    mkdir -p "$dir/logs" "$dir/htdocs"
+    local user=nobody group
+    group=$(id -gn nobody 2>/dev/null || echo nogroup)
+    sed_esc() { printf '%s' "$1" | sed -e 's/[\\&|]/\\&/g'; }
+    sed -e "s|@SERVER_ROOT@|$(sed_esc "$dir")|g" \
+        -e "s|@PORT@|$port|g" \
+        -e "s|@MODULES_DIR@|$(sed_esc "$("$apxs" -q LIBEXECDIR)")|g" \
+        -e "s|@MODULE@|$(sed_esc "$CP_ROOT/.libs/mod_couchpage.so")|g" \
+        -e "s|@USER@|$user|g" -e "s|@GROUP@|$group|g" \
+        -e "s|@SERVERS@|$servers|g" -e "s|@THREADS@|$threads|g" \
+        -e "s|@MAX_WORKERS@|$((servers * threads))|g" \
+        -e "s|@PROXY_TIMEOUT@|$proxy_timeout|g" \
+        -e "s|@PROXY_EXTRA@|$(sed_esc "$proxy_extra")|g" \
+        -e "s|@BACKEND@|$(sed_esc "$BACKEND")|g" \
+        -e "s|@CREDENTIALS@|$(sed_esc "$CREDENTIALS")|g" \
+        -e "s|@ITEMS@|$items|g" \
+        "$BENCH_DIR/httpd.conf.in" >"$dir/httpd.conf"
+    chmod 600 "$dir/httpd.conf"    # may hold credentials
+}
+
+bench_httpd_bin() {
+    local apxs
+    apxs=$(cp_apxs)
+    echo "$("$apxs" -q SBINDIR)/$("$apxs" -q TARGET)"
+}
+
+bench_httpd() {
+    local port=$1 dir=$2; shift 2
+    local bin
+    bench_write_conf "$port" "$dir" "$@"
+    bin=$(bench_httpd_bin)
+    "$bin" -t -f "$dir/httpd.conf" >"$dir/configtest.log" 2>&1 ||
+        cp_fail_log "$dir/configtest.log" "httpd config test failed"
+    "$bin" -f "$dir/httpd.conf" -DFOREGROUND </dev/null >>"$dir/logs/stdout.log" 2>&1 &
+    HTTPD_PID=$!
+    cp_track "$HTTPD_PID"
+    cp_wait_http "http://127.0.0.1:$port/items/" "$HTTPD_PID" 30 ||
+        cp_fail_log "$dir/logs/error_log" "httpd did not start on port $port"
+    bench_log "httpd on http://127.0.0.1:$port (pid $HTTPD_PID)"
+}
+
+# Waits until something listens on 127.0.0.1:PORT (no request sent).
+bench_wait_listen() {
+    local port=$1 pid=$2 secs=${3:-60} i
+    for ((i = 0; i < secs * 5; i++)); do
+        ss -Htln "sport = :$port" | grep -q . && return 0
+        kill -0 "$pid" 2>/dev/null || return 1
+        sleep 0.2
+    done
+    return 1
+}
+
+# Resident memory (VmRSS, kB) of PID and its children, summed.
+bench_rss() {
+    local pid=$1 sum=0 p kb
+    for p in $pid $(pgrep -P "$pid" || true); do
+        kb=$(awk '/^VmRSS:/ {print $2}' "/proc/$p/status" 2>/dev/null || true)
+        sum=$((sum + ${kb:-0}))
+    done
+    echo "$sum"
+}
+
+bench_nprocs() { echo $((1 + $(pgrep -c -P "$1" || true))); }
+
+# One line per TCP socket to or from the backend port, any state but
+# LISTEN: the port of its other end (httpd's ephemeral port), sorted.
+# A connection opened during a run is still listed at its end: open, or in
+# TIME-WAIT (Linux keeps it 60 s) on whichever side closed it.
+bench_backend_ports() {
+    ss -Htan "( sport = :$BACKEND_PORT or dport = :$BACKEND_PORT )" |
+        awk -v bp="$BACKEND_PORT" '
+            $1 == "LISTEN" { next }
+            {
+                n = split($4, l, ":"); lp = l[n]
+                n = split($5, r, ":"); rp = r[n]
+                print (lp == bp ? rp : lp)
+            }' | sort -u
+}
+
+# Ports in file AFTER that are not in file BEFORE: connections opened between.
+bench_new_conns() { comm -13 "$1" "$2" | wc -l; }
+
+# bench_wrk OUT THREADS CONNS DURATION_S LUA_ARGS...
+# Runs wrk with bench/paths.lua against WRK_URL (default $BASE/), with
+# WRK_TIMEOUT (default 10s) and WRK_AUTH (an Authorization value) if set.
+# With WRK_MAX=N it ends after N responses (DURATION_S is then a cap).
+bench_wrk() {
+    local out=$1 t=$2 c=$3 d=$4; shift 4
+    local url=${WRK_URL:-$BASE/} hdr=() max=() done_file=$out.done pid i
+    [ -n "${WRK_AUTH:-}" ] && hdr=(-H "Authorization: $WRK_AUTH")
+    [ -n "${WRK_MAX:-}" ] && max=("max=$WRK_MAX")
+    rm -f "$done_file"
+    BENCH_DONE_FILE=$done_file \
+        BENCH_ONE_CONN_PER_THREAD=$([ "$t" = "$c" ] && echo 1 || echo 0) \
+        wrk -t "$t" -c "$c" -d "${d}s" --timeout "${WRK_TIMEOUT:-10s}" \
+        "${hdr[@]}" -s "$BENCH_LUA" "$url" -- "threads=$t" "${max[@]}" "$@" >"$out" 2>&1 &
+    pid=$!
+    cp_track "$pid"
+    # wrk waits out -d even when every thread has stopped at WRK_MAX: SIGINT
+    # ends it then (it prints its summary as at the end of -d). Past d + 30 s
+    # it is stuck: killed.
+    for ((i = 0; i < (d + 30) * 10; i++)); do
+        kill -0 "$pid" 2>/dev/null || break
+        if [ -n "${WRK_MAX:-}" ] && [ -f "$done_file" ] &&
+            [ "$(wc -l <"$done_file")" -ge "$t" ]; then
+            kill -INT "$pid" 2>/dev/null || true
+        fi
+        sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -KILL "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+        cat "$out" >&2
+        cp_die "wrk did not end ($out)"
+    fi
+    wait "$pid" || { cat "$out" >&2; cp_die "wrk failed ($out)"; }
+    grep -q '^BENCH ' "$out" || { cat "$out" >&2; cp_die "wrk printed no BENCH line ($out)"; }
+}
+
+bench_val() {
+    sed -n 's/^BENCH //p' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | awk 'NR == 1'
+}
+
+# URL-encoded start token of the row keyed N (keys are 0..N-1, ids item%06d).
+bench_token() { printf '%%5B%d%%2C%%22item%06d%%22%%5D' "$1" "$1"; }
+
+# The module's two backend queries for a page starting at row N (count 20),
+# exactly as the module writes them (couchpage_plan.c).
+bench_forward() { printf '%s?limit=21&reduce=false&startkey=%d&startkey_docid=item%06d' "$VIEW_PATH" "$1" "$1"; }
+bench_backward() {
+    printf '%s?limit=20&reduce=false&descending=true&startkey=%d&startkey_docid=item%06d&skip=1' \
+        "$VIEW_PATH" "$1" "$1"
+}
+
+# Arithmetic with awk: bench_calc FORMAT EXPR, e.g. bench_calc %.2f '3 / 7'
+bench_calc() { awk "BEGIN { printf \"$1\", $2 }" </dev/null; }
+
+bench_machine() {
+    local cpu mem
+    cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | awk 'NR == 1')
+    mem=$(awk '/^MemTotal:/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)
+    printf '%s cores (nproc), %s, %s RAM, %s' "$(nproc)" "${cpu:-unknown CPU}" "$mem" \
+        "$(. /etc/os-release && echo "$PRETTY_NAME")"
+}
+
+# CPU time (utime + stime, clock ticks) of the processes PIDS, all threads.
+bench_proc_ticks() {
+    local sum=0 p t
+    for p in "$@"; do
+        t=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$p/stat" 2>/dev/null || echo 0)
+        sum=$((sum + t))
+    done
+    echo "$sum"
+}
+
+# "UTIME STIME" (clock ticks) of the processes PIDS, all threads.
+bench_proc_ticks2() {
+    local u=0 s=0 p t
+    for p in "$@"; do
+        t=$(awk '{ sub(/^.*\) /, ""); print $12, $13 }' "/proc/$p/stat" 2>/dev/null || echo 0 0)
+        u=$((u + ${t% *}))
+        s=$((s + ${t#* }))
+    done
+    echo "$u $s"
+}
+
+# "BUSY TOTAL" clock ticks of the whole machine (/proc/stat), all cores.
+bench_sys_ticks() {
+    awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print t - $5 - $6, t }' /proc/stat
+}
+
+# The PID listening on 127.0.0.1:PORT (ss -p), or nothing.
+bench_listener_pid() {
+    ss -Htlnp "sport = :$1" | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | awk 'NR == 1'
+}
