@@ -79,28 +79,24 @@ sub walk_pages {
     return @pages;
 }
 
-# The backend's base URL, e.g. http://127.0.0.1:40123 (no trailing slash).
-sub backend_url {
-    return $ENV{COUCHPAGE_BACKEND} if $ENV{COUCHPAGE_BACKEND};
-    my $file = catfile(Apache::Test::vars('t_logs'), 'backend.url');
-    open my $fh, '<', $file or die "no backend URL: COUCHPAGE_BACKEND unset and $file: $!\n";
+# A backend's base URL as t/TEST exported it (no trailing slash): from the
+# environment, or from t/logs/NAME.url when the server was started earlier.
+sub started_url {
+    my ($env, $name) = @_;
+    return $ENV{$env} if $ENV{$env};
+    my $file = catfile(Apache::Test::vars('t_logs'), "$name.url");
+    open my $fh, '<', $file or die "no $name URL: $env unset and $file: $!\n";
     chomp(my $url = <$fh>);
     return $url;
 }
+
+# pouchdb-server's base URL, e.g. http://127.0.0.1:40123.
+sub backend_url { started_url('COUCHPAGE_BACKEND', 'backend') }
 
 # The CouchDB view double's base URL (t/double/couchdb-double.js).
-sub double_url {
-    return $ENV{COUCHPAGE_DOUBLE} if $ENV{COUCHPAGE_DOUBLE};
-    my $file = catfile(Apache::Test::vars('t_logs'), 'double.url');
-    open my $fh, '<', $file or die "no double URL: COUCHPAGE_DOUBLE unset and $file: $!\n";
-    chomp(my $url = <$fh>);
-    return $url;
-}
+sub double_url { started_url('COUCHPAGE_DOUBLE', 'double') }
 
-sub double_port {
-    my ($port) = double_url() =~ m{:(\d+)(?:/|$)};
-    return $port;
-}
+sub double_port { port_of(double_url()) }
 
 # A request straight to the double, as its admin: (status, decoded body).
 #   double_request(PUT => '/db/doc', {name => 'x'})
@@ -157,10 +153,12 @@ sub double_load {
     }
 }
 
-sub backend_port {
-    my ($port) = backend_url() =~ m{:(\d+)(?:/|$)};
+sub port_of {
+    my ($port) = $_[0] =~ m{:(\d+)(?:/|$)};
     return $port;
 }
+
+sub backend_port { port_of(backend_url()) }
 
 sub error_log_path {
     return catfile(Apache::Test::vars('t_logs'), 'error_log');

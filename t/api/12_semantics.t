@@ -1,0 +1,680 @@
+# CouchDB's view semantics, paged through the module (issue 3): duplicate
+# keys, keys of every JSON type, key ranges per location, descending views,
+# grouped reduce rows, include_docs, _all_docs, partitioned databases and
+# numbered page links. Every page is fetched from httpd as JSON and walked by
+# next and by prev.
+#
+# The views are served by the CouchDB view double (t/double/), a test double
+# of CouchDB 3.4 that reproduces CouchDB's collation, docid tie-breaking,
+# reversed-range refusal, offsets and reduce grouping; it is not CouchDB.
+# Each test loads its own databases into it through CouchDB's API, and the
+# view read straight from the double with the same options is the oracle the
+# pages are compared with. With COUCHPAGE_DOUBLE pointing at a real CouchDB
+# the same tests run against it, but for the checks that need the double's
+# emitRaw (exact big integers) or its request log.
+# Known module bugs are pinned as TODO tests.
+use strict;
+use warnings FATAL => 'all';
+use utf8;
+
+use Apache::Test qw(-withtestmore);
+use File::Temp ();
+use Time::HiRes qw(time);
+use CouchPageTest qw(double_load double_log);
+use CouchPageWalk qw(:all);
+
+binmode Test::More->builder->$_, ':encoding(UTF-8)' for qw(output failure_output todo_output);
+
+our $TODO;
+my $STARTED = time;
+
+# The double, or a real CouchDB (see the top of this file)?
+my $DOUBLE = backend_is_double();
+note $DOUBLE ? 'backend: the CouchDB view double' : 'backend: a CouchDB (not the double): double-only checks are left out';
+
+# The requests the double received since the last clear_log (none from a
+# real CouchDB, where the checks that use them are left out).
+sub clear_log { double_log(clear => 1) if $DOUBLE }
+
+# check_walk as one test: the problems found are its diagnostics.
+sub walk_ok {
+    my ($path, $limit, $want, $name, %opt) = @_;
+    my ($problems, $pages) = check_walk($path, $limit, ref $want eq 'HASH' ? $want->{rows} : $want, %opt);
+    ok(!@$problems, $name) or diag join "\n", "$path?limit=$limit:", @$problems[0 .. ($#$problems < 4 ? $#$problems : 4)];
+    return $pages;
+}
+
+# httpd -t of a <Location> with these directives (as t/api/05_config.t
+# does): (syntax ok, output).
+sub httpd_t {
+    my ($directives) = @_;
+    my $vars = Apache::Test::vars();
+    chomp(my $modules = `'$vars->{apxs}' -q LIBEXECDIR 2>/dev/null` || '/usr/lib/apache2/modules');
+    my $dir = File::Temp::tempdir(CLEANUP => 1);
+    my $conf = "$dir/httpd.conf";
+    open my $fh, '>', $conf or die "$conf: $!";
+    print $fh qq{ServerRoot "$dir"\nServerName localhost\nListen 127.0.0.1:1\nPidFile "$dir/httpd.pid"\n}
+            . qq{ErrorLog "$dir/error_log"\nLoadModule mpm_event_module "$modules/mod_mpm_event.so"\n}
+            . qq{LoadModule authz_core_module "$modules/mod_authz_core.so"\n}
+            . qq{LoadModule couchpage_module "$vars->{top_dir}/.libs/mod_couchpage.so"\n}
+            . qq{<Location "/x/">\nSetHandler couchpage\n$directives\n</Location>\n};
+    close $fh;
+    my $out = `'$vars->{httpd}' -t -f '$conf' 2>&1`;
+    return ($? == 0 && $out =~ /Syntax OK/, $out);
+}
+
+# A token for ?start=: the JSON text of [key, docid].
+sub token { JSON::PP->new->canonical->allow_nonref->encode([@_]) }
+
+# JSON as CouchPageWalk's signatures spell it (ASCII, \u escapes).
+sub jtext { JSON::PP->new->canonical->ascii->allow_nonref->encode($_[0]) }
+
+# ---------------------------------------------------------------------------
+# 1. Duplicate keys
+# ---------------------------------------------------------------------------
+# 1,000 rows with the key "k" whose ids sort differently by code point
+# (CouchDB's docid order) than by collation; runs of three equal keys; and
+# documents that emit their key twice.
+my @PREFIXES = ('D', 'd', 'e', "\x{e9}", 'a b', 'A', "\x{1F600}", 'z', 'E', "\x{e8}");
+my @one = map { { _id => $PREFIXES[$_ % @PREFIXES] . sprintf('%04d', (7919 * $_) % 1000), t => 'one', n => $_ } } 0 .. 999;
+my @runs = map { { _id => ('x', 'X', "\x{fc}")[$_ % 3] . sprintf('%02d', 29 - $_), t => 'runs', run => int($_ / 3), n => $_ } } 0 .. 29;
+my @twice = (
+    { _id => 'tw-once', t => 'twice', k => 'a', once => JSON::PP::true },
+    map { { _id => "tw-$_->[0]", t => 'twice', k => $_->[1] } } ['1', 'p'], ['2', 'p'], ['3', 'q'], ['4', 'q'], ['5', 'r'],
+);
+double_load('sem_dups', [ @one, @runs, @twice ], {
+    one => { map => q{function (doc) { if (doc.t === 'one') emit('k', doc.n); }} },
+    runs => { map => q{function (doc) { if (doc.t === 'runs') emit(doc.run, doc.n); }} },
+    twice => { map => q{function (doc) {
+        if (doc.t !== 'twice') return;
+        emit(doc.k, 1);
+        if (!doc.once) emit(doc.k, 'two');
+    }} },
+});
+
+{
+    my $view = double_view('/sem_dups/_design/d/_view/one', reduce => 'false');
+    my @want = map { 'id=' . jtext($_) . ' key="k"' } sort map { $_->{_id} } @one;
+    my @got = map { s/ value=.*//r } @{ $view->{rows} };
+    is(first_difference(\@got, \@want), undef,
+       "oracle: the double orders 1,000 equal keys by docid, by code point");
+    my $pages = walk_ok('/sem/dups/', 7, $view, '1,000 equal keys, 7 a page: every row once, in order, and back');
+    is(scalar @$pages, 143, '143 pages of 7 (the last of 6)');
+    my %seen;
+    $seen{ jstr(jget($_, 'id')) }++ for map { @{ $_->{items} } } @$pages;
+    is(scalar(grep { $_ == 1 } values %seen), 1000, 'each of the 1,000 ids exactly once');
+    # the tokens carry the docid that tells the rows of one key apart
+    my ($key, $id) = token_parts($pages->[0]{next});
+    is(jsig($key) . ' ' . $id, '"k" ' . jstr(jget($pages->[1]{items}[0], 'id')),
+       "the next token is [\"k\", the next page's first id]");
+}
+
+{
+    my $view = double_view('/sem_dups/_design/d/_view/runs', reduce => 'false');
+    my @want = map { 'id=' . jtext($_->{_id}) . " key=$_->{run} value=$_->{n}" }
+               sort { $a->{run} <=> $b->{run} or $a->{_id} cmp $b->{_id} } @runs;
+    is(first_difference($view->{rows}, \@want), undef, 'oracle: runs of three equal keys, by docid in each');
+    walk_ok('/sem/runs/', $_, $view, "runs of three equal keys, $_ a page: boundaries inside runs")
+        for 2, 5, 1, 3, 4;
+}
+
+{
+    my $view = double_view('/sem_dups/_design/d/_view/twice', reduce => 'false');
+    # CouchDB keeps both rows of a document that emits one key twice, in the
+    # Erlang order of their values (numbers before strings)
+    is(join(',', map { jstr(jget($_, 'id')) . ':' . jsig(jget($_, 'value')) } @{ $view->{items} }),
+       'tw-once:1,tw-1:1,tw-1:"two",tw-2:1,tw-2:"two",tw-3:1,tw-3:"two",tw-4:1,tw-4:"two",tw-5:1,tw-5:"two"',
+       'oracle: both rows of a document that emits its key twice');
+    # Rows 1, 3, 5, ... start a document's pair. Pages of 1 to 4 end between
+    # the two rows of one document: the token of the second row, [key, docid],
+    # names the first. Pages of 7 end between documents, but the backward
+    # query's skip=1 skips only one of the two rows at the token.
+    walk_ok('/sem/twice/', 11, $view, 'a document emitting its key twice, all on one page');
+    TODO: {
+        local $TODO = 'module bug: two rows of one (key, docid): a boundary between them repeats rows or loops, '
+                    . 'and prev from a page they start is off by one';
+        walk_ok('/sem/twice/', $_, $view, "a document emitting its key twice, $_ a page: both rows once, in order")
+            for 1, 2, 3, 4, 7;
+    }
+}
+
+# ---------------------------------------------------------------------------
+# 2. Keys of every JSON type
+# ---------------------------------------------------------------------------
+# [id, JSON text of the key]; 'raw:' keys are emitted with the double's
+# emitRaw (exact integers and floats as CouchDB holds them; a real CouchDB's
+# couchjs has no emitRaw and emits them as JavaScript numbers).
+my @TYPED = (
+    [t01 => 'null'], [t02 => 'false'], [t03 => 'true'], [t04 => '0'], [t05 => '-1'],
+    [t06 => '0.1'], [t07 => '1e21'], [t08 => 'raw:9007199254740993'], [t09 => 'raw:-9007199254740993'],
+    [t10 => '9007199254740991'], [t11 => '1.5e-7'], [t12 => '-0.5'], [t13 => '2'], [t14 => 'raw:2.0'],
+    [t15 => '-0.0'], [t16 => '""'], [t17 => '"a"'], [t18 => '"A"'], [t19 => '"\u00e1"'],
+    [t20 => '"a\u0301"'], [t21 => '"b"'], [t22 => '"B"'], [t23 => '"\u00df"'], [t24 => '"ss"'],
+    [t25 => '"e\u0301"'], [t26 => '"\u00e9"'], [t27 => '"\u65e5\u672c\u8a9e"'], [t28 => '"\ud83d\ude00"'],
+    [t29 => '"a b"'], [t30 => '"ab"'], [t31 => '"10"'], [t32 => '"9"'], [t33 => '"\ufb01"'],
+    [t34 => '"\u212b"'], [t35 => '"\u00c5"'], [t36 => '"<&>\"\\\\"'], [t37 => '"line\nbreak\ttab"'],
+    [t38 => '[]'], [t39 => '[null]'], [t40 => '[1]'], [t41 => '[1,2]'], [t42 => '[1,"a"]'],
+    [t43 => '["a",1]'], [t44 => '[[1]]'], [t45 => '[[]]'], [t46 => '[{}]'], [t47 => '{}'],
+    [t48 => '{"a":1,"b":2}'], [t49 => '{"b":2,"a":1}'], [t50 => '{"a":{"b":[1,{"c":null}]}}'],
+    [t51 => '{"a":[]}'], [t52 => '{"":1}'], [t53 => '"a"'], [t54 => '[1,2]'], [t55 => '{"a":1,"b":2}'],
+    [t56 => 'null'], [t57 => '0.1'], [t58 => 'raw:9007199254740993'], [t59 => '{"b":2,"a":1}'],
+    [t60 => '"\u00e9"'], [t61 => 'true'], [t62 => '[1,[2,[3,{"x":"\u00e9"}]]]'],
+);
+my @typed_docs = map {
+    my ($id, $key) = @{ $TYPED[$_] };
+    $key =~ /^raw:(.*)/ ? qq({"_id":"$id","i":$_,"raw":"$1"}) : qq({"_id":"$id","i":$_,"k":$key})
+} 0 .. $#TYPED;
+# the same numbers in a view that also emits integers wider than 64 bits
+push @typed_docs, '{"_id":"w1","wide":"12345678901234567890123"}', '{"_id":"w2","wide":"18446744073709551615"}',
+                  '{"_id":"w3","wide":"-98765432109876543210"}';
+# a document holding an integer wider than 64 bits (for include_docs)
+push @typed_docs, '{"_id":"t99","i":99,"k":"big doc","big":123456789012345678901234567890,"small":7}';
+couch_load('sem_types', docs => \@typed_docs, views => {
+    v => { map => q{function (doc) {
+        if (doc.wide) return;
+        if (doc.raw === undefined) emit(doc.k, doc.i);
+        else if (typeof emitRaw === 'function') emitRaw(doc.raw, String(doc.i));
+        else emit(JSON.parse(doc.raw), doc.i);
+    }} },
+    wide => { map => q{function (doc) {
+        if (doc.wide) emitRaw(doc.wide, '0');
+        else if (typeof doc.k === 'number') emit(doc.k, doc.i);
+        else if (doc.raw !== undefined) emitRaw(doc.raw, String(doc.i));
+    }} },
+});
+
+{
+    my $view = double_view('/sem_types/_design/d/_view/v', reduce => 'false');
+    is(scalar @{ $view->{rows} }, @TYPED + 1, 'oracle: a row for every typed key');
+    my @types = map { jget($_, 'key')->[0] } @{ $view->{items} };
+    my %rank = (null => 0, bool => 1, num => 2, str => 3, arr => 4, obj => 5);
+    is(join(',', @types), join(',', sort { $rank{$a} <=> $rank{$b} } @types),
+       'oracle: null, booleans, numbers, strings, arrays, objects');
+    # the raw text the double sent for the exact integer
+    like($view->{raw}, qr/"key":9007199254740993,/, 'oracle: the double sends 9007199254740993 exactly') if $DOUBLE;
+    for my $limit (1, 2, 3) {
+        my $pages = walk_ok('/sem/types/', $limit, $view, "keys of every JSON type, $limit a page");
+        next unless $limit == 1;
+        # with one row a page every row but the first is named by a next token:
+        # its key must be the key as the double sent it
+        my @tokens = map { $_->{next} } @$pages[0 .. $#$pages - 1];
+        my @token_keys = map { my ($k) = token_parts($_); jsig($k) } @tokens;
+        my @want_keys = map { jsig(jget($_, 'key')) } @{ $view->{items} }[1 .. $#{ $view->{items} }];
+        is(first_difference(\@token_keys, \@want_keys), undef,
+           "every next token's key is the row's key as CouchDB sent it (exact integers, float values, member order)");
+        is(scalar(grep { /^\[\{"b":2,"a":1\},"t(49|59)"\]$/ } @tokens), 2,
+           'an object key keeps its member order in the token');
+        next unless $DOUBLE;    # exact big integers and 2.0 come from emitRaw
+        is(scalar(grep { /^\[9007199254740993,"t(08|58)"\]$/ } @tokens), 2,
+           'the tokens of 9007199254740993 carry exactly that integer');
+        is(scalar(grep { /^\[-9007199254740993,"t09"\]$/ } @tokens), 1, '... and of -9007199254740993');
+        my @floats = map { my ($k) = token_parts($_); $k->[0] eq 'num' ? num_sig($k->[1]) : () } @tokens;
+        ok((grep { $_ eq '1e+21' } @floats) && (grep { $_ eq '0.1' } @floats) == 2
+           && (grep { $_ eq '2.0' } @floats) && (grep { $_ eq '1.5e-07' } @floats),
+           '1e21, 0.1 (twice), 2.0 and 1.5e-7 keep their value, and 2.0 stays a float')
+            or diag "float keys in tokens: @floats";
+        my ($item) = grep { jstr(jget($_, 'id')) eq 't08' } map { @{ $_->{items} } } @$pages;
+        like($item ? jsig(jget($item, 'key')) : '', qr/^9007199254740993$/, "the item's key is 9007199254740993 too");
+    }
+    my $desc = double_view('/sem_types/_design/d/_view/v', reduce => 'false', descending => 'true');
+    is_deeply([ reverse @{ $desc->{rows} } ], $view->{rows}, 'oracle: descending is the exact reverse here');
+    walk_ok('/sem/types-desc/', $_, $desc, "keys of every JSON type, descending, $_ a page") for 1, 2, 3;
+}
+
+if ($DOUBLE) {
+    # Integers wider than 64 bits: the module reads such a key as a double
+    # (README, Tokens). The other integers of the same response must keep
+    # their digits, and no row may be lost.
+    my $view = double_view('/sem_types/_design/d/_view/wide', reduce => 'false');
+    my @want = map { s/key=(-?[0-9]{20,})/'key=' . num_sig(sprintf('%.17g', $1))/er } @{ $view->{rows} };
+    my (undef, $pages) = check_walk('/sem/types-wide/', 2, \@want);
+    my ($problems) = check_walk('/sem/types-wide/', 1, \@want);
+    my @got = map { @{ $_->{rows} } } @$pages;
+    my @ints = grep { !/key=-?[0-9]{20,}|key=\S*[.e]/ && /value=/ } @want;
+    my %got = map { $_ => 1 } @got;
+    TODO: {
+        local $TODO = 'module bug: one integer wider than 64 bits turns every integer of the response into a float';
+        is(join("\n", grep { !$got{$_} } @ints), '', 'the other integer keys and values keep their digits on those pages');
+    }
+    TODO: {
+        local $TODO = 'module bug: a row whose integer key shares a response with a wider integer is skipped '
+                    . '(its token holds the key as a double), as is a wider key whose double is above it';
+        ok(!@$problems, 'every row of a view with keys wider than 64 bits, 1 a page')
+            or diag join "\n", @$problems[0 .. ($#$problems < 2 ? $#$problems : 2)];
+    }
+}
+
+{
+    # include_docs with a document holding an integer wider than 64 bits
+    my $view = double_view('/sem_types/_design/d/_view/v', reduce => 'false', include_docs => 'true');
+    my $pages = [ walk_next('/sem/docs-wide/', limit => 100) ];
+    my @got = grep { !/"big doc"/ } map { @{ $_->{rows} } } @$pages;
+    my @want = grep { !/"big doc"/ } @{ $view->{rows} };
+    TODO: {
+        local $TODO = 'module bug: a document with an integer wider than 64 bits turns every integer of the page into a float';
+        is(first_difference(\@got, \@want), undef, 'the other rows of that page keep their integers');
+    }
+}
+
+{
+    # Long keys: a token holds the whole key, and the module refuses tokens
+    # longer than CouchPageMaxTokenLength (default 4096 bytes); httpd refuses
+    # request lines over LimitRequestLine (8190), which a percent-encoded
+    # token of non-ASCII text reaches from about 2,700 bytes.
+    my @long = (['k1', 'a'], ['k2', 'b' x 3000], ['k3', 'c' . ("\x{e9}" x 1200)], ['k4', 'd'], ['k5', 'e' x 5000],
+                ['k6', 'f' . ("\x{e9}" x 2000)], ['k7', ['g', 'h' x 4500]], ['k8', 'i']);
+    double_load('sem_long', [ map { { _id => $_->[0], k => $_->[1] } } @long ],
+                { v => { map => q{function (doc) { emit(doc.k, null); }} } });
+    my $view = double_view('/sem_long/_design/d/_view/v', reduce => 'false');
+    my @pages = walk_next('/sem/long/', limit => 1, max_pages => 20);
+    my @rows = map { @{ $_->{rows} || [] } } @pages;
+    is(first_difference([ @rows[0 .. 3] ], [ @{ $view->{rows} }[0 .. 3] ]), undef,
+       'keys of 3,000 bytes and of 2,400 UTF-8 bytes: their tokens work, 1 a page');
+    TODO: {
+        local $TODO = 'module bug: a key longer than CouchPageMaxTokenLength (or whose link is longer than '
+                    . 'LimitRequestLine) gets a next link that is refused, 400 (or 414)';
+        walk_ok('/sem/long/', 1, $view, 'keys up to 5,000 bytes: every row, 1 a page');
+    }
+}
+
+# ---------------------------------------------------------------------------
+# 3. Key ranges per location (and 4. descending within one)
+# ---------------------------------------------------------------------------
+my @POSTS = ('p1', 'p2', 'p3', 'a', 'a",{}]', "\x{fc}n\x{ef}", 'p2 ', 'a"],["p1');
+my @post_docs;
+for my $pi (0 .. $#POSTS) {
+    my $post = $POSTS[$pi];
+    my $n = $post eq 'p2' ? 11 : 4;
+    push @post_docs, map { { _id => sprintf('c%d-%02d', $pi, $_), post => $post, ts => (($_ * 7) % 13) + 1, text => "comment $_ of $post" } } 1 .. $n;
+    # rows of the post below the range's [post, 0]: [post], [post, null], [post, -1]
+    push @post_docs, { _id => "c$pi-short", post => $post, short => JSON::PP::true },
+                     { _id => "c$pi-null", post => $post, ts => undef },
+                     { _id => "c$pi-neg", post => $post, ts => -1 },
+                     { _id => "c$pi-word", post => $post, ts => 'zzz' };
+}
+# equal timestamps within a post: a boundary between equal keys
+push @post_docs, map { { _id => "c1-same$_", post => 'p2', ts => 5 } } 1 .. 3;
+double_load('sem_posts', \@post_docs, {
+    comments => { map => q{function (doc) { emit(doc.short ? [doc.post] : [doc.post, doc.ts], doc.text || null); }} },
+});
+
+sub post_view {
+    my ($post, %opt) = @_;
+    my ($low, $high) = (jtext([$post, 0]), jtext([$post, {}]));
+    return double_view('/sem_posts/_design/d/_view/comments', reduce => 'false',
+                       $opt{descending} ? (descending => 'true', startkey => $high, endkey => $low)
+                                        : (startkey => $low, endkey => $high));
+}
+
+sub posts_of {
+    my ($rows) = @_;
+    my %posts;
+    $posts{ $_ =~ /key=\[("(?:[^"\\]|\\.)*")/ ? $1 : '?' }++ for @$rows;
+    return join ',', sort keys %posts;
+}
+
+{
+    my $view = post_view('p2');
+    is(scalar @{ $view->{rows} }, 15, "oracle: p2 has 15 comments in its range (not [p2], [p2, null], [p2, -1])");
+    is(posts_of($view->{rows}), '"p2"', 'oracle: all of post p2');
+    walk_ok('/posts/p2/comments/', $_, $view, "the comments of post p2, $_ a page, both ways") for 1, 2, 3, 4, 15, 16;
+    my $all = module_page('/posts/p2/comments/', limit => 100);
+    is(posts_of($all->{rows}), '"p2"', 'one page of p2: only p2');
+
+    my $desc = post_view('p2', descending => 1);
+    is_deeply([ reverse @{ $desc->{rows} } ], $view->{rows}, 'oracle: descending p2 is the reverse');
+    walk_ok('/posts-desc/p2/comments/', $_, $desc, "the comments of post p2, descending, $_ a page") for 1, 3, 4;
+
+    my $hostile = post_view('a",{}]');
+    is(posts_of($hostile->{rows}), '"a\",{}]"', 'oracle: the post a",{}] has comments of its own');
+    walk_ok('/posts/a%22%2C%7B%7D%5D/comments/', 3, $hostile,
+            'a post id with quotes and brackets pages its own comments, and nothing else');
+    my $walk = walk_ok('/posts/a%22%5D%2C%5B%22p1/comments/', 2, post_view('a"],["p1'),
+                       'a post id that would close the array and open another stays one string');
+    is(posts_of([ map { @{ $_->{rows} } } @$walk ]), '"a\"],[\"p1"', '... only its own comments');
+    my $unicode = post_view("\x{fc}n\x{ef}");
+    is(scalar @{ $unicode->{rows} }, 5, 'oracle: the post ünï');
+    walk_ok('/posts/%C3%BCn%C3%AF/comments/', 2, $unicode, 'a post id in UTF-8 in the URL');
+    my ($s, $empty) = module_get('/posts/nosuchpost/comments/');
+    is($s . ' ' . jsig(jget(jparse($empty, bytes => 1), 'items')), '200 []', 'a post without comments: an empty page');
+    ($s, my $bad) = module_get('/posts/%FF/comments/');
+    is($s, 400, 'a post id that is not UTF-8 gets 400');
+
+    # forged tokens outside the range: CouchDB refuses the reversed range
+    my @FORGED = (
+        [token(['p1', 1], 'c0-01'), 'a key of another post (below)'],
+        [token(['p3', 1], 'c2-01'), 'a key of another post (above)'],
+        [token(['p2', -1], 'c1-neg'), 'below the range: [p2, -1]'],
+        [token(['p2', undef], 'c1-null'), 'below the range: [p2, null]'],
+        [token(['p2'], 'c1-short'), 'below the range: [p2]'],
+        [token(['p2 ', 1], 'c6-01'), 'a key of post "p2 " (above)'],
+        [token('p2', 'x'), 'a key of another type'],
+    );
+    for my $case (@FORGED) {
+        my ($tok, $what) = @$case;
+        for my $loc ('/posts/p2/comments/', '/posts-desc/p2/comments/') {
+            my $page = module_page($loc, start => $tok);
+            is($page->{status} . ' ' . ($page->{error} // ''), '400 bad_request', "$loc: a forged token, $what: 400")
+                or diag $page->{raw};
+        }
+    }
+    my $page = module_page('/posts/p2/comments/', start => token(['p2', 1], 'c1-same1'));
+    is($page->{status}, 200, 'a token inside the range but between rows is served');
+
+    # ranges open on one side
+    my $to = double_view('/sem_posts/_design/d/_view/comments', reduce => 'false', endkey => jtext(['p2', {}]));
+    ok(scalar(@{ $to->{rows} }) > 30, 'oracle: the comments up to p2');
+    walk_ok('/sem/posts-to-p2/', $_, $to, "a range open below (LOW yields ''), $_ a page") for 4, 7;
+    my $from = double_view('/sem_posts/_design/d/_view/comments', reduce => 'false', startkey => jtext(['p2', 0]));
+    walk_ok('/sem/posts-from-p2/', $_, $from, "a range open above (HIGH yields ''), $_ a page") for 4, 7;
+    my $from_desc = double_view('/sem_posts/_design/d/_view/comments', reduce => 'false', descending => 'true',
+                                endkey => jtext(['p2', 0]));
+    is_deeply([ reverse @{ $from_desc->{rows} } ], $from->{rows}, 'oracle: its reverse');
+    walk_ok('/sem/posts-from-p2-desc/', $_, $from_desc, "a range open above, descending, $_ a page") for 4, 7;
+    # the README's '' for an open side, as httpd -t reads it (the walks above
+    # use an expression that yields '' instead)
+    for my $range (q{'' '["p2", {}]'}, q{'["p2", 0]' ''}, q{'%{env:SEM_OPEN}' '["p2", {}]'}) {
+        my ($ok, $out) = httpd_t("CouchPageView http://127.0.0.1:5984/db/_design/d/_view/v\nCouchPageRange $range");
+        local $TODO = $range =~ /''/ ? "module bug: httpd's TAKE2 takes an empty argument for a missing one" : undef;
+        ok($ok, "httpd -t accepts CouchPageRange $range") or diag $out;
+    }
+    $page = module_page('/sem/posts-to-p2/', start => token(['p3', 1], 'c2-01'));
+    is($page->{status}, 400, 'open below: a token above the range gets 400');
+    $page = module_page('/sem/posts-from-p2/', start => token(['p1', 1], 'c0-01'));
+    is($page->{status}, 400, 'open above: a token below the range gets 400');
+    $page = module_page('/sem/posts-from-p2-desc/', start => token(['p1', 1], 'c0-01'));
+    is($page->{status}, 400, 'open above, descending: a token below the range gets 400');
+}
+
+# ---------------------------------------------------------------------------
+# 5. Grouped reduce rows
+# ---------------------------------------------------------------------------
+my @dates;
+{
+    my @days = ([2023, 11, 28], [2023, 11, 30], [2023, 12, 1], [2023, 12, 24], [2023, 12, 31],
+                [2024, 1, 1], [2024, 1, 2], [2024, 1, 15], [2024, 2, 29], [2024, 3, 1],
+                [2024, 12, 31], [2025, 1, 1], [2025, 6, 15], [2022, 5, 5], [2024, 2, 1]);
+    my $n = 0;
+    for my $i (0 .. $#days) {
+        push @dates, map { { _id => sprintf('ev%03d', $n++), date => $days[$i], n => ($n * 37) % 11 } } 0 .. ($i % 4);
+    }
+    # keys that are not [y, m, d]: shorter arrays and non-arrays group on their own
+    push @dates, { _id => 'ev-year', date => [2024], n => 3 }, { _id => 'ev-month', date => [2024, 1], n => 4 },
+                 { _id => 'ev-str', date => 'unknown', n => 5 }, { _id => 'ev-null', date => undef, n => 6 };
+}
+double_load('sem_dates', \@dates, {
+    count => { map => q{function (doc) { emit(doc.date, doc.n); }}, reduce => '_count' },
+    sum => { map => q{function (doc) { emit(doc.date, doc.n); }}, reduce => '_sum' },
+});
+
+{
+    my %views;
+    for my $case (['count-1', 'count', group_level => 1], ['count-2', 'count', group_level => 2],
+                  ['count-exact', 'count', group => 'true'], ['sum-2', 'sum', group_level => 2],
+                  ['sum-exact', 'sum', group => 'true']) {
+        my ($loc, $view, @group) = @$case;
+        my $want = double_view("/sem_dates/_design/d/_view/$view", reduce => 'true', @group);
+        $views{$loc} = $want;
+        my $rows = @{ $want->{rows} };
+        for my $limit (1, 2, 3, 5) {
+            my $pages = walk_ok("/sem/reduce/$loc/", $limit, $want, "reduce $loc ($rows groups), $limit a page",
+                                key_only => 1);
+            next unless $limit == 2;
+            my @members = map { my $t = $_->{tree}; join ',', grep { defined jget($t, $_) } qw(total_rows offset) } @$pages;
+            is(join('', @members), '', "reduce $loc: no total_rows or offset on any page");
+            my @ids = grep { defined jget($_, 'id') } map { @{ $_->{items} } } @$pages;
+            is(scalar @ids, 0, "reduce $loc: items have no id");
+        }
+    }
+    is(scalar @{ $views{'count-1'}{rows} }, 6, 'oracle: group_level 1: null, "unknown", 2022..2025 ([2024] merged)');
+    like(join(' ', @{ $views{'count-exact'}{rows} }), qr/key=\[2024\] value=1 key=\[2024,1\] value=1 key=\[2024,1,1\]/,
+         'oracle: exact groups keep [2024] and [2024, 1] apart');
+
+    my $map = double_view('/sem_dates/_design/d/_view/count', reduce => 'false');
+    clear_log();
+    walk_ok('/sem/reduce/off/', $_, $map, "CouchPageReduce Off on a reduce view: its map rows, $_ a page") for 3, 7;
+    if ($DOUBLE) {
+        my @queries = grep { ($_->{path} // '') =~ m{^/sem_dates/} } double_log();
+        my @reduce = map { my ($p) = grep { $_->[0] eq 'reduce' } @{ $_->{query} }; $p ? $p->[1] : '(none)' } @queries;
+        is(join(',', sort { $a cmp $b } keys %{ { map { $_ => 1 } @reduce } }), 'false',
+           'CouchPageReduce Off: every query sent reduce=false') or diag "@reduce";
+    }
+
+    # descending grouped rows
+    my $exact_desc = double_view('/sem_dates/_design/d/_view/count', reduce => 'true', group => 'true',
+                                 descending => 'true');
+    walk_ok('/sem/reduce/count-exact-desc/', $_, $exact_desc, "reduce exact, descending, $_ a page", key_only => 1)
+        for 1, 2, 3;
+    my $level_desc = double_view('/sem_dates/_design/d/_view/count', reduce => 'true', group_level => 1,
+                                 descending => 'true');
+    TODO: {
+        local $TODO = 'module bug: descending with a group level, startkey [2024] passes the rows of the group [2024]';
+        walk_ok('/sem/reduce/count-1-desc/', $_, $level_desc, "reduce group_level 1, descending, $_ a page",
+                key_only => 1) for 1, 2, 3;
+    }
+}
+
+{
+    # grouped rows whose keys collate equal (ICU) but are spelt differently:
+    # CouchDB reports the key of the first row it meets, which depends on the
+    # direction
+    couch_load('sem_names', docs => [
+        '{"_id":"a1","name":"\u00e9"}', '{"_id":"a2","name":"e\u0301"}', '{"_id":"b1","name":"b"}',
+        '{"_id":"c1","name":"c"}', '{"_id":"d1","name":"\u00e5"}', '{"_id":"d2","name":"a\u030a"}',
+        '{"_id":"e1","name":"f"}', '{"_id":"e2","name":"a"}',
+    ], views => { count => { map => q{function (doc) { emit(doc.name, 1); }}, reduce => '_count' } });
+    my $want = double_view('/sem_names/_design/d/_view/count', reduce => 'true', group => 'true');
+    is(scalar @{ $want->{rows} }, 6, 'oracle: six groups of eight names');
+    TODO: {
+        local $TODO = 'module bug: the backward query names the group the token names with another spelling';
+        walk_ok('/sem/reduce/names/', $_, $want, "reduce exact, keys that collate equal, $_ a page", key_only => 1)
+            for 1, 2;
+    }
+}
+
+{
+    # groups at level 1 whose keys differ only in the member order of an
+    # object: CouchDB collates them apart ({"a":2,"b":1} < {"b":1,"a":2})
+    couch_load('sem_objs', docs => [
+        '{"_id":"o1","k":[{"a":2,"b":1},1]}', '{"_id":"o2","k":[{"b":1,"a":2},1]}', '{"_id":"o3","k":[{"a":2,"b":1},2]}',
+        '{"_id":"o4","k":[{"b":1,"a":2},2]}', '{"_id":"o5","k":[{"a":1},1]}', '{"_id":"o6","k":[{"c":0},1]}',
+    ], views => { count => { map => q{function (doc) { emit(doc.k, 1); }}, reduce => '_count' } });
+    my $want = double_view('/sem_objs/_design/d/_view/count', reduce => 'true', group_level => 1);
+    is(join(' ', map { jsig(jget($_, 'key')) } @{ $want->{items} }), '[{"a":1}] [{"a":2,"b":1}] [{"b":1,"a":2}] [{"c":0}]',
+       'oracle: object members in order make different groups');
+    TODO: {
+        local $TODO = 'module bug: the group a token names is recognised with json_equal, which ignores member order';
+        walk_ok('/sem/reduce/objects/', 1, $want, 'reduce group_level 1, object keys in two member orders, 1 a page',
+                key_only => 1);
+    }
+}
+
+# ---------------------------------------------------------------------------
+# 6. include_docs
+# ---------------------------------------------------------------------------
+{
+    my @words = qw(pear apple Fig apple date Banana cherry apple Elder grape);
+    my @docs = map { +{ _id => sprintf('doc-%02d', $_), name => $words[$_ % @words], n => $_,
+                        nested => { list => [ $_, "x$_", { deep => $_ % 2 ? JSON::PP::true : undef } ] },
+                        ($_ % 5 == 4 ? (link => sprintf('doc-%02d', $_ - 3)) : ()) } } 0 .. 22;
+    double_load('sem_docs', \@docs, {
+        v => { map => q{function (doc) { emit(doc.name, doc.link ? {_id: doc.link} : doc.n); }} },
+    });
+    my $want = double_view('/sem_docs/_design/d/_view/v', reduce => 'false', include_docs => 'true');
+    my @linked = grep { /value=\{"_id"/ } @{ $want->{rows} };
+    ok(@linked == 4 && !grep({ !/doc=\{"_id"/ } @{ $want->{rows} }),
+       'oracle: every row has its doc, four of them a linked one');
+    walk_ok('/sem/docs/', $_, $want, "include_docs: every item's doc, $_ a page") for 1, 3, 5;
+    walk_ok('/sem/docs-links/', $_, $want, "include_docs with CouchPageLinks 3: every item's doc, $_ a page") for 2, 3;
+
+    # which queries fetched documents
+    my ($token, $pages, @problems) = (undef, 0);
+    for (1 .. ($DOUBLE ? 20 : 0)) {
+        double_log(clear => 1);
+        my $page = module_page('/sem/docs-links/', limit => 3, defined $token ? (start => $token) : ());
+        my @queries = grep { ($_->{path} // '') =~ m{^/sem_docs/} } double_log();
+        my @with_docs = grep { grep { $_->[0] eq 'include_docs' } @{ $_->{query} } } @queries;
+        my %q = map { $_->[0] => $_->[1] } map { @{ $_->{query} } } @with_docs;
+        my $page_start = defined $token ? (token_parts($token))[1] : undef;
+        push @problems, "page $_: " . scalar(@with_docs) . " queries with include_docs" if @with_docs != 1;
+        push @problems, "page $_: include_docs=$q{include_docs}, limit=$q{limit}, descending=" . ($q{descending} // '-')
+            if @with_docs == 1 and ($q{include_docs} ne 'true' or $q{limit} ne '4' or defined $q{descending});
+        push @problems, "page $_: the docs query starts at " . ($q{startkey_docid} // 'the start')
+            if @with_docs == 1 and ($q{startkey_docid} // '') ne ($page_start // '');
+        $pages++;
+        $token = $page->{next} // last;
+    }
+    ok(!@problems && $pages == 8, 'CouchPageLinks 3: only the page\'s own query has include_docs=true (limit 4); link rows are keys-only')
+        or diag join "\n", "$pages pages", @problems if $DOUBLE;
+}
+
+# ---------------------------------------------------------------------------
+# 7. _all_docs and partitioned databases
+# ---------------------------------------------------------------------------
+my @IDS = ('a', 'A', 'aa', 'a b', 'ab', "\x{e9}", "e\x{301}", 'e', 'E', 'z', 'Z', '10', '9', "\x{65e5}\x{672c}",
+           "\x{1F600}", '~', 'a+b', 'a&b=c', 'a%2Fb', 'a/b', 'a?b', 'a#b', '-', '0', "\x{ff}", "\x{100}",
+           'b', 'y', 'yz', "\x{7f}x", 'a"b', 'a\\b');
+double_load('sem_ids', [ map { { _id => $_, n => length $_ } } @IDS ]);
+
+{
+    my $want = double_view('/sem_ids/_all_docs');
+    is(join(' ', map { jstr(jget($_, 'id')) } @{ $want->{items} }), join(' ', sort @IDS),
+       'oracle: _all_docs is in code point order of the ids');
+    ok(!grep({ jsig(jget($_, 'key')) ne jsig(jget($_, 'id')) } @{ $want->{items} }), 'oracle: keys are the ids');
+    walk_ok('/sem/ids/', $_, $want, "_all_docs, $_ a page") for 1, 2, 5, 32, 33;
+    my $pages = [ walk_next('/sem/ids/', limit => 1) ];
+    is(scalar(grep { my ($k, $id) = token_parts($_->{next}); $k && jstr($k) eq $id } @$pages[0 .. $#$pages - 1]),
+       @IDS - 1, '_all_docs tokens are [id, id]');
+
+    # a key range over _all_docs
+    my $range = double_view('/sem_ids/_all_docs', startkey => '"b"', endkey => '"y"');
+    walk_ok('/sem/ids-range/', $_, $range, "_all_docs in a key range, $_ a page") for 1, 3;
+    for my $case ([token('a', 'a'), 'below'], [token('~', '~'), 'above'], [token('A', 'A'), 'below (A)']) {
+        my ($tok, $what) = @$case;
+        my $page = module_page('/sem/ids-range/', start => $tok);
+        my @outside = grep { my $id = jstr(jget($_, 'id')); $id lt 'b' or $id gt 'y' } @{ $page->{items} || [] };
+        TODO: {
+            local $TODO = $what =~ /below/ ? 'module bug: a token below an _all_docs range shows the rows below it' : undef;
+            is(join(' ', map { jstr(jget($_, 'id')) } @outside), '', "_all_docs range, a token $what it: no row outside the range");
+        }
+        my $one = module_page('/sem/ids-range/', start => $tok, limit => 1);
+        my @named = grep { $_ lt 'b' or $_ gt 'y' } map { (token_parts($_))[1] // () } grep { defined } @$one{qw(next prev)};
+        TODO: {
+            local $TODO = 'module bug: the next/prev tokens of such a page name ids outside the range';
+            is("@named", '', "_all_docs range, a token $what it, 1 a page: its tokens name no id outside the range");
+        }
+        TODO: {
+            local $TODO = 'module bug: _all_docs makes no reversed-range check; the module relies on one';
+            is($page->{status}, 400, "_all_docs range, a token $what it: 400, as for views");
+        }
+    }
+}
+
+{
+    my @PARTS = (['alpha', 12], ['beta', 15], ['gamma', 9]);
+    my @docs;
+    for my $part (@PARTS) {
+        my ($name, $n) = @$part;
+        push @docs, map { { _id => sprintf('%s:%03d', $name, ($_ * 11) % 97), x => ($_ * 5) % 4, n => $_ } } 1 .. $n;
+    }
+    couch_load('sem_part', partitioned => 1, q => 1, docs => \@docs,
+            views => { by_x => { map => q{function (doc) { emit(doc.x, doc.n); }} } });
+    for my $p ('beta', 'gamma') {
+        my $want = double_view("/sem_part/_partition/$p/_design/d/_view/by_x", reduce => 'false');
+        is(scalar(grep { /^id="\Q$p\E:/ } @{ $want->{rows} }), scalar @{ $want->{rows} }, "oracle: partition $p alone");
+        clear_log();
+        walk_ok("/parts/$p/view/", $_, $want, "partition $p of a partitioned view, $_ a page") for 2, 4;
+        my @paths = map { $_->{path} } grep { ($_->{path} // '') =~ m{^/sem_part/} } double_log();
+        is(join(',', sort keys %{ { map { $_ => 1 } @paths } }), "/sem_part/_partition/$p/_design/d/_view/by_x",
+           "partition $p: every query went to /sem_part/_partition/$p/...") if $DOUBLE;
+        my $all = double_view("/sem_part/_partition/$p/_all_docs");
+        clear_log();
+        walk_ok("/parts/$p/all/", $_, $all, "/_partition/$p/_all_docs, $_ a page") for 1, 4;
+        @paths = map { $_->{path} } grep { ($_->{path} // '') =~ m{^/sem_part/} } double_log() if $DOUBLE;
+        is(join(',', sort keys %{ { map { $_ => 1 } @paths } }), "/sem_part/_partition/$p/_all_docs",
+           "partition $p: _all_docs queries went to /sem_part/_partition/$p/_all_docs") if $DOUBLE;
+    }
+    clear_log();
+    for my $bad ('_bad', 'a:b', '_design') {
+        for my $kind ('view', 'all') {
+            my $page = module_page("/parts/$bad/$kind/");
+            is($page->{status} . ' ' . ($page->{error} // ''), '400 bad_request', "partition name '$bad' ($kind): 400");
+        }
+    }
+    is(scalar(grep { ($_->{path} // '') =~ m{^/sem_part/} } double_log()), 0, '... without a query to CouchDB') if $DOUBLE;
+
+    # page numbers: a partition query's offset counts the rows of the
+    # partitions before it on its shard, not the partition's own
+    my $want = double_view('/sem_part/_partition/gamma/_design/d/_view/by_x', reduce => 'false');
+    ok($want->{offset} > 0, "oracle: partition gamma's first offset is $want->{offset}, the rows of alpha and beta");
+    my @pages = walk_next('/parts/gamma/linked/', limit => 3);
+    my @wrong;
+    for my $i (0 .. $#pages) {
+        my $t = $pages[$i]{tree};
+        my $numbering = jstr(jget($t, 'numbering')) // '';
+        my ($current) = grep { jget($_, 'current')->[1] } @{ (jget($t, 'pages') || ['arr', []])->[1] };
+        my $number = jnum(jget($current, 'number'));
+        my $offset = jnum(jget($t, 'offset'));
+        push @wrong, "page " . ($i + 1) . " says it is page $number" if $numbering eq 'absolute' and $number != $i + 1;
+        push @wrong, "page " . ($i + 1) . " has offset $offset" if defined $offset and $offset != 3 * $i;
+    }
+    TODO: {
+        local $TODO = 'module bug: partition queries\' offsets count other partitions; numbering must be relative';
+        is(join('; ', @wrong), '', 'partition gamma with page links: no wrong page number or offset');
+    }
+}
+
+# ---------------------------------------------------------------------------
+# 8. Numbered page links from CouchDB's offsets
+# ---------------------------------------------------------------------------
+{
+    my @docs = map { { _id => sprintf('l%02d', (13 * $_) % 47), k => int($_ / 3) } } 0 .. 46;
+    double_load('sem_links', \@docs, { v => { map => q{function (doc) { emit(doc.k, null); }} } });
+    for my $case (['/sem/links/', []], ['/sem/links-desc/', [descending => 'true']]) {
+        my ($loc, $opts) = @$case;
+        my $want = double_view('/sem_links/_design/d/_view/v', reduce => 'false', @$opts);
+        my $pages = walk_ok($loc, 5, $want, "$loc: 47 rows with duplicate keys, 5 a page");
+        my (@problems, @link_problems);
+        for my $i (0 .. $#$pages) {
+            my $t = $pages->[$i]{tree};
+            my $n = $i + 1;
+            push @problems, "page $n: numbering " . (jstr(jget($t, 'numbering')) // 'none')
+                if (jstr(jget($t, 'numbering')) // '') ne 'absolute';
+            push @problems, "page $n: offset " . (jnum(jget($t, 'offset')) // 'none')
+                if (jnum(jget($t, 'offset')) // -1) != 5 * $i;
+            push @problems, "page $n: total_rows " . (jnum(jget($t, 'total_rows')) // 'none')
+                if (jnum(jget($t, 'total_rows')) // -1) != 47;
+            my @links = @{ jget($t, 'pages')->[1] };
+            my @numbers = map { jnum(jget($_, 'number')) . (jget($_, 'current')->[1] ? '*' : '') } @links;
+            my @expect = map { $_ . ($_ == $n ? '*' : '') } grep { $_ >= 1 && $_ <= 10 } $n - 2 .. $n + 2;
+            push @problems, "page $n: pages @numbers, want @expect" if "@numbers" ne "@expect";
+            for my $link (@links) {
+                next if jget($link, 'current')->[1];
+                my $number = jnum(jget($link, 'number'));
+                my $target = $pages->[$number - 1] or next;
+                my $via = module_page(jstr(jget($link, 'url')));
+                push @link_problems, "page $n: the link to page $number opens other rows"
+                    if join("\n", @{ $via->{rows} || [] }) ne join("\n", @{ $target->{rows} });
+                my $offset = jnum(jget($via->{tree}, 'offset')) // -1;
+                push @link_problems, "page $n: the link to page $number has offset $offset"
+                    if $offset != 5 * ($number - 1);
+                my $start = jstr(jget($link, 'start'));
+                push @link_problems, "page $n: the link to page $number has start " . ($start // 'null')
+                    . ", the walk's is " . ($target->{token} // 'null')
+                    if ($start // '') ne ($target->{token} // '') and $number > 1;
+            }
+        }
+        is(scalar @$pages, 10, "$loc: ten pages");
+        ok(!@problems, "$loc: absolute numbers 1..10, offset and total_rows right on every page")
+            or diag join "\n", @problems[0 .. ($#problems < 5 ? $#problems : 5)];
+        ok(!@link_problems, "$loc: every numbered link opens that page")
+            or diag join "\n", @link_problems[0 .. ($#link_problems < 5 ? $#link_problems : 5)];
+        # back from the last page: the same numbers and offsets
+        my @back = walk_prev($loc, $pages->[-1]{token}, limit => 5);
+        my @offsets = map { jnum(jget($_->{tree}, 'offset')) // 'none' } @back;
+        is("@offsets", '45 40 35 30 25 20 15 10 5 0', "$loc: walking back, CouchDB's offsets on every page");
+    }
+}
+
+diag sprintf('12_semantics: %.1f s', time - $STARTED);
+done_testing();

@@ -1,0 +1,243 @@
+# Property tests of linked-list paging through the module (issue 3): for
+# random data sets with many duplicate keys of mixed JSON types, for every
+# page size from 1 to 25 and each option (plain, descending, a key range in
+# both directions, include_docs, grouped reduce rows exact and at level 1,
+# _all_docs), walking next from the first page yields every row of the view
+# exactly once and in order, walking prev from the last page yields them in
+# reverse, and each page's prev opens the page before it. With numbered page
+# links (absolute, relative, with include_docs), each page's links open the
+# pages of the walk they name.
+#
+# The data sets leave out what 12_semantics.t pins as known bugs: documents
+# emitting one key twice, strings that collate equal but differ, integers
+# wider than 64 bits, and descending grouped rows at a group level.
+#
+# The oracle is the whole view read straight from the CouchDB view double
+# (t/double/), a test double of CouchDB 3.4 (not CouchDB), with the same
+# options (or from a real CouchDB, when COUCHPAGE_DOUBLE points at one). The
+# unique-key subset (plain and descending) also runs against pouchdb-server,
+# whose own answer is then the oracle (it ignores startkey_docid, so only
+# unique keys page right there).
+#
+# Seeds: COUCHPAGE_PROP_SEEDS=1,2,3 runs those data sets; by default two
+# fixed seeds and one new one per run. Every failure names its seed.
+# COUCHPAGE_PROP_ROWS sets the rows per data set (default 200).
+use strict;
+use warnings FATAL => 'all';
+use utf8;
+
+use Apache::Test qw(-withtestmore);
+use JSON::PP ();
+use POSIX ();
+use Time::HiRes qw(time);
+use CouchPageWalk qw(:all);
+
+binmode Test::More->builder->$_, ':encoding(UTF-8)' for qw(output failure_output todo_output);
+
+my $STARTED = time;
+my $ROWS = $ENV{COUCHPAGE_PROP_ROWS} || 200;
+my @SEEDS = $ENV{COUCHPAGE_PROP_SEEDS} ? split(/,/, $ENV{COUCHPAGE_PROP_SEEDS})
+          : (20261121, 4242, int(time * 1000) % 1_000_000_007);
+my @SIZES = (1 .. 25);
+my $JSON = JSON::PP->new->canonical;
+
+# --- data ------------------------------------------------------------------------
+
+# A pool of keys of every type, from which documents draw theirs (so many
+# rows share a key). No two strings collate equal unless they are equal, and
+# no integer is wider than a double: those cases are in 12_semantics.t.
+sub key_pool {
+    my @strings = ('', 'a', 'A', 'b', 'B', 'ab', 'a b', 'aa', "\x{e9}", 'e', 'z', 'Z', '10', '9', "\x{df}",
+                   "\x{65e5}", "\x{1F600}", '~', '-', 'b c', 'Ab');
+    my @pool = (undef, JSON::PP::false, JSON::PP::true, -3, -1, 0, 1, 2, 3, 7, 0.5, -1.25, 1e-3, 2.5e10, 1e21,
+                @strings);
+    my $n = sub { (-1, 0, 1, 2, 0.5)[int rand 5] };
+    my $s = sub { $strings[int rand @strings] };
+    push @pool, map { [$n->()] } 1 .. 3;
+    push @pool, map { [$s->(), $n->()] } 1 .. 6;
+    push @pool, map { [$s->()] } 1 .. 3;
+    push @pool, [], [undef, JSON::PP::true], [[1]], [[]], ['a', [1, 2]], ['b'], ['b', 0];
+    push @pool, { a => 1 }, { a => 2 }, { b => 'x' }, {}, { a => [1] };
+    # member order matters: written as JSON text below
+    push @pool, \'{"b":1,"a":2}', \'{"a":2,"b":1}';
+    return @pool;
+}
+
+sub key_json {
+    my ($key) = @_;
+    return ref $key eq 'SCALAR' ? $$key : JSON::PP->new->allow_nonref->canonical->encode($key);
+}
+
+# [docs as JSON text] for one seed: $ROWS documents with unique random ids,
+# keys from the pool (many shared), values and bodies of their own.
+sub data_set {
+    my ($seed) = @_;
+    srand($seed);
+    my @pool = key_pool();
+    # a few keys are frequent, most rare
+    my @weighted = (@pool, map { $pool[int rand @pool] } 1 .. 20);
+    my @id_chars = ('a' .. 'f', 'A' .. 'C', '0' .. '3', "\x{e9}", "\x{fc}", '-', '~', ' ');
+    my (%ids, @docs);
+    while (@docs < $ROWS) {
+        my $id = join '', map { $id_chars[int rand @id_chars] } 1 .. 1 + int rand 4;
+        next if $id =~ /^[_ ]/ or $ids{$id}++;
+        my $key = $weighted[int rand @weighted];
+        my $i = scalar @docs;
+        push @docs, '{"_id":' . JSON::PP->new->allow_nonref->encode($id) . ',"k":' . key_json($key)
+                    . ',"i":' . $i . ',"body":' . $JSON->encode({ n => $i, s => "doc $i", l => [ $i % 3, { x => $i % 2 } ] }) . '}';
+    }
+    return \@docs;
+}
+
+sub load_prop_db {
+    my ($docs) = @_;
+    couch_load('prop', docs => $docs,
+               views => { v => { map => 'function (doc) { emit(doc.k, doc.i); }', reduce => '_count' } });
+}
+
+# --- the options ----------------------------------------------------------------
+my $VIEW = '/prop/_design/d/_view/v';
+my @OPTIONS = (
+    { name => 'plain', path => '/prop/plain/', view => [$VIEW, reduce => 'false'] },
+    { name => 'descending', path => '/prop/desc/', view => [$VIEW, reduce => 'false', descending => 'true'] },
+    { name => 'range', path => '/prop/range/', view => [$VIEW, reduce => 'false', startkey => '0', endkey => '["b"]'] },
+    { name => 'range descending', path => '/prop/range-desc/',
+      view => [$VIEW, reduce => 'false', descending => 'true', startkey => '["b"]', endkey => '0'] },
+    { name => 'include_docs', path => '/prop/docs/', view => [$VIEW, reduce => 'false', include_docs => 'true'] },
+    { name => 'reduce exact', path => '/prop/reduce-exact/', view => [$VIEW, reduce => 'true', group => 'true'],
+      key_only => 1 },
+    { name => 'reduce level 1', path => '/prop/reduce-1/', view => [$VIEW, reduce => 'true', group_level => 1],
+      key_only => 1 },
+    { name => '_all_docs', path => '/prop/ids/', view => ['/prop/_all_docs'] },
+    # with numbered page links: each page's links open the pages of the walk
+    { name => 'page links', path => '/prop/links/', view => [$VIEW, reduce => 'false'],
+      links => 2, absolute => 1 },
+    { name => 'page links, include_docs', path => '/prop/links-docs/',
+      view => [$VIEW, reduce => 'false', include_docs => 'true'], links => 3, absolute => 1 },
+    { name => 'page links, range descending', path => '/prop/links-range-desc/',
+      view => [$VIEW, reduce => 'false', descending => 'true', startkey => '["b"]', endkey => '0'],
+      links => 2, absolute => 0 },
+    { name => 'page links, reduce level 1', path => '/prop/links-reduce/',
+      view => [$VIEW, reduce => 'true', group_level => 1], key_only => 1, links => 2, absolute => 0 },
+);
+
+# One test per (seed, option): every page size, both ways. Returns
+# [ok, name, diagnostics] for report().
+sub check_option {
+    my ($seed, $option, $oracle, $backend) = @_;
+    my @failures;
+    for my $size (@SIZES) {
+        my ($problems, $pages) = check_walk($option->{path}, $size, $oracle->{rows}, key_only => $option->{key_only});
+        push @$problems, check_links($pages, $option->{links}, absolute => $option->{absolute})
+            if $option->{links} and !@$problems;
+        push @failures, "page size $size: " . join("\n    ", @$problems[0 .. ($#$problems < 2 ? $#$problems : 2)])
+            if @$problems;
+        last if @failures >= 3;
+    }
+    my $name = sprintf('seed %s, %s%s (%d rows): every page size 1..25, next and prev%s',
+                       $seed, $option->{name}, $backend ? " on $backend" : '', scalar @{ $oracle->{rows} },
+                       $option->{links} ? ', numbered links' : '');
+    return [!@failures, $name,
+            @failures ? join("\n", "seed $seed (rerun with COUCHPAGE_PROP_SEEDS=$seed), $option->{path}:", @failures) : ''];
+}
+
+sub report {
+    my ($result) = @_;
+    my ($ok, $name, $diag) = @$result;
+    ok($ok, $name) or diag $diag;
+}
+
+# Runs jobs (subs returning check_option's result) in two processes, one
+# per core, and returns their results in order. A job that dies fails.
+sub in_parallel {
+    my (@jobs) = @_;
+    my $codec = JSON::PP->new->utf8;
+    my @workers;
+    for my $w (0, 1) {
+        pipe(my $reader, my $writer) or die "pipe: $!\n";
+        my $pid = fork // die "fork: $!\n";
+        if ($pid == 0) {
+            close $reader;
+            reset_connections();
+            my @out;
+            for my $j (grep { $_ % 2 == $w } 0 .. $#jobs) {
+                my $result = eval { $jobs[$j]->() } || [0, "job $j", "died: $@"];
+                push @out, [$j, $result];
+            }
+            print $writer $codec->encode(\@out);
+            close $writer;
+            POSIX::_exit(0);    # no END blocks: the parent reports
+        }
+        close $writer;
+        push @workers, [$pid, $reader, $w];
+    }
+    my @results = map { [0, "job $_", 'its worker process failed'] } 0 .. $#jobs;
+    for my $worker (@workers) {
+        my ($pid, $reader) = @$worker;
+        my $text = do { local $/; <$reader> };
+        waitpid $pid, 0;
+        my $out = eval { $codec->decode($text) } || [];
+        $results[ $_->[0] ] = $_->[1] for @$out;
+    }
+    return @results;
+}
+
+for my $seed (@SEEDS) {
+    load_prop_db(data_set($seed));
+    report($_) for in_parallel(map { my $option = $_; sub { check_option($seed, $option, double_view(@{ $option->{view} })) } } @OPTIONS);
+}
+diag sprintf('13_properties: double done after %.1f s', time - $STARTED);
+
+# --- unique keys, also on pouchdb-server -------------------------------------------
+# pouchdb-server's databases need no credentials; its collation (strings by
+# code point) and offsets differ from CouchDB's, so its own answer is the
+# oracle and no offsets are checked.
+sub unique_set {
+    my ($seed, $n) = @_;
+    srand($seed);
+    my @pool = key_pool();
+    my (%seen, @docs);
+    my $i = 0;
+    # the pool's keys, then random strings and numbers until there are n
+    for my $key (@pool, map { int(rand 1000) - 500 } 1 .. $n) {
+        my $text = key_json($key);
+        next if $seen{$text}++;
+        push @docs, '{"_id":"u' . sprintf('%04d', $i) . '","k":' . $text . ',"i":' . $i . '}';
+        last if ++$i >= $n;
+    }
+    return \@docs;
+}
+
+my @POUCH = (
+    { name => 'plain', path => '/prop/pouch/plain/', view => ['/propuniq/_design/d/_view/v'] },
+    { name => 'descending', path => '/prop/pouch/desc/', view => ['/propuniq/_design/d/_view/v', descending => 'true'] },
+);
+for my $seed ($SEEDS[0]) {
+    my $docs = unique_set($seed, 90);
+    load_db_in_both($docs);
+    my @jobs;
+    for my $option (@POUCH) {
+        push @jobs, sub { check_option($seed, $option, backend_view(@{ $option->{view} }), 'pouchdb-server') };
+        # the same unique keys on the double with the same options
+        my %double = (%$option, path => $option->{path} =~ s{/pouch}{}r, name => "$option->{name} (unique keys)");
+        push @jobs, sub { check_option($seed, \%double, double_view('/prop/_design/d/_view/v', reduce => 'false',
+                                                                   @{ $option->{view} }[1 .. $#{ $option->{view} }])) };
+    }
+    report($_) for in_parallel(@jobs);
+}
+
+sub load_db_in_both {
+    my ($docs) = @_;
+    backend_raw(DELETE => '/propuniq');
+    my ($status, $body) = backend_raw(PUT => '/propuniq');
+    die "creating propuniq in pouchdb-server failed: $status $body\n" unless $status == 201;
+    ($status, $body) = backend_raw(PUT => '/propuniq/_design/d',
+                                   $JSON->encode({ views => { v => { map => 'function (doc) { emit(doc.k, doc.i); }' } } }));
+    die "the design document in pouchdb-server: $status $body\n" unless $status == 201;
+    ($status, $body) = backend_raw(POST => '/propuniq/_bulk_docs', '{"docs":[' . join(',', @$docs) . ']}');
+    die "loading propuniq into pouchdb-server failed: $status $body\n" unless $status == 201;
+    load_prop_db($docs);
+}
+
+diag sprintf('13_properties: %.1f s, seeds %s', time - $STARTED, join(',', @SEEDS));
+done_testing();

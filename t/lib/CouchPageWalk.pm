@@ -1,0 +1,540 @@
+package CouchPageWalk;
+# Helpers for the tests of CouchDB's view semantics through the module
+# (t/api/12_semantics.t, t/api/13_properties.t):
+#
+#  - an order-preserving JSON reader (jparse) and a canonical text of a JSON
+#    value (jsig) in which object members keep their order, integers their
+#    exact digits, and floats their value (0.1 and 0.10000000000000001 are
+#    the same float; 1 and 1.0 are not the same JSON);
+#  - pages fetched through the test server on one keep-alive connection
+#    (module_page), walked by next and by prev (walk_next, walk_prev), a
+#    check that a whole walk agrees with the view (check_walk), and one that
+#    numbered page links open the pages they name (check_links);
+#  - views read straight from a backend as the oracle: the CouchDB view
+#    double (a test double of CouchDB 3.4, t/double/) with double_view, and
+#    pouchdb-server with backend_view;
+#  - databases created through CouchDB's own API (couch_load), so that the
+#    tests also run with COUCHPAGE_DOUBLE pointing at a real CouchDB, and
+#    backend_is_double to leave out what only the double can do.
+#
+# Rows are compared as "signatures": one line per row with the JSON of its
+# id, key, value and doc (see row_sig).
+use strict;
+use warnings FATAL => 'all';
+
+use Exporter 'import';
+use Encode ();
+use HTTP::Tiny ();
+use JSON::PP ();
+use MIME::Base64 ();
+use URI::Escape qw(uri_escape_utf8);
+use Apache::TestRequest ();
+use CouchPageTest qw(double_url backend_url);
+
+our @EXPORT_OK = qw(
+    jparse jsig jget jstr jnum num_sig
+    module_get module_page walk_next walk_prev check_walk check_links reset_connections
+    double_raw double_view backend_raw backend_view view_query backend_is_double couch_load
+    row_sig token_parts first_difference
+);
+our %EXPORT_TAGS = (all => \@EXPORT_OK);
+
+my $ASCII = JSON::PP->new->ascii->allow_nonref;
+my $HTTP = HTTP::Tiny->new(timeout => 60, keep_alive => 1);    # to the backends
+
+# --- JSON ------------------------------------------------------------------
+
+# Parses JSON text (a character string, or UTF-8 bytes with bytes => 1) into
+# [type, ...] nodes: ['null'], ['bool', 0|1], ['num', TEXT], ['str', STRING],
+# ['arr', [NODES]], ['obj', [[NAME, NODE], ...]]. Dies on bad JSON.
+sub jparse {
+    my ($text, %opt) = @_;
+    $text = Encode::decode('UTF-8', $text, Encode::FB_CROAK) if $opt{bytes};
+    pos($text) = 0;
+    my $v = _value(\$text);
+    $text =~ /\G[ \t\r\n]*/gc;
+    die "JSON: trailing text at " . pos($text) . "\n" if pos($text) != length $text;
+    return $v;
+}
+
+my %ESCAPE = ('"' => '"', '\\' => '\\', '/' => '/', b => "\b", f => "\f", n => "\n",
+              r => "\r", t => "\t");
+
+sub _value {
+    my ($r) = @_;
+    $$r =~ /\G[ \t\r\n]*/gc;
+    if ($$r =~ /\G\{/gc) {
+        my @pairs;
+        $$r =~ /\G[ \t\r\n]*/gc;
+        return ['obj', \@pairs] if $$r =~ /\G\}/gc;
+        while (1) {
+            $$r =~ /\G[ \t\r\n]*"/gc or die "JSON: member name expected at " . pos($$r) . "\n";
+            my $name = _string($r);
+            $$r =~ /\G[ \t\r\n]*:/gc or die "JSON: ':' expected at " . pos($$r) . "\n";
+            push @pairs, [$name, _value($r)];
+            $$r =~ /\G[ \t\r\n]*/gc;
+            next if $$r =~ /\G,/gc;
+            return ['obj', \@pairs] if $$r =~ /\G\}/gc;
+            die "JSON: ',' or '}' expected at " . pos($$r) . "\n";
+        }
+    }
+    if ($$r =~ /\G\[/gc) {
+        my @items;
+        $$r =~ /\G[ \t\r\n]*/gc;
+        return ['arr', \@items] if $$r =~ /\G\]/gc;
+        while (1) {
+            push @items, _value($r);
+            $$r =~ /\G[ \t\r\n]*/gc;
+            next if $$r =~ /\G,/gc;
+            return ['arr', \@items] if $$r =~ /\G\]/gc;
+            die "JSON: ',' or ']' expected at " . pos($$r) . "\n";
+        }
+    }
+    return ['str', _string($r)] if $$r =~ /\G"/gc;
+    return ['num', $1] if $$r =~ /\G(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)/gc;
+    return ['null'] if $$r =~ /\Gnull/gc;
+    return ['bool', 1] if $$r =~ /\Gtrue/gc;
+    return ['bool', 0] if $$r =~ /\Gfalse/gc;
+    die "JSON: value expected at " . (pos($$r) // 0) . "\n";
+}
+
+sub _string {
+    my ($r) = @_;
+    $$r =~ /\G((?:[^"\\\x00-\x1f]|\\.)*)"/gcs or die "JSON: bad string at " . pos($$r) . "\n";
+    my $s = $1;
+    no warnings qw(surrogate nonchar non_unicode);
+    $s =~ s{\\(?:u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|(.))}
+           {defined $1 ? chr(0x10000 + ((hex($1) - 0xD800) << 10) + (hex($2) - 0xDC00))
+            : defined $3 ? chr(hex $3)
+            : ($ESCAPE{$4} // die "JSON: bad escape \\$4\n")}gse;
+    return $s;
+}
+
+# Canonical text of a number: integers with their exact digits, floats as the
+# shortest of %.15g/%.17g that keeps their value, with ".0" when integral.
+sub num_sig {
+    my ($text) = @_;
+    if ($text =~ /^(-?)0*([0-9]+)$/) {
+        return ($2 eq '0' ? '' : $1) . $2;
+    }
+    my $n = 0 + $text;
+    my $s = sprintf('%.15g', $n);
+    $s = sprintf('%.17g', $n) if 0 + $s != $n;
+    $s .= '.0' if $s =~ /^-?[0-9]+$/;
+    return $s;
+}
+
+# Canonical JSON text of a node: object members in their order, strings
+# \u-escaped to ASCII, numbers by num_sig.
+sub jsig {
+    my ($v) = @_;
+    return '(none)' unless defined $v;
+    my $t = $v->[0];
+    return 'null' if $t eq 'null';
+    return $v->[1] ? 'true' : 'false' if $t eq 'bool';
+    return num_sig($v->[1]) if $t eq 'num';
+    return $ASCII->encode($v->[1]) if $t eq 'str';
+    return '[' . join(',', map { jsig($_) } @{ $v->[1] }) . ']' if $t eq 'arr';
+    return '{' . join(',', map { $ASCII->encode($_->[0]) . ':' . jsig($_->[1]) } @{ $v->[1] }) . '}';
+}
+
+# A member of an object node (the last of that name), or undef.
+sub jget {
+    my ($v, $name) = @_;
+    return undef unless $v and $v->[0] eq 'obj';
+    my $found;
+    $_->[0] eq $name and $found = $_->[1] for @{ $v->[1] };
+    return $found;
+}
+
+# A string node's string; undef for null or absent.
+sub jstr {
+    my ($v) = @_;
+    return undef unless $v and $v->[0] eq 'str';
+    return $v->[1];
+}
+
+# A number node's text; undef for anything else.
+sub jnum {
+    my ($v) = @_;
+    return undef unless $v and $v->[0] eq 'num';
+    return $v->[1];
+}
+
+# One line per row: the signatures of its id (if any), key, value and doc (if any).
+sub row_sig {
+    my ($row) = @_;
+    my @parts;
+    my $id = jget($row, 'id');
+    push @parts, 'id=' . jsig($id) if $id;
+    push @parts, 'key=' . jsig(jget($row, 'key')), 'value=' . jsig(jget($row, 'value'));
+    my $doc = jget($row, 'doc');
+    push @parts, 'doc=' . jsig($doc) if $doc;
+    return join ' ', @parts;
+}
+
+# A token's parts: (key node, docid or undef), or () if it is not [key(, id)].
+sub token_parts {
+    my ($token) = @_;
+    return () unless defined $token;
+    my $t = eval { jparse($token) } or return ();
+    return () unless $t->[0] eq 'arr' and @{ $t->[1] } >= 1 and @{ $t->[1] } <= 2;
+    return ($t->[1][0], @{ $t->[1] } == 2 ? jstr($t->[1][1]) : undef);
+}
+
+# A text cut to 300 characters for a diagnostic.
+sub _short {
+    my ($text) = @_;
+    return '(nothing)' unless defined $text;
+    return length $text <= 300 ? $text : substr($text, 0, 300) . '... (' . length($text) . ' characters)';
+}
+
+# "index N: got X, want Y" for the first difference of two lists, or undef.
+sub first_difference {
+    my ($got, $want) = @_;
+    my $n = @$got > @$want ? @$got : @$want;
+    for my $i (0 .. $n - 1) {
+        my ($g, $w) = ($got->[$i], $want->[$i]);
+        next if defined $g and defined $w and $g eq $w;
+        return sprintf("%d rows, want %d; first difference at %d:\n  got  %s\n  want %s",
+                       scalar @$got, scalar @$want, $i, _short($g), _short($w));
+    }
+    return undef;
+}
+
+# --- the test server ----------------------------------------------------------
+
+# One keep-alive connection to the test server (HTTP::Tiny: a third of
+# LWP's time per request, which matters for the thousands of pages walked).
+my $UA = HTTP::Tiny->new(keep_alive => 1, timeout => 30, agent => 'couchpage-semantics');
+
+# New connections to the test server and the backends: a forked process
+# must not share its parent's.
+sub reset_connections {
+    $UA = HTTP::Tiny->new(keep_alive => 1, timeout => 30, agent => 'couchpage-semantics');
+    $HTTP = HTTP::Tiny->new(timeout => 60, keep_alive => 1);
+}
+
+# GET a path of the test server: (status, body bytes, HTTP::Tiny response).
+sub module_get {
+    my ($path) = @_;
+    my $res = $UA->get(Apache::TestRequest::resolve_url($path), { headers => { Accept => 'application/json' } });
+    return ($res->{status}, $res->{content}, $res);
+}
+
+sub _query {
+    my ($path, @args) = @_;
+    my @pairs;
+    while (my ($k, $v) = splice @args, 0, 2) {
+        push @pairs, "$k=" . uri_escape_utf8($v) if defined $v;
+    }
+    return $path unless @pairs;
+    return $path . ($path =~ /\?/ ? '&' : '?') . join '&', @pairs;
+}
+
+# One page of a location: { path, token, status, raw, tree (undef unless JSON),
+# items (row nodes), rows (row signatures), next, prev, error, reason }.
+sub module_page {
+    my ($path, %args) = @_;
+    my $token = delete $args{start};
+    my $url = _query($path, (map { ($_ => $args{$_}) } sort keys %args),
+                     defined $token ? (start => $token) : ());
+    my ($status, $raw) = module_get($url);
+    my $tree = eval { jparse($raw, bytes => 1) };
+    my $page = { path => $url, token => $token, status => $status, raw => $raw, tree => $tree };
+    if ($tree and $tree->[0] eq 'obj') {
+        my $items = jget($tree, 'items');
+        $page->{items} = $items && $items->[0] eq 'arr' ? $items->[1] : [];
+        $page->{rows} = [ map { row_sig($_) } @{ $page->{items} } ];
+        $page->{$_} = jstr(jget($tree, $_)) for qw(next prev error reason);
+    }
+    return $page;
+}
+
+# Pages from the first (or from start => TOKEN) by following 'next' (or
+# direction => 'prev'), until a page that is not 200, has no such token, or
+# whose token was seen already (then the last page gets loop => 1), or
+# max_pages (default 1000).
+sub walk_next {
+    my ($path, %opt) = @_;
+    my $max = delete $opt{max_pages} // 1000;
+    my $dir = delete $opt{direction} // 'next';
+    my $token = delete $opt{start};
+    my (@pages, %seen);
+    for (1 .. $max) {
+        my $page = module_page($path, %opt, defined $token ? (start => $token) : ());
+        push @pages, $page;
+        last unless $page->{status} == 200 and $page->{items};
+        $token = $page->{$dir};
+        last unless defined $token;
+        if ($seen{$token}++) {
+            $page->{loop} = 1;
+            last;
+        }
+    }
+    return @pages;
+}
+
+sub walk_prev {
+    my ($path, $start, %opt) = @_;
+    return walk_next($path, %opt, start => $start, direction => 'prev');
+}
+
+# Walks a location by next from its first page with ?limit=LIMIT, and by prev
+# from its last page, and compares with the rows the view should page
+# (signatures, in order). Returns the problems found (an empty list when the
+# walk is right) and the forward pages:
+#  - every row exactly once, in order, each page full but the last;
+#  - the first page has no prev, the last no next;
+#  - each next token names the next page's first row ([key, id], or [key]
+#    for grouped rows: keys compared by jsig);
+#  - each page's prev token opens the page before it (the same token text,
+#    or a page with the same rows), and page 2's names the first row;
+#  - walking prev from the last page visits the same pages in reverse.
+# Options: max_pages; key_only => 1 (grouped reduce rows: tokens are [key]).
+sub check_walk {
+    my ($path, $limit, $want, %opt) = @_;
+    my @problems;
+    my $max = $opt{max_pages} // (@$want / $limit + 5);
+    my @pages = walk_next($path, limit => $limit, max_pages => $max);
+    my @bad = grep { $_->{status} != 200 or !$_->{items} } @pages;
+    if (@bad) {
+        return (['page ' . _short($bad[0]{path}) . " answered $bad[0]{status}: " . _short($bad[0]{raw})], \@pages);
+    }
+    push @problems, 'forward walk: a next token repeats (page ' . _short($pages[-1]{path}) . ')' if $pages[-1]{loop};
+    push @problems, 'forward walk did not end' if defined $pages[-1]{next} and !$pages[-1]{loop};
+    my @got = map { @{ $_->{rows} } } @pages;
+    my $diff = first_difference(\@got, $want);
+    push @problems, "forward walk: $diff" if $diff;
+    for my $i (0 .. $#pages) {
+        my $p = $pages[$i];
+        my $n = @{ $p->{items} };
+        if ($i < $#pages ? $n != $limit : ($n > $limit or ($n == 0 and @$want))) {
+            push @problems, "page " . ($i + 1) . " has $n rows (limit $limit)";
+        }
+        if ($i < $#pages and !$p->{loop}) {
+            my $problem = _token_names($p->{next}, $pages[$i + 1]{items}[0], $opt{key_only});
+            push @problems, "page " . ($i + 1) . "'s next token $problem" if $problem;
+        }
+    }
+    push @problems, "the first page has a prev token" if defined $pages[0]{prev};
+    return (\@problems, \@pages) if @problems;
+
+    # each page's prev opens the page before it
+    for my $k (2 .. @pages) {
+        my ($page, $before) = ($pages[$k - 1], $pages[$k - 2]);
+        my $prev = $page->{prev};
+        if (!defined $prev) {
+            push @problems, "page $k has no prev token";
+            next;
+        }
+        next if defined $before->{token} and $prev eq $before->{token};
+        if ($k == 2 and !$opt{key_only}) {
+            my $problem = _token_names($prev, $before->{items}[0], 0);
+            push @problems, "page 2's prev token $problem" if $problem;
+            next;
+        }
+        my $via = module_page($path, limit => $limit, start => $prev);
+        if ($via->{status} != 200 or join("\n", @{ $via->{rows} || [] }) ne join("\n", @{ $before->{rows} })) {
+            push @problems, "page $k\'s prev token " . _short($prev) . " opens " . ($via->{status} != 200 ? "a $via->{status}" : 'other rows')
+                . " than page " . ($k - 1) . ': ' . (first_difference($via->{rows} || [], $before->{rows}) // '');
+        }
+        elsif ($k == 2 and defined $via->{prev}) {
+            push @problems, "the page at page 2's prev token has a prev token";
+        }
+    }
+
+    # back from the last page
+    if (@pages > 1) {
+        my @back = walk_prev($path, $pages[-1]{token}, limit => $limit, max_pages => @pages + 3);
+        my @bad = grep { $_->{status} != 200 or !$_->{items} } @back;
+        if (@bad) {
+            push @problems, 'page ' . _short($bad[0]{path}) . " answered $bad[0]{status}: " . _short($bad[0]{raw});
+            return (\@problems, \@pages);
+        }
+        push @problems, 'backward walk: a prev token repeats (page ' . _short($back[-1]{path}) . ')' if $back[-1]{loop};
+        push @problems, sprintf("backward walk: %d pages, forward %d", scalar @back, scalar @pages)
+            if @back != @pages;
+        my @back_rows = map { @{ $_->{rows} } } reverse @back;
+        my $bdiff = first_difference(\@back_rows, $want);
+        push @problems, "backward walk: $bdiff" if $bdiff;
+        for my $j (0 .. $#back) {
+            my $fwd = $pages[$#pages - $j] or last;
+            my $b = $back[$j];
+            if (join("\n", @{ $b->{rows} }) ne join("\n", @{ $fwd->{rows} })) {
+                push @problems, "backward page " . ($j + 1) . " is not forward page " . (@pages - $j);
+                last;
+            }
+            if (($b->{next} // '(null)') ne ($fwd->{next} // '(null)') and !$opt{key_only}) {
+                push @problems, "backward page " . ($j + 1) . "'s next differs from forward page "
+                    . (@pages - $j) . "'s: " . _short($b->{next} // 'null') . ' vs ' . _short($fwd->{next} // 'null');
+            }
+        }
+        push @problems, "the first page reached by prev has a prev token" if defined $back[-1]{prev};
+    }
+    return (\@problems, \@pages);
+}
+
+# Checks the numbered page links of the pages of a walk (check_walk's
+# forward pages) of a location with CouchPageLinks N: each page links the
+# pages of the walk within N of it, numbered from its own number (its
+# position from 1 with "numbering": "absolute", 0 with "relative"), and each
+# link opens that page (the same token as the walk's, or a page with the
+# same rows). absolute => 0|1 says which numbering every page must have.
+# Returns the problems found.
+sub check_links {
+    my ($pages, $n, %opt) = @_;
+    my @problems;
+    for my $i (0 .. $#$pages) {
+        my $t = $pages->[$i]{tree};
+        my $what = 'page ' . ($i + 1);
+        my $numbering = jstr(jget($t, 'numbering')) // '(none)';
+        if (defined $opt{absolute} and $numbering ne ($opt{absolute} ? 'absolute' : 'relative')) {
+            push @problems, "$what: numbering $numbering";
+        }
+        my $links = jget($t, 'pages');
+        if (!$links or $links->[0] ne 'arr') {
+            push @problems, "$what: no pages";
+            next;
+        }
+        my $base = $numbering eq 'absolute' ? $i + 1 : 0;
+        my @got = map { (jnum(jget($_, 'number')) // '?') . (jsig(jget($_, 'current')) eq 'true' ? '*' : '') }
+                  @{ $links->[1] };
+        my @want = map { ($_ - $i + $base) . ($_ == $i ? '*' : '') }
+                   grep { $_ >= 0 and $_ <= $#$pages } $i - $n .. $i + $n;
+        if ("@got" ne "@want") {
+            push @problems, "$what: pages @got, want @want";
+            next;
+        }
+        for my $link (@{ $links->[1] }) {
+            next if jsig(jget($link, 'current')) eq 'true';
+            my $target = $i + jnum(jget($link, 'number')) - $base;
+            my $start = jstr(jget($link, 'start'));
+            my $page = $pages->[$target];
+            next if defined $start and defined $page->{token} and $start eq $page->{token};
+            my $via = module_page(jstr(jget($link, 'url')) // '/');
+            if ($via->{status} != 200 or join("\n", @{ $via->{rows} || [] }) ne join("\n", @{ $page->{rows} })) {
+                push @problems, "$what: its link to page " . ($target + 1) . ' opens '
+                    . ($via->{status} != 200 ? "a $via->{status}" : 'other rows');
+            }
+        }
+    }
+    return @problems;
+}
+
+# Whether a token names a row: undef if it does, else what is wrong.
+sub _token_names {
+    my ($token, $row, $key_only) = @_;
+    return 'is missing' unless defined $token;
+    return 'names no row' unless $row;
+    my ($key, $id) = token_parts($token);
+    return "is not a token: " . _short($token) unless $key;
+    return "has a docid: " . _short($token) if $key_only and defined $id;
+    return "has no docid: " . _short($token) if !$key_only and !defined $id;
+    my $want_key = jsig(jget($row, 'key'));
+    return "names key " . _short(jsig($key)) . ", the row's is " . _short($want_key) if jsig($key) ne $want_key;
+    my $row_id = jstr(jget($row, 'id'));
+    return "names id $id, the row's is " . ($row_id // 'none') if !$key_only and $id ne ($row_id // '');
+    return undef;
+}
+
+# --- backends directly ----------------------------------------------------------
+
+
+sub _double_auth {
+    return 'Basic ' . MIME::Base64::encode_base64(
+        ($ENV{COUCHPAGE_DOUBLE_USER} // 'admin') . ':'
+        . ($ENV{COUCHPAGE_DOUBLE_PASSWORD} // 'double-admin-secret'), '');
+}
+
+# A request to the CouchDB view double with a body of raw JSON text (a
+# character string, sent as UTF-8; for documents whose big numbers must keep
+# their digits): (status, body bytes).
+sub double_raw {
+    my ($method, $path, $body) = @_;
+    my $res = $HTTP->request($method, double_url() . $path, {
+        headers => { Authorization => _double_auth(), 'Content-Type' => 'application/json',
+                     Accept => 'application/json' },
+        defined $body ? (content => Encode::encode('UTF-8', $body)) : (),
+    });
+    return ($res->{status}, $res->{content});
+}
+
+# The same to pouchdb-server (COUCHPAGE_BACKEND), which needs no credentials.
+sub backend_raw {
+    my ($method, $path, $body) = @_;
+    my $res = $HTTP->request($method, backend_url() . $path, {
+        headers => { 'Content-Type' => 'application/json', Accept => 'application/json' },
+        defined $body ? (content => Encode::encode('UTF-8', $body)) : (),
+    });
+    return ($res->{status}, $res->{content});
+}
+
+# Whether COUCHPAGE_DOUBLE is the CouchDB view double (t/double/), and not a
+# real CouchDB someone pointed the suite at: emitRaw, the request log and
+# the fault switches exist only in the double.
+my $IS_DOUBLE;
+sub backend_is_double {
+    return $IS_DOUBLE //= do {
+        my (undef, $body) = double_raw(GET => '/');
+        ($body // '') =~ /test double/ ? 1 : 0;
+    };
+}
+
+# Creates database DB (replacing one of that name) through CouchDB's own
+# API, so that it works on the double and on a real CouchDB alike:
+#   couch_load('db', docs => [...], views => { v => { map => ..., reduce => ... } },
+#              partitioned => 1, q => 1)
+# Documents are hashes, or JSON text (exact big numbers, member order). The
+# design document is _design/d.
+sub couch_load {
+    my ($db, %spec) = @_;
+    my $json = JSON::PP->new->canonical->allow_nonref;
+    double_raw(DELETE => "/$db");
+    my @params = (($spec{partitioned} ? 'partitioned=true' : ()), ($spec{q} ? "q=$spec{q}" : ()));
+    my ($status, $body) = double_raw(PUT => "/$db" . (@params ? '?' . join('&', @params) : ''));
+    die "creating $db failed: $status $body\n" unless $status == 201 || $status == 202;
+    if ($spec{views}) {
+        ($status, $body) = double_raw(PUT => "/$db/_design/d", $json->encode({ views => $spec{views} }));
+        die "the design document of $db: $status $body\n" unless $status == 201 || $status == 202;
+    }
+    my @docs = map { ref $_ ? $json->encode($_) : $_ } @{ $spec{docs} || [] };
+    for (my $i = 0; $i < @docs; $i += 2000) {
+        my $last = $i + 1999 < $#docs ? $i + 1999 : $#docs;
+        ($status, $body) = double_raw(POST => "/$db/_bulk_docs", '{"docs":[' . join(',', @docs[$i .. $last]) . ']}');
+        die "loading $db failed: $status $body\n" unless $status == 201 || $status == 202;
+        my $results = eval { JSON::PP->new->utf8->decode($body) } || [];
+        my @failed = grep { !$_->{ok} } @$results;
+        die "loading $db: " . scalar(@failed) . " documents refused: " . JSON::PP->new->encode($failed[0]) . "\n"
+            if @failed;
+    }
+}
+
+# A view's query string from [name, value] pairs, values encoded.
+sub view_query {
+    my ($path, @args) = @_;
+    return _query($path, @args);
+}
+
+sub _view {
+    my ($getter, $path, @args) = @_;
+    my ($status, $raw) = $getter->(GET => view_query($path, @args));
+    die "GET $path answered $status: $raw\n" unless $status == 200;
+    my $tree = jparse($raw, bytes => 1);
+    my $rows = jget($tree, 'rows');
+    return {
+        raw => $raw, tree => $tree, items => $rows->[1],
+        rows => [ map { row_sig($_) } @{ $rows->[1] } ],
+        total_rows => jnum(jget($tree, 'total_rows')), offset => jnum(jget($tree, 'offset')),
+    };
+}
+
+# The view as the double answers it (the oracle): { rows => [signatures],
+# items => [row nodes], total_rows, offset, raw }.
+#   double_view('/db/_design/d/_view/v', reduce => 'false', descending => 'true')
+sub double_view { return _view(\&double_raw, @_) }
+
+# The same from pouchdb-server (COUCHPAGE_BACKEND).
+sub backend_view { return _view(\&backend_raw, @_) }
+
+1;
