@@ -20,6 +20,80 @@ json_t *cp_json_pool_own(apr_pool_t *pool, json_t *value)
     return value;
 }
 
+/* Whether digits[0..len) (no sign) is beyond a 64-bit integer's range. */
+static int exceeds_int64(const char *digits, apr_size_t len, int negative)
+{
+    static const char max[] = "9223372036854775807";
+    int cmp;
+
+    while (len > 1 && *digits == '0') {
+        digits++;
+        len--;
+    }
+    if (len != sizeof(max) - 1) {
+        return len > sizeof(max) - 1;
+    }
+    cmp = memcmp(digits, max, len);
+    return negative ? cmp > 0 && memcmp(digits, "9223372036854775808", len) > 0 : cmp > 0;
+}
+
+/* The same JSON text with every integer literal too wide for 64 bits written
+ * as a double ("1e20" stays, "100000000000000000000" becomes
+ * "100000000000000000000.0"), so that jansson reads those as doubles and
+ * every other number as it is. Strings are copied untouched. */
+static char *widen_big_integers(apr_pool_t *pool, const char *text, apr_size_t len,
+                                apr_size_t *out_len)
+{
+    char *out = apr_palloc(pool, len + len / 2 + 2), *o = out;
+    apr_size_t i = 0;
+
+    while (i < len) {
+        char c = text[i];
+
+        if (c == '"') {
+            /* a string, escapes included */
+            *o++ = text[i++];
+            while (i < len && text[i] != '"') {
+                if (text[i] == '\\' && i + 1 < len) {
+                    *o++ = text[i++];
+                }
+                *o++ = text[i++];
+            }
+            if (i < len) {
+                *o++ = text[i++];
+            }
+        }
+        else if (c == '-' || (c >= '0' && c <= '9')) {
+            apr_size_t start = i, digits;
+            int negative = c == '-', integer = 1;
+
+            i += negative;
+            digits = i;
+            while (i < len && text[i] >= '0' && text[i] <= '9') {
+                i++;
+            }
+            digits = i - digits;
+            while (i < len && (text[i] == '.' || text[i] == 'e' || text[i] == 'E'
+                               || text[i] == '+' || text[i] == '-'
+                               || (text[i] >= '0' && text[i] <= '9'))) {
+                integer = 0;
+                i++;
+            }
+            memcpy(o, text + start, i - start);
+            o += i - start;
+            if (integer && exceeds_int64(text + start + negative, digits, negative)) {
+                memcpy(o, ".0", 2);
+                o += 2;
+            }
+        }
+        else {
+            *o++ = text[i++];
+        }
+    }
+    *out_len = o - out;
+    return out;
+}
+
 json_t *cp_json_load(apr_pool_t *pool, const char *text, apr_size_t len,
                      const char **error)
 {
@@ -27,9 +101,10 @@ json_t *cp_json_load(apr_pool_t *pool, const char *text, apr_size_t len,
     json_t *value = json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
 
     if (!value && json_error_code(&err) == json_error_numeric_overflow) {
-        value = json_loadb(text, len,
-                           JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL,
-                           &err);
+        apr_size_t widened_len;
+        const char *widened = widen_big_integers(pool, text, len, &widened_len);
+
+        value = json_loadb(widened, widened_len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
     }
     if (!value) {
         if (error) {

@@ -15,8 +15,9 @@ json_t *cp_json_pool_own(apr_pool_t *pool, json_t *value);
 
 /* Parses JSON text (any value, not only arrays and objects) and hands the
  * result to the pool. Integers beyond 64 bits, which CouchDB sends verbatim,
- * make jansson fail: only then the text is read again with such integers as
- * doubles, which is the value a JavaScript map function emitted anyway.
+ * make jansson fail: only then the text is read again with those integers,
+ * and no others, as doubles (the value a JavaScript map function emitted
+ * anyway).
  * On failure returns NULL and, when error is not NULL, a message from the pool. */
 json_t *cp_json_load(apr_pool_t *pool, const char *text, apr_size_t len,
                      const char **error);

@@ -44,11 +44,48 @@ json_t *cp_page_rows(apr_pool_t *pool, const json_t *response, int with_docid,
     return rows;
 }
 
-static const char *row_token(apr_pool_t *pool, const json_t *row, int with_docid)
+/* Whether two rows are one (key, docid) entry: a document that emitted one
+ * key several times. Keys compare by their JSON text, member order included. */
+static int same_entry(apr_pool_t *pool, const json_t *a, const json_t *b)
+{
+    const char *id_a = json_string_value(json_object_get(a, "id"));
+    const char *id_b = json_string_value(json_object_get(b, "id"));
+
+    return id_a && id_b && !strcmp(id_a, id_b)
+        && !strcmp(cp_json_text(pool, json_object_get(a, "key")),
+                   cp_json_text(pool, json_object_get(b, "key")));
+}
+
+/* Whether a row is the token's own entry. */
+static int is_token_entry(apr_pool_t *pool, const json_t *row, const cp_token *token)
+{
+    const char *id = json_string_value(json_object_get(row, "id"));
+
+    return id && token->docid && !strcmp(id, token->docid)
+        && !strcmp(cp_json_text(pool, json_object_get(row, "key")), token->key_json);
+}
+
+/* The index within its entry of rows[x] of an answer read forward whose
+ * first row is row `first` of its entry. */
+static int entry_index(apr_pool_t *pool, const json_t *rows, size_t x, int first,
+                       int with_docid)
+{
+    size_t y = x;
+
+    if (!with_docid) {
+        return 0;
+    }
+    while (y > 0 && same_entry(pool, json_array_get(rows, y - 1), json_array_get(rows, x))) {
+        y--;
+    }
+    return (int)(x - y) + (y == 0 ? first : 0);
+}
+
+static const char *row_token(apr_pool_t *pool, const json_t *row, int with_docid, int index)
 {
     return cp_token_encode(pool, json_object_get(row, "key"),
-                           with_docid ? json_string_value(json_object_get(row, "id"))
-                                      : NULL);
+                           with_docid ? json_string_value(json_object_get(row, "id")) : NULL,
+                           index);
 }
 
 static const json_t *rows_of(const json_t *response)
@@ -56,59 +93,174 @@ static const json_t *rows_of(const json_t *response)
     return json_object_get(response, "rows");
 }
 
-/* The first row of the k-th page ahead (k >= 1), or NULL past the end. */
-static const json_t *ahead_start(const cp_page_answers *in, size_t k)
+int cp_page_entry_rows(apr_pool_t *pool, const json_t *forward, const cp_token *start,
+                       int with_docid, int limit)
 {
-    if (in->ahead) {
-        return k == 1 ? json_array_get(rows_of(in->forward), in->count)
-                      : json_array_get(rows_of(in->ahead), (k - 1) * in->count);
+    const json_t *rows = rows_of(forward);
+    size_t run = 0, n = json_array_size(rows);
+
+    if (!with_docid) {
+        return 1;
     }
-    return json_array_get(rows_of(in->forward), k * in->count);
+    while (run < n && is_token_entry(pool, json_array_get(rows, run), start)) {
+        run++;
+    }
+    if (run == 0) {
+        return start->index;
+    }
+    return start->index + (int)run + (run == n && n >= (size_t)limit ? limit : 0);
 }
 
-/* Rows read backward, past the current page's own first row: without docids
- * the backward query has no skip, and that row comes first when present. */
-typedef struct {
-    const json_t *rows;
-    size_t first, n;
-} behind_rows;
-
-static behind_rows rows_behind(const cp_page_answers *in)
+int cp_page_next_start(apr_pool_t *pool, const json_t *forward, const cp_token *start,
+                       int count, int with_docid, cp_token *next)
 {
-    behind_rows behind = { rows_of(in->backward), 0, json_array_size(rows_of(in->backward)) };
+    const json_t *rows = rows_of(forward);
 
-    if (!in->with_docid && behind.n > 0
-        && json_equal(json_object_get(json_array_get(behind.rows, 0), "key"),
-                      (json_t *)in->start_key)) {
-        behind.first = 1;
+    if (json_array_size(rows) <= (size_t)count) {
+        return 0;
+    }
+    cp_token_of_row(pool, json_array_get(rows, count), with_docid,
+                    entry_index(pool, rows, count, start ? start->index : 0, with_docid), next);
+    return 1;
+}
+
+/* The token of the k-th page ahead (k >= 1), or NULL past the end. */
+static const char *ahead_token(apr_pool_t *pool, const cp_page_answers *in, size_t k)
+{
+    const json_t *forward = rows_of(in->forward);
+    int first = in->start_token ? in->start_token->index : 0;
+    size_t at = in->ahead && k > 1 ? (k - 1) * in->count : k * in->count;
+    const json_t *rows = in->ahead && k > 1 ? rows_of(in->ahead) : forward;
+
+    if (at >= json_array_size(rows)) {
+        return NULL;
+    }
+    if (rows != forward) {
+        /* the ahead answer starts at the next page's first row */
+        first = entry_index(pool, forward, in->count, first, in->with_docid);
+    }
+    return row_token(pool, json_array_get(rows, at), in->with_docid,
+                     entry_index(pool, rows, at, first, in->with_docid));
+}
+
+/* The rows before the page, nearest first, each with its index in its
+ * entry. CouchDB lists an entry's rows in one order in either direction, so
+ * read backward each entry comes in reverse. Without docids (grouped rows)
+ * the token's own group may come first and is passed over. */
+typedef struct {
+    const json_t *row;
+    int index;
+} placed_row;
+
+static apr_array_header_t *rows_behind(apr_pool_t *pool, const cp_page_answers *in)
+{
+    const json_t *rows = rows_of(in->backward);
+    size_t n = json_array_size(rows), i = 0, end;
+    apr_array_header_t *behind = apr_array_make(pool, (int)n + 1, sizeof(placed_row));
+    placed_row *placed;
+
+    if (!in->with_docid) {
+        if (n > 0 && !strcmp(cp_json_text(pool, json_object_get(json_array_get(rows, 0), "key")),
+                             in->start_token->key_json)) {
+            i = 1;
+        }
+        for (; i < n; i++) {
+            placed = apr_array_push(behind);
+            placed->row = json_array_get(rows, i);
+            placed->index = 0;
+        }
+        return behind;
+    }
+    if (in->entry_rows > 1) {
+        /* the answer starts with the token's whole entry: the rows before
+         * the token are its first start_token->index rows */
+        size_t run = 0, j;
+
+        while (run < n && is_token_entry(pool, json_array_get(rows, run), in->start_token)) {
+            run++;
+        }
+        for (j = (size_t)in->start_token->index < run ? (size_t)in->start_token->index : run;
+             j > 0; j--) {
+            placed = apr_array_push(behind);
+            placed->row = json_array_get(rows, j - 1);
+            placed->index = (int)j - 1;
+        }
+        i = run;
+    }
+    while (i < n) {
+        for (end = i; end + 1 < n && same_entry(pool, json_array_get(rows, end + 1),
+                                                  json_array_get(rows, i)); end++) {
+        }
+        for (size_t j = end + 1; j > i; j--) {
+            placed = apr_array_push(behind);
+            placed->row = json_array_get(rows, j - 1);
+            placed->index = (int)(j - 1 - i);
+        }
+        i = end + 1;
     }
     return behind;
 }
 
-/* The first row of the k-th page behind (k >= 1): the count-th row further
- * back, or the last row there is when fewer remain (a short first page). */
-static const json_t *behind_start(const cp_page_answers *in, const behind_rows *behind,
-                                  size_t k)
+int cp_page_behind_complete(apr_pool_t *pool, const cp_page_answers *in, int limit)
 {
-    size_t seen = behind->n - behind->first;
+    const json_t *rows = rows_of(in->backward);
+    size_t n = json_array_size(rows), last = n, own = 0;
+    size_t needed = (size_t)(in->links > 1 ? in->links : 1) * in->count;
+
+    if (!in->with_docid || n < (size_t)limit || n == 0) {
+        return 1;
+    }
+    while (last > 0 && same_entry(pool, json_array_get(rows, last - 1),
+                                  json_array_get(rows, n - 1))) {
+        last--;
+    }
+    if (in->entry_rows > 1) {
+        /* the token's own entry leads the answer; only its rows before the
+         * token lie behind */
+        while (own < n && is_token_entry(pool, json_array_get(rows, own), in->start_token)) {
+            own++;
+        }
+        if (last == 0) {
+            return (size_t)in->start_token->index >= needed
+                   && (size_t)in->start_token->index < own;
+        }
+        return (size_t)in->start_token->index + (last - own) >= needed;
+    }
+    /* rows before the last entry, all complete, must cover what is needed */
+    return last >= needed;
+}
+
+/* The first row of the k-th page behind (k >= 1): the count-th row further
+ * back, or the farthest there is when fewer remain (a short first page). */
+static const placed_row *behind_start(const cp_page_answers *in,
+                                      const apr_array_header_t *behind, size_t k)
+{
+    size_t seen = (size_t)behind->nelts;
 
     if (seen > (k - 1) * in->count) {
         size_t at = k * in->count <= seen ? k * in->count : seen;
-        return json_array_get(behind->rows, behind->first + at - 1);
+        return &APR_ARRAY_IDX(behind, at - 1, placed_row);
     }
     return NULL;
+}
+
+static const char *behind_token(apr_pool_t *pool, const cp_page_answers *in,
+                                const apr_array_header_t *behind, size_t k)
+{
+    const placed_row *placed = behind_start(in, behind, k);
+
+    return placed ? row_token(pool, placed->row, in->with_docid, placed->index) : NULL;
 }
 
 /* Whether CouchDB's offset can be the page's true position (see the header):
  * with a total, 0 <= offset <= total - rows on the page, and no fewer rows
  * before the page than were seen behind it. */
 static int offset_is_consistent(const cp_page_answers *in, const json_t *offset,
-                                const json_t *total_rows, size_t rows,
-                                const behind_rows *behind)
+                                const json_t *total_rows, size_t rows, size_t behind)
 {
     json_int_t value, total;
 
-    if (!json_is_integer(offset) || !json_is_integer(total_rows) || in->has_range) {
+    if (!json_is_integer(offset) || !json_is_integer(total_rows) || in->partial) {
         return 0;
     }
     value = json_integer_value(offset);
@@ -119,8 +271,7 @@ static int offset_is_consistent(const cp_page_answers *in, const json_t *offset,
     if (!in->backward) {
         return value == 0;
     }
-    return behind->n - behind->first == 0 ? value == 0
-                                          : value >= (json_int_t)(behind->n - behind->first);
+    return behind == 0 ? value == 0 : value >= (json_int_t)behind;
 }
 
 static void add_link(apr_array_header_t *pages, apr_int64_t number, const char *start,
@@ -136,8 +287,7 @@ static void add_link(apr_array_header_t *pages, apr_int64_t number, const char *
 void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page)
 {
     const json_t *forward_rows = rows_of(in->forward);
-    const json_t *row;
-    behind_rows behind = { NULL, 0, 0 };
+    apr_array_header_t *behind = NULL;
     size_t i, before = 0, after = 0;
     apr_int64_t current_number = 0;
 
@@ -145,20 +295,18 @@ void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page
     for (i = 0; i < json_array_size(forward_rows) && i < (size_t)in->count; i++) {
         json_array_append(page->rows, json_array_get(forward_rows, i));
     }
-    row = ahead_start(in, 1);
-    page->next = row ? row_token(pool, row, in->with_docid) : NULL;
-
+    page->next = ahead_token(pool, in, 1);
     page->prev = NULL;
     if (in->backward) {
-        behind = rows_behind(in);
-        row = behind_start(in, &behind, 1);
-        page->prev = row ? row_token(pool, row, in->with_docid) : NULL;
+        behind = rows_behind(pool, in);
+        page->prev = behind_token(pool, in, behind, 1);
     }
 
     page->total_rows = json_object_get(in->forward, "total_rows");
     page->offset = json_object_get(in->forward, "offset");
     page->numbered = offset_is_consistent(in, page->offset, page->total_rows,
-                                          json_array_size(page->rows), &behind);
+                                          json_array_size(page->rows),
+                                          behind ? (size_t)behind->nelts : 0);
     if (!page->numbered) {
         page->offset = NULL;
     }
@@ -167,11 +315,10 @@ void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page
     if (in->links == 0) {
         return;
     }
-    while (before < (size_t)in->links && in->backward
-           && behind_start(in, &behind, before + 1)) {
+    while (before < (size_t)in->links && behind && behind_start(in, behind, before + 1)) {
         before++;
     }
-    while (after < (size_t)in->links && ahead_start(in, after + 1)) {
+    while (after < (size_t)in->links && ahead_token(pool, in, after + 1)) {
         after++;
     }
     if (page->numbered) {
@@ -180,11 +327,10 @@ void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page
     }
     for (i = before; i >= 1; i--) {
         add_link(page->pages, current_number - (apr_int64_t)i,
-                 row_token(pool, behind_start(in, &behind, i), in->with_docid), 0);
+                 behind_token(pool, in, behind, i), 0);
     }
     add_link(page->pages, current_number, in->start, 1);
     for (i = 1; i <= after; i++) {
-        add_link(page->pages, current_number + (apr_int64_t)i,
-                 row_token(pool, ahead_start(in, i), in->with_docid), 0);
+        add_link(page->pages, current_number + (apr_int64_t)i, ahead_token(pool, in, i), 0);
     }
 }

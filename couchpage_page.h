@@ -10,6 +10,8 @@
 #include <apr_tables.h>
 #include <jansson.h>
 
+#include "couchpage_token.h"
+
 /* A numbered page link. */
 typedef struct {
     apr_int64_t number; /* 1-based, or relative to the current page (-1, +1) */
@@ -22,13 +24,16 @@ typedef struct {
     int count;               /* rows per page */
     int links;               /* pages to link either side; 0 for prev/next only */
     int with_docid;          /* rows and tokens carry document ids */
-    int has_range;           /* offsets count from the view's start, not the range's */
+    int partial;             /* the queries see part of the index (a key range, a
+                                partition): offsets do not count from its start */
     const json_t *forward;   /* the page's rows, then the first rows of pages ahead */
     const json_t *ahead;     /* keys-only rows from the next page's start, or NULL
                                 when forward holds the pages ahead itself */
     const json_t *backward;  /* rows read backward from the token; NULL on a first page */
-    const json_t *start_key; /* the token's key; NULL on a first page */
-    const char *start;       /* the token; NULL on a first page */
+    const cp_token *start_token; /* the token, decoded; NULL on a first page */
+    int entry_rows;          /* rows of the token's entry (cp_page_entry_rows), as
+                                the backward query was planned */
+    const char *start;       /* the token as the client sent it; NULL on a first page */
 } cp_page_answers;
 
 typedef struct {
@@ -48,11 +53,30 @@ typedef struct {
 json_t *cp_page_rows(apr_pool_t *pool, const json_t *response, int with_docid,
                      const char **error);
 
+/* How many rows the token's (key, docid) entry has, as far as the forward
+ * answer (asked with limit) shows: the token's index plus the rows of its
+ * entry that the answer starts with; when they fill an answer the limit cut
+ * short, limit more (the entry may go on). 0 when the token's row is gone.
+ * Always 1 for grouped rows. */
+int cp_page_entry_rows(apr_pool_t *pool, const json_t *forward, const cp_token *start,
+                       int with_docid, int limit);
+
+/* The next page's first row, as a token to plan the ahead query from: 1, or
+ * 0 when the forward answer shows no next page. start is NULL on a first page. */
+int cp_page_next_start(apr_pool_t *pool, const json_t *forward, const cp_token *start,
+                       int count, int with_docid, cp_token *next);
+
+/* Whether the backward answer (asked with limit) shows every row the pages
+ * behind need: 0 when they reach into the last entry of an answer the limit
+ * cut, whose rows nearest the page may be missing (a document's rows under
+ * one key come in one order both ways). Then ask again with a larger limit. */
+int cp_page_behind_complete(apr_pool_t *pool, const cp_page_answers *in, int limit);
+
 /* Builds the page. All responses must have passed cp_page_rows.
  *
  * CouchDB's offset gives absolute page numbers and the page's position; it
- * is used only where it can be true: no key range (offsets count from the
- * view's start), and not less than the rows seen before the page (some
+ * is used only where it can be true: the whole index (no key range, no
+ * partition: offsets count from the index's start), and not less than the rows seen before the page (some
  * CouchDB-compatible servers report 0 on every page). Otherwise the offset is
  * left out and page numbers are relative to the current page. */
 void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *answers, cp_page *page);

@@ -1,4 +1,5 @@
 #include "couchpage_plan.h"
+#include "couchpage_json.h"
 
 #include <apr_escape.h>
 #include <apr_strings.h>
@@ -131,10 +132,29 @@ static apr_array_header_t *base_params(apr_pool_t *pool, const cp_view *view,
     return params;
 }
 
-static void add_start(apr_pool_t *pool, apr_array_header_t *params, const cp_view *view,
-                      const cp_token *start)
+/* The key a query in the view's direction starts from. Read in descending
+ * order, a group that a group level cut short starts after every key it
+ * groups: [2023] must be sent as [2023,{}], which sorts after [2023, m, d]
+ * (objects sort after every other type). */
+static const char *start_key(apr_pool_t *pool, const cp_view *view, const cp_token *start,
+                             int descending)
 {
-    add_param(pool, params, "startkey", start->key_json);
+    json_t *upper;
+
+    if (!(descending && view->reduce && view->group_level > 0
+          && json_is_array(start->key)
+          && json_array_size(start->key) == (size_t)view->group_level)) {
+        return start->key_json;
+    }
+    upper = cp_json_pool_own(pool, json_copy((json_t *)start->key));
+    json_array_append_new(upper, json_object());
+    return cp_json_text(pool, upper);
+}
+
+static void add_start(apr_pool_t *pool, apr_array_header_t *params, const cp_view *view,
+                      const cp_token *start, int descending)
+{
+    add_param(pool, params, "startkey", start_key(pool, view, start, descending));
     /* _all_docs keys are the ids already */
     if (start->docid && !view->is_all_docs) {
         add_param(pool, params, "startkey_docid", start->docid);
@@ -158,7 +178,10 @@ static apr_array_header_t *forward_params(apr_pool_t *pool, const cp_plan *plan,
     apr_array_header_t *params = base_params(pool, view, limit, view->descending);
 
     if (start) {
-        add_start(pool, params, view, start);
+        add_start(pool, params, view, start, view->descending);
+        if (start->index > 0) {
+            add_param(pool, params, "skip", apr_itoa(pool, start->index));
+        }
     }
     else if (first) {
         add_param(pool, params, "startkey", first);
@@ -174,12 +197,18 @@ int cp_plan_needs_ahead(const cp_plan *plan)
     return plan->view->include_docs && plan->links > 1;
 }
 
+int cp_plan_forward_limit(const cp_plan *plan)
+{
+    int pages = plan->links > 1 && !cp_plan_needs_ahead(plan) ? plan->links : 1;
+
+    return pages * plan->count + 1;
+}
+
 const char *cp_plan_forward(apr_pool_t *pool, const cp_plan *plan,
                             const cp_token *start)
 {
-    int pages = plan->links > 1 && !cp_plan_needs_ahead(plan) ? plan->links : 1;
     apr_array_header_t *params = forward_params(pool, plan, start,
-                                                pages * plan->count + 1);
+                                                cp_plan_forward_limit(plan));
 
     if (plan->view->include_docs) {
         add_param(pool, params, "include_docs", "true");
@@ -193,22 +222,83 @@ const char *cp_plan_ahead(apr_pool_t *pool, const cp_plan *plan, const cp_token 
                                            (plan->links - 1) * plan->count + 1));
 }
 
+/* Whether the backward query passes over the token's own row with skip=1. */
+static int backward_skips_own_row(const cp_plan *plan, int entry_rows)
+{
+    return cp_view_has_docids(plan->view) && entry_rows <= 1;
+}
+
+int cp_plan_backward_limit(const cp_plan *plan, int entry_rows, int extra)
+{
+    int rows = (plan->links > 1 ? plan->links : 1) * plan->count + extra;
+
+    /* the algorithm's skip=1 passes over the token's own row; grouped rows
+     * and entries of several rows are passed over by the page assembler */
+    return backward_skips_own_row(plan, entry_rows) ? rows
+                                                    : rows + (entry_rows > 1 ? entry_rows : 1);
+}
+
 const char *cp_plan_backward(apr_pool_t *pool, const cp_plan *plan,
-                             const cp_token *start)
+                             const cp_token *start, int entry_rows, int extra)
 {
     const cp_view *view = plan->view;
     const char *bound = view->descending ? plan->high : plan->low;
-    int keyed_rows = cp_view_has_docids(view);
-    int limit = (plan->links > 1 ? plan->links : 1) * plan->count;
-    apr_array_header_t *params = base_params(pool, view, keyed_rows ? limit : limit + 1,
+    apr_array_header_t *params = base_params(pool, view,
+                                             cp_plan_backward_limit(plan, entry_rows, extra),
                                              !view->descending);
 
-    add_start(pool, params, view, start);
+    add_start(pool, params, view, start, !view->descending);
     if (bound) {
         add_param(pool, params, "endkey", bound);
     }
-    if (keyed_rows) {
+    if (backward_skips_own_row(plan, entry_rows)) {
         add_param(pool, params, "skip", "1");
     }
     return join(pool, plan, params);
+}
+
+int cp_plan_is_partial(const cp_plan *plan)
+{
+    return plan->low || plan->high || plan->view->is_partitioned
+        || plan->index_url != plan->view->url;
+}
+
+/* Byte order of two JSON strings, as CouchDB's raw collation of ids. */
+static int compare_ids(const json_t *a, const json_t *b)
+{
+    size_t la = json_string_length(a), lb = json_string_length(b);
+    int cmp = memcmp(json_string_value(a), json_string_value(b), la < lb ? la : lb);
+
+    return cmp ? cmp : (la > lb) - (la < lb);
+}
+
+const char *cp_plan_check_start(apr_pool_t *pool, const cp_plan *plan,
+                                const cp_token *start)
+{
+    const char *bounds[2] = { plan->low, plan->high };
+    int side;
+
+    if (!plan->view->is_all_docs || !(plan->low || plan->high)) {
+        return NULL;
+    }
+    if (!json_is_string(start->key)) {
+        return "the start token's key is not a document id";
+    }
+    for (side = 0; side < 2; side++) {
+        const json_t *bound = bounds[side]
+            ? cp_json_load(pool, bounds[side], strlen(bounds[side]), NULL) : NULL;
+        int cmp;
+
+        if (!bounds[side]) {
+            continue;
+        }
+        if (!json_is_string(bound)) {
+            return "an _all_docs key range needs document ids (JSON strings) as bounds";
+        }
+        cmp = compare_ids(start->key, bound);
+        if (side == 0 ? cmp < 0 : cmp > 0) {
+            return "the start token is outside this location's key range";
+        }
+    }
+    return NULL;
 }

@@ -17,6 +17,10 @@
  * never carry documents: with include_docs, the pages ahead come from a
  * keys-only query of their own from the next page's start.
  *
+ * A token at row n > 0 of a document's several rows under one key (see
+ * couchpage_token.h) starts the forward query with skip=n: a skip bounded by
+ * what one document emits, never by the page's depth.
+ *
  * A key range goes into every query as its bound (endkey), so CouchDB's own
  * collation keeps rows outside it away; a token beyond a bound makes CouchDB
  * refuse the query as a reversed range. The module never collates.
@@ -66,14 +70,27 @@ const char *cp_plan_init(apr_pool_t *pool, cp_plan *plan, const cp_view *view,
                          const char *partition, const char *low, const char *high,
                          int count, int links);
 
+/* How many rows the forward query asks for. */
+int cp_plan_forward_limit(const cp_plan *plan);
+
 /* The forward query: from the token's row, or from the range's start when
  * start is NULL (the first page). Every value is percent-encoded. */
 const char *cp_plan_forward(apr_pool_t *pool, const cp_plan *plan,
                             const cp_token *start);
 
-/* The backward query from the token's row. */
+/* The backward query from the token's row. entry_rows is how many rows the
+ * token's (key, docid) entry has (see cp_page_entry_rows): with one, the
+ * algorithm's query (skip=1); with several, CouchDB lists the whole entry
+ * first in either direction, so the query reads past it without skip and the
+ * page assembler takes the rows before the token from it. extra rows are
+ * asked beyond those the pages behind need: at least one, so that an entry
+ * of several rows at the far end shows whether the limit cut it (see
+ * cp_page_behind_complete). */
 const char *cp_plan_backward(apr_pool_t *pool, const cp_plan *plan,
-                             const cp_token *start);
+                             const cp_token *start, int entry_rows, int extra);
+
+/* How many rows that query asks for. */
+int cp_plan_backward_limit(const cp_plan *plan, int entry_rows, int extra);
 
 /* Whether the pages ahead need their own keys-only query, from the next
  * page's start (include_docs with more than one page linked ahead). */
@@ -81,5 +98,15 @@ int cp_plan_needs_ahead(const cp_plan *plan);
 
 /* That query. */
 const char *cp_plan_ahead(apr_pool_t *pool, const cp_plan *plan, const cp_token *next);
+
+/* Whether the queries see only part of the index (a key range or a
+ * partition), so that CouchDB's offsets do not count from their start. */
+int cp_plan_is_partial(const cp_plan *plan);
+
+/* CouchDB refuses a view query whose start lies beyond its range, but makes
+ * no such check on _all_docs; there ids collate as raw bytes, so the start
+ * is checked here. Returns NULL, or the reason a token is refused. */
+const char *cp_plan_check_start(apr_pool_t *pool, const cp_plan *plan,
+                                const cp_token *start);
 
 #endif

@@ -4,22 +4,28 @@
 #include <apr_strings.h>
 #include <string.h>
 
-const char *cp_token_encode(apr_pool_t *pool, const json_t *key, const char *docid)
+const char *cp_token_encode(apr_pool_t *pool, const json_t *key, const char *docid,
+                            int index)
 {
     json_t *pair = cp_json_pool_own(pool, json_array());
 
     json_array_append(pair, (json_t *)key);
     if (docid) {
         json_array_append_new(pair, json_string(docid));
+        if (index > 0) {
+            json_array_append_new(pair, json_integer(index));
+        }
     }
     return cp_json_text(pool, pair);
 }
 
-void cp_token_of_row(apr_pool_t *pool, const json_t *row, int with_docid, cp_token *token)
+void cp_token_of_row(apr_pool_t *pool, const json_t *row, int with_docid, int index,
+                     cp_token *token)
 {
     token->key = json_object_get(row, "key");
     token->key_json = cp_json_text(pool, token->key);
     token->docid = with_docid ? json_string_value(json_object_get(row, "id")) : NULL;
+    token->index = with_docid ? index : 0;
 }
 
 const char *cp_token_decode(apr_pool_t *pool, const char *text, apr_size_t max_len,
@@ -45,13 +51,26 @@ const char *cp_token_decode(apr_pool_t *pool, const char *text, apr_size_t max_l
         return with_docid ? "the start token must be a JSON array [key, docid]"
                           : "the start token must be a JSON array [key]";
     }
-    if (json_array_size(value) != (with_docid ? 2u : 1u)) {
-        return with_docid ? "the start token must have two members, [key, docid]"
+    if (with_docid ? json_array_size(value) < 2 || json_array_size(value) > 3
+                   : json_array_size(value) != 1) {
+        return with_docid ? "the start token must have two members, [key, docid] "
+                            "(or three, [key, docid, n])"
                           : "the start token must have one member, [key]";
     }
     token->key = json_array_get(value, 0);
     token->key_json = cp_json_text(pool, token->key);
     token->docid = NULL;
+    token->index = 0;
+    if (json_array_size(value) == 3) {
+        const json_t *index = json_array_get(value, 2);
+
+        if (!json_is_integer(index) || json_integer_value(index) < 1
+            || json_integer_value(index) > CP_TOKEN_MAX_INDEX) {
+            return apr_psprintf(pool, "the start token's third member must be a whole "
+                                "number from 1 to %d", CP_TOKEN_MAX_INDEX);
+        }
+        token->index = (int)json_integer_value(index);
+    }
     if (with_docid) {
         id = json_array_get(value, 1);
         if (!json_is_string(id) || json_string_length(id) == 0) {

@@ -5,6 +5,11 @@
  * [key] for grouped reduce rows, which have no document id. The key keeps
  * the JSON CouchDB sent, member order included, so that sending it back as
  * startkey finds the same row.
+ *
+ * A document that emits one key several times makes one index entry with
+ * several rows, which CouchDB always lists in the same order; startkey and
+ * startkey_docid can only find the entry's first row. A page that starts at
+ * a later row of its entry has the token [key, docid, n]: the n-th (from 0).
  */
 #ifndef COUCHPAGE_TOKEN_H
 #define COUCHPAGE_TOKEN_H
@@ -15,17 +20,25 @@
 /* The default cap on a token's length, before any decoding. */
 #define CP_TOKEN_MAX_DEFAULT 4096
 
+/* The most rows one document may emit under one key, for tokens. */
+#define CP_TOKEN_MAX_INDEX 1000000
+
 typedef struct {
     const json_t *key;    /* pool-owned */
     const char *key_json; /* compact JSON text of key */
     const char *docid;    /* NULL for key-only tokens */
+    int index;            /* the row within its (key, docid) entry; usually 0 */
 } cp_token;
 
-/* The token text for a row. docid NULL makes a key-only token. */
-const char *cp_token_encode(apr_pool_t *pool, const json_t *key, const char *docid);
+/* The token text for a row. docid NULL makes a key-only token; index is the
+ * row's place in its (key, docid) entry. */
+const char *cp_token_encode(apr_pool_t *pool, const json_t *key, const char *docid,
+                            int index);
 
-/* The token of a view row ({"key", "id"}), as cp_token_decode would give it. */
-void cp_token_of_row(apr_pool_t *pool, const json_t *row, int with_docid, cp_token *token);
+/* The token of a view row ({"key", "id"}) that is row index of its entry,
+ * as cp_token_decode would give it. */
+void cp_token_of_row(apr_pool_t *pool, const json_t *row, int with_docid, int index,
+                     cp_token *token);
 
 /* Reads a token a client sent. with_docid says which form this location's
  * rows use. Returns NULL on success, else the reason the token is refused. */

@@ -14,6 +14,7 @@
 #include "http_request.h"
 #include "ap_expr.h"
 #include "apr_strings.h"
+#include "apr_lib.h"
 
 #include "couchpage_args.h"
 #include "couchpage_backend.h"
@@ -227,12 +228,8 @@ static const char *set_max_response(cmd_parms *cmd, void *dirconf, const char *a
     return NULL;
 }
 
-/* Text without %{...} or $N is constant: its JSON is checked now, once. */
-static int is_constant_expr(const char *text)
-{
-    return !strchr(text, '%') && !strchr(text, '$');
-}
-
+/* A bound that is JSON as written is constant: checked and kept now, once.
+ * Anything else is an expression, evaluated per request. */
 static const char *parse_bound(cmd_parms *cmd, const char *which, const char *text,
                                key_bound *bound)
 {
@@ -243,28 +240,40 @@ static const char *parse_bound(cmd_parms *cmd, const char *which, const char *te
     if (!*text) {
         return NULL;
     }
-    if (is_constant_expr(text)) {
-        bound->json = cp_json_compact(cmd->pool, text, &err);
-        if (!bound->json) {
-            return apr_psprintf(cmd->pool, "CouchPageRange: %s '%s' is not JSON: %s",
-                                which, text, err);
-        }
+    bound->json = cp_json_compact(cmd->pool, text, NULL);
+    if (bound->json) {
         return NULL;
     }
     bound->expr = ap_expr_parse_cmd(cmd, text, AP_EXPR_FLAG_STRING_RESULT, &err, NULL);
     if (err) {
-        return apr_psprintf(cmd->pool, "CouchPageRange: %s '%s' is not a valid "
-                            "expression: %s", which, text, err);
+        return apr_psprintf(cmd->pool, "CouchPageRange: %s '%s' is neither JSON nor a "
+                            "valid expression: %s", which, text, err);
     }
     return NULL;
 }
 
-static const char *set_range(cmd_parms *cmd, void *dirconf, const char *low,
-                             const char *high)
+/* RAW_ARGS, because httpd's TAKE2 takes an empty word ('') for a missing
+ * one, and '' is how a side of the range is left open. */
+static const char *set_range(cmd_parms *cmd, void *dirconf, const char *args)
 {
     couchpage_dir_conf *conf = dirconf;
-    const char *err = parse_bound(cmd, "LOW", low, &conf->low);
+    const char *low, *high, *err;
 
+    while (apr_isspace(*args)) {
+        args++;
+    }
+    low = ap_getword_conf(cmd->pool, &args);
+    if (!*args) {
+        return "CouchPageRange takes two arguments, LOW and HIGH ('' for an open side)";
+    }
+    high = ap_getword_conf(cmd->pool, &args);
+    while (apr_isspace(*args)) {
+        args++;
+    }
+    if (*args) {
+        return "CouchPageRange takes two arguments, LOW and HIGH ('' for an open side)";
+    }
+    err = parse_bound(cmd, "LOW", low, &conf->low);
     if (!err) {
         err = parse_bound(cmd, "HIGH", high, &conf->high);
     }
@@ -443,7 +452,7 @@ static const command_rec couchpage_cmds[] = {
         "user and password sent to CouchDB with Basic authentication"),
     AP_INIT_TAKE1("CouchPageMaxResponse", set_max_response, NULL, OR_OPTIONS,
         "the largest CouchDB response read, in bytes (default 16777216)"),
-    AP_INIT_TAKE2("CouchPageRange", set_range, NULL, OR_OPTIONS,
+    AP_INIT_RAW_ARGS("CouchPageRange", set_range, NULL, OR_OPTIONS,
         "the lowest and highest key shown, each JSON or an expression giving JSON "
         "('' for no bound); use %{json:...} for request values"),
     AP_INIT_TAKE1("CouchPagePartition", set_partition, NULL, OR_OPTIONS,
@@ -670,6 +679,29 @@ static void seal_page_tokens(request_rec *r, const couchpage_dir_conf *conf, cp_
     }
 }
 
+/* A key can make a token longer than the module accepts back: the pages
+ * past it could not be reached. Say so, so that the operator raises the cap. */
+static void warn_of_long_tokens(request_rec *r, const couchpage_dir_conf *conf,
+                                const cp_page *page)
+{
+    apr_size_t longest = 0;
+    int i;
+
+    longest = page->next && strlen(page->next) > longest ? strlen(page->next) : longest;
+    longest = page->prev && strlen(page->prev) > longest ? strlen(page->prev) : longest;
+    for (i = 0; i < page->pages->nelts; i++) {
+        const char *start = APR_ARRAY_IDX(page->pages, i, cp_page_link).start;
+
+        longest = start && strlen(start) > longest ? strlen(start) : longest;
+    }
+    if (longest > conf->max_token_length) {
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, CPLOGNO(0105)
+                      "a token of this page is %" APR_SIZE_T_FMT " bytes, more than "
+                      "CouchPageMaxTokenLength %" APR_SIZE_T_FMT ": raise it, or the pages "
+                      "past it cannot be reached", longest, conf->max_token_length);
+    }
+}
+
 /* RFC 8288 Link header: first, prev and next. */
 static void set_link_header(request_rec *r, const cp_page *page, const cp_links *links)
 {
@@ -779,6 +811,9 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
         reason = cp_plan_init(r->pool, &req->plan, &req->view, partition, low, high, count,
                               conf->links);
     }
+    if (!reason && req->args.start) {
+        reason = cp_plan_check_start(r->pool, &req->plan, &req->start);
+    }
     if (reason) {
         send_bad_request(r, reason);
         return 0;
@@ -795,7 +830,7 @@ static int fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
     cp_backend_conf backend;
     cp_backend_result forward, ahead, backward;
     cp_token next;
-    const json_t *rows;
+    int extra, tries;
 
     backend.authorization = conf->authorization;
     backend.max_response = conf->max_response;
@@ -803,17 +838,16 @@ static int fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
     answers->count = req->plan.count;
     answers->links = req->plan.links;
     answers->with_docid = req->with_docid;
-    answers->has_range = req->plan.low || req->plan.high;
+    answers->partial = cp_plan_is_partial(&req->plan);
 
     if (!fetch_rows(r, &backend, cp_plan_forward(r->pool, &req->plan, start), "forward",
                     start, req->with_docid, &forward)) {
         return 0;
     }
     answers->forward = forward.body;
-    rows = json_object_get(forward.body, "rows");
-    if (cp_plan_needs_ahead(&req->plan) && json_array_size(rows) > (size_t)req->plan.count) {
-        cp_token_of_row(r->pool, json_array_get(rows, req->plan.count), req->with_docid,
-                        &next);
+    if (cp_plan_needs_ahead(&req->plan)
+        && cp_page_next_start(r->pool, forward.body, start, req->plan.count,
+                              req->with_docid, &next)) {
         if (!fetch_rows(r, &backend, cp_plan_ahead(r->pool, &req->plan, &next), "ahead",
                         NULL, req->with_docid, &ahead)) {
             return 0;
@@ -821,13 +855,30 @@ static int fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
         answers->ahead = ahead.body;
     }
     if (start) {
-        if (!fetch_rows(r, &backend, cp_plan_backward(r->pool, &req->plan, start),
-                        "backward", start, req->with_docid, &backward)) {
-            return 0;
-        }
-        answers->backward = backward.body;
-        answers->start_key = start->key;
+        answers->entry_rows = cp_page_entry_rows(r->pool, forward.body, start,
+                                                 req->with_docid,
+                                                 cp_plan_forward_limit(&req->plan));
+        answers->start_token = start;
         answers->start = req->args.start;
+        /* Asked again, wider, only when the pages behind end inside a
+         * document's several rows under one key that the limit cut. */
+        for (extra = req->with_docid ? 1 : 0, tries = 0;; tries++) {
+            if (!fetch_rows(r, &backend,
+                            cp_plan_backward(r->pool, &req->plan, start, answers->entry_rows,
+                                             extra),
+                            "backward", start, req->with_docid, &backward)) {
+                return 0;
+            }
+            answers->backward = backward.body;
+            if (tries == 3
+                || cp_page_behind_complete(r->pool, answers,
+                                           cp_plan_backward_limit(&req->plan,
+                                                                  answers->entry_rows,
+                                                                  extra))) {
+                break;
+            }
+            extra = extra * 8 + req->plan.count;
+        }
     }
     return 1;
 }
@@ -840,6 +891,7 @@ static int send_page(request_rec *r, const couchpage_dir_conf *conf,
     if (conf->token_secret) {
         seal_page_tokens(r, conf, page);
     }
+    warn_of_long_tokens(r, conf, page);
     links.path = links_path(r);
     links.limit = req->args.limit;
     links.format = !req->chosen_format ? NULL

@@ -138,7 +138,7 @@ static void one_page(apr_pool_t *pool, const uint8_t *data, size_t size, int wit
     memset(&in, 0, sizeof(in));
     in.count = data[0] % 16 ? data[0] % 16 : 16;
     in.links = data[1] % 4;
-    in.has_range = data[2] & 1;
+    in.partial = data[2] & 1;
     in.with_docid = with_docid;
 
     for (n = 0; n < PARTS && body <= end; n++) {
@@ -160,7 +160,8 @@ static void one_page(apr_pool_t *pool, const uint8_t *data, size_t size, int wit
             return;
         }
         in.backward = response(pool, part[1], len[1], with_docid, &refused);
-        in.start_key = token.key;
+        in.start_token = &token;
+        in.entry_rows = cp_page_entry_rows(pool, in.forward, &token, with_docid, in.count + 1);
         in.start = text;
     }
     in.ahead = response(pool, part[3], len[3], with_docid, &refused);

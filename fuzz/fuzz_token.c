@@ -30,7 +30,7 @@ static void round_trip(apr_pool_t *pool, const char *text, apr_size_t max_len,
                "docid %s for %s", token.docid ? token.docid : "(null)", text);
     FUZZ_CHECK(fuzz_is_json(token.key_json), "key_json of %s", text);
 
-    encoded = cp_token_encode(pool, token.key, token.docid);
+    encoded = cp_token_encode(pool, token.key, token.docid, token.index);
     FUZZ_CHECK(encoded, "cp_token_encode failed for %s", text);
     memset(&again, 0, sizeof(again));
     /* the compact form may be longer than what was sent (1e5 is 100000.0) */
@@ -43,7 +43,7 @@ static void round_trip(apr_pool_t *pool, const char *text, apr_size_t max_len,
     FUZZ_CHECK((!token.docid && !again.docid)
                    || (token.docid && again.docid && !strcmp(token.docid, again.docid)),
                "docid of %s came back as %s", text, again.docid ? again.docid : "(null)");
-    reencoded = cp_token_encode(pool, again.key, again.docid);
+    reencoded = cp_token_encode(pool, again.key, again.docid, again.index);
     FUZZ_CHECK(reencoded && !strcmp(encoded, reencoded), "%s encodes as %s, then as %s",
                text, encoded, reencoded ? reencoded : "(null)");
 }

@@ -130,12 +130,8 @@ double_load('sem_dups', [ @one, @runs, @twice ], {
     # names the first. Pages of 7 end between documents, but the backward
     # query's skip=1 skips only one of the two rows at the token.
     walk_ok('/sem/twice/', 11, $view, 'a document emitting its key twice, all on one page');
-    TODO: {
-        local $TODO = 'module bug: two rows of one (key, docid): a boundary between them repeats rows or loops, '
-                    . 'and prev from a page they start is off by one';
-        walk_ok('/sem/twice/', $_, $view, "a document emitting its key twice, $_ a page: both rows once, in order")
-            for 1, 2, 3, 4, 7;
-    }
+    walk_ok('/sem/twice/', $_, $view, "a document emitting its key twice, $_ a page: both rows once, in order")
+        for 1, 2, 3, 4, 7;
 }
 
 # ---------------------------------------------------------------------------
@@ -232,10 +228,7 @@ if ($DOUBLE) {
     my @got = map { @{ $_->{rows} } } @$pages;
     my @ints = grep { !/key=-?[0-9]{20,}|key=\S*[.e]/ && /value=/ } @want;
     my %got = map { $_ => 1 } @got;
-    TODO: {
-        local $TODO = 'module bug: one integer wider than 64 bits turns every integer of the response into a float';
-        is(join("\n", grep { !$got{$_} } @ints), '', 'the other integer keys and values keep their digits on those pages');
-    }
+    is(join("\n", grep { !$got{$_} } @ints), '', 'the other integer keys and values keep their digits on those pages');
     TODO: {
         local $TODO = 'module bug: a row whose integer key shares a response with a wider integer is skipped '
                     . '(its token holds the key as a double), as is a wider key whose double is above it';
@@ -250,10 +243,7 @@ if ($DOUBLE) {
     my $pages = [ walk_next('/sem/docs-wide/', limit => 100) ];
     my @got = grep { !/"big doc"/ } map { @{ $_->{rows} } } @$pages;
     my @want = grep { !/"big doc"/ } @{ $view->{rows} };
-    TODO: {
-        local $TODO = 'module bug: a document with an integer wider than 64 bits turns every integer of the page into a float';
-        is(first_difference(\@got, \@want), undef, 'the other rows of that page keep their integers');
-    }
+    is(first_difference(\@got, \@want), undef, 'the other rows of that page keep their integers');
 }
 
 {
@@ -375,7 +365,6 @@ sub posts_of {
     # use an expression that yields '' instead)
     for my $range (q{'' '["p2", {}]'}, q{'["p2", 0]' ''}, q{'%{env:SEM_OPEN}' '["p2", {}]'}) {
         my ($ok, $out) = httpd_t("CouchPageView http://127.0.0.1:5984/db/_design/d/_view/v\nCouchPageRange $range");
-        local $TODO = $range =~ /''/ ? "module bug: httpd's TAKE2 takes an empty argument for a missing one" : undef;
         ok($ok, "httpd -t accepts CouchPageRange $range") or diag $out;
     }
     $page = module_page('/sem/posts-to-p2/', start => token(['p3', 1], 'c2-01'));
@@ -447,11 +436,8 @@ double_load('sem_dates', \@dates, {
         for 1, 2, 3;
     my $level_desc = double_view('/sem_dates/_design/d/_view/count', reduce => 'true', group_level => 1,
                                  descending => 'true');
-    TODO: {
-        local $TODO = 'module bug: descending with a group level, startkey [2024] passes the rows of the group [2024]';
-        walk_ok('/sem/reduce/count-1-desc/', $_, $level_desc, "reduce group_level 1, descending, $_ a page",
-                key_only => 1) for 1, 2, 3;
-    }
+    walk_ok('/sem/reduce/count-1-desc/', $_, $level_desc, "reduce group_level 1, descending, $_ a page",
+            key_only => 1) for 1, 2, 3;
 }
 
 {
@@ -482,11 +468,8 @@ double_load('sem_dates', \@dates, {
     my $want = double_view('/sem_objs/_design/d/_view/count', reduce => 'true', group_level => 1);
     is(join(' ', map { jsig(jget($_, 'key')) } @{ $want->{items} }), '[{"a":1}] [{"a":2,"b":1}] [{"b":1,"a":2}] [{"c":0}]',
        'oracle: object members in order make different groups');
-    TODO: {
-        local $TODO = 'module bug: the group a token names is recognised with json_equal, which ignores member order';
-        walk_ok('/sem/reduce/objects/', 1, $want, 'reduce group_level 1, object keys in two member orders, 1 a page',
-                key_only => 1);
-    }
+    walk_ok('/sem/reduce/objects/', 1, $want, 'reduce group_level 1, object keys in two member orders, 1 a page',
+            key_only => 1);
 }
 
 # ---------------------------------------------------------------------------
@@ -553,20 +536,11 @@ double_load('sem_ids', [ map { { _id => $_, n => length $_ } } @IDS ]);
         my ($tok, $what) = @$case;
         my $page = module_page('/sem/ids-range/', start => $tok);
         my @outside = grep { my $id = jstr(jget($_, 'id')); $id lt 'b' or $id gt 'y' } @{ $page->{items} || [] };
-        TODO: {
-            local $TODO = $what =~ /below/ ? 'module bug: a token below an _all_docs range shows the rows below it' : undef;
-            is(join(' ', map { jstr(jget($_, 'id')) } @outside), '', "_all_docs range, a token $what it: no row outside the range");
-        }
+        is(join(' ', map { jstr(jget($_, 'id')) } @outside), '', "_all_docs range, a token $what it: no row outside the range");
         my $one = module_page('/sem/ids-range/', start => $tok, limit => 1);
         my @named = grep { $_ lt 'b' or $_ gt 'y' } map { (token_parts($_))[1] // () } grep { defined } @$one{qw(next prev)};
-        TODO: {
-            local $TODO = 'module bug: the next/prev tokens of such a page name ids outside the range';
-            is("@named", '', "_all_docs range, a token $what it, 1 a page: its tokens name no id outside the range");
-        }
-        TODO: {
-            local $TODO = 'module bug: _all_docs makes no reversed-range check; the module relies on one';
-            is($page->{status}, 400, "_all_docs range, a token $what it: 400, as for views");
-        }
+        is("@named", '', "_all_docs range, a token $what it, 1 a page: its tokens name no id outside the range");
+        is($page->{status}, 400, "_all_docs range, a token $what it: 400, as for views");
     }
 }
 
@@ -618,10 +592,7 @@ double_load('sem_ids', [ map { { _id => $_, n => length $_ } } @IDS ]);
         push @wrong, "page " . ($i + 1) . " says it is page $number" if $numbering eq 'absolute' and $number != $i + 1;
         push @wrong, "page " . ($i + 1) . " has offset $offset" if defined $offset and $offset != 3 * $i;
     }
-    TODO: {
-        local $TODO = 'module bug: partition queries\' offsets count other partitions; numbering must be relative';
-        is(join('; ', @wrong), '', 'partition gamma with page links: no wrong page number or offset');
-    }
+    is(join('; ', @wrong), '', 'partition gamma with page links: no wrong page number or offset');
 }
 
 # ---------------------------------------------------------------------------

@@ -178,8 +178,12 @@ sub token_parts {
     my ($token) = @_;
     return () unless defined $token;
     my $t = eval { jparse($token) } or return ();
-    return () unless $t->[0] eq 'arr' and @{ $t->[1] } >= 1 and @{ $t->[1] } <= 2;
-    return ($t->[1][0], @{ $t->[1] } == 2 ? jstr($t->[1][1]) : undef);
+    # [key], [key, docid], or [key, docid, n]: the n-th row of a document
+    # that emitted the key several times
+    my @m = @{ $t->[1] };
+    return () unless $t->[0] eq 'arr' and @m >= 1 and @m <= 3;
+    return () if @m == 3 and !($m[2][0] eq 'num' and $m[2][1] =~ /^[1-9][0-9]*$/);
+    return ($m[0], @m >= 2 ? jstr($m[1]) : undef, @m == 3 ? $m[2][1] : 0);
 }
 
 # A text cut to 300 characters for a diagnostic.

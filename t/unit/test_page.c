@@ -36,7 +36,13 @@ static cp_page_answers answers(int count, int links, const json_t *forward,
     in.forward = forward;
     in.backward = backward;
     if (start_key) {
-        in.start_key = parse(start_key);
+        cp_token *token = apr_pcalloc(pool, sizeof(*token));
+
+        token->key = parse(start_key);
+        token->key_json = cp_json_text(pool, token->key);
+        token->docid = apr_psprintf(pool, "d%s", start_key);
+        in.start_token = token;
+        in.entry_rows = 1;
         in.start = apr_psprintf(pool, "[%s,\"d%s\"]", start_key, start_key);
     }
     return in;
@@ -201,7 +207,7 @@ static void an_inconsistent_offset_is_not_shown(void **state)
     assert_string_equal(page_numbers(&page), "-1 0* 1");
     /* with a key range, offsets count from the view's start */
     in = answers(5, 1, response(10, 6, 0, 10), response(9, 5, 1, -1), "10");
-    in.has_range = 1;
+    in.partial = 1;
     cp_page_assemble(pool, &in, &page);
     assert_false(page.numbered);
     assert_null(page.offset);
@@ -215,6 +221,84 @@ static void an_inconsistent_offset_is_not_shown(void **state)
     cp_page_assemble(pool, &in, &page);
     assert_false(page.numbered);
     assert_string_equal(page_numbers(&page), "0*");
+}
+
+/* A document that emitted one key three times: one entry, three rows, which
+ * CouchDB lists in the same order both ways. Pages of 2 over rows
+ * a(d0) x(d1)#0 x#1 x#2 z(d2). */
+static void a_page_boundary_inside_one_documents_rows(void **state)
+{
+    const char *x0 = "{\"id\":\"d1\",\"key\":\"x\",\"value\":0}";
+    const char *x1 = "{\"id\":\"d1\",\"key\":\"x\",\"value\":1}";
+    const char *x2 = "{\"id\":\"d1\",\"key\":\"x\",\"value\":2}";
+    const char *a = "{\"id\":\"d0\",\"key\":\"a\",\"value\":9}";
+    const char *z = "{\"id\":\"d2\",\"key\":\"z\",\"value\":9}";
+    cp_page_answers in;
+    cp_token start;
+    cp_page page;
+
+    /* page 1: a x#0 | next starts at x#1 */
+    in = answers(2, 0, parse(apr_psprintf(pool, "{\"rows\":[%s,%s,%s]}", a, x0, x1)), NULL, NULL);
+    cp_page_assemble(pool, &in, &page);
+    assert_string_equal(page.next, "[\"x\",\"d1\",1]");
+    assert_non_null(cp_page_next_start(pool, in.forward, NULL, 2, 1, &start) ? &start : NULL);
+    assert_int_equal(start.index, 1);
+
+    /* page 2 from [x, d1, 1]: forward skip=1 gives x#1 x#2 z; backward
+     * (no skip: the entry has 3 rows) gives x#0 x#1 x#2 a */
+    assert_null(cp_token_decode(pool, "[\"x\",\"d1\",1]", 4096, 1, &start));
+    in = answers(2, 0, parse(apr_psprintf(pool, "{\"rows\":[%s,%s,%s]}", x1, x2, z)),
+                 parse(apr_psprintf(pool, "{\"rows\":[%s,%s,%s,%s]}", x0, x1, x2, a)), NULL);
+    in.start_token = &start;
+    in.start = "[\"x\",\"d1\",1]";
+    in.entry_rows = cp_page_entry_rows(pool, in.forward, &start, 1, 3);
+    assert_int_equal(in.entry_rows, 3);
+    cp_page_assemble(pool, &in, &page);
+    assert_string_equal(page.next, "[\"z\",\"d2\"]");
+    /* behind, nearest first: x#0, a: the previous page starts at a */
+    assert_string_equal(page.prev, "[\"a\",\"d0\"]");
+
+    /* page 3 from [z, d2]: backward (skip=1, one row) gives x#0 x#1 x#2 a,
+     * which read backward is x#2 x#1 x#0 a: the page before starts at x#1 */
+    assert_null(cp_token_decode(pool, "[\"z\",\"d2\"]", 4096, 1, &start));
+    in = answers(2, 0, parse(apr_psprintf(pool, "{\"rows\":[%s]}", z)),
+                 parse(apr_psprintf(pool, "{\"rows\":[%s,%s,%s,%s]}", x0, x1, x2, a)), NULL);
+    in.start_token = &start;
+    in.start = "[\"z\",\"d2\"]";
+    in.entry_rows = cp_page_entry_rows(pool, in.forward, &start, 1, 3);
+    assert_int_equal(in.entry_rows, 1);
+    cp_page_assemble(pool, &in, &page);
+    assert_string_equal(page.prev, "[\"x\",\"d1\",1]");
+    assert_null(page.next);
+}
+
+/* An entry of several rows cut by the backward limit: its rows nearest the
+ * page are missing, so the answer is not complete where the pages need it. */
+static void a_cut_entry_behind_asks_for_more(void **state)
+{
+    const char *q0 = "{\"id\":\"d3\",\"key\":\"q\",\"value\":0}";
+    const char *q1 = "{\"id\":\"d3\",\"key\":\"q\",\"value\":1}";
+    const char *p4 = "{\"id\":\"d4\",\"key\":\"q\",\"value\":0}";
+    const char *p5 = "{\"id\":\"d4\",\"key\":\"q\",\"value\":1}";
+    cp_token start;
+    cp_page_answers in;
+    cp_page page;
+
+    assert_null(cp_token_decode(pool, "[\"r\",\"d5\"]", 4096, 1, &start));
+    /* pages of 3; behind: d4#1 d4#0 then d3, which the limit (3) cut at d3#0 */
+    in = answers(3, 0, parse("{\"rows\":[{\"id\":\"d5\",\"key\":\"r\",\"value\":0}]}"),
+                 parse(apr_psprintf(pool, "{\"rows\":[%s,%s,%s]}", p4, p5, q0)), NULL);
+    in.start_token = &start;
+    in.entry_rows = 1;
+    assert_false(cp_page_behind_complete(pool, &in, 3));
+    /* asked again with more: d3 is whole, the page before starts at d3#1 */
+    in.backward = parse(apr_psprintf(pool, "{\"rows\":[%s,%s,%s,%s]}", p4, p5, q0, q1));
+    assert_true(cp_page_behind_complete(pool, &in, 7));
+    cp_page_assemble(pool, &in, &page);
+    assert_string_equal(page.prev, "[\"q\",\"d3\",1]");
+    /* an answer shorter than its limit reached the view's start: complete */
+    in.backward = parse(apr_psprintf(pool, "{\"rows\":[%s,%s,%s]}", p4, p5, q0));
+    assert_true(cp_page_behind_complete(pool, &in, 4));
 }
 
 static void unexpected_response_shapes_are_named(void **state)
@@ -256,6 +340,8 @@ int main(void)
         UNIT_TEST(page_links_number_pages_from_the_offset),
         UNIT_TEST(pages_ahead_from_the_ahead_query),
         UNIT_TEST(an_inconsistent_offset_is_not_shown),
+        UNIT_TEST(a_page_boundary_inside_one_documents_rows),
+        UNIT_TEST(a_cut_entry_behind_asks_for_more),
         UNIT_TEST(unexpected_response_shapes_are_named),
     };
     RUN_UNIT_TESTS("page", tests);

@@ -7,7 +7,7 @@
 static void round_trip(const char *key_text, const char *expected_key_json)
 {
     json_t *key = parse(key_text);
-    const char *token = cp_token_encode(pool, key, "doc-1");
+    const char *token = cp_token_encode(pool, key, "doc-1", 0);
     cp_token decoded;
 
     assert_null(cp_token_decode(pool, token, CP_TOKEN_MAX_DEFAULT, 1, &decoded));
@@ -41,7 +41,7 @@ static void real_keys_keep_their_value(void **state)
         json_t *key = parse(reals[i]);
         cp_token decoded;
 
-        assert_null(cp_token_decode(pool, cp_token_encode(pool, key, "x"),
+        assert_null(cp_token_decode(pool, cp_token_encode(pool, key, "x", 0),
                                     CP_TOKEN_MAX_DEFAULT, 1, &decoded));
         assert_true(json_is_real(decoded.key));
         assert_true(json_real_value(decoded.key) == json_real_value(key));
@@ -60,10 +60,35 @@ static void integers_beyond_64_bits_are_read_as_doubles(void **state)
     assert_true(json_real_value(decoded.key) == 1e20);
 }
 
+/* Only the wide integers become doubles: the others keep their exact value. */
+static void wide_integers_leave_other_numbers_alone(void **state)
+{
+    const char *text = "{\"rows\":[{\"key\":-98765432109876543210,\"value\":0},"
+                       "{\"key\":-9007199254740993,\"value\":8,\"s\":\"123456789012345678901\\\"x\"},"
+                       "{\"key\":9223372036854775807,\"value\":-9223372036854775808},"
+                       "{\"key\":[18446744073709551616,1.5e300,0],\"value\":1e2}],\"total_rows\":17}";
+    const char *error = NULL;
+    json_t *body = cp_json_load(pool, text, strlen(text), &error);
+    json_t *rows = json_object_get(body, "rows");
+
+    assert_non_null(body);
+    assert_true(json_is_real(json_object_get(json_array_get(rows, 0), "key")));
+    assert_true(json_real_value(json_object_get(json_array_get(rows, 0), "key")) == -98765432109876543210.0);
+    assert_true(json_is_integer(json_object_get(json_array_get(rows, 0), "value")));
+    assert_true(json_integer_value(json_object_get(json_array_get(rows, 1), "key")) == -9007199254740993LL);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 1), "s")),
+                        "123456789012345678901\"x");
+    assert_true(json_integer_value(json_object_get(json_array_get(rows, 2), "key")) == 9223372036854775807LL);
+    assert_true(json_is_integer(json_object_get(json_array_get(rows, 2), "value")));
+    assert_true(json_is_real(json_array_get(json_object_get(json_array_get(rows, 3), "key"), 0)));
+    assert_true(json_is_integer(json_array_get(json_object_get(json_array_get(rows, 3), "key"), 2)));
+    assert_int_equal(json_integer_value(json_object_get(body, "total_rows")), 17);
+}
+
 static void key_only_tokens_for_grouped_rows(void **state)
 {
     json_t *key = parse("[\"2026\", 11]");
-    const char *token = cp_token_encode(pool, key, NULL);
+    const char *token = cp_token_encode(pool, key, NULL, 0);
     cp_token decoded;
 
     assert_string_equal(token, "[[\"2026\",11]]");
@@ -84,7 +109,11 @@ static void malformed_tokens_are_refused_with_a_reason(void **state)
         { "\"a\"", "must be a JSON array" },
         { "[]", "two members" },
         { "[1]", "two members" },
-        { "[1,\"a\",3]", "two members" },
+        { "[1,\"a\",0]", "third member" },
+        { "[1,\"a\",-1]", "third member" },
+        { "[1,\"a\",1.5]", "third member" },
+        { "[1,\"a\",\"1\"]", "third member" },
+        { "[1,\"a\",1,2]", "two members" },
         { "[1,2]", "docid must be a non-empty string" },
         { "[1,null]", "docid must be a non-empty string" },
         { "[1,\"\"]", "docid must be a non-empty string" },
@@ -120,6 +149,7 @@ int main(void)
         UNIT_TEST(keys_of_every_json_type_round_trip),
         UNIT_TEST(real_keys_keep_their_value),
         UNIT_TEST(integers_beyond_64_bits_are_read_as_doubles),
+        UNIT_TEST(wide_integers_leave_other_numbers_alone),
         UNIT_TEST(key_only_tokens_for_grouped_rows),
         UNIT_TEST(malformed_tokens_are_refused_with_a_reason),
         UNIT_TEST(tokens_longer_than_the_cap_are_refused_before_parsing),
