@@ -240,10 +240,11 @@ bench_val() {
 bench_token() { printf '%%5B%d%%2C%%22item%06d%%22%%5D' "$1" "$1"; }
 
 # The module's two backend queries for a page starting at row N (count 20),
-# exactly as the module writes them (couchpage_plan.c).
+# exactly as the module writes them (couchpage_plan.c): the backward query
+# asks one row more than the previous page's 20 (see README, "Tokens").
 bench_forward() { printf '%s?limit=21&reduce=false&startkey=%d&startkey_docid=item%06d' "$VIEW_PATH" "$1" "$1"; }
 bench_backward() {
-    printf '%s?limit=20&reduce=false&descending=true&startkey=%d&startkey_docid=item%06d&skip=1' \
+    printf '%s?limit=21&reduce=false&descending=true&startkey=%d&startkey_docid=item%06d&skip=1' \
         "$VIEW_PATH" "$1" "$1"
 }
 
