@@ -23,10 +23,18 @@ struct cp_pattern {
     apr_array_header_t *parts; /* of pattern_part */
 };
 
+const char *const cp_row_members[] = { "id", "key", "value", "doc", NULL };
+
 static int is_row_member(const char *name)
 {
-    return !strcmp(name, "key") || !strcmp(name, "value") || !strcmp(name, "id")
-        || !strcmp(name, "doc");
+    const char *const *member;
+
+    for (member = cp_row_members; *member; member++) {
+        if (!strcmp(name, *member)) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 cp_field *cp_field_parse(apr_pool_t *pool, const char *path, const char **error)

@@ -14,6 +14,10 @@
 #include <apr_tables.h>
 #include <jansson.h>
 
+/* The members a view row can have, NULL-terminated: what a FIELD path can
+ * start at, and what an item shows. */
+extern const char *const cp_row_members[];
+
 typedef struct cp_field cp_field;   /* a compiled FIELD path */
 typedef struct cp_pattern cp_pattern; /* a compiled LINK pattern */
 

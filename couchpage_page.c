@@ -44,25 +44,29 @@ json_t *cp_page_rows(apr_pool_t *pool, const json_t *response, int with_docid,
     return rows;
 }
 
-/* Whether two rows are one (key, docid) entry: a document that emitted one
- * key several times. Keys compare by their JSON text, member order included. */
+/* Whether a row belongs to the (key, docid) entry of a document: keys
+ * compare by their JSON text, member order included. */
+static int row_is_entry(apr_pool_t *pool, const json_t *row, const char *docid,
+                        const char *key_json)
+{
+    const char *id = json_string_value(json_object_get(row, "id"));
+
+    return id && docid && !strcmp(id, docid)
+        && !strcmp(cp_json_text(pool, json_object_get(row, "key")), key_json);
+}
+
+/* Whether two rows are one entry: a document that emitted one key several
+ * times. */
 static int same_entry(apr_pool_t *pool, const json_t *a, const json_t *b)
 {
-    const char *id_a = json_string_value(json_object_get(a, "id"));
-    const char *id_b = json_string_value(json_object_get(b, "id"));
-
-    return id_a && id_b && !strcmp(id_a, id_b)
-        && !strcmp(cp_json_text(pool, json_object_get(a, "key")),
-                   cp_json_text(pool, json_object_get(b, "key")));
+    return row_is_entry(pool, b, json_string_value(json_object_get(a, "id")),
+                        cp_json_text(pool, json_object_get(a, "key")));
 }
 
 /* Whether a row is the token's own entry. */
 static int is_token_entry(apr_pool_t *pool, const json_t *row, const cp_token *token)
 {
-    const char *id = json_string_value(json_object_get(row, "id"));
-
-    return id && token->docid && !strcmp(id, token->docid)
-        && !strcmp(cp_json_text(pool, json_object_get(row, "key")), token->key_json);
+    return row_is_entry(pool, row, token->docid, token->key_json);
 }
 
 /* The index within its entry of rows[x] of an answer read forward whose
@@ -244,12 +248,33 @@ static const placed_row *behind_start(const cp_page_answers *in,
     return NULL;
 }
 
-static const char *behind_token(apr_pool_t *pool, const cp_page_answers *in,
-                                const apr_array_header_t *behind, size_t k)
+/* The tokens of up to `want` pages behind, nearest first. */
+static apr_array_header_t *behind_tokens(apr_pool_t *pool, const cp_page_answers *in,
+                                         const apr_array_header_t *behind, size_t want)
 {
-    const placed_row *placed = behind_start(in, behind, k);
+    apr_array_header_t *tokens = apr_array_make(pool, (int)want, sizeof(const char *));
+    const placed_row *placed;
+    size_t k;
 
-    return placed ? row_token(pool, placed->row, in->with_docid, placed->index) : NULL;
+    for (k = 1; k <= want && (placed = behind_start(in, behind, k)) != NULL; k++) {
+        APR_ARRAY_PUSH(tokens, const char *) =
+            row_token(pool, placed->row, in->with_docid, placed->index);
+    }
+    return tokens;
+}
+
+/* The tokens of up to `want` pages ahead, the next page first. */
+static apr_array_header_t *ahead_tokens(apr_pool_t *pool, const cp_page_answers *in,
+                                        size_t want)
+{
+    apr_array_header_t *tokens = apr_array_make(pool, (int)want, sizeof(const char *));
+    const char *token;
+    size_t k;
+
+    for (k = 1; k <= want && (token = ahead_token(pool, in, k)) != NULL; k++) {
+        APR_ARRAY_PUSH(tokens, const char *) = token;
+    }
+    return tokens;
 }
 
 /* Whether CouchDB's offset can be the page's true position (see the header):
@@ -287,20 +312,24 @@ static void add_link(apr_array_header_t *pages, apr_int64_t number, const char *
 void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page)
 {
     const json_t *forward_rows = rows_of(in->forward);
-    apr_array_header_t *behind = NULL;
-    size_t i, before = 0, after = 0;
+    apr_array_header_t *behind = NULL, *before, *after;
+    size_t want = in->links > 0 ? (size_t)in->links : 1;
     apr_int64_t current_number = 0;
+    int i;
 
     page->rows = cp_json_pool_own(pool, json_array());
-    for (i = 0; i < json_array_size(forward_rows) && i < (size_t)in->count; i++) {
+    for (i = 0; (size_t)i < json_array_size(forward_rows) && i < in->count; i++) {
         json_array_append(page->rows, json_array_get(forward_rows, i));
     }
-    page->next = ahead_token(pool, in, 1);
-    page->prev = NULL;
+    /* each page's token once: for next and prev, and for the page links */
+    after = ahead_tokens(pool, in, want);
+    before = apr_array_make(pool, 1, sizeof(const char *));
     if (in->backward) {
         behind = rows_behind(pool, in);
-        page->prev = behind_token(pool, in, behind, 1);
+        before = behind_tokens(pool, in, behind, want);
     }
+    page->next = after->nelts ? APR_ARRAY_IDX(after, 0, const char *) : NULL;
+    page->prev = before->nelts ? APR_ARRAY_IDX(before, 0, const char *) : NULL;
 
     page->total_rows = json_object_get(in->forward, "total_rows");
     page->offset = json_object_get(in->forward, "offset");
@@ -315,22 +344,15 @@ void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page
     if (in->links == 0) {
         return;
     }
-    while (before < (size_t)in->links && behind && behind_start(in, behind, before + 1)) {
-        before++;
-    }
-    while (after < (size_t)in->links && ahead_token(pool, in, after + 1)) {
-        after++;
-    }
     if (page->numbered) {
         json_int_t offset = json_integer_value(page->offset);
         current_number = offset / in->count + (offset % in->count != 0) + 1;
     }
-    for (i = before; i >= 1; i--) {
-        add_link(page->pages, current_number - (apr_int64_t)i,
-                 behind_token(pool, in, behind, i), 0);
+    for (i = before->nelts; i >= 1; i--) {
+        add_link(page->pages, current_number - i, APR_ARRAY_IDX(before, i - 1, const char *), 0);
     }
     add_link(page->pages, current_number, in->start, 1);
-    for (i = 1; i <= after; i++) {
-        add_link(page->pages, current_number + (apr_int64_t)i, ahead_token(pool, in, i), 0);
+    for (i = 1; i <= after->nelts; i++) {
+        add_link(page->pages, current_number + i, APR_ARRAY_IDX(after, i - 1, const char *), 0);
     }
 }

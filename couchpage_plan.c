@@ -83,6 +83,7 @@ const char *cp_plan_init(apr_pool_t *pool, cp_plan *plan, const cp_view *view,
     plan->count = count;
     plan->links = links;
     plan->index_url = view->url;
+    plan->partition = partition;
     if (partition) {
         if (view->is_partitioned) {
             return "the view URL names a partition already";
@@ -259,8 +260,7 @@ const char *cp_plan_backward(apr_pool_t *pool, const cp_plan *plan,
 
 int cp_plan_is_partial(const cp_plan *plan)
 {
-    return plan->low || plan->high || plan->view->is_partitioned
-        || plan->index_url != plan->view->url;
+    return plan->low || plan->high || plan->view->is_partitioned || plan->partition;
 }
 
 /* Byte order of two JSON strings, as CouchDB's raw collation of ids. */

@@ -58,6 +58,7 @@ int cp_view_has_docids(const cp_view *view);
 typedef struct {
     const cp_view *view;
     const char *index_url; /* the view URL, with the request's partition */
+    const char *partition; /* the request's partition, NULL without one */
     const char *low;       /* JSON of the range's lowest key, NULL: open */
     const char *high;      /* JSON of the range's highest key, NULL: open */
     int count;             /* rows per page */

@@ -36,22 +36,22 @@ static json_t *string_or_null(const char *text)
  * row that is not exactly that is reduced to those members. */
 static json_t *item_of_row(json_t *row)
 {
-    static const char *const members[] = { "id", "key", "value", "doc" };
+    const char *const *member;
     json_t *item;
-    size_t i, known = 0;
+    size_t known = 0;
 
-    for (i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
-        known += json_object_get(row, members[i]) != NULL;
+    for (member = cp_row_members; *member; member++) {
+        known += json_object_get(row, *member) != NULL;
     }
     if (known == json_object_size(row) && json_object_get(row, "value")) {
         return json_incref(row);
     }
     item = json_object();
-    for (i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
-        json_t *member = json_object_get(row, members[i]);
+    for (member = cp_row_members; *member; member++) {
+        json_t *value = json_object_get(row, *member);
 
-        if (member) {
-            json_object_set(item, members[i], member);
+        if (value) {
+            json_object_set(item, *member, value);
         }
     }
     if (!json_object_get(item, "value")) {

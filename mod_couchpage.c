@@ -494,7 +494,6 @@ static int send_body(request_rec *r, int status, const char *content_type,
     return OK;
 }
 
-/* Errors are JSON whatever the format: front-end code reads them. */
 static int send_json(request_rec *r, int status, const char *body)
 {
     return send_body(r, status, "application/json; charset=utf-8", body);
