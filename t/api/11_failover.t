@@ -144,7 +144,12 @@ ok t_cmp(join('|', map { $_->{key} } @{ $second->{items} || [] }),
 ($status, my $back) = get($ua, $a_port, '/bands/?start=' . URI::Escape::uri_escape($second->{prev} // ''));
 ok t_cmp($status, 200, "and server A accepts server B's prev token");
 
-# failover: 4 clients page through server A for 4 s; backend X stops after 1.5 s
+# failover: 4 clients page through server A for 4 s; backend X stops after
+# 1.5 s. "In flight" is measured, not assumed: each client notes when every
+# failed request began and ended, and a failure is allowed only if the request
+# was under way while X was stopping (begun before X had gone, ended after the
+# signal). A request sent while X is dying can still reach it, so the count is
+# not capped at one per client; the window (tens of ms) is what bounds it.
 my ($clients, $seconds) = (4, 4);
 my $started = time;
 my @pids;
@@ -152,36 +157,51 @@ for my $n (1 .. $clients) {
     my $pid = fork // die "fork: $!";
     if ($pid == 0) {
         my $ua = LWP::UserAgent->new(keep_alive => 1, timeout => 30);
-        my ($ok, $failed) = (0, 0);
+        my ($ok, @failed) = (0);
         my $path = '/bands/?start=' . URI::Escape::uri_escape($token);
         while (time - $started < $seconds) {
+            my $began = time;
             my $res = $ua->get("http://127.0.0.1:$a_port$path");
-            $res->code == 200 ? $ok++ : $failed++;
+            if ($res->code == 200) {
+                $ok++;
+            }
+            else {
+                (my $body = substr($res->content, 0, 160)) =~ s/\s+/ /g;
+                push @failed, sprintf "%.6f %.6f %d %s", $began, time, $res->code, $body;
+            }
         }
         open my $out, '>', catfile($dir, "client$n") or POSIX::_exit(2);
-        print $out "$ok $failed\n";
+        print $out join("\n", $ok, @failed), "\n";
         close $out;
         POSIX::_exit(0);
     }
     push @pids, $pid;
 }
 sleep 1.5;
+my $signalled = time;
 kill 'TERM', $x_pid;
 waitpid($x_pid, 0);
+my $stopped = time;
 @children = grep { $_->[0] != $x_pid } @children;
 waitpid($_, 0) for @pids;
 
-my ($ok, $failed) = (0, 0);
+my ($ok, @failed, @outside) = (0);
 for my $n (1 .. $clients) {
     open my $in, '<', catfile($dir, "client$n") or die "client $n left no result\n";
-    my ($o, $f) = split ' ', scalar <$in>;
-    $ok += $o;
-    $failed += $f;
+    chomp(my @lines = <$in>);
+    $ok += shift @lines;
+    for (@lines) {
+        my ($began, $ended) = split ' ';
+        push @failed, $_;
+        push @outside, $_ unless $began <= $stopped && $ended >= $signalled;
+    }
 }
-print "# failover: $ok pages served, $failed failed while backend X stopped\n";
+printf "# failover: %d pages served, %d failed; backend X signalled at %.6f, gone at %.6f\n",
+    $ok, scalar @failed, $signalled, $stopped;
+print "# failed: began ended status body: $_\n" for @failed;
 ok t_cmp($ok > 50 ? 'served' : "only $ok", 'served', 'pages kept being served while a backend stopped');
-ok t_cmp($failed <= $clients ? 'at most in flight' : "$failed failed", 'at most in flight',
-         "at most the $clients requests in flight failed ($failed did)");
+ok t_cmp(scalar(@outside) . ' of ' . scalar(@failed) . ' failures outside the stop', '0 of ' . scalar(@failed) . ' failures outside the stop',
+         'only requests in flight while backend X stopped failed');
 
 # afterwards every page is served by the remaining backend
 my $all_ok = 1;
@@ -191,5 +211,9 @@ for (1 .. 20) {
 }
 ok t_cmp($all_ok, 1, 'with one backend left, every page is served');
 my $log = do { local $/; open my $fh, '<', "$a_root/error_log" or die; <$fh> };
+if (@outside) {
+    print "# httpd A's error log:\n";
+    print "#   $_\n" for grep { /\S/ } split /\n/, $log;
+}
 ok t_cmp($log =~ /exit signal|Segmentation fault/ ? 'crash' : 'no crash', 'no crash',
          'no httpd child crashed');
