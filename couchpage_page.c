@@ -1,5 +1,6 @@
 #include "couchpage_page.h"
 #include "couchpage_json.h"
+#include "couchpage_plan.h"
 #include "couchpage_token.h"
 
 #include <apr_strings.h>
@@ -209,7 +210,7 @@ int cp_page_behind_complete(apr_pool_t *pool, const cp_page_answers *in, int lim
 {
     const json_t *rows = rows_of(in->backward);
     size_t n = json_array_size(rows), last = n, own = 0;
-    size_t needed = (size_t)(in->links > 1 ? in->links : 1) * in->count;
+    size_t needed = (size_t)cp_plan_pages_either_side(in->links) * in->count;
 
     if (!in->with_docid || n < (size_t)limit || n == 0) {
         return 1;
@@ -313,7 +314,7 @@ void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page
 {
     const json_t *forward_rows = rows_of(in->forward);
     apr_array_header_t *behind = NULL, *before, *after;
-    size_t want = in->links > 0 ? (size_t)in->links : 1;
+    size_t want = (size_t)cp_plan_pages_either_side(in->links);
     apr_int64_t current_number = 0;
     int i;
 

@@ -198,9 +198,15 @@ int cp_plan_needs_ahead(const cp_plan *plan)
     return plan->view->include_docs && plan->links > 1;
 }
 
+int cp_plan_pages_either_side(int links)
+{
+    return links > 1 ? links : 1;
+}
+
 int cp_plan_forward_limit(const cp_plan *plan)
 {
-    int pages = plan->links > 1 && !cp_plan_needs_ahead(plan) ? plan->links : 1;
+    /* with include_docs, the pages ahead come from the keys-only ahead query */
+    int pages = cp_plan_needs_ahead(plan) ? 1 : cp_plan_pages_either_side(plan->links);
 
     return pages * plan->count + 1;
 }
@@ -231,7 +237,7 @@ static int backward_skips_own_row(const cp_plan *plan, int entry_rows)
 
 int cp_plan_backward_limit(const cp_plan *plan, int entry_rows, int extra)
 {
-    int rows = (plan->links > 1 ? plan->links : 1) * plan->count + extra;
+    int rows = cp_plan_pages_either_side(plan->links) * plan->count + extra;
 
     /* the algorithm's skip=1 passes over the token's own row; grouped rows
      * and entries of several rows are passed over by the page assembler */

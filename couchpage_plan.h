@@ -71,6 +71,10 @@ const char *cp_plan_init(apr_pool_t *pool, cp_plan *plan, const cp_view *view,
                          const char *partition, const char *low, const char *high,
                          int count, int links);
 
+/* How many pages the queries read either side of the current one: the
+ * linked pages, or, without links, the one that prev and next need. */
+int cp_plan_pages_either_side(int links);
+
 /* How many rows the forward query asks for. */
 int cp_plan_forward_limit(const cp_plan *plan);
 
