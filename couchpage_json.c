@@ -129,6 +129,62 @@ const char *cp_json_text(apr_pool_t *pool, const json_t *value)
     return copy;
 }
 
+int cp_json_identical(const json_t *a, const json_t *b)
+{
+    if (!a || !b || json_typeof(a) != json_typeof(b)) {
+        return 0;
+    }
+    switch (json_typeof(a)) {
+    case JSON_INTEGER:
+        return json_integer_value(a) == json_integer_value(b);
+    case JSON_REAL: {
+        /* jansson writes doubles with 17 digits: equal text is equal bits
+         * (so -0.0 is not 0.0) */
+        double x = json_real_value(a), y = json_real_value(b);
+
+        return memcmp(&x, &y, sizeof(x)) == 0;
+    }
+    case JSON_STRING:
+        return json_string_length(a) == json_string_length(b)
+            && memcmp(json_string_value(a), json_string_value(b),
+                      json_string_length(a)) == 0;
+    case JSON_ARRAY: {
+        size_t i, n = json_array_size(a);
+
+        if (json_array_size(b) != n) {
+            return 0;
+        }
+        for (i = 0; i < n; i++) {
+            if (!cp_json_identical(json_array_get(a, i), json_array_get(b, i))) {
+                return 0;
+            }
+        }
+        return 1;
+    }
+    case JSON_OBJECT: {
+        void *ia = json_object_iter((json_t *)a), *ib = json_object_iter((json_t *)b);
+
+        if (json_object_size(a) != json_object_size(b)) {
+            return 0;
+        }
+        for (; ia && ib; ia = json_object_iter_next((json_t *)a, ia),
+                         ib = json_object_iter_next((json_t *)b, ib)) {
+            size_t len = json_object_iter_key_len(ia);
+
+            if (json_object_iter_key_len(ib) != len
+                || memcmp(json_object_iter_key(ia), json_object_iter_key(ib), len) != 0
+                || !cp_json_identical(json_object_iter_value(ia),
+                                      json_object_iter_value(ib))) {
+                return 0;
+            }
+        }
+        return 1;
+    }
+    default: /* true, false, null */
+        return 1;
+    }
+}
+
 const char *cp_json_text_html_safe(apr_pool_t *pool, const json_t *value)
 {
     const char *text = cp_json_text(pool, value);

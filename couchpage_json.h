@@ -26,6 +26,12 @@ json_t *cp_json_load(apr_pool_t *pool, const char *text, apr_size_t len,
  * keep their order: CouchDB collates objects member by member. */
 const char *cp_json_text(apr_pool_t *pool, const json_t *value);
 
+/* Whether a and b have the same compact JSON text, without writing it: the
+ * same types and values, strings byte for byte, object members in the same
+ * order (jansson's json_equal ignores member order, which CouchDB's
+ * collation does not). NULL is identical to nothing. */
+int cp_json_identical(const json_t *a, const json_t *b);
+
 /* Compact JSON text as cp_json_text gives it, with every <, > and & written
  * as \u003c, \u003e, \u0026: the same JSON, but inert wherever it lands in
  * HTML (an include, a sniffing browser). They can only occur inside strings. */

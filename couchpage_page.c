@@ -46,41 +46,50 @@ json_t *cp_page_rows(apr_pool_t *pool, const json_t *response, int with_docid,
 }
 
 /* Whether a row belongs to the (key, docid) entry of a document: keys
- * compare by their JSON text, member order included. */
-static int row_is_entry(apr_pool_t *pool, const json_t *row, const char *docid,
-                        const char *key_json)
+ * compare as their JSON text would, member order included. */
+static int row_is_entry(const json_t *row, const char *docid, const json_t *key)
 {
     const char *id = json_string_value(json_object_get(row, "id"));
 
     return id && docid && !strcmp(id, docid)
-        && !strcmp(cp_json_text(pool, json_object_get(row, "key")), key_json);
+        && cp_json_identical(json_object_get(row, "key"), key);
 }
 
 /* Whether two rows are one entry: a document that emitted one key several
  * times. */
-static int same_entry(apr_pool_t *pool, const json_t *a, const json_t *b)
+static int same_entry(const json_t *a, const json_t *b)
 {
-    return row_is_entry(pool, b, json_string_value(json_object_get(a, "id")),
-                        cp_json_text(pool, json_object_get(a, "key")));
+    return row_is_entry(b, json_string_value(json_object_get(a, "id")),
+                        json_object_get(a, "key"));
 }
 
 /* Whether a row is the token's own entry. */
-static int is_token_entry(apr_pool_t *pool, const json_t *row, const cp_token *token)
+static int is_token_entry(const json_t *row, const cp_token *token)
 {
-    return row_is_entry(pool, row, token->docid, token->key_json);
+    return row_is_entry(row, token->docid, token->key);
+}
+
+/* How many rows at the start of an answer are the token's own entry. */
+static size_t token_entry_run(const json_t *rows, const cp_token *token)
+{
+    size_t run = 0, n = json_array_size(rows);
+
+    while (run < n && is_token_entry(json_array_get(rows, run), token)) {
+        run++;
+    }
+    return run;
 }
 
 /* The index within its entry of rows[x] of an answer read forward whose
  * first row is row `first` of its entry. */
-static int entry_index(apr_pool_t *pool, const json_t *rows, size_t x, int first,
-                       int with_docid)
+static int entry_index(const json_t *rows, size_t x, int first, int with_docid)
 {
     size_t y = x;
 
     if (!with_docid) {
         return 0;
     }
-    while (y > 0 && same_entry(pool, json_array_get(rows, y - 1), json_array_get(rows, x))) {
+    while (y > 0 && same_entry(json_array_get(rows, y - 1), json_array_get(rows, x))) {
         y--;
     }
     return (int)(x - y) + (y == 0 ? first : 0);
@@ -98,18 +107,16 @@ static const json_t *rows_of(const json_t *response)
     return json_object_get(response, "rows");
 }
 
-int cp_page_entry_rows(apr_pool_t *pool, const json_t *forward, const cp_token *start,
-                       int with_docid, int limit)
+int cp_page_entry_rows(const json_t *forward, const cp_token *start, int with_docid,
+                       int limit)
 {
     const json_t *rows = rows_of(forward);
-    size_t run = 0, n = json_array_size(rows);
+    size_t run, n = json_array_size(rows);
 
     if (!with_docid) {
         return 1;
     }
-    while (run < n && is_token_entry(pool, json_array_get(rows, run), start)) {
-        run++;
-    }
+    run = token_entry_run(rows, start);
     if (run == 0) {
         return start->index;
     }
@@ -125,7 +132,7 @@ int cp_page_next_start(apr_pool_t *pool, const json_t *forward, const cp_token *
         return 0;
     }
     cp_token_of_row(pool, json_array_get(rows, count), with_docid,
-                    entry_index(pool, rows, count, start ? start->index : 0, with_docid), next);
+                    entry_index(rows, count, start ? start->index : 0, with_docid), next);
     return 1;
 }
 
@@ -142,10 +149,10 @@ static const char *ahead_token(apr_pool_t *pool, const cp_page_answers *in, size
     }
     if (rows != forward) {
         /* the ahead answer starts at the next page's first row */
-        first = entry_index(pool, forward, in->count, first, in->with_docid);
+        first = entry_index(forward, in->count, first, in->with_docid);
     }
     return row_token(pool, json_array_get(rows, at), in->with_docid,
-                     entry_index(pool, rows, at, first, in->with_docid));
+                     entry_index(rows, at, first, in->with_docid));
 }
 
 /* The rows before the page, nearest first, each with its index in its
@@ -165,8 +172,8 @@ static apr_array_header_t *rows_behind(apr_pool_t *pool, const cp_page_answers *
     placed_row *placed;
 
     if (!in->with_docid) {
-        if (n > 0 && !strcmp(cp_json_text(pool, json_object_get(json_array_get(rows, 0), "key")),
-                             in->start_token->key_json)) {
+        if (n > 0 && cp_json_identical(json_object_get(json_array_get(rows, 0), "key"),
+                                       in->start_token->key)) {
             i = 1;
         }
         for (; i < n; i++) {
@@ -179,11 +186,8 @@ static apr_array_header_t *rows_behind(apr_pool_t *pool, const cp_page_answers *
     if (in->entry_rows > 1) {
         /* the answer starts with the token's whole entry: the rows before
          * the token are its first start_token->index rows */
-        size_t run = 0, j;
+        size_t run = token_entry_run(rows, in->start_token), j;
 
-        while (run < n && is_token_entry(pool, json_array_get(rows, run), in->start_token)) {
-            run++;
-        }
         for (j = (size_t)in->start_token->index < run ? (size_t)in->start_token->index : run;
              j > 0; j--) {
             placed = apr_array_push(behind);
@@ -193,8 +197,8 @@ static apr_array_header_t *rows_behind(apr_pool_t *pool, const cp_page_answers *
         i = run;
     }
     while (i < n) {
-        for (end = i; end + 1 < n && same_entry(pool, json_array_get(rows, end + 1),
-                                                  json_array_get(rows, i)); end++) {
+        for (end = i; end + 1 < n && same_entry(json_array_get(rows, end + 1),
+                                            json_array_get(rows, i)); end++) {
         }
         for (size_t j = end + 1; j > i; j--) {
             placed = apr_array_push(behind);
@@ -206,25 +210,23 @@ static apr_array_header_t *rows_behind(apr_pool_t *pool, const cp_page_answers *
     return behind;
 }
 
-int cp_page_behind_complete(apr_pool_t *pool, const cp_page_answers *in, int limit)
+int cp_page_behind_complete(const cp_page_answers *in, int limit)
 {
     const json_t *rows = rows_of(in->backward);
-    size_t n = json_array_size(rows), last = n, own = 0;
+    size_t n = json_array_size(rows), last = n, own;
     size_t needed = (size_t)cp_plan_pages_either_side(in->links) * in->count;
 
     if (!in->with_docid || n < (size_t)limit || n == 0) {
         return 1;
     }
-    while (last > 0 && same_entry(pool, json_array_get(rows, last - 1),
+    while (last > 0 && same_entry(json_array_get(rows, last - 1),
                                   json_array_get(rows, n - 1))) {
         last--;
     }
     if (in->entry_rows > 1) {
         /* the token's own entry leads the answer; only its rows before the
          * token lie behind */
-        while (own < n && is_token_entry(pool, json_array_get(rows, own), in->start_token)) {
-            own++;
-        }
+        own = token_entry_run(rows, in->start_token);
         if (last == 0) {
             return (size_t)in->start_token->index >= needed
                    && (size_t)in->start_token->index < own;

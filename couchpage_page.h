@@ -58,8 +58,8 @@ json_t *cp_page_rows(apr_pool_t *pool, const json_t *response, int with_docid,
  * entry that the answer starts with; when they fill an answer the limit cut
  * short, limit more (the entry may go on). 0 when the token's row is gone.
  * Always 1 for grouped rows. */
-int cp_page_entry_rows(apr_pool_t *pool, const json_t *forward, const cp_token *start,
-                       int with_docid, int limit);
+int cp_page_entry_rows(const json_t *forward, const cp_token *start, int with_docid,
+                       int limit);
 
 /* The next page's first row, as a token to plan the ahead query from: 1, or
  * 0 when the forward answer shows no next page. start is NULL on a first page. */
@@ -70,7 +70,7 @@ int cp_page_next_start(apr_pool_t *pool, const json_t *forward, const cp_token *
  * behind need: 0 when they reach into the last entry of an answer the limit
  * cut, whose rows nearest the page may be missing (a document's rows under
  * one key come in one order both ways). Then ask again with a larger limit. */
-int cp_page_behind_complete(apr_pool_t *pool, const cp_page_answers *in, int limit);
+int cp_page_behind_complete(const cp_page_answers *in, int limit);
 
 /* Builds the page. All responses must have passed cp_page_rows.
  *

@@ -854,8 +854,7 @@ static int fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
         answers->ahead = ahead.body;
     }
     if (start) {
-        answers->entry_rows = cp_page_entry_rows(r->pool, forward.body, start,
-                                                 req->with_docid,
+        answers->entry_rows = cp_page_entry_rows(forward.body, start, req->with_docid,
                                                  cp_plan_forward_limit(&req->plan));
         answers->start_token = start;
         answers->start = req->args.start;
@@ -870,7 +869,7 @@ static int fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
             }
             answers->backward = backward.body;
             if (tries == 3
-                || cp_page_behind_complete(r->pool, answers,
+                || cp_page_behind_complete(answers,
                                            cp_plan_backward_limit(&req->plan,
                                                                   answers->entry_rows,
                                                                   extra))) {

@@ -161,7 +161,7 @@ static void one_page(apr_pool_t *pool, const uint8_t *data, size_t size, int wit
         }
         in.backward = response(pool, part[1], len[1], with_docid, &refused);
         in.start_token = &token;
-        in.entry_rows = cp_page_entry_rows(pool, in.forward, &token, with_docid, in.count + 1);
+        in.entry_rows = cp_page_entry_rows(in.forward, &token, with_docid, in.count + 1);
         in.start = text;
     }
     in.ahead = response(pool, part[3], len[3], with_docid, &refused);

@@ -251,7 +251,7 @@ static void a_page_boundary_inside_one_documents_rows(void **state)
                  parse(apr_psprintf(pool, "{\"rows\":[%s,%s,%s,%s]}", x0, x1, x2, a)), NULL);
     in.start_token = &start;
     in.start = "[\"x\",\"d1\",1]";
-    in.entry_rows = cp_page_entry_rows(pool, in.forward, &start, 1, 3);
+    in.entry_rows = cp_page_entry_rows(in.forward, &start, 1, 3);
     assert_int_equal(in.entry_rows, 3);
     cp_page_assemble(pool, &in, &page);
     assert_string_equal(page.next, "[\"z\",\"d2\"]");
@@ -265,7 +265,7 @@ static void a_page_boundary_inside_one_documents_rows(void **state)
                  parse(apr_psprintf(pool, "{\"rows\":[%s,%s,%s,%s]}", x0, x1, x2, a)), NULL);
     in.start_token = &start;
     in.start = "[\"z\",\"d2\"]";
-    in.entry_rows = cp_page_entry_rows(pool, in.forward, &start, 1, 3);
+    in.entry_rows = cp_page_entry_rows(in.forward, &start, 1, 3);
     assert_int_equal(in.entry_rows, 1);
     cp_page_assemble(pool, &in, &page);
     assert_string_equal(page.prev, "[\"x\",\"d1\",1]");
@@ -290,15 +290,15 @@ static void a_cut_entry_behind_asks_for_more(void **state)
                  parse(apr_psprintf(pool, "{\"rows\":[%s,%s,%s]}", p4, p5, q0)), NULL);
     in.start_token = &start;
     in.entry_rows = 1;
-    assert_false(cp_page_behind_complete(pool, &in, 3));
+    assert_false(cp_page_behind_complete(&in, 3));
     /* asked again with more: d3 is whole, the page before starts at d3#1 */
     in.backward = parse(apr_psprintf(pool, "{\"rows\":[%s,%s,%s,%s]}", p4, p5, q0, q1));
-    assert_true(cp_page_behind_complete(pool, &in, 7));
+    assert_true(cp_page_behind_complete(&in, 7));
     cp_page_assemble(pool, &in, &page);
     assert_string_equal(page.prev, "[\"q\",\"d3\",1]");
     /* an answer shorter than its limit reached the view's start: complete */
     in.backward = parse(apr_psprintf(pool, "{\"rows\":[%s,%s,%s]}", p4, p5, q0));
-    assert_true(cp_page_behind_complete(pool, &in, 4));
+    assert_true(cp_page_behind_complete(&in, 4));
 }
 
 static void unexpected_response_shapes_are_named(void **state)

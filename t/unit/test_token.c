@@ -134,6 +134,40 @@ static void malformed_tokens_are_refused_with_a_reason(void **state)
     }
 }
 
+/* Rows and tokens compare keys with cp_json_identical: it must say exactly
+ * whether the compact JSON texts are equal. */
+static void identical_means_the_same_json_text(void **state)
+{
+    static const char *const values[] = {
+        "null", "false", "true", "0", "-0", "1", "1.0", "0.0", "-0.0", "0.1",
+        "0.10000000000000001", "1e21", "9007199254740993", "9007199254740992.0",
+        "\"\"", "\"a\"", "\"a\\u0000b\"", "\"a\\u0000c\"", "\"e\\u0301\"", "\"\\u00e9\"",
+        "[]", "[null]", "[1,2]", "[2,1]", "[1,[2,{}]]", "[1,[2,{\"a\":1}]]",
+        "{}", "{\"a\":1}", "{\"a\":1.0}", "{\"a\":1,\"b\":2}", "{\"b\":2,\"a\":1}",
+        "{\"a\":{\"b\":[1]}}", "{\"a\":{\"b\":[1.0]}}",
+    };
+    size_t n = sizeof(values) / sizeof(values[0]), i, j;
+
+    for (i = 0; i < n; i++) {
+        for (j = 0; j < n; j++) {
+            const json_t *a = parse(values[i]), *b = parse(values[j]);
+            int same_text = strcmp(cp_json_text(pool, a), cp_json_text(pool, b)) == 0;
+
+            if (cp_json_identical(a, b) != same_text) {
+                fail_msg("%s and %s: identical %d, same text %d", values[i], values[j],
+                         cp_json_identical(a, b), same_text);
+            }
+        }
+    }
+    /* the cases that matter, spelled out */
+    assert_false(cp_json_identical(parse("{\"a\":1,\"b\":2}"), parse("{\"b\":2,\"a\":1}")));
+    assert_false(cp_json_identical(parse("1"), parse("1.0")));
+    assert_false(cp_json_identical(parse("0.0"), parse("-0.0")));
+    assert_true(cp_json_identical(parse("0.1"), parse("0.10000000000000001")));
+    assert_true(cp_json_identical(parse("[1,[2,{\"a\":null}]]"), parse("[1,[2,{\"a\":null}]]")));
+    assert_false(cp_json_identical(parse("null"), NULL));
+}
+
 static void tokens_longer_than_the_cap_are_refused_before_parsing(void **state)
 {
     cp_token decoded;
@@ -152,6 +186,7 @@ int main(void)
         UNIT_TEST(wide_integers_leave_other_numbers_alone),
         UNIT_TEST(key_only_tokens_for_grouped_rows),
         UNIT_TEST(malformed_tokens_are_refused_with_a_reason),
+        UNIT_TEST(identical_means_the_same_json_text),
         UNIT_TEST(tokens_longer_than_the_cap_are_refused_before_parsing),
     };
     RUN_UNIT_TESTS("token", tests);
