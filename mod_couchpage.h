@@ -1,0 +1,78 @@
+/*
+ * mod_couchpage: what the glue's files share. mod_couchpage.c holds the
+ * hooks and the handler, mod_couchpage_config.c the directives and their
+ * merge (the split mod_md has: mod_md.c, mod_md_config.c).
+ */
+#ifndef MOD_COUCHPAGE_H
+#define MOD_COUCHPAGE_H
+
+#include "httpd.h"
+#include "http_config.h"
+#include "ap_expr.h"
+
+#include "couchpage_args.h"
+#include "couchpage_item.h"
+#include "couchpage_plan.h"
+#include "couchpage_render.h"
+
+extern module AP_MODULE_DECLARE_DATA couchpage_module;
+
+/* The module's own log tags: httpd's AH numbers belong to httpd. */
+#define CPLOGNO(n) "CP" #n ": "
+
+#define DEFAULT_PAGE_SIZE 20
+#define DEFAULT_MAX_PAGE_SIZE 100
+#define PAGE_SIZE_CEILING 10000
+#define DEFAULT_MAX_RESPONSE (16 * 1024 * 1024)
+#define MAX_LINKS 20
+
+/* A key bound of CouchPageRange: constant JSON read at start-up, or an
+ * expression evaluated per request; neither means that side is open. */
+typedef struct {
+    const char *json;
+    ap_expr_info_t *expr;
+} key_bound;
+
+typedef struct {
+    cp_view view;              /* the URL's parts; options are merged apart */
+    int view_set;
+    int page_size;
+    int page_size_set;
+    int max_page_size;
+    int max_page_size_set;
+    const char *authorization; /* "Basic ..." built once, at config time */
+    int authorization_set;
+    apr_off_t max_response;
+    int max_response_set;
+    key_bound low;
+    key_bound high;
+    int range_set;
+    ap_expr_info_t *partition;
+    int partition_set;
+    int descending;
+    int descending_set;
+    int reduce;
+    int reduce_set;
+    int group_level;
+    int group_level_set;
+    int include_docs;
+    int include_docs_set;
+    cp_format format;          /* CP_FORMAT_AUTO: by the Accept header */
+    int format_set;
+    cp_item_spec item;         /* what an HTML item shows */
+    int item_set;
+    int links;                 /* page links either side */
+    int links_set;
+    const char *token_secret;  /* NULL: tokens are plain JSON */
+    const char *previous_token_secret;
+    int token_secret_set;
+    apr_size_t max_token_length;
+    int max_token_length_set;
+} couchpage_dir_conf;
+
+/* The directives, and the per-directory config they fill. */
+extern const command_rec couchpage_cmds[];
+void *couchpage_create_dir_conf(apr_pool_t *p, char *dir);
+void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv);
+
+#endif

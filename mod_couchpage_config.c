@@ -1,0 +1,412 @@
+/*
+ * mod_couchpage_config: the CouchPage* directives, each checked when httpd
+ * reads its configuration (apachectl -t names the directive and the fault),
+ * and the per-directory merge.
+ */
+#include "mod_couchpage.h"
+
+#include "http_log.h"
+#include "apr_strings.h"
+#include "apr_lib.h"
+
+#include "couchpage_json.h"
+#include "couchpage_seal.h"
+#include "couchpage_token.h"
+
+void *couchpage_create_dir_conf(apr_pool_t *p, char *dir)
+{
+    couchpage_dir_conf *conf = apr_pcalloc(p, sizeof(*conf));
+
+    conf->page_size = DEFAULT_PAGE_SIZE;
+    conf->max_page_size = DEFAULT_MAX_PAGE_SIZE;
+    conf->max_response = DEFAULT_MAX_RESPONSE;
+    conf->group_level = CP_GROUP_EXACT;
+    conf->max_token_length = CP_TOKEN_MAX_DEFAULT;
+    return conf;
+}
+
+#define MERGE(field) \
+    conf->field = add->field##_set ? add->field : base->field; \
+    conf->field##_set = add->field##_set || base->field##_set
+
+void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
+{
+    couchpage_dir_conf *base = basev, *add = addv;
+    couchpage_dir_conf *conf = apr_pcalloc(p, sizeof(*conf));
+
+    MERGE(view);
+    MERGE(page_size);
+    MERGE(max_page_size);
+    MERGE(authorization);
+    MERGE(max_response);
+    MERGE(partition);
+    MERGE(descending);
+    MERGE(reduce);
+    MERGE(group_level);
+    MERGE(include_docs);
+    MERGE(format);
+    MERGE(item);
+    MERGE(links);
+    MERGE(max_token_length);
+    conf->token_secret = add->token_secret_set ? add->token_secret : base->token_secret;
+    conf->previous_token_secret = add->token_secret_set ? add->previous_token_secret
+                                                        : base->previous_token_secret;
+    conf->token_secret_set = add->token_secret_set || base->token_secret_set;
+    conf->low = add->range_set ? add->low : base->low;
+    conf->high = add->range_set ? add->high : base->high;
+    conf->range_set = add->range_set || base->range_set;
+    return conf;
+}
+
+/* A whole number in [min, max], or an error naming the directive. */
+static const char *parse_bounded(cmd_parms *cmd, const char *arg, apr_int64_t min,
+                                 apr_int64_t max, apr_int64_t *value)
+{
+    char *end;
+    apr_int64_t n;
+
+    errno = 0;
+    n = apr_strtoi64(arg, &end, 10);
+    if (errno || end == arg || *end || n < min || n > max) {
+        return apr_psprintf(cmd->pool, "%s: '%s' is not a whole number from %"
+                            APR_INT64_T_FMT " to %" APR_INT64_T_FMT,
+                            cmd->directive->directive, arg, min, max);
+    }
+    *value = n;
+    return NULL;
+}
+
+static const char *set_view(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    couchpage_dir_conf *conf = dirconf;
+    const char *reason = cp_view_init(cmd->pool, arg, &conf->view);
+
+    if (reason) {
+        return apr_psprintf(cmd->pool, "CouchPageView: '%s' %s", arg, reason);
+    }
+    if (conf->partition_set && conf->view.is_partitioned) {
+        return "CouchPageView: the URL names a partition, and CouchPagePartition "
+               "is set too";
+    }
+    conf->view_set = 1;
+    return NULL;
+}
+
+static const char *set_page_size(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    couchpage_dir_conf *conf = dirconf;
+    apr_int64_t n;
+    const char *err = parse_bounded(cmd, arg, 1, PAGE_SIZE_CEILING, &n);
+
+    if (err) {
+        return err;
+    }
+    if (conf->max_page_size_set && n > conf->max_page_size) {
+        return apr_psprintf(cmd->pool, "CouchPageSize: %s is larger than "
+                            "CouchPageMaxSize %d", arg, conf->max_page_size);
+    }
+    conf->page_size = (int)n;
+    conf->page_size_set = 1;
+    return NULL;
+}
+
+static const char *set_max_page_size(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    couchpage_dir_conf *conf = dirconf;
+    apr_int64_t n;
+    const char *err = parse_bounded(cmd, arg, 1, PAGE_SIZE_CEILING, &n);
+
+    if (err) {
+        return err;
+    }
+    if (conf->page_size_set && n < conf->page_size) {
+        return apr_psprintf(cmd->pool, "CouchPageMaxSize: %s is smaller than "
+                            "CouchPageSize %d", arg, conf->page_size);
+    }
+    conf->max_page_size = (int)n;
+    conf->max_page_size_set = 1;
+    return NULL;
+}
+
+static const char *set_credentials(cmd_parms *cmd, void *dirconf, const char *user,
+                                   const char *password)
+{
+    couchpage_dir_conf *conf = dirconf;
+
+    /* The password is never part of a message: it could end up in a log. */
+    if (!*user || strchr(user, ':')) {
+        return "CouchPageCredentials: the user name must be non-empty and "
+               "have no colon";
+    }
+    conf->authorization = apr_pstrcat(cmd->pool, "Basic ",
+        ap_pbase64encode(cmd->pool, apr_pstrcat(cmd->pool, user, ":", password, NULL)),
+        NULL);
+    conf->authorization_set = 1;
+    return NULL;
+}
+
+static const char *set_max_response(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    couchpage_dir_conf *conf = dirconf;
+    apr_int64_t n;
+    const char *err = parse_bounded(cmd, arg, 1024, APR_INT64_C(1) << 32, &n);
+
+    if (err) {
+        return err;
+    }
+    conf->max_response = (apr_off_t)n;
+    conf->max_response_set = 1;
+    return NULL;
+}
+
+/* A bound that is JSON as written is constant: checked and kept now, once.
+ * Anything else is an expression, evaluated per request. */
+static const char *parse_bound(cmd_parms *cmd, const char *which, const char *text,
+                               key_bound *bound)
+{
+    const char *err = NULL;
+
+    bound->json = NULL;
+    bound->expr = NULL;
+    if (!*text) {
+        return NULL;
+    }
+    bound->json = cp_json_compact(cmd->pool, text, NULL);
+    if (bound->json) {
+        return NULL;
+    }
+    bound->expr = ap_expr_parse_cmd(cmd, text, AP_EXPR_FLAG_STRING_RESULT, &err, NULL);
+    if (err) {
+        return apr_psprintf(cmd->pool, "CouchPageRange: %s '%s' is neither JSON nor a "
+                            "valid expression: %s", which, text, err);
+    }
+    return NULL;
+}
+
+/* RAW_ARGS, because httpd's TAKE2 takes an empty word ('') for a missing
+ * one, and '' is how a side of the range is left open. */
+static const char *set_range(cmd_parms *cmd, void *dirconf, const char *args)
+{
+    couchpage_dir_conf *conf = dirconf;
+    const char *low, *high, *err;
+
+    while (apr_isspace(*args)) {
+        args++;
+    }
+    low = ap_getword_conf(cmd->pool, &args);
+    if (!*args) {
+        return "CouchPageRange takes two arguments, LOW and HIGH ('' for an open side)";
+    }
+    high = ap_getword_conf(cmd->pool, &args);
+    while (apr_isspace(*args)) {
+        args++;
+    }
+    if (*args) {
+        return "CouchPageRange takes two arguments, LOW and HIGH ('' for an open side)";
+    }
+    err = parse_bound(cmd, "LOW", low, &conf->low);
+    if (!err) {
+        err = parse_bound(cmd, "HIGH", high, &conf->high);
+    }
+    conf->range_set = 1;
+    return err;
+}
+
+static const char *set_partition(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    couchpage_dir_conf *conf = dirconf;
+    const char *err = NULL;
+
+    if (conf->view_set && conf->view.is_partitioned) {
+        return "CouchPagePartition: the CouchPageView URL names a partition already";
+    }
+    conf->partition = ap_expr_parse_cmd(cmd, arg, AP_EXPR_FLAG_STRING_RESULT, &err, NULL);
+    if (err) {
+        return apr_psprintf(cmd->pool, "CouchPagePartition: '%s' is not a valid "
+                            "expression: %s", arg, err);
+    }
+    conf->partition_set = 1;
+    return NULL;
+}
+
+static const char *set_descending(cmd_parms *cmd, void *dirconf, int on)
+{
+    couchpage_dir_conf *conf = dirconf;
+
+    conf->descending = on;
+    conf->descending_set = 1;
+    return NULL;
+}
+
+static const char *set_reduce(cmd_parms *cmd, void *dirconf, int on)
+{
+    couchpage_dir_conf *conf = dirconf;
+
+    if (on && conf->include_docs_set && conf->include_docs) {
+        return "CouchPageReduce: grouped rows have no documents; "
+               "CouchPageIncludeDocs is On here";
+    }
+    conf->reduce = on;
+    conf->reduce_set = 1;
+    return NULL;
+}
+
+static const char *set_group_level(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    couchpage_dir_conf *conf = dirconf;
+    apr_int64_t n;
+    const char *err;
+
+    if (strcasecmp(arg, "exact") == 0) {
+        conf->group_level = CP_GROUP_EXACT;
+    }
+    else {
+        err = parse_bounded(cmd, arg, 0, 1000, &n);
+        if (err) {
+            return apr_pstrcat(cmd->pool, err, ", nor 'exact'", NULL);
+        }
+        conf->group_level = (int)n;
+    }
+    conf->group_level_set = 1;
+    return NULL;
+}
+
+static const char *set_include_docs(cmd_parms *cmd, void *dirconf, int on)
+{
+    couchpage_dir_conf *conf = dirconf;
+
+    if (on && conf->reduce_set && conf->reduce) {
+        return "CouchPageIncludeDocs: grouped rows have no documents; "
+               "CouchPageReduce is On here";
+    }
+    conf->include_docs = on;
+    conf->include_docs_set = 1;
+    return NULL;
+}
+
+static const char *set_format(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    couchpage_dir_conf *conf = dirconf;
+
+    if (strcasecmp(arg, "json") == 0) {
+        conf->format = CP_FORMAT_JSON;
+    }
+    else if (strcasecmp(arg, "html") == 0) {
+        conf->format = CP_FORMAT_HTML;
+    }
+    else if (strcasecmp(arg, "auto") == 0) {
+        conf->format = CP_FORMAT_AUTO;
+    }
+    else {
+        return apr_psprintf(cmd->pool, "CouchPageFormat: '%s' is not json, html or auto",
+                            arg);
+    }
+    conf->format_set = 1;
+    return NULL;
+}
+
+static const char *set_item(cmd_parms *cmd, void *dirconf, const char *field,
+                            const char *link)
+{
+    couchpage_dir_conf *conf = dirconf;
+    const char *err = NULL;
+
+    conf->item.field = cp_field_parse(cmd->pool, field, &err);
+    if (!conf->item.field) {
+        return apr_pstrcat(cmd->pool, "CouchPageItem: the field ", err, NULL);
+    }
+    conf->item.link = NULL;
+    if (link) {
+        conf->item.link = cp_pattern_parse(cmd->pool, link, &err);
+        if (!conf->item.link) {
+            return apr_pstrcat(cmd->pool, "CouchPageItem: the link ", err, NULL);
+        }
+    }
+    conf->item_set = 1;
+    return NULL;
+}
+
+static const char *set_links(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    couchpage_dir_conf *conf = dirconf;
+    apr_int64_t n;
+    const char *err = parse_bounded(cmd, arg, 0, MAX_LINKS, &n);
+
+    if (err) {
+        return err;
+    }
+    conf->links = (int)n;
+    conf->links_set = 1;
+    return NULL;
+}
+
+static const char *set_token_secret(cmd_parms *cmd, void *dirconf, const char *secret,
+                                    const char *previous)
+{
+    couchpage_dir_conf *conf = dirconf;
+
+    /* Secrets are never part of a message: they could end up in a log. */
+    if (strlen(secret) < CP_SEAL_MIN_SECRET
+        || (previous && strlen(previous) < CP_SEAL_MIN_SECRET)) {
+        return apr_psprintf(cmd->pool, "CouchPageTokenSecret: a secret must be at least "
+                            "%d characters long", CP_SEAL_MIN_SECRET);
+    }
+    conf->token_secret = secret;
+    conf->previous_token_secret = previous;
+    conf->token_secret_set = 1;
+    return NULL;
+}
+
+static const char *set_max_token_length(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    couchpage_dir_conf *conf = dirconf;
+    apr_int64_t n;
+    const char *err = parse_bounded(cmd, arg, 64, 65536, &n);
+
+    if (err) {
+        return err;
+    }
+    conf->max_token_length = (apr_size_t)n;
+    conf->max_token_length_set = 1;
+    return NULL;
+}
+
+const command_rec couchpage_cmds[] = {
+    AP_INIT_TAKE1("CouchPageView", set_view, NULL, OR_OPTIONS,
+        "the CouchDB view URL to page: http(s)://host:port/db/_design/ddoc/_view/name, "
+        ".../db/_all_docs, or a balancer:// URL"),
+    AP_INIT_TAKE1("CouchPageSize", set_page_size, NULL, OR_OPTIONS,
+        "rows per page when the client gives no limit (default 20)"),
+    AP_INIT_TAKE1("CouchPageMaxSize", set_max_page_size, NULL, OR_OPTIONS,
+        "the largest limit a client may ask for (default 100)"),
+    AP_INIT_TAKE2("CouchPageCredentials", set_credentials, NULL, OR_OPTIONS,
+        "user and password sent to CouchDB with Basic authentication"),
+    AP_INIT_TAKE1("CouchPageMaxResponse", set_max_response, NULL, OR_OPTIONS,
+        "the largest CouchDB response read, in bytes (default 16777216)"),
+    AP_INIT_RAW_ARGS("CouchPageRange", set_range, NULL, OR_OPTIONS,
+        "the lowest and highest key shown, each JSON or an expression giving JSON "
+        "('' for no bound); use %{json:...} for request values"),
+    AP_INIT_TAKE1("CouchPagePartition", set_partition, NULL, OR_OPTIONS,
+        "an expression giving the partition of a partitioned database"),
+    AP_INIT_FLAG("CouchPageDescending", set_descending, NULL, OR_OPTIONS,
+        "On pages the view in reverse order (default Off)"),
+    AP_INIT_FLAG("CouchPageReduce", set_reduce, NULL, OR_OPTIONS,
+        "On pages the view's grouped reduce rows; Off (default) its map rows"),
+    AP_INIT_TAKE1("CouchPageGroupLevel", set_group_level, NULL, OR_OPTIONS,
+        "with CouchPageReduce On: 'exact' (default) or a group level from 0"),
+    AP_INIT_FLAG("CouchPageIncludeDocs", set_include_docs, NULL, OR_OPTIONS,
+        "On adds each row's document to its item (default Off)"),
+    AP_INIT_TAKE1("CouchPageFormat", set_format, NULL, OR_OPTIONS,
+        "json, html, or auto (default): by the Accept header; ?format= overrides"),
+    AP_INIT_TAKE12("CouchPageItem", set_item, NULL, OR_OPTIONS,
+        "what an HTML item shows: a field path (key, value.title, doc.name, key[1], id) "
+        "and an optional link pattern with {field} placeholders"),
+    AP_INIT_TAKE1("CouchPageLinks", set_links, NULL, OR_OPTIONS,
+        "how many numbered page links to show either side, 0 to 20 (default 0)"),
+    AP_INIT_TAKE12("CouchPageTokenSecret", set_token_secret, NULL, OR_OPTIONS,
+        "a secret (16 characters or more) that makes tokens opaque and signed, bound to "
+        "the location; a second, previous secret is still accepted, for rotation"),
+    AP_INIT_TAKE1("CouchPageMaxTokenLength", set_max_token_length, NULL, OR_OPTIONS,
+        "the longest start token accepted, in bytes, 64 to 65536 (default 4096)"),
+    { NULL }
+};
