@@ -1,10 +1,14 @@
 #include "couchpage_backend.h"
 #include "couchpage_json.h"
+#include "mod_couchpage.h"
 
+#include "http_log.h"
 #include "http_protocol.h"
 #include "http_request.h"
 #include "util_filter.h"
 #include "apr_strings.h"
+
+APLOG_USE_MODULE(couchpage);
 
 #define CAPTURE_FILTER "COUCHPAGE_CAPTURE"
 
@@ -131,31 +135,70 @@ static request_rec *make_proxy_subrequest(request_rec *r, const cp_backend_conf 
     return rr;
 }
 
+/* What one subrequest brought back. */
+typedef struct {
+    int rv;              /* ap_run_sub_req's answer */
+    int backend_status;  /* the status the backend answered, as the subrequest saw it */
+    int timed_out;
+} attempt;
+
+static int run_attempt(request_rec *r, const cp_backend_conf *conf, const char *url,
+                       capture_ctx *ctx, attempt *out)
+{
+    request_rec *rr = make_proxy_subrequest(r, conf, url, ctx);
+
+    if (rr->status != HTTP_OK) {
+        out->rv = rr->status;
+        ap_destroy_sub_req(rr);
+        return 0;
+    }
+    out->rv = ap_run_sub_req(rr);
+    out->backend_status = rr->status;
+    out->timed_out = apr_table_get(rr->notes, "proxy_timedout") != NULL;
+    ap_destroy_sub_req(rr);
+    return 1;
+}
+
+/* A read that failed in flight (a refused or reset connection, a body cut
+ * off) is safe to repeat; behind a balancer the repeat goes to another
+ * member once the failed one is in error state. A timeout is not repeated:
+ * it would double the client's wait. */
+static int failed_in_flight(const capture_ctx *ctx, const attempt *a)
+{
+    if (ctx->too_large || a->timed_out || a->rv == HTTP_GATEWAY_TIME_OUT) {
+        return 0;
+    }
+    return ctx->broken || a->rv == HTTP_BAD_GATEWAY || a->rv == HTTP_SERVICE_UNAVAILABLE;
+}
+
 int cp_backend_get_json(request_rec *r, const cp_backend_conf *conf,
                         const char *url, cp_backend_result *result)
 {
-    capture_ctx ctx = { 0 };
-    request_rec *rr;
-    int rv, backend_status;
-    int timed_out;
+    capture_ctx ctx;
+    attempt a = { 0 };
+    int tries;
     char *text;
     apr_size_t len;
     const char *error = NULL;
 
-    ctx.max_bytes = conf->max_response;
-    ctx.body = apr_brigade_create(r->pool, r->connection->bucket_alloc);
-    rr = make_proxy_subrequest(r, conf, url, &ctx);
-    if (rr->status != HTTP_OK) {
-        rv = rr->status;
-        ap_destroy_sub_req(rr);
-        return fail(result, HTTP_INTERNAL_SERVER_ERROR,
-                    apr_psprintf(r->pool, "the backend subrequest could not be "
-                                 "set up (status %d)", rv));
+    for (tries = 1;; tries++) {
+        memset(&ctx, 0, sizeof(ctx));
+        ctx.max_bytes = conf->max_response;
+        ctx.body = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+        if (!run_attempt(r, conf, url, &ctx, &a)) {
+            return fail(result, HTTP_INTERNAL_SERVER_ERROR,
+                        apr_psprintf(r->pool, "the backend subrequest could not be "
+                                     "set up (status %d)", a.rv));
+        }
+        if (tries == 2 || !failed_in_flight(&ctx, &a)) {
+            break;
+        }
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0106) "the backend read failed "
+                      "in flight (%s); repeating it once",
+                      ctx.broken ? "the response was cut off"
+                      : apr_psprintf(r->pool, "proxy status %d", a.rv));
+        apr_brigade_cleanup(ctx.body);
     }
-    rv = ap_run_sub_req(rr);
-    backend_status = rr->status;
-    timed_out = apr_table_get(rr->notes, "proxy_timedout") != NULL;
-    ap_destroy_sub_req(rr);
 
     if (ctx.too_large) {
         apr_brigade_cleanup(ctx.body);
@@ -163,16 +206,16 @@ int cp_backend_get_json(request_rec *r, const cp_backend_conf *conf,
                     apr_psprintf(r->pool, "the backend response is larger than %"
                                  APR_OFF_T_FMT " bytes", conf->max_response));
     }
-    if (rv == HTTP_GATEWAY_TIME_OUT || (rv != OK && timed_out)) {
+    if (a.rv == HTTP_GATEWAY_TIME_OUT || (a.rv != OK && a.timed_out)) {
         return fail(result, HTTP_GATEWAY_TIME_OUT, "the backend did not answer in time");
     }
-    if (rv == HTTP_SERVICE_UNAVAILABLE) {
+    if (a.rv == HTTP_SERVICE_UNAVAILABLE) {
         return fail(result, HTTP_SERVICE_UNAVAILABLE, "the backend is unavailable");
     }
-    if (rv != OK) {
+    if (a.rv != OK) {
         return fail(result, HTTP_BAD_GATEWAY,
                     apr_psprintf(r->pool, "the backend request failed (proxy status %d)",
-                                 rv));
+                                 a.rv));
     }
     if (ctx.broken) {
         return fail(result, HTTP_BAD_GATEWAY, "the backend response was cut off");
@@ -181,9 +224,9 @@ int cp_backend_get_json(request_rec *r, const cp_backend_conf *conf,
         return fail(result, HTTP_BAD_GATEWAY, "the backend response could not be read");
     }
     apr_brigade_cleanup(ctx.body);
-    if (backend_status < 200 || backend_status > 299) {
-        fail(result, HTTP_BAD_GATEWAY, couchdb_reason(r, backend_status, text, len));
-        result->backend_status = backend_status;
+    if (a.backend_status < 200 || a.backend_status > 299) {
+        fail(result, HTTP_BAD_GATEWAY, couchdb_reason(r, a.backend_status, text, len));
+        result->backend_status = a.backend_status;
         return HTTP_BAD_GATEWAY;
     }
     result->body = cp_json_load(r->pool, text, len, &error);
@@ -192,7 +235,7 @@ int cp_backend_get_json(request_rec *r, const cp_backend_conf *conf,
                     apr_psprintf(r->pool, "the backend response is not JSON: %s", error));
     }
     result->status = HTTP_OK;
-    result->backend_status = backend_status;
+    result->backend_status = a.backend_status;
     result->reason = NULL;
     return OK;
 }
