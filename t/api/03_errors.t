@@ -26,7 +26,7 @@ my @CASES = (
     ['/errors/no-view/', 'GET', 500, 'internal_error', qr/misconfigured/, qr/CP0104: configuration error for \/errors\/no-view\/: no CouchPageView/],
 );
 
-plan tests => 5 * @CASES + 2;
+plan tests => 5 * @CASES + 3;
 
 for my $case (@CASES) {
     my ($path, $method, $status, $error, $reason, $log) = @$case;
@@ -42,6 +42,13 @@ for my $case (@CASES) {
     my @lines = grep { /\[couchpage:/ } error_log_since($mark, wait => 2, until => $log);
     ok t_cmp(scalar(grep { /$log/ } @lines), 1, "$method $path: one error-log line");
 }
+
+# A backend that is down: one repeat of the refused connection, then 503.
+my $mark = error_log_mark();
+get_json('/errors/unreachable/');
+my @lines = error_log_since($mark, wait => 2, until => qr/CP0101/);
+ok t_cmp(scalar(grep { /CP0106: the backend read failed in flight/ } @lines), 1,
+         'a refused connection is repeated once, not more');
 
 my $res = Apache::TestRequest::POST('/bands/', content => 'x=1');
 ok t_cmp($res->header('Allow'), 'GET, HEAD', '405 says what is allowed');

@@ -1,6 +1,7 @@
 # Backend faults, through the CouchDB view double's fault switches: each is
 # answered with the right status and a JSON error body, logged once, and the
-# next request is served normally. Also: what exactly reaches CouchDB.
+# next request is served normally. A read that failed in flight is repeated
+# once, never more. Also: what exactly reaches CouchDB.
 use strict;
 use warnings FATAL => 'all';
 
@@ -14,39 +15,62 @@ use CouchPageTest qw(get_json with_args double_load double_fault double_log doub
 double_load('faults', [ map { { _id => sprintf('doc%02d', $_), n => $_ } } 0 .. 9 ],
             { v => { map => 'function (doc) { emit(doc.n, null); }' } });
 
-# [fault, expected status, error, reason regexp]
+# Faults that end a response the backend had begun, or refuse it, are reads
+# that failed in flight: the module repeats the query once.
+# [fault, repeated, expected status, error, reason regexp]
 my @FAULTS = (
-    [{ mode => 'slow', ms => 4000 }, 504, 'backend_timeout', qr/did not answer in time/],
-    [{ mode => 'status', status => 500 }, 502, 'backend_error', qr/CouchDB answered 500/],
-    [{ mode => 'garbage' }, 502, 'backend_error', qr/not JSON/],
-    [{ mode => 'truncate' }, 502, 'backend_error', qr/cut off/],
-    [{ mode => 'reset' }, 502, 'backend_error', qr/backend request failed|cut off/],
-    [{ mode => 'stall', ms => 4000 }, 502, 'backend_error', qr/cut off/],
-    [{ mode => 'huge', bytes => 200_000 }, 502, 'backend_error', qr/larger than 65536 bytes/],
+    [{ mode => 'slow', ms => 4000 }, 0, 504, 'backend_timeout', qr/did not answer in time/],
+    [{ mode => 'status', status => 500 }, 0, 502, 'backend_error', qr/CouchDB answered 500/],
+    [{ mode => 'garbage' }, 0, 502, 'backend_error', qr/not JSON/],
+    [{ mode => 'truncate' }, 1, 502, 'backend_error', qr/cut off/],
+    [{ mode => 'reset' }, 1, 502, 'backend_error', qr/backend request failed|cut off/],
+    [{ mode => 'stall', ms => 4000 }, 1, 502, 'backend_error', qr/cut off/],
+    [{ mode => 'huge', bytes => 200_000 }, 0, 502, 'backend_error', qr/larger than 65536 bytes/],
 );
+my $REPEATED = grep { $_->[1] } @FAULTS;
 
-plan tests => 6 * @FAULTS + 7 + 9;
+plan tests => 8 * @FAULTS + 5 * $REPEATED + 7 + 9;
 
 my ($status, $page) = get_json('/faults/');
 ok t_cmp($status, 200, 'the faults location serves before any fault');
 ok t_cmp(join(',', map { $_->{key} } @{ $page->{items} || [] }), '0,1,2', 'its first page');
 
+sub view_queries { scalar grep { ($_->{url} // '') =~ m{^/faults/_design/d/_view/v} } double_log() }
+
 for my $case (@FAULTS) {
-    my ($fault, $want, $error, $reason) = @$case;
+    my ($fault, $repeated, $want, $error, $reason) = @$case;
     my $what = $fault->{mode};
-    double_fault(%$fault, path => '/faults/', count => 1);
+    # a fault on every attempt: the client gets the error after at most one repeat
+    double_log(clear => 1);
+    double_fault(%$fault, path => '/faults/', count => 2);
     my $mark = error_log_mark();
     my ($code, $body) = get_json('/faults/');
     ok t_cmp($code, $want, "$what: $want");
     ok t_cmp($body && $body->{error}, $error, "$what: error $error");
     ok t_cmp($body && $body->{reason}, $reason, "$what: the reason says why");
-    my @lines = grep { /CP0101/ } error_log_since($mark, wait => 3, until => qr/CP0101/);
-    ok t_cmp(scalar @lines, 1, "$what: logged once");
+    my @lines = error_log_since($mark, wait => 3, until => qr/CP0101/);
+    ok t_cmp(scalar(grep { /CP0101/ } @lines), 1, "$what: logged once");
+    ok t_cmp(scalar(grep { /CP0106/ } @lines), $repeated, "$what: repeated $repeated time(s), logged");
+    ok t_cmp(view_queries(), 1 + $repeated, "$what: the backend saw " . (1 + $repeated) . " query(ies)");
     double_fault(mode => 'none');
     ($code, $body) = get_json('/faults/');
     ok t_cmp($code, 200, "$what: the next request is served");
     ok t_cmp(join(',', map { $_->{key} } @{ $body->{items} || [] }), '0,1,2',
              "$what: with the right rows");
+    next unless $repeated;
+    # a fault once: the repeat answers, and the client never sees it
+    double_log(clear => 1);
+    double_fault(%$fault, path => '/faults/', count => 1);
+    $mark = error_log_mark();
+    ($code, $body) = get_json('/faults/');
+    ok t_cmp($code, 200, "$what once: the repeat serves the page");
+    ok t_cmp(join(',', map { $_->{key} } @{ $body->{items} || [] }), '0,1,2',
+             "$what once: with the right rows");
+    @lines = error_log_since($mark, wait => 3, until => qr/CP0106/);
+    ok t_cmp(scalar(grep { /CP0106/ } @lines), 1, "$what once: the repeat is logged");
+    ok t_cmp(scalar(grep { /CP0101/ } @lines), 0, "$what once: no error logged");
+    ok t_cmp(view_queries(), 2, "$what once: the backend saw the query twice");
+    double_fault(mode => 'none');
 }
 
 # CouchDB 3.x databases are admin-only: 401 is CouchDB's error, carried
