@@ -22,6 +22,8 @@ CP_APT_PACKAGES=(
     chromium fonts-dejavu-core
     # the libFuzzer targets (fuzz/): clang, its runtimes, llvm-symbolizer
     clang libclang-rt-14-dev llvm
+    # the Debian package (debian/, scripts/test-deb): dpkg-buildpackage, dh, lintian
+    dpkg-dev debhelper lintian
 )
 
 CP_PIDS=()
