@@ -150,11 +150,11 @@ bench_backend() {
         cp_die "the backend must be http://127.x.x.x:PORT or localhost (got $BACKEND): load stays on loopback"
     BACKEND_PORT=${BASH_REMATCH[2]}
     # name and version from the welcome (GET /): {"couchdb": "Welcome",
-    # "version": ...}, pouchdb-server's {"express-pouchdb": "Welcome", ...}
+    # "version": ...}, pouchdb-server's {"express-pouchdb": "Welcome!", ...}
     # shellcheck disable=SC2016 # JavaScript, not shell
     read -r BACKEND_KIND BACKEND_LABEL < <(curl -fsS --max-time 10 "$BACKEND/" | node -e '
         const w = JSON.parse(require("fs").readFileSync(0, "utf8"));
-        const name = Object.keys(w).find((k) => w[k] === "Welcome") || "unknown";
+        const name = Object.keys(w).find((k) => /^Welcome/.test(w[k])) || "unknown";
         const kind = name === "couchdb" ? "couchdb" : name.includes("pouchdb") ? "pouchdb" : "other";
         const label = name === "couchdb" ? "CouchDB" : name.includes("pouchdb") ? `pouchdb-server (${name})` : name;
         console.log(kind, `${label} ${w.version || "(no version)"}`);
