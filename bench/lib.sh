@@ -7,9 +7,15 @@
 #                           procps and apache2-utils (ab) when missing
 #   bench_build             cp_build when the module is missing or older
 #                           than a source
-#   bench_backend ITEMS DIR start pouchdb-server in memory (or use
-#                           COUCHDB_URL) and load ITEMS items; sets BACKEND,
-#                           BACKEND_PORT, BACKEND_AUTH, CREDENTIALS
+#   bench_backend ITEMS DIR [couchdb]
+#                           use COUCHDB_URL; else, with "couchdb" and a
+#                           CouchDB release found (bench_couchdb_dist),
+#                           start a node of it; else pouchdb-server in
+#                           memory; load ITEMS items; sets BACKEND,
+#                           BACKEND_PORT, BACKEND_AUTH, CREDENTIALS,
+#                           BACKEND_KIND, BACKEND_LABEL
+#   bench_couchdb_dist      the folder of the CouchDB release's start/stop
+#   bench_couch_requests    CouchDB's own count of HTTP requests served
 #   bench_httpd NAME PORT DIR [KEY=VALUE ...]
 #                           write DIR/httpd.conf from bench/httpd.conf.in and
 #                           start httpd; sets HTTPD_PID
@@ -26,7 +32,7 @@ BENCH_DIR=$CP_ROOT/bench
 BENCH_LUA=$BENCH_DIR/paths.lua
 VIEW_PATH=/items/_design/items/_view/by_n
 
-bench_log() { printf '==> %s\n' "$*" >&2; }
+bench_log() { printf '==> [%3d s] %s\n' "$SECONDS" "$*" >&2; }
 
 bench_deps() {
     local missing=() p
@@ -56,12 +62,64 @@ bench_build() {
     [ -f "$so" ] || cp_die "no $so after the build"
 }
 
+# The folder of a CouchDB release with start/stop scripts: $COUCHDB_DIST,
+# else ../shared/couchdb beside the repository, else beside the main
+# checkout when this is a git worktree. Prints nothing when there is none.
+bench_couchdb_dist() {
+    local common d
+    if [ -n "${COUCHDB_DIST:-}" ]; then
+        [ -x "$COUCHDB_DIST/start" ] || cp_die "COUCHDB_DIST=$COUCHDB_DIST has no start script"
+        echo "$COUCHDB_DIST"
+        return
+    fi
+    common=$(git -C "$CP_ROOT" rev-parse --path-format=absolute --git-common-dir 2>/dev/null || true)
+    for d in "$CP_ROOT/../shared/couchdb" ${common:+"$(dirname "$common")/../shared/couchdb"}; do
+        if [ -x "$d/start" ] && [ -x "$d/stop" ]; then
+            (cd "$d" && pwd)
+            return
+        fi
+    done
+}
+
+# Starts a single CouchDB node of the release in DIST into DIR on
+# COUCHDB_PORT (default: a free port), stopped (by its recorded PID) when the
+# script exits. The data stays in DIR for the next run. Sets COUCHDB_URL.
+bench_start_couchdb() {
+    local dist=$1 dir=$2 port=${COUCHDB_PORT:-} log
+    [ -n "$port" ] || port=$(cp_free_port)
+    [[ $port =~ ^[0-9]+$ ]] || cp_die "COUCHDB_PORT must be a port number"
+    mkdir -p "$dir"
+    log=$dir/start.log
+    # a node left running in DIR by a run that was killed: stop it first
+    "$dist/stop" "$dir" >"$log" 2>&1 || true
+    cp_at_exit "\"$dist/stop\" \"$dir\" >>\"$log\" 2>&1"
+    bench_log "starting CouchDB ($dist) on port $port, data in $dir"
+    "$dist/start" "$dir" "$port" >>"$log" 2>&1 || cp_fail_log "$log" "CouchDB did not start"
+    COUCHDB_URL="http://${COUCHDB_USER:-admin}:${COUCHDB_PASSWORD:-secret}@127.0.0.1:$port"
+}
+
+# CouchDB's own count of the HTTP requests it has served
+# (/_node/_local/_stats/couchdb/httpd/requests); reading it is one of them.
+bench_couch_requests() {
+    curl -fsS --max-time 10 ${BACKEND_AUTH:+-H "Authorization: $BACKEND_AUTH"} \
+        "$BACKEND/_node/_local/_stats/couchdb/httpd/requests" |
+        sed -n 's/.*"value":\([0-9]*\).*/\1/p'
+}
+
 # Starts the backend (or takes COUCHDB_URL) and loads ITEMS items into it.
-# shellcheck disable=SC2034 # BACKEND_AUTH and CREDENTIALS: for the callers
+# shellcheck disable=SC2034 # BACKEND_AUTH, CREDENTIALS, BACKEND_*: for the callers
 bench_backend() {
-    local items=$1 dir=$2 parsed cuser='' cpass='' url
+    local items=$1 dir=$2 want=${3:-} parsed cuser='' cpass='' url how dist count
     CREDENTIALS='# no CouchPageCredentials'
     BACKEND_AUTH=''
+    how='COUCHDB_URL'
+    if [ -z "${COUCHDB_URL:-}" ] && [ "$want" = couchdb ] && [ "${BENCH_BACKEND:-}" != pouchdb ]; then
+        dist=$(bench_couchdb_dist)
+        if [ -n "$dist" ]; then
+            bench_start_couchdb "$dist" "$CP_OUT/bench/couchdb"
+            how="a single node started by bench/run, data in out/bench/couchdb"
+        fi
+    fi
     if [ -n "${COUCHDB_URL:-}" ]; then
         # BACKEND: the URL without user:pass@; cuser and cpass percent-decoded.
         # shellcheck disable=SC2016 # JavaScript, not shell
@@ -80,21 +138,48 @@ bench_backend() {
             BACKEND_AUTH="Basic $(printf '%s:%s' "$cuser" "$cpass" | base64 -w0)"
         fi
         url=$COUCHDB_URL
-        bench_log "backend: CouchDB at $BACKEND"
     else
         local port
         port=$(cp_free_port)
         cp_start_pouchdb "$port" "$dir/pouchdb"
         BACKEND=http://127.0.0.1:$port
         url=$BACKEND
+        how='in memory, started by the script'
     fi
     [[ $BACKEND =~ ^http://(127\.[0-9.]+|localhost|\[::1\]):([0-9]+)$ ]] ||
         cp_die "the backend must be http://127.x.x.x:PORT or localhost (got $BACKEND): load stays on loopback"
     BACKEND_PORT=${BASH_REMATCH[2]}
-    bench_log "loading $items items (pouchdb-server indexes 200,000 in about 90 s)"
+    # name and version from the welcome (GET /): {"couchdb": "Welcome",
+    # "version": ...}, pouchdb-server's {"express-pouchdb": "Welcome!", ...}
+    # shellcheck disable=SC2016 # JavaScript, not shell
+    read -r BACKEND_KIND BACKEND_LABEL < <(curl -fsS --max-time 10 "$BACKEND/" | node -e '
+        const w = JSON.parse(require("fs").readFileSync(0, "utf8"));
+        const name = Object.keys(w).find((k) => /^Welcome/.test(w[k])) || "unknown";
+        const kind = name === "couchdb" ? "couchdb" : name.includes("pouchdb") ? "pouchdb" : "other";
+        const label = name === "couchdb" ? "CouchDB" : name.includes("pouchdb") ? `pouchdb-server (${name})` : name;
+        console.log(kind, `${label} ${w.version || "(no version)"}`);
+    ') || cp_die "the backend at $BACKEND gave no welcome (GET /)"
+    BACKEND_LABEL="$BACKEND_LABEL at $BACKEND ($how)"
+    bench_log "backend: $BACKEND_LABEL"
+    if [ "$how" != COUCHDB_URL ] && [ "$BACKEND_KIND" = couchdb ]; then
+        # our own node keeps its data between runs: reused when it holds
+        # exactly ITEMS items, loaded again otherwise
+        count=$(curl -sS --max-time 30 -H "Authorization: $BACKEND_AUTH" "$BACKEND/items" |
+            sed -n 's/.*"doc_count":\([0-9]*\).*/\1/p')
+        if [ -n "$count" ] && [ "$count" != $((items + 1)) ]; then
+            bench_log "out/bench/couchdb holds $((count - 1)) items, not $items: loading them again"
+            curl -fsS --max-time 120 -X DELETE -H "Authorization: $BACKEND_AUTH" "$BACKEND/items" >/dev/null ||
+                cp_die "could not delete the items database of out/bench/couchdb"
+        fi
+    fi
+    bench_log "loading $items items where missing (200,000: about 60 s into CouchDB, 90 s into pouchdb-server)"
     local t0=$SECONDS
     node "$CP_ROOT/embedded/fixtures.js" "$url" --items "$items" --no-bands 2>&1 |
         sed -u 's/^/    /' >&2 || cp_die "loading the fixtures failed"
+    count=$(curl -fsS --max-time 60 ${BACKEND_AUTH:+-H "Authorization: $BACKEND_AUTH"} \
+        "$BACKEND$VIEW_PATH?limit=0&reduce=false" | sed -n 's/.*"total_rows":\([0-9]*\).*/\1/p')
+    [ "$count" = "$items" ] ||
+        cp_die "the view $VIEW_PATH has ${count:-no} rows, not ITEMS=$items (set ITEMS, or use another database)"
     bench_log "backend ready with $items items ($((SECONDS - t0)) s)"
 }
 
@@ -199,13 +284,14 @@ bench_new_conns() { comm -13 "$1" "$2" | wc -l; }
 # Runs wrk with bench/paths.lua against WRK_URL (default $BASE/), with
 # WRK_TIMEOUT (default 10s) and WRK_AUTH (an Authorization value) if set.
 # With WRK_MAX=N it ends after N responses (DURATION_S is then a cap).
+# With WRK_LAT_FILE, bench/paths.lua writes every page's latency there.
 bench_wrk() {
     local out=$1 t=$2 c=$3 d=$4; shift 4
     local url=${WRK_URL:-$BASE/} hdr=() max=() done_file=$out.done pid i
     [ -n "${WRK_AUTH:-}" ] && hdr=(-H "Authorization: $WRK_AUTH")
     [ -n "${WRK_MAX:-}" ] && max=("max=$WRK_MAX")
     rm -f "$done_file"
-    BENCH_DONE_FILE=$done_file \
+    BENCH_DONE_FILE=$done_file BENCH_LAT_FILE=${WRK_LAT_FILE:-} \
         BENCH_ONE_CONN_PER_THREAD=$([ "$t" = "$c" ] && echo 1 || echo 0) \
         wrk -t "$t" -c "$c" -d "${d}s" --timeout "${WRK_TIMEOUT:-10s}" \
         "${hdr[@]}" -s "$BENCH_LUA" "$url" -- "threads=$t" "${max[@]}" "$@" >"$out" 2>&1 &
@@ -239,14 +325,18 @@ bench_val() {
 # URL-encoded start token of the row keyed N (keys are 0..N-1, ids item%06d).
 bench_token() { printf '%%5B%d%%2C%%22item%06d%%22%%5D' "$1" "$1"; }
 
-# The module's two backend queries for a page starting at row N (count 20),
-# exactly as the module writes them (couchpage_plan.c): the backward query
-# asks one row more than the previous page's 20 (see README, "Tokens").
+# The seed algorithm's queries for a page starting at row N (count 20) with
+# the module's parameters (couchpage_plan.c): the backward query asks one row
+# more than the previous page's 20 (see README, "Tokens"). bench/check.js
+# checks before any timing that the module asks exactly these (as GETs or in
+# a multi-query POST) and fails the run when it does not.
 bench_forward() { printf '%s?limit=21&reduce=false&startkey=%d&startkey_docid=item%06d' "$VIEW_PATH" "$1" "$1"; }
 bench_backward() {
     printf '%s?limit=21&reduce=false&descending=true&startkey=%d&startkey_docid=item%06d&skip=1' \
         "$VIEW_PATH" "$1" "$1"
 }
+# The first page's one query.
+bench_first() { printf '%s?limit=21&reduce=false' "$VIEW_PATH"; }
 
 # Arithmetic with awk: bench_calc FORMAT EXPR, e.g. bench_calc %.2f '3 / 7'
 bench_calc() { awk "BEGIN { printf \"$1\", $2 }" </dev/null; }
