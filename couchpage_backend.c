@@ -87,10 +87,8 @@ static apr_status_t read_kept_body(ap_filter_t *f, apr_bucket_brigade *bb,
     apr_bucket *after;
     apr_status_t rv;
 
-    if (mode != AP_MODE_READBYTES && mode != AP_MODE_SPECULATIVE) {
-        return APR_ENOTIMPL;
-    }
-    if (!kept || APR_BRIGADE_EMPTY(kept)) {
+    if (!kept || APR_BRIGADE_EMPTY(kept)
+        || (mode != AP_MODE_READBYTES && mode != AP_MODE_SPECULATIVE)) {
         APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(f->c->bucket_alloc));
         return APR_SUCCESS;
     }
@@ -98,27 +96,25 @@ static apr_status_t read_kept_body(ap_filter_t *f, apr_bucket_brigade *bb,
     if (rv != APR_SUCCESS && rv != APR_INCOMPLETE) {
         return rv;
     }
-    while (APR_BRIGADE_FIRST(kept) != after) {
-        apr_bucket *b = APR_BRIGADE_FIRST(kept);
+    if (mode == AP_MODE_SPECULATIVE) {
+        /* a speculative read keeps what it saw */
+        apr_bucket *b, *copy;
 
-        if (mode == AP_MODE_SPECULATIVE) {
-            apr_bucket *copy;
-
+        for (b = APR_BRIGADE_FIRST(kept); b != after; b = APR_BUCKET_NEXT(b)) {
             if ((rv = apr_bucket_copy(b, &copy)) != APR_SUCCESS) {
                 return rv;
             }
             APR_BRIGADE_INSERT_TAIL(bb, copy);
-            /* a speculative read keeps what it saw */
-            if (APR_BUCKET_NEXT(b) == after) {
-                break;
-            }
-            b = APR_BUCKET_NEXT(b);
-            continue;
         }
+        return APR_SUCCESS;
+    }
+    while (APR_BRIGADE_FIRST(kept) != after) {
+        apr_bucket *b = APR_BRIGADE_FIRST(kept);
+
         APR_BUCKET_REMOVE(b);
         APR_BRIGADE_INSERT_TAIL(bb, b);
     }
-    if (mode == AP_MODE_READBYTES && APR_BRIGADE_EMPTY(kept)) {
+    if (APR_BRIGADE_EMPTY(kept)) {
         APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(f->c->bucket_alloc));
     }
     return APR_SUCCESS;
