@@ -64,11 +64,11 @@ int cp_page_batch_results(apr_pool_t *pool, const char *text, apr_size_t len, in
 const char *cp_page_check(apr_pool_t *pool, const apr_array_header_t *queries,
                           int with_docid);
 
-/* Whether the backward answer shows every row that needed rows behind the
- * page take: 0 when they reach into the last entry of an answer its limit
- * cut, whose rows nearest the page may be missing (a document's rows under
- * one key come in one order both ways), or into the token's own entry when
- * the limit cut that. Then ask again with a larger limit (cp_plan_widen). */
+/* Whether the backward answer shows the `needed` rows behind the page,
+ * each in its place: 0 when they reach into the last entry of an answer its
+ * limit cut, whose rows nearest the page may be missing (a document's rows
+ * under one key come in one order both ways), or into the token's own entry
+ * when the limit cut that. Then ask again with a larger limit (cp_plan_widen). */
 int cp_page_behind_complete(const cp_query *backward, const cp_token *start,
                             int with_docid, int needed);
 

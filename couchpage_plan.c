@@ -290,6 +290,8 @@ apr_array_header_t *cp_plan_page(apr_pool_t *pool, const cp_plan *plan,
     int limit = (keys_apart ? 1 : ahead) * plan->count + 1;
     json_t *params;
 
+    /* several queries go together, and CouchDB may refuse one: a query it
+     * never refuses (no endkey) leads them (see the header) */
     if ((start || keys_apart) && may_be_refused(plan, start)) {
         params = base_params(pool, plan->view, 0, plan->view->descending);
         add_bound(params, "startkey",

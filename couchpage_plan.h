@@ -9,7 +9,7 @@
  *
  * Every query of a page is planned before any is sent, so that the backend
  * can send them all as one multi-query request (cp_plan_batch_body), or one
- * GET each (cp_query.url) to a server without it; only the rare widening of
+ * GET each (cp_plan_query_url) to a server without it; only the rare widening of
  * the backward query takes a second round (cp_plan_widen). So the backward
  * query has no skip=1 (which would need the forward answer to tell how many
  * rows the token's entry has): it reads the token's own entry too, and the
