@@ -1,19 +1,36 @@
 #include "couchpage_backend.h"
 #include "couchpage_json.h"
+#include "couchpage_page.h"
 #include "mod_couchpage.h"
 
 #include "http_log.h"
 #include "http_protocol.h"
 #include "http_request.h"
 #include "util_filter.h"
+#include "apr_hash.h"
 #include "apr_strings.h"
+#if APR_HAS_THREADS
+#include "apr_thread_mutex.h"
+#endif
 
 APLOG_USE_MODULE(couchpage);
 
 #define CAPTURE_FILTER "COUCHPAGE_CAPTURE"
+#define KEPT_BODY_FILTER "COUCHPAGE_KEPT_BODY"
 
 static ap_filter_rec_t *capture_filter_handle;
-static ap_filter_rec_t *no_body_filter_handle;
+static ap_filter_rec_t *kept_body_filter_handle;
+
+/* The backends of this process that have no multi-query endpoint: their
+ * queries go as one GET each. Per process (each child learns for itself,
+ * from one answer), guarded for the threads of an MPM. */
+static struct {
+    apr_pool_t *pool;
+    apr_hash_t *backends;
+#if APR_HAS_THREADS
+    apr_thread_mutex_t *lock;
+#endif
+} no_batch;
 
 typedef struct {
     apr_bucket_brigade *body;
@@ -60,30 +77,129 @@ static apr_status_t capture_body(ap_filter_t *f, apr_bucket_brigade *bb)
     return rv;
 }
 
-/* The subrequest has no body, and must never read the client's. */
-static apr_status_t no_body(ap_filter_t *f, apr_bucket_brigade *bb,
-                            ap_input_mode_t mode, apr_read_type_e block,
-                            apr_off_t readbytes)
+/* The subrequest's body is its kept body (none for a GET), and it must
+ * never read the client's: hands out the kept body, then EOS. */
+static apr_status_t read_kept_body(ap_filter_t *f, apr_bucket_brigade *bb,
+                                   ap_input_mode_t mode, apr_read_type_e block,
+                                   apr_off_t readbytes)
 {
-    APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(f->c->bucket_alloc));
+    apr_bucket_brigade *kept = f->r->kept_body;
+    apr_bucket *after;
+    apr_status_t rv;
+
+    if (!kept || APR_BRIGADE_EMPTY(kept)
+        || (mode != AP_MODE_READBYTES && mode != AP_MODE_SPECULATIVE)) {
+        APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(f->c->bucket_alloc));
+        return APR_SUCCESS;
+    }
+    rv = apr_brigade_partition(kept, readbytes, &after);
+    if (rv != APR_SUCCESS && rv != APR_INCOMPLETE) {
+        return rv;
+    }
+    if (mode == AP_MODE_SPECULATIVE) {
+        /* a speculative read keeps what it saw */
+        apr_bucket *b, *copy;
+
+        for (b = APR_BRIGADE_FIRST(kept); b != after; b = APR_BUCKET_NEXT(b)) {
+            if ((rv = apr_bucket_copy(b, &copy)) != APR_SUCCESS) {
+                return rv;
+            }
+            APR_BRIGADE_INSERT_TAIL(bb, copy);
+        }
+        return APR_SUCCESS;
+    }
+    while (APR_BRIGADE_FIRST(kept) != after) {
+        apr_bucket *b = APR_BRIGADE_FIRST(kept);
+
+        APR_BUCKET_REMOVE(b);
+        APR_BRIGADE_INSERT_TAIL(bb, b);
+    }
+    if (APR_BRIGADE_EMPTY(kept)) {
+        APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(f->c->bucket_alloc));
+    }
     return APR_SUCCESS;
+}
+
+static void no_batch_init(apr_pool_t *pchild, server_rec *s)
+{
+    no_batch.pool = pchild;
+    no_batch.backends = apr_hash_make(pchild);
+#if APR_HAS_THREADS
+    if (apr_thread_mutex_create(&no_batch.lock, APR_THREAD_MUTEX_DEFAULT, pchild)
+        != APR_SUCCESS) {
+        /* without a lock nothing is remembered: every page tries the POST */
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, CPLOGNO(0108) "no mutex for the "
+                     "memory of backends without a multi-query endpoint");
+        no_batch.backends = NULL;
+    }
+#endif
+}
+
+static void no_batch_lock(void)
+{
+#if APR_HAS_THREADS
+    apr_thread_mutex_lock(no_batch.lock);
+#endif
+}
+
+static void no_batch_unlock(void)
+{
+#if APR_HAS_THREADS
+    apr_thread_mutex_unlock(no_batch.lock);
+#endif
+}
+
+static int lacks_batch(const char *backend)
+{
+    int lacks;
+
+    if (!no_batch.backends) {
+        return 0;
+    }
+    no_batch_lock();
+    lacks = apr_hash_get(no_batch.backends, backend, APR_HASH_KEY_STRING) != NULL;
+    no_batch_unlock();
+    return lacks;
+}
+
+/* Remembers that backend has no multi-query endpoint, and notes it the
+ * first time in this process. */
+static void remember_lacks_batch(request_rec *r, const char *backend, int status,
+                                 const char *reason)
+{
+    int first;
+
+    if (!no_batch.backends) {
+        return;
+    }
+    no_batch_lock();
+    first = apr_hash_get(no_batch.backends, backend, APR_HASH_KEY_STRING) == NULL;
+    if (first) {
+        const char *key = apr_pstrdup(no_batch.pool, backend);
+
+        apr_hash_set(no_batch.backends, key, APR_HASH_KEY_STRING, key);
+    }
+    no_batch_unlock();
+    if (first) {
+        ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, CPLOGNO(0107)
+                      "%s has no multi-query endpoint (POST .../queries answered %d: %s); "
+                      "this process asks it one GET per query from now on",
+                      backend, status, reason);
+    }
+}
+
+static void child_init(apr_pool_t *pchild, server_rec *s)
+{
+    no_batch_init(pchild, s);
 }
 
 void cp_backend_register(void)
 {
     capture_filter_handle = ap_register_output_filter(CAPTURE_FILTER, capture_body,
                                                       NULL, AP_FTYPE_RESOURCE);
-    no_body_filter_handle = ap_register_input_filter("COUCHPAGE_NO_BODY", no_body,
-                                                     NULL, AP_FTYPE_RESOURCE);
-}
-
-static int fail(cp_backend_result *result, int status, const char *reason)
-{
-    result->body = NULL;
-    result->backend_status = 0;
-    result->status = status;
-    result->reason = reason;
-    return status;
+    kept_body_filter_handle = ap_register_input_filter(KEPT_BODY_FILTER, read_kept_body,
+                                                       NULL, AP_FTYPE_RESOURCE);
+    ap_hook_child_init(child_init, NULL, NULL, APR_HOOK_MIDDLE);
 }
 
 /* CouchDB's own words for a non-2xx answer: {"error": ..., "reason": ...}. */
@@ -100,16 +216,25 @@ static const char *couchdb_reason(request_rec *r, int status, const char *text,
     return apr_psprintf(r->pool, "CouchDB answered %d", status);
 }
 
+/* One read: a GET, or a POST with a JSON body. */
+typedef struct {
+    const char *url;
+    const char *body;       /* NULL for a GET */
+    apr_off_t max_bytes;
+} backend_read;
+
 static request_rec *make_proxy_subrequest(request_rec *r, const cp_backend_conf *conf,
-                                          const char *url, capture_ctx *ctx)
+                                          const backend_read *read, capture_ctx *ctx)
 {
+    /* Looked up as the client's own method, so that the location's access
+     * rules see what the client asked; the backend gets ours. */
     request_rec *rr = ap_sub_req_method_uri("GET", r->uri, r, NULL);
 
     if (rr->status != HTTP_OK) {
         return rr;
     }
     /* As mod_rewrite's [P] flag does: mod_proxy's handler takes it from here. */
-    rr->filename = apr_pstrcat(rr->pool, "proxy:", url, NULL);
+    rr->filename = apr_pstrcat(rr->pool, "proxy:", read->url, NULL);
     rr->proxyreq = PROXYREQ_REVERSE;
     rr->handler = "proxy-server";
     rr->finfo.filetype = APR_NOFILE;
@@ -118,18 +243,31 @@ static request_rec *make_proxy_subrequest(request_rec *r, const cp_backend_conf 
     apr_table_setn(rr->notes, "proxy-nocanon", "1");
 
     /* CouchDB gets our headers, none of the client's. */
-    rr->headers_in = apr_table_make(rr->pool, 4);
+    rr->headers_in = apr_table_make(rr->pool, 5);
     apr_table_setn(rr->headers_in, "Accept", "application/json");
     if (conf->authorization) {
         apr_table_setn(rr->headers_in, "Authorization", conf->authorization);
     }
 
     /* mod_proxy_http closes the backend connection after a subrequest unless
-     * it has a kept body; an empty one lets connections be reused. */
+     * it has a kept body, which it then sends as the request body (read
+     * through the input filters): empty for a GET, the queries for a POST. */
     rr->kept_body = apr_brigade_create(rr->pool, r->connection->bucket_alloc);
+    if (read->body) {
+        apr_size_t len = strlen(read->body);
+
+        rr->method = "POST";
+        rr->method_number = M_POST;
+        apr_table_setn(rr->headers_in, "Content-Type", "application/json");
+        apr_table_setn(rr->headers_in, "Content-Length",
+                       apr_off_t_toa(rr->pool, (apr_off_t)len));
+        APR_BRIGADE_INSERT_TAIL(rr->kept_body,
+                                apr_bucket_immortal_create(read->body, len,
+                                                           r->connection->bucket_alloc));
+    }
 
     rr->input_filters = rr->proto_input_filters = NULL;
-    ap_add_input_filter_handle(no_body_filter_handle, NULL, rr, r->connection);
+    ap_add_input_filter_handle(kept_body_filter_handle, NULL, rr, r->connection);
     rr->output_filters = rr->proto_output_filters = NULL;
     ap_add_output_filter_handle(capture_filter_handle, ctx, rr, r->connection);
     return rr;
@@ -140,13 +278,18 @@ typedef struct {
     int rv;              /* ap_run_sub_req's answer */
     int backend_status;  /* the status the backend answered, as the subrequest saw it */
     int timed_out;
+    capture_ctx capture;
 } attempt;
 
-static int run_attempt(request_rec *r, const cp_backend_conf *conf, const char *url,
-                       capture_ctx *ctx, attempt *out)
+static int run_attempt(request_rec *r, const cp_backend_conf *conf, const backend_read *read,
+                       attempt *out)
 {
-    request_rec *rr = make_proxy_subrequest(r, conf, url, ctx);
+    request_rec *rr;
 
+    memset(out, 0, sizeof(*out));
+    out->capture.max_bytes = read->max_bytes;
+    out->capture.body = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+    rr = make_proxy_subrequest(r, conf, read, &out->capture);
     if (rr->status != HTTP_OK) {
         out->rv = rr->status;
         ap_destroy_sub_req(rr);
@@ -163,79 +306,242 @@ static int run_attempt(request_rec *r, const cp_backend_conf *conf, const char *
  * off) is safe to repeat; behind a balancer the repeat goes to another
  * member once the failed one is in error state. A timeout is not repeated:
  * it would double the client's wait. */
-static int failed_in_flight(const capture_ctx *ctx, const attempt *a)
+static int failed_in_flight(const attempt *a)
 {
-    if (ctx->too_large || a->timed_out || a->rv == HTTP_GATEWAY_TIME_OUT) {
+    if (a->capture.too_large || a->timed_out || a->rv == HTTP_GATEWAY_TIME_OUT) {
         return 0;
     }
-    return ctx->broken || a->rv == HTTP_BAD_GATEWAY || a->rv == HTTP_SERVICE_UNAVAILABLE;
+    return a->capture.broken || a->rv == HTTP_BAD_GATEWAY
+        || a->rv == HTTP_SERVICE_UNAVAILABLE;
 }
 
-int cp_backend_get_json(request_rec *r, const cp_backend_conf *conf,
-                        const char *url, cp_backend_result *result)
+static int fail(cp_backend_result *result, int status, int backend_status,
+                const char *reason)
 {
-    capture_ctx ctx;
-    attempt a = { 0 };
+    result->status = status;
+    result->backend_status = backend_status;
+    result->reason = reason;
+    return status;
+}
+
+/* Reads once, and once more when the first read failed in flight and
+ * may_repeat. Returns OK with the attempt's body in *text, *len (any HTTP
+ * status: see a->backend_status), or a failure status with result set. A
+ * POST cut off after its status gives OK too, with a->capture.broken: the
+ * caller keeps what came. */
+static int read_backend(request_rec *r, const cp_backend_conf *conf, const backend_read *read,
+                        int may_repeat, attempt *a, char **text, apr_size_t *len,
+                        cp_backend_result *result)
+{
     int tries;
-    char *text;
-    apr_size_t len;
-    const char *error = NULL;
 
     for (tries = 1;; tries++) {
-        memset(&ctx, 0, sizeof(ctx));
-        ctx.max_bytes = conf->max_response;
-        ctx.body = apr_brigade_create(r->pool, r->connection->bucket_alloc);
-        if (!run_attempt(r, conf, url, &ctx, &a)) {
-            return fail(result, HTTP_INTERNAL_SERVER_ERROR,
+        if (!run_attempt(r, conf, read, a)) {
+            return fail(result, HTTP_INTERNAL_SERVER_ERROR, 0,
                         apr_psprintf(r->pool, "the backend subrequest could not be "
-                                     "set up (status %d)", a.rv));
+                                     "set up (status %d)", a->rv));
         }
-        if (tries == 2 || !failed_in_flight(&ctx, &a)) {
+        if (tries == 2 || !may_repeat || !failed_in_flight(a)) {
             break;
         }
         ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0106) "the backend read failed "
                       "in flight (%s); repeating it once",
-                      ctx.broken ? "the response was cut off"
-                      : apr_psprintf(r->pool, "proxy status %d", a.rv));
-        apr_brigade_cleanup(ctx.body);
+                      a->capture.broken ? "the response was cut off"
+                      : apr_psprintf(r->pool, "proxy status %d", a->rv));
+        apr_brigade_cleanup(a->capture.body);
     }
 
-    if (ctx.too_large) {
-        apr_brigade_cleanup(ctx.body);
-        return fail(result, HTTP_BAD_GATEWAY,
+    if (a->capture.too_large) {
+        apr_brigade_cleanup(a->capture.body);
+        return fail(result, HTTP_BAD_GATEWAY, 0,
                     apr_psprintf(r->pool, "the backend response is larger than %"
-                                 APR_OFF_T_FMT " bytes", conf->max_response));
+                                 APR_OFF_T_FMT " bytes", read->max_bytes));
     }
-    if (a.rv == HTTP_GATEWAY_TIME_OUT || (a.rv != OK && a.timed_out)) {
-        return fail(result, HTTP_GATEWAY_TIME_OUT, "the backend did not answer in time");
+    if (a->rv == HTTP_GATEWAY_TIME_OUT || (a->rv != OK && a->timed_out)) {
+        return fail(result, HTTP_GATEWAY_TIME_OUT, 0, "the backend did not answer in time");
     }
-    if (a.rv == HTTP_SERVICE_UNAVAILABLE) {
-        return fail(result, HTTP_SERVICE_UNAVAILABLE, "the backend is unavailable");
+    if (a->rv == HTTP_SERVICE_UNAVAILABLE) {
+        return fail(result, HTTP_SERVICE_UNAVAILABLE, 0, "the backend is unavailable");
     }
-    if (a.rv != OK) {
-        return fail(result, HTTP_BAD_GATEWAY,
+    if (a->rv != OK) {
+        return fail(result, HTTP_BAD_GATEWAY, 0,
                     apr_psprintf(r->pool, "the backend request failed (proxy status %d)",
-                                 a.rv));
+                                 a->rv));
     }
-    if (ctx.broken) {
-        return fail(result, HTTP_BAD_GATEWAY, "the backend response was cut off");
+    if (a->capture.broken && !(read->body && a->backend_status == HTTP_OK)) {
+        apr_brigade_cleanup(a->capture.body);
+        return fail(result, HTTP_BAD_GATEWAY, 0, "the backend response was cut off");
     }
-    if (apr_brigade_pflatten(ctx.body, &text, &len, r->pool) != APR_SUCCESS) {
-        return fail(result, HTTP_BAD_GATEWAY, "the backend response could not be read");
+    if (apr_brigade_pflatten(a->capture.body, text, len, r->pool) != APR_SUCCESS) {
+        return fail(result, HTTP_BAD_GATEWAY, 0, "the backend response could not be read");
     }
-    apr_brigade_cleanup(ctx.body);
+    apr_brigade_cleanup(a->capture.body);
+    return OK;
+}
+
+/* A read's non-2xx answer as a failure carrying CouchDB's status and words. */
+static int backend_refused(request_rec *r, const attempt *a, const char *text,
+                           apr_size_t len, cp_backend_result *result)
+{
+    return fail(result, HTTP_BAD_GATEWAY, a->backend_status,
+                couchdb_reason(r, a->backend_status, text, len));
+}
+
+/* Asks one query with a GET and sets its answer. */
+static int get_query(request_rec *r, const cp_backend_conf *conf, const char *index_url,
+                     cp_query *query, int may_repeat, cp_backend_result *result)
+{
+    backend_read read = { cp_plan_query_url(r->pool, index_url, query), NULL,
+                          conf->max_response };
+    attempt a;
+    char *text;
+    apr_size_t len;
+    const char *error = NULL;
+    int status = read_backend(r, conf, &read, may_repeat, &a, &text, &len, result);
+
+    if (status != OK) {
+        return status;
+    }
     if (a.backend_status < 200 || a.backend_status > 299) {
-        fail(result, HTTP_BAD_GATEWAY, couchdb_reason(r, a.backend_status, text, len));
-        result->backend_status = a.backend_status;
-        return HTTP_BAD_GATEWAY;
+        return backend_refused(r, &a, text, len, result);
     }
-    result->body = cp_json_load(r->pool, text, len, &error);
-    if (!result->body) {
-        return fail(result, HTTP_BAD_GATEWAY,
+    query->answer = cp_json_load(r->pool, text, len, &error);
+    if (!query->answer) {
+        return fail(result, HTTP_BAD_GATEWAY, 0,
                     apr_psprintf(r->pool, "the backend response is not JSON: %s", error));
     }
-    result->status = HTTP_OK;
-    result->backend_status = a.backend_status;
-    result->reason = NULL;
+    return OK;
+}
+
+/* Asks every pending query with a GET of its own, in order. */
+static int get_each(request_rec *r, const cp_backend_conf *conf, const char *index_url,
+                    apr_array_header_t *queries, int may_repeat, cp_backend_result *result)
+{
+    int i, status;
+
+    for (i = 0; i < queries->nelts; i++) {
+        cp_query *query = &APR_ARRAY_IDX(queries, i, cp_query);
+
+        if (!query->answer
+            && (status = get_query(r, conf, index_url, query, may_repeat, result)) != OK) {
+            return status;
+        }
+    }
+    return OK;
+}
+
+/* Statuses a server without the multi-query endpoint answers it with
+ * (pouchdb-server: 400 only_multipart_accepted; others 404, 405, 415, 501),
+ * among which CouchDB's own refusal of the first query (400): the first
+ * query asked alone tells which. */
+static int may_lack_batch(int status)
+{
+    return status == HTTP_BAD_REQUEST || status == HTTP_NOT_FOUND
+        || status == HTTP_METHOD_NOT_ALLOWED || status == HTTP_UNSUPPORTED_MEDIA_TYPE
+        || status == HTTP_NOT_IMPLEMENTED;
+}
+
+static cp_query *first_pending(apr_array_header_t *queries)
+{
+    int i;
+
+    for (i = 0; i < queries->nelts; i++) {
+        if (!APR_ARRAY_IDX(queries, i, cp_query).answer) {
+            return &APR_ARRAY_IDX(queries, i, cp_query);
+        }
+    }
+    return NULL;
+}
+
+/* Sets the answers of the pending queries, in order, from results[0..k). */
+static void set_answers(apr_array_header_t *queries, const json_t **results, int k)
+{
+    int i, j = 0;
+
+    for (i = 0; i < queries->nelts && j < k; i++) {
+        cp_query *query = &APR_ARRAY_IDX(queries, i, cp_query);
+
+        if (!query->answer) {
+            query->answer = results[j++];
+        }
+    }
+}
+
+int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *backend,
+                     const char *index_url, apr_array_header_t *queries,
+                     cp_backend_result *result)
+{
+    int pending = cp_plan_pending(queries), status, k = 0, cut, tries;
+    backend_read read;
+    attempt a;
+    char *text = NULL;
+    apr_size_t len = 0;
+    const json_t **results;
+    const char *error = NULL;
+
+    if (pending == 0) {
+        return OK;
+    }
+    if (pending == 1 || lacks_batch(backend)) {
+        return get_each(r, conf, index_url, queries, 1, result);
+    }
+    read.url = apr_pstrcat(r->pool, index_url, "/queries", NULL);
+    read.body = cp_plan_batch_body(r->pool, queries);
+    /* each query keeps its allowance of CouchPageMaxResponse */
+    read.max_bytes = conf->max_response * pending;
+    results = apr_pcalloc(r->pool, sizeof(*results) * pending);
+    for (tries = 1;; tries++) {
+        status = read_backend(r, conf, &read, 0, &a, &text, &len, result);
+        cut = status == OK && a.capture.broken;
+        k = cut ? cp_page_batch_results(r->pool, text, len, 1, pending, results, &error) : 0;
+        /* a cut with results in it is answered below, by asking the rest */
+        if (tries == 1 && ((status != OK && failed_in_flight(&a)) || (cut && k == 0))) {
+            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0106) "the backend read "
+                          "failed in flight (%s); repeating it once",
+                          cut ? "the response was cut off"
+                          : apr_psprintf(r->pool, "proxy status %d", a.rv));
+            continue;
+        }
+        break;
+    }
+    if (status != OK) {
+        return status;
+    }
+    if (a.backend_status < 200 || a.backend_status > 299) {
+        cp_backend_result refused;
+
+        backend_refused(r, &a, text, len, &refused);
+        if (!may_lack_batch(a.backend_status)) {
+            *result = refused;
+            return result->status;
+        }
+        /* the server refused the request, or has no such endpoint: the
+         * first query alone tells */
+        status = get_query(r, conf, index_url, first_pending(queries), 1, result);
+        if (status != OK) {
+            return status;
+        }
+        remember_lacks_batch(r, backend, a.backend_status, refused.reason);
+        return get_each(r, conf, index_url, queries, 1, result);
+    }
+    if (cut && k == 0) {
+        return fail(result, HTTP_BAD_GATEWAY, 0, "the backend response was cut off");
+    }
+    if (!cut) {
+        k = cp_page_batch_results(r->pool, text, len, 0, pending, results, &error);
+        if (k < 0) {
+            return fail(result, HTTP_BAD_GATEWAY, 0, error);
+        }
+    }
+    set_answers(queries, results, k);
+    if (k < pending) {
+        /* Cut off after k results: CouchDB refusing query k (a reversed
+         * range), or a connection lost. Asking the rest alone is the one
+         * repeat: it brings CouchDB's own answer, or the rows. */
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0106) "the backend read failed "
+                      "in flight (the response was cut off after %d of %d results); "
+                      "asking the other queries alone", k, pending);
+        return get_each(r, conf, index_url, queries, 0, result);
+    }
     return OK;
 }

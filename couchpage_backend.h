@@ -1,6 +1,13 @@
 /*
- * couchpage_backend: GET a CouchDB URL as an httpd subrequest that
- * mod_proxy serves, and read the JSON answer.
+ * couchpage_backend: ask CouchDB a page's queries as httpd subrequests that
+ * mod_proxy serves, and read the JSON answers.
+ *
+ * The queries go as one multi-query request, POST INDEX/queries with the
+ * body {"queries": [...]}, carried as the subrequest's kept body so that
+ * mod_proxy keeps the backend connection pooled (design.md, section 1). A
+ * backend without that endpoint (pouchdb-server, CouchDB before 2.2) gets
+ * one GET per query: learnt from its first answer, noted once in the error
+ * log, and remembered for that backend in this process.
  *
  * mod_proxy does the HTTP: connection pooling, balancer://, TLS and
  * timeouts are configured with its directives, never here.
@@ -11,24 +18,36 @@
 #include "httpd.h"
 #include <jansson.h>
 
+#include "couchpage_plan.h"
+
 typedef struct {
     const char *authorization; /* Authorization header for CouchDB, or NULL */
-    apr_off_t max_response;    /* largest body read, in bytes */
+    apr_off_t max_response;    /* largest body read for one query, in bytes */
 } cp_backend_conf;
 
 typedef struct {
-    json_t *body;           /* the parsed 2xx answer, owned by r->pool */
     int status;             /* on failure: 502, 503 or 504 for the client */
     int backend_status;     /* the HTTP status CouchDB answered; 0 without one */
     const char *reason;     /* on failure: why, fit for the client and the log */
 } cp_backend_result;
 
-/* The output filter that captures a subrequest's body; registered once. */
+/* The subrequest's filters and the per-process memory of backends without
+ * the multi-query endpoint; called from the module's register_hooks. */
 void cp_backend_register(void);
 
-/* Fetches url. Returns OK with result->body set, or a failure status with
- * result->status and result->reason set. */
-int cp_backend_get_json(request_rec *r, const cp_backend_conf *conf,
-                        const char *url, cp_backend_result *result);
+/* Asks every query of queries (cp_query) that has no answer yet, and sets
+ * their answers, parsed. backend names the server for the memory of
+ * endpoints (cp_view.backend), index_url is where the queries go
+ * (cp_plan.index_url). Returns OK, or a failure status with result set:
+ * CouchDB's own answer to the query that failed, or the trouble reaching it.
+ *
+ * One pending query is one GET. Several are one POST; a response cut off
+ * after k complete results (CouchDB 3.4 ends it mid-stream when it refuses
+ * a later query as a reversed range) keeps those k and asks the rest alone,
+ * to learn CouchDB's own answer. A read that failed in flight is repeated
+ * once, never more. */
+int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *backend,
+                     const char *index_url, apr_array_header_t *queries,
+                     cp_backend_result *result);
 
 #endif

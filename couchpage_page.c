@@ -107,67 +107,168 @@ static const json_t *rows_of(const json_t *response)
     return json_object_get(response, "rows");
 }
 
-int cp_page_entry_rows(const json_t *forward, const cp_token *start, int with_docid,
-                       int limit)
+/* Skips JSON white space from *at. */
+static void skip_space(const char *text, apr_size_t len, apr_size_t *at)
 {
-    const json_t *rows = rows_of(forward);
-    size_t run, n = json_array_size(rows);
-
-    if (!with_docid) {
-        return 1;
+    while (*at < len && (text[*at] == ' ' || text[*at] == '\t' || text[*at] == '\r'
+                         || text[*at] == '\n')) {
+        (*at)++;
     }
-    run = token_entry_run(rows, start);
-    if (run == 0) {
-        return start->index;
-    }
-    return start->index + (int)run + (run == n && n >= (size_t)limit ? limit : 0);
 }
 
-int cp_page_next_start(apr_pool_t *pool, const json_t *forward, const cp_token *start,
-                       int count, int with_docid, cp_token *next)
+/* The end (one past the closing brace) of the JSON object at text[at], or
+ * 0 when the text ends first. Strings are passed over whole, escapes
+ * included; the object is parsed for real afterwards. */
+static apr_size_t object_end(const char *text, apr_size_t len, apr_size_t at)
 {
-    const json_t *rows = rows_of(forward);
+    apr_size_t depth = 0;
 
-    if (json_array_size(rows) <= (size_t)count) {
+    for (; at < len; at++) {
+        char c = text[at];
+
+        if (c == '"') {
+            for (at++; at < len && text[at] != '"'; at++) {
+                at += text[at] == '\\';
+            }
+        }
+        else if (c == '{' || c == '[') {
+            depth++;
+        }
+        else if ((c == '}' || c == ']') && --depth == 0) {
+            return at + 1;
+        }
+    }
+    return 0;
+}
+
+/* The results complete before the cut of a body that was cut off. */
+static int cut_off_results(apr_pool_t *pool, const char *text, apr_size_t len, int n,
+                           const json_t **results)
+{
+    static const char head[] = "\"results\"";
+    apr_size_t at = 0, end;
+    int k = 0;
+
+    skip_space(text, len, &at);
+    if (at >= len || text[at++] != '{') {
         return 0;
     }
-    cp_token_of_row(pool, json_array_get(rows, count), with_docid,
-                    entry_index(rows, count, start ? start->index : 0, with_docid), next);
-    return 1;
+    skip_space(text, len, &at);
+    if (len - at < sizeof(head) - 1 || memcmp(text + at, head, sizeof(head) - 1)) {
+        return 0;
+    }
+    at += sizeof(head) - 1;
+    skip_space(text, len, &at);
+    if (at >= len || text[at++] != ':') {
+        return 0;
+    }
+    skip_space(text, len, &at);
+    if (at >= len || text[at++] != '[') {
+        return 0;
+    }
+    while (k < n) {
+        skip_space(text, len, &at);
+        if (k > 0) {
+            if (at >= len || text[at++] != ',') {
+                break;
+            }
+            skip_space(text, len, &at);
+        }
+        if (at >= len || text[at] != '{' || !(end = object_end(text, len, at))) {
+            break;
+        }
+        results[k] = cp_json_load(pool, text + at, end - at, NULL);
+        if (!json_is_object(results[k])) {
+            break;
+        }
+        k++;
+        at = end;
+    }
+    return k;
 }
 
-/* The token of the k-th page ahead (k >= 1), or NULL past the end. */
+int cp_page_batch_results(apr_pool_t *pool, const char *text, apr_size_t len, int cut_off,
+                          int n, const json_t **results, const char **error)
+{
+    const json_t *body, *list;
+    int i;
+
+    if (cut_off) {
+        return cut_off_results(pool, text, len, n, results);
+    }
+    body = cp_json_load(pool, text, len, error);
+    if (!body) {
+        *error = apr_pstrcat(pool, "the multi-query response is not JSON: ", *error, NULL);
+        return -1;
+    }
+    list = json_object_get(body, "results");
+    if (!json_is_array(list) || json_array_size(list) != (size_t)n) {
+        *error = apr_psprintf(pool, "the multi-query response has no results array of %d "
+                              "results", n);
+        return -1;
+    }
+    for (i = 0; i < n; i++) {
+        results[i] = json_array_get(list, i);
+    }
+    return n;
+}
+
+const char *cp_page_check(apr_pool_t *pool, const apr_array_header_t *queries,
+                          int with_docid)
+{
+    const char *reason = NULL;
+    int i;
+
+    for (i = 0; i < queries->nelts; i++) {
+        if (!cp_page_rows(pool, APR_ARRAY_IDX(queries, i, cp_query).answer, with_docid,
+                          &reason)) {
+            return reason;
+        }
+    }
+    return NULL;
+}
+
+/* The answer of the query of that role, or NULL when the page has none. */
+static const json_t *answer_of(const cp_page_answers *in, cp_query_role role)
+{
+    const cp_query *query = cp_plan_query(in->queries, role);
+
+    return query ? query->answer : NULL;
+}
+
+/* The token of the k-th page ahead (k >= 1), or NULL past the end: row
+ * k * count of the rows read forward from the page's start, keys-only when
+ * there is an ahead query. */
 static const char *ahead_token(apr_pool_t *pool, const cp_page_answers *in, size_t k)
 {
-    const json_t *forward = rows_of(in->forward);
-    int first = in->start_token ? in->start_token->index : 0;
-    size_t at = in->ahead && k > 1 ? (k - 1) * in->count : k * in->count;
-    const json_t *rows = in->ahead && k > 1 ? rows_of(in->ahead) : forward;
+    const json_t *ahead = answer_of(in, CP_QUERY_AHEAD);
+    const json_t *rows = rows_of(ahead ? ahead : answer_of(in, CP_QUERY_FORWARD));
+    size_t at = k * in->count;
 
     if (at >= json_array_size(rows)) {
         return NULL;
     }
-    if (rows != forward) {
-        /* the ahead answer starts at the next page's first row */
-        first = entry_index(forward, in->count, first, in->with_docid);
-    }
     return row_token(pool, json_array_get(rows, at), in->with_docid,
-                     entry_index(rows, at, first, in->with_docid));
+                     entry_index(rows, at, in->start_token ? in->start_token->index : 0,
+                                 in->with_docid));
 }
 
 /* The rows before the page, nearest first, each with its index in its
- * entry. CouchDB lists an entry's rows in one order in either direction, so
- * read backward each entry comes in reverse. Without docids (grouped rows)
- * the token's own group may come first and is passed over. */
+ * entry. The backward answer starts with the token's own entry (read
+ * without skip): of it, only the rows before the token lie behind the page.
+ * CouchDB lists an entry's rows in one order in either direction, so read
+ * backward each entry comes in reverse. Without docids (grouped rows) the
+ * token's own group may come first and is passed over. */
 typedef struct {
     const json_t *row;
     int index;
 } placed_row;
 
-static apr_array_header_t *rows_behind(apr_pool_t *pool, const cp_page_answers *in)
+static apr_array_header_t *rows_behind(apr_pool_t *pool, const cp_page_answers *in,
+                                       const json_t *backward)
 {
-    const json_t *rows = rows_of(in->backward);
-    size_t n = json_array_size(rows), i = 0, end;
+    const json_t *rows = rows_of(backward);
+    size_t n = json_array_size(rows), i = 0, end, run, j;
     apr_array_header_t *behind = apr_array_make(pool, (int)n + 1, sizeof(placed_row));
     placed_row *placed;
 
@@ -183,58 +284,50 @@ static apr_array_header_t *rows_behind(apr_pool_t *pool, const cp_page_answers *
         }
         return behind;
     }
-    if (in->entry_rows > 1) {
-        /* the answer starts with the token's whole entry: the rows before
-         * the token are its first start_token->index rows */
-        size_t run = token_entry_run(rows, in->start_token), j;
-
-        for (j = (size_t)in->start_token->index < run ? (size_t)in->start_token->index : run;
-             j > 0; j--) {
-            placed = apr_array_push(behind);
-            placed->row = json_array_get(rows, j - 1);
-            placed->index = (int)j - 1;
-        }
-        i = run;
+    /* the token's own entry: its rows before the token, nearest first */
+    run = token_entry_run(rows, in->start_token);
+    for (j = (size_t)in->start_token->index < run ? (size_t)in->start_token->index : run;
+         j > 0; j--) {
+        placed = apr_array_push(behind);
+        placed->row = json_array_get(rows, j - 1);
+        placed->index = (int)j - 1;
     }
-    while (i < n) {
+    for (i = run; i < n; i = end + 1) {
         for (end = i; end + 1 < n && same_entry(json_array_get(rows, end + 1),
                                             json_array_get(rows, i)); end++) {
         }
-        for (size_t j = end + 1; j > i; j--) {
+        for (j = end + 1; j > i; j--) {
             placed = apr_array_push(behind);
             placed->row = json_array_get(rows, j - 1);
             placed->index = (int)(j - 1 - i);
         }
-        i = end + 1;
     }
     return behind;
 }
 
-int cp_page_behind_complete(const cp_page_answers *in, int limit)
+int cp_page_behind_complete(const cp_query *backward, const cp_token *start,
+                            int with_docid, int needed)
 {
-    const json_t *rows = rows_of(in->backward);
-    size_t n = json_array_size(rows), last = n, own;
-    size_t needed = (size_t)cp_plan_pages_either_side(in->links) * in->count;
+    const json_t *rows = rows_of(backward->answer);
+    size_t n = json_array_size(rows), last = n, own, before_token;
 
-    if (!in->with_docid || n < (size_t)limit || n == 0) {
+    if (!with_docid || n < (size_t)backward->limit || n == 0) {
         return 1;
     }
     while (last > 0 && same_entry(json_array_get(rows, last - 1),
                                   json_array_get(rows, n - 1))) {
         last--;
     }
-    if (in->entry_rows > 1) {
-        /* the token's own entry leads the answer; only its rows before the
-         * token lie behind */
-        own = token_entry_run(rows, in->start_token);
-        if (last == 0) {
-            return (size_t)in->start_token->index >= needed
-                   && (size_t)in->start_token->index < own;
-        }
-        return (size_t)in->start_token->index + (last - own) >= needed;
+    own = token_entry_run(rows, start);
+    before_token = (size_t)start->index < own ? (size_t)start->index : own;
+    if (last == 0) {
+        /* one entry fills the answer: complete only if it is the token's own
+         * and its rows before the token, all there, are enough */
+        return own > (size_t)start->index && before_token >= (size_t)needed;
     }
-    /* rows before the last entry, all complete, must cover what is needed */
-    return last >= needed;
+    /* the token's rows before it, then the complete entries before the
+     * last, which the limit may have cut */
+    return before_token + (last - own) >= (size_t)needed;
 }
 
 /* The first row of the k-th page behind (k >= 1): the count-th row further
@@ -284,7 +377,8 @@ static apr_array_header_t *ahead_tokens(apr_pool_t *pool, const cp_page_answers 
  * with a total, 0 <= offset <= total - rows on the page, and no fewer rows
  * before the page than were seen behind it. */
 static int offset_is_consistent(const cp_page_answers *in, const json_t *offset,
-                                const json_t *total_rows, size_t rows, size_t behind)
+                                const json_t *total_rows, size_t rows,
+                                const apr_array_header_t *behind)
 {
     json_int_t value, total;
 
@@ -296,10 +390,10 @@ static int offset_is_consistent(const cp_page_answers *in, const json_t *offset,
     if (value < 0 || total < 0 || value > total || (json_int_t)rows > total - value) {
         return 0;
     }
-    if (!in->backward) {
+    if (!behind || behind->nelts == 0) {
         return value == 0;
     }
-    return behind == 0 ? value == 0 : value >= (json_int_t)behind;
+    return value >= (json_int_t)behind->nelts;
 }
 
 static void add_link(apr_array_header_t *pages, apr_int64_t number, const char *start,
@@ -314,7 +408,9 @@ static void add_link(apr_array_header_t *pages, apr_int64_t number, const char *
 
 void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page)
 {
-    const json_t *forward_rows = rows_of(in->forward);
+    const json_t *forward = answer_of(in, CP_QUERY_FORWARD);
+    const json_t *backward = answer_of(in, CP_QUERY_BACKWARD);
+    const json_t *forward_rows = rows_of(forward);
     apr_array_header_t *behind = NULL, *before, *after;
     size_t want = (size_t)cp_plan_pages_either_side(in->links);
     apr_int64_t current_number = 0;
@@ -327,18 +423,17 @@ void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page
     /* each page's token once: for next and prev, and for the page links */
     after = ahead_tokens(pool, in, want);
     before = apr_array_make(pool, 1, sizeof(const char *));
-    if (in->backward) {
-        behind = rows_behind(pool, in);
+    if (backward) {
+        behind = rows_behind(pool, in, backward);
         before = behind_tokens(pool, in, behind, want);
     }
     page->next = after->nelts ? APR_ARRAY_IDX(after, 0, const char *) : NULL;
     page->prev = before->nelts ? APR_ARRAY_IDX(before, 0, const char *) : NULL;
 
-    page->total_rows = json_object_get(in->forward, "total_rows");
-    page->offset = json_object_get(in->forward, "offset");
+    page->total_rows = json_object_get(forward, "total_rows");
+    page->offset = json_object_get(forward, "offset");
     page->numbered = offset_is_consistent(in, page->offset, page->total_rows,
-                                          json_array_size(page->rows),
-                                          behind ? (size_t)behind->nelts : 0);
+                                          json_array_size(page->rows), behind);
     if (!page->numbered) {
         page->offset = NULL;
     }

@@ -10,6 +10,7 @@
 #include <apr_tables.h>
 #include <jansson.h>
 
+#include "couchpage_plan.h"
 #include "couchpage_token.h"
 
 /* A numbered page link. */
@@ -26,13 +27,9 @@ typedef struct {
     int with_docid;          /* rows and tokens carry document ids */
     int partial;             /* the queries see part of the index (a key range, a
                                 partition): offsets do not count from its start */
-    const json_t *forward;   /* the page's rows, then the first rows of pages ahead */
-    const json_t *ahead;     /* keys-only rows from the next page's start, or NULL
-                                when forward holds the pages ahead itself */
-    const json_t *backward;  /* rows read backward from the token; NULL on a first page */
+    const apr_array_header_t *queries; /* cp_query, as cp_plan_page planned them,
+                                each answered and checked with cp_page_check */
     const cp_token *start_token; /* the token, decoded; NULL on a first page */
-    int entry_rows;          /* rows of the token's entry (cp_page_entry_rows), as
-                                the backward query was planned */
     const char *start;       /* the token as the client sent it; NULL on a first page */
 } cp_page_answers;
 
@@ -53,24 +50,27 @@ typedef struct {
 json_t *cp_page_rows(apr_pool_t *pool, const json_t *response, int with_docid,
                      const char **error);
 
-/* How many rows the token's (key, docid) entry has, as far as the forward
- * answer (asked with limit) shows: the token's index plus the rows of its
- * entry that the answer starts with; when they fill an answer the limit cut
- * short, limit more (the entry may go on). 0 when the token's row is gone.
- * Always 1 for grouped rows. */
-int cp_page_entry_rows(const json_t *forward, const cp_token *start, int with_docid,
-                       int limit);
+/* Reads a multi-query response, {"results": [view response, ...]}, into
+ * results[0..n). A whole body must be exactly that, with n results: else -1
+ * with the reason in *error. A body that was cut off (cut_off) gives the
+ * results complete before the cut, as CouchDB writes them (the member
+ * "results" first): CouchDB 3.4 ends its response so when it refuses a
+ * later query. Returns how many results were read. */
+int cp_page_batch_results(apr_pool_t *pool, const char *text, apr_size_t len, int cut_off,
+                          int n, const json_t **results, const char **error);
 
-/* The next page's first row, as a token to plan the ahead query from: 1, or
- * 0 when the forward answer shows no next page. start is NULL on a first page. */
-int cp_page_next_start(apr_pool_t *pool, const json_t *forward, const cp_token *start,
-                       int count, int with_docid, cp_token *next);
+/* Checks every answer of queries with cp_page_rows. Returns NULL, or the
+ * reason one is not a view response. */
+const char *cp_page_check(apr_pool_t *pool, const apr_array_header_t *queries,
+                          int with_docid);
 
-/* Whether the backward answer (asked with limit) shows every row the pages
- * behind need: 0 when they reach into the last entry of an answer the limit
- * cut, whose rows nearest the page may be missing (a document's rows under
- * one key come in one order both ways). Then ask again with a larger limit. */
-int cp_page_behind_complete(const cp_page_answers *in, int limit);
+/* Whether the backward answer shows the `needed` rows behind the page,
+ * each in its place: 0 when they reach into the last entry of an answer its
+ * limit cut, whose rows nearest the page may be missing (a document's rows
+ * under one key come in one order both ways), or into the token's own entry
+ * when the limit cut that. Then ask again with a larger limit (cp_plan_widen). */
+int cp_page_behind_complete(const cp_query *backward, const cp_token *start,
+                            int with_docid, int needed);
 
 /* Builds the page. All responses must have passed cp_page_rows.
  *

@@ -1,5 +1,6 @@
 #include "couchpage_plan.h"
 #include "couchpage_json.h"
+#include "couchpage_page.h"
 
 #include <apr_escape.h>
 #include <apr_strings.h>
@@ -64,6 +65,7 @@ const char *cp_view_init(apr_pool_t *pool, const char *url, cp_view *view)
         return "must not carry credentials; use CouchPageCredentials";
     }
     view->url = url;
+    view->backend = apr_pstrcat(pool, uri.scheme, "://", uri.hostinfo, NULL);
     view->is_all_docs = 0;
     return split_index_path(pool, url, uri.path ? uri.path : "", view);
 }
@@ -77,9 +79,16 @@ const char *cp_plan_init(apr_pool_t *pool, cp_plan *plan, const cp_view *view,
                          const char *partition, const char *low, const char *high,
                          int count, int links)
 {
+    const char *error = NULL;
+
     plan->view = view;
     plan->low = low;
     plan->high = high;
+    plan->low_key = low ? cp_json_load(pool, low, strlen(low), &error) : NULL;
+    plan->high_key = high && !error ? cp_json_load(pool, high, strlen(high), &error) : NULL;
+    if (error) {
+        return apr_pstrcat(pool, "a bound of the key range is not JSON: ", error, NULL);
+    }
     plan->count = count;
     plan->links = links;
     plan->index_url = view->url;
@@ -99,36 +108,62 @@ const char *cp_plan_init(apr_pool_t *pool, cp_plan *plan, const cp_view *view,
     return NULL;
 }
 
-/* Appends name=value to a query being built; the value is encoded. */
-static void add_param(apr_pool_t *pool, apr_array_header_t *params,
-                      const char *name, const char *value)
+int cp_plan_pages_either_side(int links)
 {
-    APR_ARRAY_PUSH(params, const char *) =
-        apr_pstrcat(pool, name, "=", apr_pescape_urlencoded(pool, value), NULL);
+    return links > 1 ? links : 1;
+}
+
+/* A parameter whose string value CouchDB reads raw in a query string; every
+ * other value is JSON there too (keys, numbers, booleans). */
+static int is_raw_string_param(const char *name)
+{
+    return !strcmp(name, "startkey_docid") || !strcmp(name, "endkey_docid");
+}
+
+static void set_param(json_t *params, const char *name, json_t *value)
+{
+    json_object_set_new(params, name, value);
+}
+
+const char *cp_plan_query_url(apr_pool_t *pool, const char *index_url,
+                              const cp_query *query)
+{
+    apr_array_header_t *pairs = apr_array_make(pool, (int)json_object_size(query->params),
+                                               sizeof(const char *));
+    const char *name;
+    json_t *value;
+
+    json_object_foreach(query->params, name, value) {
+        const char *text = json_is_string(value) && is_raw_string_param(name)
+                         ? json_string_value(value) : cp_json_text(pool, value);
+
+        APR_ARRAY_PUSH(pairs, const char *) =
+            apr_pstrcat(pool, name, "=", apr_pescape_urlencoded(pool, text), NULL);
+    }
+    return apr_pstrcat(pool, index_url, "?", apr_array_pstrcat(pool, pairs, '&'), NULL);
 }
 
 /* The parameters every query of the location shares. */
-static apr_array_header_t *base_params(apr_pool_t *pool, const cp_view *view,
-                                       int limit, int descending)
+static json_t *base_params(apr_pool_t *pool, const cp_view *view, int limit, int descending)
 {
-    apr_array_header_t *params = apr_array_make(pool, 10, sizeof(const char *));
+    json_t *params = cp_json_pool_own(pool, json_object());
 
-    add_param(pool, params, "limit", apr_itoa(pool, limit));
+    set_param(params, "limit", json_integer(limit));
     if (view->reduce) {
-        add_param(pool, params, "reduce", "true");
+        set_param(params, "reduce", json_true());
         if (view->group_level == CP_GROUP_EXACT) {
-            add_param(pool, params, "group", "true");
+            set_param(params, "group", json_true());
         }
         else {
-            add_param(pool, params, "group_level", apr_itoa(pool, view->group_level));
+            set_param(params, "group_level", json_integer(view->group_level));
         }
     }
     else if (!view->is_all_docs) {
         /* Without it a view with a reduce function answers one reduced row. */
-        add_param(pool, params, "reduce", "false");
+        set_param(params, "reduce", json_false());
     }
     if (descending) {
-        add_param(pool, params, "descending", "true");
+        set_param(params, "descending", json_true());
     }
     return params;
 }
@@ -137,131 +172,203 @@ static apr_array_header_t *base_params(apr_pool_t *pool, const cp_view *view,
  * order, a group that a group level cut short starts after every key it
  * groups: [2023] must be sent as [2023,{}], which sorts after [2023, m, d]
  * (objects sort after every other type). */
-static const char *start_key(apr_pool_t *pool, const cp_view *view, const cp_token *start,
-                             int descending)
+static json_t *start_key(const cp_view *view, const cp_token *start, int descending)
 {
     json_t *upper;
 
     if (!(descending && view->reduce && view->group_level > 0
           && json_is_array(start->key)
           && json_array_size(start->key) == (size_t)view->group_level)) {
-        return start->key_json;
+        return json_incref((json_t *)start->key);
     }
-    upper = cp_json_pool_own(pool, json_copy((json_t *)start->key));
+    upper = json_copy((json_t *)start->key);
     json_array_append_new(upper, json_object());
-    return cp_json_text(pool, upper);
+    return upper;
 }
 
-static void add_start(apr_pool_t *pool, apr_array_header_t *params, const cp_view *view,
-                      const cp_token *start, int descending)
+static void add_start(json_t *params, const cp_view *view, const cp_token *start,
+                      int descending)
 {
-    add_param(pool, params, "startkey", start_key(pool, view, start, descending));
+    set_param(params, "startkey", start_key(view, start, descending));
     /* _all_docs keys are the ids already */
     if (start->docid && !view->is_all_docs) {
-        add_param(pool, params, "startkey_docid", start->docid);
+        set_param(params, "startkey_docid", json_string(start->docid));
     }
 }
 
-static const char *join(apr_pool_t *pool, const cp_plan *plan, apr_array_header_t *params)
+static void add_bound(json_t *params, const char *name, const json_t *key)
 {
-    return apr_pstrcat(pool, plan->index_url, "?",
-                       apr_array_pstrcat(pool, params, '&'), NULL);
+    if (key) {
+        set_param(params, name, json_incref((json_t *)key));
+    }
 }
 
-/* The parameters of a query in the view's own direction from start (or
- * from the range's start), bounded by the range's end. */
-static apr_array_header_t *forward_params(apr_pool_t *pool, const cp_plan *plan,
-                                          const cp_token *start, int limit)
+static void set_query(cp_query *query, cp_query_role role, int limit, json_t *params,
+                      int widened)
+{
+    query->role = role;
+    query->limit = limit;
+    query->params = params;
+    query->answer = NULL;
+    query->widened = widened;
+}
+
+static void add_query(apr_array_header_t *queries, cp_query_role role, int limit,
+                      json_t *params)
+{
+    set_query(apr_array_push(queries), role, limit, params, 0);
+}
+
+/* A query in the view's own direction from start (or from the range's
+ * start), bounded by the range's end. */
+static json_t *forward_params(apr_pool_t *pool, const cp_plan *plan, const cp_token *start,
+                              int limit)
 {
     const cp_view *view = plan->view;
-    const char *first = view->descending ? plan->high : plan->low;
-    const char *last = view->descending ? plan->low : plan->high;
-    apr_array_header_t *params = base_params(pool, view, limit, view->descending);
+    json_t *params = base_params(pool, view, limit, view->descending);
 
     if (start) {
-        add_start(pool, params, view, start, view->descending);
+        add_start(params, view, start, view->descending);
         if (start->index > 0) {
-            add_param(pool, params, "skip", apr_itoa(pool, start->index));
+            set_param(params, "skip", json_integer(start->index));
         }
     }
-    else if (first) {
-        add_param(pool, params, "startkey", first);
+    else {
+        add_bound(params, "startkey", view->descending ? plan->high_key : plan->low_key);
     }
-    if (last) {
-        add_param(pool, params, "endkey", last);
-    }
+    add_bound(params, "endkey", view->descending ? plan->low_key : plan->high_key);
     return params;
 }
 
-int cp_plan_needs_ahead(const cp_plan *plan)
-{
-    return plan->view->include_docs && plan->links > 1;
-}
-
-int cp_plan_pages_either_side(int links)
-{
-    return links > 1 ? links : 1;
-}
-
-int cp_plan_forward_limit(const cp_plan *plan)
-{
-    /* with include_docs, the pages ahead come from the keys-only ahead query */
-    int pages = cp_plan_needs_ahead(plan) ? 1 : cp_plan_pages_either_side(plan->links);
-
-    return pages * plan->count + 1;
-}
-
-const char *cp_plan_forward(apr_pool_t *pool, const cp_plan *plan,
-                            const cp_token *start)
-{
-    apr_array_header_t *params = forward_params(pool, plan, start,
-                                                cp_plan_forward_limit(plan));
-
-    if (plan->view->include_docs) {
-        add_param(pool, params, "include_docs", "true");
-    }
-    return join(pool, plan, params);
-}
-
-const char *cp_plan_ahead(apr_pool_t *pool, const cp_plan *plan, const cp_token *next)
-{
-    return join(pool, plan, forward_params(pool, plan, next,
-                                           (plan->links - 1) * plan->count + 1));
-}
-
-/* Whether the backward query passes over the token's own row with skip=1. */
-static int backward_skips_own_row(const cp_plan *plan, int entry_rows)
-{
-    return cp_view_has_docids(plan->view) && entry_rows <= 1;
-}
-
-int cp_plan_backward_limit(const cp_plan *plan, int entry_rows, int extra)
-{
-    int rows = cp_plan_pages_either_side(plan->links) * plan->count + extra;
-
-    /* the algorithm's skip=1 passes over the token's own row; grouped rows
-     * and entries of several rows are passed over by the page assembler */
-    return backward_skips_own_row(plan, entry_rows) ? rows
-                                                    : rows + (entry_rows > 1 ? entry_rows : 1);
-}
-
-const char *cp_plan_backward(apr_pool_t *pool, const cp_plan *plan,
-                             const cp_token *start, int entry_rows, int extra)
+/* The query the other way from the token's row, bounded by the range's
+ * start, its own entry included (no skip). */
+static json_t *backward_params(apr_pool_t *pool, const cp_plan *plan, const cp_token *start,
+                               int limit)
 {
     const cp_view *view = plan->view;
-    const char *bound = view->descending ? plan->high : plan->low;
-    apr_array_header_t *params = base_params(pool, view,
-                                             cp_plan_backward_limit(plan, entry_rows, extra),
-                                             !view->descending);
+    json_t *params = base_params(pool, view, limit, !view->descending);
 
-    add_start(pool, params, view, start, !view->descending);
-    if (bound) {
-        add_param(pool, params, "endkey", bound);
+    add_start(params, view, start, !view->descending);
+    add_bound(params, "endkey", view->descending ? plan->high_key : plan->low_key);
+    return params;
+}
+
+/* The backward query's first limit: the rows the pages behind need, the
+ * token's own entry up to the token (a grouped row's own group), and, for
+ * map rows, CP_PLAN_BACKWARD_SLACK rows more: the answer must show that the
+ * entry at its far end is whole (a row past it), and an entry of several
+ * rows, the token's own after the token or the far one, takes rows from
+ * the pages behind. Within the slack (documents that emit a key twice)
+ * that needs no second round; beyond it, widening (cp_plan_widen) asks. */
+static int backward_limit(const cp_plan *plan, const cp_token *start)
+{
+    int behind = cp_plan_pages_either_side(plan->links) * plan->count;
+
+    return cp_view_has_docids(plan->view)
+           ? behind + start->index + 1 + CP_PLAN_BACKWARD_SLACK : behind + 1;
+}
+
+/* Whether CouchDB may refuse a query of the page as a reversed range: one
+ * with both startkey and endkey, on a view (_all_docs has no such check). */
+static int may_be_refused(const cp_plan *plan, const cp_token *start)
+{
+    const json_t *first = plan->view->descending ? plan->high_key : plan->low_key;
+    const json_t *last = plan->view->descending ? plan->low_key : plan->high_key;
+
+    /* forward (and ahead): from the token or the range's start to its end;
+     * backward: from the token to the range's start */
+    return !plan->view->is_all_docs && ((last && (start || first)) || (start && first));
+}
+
+apr_array_header_t *cp_plan_page(apr_pool_t *pool, const cp_plan *plan,
+                                 const cp_token *start)
+{
+    apr_array_header_t *queries = apr_array_make(pool, 4, sizeof(cp_query));
+    int ahead = cp_plan_pages_either_side(plan->links);
+    /* rows for links never carry documents: a keys-only query of their own */
+    int keys_apart = plan->view->include_docs && plan->links > 1;
+    int limit = (keys_apart ? 1 : ahead) * plan->count + 1;
+    json_t *params;
+
+    /* several queries go together, and CouchDB may refuse one: a query it
+     * never refuses (no endkey) leads them (see the header) */
+    if ((start || keys_apart) && may_be_refused(plan, start)) {
+        params = base_params(pool, plan->view, 0, plan->view->descending);
+        add_bound(params, "startkey",
+                  plan->view->descending ? plan->high_key : plan->low_key);
+        add_query(queries, CP_QUERY_RANGE_START, 0, params);
     }
-    if (backward_skips_own_row(plan, entry_rows)) {
-        add_param(pool, params, "skip", "1");
+    params = forward_params(pool, plan, start, limit);
+
+    if (plan->view->include_docs) {
+        set_param(params, "include_docs", json_true());
     }
-    return join(pool, plan, params);
+    add_query(queries, CP_QUERY_FORWARD, limit, params);
+    if (keys_apart) {
+        limit = ahead * plan->count + 1;
+        add_query(queries, CP_QUERY_AHEAD, limit,
+                  forward_params(pool, plan, start, limit));
+    }
+    if (start) {
+        limit = backward_limit(plan, start);
+        add_query(queries, CP_QUERY_BACKWARD, limit,
+                  backward_params(pool, plan, start, limit));
+    }
+    return queries;
+}
+
+cp_query *cp_plan_query(const apr_array_header_t *queries, cp_query_role role)
+{
+    int i;
+
+    for (i = 0; i < queries->nelts; i++) {
+        if (APR_ARRAY_IDX(queries, i, cp_query).role == role) {
+            return &APR_ARRAY_IDX(queries, i, cp_query);
+        }
+    }
+    return NULL;
+}
+
+int cp_plan_pending(const apr_array_header_t *queries)
+{
+    int i, pending = 0;
+
+    for (i = 0; i < queries->nelts; i++) {
+        pending += APR_ARRAY_IDX(queries, i, cp_query).answer == NULL;
+    }
+    return pending;
+}
+
+const char *cp_plan_batch_body(apr_pool_t *pool, const apr_array_header_t *queries)
+{
+    json_t *list = json_array();
+    int i;
+
+    for (i = 0; i < queries->nelts; i++) {
+        const cp_query *query = &APR_ARRAY_IDX(queries, i, cp_query);
+
+        if (!query->answer) {
+            json_array_append(list, query->params);
+        }
+    }
+    return cp_json_text(pool, cp_json_pool_own(pool, json_pack("{s:o}", "queries", list)));
+}
+
+int cp_plan_widen(apr_pool_t *pool, const cp_plan *plan, const cp_token *start,
+                  apr_array_header_t *queries)
+{
+    cp_query *backward = cp_plan_query(queries, CP_QUERY_BACKWARD);
+    int needed = cp_plan_pages_either_side(plan->links) * plan->count, limit;
+
+    if (!backward || !backward->answer || backward->widened >= CP_PLAN_MAX_WIDENINGS
+        || cp_page_behind_complete(backward, start, cp_view_has_docids(plan->view), needed)) {
+        return 0;
+    }
+    /* as the widening before it grew: each time well beyond the entry */
+    limit = backward->limit * 8 + plan->count;
+    set_query(backward, CP_QUERY_BACKWARD, limit, backward_params(pool, plan, start, limit),
+              backward->widened + 1);
+    return 1;
 }
 
 int cp_plan_is_partial(const cp_plan *plan)

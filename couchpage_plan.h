@@ -3,19 +3,27 @@
  *
  * The algorithm (seeds/algorithm.txt): a first page is one query with
  * limit = count + 1; a later page is a forward query from the token's row
- * with limit = count + 1 and a backward query from the same row in the other
- * direction with skip=1 and limit = count. Never a skip beyond 1, so every
- * page costs the same at any depth.
+ * with limit = count + 1 and a backward query from the same row in the
+ * other direction. Never a skip that grows with depth, so every page costs
+ * the same at any depth.
+ *
+ * Every query of a page is planned before any is sent, so that the backend
+ * can send them all as one multi-query request (cp_plan_batch_body), or one
+ * GET each (cp_plan_query_url) to a server without it; only the rare widening of
+ * the backward query takes a second round (cp_plan_widen). So the backward
+ * query has no skip=1 (which would need the forward answer to tell how many
+ * rows the token's entry has): it reads the token's own entry too, and the
+ * page assembler passes over it.
  *
  * Grouped reduce rows have no document id, and with a group level shorter
  * than the keys, the group a token names does not lie at its key when read
- * backwards. So their backward query has no skip: it asks for count + 1 rows
- * and the page assembler drops the group the token names, if it comes first.
+ * backwards. The page assembler drops the group the token names, if it
+ * comes first.
  *
  * With page links, the forward query also reads the first rows of the pages
  * ahead and the backward query the pages behind. Rows used only for links
  * never carry documents: with include_docs, the pages ahead come from a
- * keys-only query of their own from the next page's start.
+ * keys-only query of their own from the token's row.
  *
  * A token at row n > 0 of a document's several rows under one key (see
  * couchpage_token.h) starts the forward query with skip=n: a skip bounded by
@@ -29,6 +37,9 @@
 #define COUCHPAGE_PLAN_H
 
 #include <apr_pools.h>
+#include <apr_tables.h>
+#include <jansson.h>
+
 #include "couchpage_token.h"
 
 #define CP_GROUP_EXACT (-1)
@@ -36,6 +47,7 @@
 /* What a location pages, fixed at configuration time. */
 typedef struct {
     const char *url;         /* as configured, no query string */
+    const char *backend;     /* scheme://host[:port]: the server that answers */
     const char *db_url;      /* scheme://host/db: where a partition goes */
     const char *index_path;  /* /_design/D/_view/V or /_all_docs */
     int is_all_docs;         /* keys are the ids; no reduce parameter */
@@ -46,8 +58,8 @@ typedef struct {
     int include_docs;        /* items carry their documents */
 } cp_view;
 
-/* Classifies a CouchPageView URL and fills url, db_url, index_path,
- * is_all_docs and is_partitioned; the options are the caller's. Returns
+/* Classifies a CouchPageView URL and fills url, backend, db_url,
+ * index_path, is_all_docs and is_partitioned; the options are the caller's. Returns
  * NULL when it names a view or _all_docs, else the reason it does not. */
 const char *cp_view_init(apr_pool_t *pool, const char *url, cp_view *view);
 
@@ -61,12 +73,14 @@ typedef struct {
     const char *partition; /* the request's partition, NULL without one */
     const char *low;       /* JSON of the range's lowest key, NULL: open */
     const char *high;      /* JSON of the range's highest key, NULL: open */
+    const json_t *low_key; /* the same, parsed */
+    const json_t *high_key;
     int count;             /* rows per page */
     int links;             /* pages linked either side, 0 for prev/next only */
 } cp_plan;
 
-/* partition may be NULL. Returns NULL, or the reason the partition name
- * cannot be used. */
+/* partition may be NULL; low and high are compact JSON (or NULL). Returns
+ * NULL, or the reason the partition name or a bound cannot be used. */
 const char *cp_plan_init(apr_pool_t *pool, cp_plan *plan, const cp_view *view,
                          const char *partition, const char *low, const char *high,
                          int count, int links);
@@ -75,34 +89,83 @@ const char *cp_plan_init(apr_pool_t *pool, cp_plan *plan, const cp_view *view,
  * linked pages, or, without links, the one that prev and next need. */
 int cp_plan_pages_either_side(int links);
 
-/* How many rows the forward query asks for. */
-int cp_plan_forward_limit(const cp_plan *plan);
+/* What a query of a page is for: the page assembler finds answers by it. */
+typedef enum {
+    CP_QUERY_RANGE_START, /* limit=0 from the range's start, no end: see cp_plan_page */
+    CP_QUERY_FORWARD,  /* the page's rows, then the first rows of the pages ahead */
+    CP_QUERY_AHEAD,    /* keys-only rows from the page's start for the pages ahead
+                          (include_docs with more than one page linked ahead) */
+    CP_QUERY_BACKWARD  /* rows read backward from the token's row, its own entry
+                          first: prev and the pages behind */
+} cp_query_role;
 
-/* The forward query: from the token's row, or from the range's start when
- * start is NULL (the first page). Every value is percent-encoded. */
-const char *cp_plan_forward(apr_pool_t *pool, const cp_plan *plan,
-                            const cp_token *start);
+/* One CouchDB query. Its parameters are a JSON object, sent as they are in
+ * a multi-query POST body, and written out as a GET URL's query string
+ * (cp_plan_query_url): one source for both. */
+typedef struct {
+    cp_query_role role;
+    int limit;              /* the rows it asks for */
+    json_t *params;         /* name: value, in the order sent (pool-owned) */
+    const json_t *answer;   /* CouchDB's answer; NULL until the backend has it */
+    int widened;            /* how often the query was asked again, wider */
+} cp_query;
 
-/* The backward query from the token's row. entry_rows is how many rows the
- * token's (key, docid) entry has (see cp_page_entry_rows): with one, the
- * algorithm's query (skip=1); with several, CouchDB lists the whole entry
- * first in either direction, so the query reads past it without skip and the
- * page assembler takes the rows before the token from it. extra rows are
- * asked beyond those the pages behind need: at least one, so that an entry
- * of several rows at the far end shows whether the limit cut it (see
- * cp_page_behind_complete). */
-const char *cp_plan_backward(apr_pool_t *pool, const cp_plan *plan,
-                             const cp_token *start, int entry_rows, int extra);
+/* Every query of a page, planned before any is sent (start NULL: a first
+ * page): an array of cp_query, in the order they are sent. No query
+ * depends on another's answer:
+ *  - forward: from the token's row (or the range's start) with
+ *    limit = count + 1, or the rows of every page linked ahead; the
+ *    documents with include_docs;
+ *  - ahead: with include_docs and more than one page linked ahead, the
+ *    pages ahead come keys-only from the token's row, not from the forward
+ *    query's documents;
+ *  - backward (later pages): from the token's row the other way, without
+ *    skip: the answer starts with the token's own (key, docid) entry, which
+ *    the page assembler passes over. The limit is the rows the pages behind
+ *    need, the token's entry up to the token, and CP_PLAN_BACKWARD_SLACK
+ *    rows more (see cp_page_behind_complete);
+ *  - range start, first: when several queries go together and one of them
+ *    CouchDB may refuse (a start beyond the range's end: a query with both
+ *    startkey and endkey; never on _all_docs), a limit=0 query from the
+ *    range's start without an endkey, which CouchDB never refuses. CouchDB
+ *    3.4.3 answers a refusal of a multi-query request's first query with a
+ *    400 and then writes the other queries' results after it on the same
+ *    connection, which mod_proxy would hand to the next request; refusing a
+ *    later query, it ends the response and the connection (the backend then
+ *    asks the refused query alone). Its offset is the range's position. */
+apr_array_header_t *cp_plan_page(apr_pool_t *pool, const cp_plan *plan,
+                                 const cp_token *start);
 
-/* How many rows that query asks for. */
-int cp_plan_backward_limit(const cp_plan *plan, int entry_rows, int extra);
+/* The first query of that role, or NULL. */
+cp_query *cp_plan_query(const apr_array_header_t *queries, cp_query_role role);
 
-/* Whether the pages ahead need their own keys-only query, from the next
- * page's start (include_docs with more than one page linked ahead). */
-int cp_plan_needs_ahead(const cp_plan *plan);
+/* How many queries have no answer yet. */
+int cp_plan_pending(const apr_array_header_t *queries);
 
-/* That query. */
-const char *cp_plan_ahead(apr_pool_t *pool, const cp_plan *plan, const cp_token *next);
+/* The query as a GET URL of index_url: name=value for each parameter, each
+ * value percent-encoded; keys as JSON, document ids raw. */
+const char *cp_plan_query_url(apr_pool_t *pool, const char *index_url,
+                              const cp_query *query);
+
+/* The body of a multi-query POST of the queries that have no answer yet,
+ * in order: {"queries": [params, ...]}. */
+const char *cp_plan_batch_body(apr_pool_t *pool, const apr_array_header_t *queries);
+
+/* Rows the backward query asks beyond the pages behind and the token's
+ * entry up to the token: one past the far end shows whether the limit cut
+ * an entry there, two more hold the rows of a document that emits its key
+ * twice (the token's own after it, or one at the far end). */
+#define CP_PLAN_BACKWARD_SLACK 3
+
+/* The rare second round: when the backward answer ends inside an entry of
+ * several rows that its limit cut where the pages behind need it (see
+ * cp_page_behind_complete), the backward query is replaced by a wider one,
+ * with no answer, and 1 is returned: send the pending queries again.
+ * 0 when the answers are complete, or the query was widened
+ * CP_PLAN_MAX_WIDENINGS times already. */
+#define CP_PLAN_MAX_WIDENINGS 3
+int cp_plan_widen(apr_pool_t *pool, const cp_plan *plan, const cp_token *start,
+                  apr_array_header_t *queries);
 
 /* Whether the queries see only part of the index (a key range or a
  * partition), so that CouchDB's offsets do not count from their start. */

@@ -63,11 +63,10 @@ static int send_error(request_rec *r, int status, const char *error, const char 
     return send_json(r, status, cp_render_error(r->pool, error, reason));
 }
 
-static int send_backend_error(request_rec *r, const cp_backend_result *result,
-                              const char *query)
+static int send_backend_error(request_rec *r, const cp_backend_result *result)
 {
     ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, CPLOGNO(0101)
-                  "%s query failed with %d: %s", query, result->status,
+                  "the backend queries failed with %d: %s", result->status,
                   result->reason);
     return send_error(r, result->status,
                       result->status == HTTP_GATEWAY_TIME_OUT ? "backend_timeout"
@@ -149,36 +148,6 @@ static const char *eval_bound(request_rec *r, const char *which, const key_bound
                             "JSON: %s", which, text, err);
     }
     return NULL;
-}
-
-/* Fetches one query's rows: 1 when result->body holds them, 0 when the
- * client has been answered with the error instead. A CouchDB 400 for a query
- * that starts at a client's token means the token lies outside the
- * location's key range (CouchDB refuses a reversed range): the client's error. */
-static int fetch_rows(request_rec *r, const cp_backend_conf *backend, const char *url,
-                      const char *query, const cp_token *start, int with_docid,
-                      cp_backend_result *result)
-{
-    const char *reason;
-
-    if (cp_backend_get_json(r, backend, url, result) != OK) {
-        if (start && result->backend_status == HTTP_BAD_REQUEST) {
-            send_bad_request(r, apr_psprintf(r->pool,
-                "the start token is outside this location's key range (%s)",
-                result->reason));
-        }
-        else {
-            send_backend_error(r, result, query);
-        }
-        return 0;
-    }
-    if (!cp_page_rows(r->pool, result->body, with_docid, &reason)) {
-        result->status = HTTP_BAD_GATEWAY;
-        result->reason = reason;
-        send_backend_error(r, result, query);
-        return 0;
-    }
-    return 1;
 }
 
 /* The path page links point at: this request's, or under mod_include the
@@ -364,63 +333,36 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
     return 1;
 }
 
-/* Makes the page's backend queries: 1 with the answers filled in, or 0
- * when the client has been answered with the error. */
+/* Asks CouchDB the queries that have no answer yet: 1 with every answer
+ * in and checked, or 0 when the client has been answered with the error. A
+ * CouchDB 400 on a page that starts at a client's token means the token
+ * lies outside the location's key range (CouchDB refuses a reversed range):
+ * the client's error. */
 static int fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
-                         const page_request *req, cp_page_answers *answers)
+                         const page_request *req, apr_array_header_t *queries)
 {
-    const cp_token *start = req->args.start ? &req->start : NULL;
     cp_backend_conf backend;
-    cp_backend_result forward, ahead, backward;
-    cp_token next;
-    int extra, tries;
+    cp_backend_result result;
 
     backend.authorization = conf->authorization;
     backend.max_response = conf->max_response;
-    memset(answers, 0, sizeof(*answers));
-    answers->count = req->plan.count;
-    answers->links = req->plan.links;
-    answers->with_docid = req->with_docid;
-    answers->partial = cp_plan_is_partial(&req->plan);
-
-    if (!fetch_rows(r, &backend, cp_plan_forward(r->pool, &req->plan, start), "forward",
-                    start, req->with_docid, &forward)) {
+    if (cp_backend_fetch(r, &backend, req->view.backend, req->plan.index_url, queries,
+                         &result) != OK) {
+        if (req->args.start && result.backend_status == HTTP_BAD_REQUEST) {
+            send_bad_request(r, apr_psprintf(r->pool,
+                "the start token is outside this location's key range (%s)",
+                result.reason));
+        }
+        else {
+            send_backend_error(r, &result);
+        }
         return 0;
     }
-    answers->forward = forward.body;
-    if (cp_plan_needs_ahead(&req->plan)
-        && cp_page_next_start(r->pool, forward.body, start, req->plan.count,
-                              req->with_docid, &next)) {
-        if (!fetch_rows(r, &backend, cp_plan_ahead(r->pool, &req->plan, &next), "ahead",
-                        NULL, req->with_docid, &ahead)) {
-            return 0;
-        }
-        answers->ahead = ahead.body;
-    }
-    if (start) {
-        answers->entry_rows = cp_page_entry_rows(forward.body, start, req->with_docid,
-                                                 cp_plan_forward_limit(&req->plan));
-        answers->start_token = start;
-        answers->start = req->args.start;
-        /* Asked again, wider, only when the pages behind end inside a
-         * document's several rows under one key that the limit cut. */
-        for (extra = req->with_docid ? 1 : 0, tries = 0;; tries++) {
-            if (!fetch_rows(r, &backend,
-                            cp_plan_backward(r->pool, &req->plan, start, answers->entry_rows,
-                                             extra),
-                            "backward", start, req->with_docid, &backward)) {
-                return 0;
-            }
-            answers->backward = backward.body;
-            if (tries == 3
-                || cp_page_behind_complete(answers,
-                                           cp_plan_backward_limit(&req->plan,
-                                                                  answers->entry_rows,
-                                                                  extra))) {
-                break;
-            }
-            extra = extra * 8 + req->plan.count;
-        }
+    result.reason = cp_page_check(r->pool, queries, req->with_docid);
+    if (result.reason) {
+        result.status = HTTP_BAD_GATEWAY;
+        send_backend_error(r, &result);
+        return 0;
     }
     return 1;
 }
@@ -450,6 +392,8 @@ static int couchpage_handler(request_rec *r)
 {
     const couchpage_dir_conf *conf;
     page_request req;
+    const cp_token *start;
+    apr_array_header_t *queries;
     cp_page_answers answers;
     cp_page page;
 
@@ -473,9 +417,26 @@ static int couchpage_handler(request_rec *r)
                                  "are merged here; grouped rows have no documents");
     }
     /* Each step answers the client itself when it fails. */
-    if (!read_page_request(r, conf, &req) || !fetch_answers(r, conf, &req, &answers)) {
+    if (!read_page_request(r, conf, &req)) {
         return OK;
     }
+    /* Every query the page needs, asked at once; only the rare widening of
+     * the backward query asks again. */
+    start = req.args.start ? &req.start : NULL;
+    queries = cp_plan_page(r->pool, &req.plan, start);
+    do {
+        if (!fetch_answers(r, conf, &req, queries)) {
+            return OK;
+        }
+    } while (cp_plan_widen(r->pool, &req.plan, start, queries));
+
+    answers.count = req.plan.count;
+    answers.links = req.plan.links;
+    answers.with_docid = req.with_docid;
+    answers.partial = cp_plan_is_partial(&req.plan);
+    answers.queries = queries;
+    answers.start_token = start;
+    answers.start = req.args.start;
     cp_page_assemble(r->pool, &answers, &page);
     return send_page(r, conf, &req, &page);
 }

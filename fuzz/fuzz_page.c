@@ -11,14 +11,18 @@
  *            bit 1: the client gave a limit, so links carry it ('2', '3');
  *            bit 2: the client gave a format, so links carry it ('4'..'7')
  *   forward  the forward (or first-page) view response
- *   backward the backward view response; absent or empty: a first page
- *   token    the start token both queries started from (it must decode,
+ *   backward the backward view response, read from the token's own row;
+ *            absent or empty: a first page
+ *   token    the start token the queries started from (it must decode,
  *            as the module only reads backward with a valid token)
- *   ahead    the keys-only response for the pages ahead, or nothing
+ *   ahead    the keys-only response for the pages ahead, from the token's
+ *            row too, or nothing
  *
  * Each is read as the module does (cp_json_load, cp_page_rows, and
  * cp_token_decode for the token), once for map rows with docids and once for
- * grouped rows without; then cp_page_assemble, cp_render_json and
+ * grouped rows without, into the answers of the queries cp_plan_page plans
+ * (the backward query with the limit it plans); then
+ * cp_page_behind_complete, cp_page_assemble, cp_render_json and
  * cp_render_html (items as their key, and as a field with a link pattern).
  * The JSON body must be JSON, every '<' of the HTML must open one of the
  * fragment's own tags (all row text escaped), the page may not hold more
@@ -68,11 +72,26 @@ static void check_token(apr_pool_t *pool, const char *token, int with_docid,
     FUZZ_CHECK(!reason, "the %s token %s is refused: %s", what, token, reason);
 }
 
-/* One row more than the page means a next page, starting at that row: its
- * token names the row's key and its whole document id. */
+/* Adds an answered query. */
+static void add_answer(apr_array_header_t *queries, cp_query_role role, const json_t *answer,
+                       int limit)
+{
+    cp_query *query = apr_array_push(queries);
+
+    memset(query, 0, sizeof(*query));
+    query->role = role;
+    query->answer = answer;
+    query->limit = limit;
+}
+
+/* One row more than the page (in the ahead answer, when there is one)
+ * means a next page, starting at that row: its token names the row's key
+ * and its whole document id. */
 static void check_next(apr_pool_t *pool, const cp_page_answers *in, const cp_page *page)
 {
-    const json_t *rows = json_object_get(in->forward, "rows");
+    const cp_query *ahead = cp_plan_query(in->queries, CP_QUERY_AHEAD);
+    const cp_query *forward = cp_plan_query(in->queries, CP_QUERY_FORWARD);
+    const json_t *rows = json_object_get((ahead ? ahead : forward)->answer, "rows");
     const json_t *row = json_array_get(rows, in->count), *id;
     cp_token next;
 
@@ -133,6 +152,8 @@ static void one_page(apr_pool_t *pool, const uint8_t *data, size_t size, int wit
     cp_token token;
     cp_links links;
     const char *rendered;
+    const json_t *forward, *backward = NULL, *ahead;
+    apr_array_header_t *queries = apr_array_make(pool, 3, sizeof(cp_query));
     int refused = 0, i, n;
 
     memset(&in, 0, sizeof(in));
@@ -149,8 +170,8 @@ static void one_page(apr_pool_t *pool, const uint8_t *data, size_t size, int wit
         body += len[n] + 1;
     }
 
-    in.forward = response(pool, part[0], len[0], with_docid, &refused);
-    if (!in.forward) {
+    forward = response(pool, part[0], len[0], with_docid, &refused);
+    if (!forward) {
         return;
     }
     if (part[1] && len[1] > 0 && part[2] && len[2] > 0) {
@@ -159,15 +180,29 @@ static void one_page(apr_pool_t *pool, const uint8_t *data, size_t size, int wit
         if (cp_token_decode(pool, text, CP_TOKEN_MAX_DEFAULT, with_docid, &token)) {
             return;
         }
-        in.backward = response(pool, part[1], len[1], with_docid, &refused);
+        backward = response(pool, part[1], len[1], with_docid, &refused);
         in.start_token = &token;
-        in.entry_rows = cp_page_entry_rows(in.forward, &token, with_docid, in.count + 1);
         in.start = text;
     }
-    in.ahead = response(pool, part[3], len[3], with_docid, &refused);
+    ahead = response(pool, part[3], len[3], with_docid, &refused);
     if (refused) {
         return;
     }
+    add_answer(queries, CP_QUERY_FORWARD, forward, in.count + 1);
+    if (ahead) {
+        add_answer(queries, CP_QUERY_AHEAD, ahead, cp_plan_pages_either_side(in.links) * in.count + 1);
+    }
+    if (backward) {
+        int needed = cp_plan_pages_either_side(in.links) * in.count;
+
+        add_answer(queries, CP_QUERY_BACKWARD, backward,
+                   with_docid ? needed + token.index + 1 + CP_PLAN_BACKWARD_SLACK : needed + 1);
+        /* whether it needs a second round: any answer, either way */
+        (void)cp_page_behind_complete(cp_plan_query(queries, CP_QUERY_BACKWARD), &token,
+                                      with_docid, needed);
+    }
+    in.queries = queries;
+    FUZZ_CHECK(!cp_page_check(pool, queries, with_docid), "an answer refused after its rows");
 
     memset(&page, 0, sizeof(page));
     cp_page_assemble(pool, &in, &page);

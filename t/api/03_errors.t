@@ -21,8 +21,8 @@ my @CASES = (
     ['/bands/?limit=5&limit=6', 'GET', 400, 'bad_request', qr/more than once/, qr/CP0102/],
     ['/bands/', 'POST', 405, 'method_not_allowed', qr/only GET and HEAD/, qr/CP0103: method POST refused/],
     ['/bands/', 'PUT', 405, 'method_not_allowed', qr/only GET and HEAD/, qr/CP0103: method PUT refused/],
-    ['/errors/missing-view/', 'GET', 502, 'backend_error', qr/CouchDB answered 404 not_found/, qr/CP0101: forward query failed with 502: CouchDB answered 404/],
-    ['/errors/unreachable/', 'GET', 503, 'backend_unavailable', qr/unavailable/, qr/CP0101: forward query failed with 503/],
+    ['/errors/missing-view/', 'GET', 502, 'backend_error', qr/CouchDB answered 404 not_found/, qr/CP0101: the backend queries failed with 502: CouchDB answered 404/],
+    ['/errors/unreachable/', 'GET', 503, 'backend_unavailable', qr/unavailable/, qr/CP0101: the backend queries failed with 503/],
     ['/errors/no-view/', 'GET', 500, 'internal_error', qr/misconfigured/, qr/CP0104: configuration error for \/errors\/no-view\/: no CouchPageView/],
 );
 

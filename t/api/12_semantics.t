@@ -20,7 +20,7 @@ use utf8;
 use Apache::Test qw(-withtestmore);
 use File::Temp ();
 use Time::HiRes qw(time);
-use CouchPageTest qw(double_load double_log);
+use CouchPageTest qw(double_load double_log double_queries);
 use CouchPageWalk qw(:all);
 
 binmode Test::More->builder->$_, ':encoding(UTF-8)' for qw(output failure_output todo_output);
@@ -423,7 +423,7 @@ double_load('sem_dates', \@dates, {
     clear_log();
     walk_ok('/sem/reduce/off/', $_, $map, "CouchPageReduce Off on a reduce view: its map rows, $_ a page") for 3, 7;
     if ($DOUBLE) {
-        my @queries = grep { ($_->{path} // '') =~ m{^/sem_dates/} } double_log();
+        my @queries = grep { $_->{path} =~ m{^/sem_dates/} } double_queries(double_log());
         my @reduce = map { my ($p) = grep { $_->[0] eq 'reduce' } @{ $_->{query} }; $p ? $p->[1] : '(none)' } @queries;
         is(join(',', sort { $a cmp $b } keys %{ { map { $_ => 1 } @reduce } }), 'false',
            'CouchPageReduce Off: every query sent reduce=false') or diag "@reduce";
@@ -495,7 +495,7 @@ double_load('sem_dates', \@dates, {
     for (1 .. ($DOUBLE ? 20 : 0)) {
         double_log(clear => 1);
         my $page = module_page('/sem/docs-links/', limit => 3, defined $token ? (start => $token) : ());
-        my @queries = grep { ($_->{path} // '') =~ m{^/sem_docs/} } double_log();
+        my @queries = grep { $_->{path} =~ m{^/sem_docs/} } double_queries(double_log());
         my @with_docs = grep { grep { $_->[0] eq 'include_docs' } @{ $_->{query} } } @queries;
         my %q = map { $_->[0] => $_->[1] } map { @{ $_->{query} } } @with_docs;
         my $page_start = defined $token ? (token_parts($token))[1] : undef;
@@ -558,13 +558,13 @@ double_load('sem_ids', [ map { { _id => $_, n => length $_ } } @IDS ]);
         is(scalar(grep { /^id="\Q$p\E:/ } @{ $want->{rows} }), scalar @{ $want->{rows} }, "oracle: partition $p alone");
         clear_log();
         walk_ok("/parts/$p/view/", $_, $want, "partition $p of a partitioned view, $_ a page") for 2, 4;
-        my @paths = map { $_->{path} } grep { ($_->{path} // '') =~ m{^/sem_part/} } double_log();
+        my @paths = map { $_->{path} } grep { $_->{path} =~ m{^/sem_part/} } double_queries(double_log());
         is(join(',', sort keys %{ { map { $_ => 1 } @paths } }), "/sem_part/_partition/$p/_design/d/_view/by_x",
            "partition $p: every query went to /sem_part/_partition/$p/...") if $DOUBLE;
         my $all = double_view("/sem_part/_partition/$p/_all_docs");
         clear_log();
         walk_ok("/parts/$p/all/", $_, $all, "/_partition/$p/_all_docs, $_ a page") for 1, 4;
-        @paths = map { $_->{path} } grep { ($_->{path} // '') =~ m{^/sem_part/} } double_log() if $DOUBLE;
+        @paths = map { $_->{path} } grep { $_->{path} =~ m{^/sem_part/} } double_queries(double_log()) if $DOUBLE;
         is(join(',', sort keys %{ { map { $_ => 1 } @paths } }), "/sem_part/_partition/$p/_all_docs",
            "partition $p: _all_docs queries went to /sem_part/_partition/$p/_all_docs") if $DOUBLE;
     }

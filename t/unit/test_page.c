@@ -24,17 +24,37 @@ static json_t *response(int first, int n, int descending, int offset)
     return cp_json_pool_own(pool, body);
 }
 
+/* Adds an answered query to a page's answers. */
+static cp_query *add_answer(cp_page_answers *in, cp_query_role role, const json_t *answer,
+                            int limit)
+{
+    cp_query *query = apr_array_push((apr_array_header_t *)in->queries);
+
+    memset(query, 0, sizeof(*query));
+    query->role = role;
+    query->limit = limit;
+    query->answer = answer;
+    return query;
+}
+
+/* The answers of a page with the forward answer and, on a later page, the
+ * backward one, asked as cp_plan_page asks them (for a token at a row of
+ * its own, [key, "d<key>"]). */
 static cp_page_answers answers(int count, int links, const json_t *forward,
                                const json_t *backward, const char *start_key)
 {
     cp_page_answers in;
+    int pages = links > 1 ? links : 1;
 
     memset(&in, 0, sizeof(in));
     in.count = count;
     in.links = links;
     in.with_docid = 1;
-    in.forward = forward;
-    in.backward = backward;
+    in.queries = apr_array_make(pool, 3, sizeof(cp_query));
+    add_answer(&in, CP_QUERY_FORWARD, forward, pages * count + 1);
+    if (backward) {
+        add_answer(&in, CP_QUERY_BACKWARD, backward, pages * count + 1 + CP_PLAN_BACKWARD_SLACK);
+    }
     if (start_key) {
         cp_token *token = apr_pcalloc(pool, sizeof(*token));
 
@@ -42,9 +62,24 @@ static cp_page_answers answers(int count, int links, const json_t *forward,
         token->key_json = cp_json_text(pool, token->key);
         token->docid = apr_psprintf(pool, "d%s", start_key);
         in.start_token = token;
-        in.entry_rows = 1;
         in.start = apr_psprintf(pool, "[%s,\"d%s\"]", start_key, start_key);
     }
+    return in;
+}
+
+/* The same for a token decoded from its text. */
+static cp_page_answers answers_from(int count, const char *rows, const char *backward_rows,
+                                    const char *token_text, int backward_limit)
+{
+    cp_page_answers in = answers(count, 0, parse(apr_psprintf(pool, "{\"rows\":[%s]}", rows)),
+                                 NULL, NULL);
+    cp_token *token = apr_pcalloc(pool, sizeof(*token));
+
+    assert_null(cp_token_decode(pool, token_text, 4096, 1, token));
+    add_answer(&in, CP_QUERY_BACKWARD,
+               parse(apr_psprintf(pool, "{\"rows\":[%s]}", backward_rows)), backward_limit);
+    in.start_token = token;
+    in.start = token_text;
     return in;
 }
 
@@ -92,17 +127,21 @@ static void the_last_backward_row_starts_the_previous_page(void **state)
     cp_page_answers in;
     cp_page page;
 
-    /* page 10..14; backward from 10 with skip=1 gives 9,8,7,6,5 */
-    in = answers(5, 0, response(10, 6, 0, 10), response(9, 5, 1, -1), "10");
+    /* page 10..14; backward from 10 gives the token's own row, then 9..5 */
+    in = answers(5, 0, response(10, 6, 0, 10), response(10, 6, 1, -1), "10");
     cp_page_assemble(pool, &in, &page);
     assert_string_equal(page.next, "[15,\"d15\"]");
     assert_string_equal(page.prev, "[5,\"d5\"]");
+    /* the token's row is gone (its document deleted): every row is behind */
+    in = answers(5, 0, response(10, 6, 0, 10), response(9, 6, 1, -1), "10");
+    cp_page_assemble(pool, &in, &page);
+    assert_string_equal(page.prev, "[5,\"d5\"]");
     /* near the start: fewer rows backward still point at the first row */
-    in = answers(5, 0, response(2, 6, 0, 2), response(1, 2, 1, -1), "2");
+    in = answers(5, 0, response(2, 6, 0, 2), response(2, 3, 1, -1), "2");
     cp_page_assemble(pool, &in, &page);
     assert_string_equal(page.prev, "[0,\"d0\"]");
-    /* at the start: nothing backward */
-    in = answers(5, 0, response(0, 3, 0, 0), response(0, 0, 1, -1), "0");
+    /* at the start: nothing but the token's own row backward */
+    in = answers(5, 0, response(0, 3, 0, 0), response(0, 1, 1, -1), "0");
     cp_page_assemble(pool, &in, &page);
     assert_null(page.prev);
     assert_null(page.next);
@@ -133,18 +172,18 @@ static void grouped_rows_pass_over_their_own_group_backward(void **state)
                            "{\"key\":[3],\"value\":1}]}";
     const char *without_own = "{\"rows\":[{\"key\":[4],\"value\":1},{\"key\":[3],\"value\":1},"
                               "{\"key\":[2],\"value\":1}]}";
-    cp_page_answers in = answers(2, 0, forward, NULL, "[5]");
+    cp_page_answers in = answers(2, 0, forward, parse(with_own), "[5]");
+    cp_query *backward = cp_plan_query(in.queries, CP_QUERY_BACKWARD);
     cp_page page;
 
     in.with_docid = 0;
-    in.backward = parse(with_own);
     cp_page_assemble(pool, &in, &page);
     assert_string_equal(page.next, "[[7]]");
     assert_string_equal(page.prev, "[[3]]");
-    in.backward = parse(without_own);
+    backward->answer = parse(without_own);
     cp_page_assemble(pool, &in, &page);
     assert_string_equal(page.prev, "[[3]]");
-    in.backward = parse("{\"rows\":[{\"key\":[5],\"value\":1}]}");
+    backward->answer = parse("{\"rows\":[{\"key\":[5],\"value\":1}]}");
     cp_page_assemble(pool, &in, &page);
     assert_null(page.prev);
 }
@@ -156,7 +195,7 @@ static void page_links_number_pages_from_the_offset(void **state)
     const cp_page_link *link;
 
     /* page 3 of rows 0..99 by 5: offset 10; 2 pages either side */
-    in = answers(5, 2, response(10, 11, 0, 10), response(9, 10, 1, -1), "10");
+    in = answers(5, 2, response(10, 11, 0, 10), response(10, 11, 1, -1), "10");
     cp_page_assemble(pool, &in, &page);
     assert_true(page.numbered);
     assert_string_equal(page_numbers(&page), "1 2 3* 4 5");
@@ -174,23 +213,32 @@ static void page_links_number_pages_from_the_offset(void **state)
     assert_null(APR_ARRAY_IDX(page.pages, 0, cp_page_link).start);
 
     /* a start off the page grid: the first page is short */
-    in = answers(5, 3, response(3, 6, 0, 3), response(2, 3, 1, -1), "3");
+    in = answers(5, 3, response(3, 6, 0, 3), response(3, 4, 1, -1), "3");
     cp_page_assemble(pool, &in, &page);
     assert_string_equal(page_numbers(&page), "1 2* 3");
     assert_string_equal(APR_ARRAY_IDX(page.pages, 0, cp_page_link).start, "[0,\"d0\"]");
 }
 
-/* Pages ahead from their own keys-only query (include_docs). */
+/* Pages ahead from their own keys-only query from the page's start
+ * (include_docs): the forward answer has one page and a row. */
 static void pages_ahead_from_the_ahead_query(void **state)
 {
     cp_page_answers in = answers(5, 3, response(0, 6, 0, 0), NULL, NULL);
     cp_page page;
 
-    in.ahead = response(5, 11, 0, 5);
+    add_answer(&in, CP_QUERY_AHEAD, response(0, 16, 0, 0), 16);
     cp_page_assemble(pool, &in, &page);
+    assert_int_equal(json_array_size(page.rows), 5);
     assert_string_equal(page.next, "[5,\"d5\"]");
     assert_string_equal(page_numbers(&page), "1* 2 3 4");
     assert_string_equal(APR_ARRAY_IDX(page.pages, 3, cp_page_link).start, "[15,\"d15\"]");
+    /* a later page: from the token, with the pages behind */
+    in = answers(5, 3, response(20, 6, 0, 20), response(20, 16, 1, -1), "20");
+    add_answer(&in, CP_QUERY_AHEAD, response(20, 12, 0, 20), 16);
+    cp_page_assemble(pool, &in, &page);
+    assert_string_equal(page_numbers(&page), "2 3 4 5* 6 7");
+    assert_string_equal(APR_ARRAY_IDX(page.pages, 5, cp_page_link).start, "[30,\"d30\"]");
+    assert_string_equal(APR_ARRAY_IDX(page.pages, 0, cp_page_link).start, "[5,\"d5\"]");
 }
 
 /* An offset that cannot be true is left out, and numbers are relative. */
@@ -200,19 +248,19 @@ static void an_inconsistent_offset_is_not_shown(void **state)
     cp_page page;
 
     /* rows behind the page, but offset 0: some servers report that */
-    in = answers(5, 1, response(10, 6, 0, 0), response(9, 5, 1, -1), "10");
+    in = answers(5, 1, response(10, 6, 0, 0), response(10, 6, 1, -1), "10");
     cp_page_assemble(pool, &in, &page);
     assert_false(page.numbered);
     assert_null(page.offset);
     assert_string_equal(page_numbers(&page), "-1 0* 1");
     /* with a key range, offsets count from the view's start */
-    in = answers(5, 1, response(10, 6, 0, 10), response(9, 5, 1, -1), "10");
+    in = answers(5, 1, response(10, 6, 0, 10), response(10, 6, 1, -1), "10");
     in.partial = 1;
     cp_page_assemble(pool, &in, &page);
     assert_false(page.numbered);
     assert_null(page.offset);
     /* an offset past the total, or one that would overflow */
-    in = answers(5, 1, response(10, 6, 0, 1000), response(9, 5, 1, -1), "10");
+    in = answers(5, 1, response(10, 6, 0, 1000), response(10, 6, 1, -1), "10");
     cp_page_assemble(pool, &in, &page);
     assert_false(page.numbered);
     assert_null(page.offset);
@@ -234,71 +282,149 @@ static void a_page_boundary_inside_one_documents_rows(void **state)
     const char *a = "{\"id\":\"d0\",\"key\":\"a\",\"value\":9}";
     const char *z = "{\"id\":\"d2\",\"key\":\"z\",\"value\":9}";
     cp_page_answers in;
-    cp_token start;
     cp_page page;
 
     /* page 1: a x#0 | next starts at x#1 */
     in = answers(2, 0, parse(apr_psprintf(pool, "{\"rows\":[%s,%s,%s]}", a, x0, x1)), NULL, NULL);
     cp_page_assemble(pool, &in, &page);
     assert_string_equal(page.next, "[\"x\",\"d1\",1]");
-    assert_non_null(cp_page_next_start(pool, in.forward, NULL, 2, 1, &start) ? &start : NULL);
-    assert_int_equal(start.index, 1);
 
-    /* page 2 from [x, d1, 1]: forward skip=1 gives x#1 x#2 z; backward
-     * (no skip: the entry has 3 rows) gives x#0 x#1 x#2 a */
-    assert_null(cp_token_decode(pool, "[\"x\",\"d1\",1]", 4096, 1, &start));
-    in = answers(2, 0, parse(apr_psprintf(pool, "{\"rows\":[%s,%s,%s]}", x1, x2, z)),
-                 parse(apr_psprintf(pool, "{\"rows\":[%s,%s,%s,%s]}", x0, x1, x2, a)), NULL);
-    in.start_token = &start;
-    in.start = "[\"x\",\"d1\",1]";
-    in.entry_rows = cp_page_entry_rows(in.forward, &start, 1, 3);
-    assert_int_equal(in.entry_rows, 3);
+    /* page 2 from [x, d1, 1]: forward skip=1 gives x#1 x#2 z; backward (its
+     * own entry first) gives x#0 x#1 x#2 a: behind, nearest first, x#0, a */
+    in = answers_from(2, apr_pstrcat(pool, x1, ",", x2, ",", z, NULL),
+                      apr_pstrcat(pool, x0, ",", x1, ",", x2, ",", a, NULL),
+                      "[\"x\",\"d1\",1]", 5);
     cp_page_assemble(pool, &in, &page);
     assert_string_equal(page.next, "[\"z\",\"d2\"]");
-    /* behind, nearest first: x#0, a: the previous page starts at a */
     assert_string_equal(page.prev, "[\"a\",\"d0\"]");
+    assert_true(cp_page_behind_complete(cp_plan_query(in.queries, CP_QUERY_BACKWARD),
+                                        in.start_token, 1, 2));
 
-    /* page 3 from [z, d2]: backward (skip=1, one row) gives x#0 x#1 x#2 a,
-     * which read backward is x#2 x#1 x#0 a: the page before starts at x#1 */
-    assert_null(cp_token_decode(pool, "[\"z\",\"d2\"]", 4096, 1, &start));
-    in = answers(2, 0, parse(apr_psprintf(pool, "{\"rows\":[%s]}", z)),
-                 parse(apr_psprintf(pool, "{\"rows\":[%s,%s,%s,%s]}", x0, x1, x2, a)), NULL);
-    in.start_token = &start;
-    in.start = "[\"z\",\"d2\"]";
-    in.entry_rows = cp_page_entry_rows(in.forward, &start, 1, 3);
-    assert_int_equal(in.entry_rows, 1);
+    /* page 3 from [z, d2]: backward gives z, then x's rows x#0 x#1 x#2 (one
+     * order both ways), then a: read backward x#2 x#1 x#0 a, so the page
+     * before starts at x#1 */
+    in = answers_from(2, z, apr_pstrcat(pool, z, ",", x0, ",", x1, ",", x2, ",", a, NULL),
+                      "[\"z\",\"d2\"]", 4);
     cp_page_assemble(pool, &in, &page);
     assert_string_equal(page.prev, "[\"x\",\"d1\",1]");
     assert_null(page.next);
+
+    /* from [x, d1, 2] with links: the ahead query skips to the token too */
+    in = answers_from(1, x2, apr_pstrcat(pool, x0, ",", x1, ",", x2, ",", a, NULL),
+                      "[\"x\",\"d1\",2]", 6);
+    in.links = 2;
+    add_answer(&in, CP_QUERY_AHEAD,
+               parse(apr_psprintf(pool, "{\"rows\":[%s,%s]}", x2, z)), 3);
+    cp_page_assemble(pool, &in, &page);
+    assert_string_equal(page.next, "[\"z\",\"d2\"]");
+    assert_string_equal(page_numbers(&page), "-2 -1 0* 1");
+    assert_string_equal(APR_ARRAY_IDX(page.pages, 0, cp_page_link).start, "[\"x\",\"d1\"]");
+    assert_string_equal(APR_ARRAY_IDX(page.pages, 1, cp_page_link).start, "[\"x\",\"d1\",1]");
 }
 
 /* An entry of several rows cut by the backward limit: its rows nearest the
  * page are missing, so the answer is not complete where the pages need it. */
 static void a_cut_entry_behind_asks_for_more(void **state)
 {
+    const char *r = "{\"id\":\"d5\",\"key\":\"r\",\"value\":0}";
     const char *q0 = "{\"id\":\"d3\",\"key\":\"q\",\"value\":0}";
     const char *q1 = "{\"id\":\"d3\",\"key\":\"q\",\"value\":1}";
     const char *p4 = "{\"id\":\"d4\",\"key\":\"q\",\"value\":0}";
     const char *p5 = "{\"id\":\"d4\",\"key\":\"q\",\"value\":1}";
-    cp_token start;
     cp_page_answers in;
     cp_page page;
 
-    assert_null(cp_token_decode(pool, "[\"r\",\"d5\"]", 4096, 1, &start));
-    /* pages of 3; behind: d4#1 d4#0 then d3, which the limit (3) cut at d3#0 */
-    in = answers(3, 0, parse("{\"rows\":[{\"id\":\"d5\",\"key\":\"r\",\"value\":0}]}"),
-                 parse(apr_psprintf(pool, "{\"rows\":[%s,%s,%s]}", p4, p5, q0)), NULL);
-    in.start_token = &start;
-    in.entry_rows = 1;
-    assert_false(cp_page_behind_complete(&in, 3));
+    /* pages of 3; behind the token r: d4#1 d4#0, then d3, which the limit
+     * (4) cut at d3#0 */
+    in = answers_from(3, r, apr_pstrcat(pool, r, ",", p4, ",", p5, ",", q0, NULL),
+                      "[\"r\",\"d5\"]", 4);
+    assert_false(cp_page_behind_complete(cp_plan_query(in.queries, CP_QUERY_BACKWARD),
+                                         in.start_token, 1, 3));
     /* asked again with more: d3 is whole, the page before starts at d3#1 */
-    in.backward = parse(apr_psprintf(pool, "{\"rows\":[%s,%s,%s,%s]}", p4, p5, q0, q1));
-    assert_true(cp_page_behind_complete(&in, 7));
+    in = answers_from(3, r, apr_pstrcat(pool, r, ",", p4, ",", p5, ",", q0, ",", q1, NULL),
+                      "[\"r\",\"d5\"]", 34);
+    assert_true(cp_page_behind_complete(cp_plan_query(in.queries, CP_QUERY_BACKWARD),
+                                        in.start_token, 1, 3));
     cp_page_assemble(pool, &in, &page);
     assert_string_equal(page.prev, "[\"q\",\"d3\",1]");
     /* an answer shorter than its limit reached the view's start: complete */
-    in.backward = parse(apr_psprintf(pool, "{\"rows\":[%s,%s,%s]}", p4, p5, q0));
-    assert_true(cp_page_behind_complete(&in, 4));
+    in = answers_from(3, r, apr_pstrcat(pool, r, ",", p4, ",", p5, ",", q0, NULL),
+                      "[\"r\",\"d5\"]", 5);
+    assert_true(cp_page_behind_complete(cp_plan_query(in.queries, CP_QUERY_BACKWARD),
+                                        in.start_token, 1, 3));
+    /* the token's own entry fills a cut answer: complete only if its rows
+     * before the token are enough */
+    in = answers_from(1, p5, apr_pstrcat(pool, p4, ",", p5, NULL), "[\"q\",\"d4\",1]", 2);
+    assert_true(cp_page_behind_complete(cp_plan_query(in.queries, CP_QUERY_BACKWARD),
+                                        in.start_token, 1, 1));
+    assert_false(cp_page_behind_complete(cp_plan_query(in.queries, CP_QUERY_BACKWARD),
+                                         in.start_token, 1, 2));
+    cp_page_assemble(pool, &in, &page);
+    assert_string_equal(page.prev, "[\"q\",\"d4\"]");
+}
+
+/* A multi-query response, whole and cut off. */
+static void batch_responses_are_read_whole_and_cut_off(void **state)
+{
+    /* as CouchDB 3.4 writes it; a key with braces, brackets and quotes */
+    static const char body[] =
+        "{\"results\":[\r\n"
+        "{\"total_rows\":74,\"offset\":35,\"rows\":[\r\n\r\n]},\r\n"
+        "{\"total_rows\":74,\"offset\":3,\"rows\":[\r\n"
+        "{\"id\":\"c}\\\"{\",\"key\":[\"]\",{\"a\":\"\\\\\"}],\"value\":null}\r\n]},\r\n"
+        "{\"rows\":[\r\n{\"key\":1,\"value\":2}\r\n]}\r\n]}";
+    const json_t *results[3], *whole[3];
+    const char *error = NULL;
+    size_t len = sizeof(body) - 1, cut, ends[3];
+    int i, k;
+
+    assert_int_equal(cp_page_batch_results(pool, body, len, 0, 3, whole, &error), 3);
+    assert_int_equal(json_integer_value(json_object_get(whole[1], "offset")), 3);
+    assert_string_equal(json_string_value(json_object_get(
+        json_array_get(json_object_get(whole[1], "rows"), 0), "id")), "c}\"{");
+    /* the first 57 bytes of the response to a refused second query */
+    assert_int_equal(cp_page_batch_results(pool, body, 57, 1, 3, results, &error), 1);
+    assert_true(cp_json_identical(results[0], whole[0]));
+    /* every cut gives the results whole before it, and only those */
+    ends[0] = strstr(body, "]},") - body + 2;
+    ends[1] = strstr(body + ends[0], "]},") - body + 2;
+    ends[2] = strstr(body + ends[1], "]}\r\n]}") - body + 2;
+    for (cut = 0; cut <= len; cut++) {
+        int want = (cut >= ends[0]) + (cut >= ends[1]) + (cut >= ends[2]);
+
+        k = cp_page_batch_results(pool, body, cut, 1, 3, results, &error);
+        if (k != want) {
+            fail_msg("cut at %zu: %d results, want %d", cut, k, want);
+        }
+        for (i = 0; i < k; i++) {
+            assert_true(cp_json_identical(results[i], whole[i]));
+        }
+    }
+    /* a whole body must be exactly n results */
+    assert_int_equal(cp_page_batch_results(pool, body, len, 0, 2, whole, &error), -1);
+    assert_non_null(strstr(error, "no results array of 2"));
+    assert_int_equal(cp_page_batch_results(pool, "{\"rows\":[]}", 11, 0, 1, whole, &error), -1);
+    assert_int_equal(cp_page_batch_results(pool, "{\"results\":[", 12, 0, 1, whole, &error), -1);
+    assert_non_null(strstr(error, "not JSON"));
+    /* what is not CouchDB's form gives nothing when cut */
+    assert_int_equal(cp_page_batch_results(pool, "{\"rows\":[{}]", 12, 1, 1, results, &error), 0);
+    assert_int_equal(cp_page_batch_results(pool, "{\"results\":[1,{}", 16, 1, 2, results, &error), 0);
+    assert_int_equal(cp_page_batch_results(pool, "{\"results\":[{}{}", 16, 1, 2, results, &error), 1);
+    assert_int_equal(cp_page_batch_results(pool, "{\"results\":[{]}", 15, 1, 1, results, &error), 0);
+}
+
+/* Every answer is checked as a view response. */
+static void every_answer_is_checked(void **state)
+{
+    cp_page_answers in = answers(2, 0, response(0, 3, 0, 0), response(0, 1, 1, -1), "0");
+    const char *reason;
+
+    assert_null(cp_page_check(pool, in.queries, 1));
+    add_answer(&in, CP_QUERY_AHEAD, parse("{\"rows\":[{\"key\":1}]}"), 3);
+    reason = cp_page_check(pool, in.queries, 1);
+    assert_non_null(reason);
+    assert_non_null(strstr(reason, "no document id"));
+    assert_null(cp_page_check(pool, in.queries, 0));
 }
 
 static void unexpected_response_shapes_are_named(void **state)
@@ -342,6 +468,8 @@ int main(void)
         UNIT_TEST(an_inconsistent_offset_is_not_shown),
         UNIT_TEST(a_page_boundary_inside_one_documents_rows),
         UNIT_TEST(a_cut_entry_behind_asks_for_more),
+        UNIT_TEST(batch_responses_are_read_whole_and_cut_off),
+        UNIT_TEST(every_answer_is_checked),
         UNIT_TEST(unexpected_response_shapes_are_named),
     };
     RUN_UNIT_TESTS("page", tests);

@@ -1,6 +1,8 @@
 #include "unit.h"
 #include "couchpage_plan.h"
 
+#include <apr_escape.h>
+
 #define DB_URL "http://127.0.0.1:5984/bands"
 #define VIEW_URL DB_URL "/_design/bands/_view/by-name"
 
@@ -75,29 +77,86 @@ static void unusable_view_urls_are_refused(void **state)
     }
 }
 
+/* A token as cp_token_decode gives it. */
+static cp_token token_of(const char *key, const char *docid, int index)
+{
+    cp_token token;
+
+    token.key = parse(key);
+    token.key_json = cp_json_text(pool, token.key);
+    token.docid = docid;
+    token.index = index;
+    return token;
+}
+
+/* The GET URLs of a page's queries, one a line, each after its role. */
+static const char *plan_urls(const cp_plan *plan, const cp_token *start)
+{
+    static const char *const roles[] = { "range-start", "forward", "ahead", "backward" };
+    apr_array_header_t *queries = cp_plan_page(pool, plan, start);
+    const char *text = "";
+    int i;
+
+    for (i = 0; i < queries->nelts; i++) {
+        const cp_query *query = &APR_ARRAY_IDX(queries, i, cp_query);
+
+        text = apr_pstrcat(pool, text, i ? "\n" : "", roles[query->role], " ",
+                           cp_plan_query_url(pool, plan->index_url, query), NULL);
+    }
+    return text;
+}
+
 static void first_page_asks_for_one_row_more(void **state)
 {
     cp_view view = view_of(VIEW_URL);
     cp_plan plan = plan_of(&view, NULL, NULL, NULL, 5);
 
-    assert_string_equal(cp_plan_forward(pool, &plan, NULL), VIEW_URL "?limit=6&reduce=false");
+    assert_string_equal(plan_urls(&plan, NULL), "forward " VIEW_URL "?limit=6&reduce=false");
     view = view_of("http://h/db/_all_docs");
     plan = plan_of(&view, NULL, NULL, NULL, 20);
-    assert_string_equal(cp_plan_forward(pool, &plan, NULL), "http://h/db/_all_docs?limit=21");
+    assert_string_equal(plan_urls(&plan, NULL), "forward http://h/db/_all_docs?limit=21");
 }
 
+/* Both queries of a later page start at the token's row; the backward one
+ * reads its entry too (no skip), and one row more than the page behind. */
 static void later_pages_query_forward_and_backward_from_the_token(void **state)
 {
     cp_view view = view_of(VIEW_URL);
     cp_plan plan = plan_of(&view, NULL, NULL, NULL, 5);
-    cp_token start = { NULL, "\"Nirvana\"", "a1", 0 };
+    cp_token start = token_of("\"Nirvana\"", "a1", 0);
 
-    assert_string_equal(cp_plan_forward(pool, &plan, &start),
-                        VIEW_URL "?limit=6&reduce=false&startkey=%22Nirvana%22"
-                        "&startkey_docid=a1");
-    assert_string_equal(cp_plan_backward(pool, &plan, &start, 1, 0),
-                        VIEW_URL "?limit=5&reduce=false&descending=true"
-                        "&startkey=%22Nirvana%22&startkey_docid=a1&skip=1");
+    assert_string_equal(plan_urls(&plan, &start),
+                        "forward " VIEW_URL "?limit=6&reduce=false&startkey=%22Nirvana%22"
+                        "&startkey_docid=a1\n"
+                        "backward " VIEW_URL "?limit=9&reduce=false&descending=true"
+                        "&startkey=%22Nirvana%22&startkey_docid=a1");
+}
+
+/* The POST body holds the same parameters, as JSON values. */
+static void the_batch_body_holds_the_same_queries(void **state)
+{
+    cp_view view = view_of(VIEW_URL);
+    cp_plan plan = plan_of(&view, NULL, "[\"p\",0]", "[\"p\",{}]", 2);
+    cp_token start = token_of("[\"p\",7.5]", "c\"7", 1);
+    apr_array_header_t *queries = cp_plan_page(pool, &plan, &start);
+
+    assert_string_equal(cp_plan_batch_body(pool, queries),
+                        "{\"queries\":["
+                        "{\"limit\":0,\"reduce\":false,\"startkey\":[\"p\",0]},"
+                        "{\"limit\":3,\"reduce\":false,\"startkey\":[\"p\",7.5],"
+                        "\"startkey_docid\":\"c\\\"7\",\"skip\":1,\"endkey\":[\"p\",{}]},"
+                        "{\"limit\":7,\"reduce\":false,\"descending\":true,"
+                        "\"startkey\":[\"p\",7.5],\"startkey_docid\":\"c\\\"7\","
+                        "\"endkey\":[\"p\",0]}]}");
+    /* only the queries without an answer */
+    assert_int_equal(cp_plan_pending(queries), 3);
+    APR_ARRAY_IDX(queries, 0, cp_query).answer = parse("{\"rows\":[]}");
+    APR_ARRAY_IDX(queries, 1, cp_query).answer = parse("{\"rows\":[]}");
+    assert_int_equal(cp_plan_pending(queries), 1);
+    assert_string_equal(cp_plan_batch_body(pool, queries),
+                        "{\"queries\":[{\"limit\":7,\"reduce\":false,\"descending\":true,"
+                        "\"startkey\":[\"p\",7.5],\"startkey_docid\":\"c\\\"7\","
+                        "\"endkey\":[\"p\",0]}]}");
 }
 
 /* Whatever a key or id holds stays one parameter value. */
@@ -105,9 +164,11 @@ static void keys_cannot_smuggle_parameters(void **state)
 {
     cp_view view = view_of(VIEW_URL);
     cp_plan plan = plan_of(&view, NULL, NULL, NULL, 5);
-    cp_token start = { NULL, "\"x&skip=100#\\r\\n\"", "a&endkey=\"z\"\r\n", 0 };
+    cp_token start = token_of("\"x&skip=100#\\r\\n\"", "a&endkey=\"z\"\r\n", 0);
+    apr_array_header_t *queries = cp_plan_page(pool, &plan, &start);
 
-    assert_string_equal(cp_plan_forward(pool, &plan, &start),
+    assert_string_equal(cp_plan_query_url(pool, plan.index_url,
+                                          &APR_ARRAY_IDX(queries, 0, cp_query)),
                         VIEW_URL "?limit=6&reduce=false"
                         "&startkey=%22x%26skip%3d100%23%5cr%5cn%22"
                         "&startkey_docid=a%26endkey%3d%22z%22%0d%0a");
@@ -117,90 +178,107 @@ static void a_range_bounds_every_query(void **state)
 {
     cp_view view = view_of(VIEW_URL);
     cp_plan plan = plan_of(&view, NULL, "[\"p\",0]", "[\"p\",{}]", 2);
-    cp_token start = { NULL, "[\"p\",7]", "c7", 0 };
+    cp_token start = token_of("[\"p\",7]", "c7", 0);
 
-    assert_string_equal(cp_plan_forward(pool, &plan, NULL),
-                        VIEW_URL "?limit=3&reduce=false&startkey=%5b%22p%22%2c0%5d"
+    assert_string_equal(plan_urls(&plan, NULL),
+                        "forward " VIEW_URL "?limit=3&reduce=false&startkey=%5b%22p%22%2c0%5d"
                         "&endkey=%5b%22p%22%2c%7b%7d%5d");
-    assert_string_equal(cp_plan_forward(pool, &plan, &start),
-                        VIEW_URL "?limit=3&reduce=false&startkey=%5b%22p%22%2c7%5d"
-                        "&startkey_docid=c7&endkey=%5b%22p%22%2c%7b%7d%5d");
-    assert_string_equal(cp_plan_backward(pool, &plan, &start, 1, 0),
-                        VIEW_URL "?limit=2&reduce=false&descending=true"
+    /* CouchDB may refuse either query (a token beyond the range): a query
+     * it never refuses leads */
+    assert_string_equal(plan_urls(&plan, &start),
+                        "range-start " VIEW_URL "?limit=0&reduce=false"
+                        "&startkey=%5b%22p%22%2c0%5d\n"
+                        "forward " VIEW_URL "?limit=3&reduce=false&startkey=%5b%22p%22%2c7%5d"
+                        "&startkey_docid=c7&endkey=%5b%22p%22%2c%7b%7d%5d\n"
+                        "backward " VIEW_URL "?limit=6&reduce=false&descending=true"
                         "&startkey=%5b%22p%22%2c7%5d&startkey_docid=c7"
-                        "&endkey=%5b%22p%22%2c0%5d&skip=1");
+                        "&endkey=%5b%22p%22%2c0%5d");
     /* an open side sends no bound */
     plan = plan_of(&view, NULL, NULL, "9", 2);
-    assert_string_equal(cp_plan_forward(pool, &plan, NULL),
-                        VIEW_URL "?limit=3&reduce=false&endkey=9");
-    assert_string_equal(cp_plan_backward(pool, &plan, &start, 1, 0),
-                        VIEW_URL "?limit=2&reduce=false&descending=true"
-                        "&startkey=%5b%22p%22%2c7%5d&startkey_docid=c7&skip=1");
+    assert_string_equal(plan_urls(&plan, NULL),
+                        "forward " VIEW_URL "?limit=3&reduce=false&endkey=9");
+    assert_string_equal(plan_urls(&plan, &start),
+                        "range-start " VIEW_URL "?limit=0&reduce=false\n"
+                        "forward " VIEW_URL "?limit=3&reduce=false&startkey=%5b%22p%22%2c7%5d"
+                        "&startkey_docid=c7&endkey=9\n"
+                        "backward " VIEW_URL "?limit=6&reduce=false&descending=true"
+                        "&startkey=%5b%22p%22%2c7%5d&startkey_docid=c7");
+    /* open above: only the backward query can be refused, and _all_docs
+     * never is */
+    plan = plan_of(&view, NULL, "1", NULL, 2);
+    assert_non_null(strstr(plan_urls(&plan, &start), "range-start " VIEW_URL
+                           "?limit=0&reduce=false&startkey=1\nforward "));
+    view = view_of(DB_URL "/_all_docs");
+    plan = plan_of(&view, NULL, "\"a\"", "\"z\"", 2);
+    start = token_of("\"b\"", "b", 0);
+    assert_null(strstr(plan_urls(&plan, &start), "range-start"));
 }
 
 static void descending_swaps_directions_and_bounds(void **state)
 {
     cp_view view = view_of(VIEW_URL);
     cp_plan plan;
-    cp_token start = { NULL, "5", "d5", 0 };
+    cp_token start = token_of("5", "d5", 0);
 
     view.descending = 1;
     plan = plan_of(&view, NULL, "1", "9", 2);
-    assert_string_equal(cp_plan_forward(pool, &plan, NULL),
-                        VIEW_URL "?limit=3&reduce=false&descending=true&startkey=9&endkey=1");
-    assert_string_equal(cp_plan_forward(pool, &plan, &start),
-                        VIEW_URL "?limit=3&reduce=false&descending=true&startkey=5"
-                        "&startkey_docid=d5&endkey=1");
-    assert_string_equal(cp_plan_backward(pool, &plan, &start, 1, 0),
-                        VIEW_URL "?limit=2&reduce=false&startkey=5&startkey_docid=d5"
-                        "&endkey=9&skip=1");
+    assert_string_equal(plan_urls(&plan, NULL),
+                        "forward " VIEW_URL "?limit=3&reduce=false&descending=true&startkey=9"
+                        "&endkey=1");
+    assert_string_equal(plan_urls(&plan, &start),
+                        "range-start " VIEW_URL "?limit=0&reduce=false&descending=true"
+                        "&startkey=9\n"
+                        "forward " VIEW_URL "?limit=3&reduce=false&descending=true&startkey=5"
+                        "&startkey_docid=d5&endkey=1\n"
+                        "backward " VIEW_URL "?limit=6&reduce=false&startkey=5"
+                        "&startkey_docid=d5&endkey=9");
 }
 
-static void grouped_rows_read_backward_without_skip(void **state)
+static void grouped_rows_read_backward_from_their_own_group(void **state)
 {
     cp_view view = view_of(VIEW_URL);
     cp_plan plan;
-    cp_token start = { NULL, "[2026,11]", NULL, 0 };
+    cp_token start = token_of("[2026,11]", NULL, 0);
 
     view.reduce = 1;
     view.group_level = CP_GROUP_EXACT;
     plan = plan_of(&view, NULL, NULL, NULL, 2);
-    assert_string_equal(cp_plan_forward(pool, &plan, &start),
-                        VIEW_URL "?limit=3&reduce=true&group=true&startkey=%5b2026%2c11%5d");
-    assert_string_equal(cp_plan_backward(pool, &plan, &start, 1, 0),
-                        VIEW_URL "?limit=3&reduce=true&group=true&descending=true"
+    assert_string_equal(plan_urls(&plan, &start),
+                        "forward " VIEW_URL "?limit=3&reduce=true&group=true"
+                        "&startkey=%5b2026%2c11%5d\n"
+                        "backward " VIEW_URL "?limit=3&reduce=true&group=true&descending=true"
                         "&startkey=%5b2026%2c11%5d");
     view.group_level = 2;
     plan = plan_of(&view, NULL, NULL, NULL, 2);
-    assert_string_equal(cp_plan_forward(pool, &plan, NULL),
-                        VIEW_URL "?limit=3&reduce=true&group_level=2");
+    assert_string_equal(plan_urls(&plan, NULL),
+                        "forward " VIEW_URL "?limit=3&reduce=true&group_level=2");
 }
 
 static void documents_only_for_the_page_itself(void **state)
 {
     cp_view view = view_of(VIEW_URL);
     cp_plan plan;
-    cp_token start = { NULL, "1", "d1", 0 };
+    cp_token start = token_of("1", "d1", 0);
 
     view.include_docs = 1;
     plan = plan_of(&view, NULL, NULL, NULL, 2);
-    assert_string_equal(cp_plan_forward(pool, &plan, &start),
-                        VIEW_URL "?limit=3&reduce=false&startkey=1&startkey_docid=d1"
-                        "&include_docs=true");
     /* rows read backward only make a link: keys only */
-    assert_null(strstr(cp_plan_backward(pool, &plan, &start, 1, 0), "include_docs"));
+    assert_string_equal(plan_urls(&plan, &start),
+                        "forward " VIEW_URL "?limit=3&reduce=false&startkey=1&startkey_docid=d1"
+                        "&include_docs=true\n"
+                        "backward " VIEW_URL "?limit=6&reduce=false&descending=true&startkey=1"
+                        "&startkey_docid=d1");
 }
 
 static void all_docs_sends_no_docid_and_no_reduce(void **state)
 {
     cp_view view = view_of(DB_URL "/_all_docs");
     cp_plan plan = plan_of(&view, NULL, NULL, NULL, 2);
-    cp_token start = { NULL, "\"b\"", "b", 0 };
+    cp_token start = token_of("\"b\"", "b", 0);
 
-    assert_string_equal(cp_plan_forward(pool, &plan, &start),
-                        DB_URL "/_all_docs?limit=3&startkey=%22b%22");
-    assert_string_equal(cp_plan_backward(pool, &plan, &start, 1, 0),
-                        DB_URL "/_all_docs?limit=2&descending=true&startkey=%22b%22&skip=1");
+    assert_string_equal(plan_urls(&plan, &start),
+                        "forward " DB_URL "/_all_docs?limit=3&startkey=%22b%22\n"
+                        "backward " DB_URL "/_all_docs?limit=6&descending=true&startkey=%22b%22");
 }
 
 static void partitions_go_into_the_path(void **state)
@@ -209,13 +287,15 @@ static void partitions_go_into_the_path(void **state)
     cp_plan plan = plan_of(&view, "sensor 1/x", NULL, NULL, 2);
     const char *reason;
 
-    assert_string_equal(cp_plan_forward(pool, &plan, NULL),
-                        DB_URL "/_partition/sensor%201%2fx/_design/bands/_view/by-name"
+    assert_string_equal(plan.index_url,
+                        DB_URL "/_partition/sensor%201%2fx/_design/bands/_view/by-name");
+    assert_string_equal(plan_urls(&plan, NULL),
+                        "forward " DB_URL "/_partition/sensor%201%2fx/_design/bands/_view/by-name"
                         "?limit=3&reduce=false");
     view = view_of(DB_URL "/_all_docs");
     plan = plan_of(&view, "p", NULL, NULL, 2);
-    assert_string_equal(cp_plan_forward(pool, &plan, NULL),
-                        DB_URL "/_partition/p/_all_docs?limit=3");
+    assert_string_equal(plan_urls(&plan, NULL),
+                        "forward " DB_URL "/_partition/p/_all_docs?limit=3");
     assert_non_null(cp_plan_init(pool, &plan, &view, "", NULL, NULL, 2, 0));
     assert_non_null(cp_plan_init(pool, &plan, &view, "_system", NULL, NULL, 2, 0));
     assert_non_null(cp_plan_init(pool, &plan, &view, "a:b", NULL, NULL, 2, 0));
@@ -225,31 +305,36 @@ static void partitions_go_into_the_path(void **state)
     assert_non_null(strstr(reason, "names a partition already"));
 }
 
-/* Page links widen the queries; rows only for links never carry documents. */
+/* Page links widen the queries; rows only for links never carry documents:
+ * with include_docs the pages ahead come from a keys-only query from the
+ * token, which does not wait for the forward answer. */
 static void page_links_read_several_pages_keys_only(void **state)
 {
     cp_view view = view_of(VIEW_URL);
     cp_plan plan;
-    cp_token start = { NULL, "7", "d7", 0 };
+    cp_token start = token_of("7", "d7", 0);
 
     cp_plan_init(pool, &plan, &view, NULL, NULL, NULL, 5, 3);
-    assert_false(cp_plan_needs_ahead(&plan));
-    assert_string_equal(cp_plan_forward(pool, &plan, &start),
-                        VIEW_URL "?limit=16&reduce=false&startkey=7&startkey_docid=d7");
-    assert_string_equal(cp_plan_backward(pool, &plan, &start, 1, 0),
-                        VIEW_URL "?limit=15&reduce=false&descending=true&startkey=7"
-                        "&startkey_docid=d7&skip=1");
+    assert_string_equal(plan_urls(&plan, &start),
+                        "forward " VIEW_URL "?limit=16&reduce=false&startkey=7&startkey_docid=d7\n"
+                        "backward " VIEW_URL "?limit=19&reduce=false&descending=true&startkey=7"
+                        "&startkey_docid=d7");
     view.include_docs = 1;
     cp_plan_init(pool, &plan, &view, NULL, NULL, "99", 5, 3);
-    assert_true(cp_plan_needs_ahead(&plan));
-    assert_string_equal(cp_plan_forward(pool, &plan, &start),
-                        VIEW_URL "?limit=6&reduce=false&startkey=7&startkey_docid=d7"
-                        "&endkey=99&include_docs=true");
-    assert_string_equal(cp_plan_ahead(pool, &plan, &start),
-                        VIEW_URL "?limit=11&reduce=false&startkey=7&startkey_docid=d7"
-                        "&endkey=99");
+    assert_string_equal(plan_urls(&plan, &start),
+                        "range-start " VIEW_URL "?limit=0&reduce=false\n"
+                        "forward " VIEW_URL "?limit=6&reduce=false&startkey=7&startkey_docid=d7"
+                        "&endkey=99&include_docs=true\n"
+                        "ahead " VIEW_URL "?limit=16&reduce=false&startkey=7&startkey_docid=d7"
+                        "&endkey=99\n"
+                        "backward " VIEW_URL "?limit=19&reduce=false&descending=true&startkey=7"
+                        "&startkey_docid=d7");
+    assert_string_equal(plan_urls(&plan, NULL),
+                        "forward " VIEW_URL "?limit=6&reduce=false&endkey=99&include_docs=true\n"
+                        "ahead " VIEW_URL "?limit=16&reduce=false&endkey=99");
+    /* one page either side: the forward query's extra row is the next page */
     cp_plan_init(pool, &plan, &view, NULL, NULL, NULL, 5, 1);
-    assert_false(cp_plan_needs_ahead(&plan));
+    assert_null(strstr(plan_urls(&plan, &start), "ahead"));
 }
 
 /* Read descending, a group a level cut short starts after all it groups. */
@@ -257,28 +342,27 @@ static void descending_groups_start_after_their_keys(void **state)
 {
     cp_view view = view_of(VIEW_URL);
     cp_plan plan;
-    cp_token start = { NULL, "[2023]", NULL, 0 };
+    cp_token start = token_of("[2023]", NULL, 0);
 
-    start.key = parse("[2023]");
     view.reduce = 1;
     view.descending = 1;
     view.group_level = 1;
     plan = plan_of(&view, NULL, NULL, NULL, 1);
-    assert_string_equal(cp_plan_forward(pool, &plan, &start),
-                        VIEW_URL "?limit=2&reduce=true&group_level=1&descending=true"
-                        "&startkey=%5b2023%2c%7b%7d%5d");
     /* backward, ascending: from the group key itself */
-    assert_string_equal(cp_plan_backward(pool, &plan, &start, 1, 0),
-                        VIEW_URL "?limit=2&reduce=true&group_level=1&startkey=%5b2023%5d");
+    assert_string_equal(plan_urls(&plan, &start),
+                        "forward " VIEW_URL "?limit=2&reduce=true&group_level=1&descending=true"
+                        "&startkey=%5b2023%2c%7b%7d%5d\n"
+                        "backward " VIEW_URL "?limit=2&reduce=true&group_level=1"
+                        "&startkey=%5b2023%5d");
     /* a key shorter than the level is a whole key */
     view.group_level = 2;
     plan = plan_of(&view, NULL, NULL, NULL, 1);
-    assert_non_null(strstr(cp_plan_forward(pool, &plan, &start), "&startkey=%5b2023%5d"));
+    assert_non_null(strstr(plan_urls(&plan, &start), "&startkey=%5b2023%5d\n"));
     /* ascending needs nothing */
     view.descending = 0;
     view.group_level = 1;
     plan = plan_of(&view, NULL, NULL, NULL, 1);
-    assert_non_null(strstr(cp_plan_forward(pool, &plan, &start), "&startkey=%5b2023%5d"));
+    assert_non_null(strstr(plan_urls(&plan, &start), "&startkey=%5b2023%5d\n"));
 }
 
 /* CouchDB makes no reversed-range check on _all_docs: ids are checked here,
@@ -312,22 +396,318 @@ static void all_docs_starts_are_checked_against_the_range(void **state)
 }
 
 /* A token inside one document's rows: forward skips to it; backward reads
- * the whole entry (no skip) when it has several rows. */
+ * the entry up to the token, and the rows behind. */
 static void tokens_inside_one_documents_rows(void **state)
 {
     cp_view view = view_of(VIEW_URL);
     cp_plan plan = plan_of(&view, NULL, NULL, NULL, 2);
-    cp_token start = { NULL, "\"x\"", "d1", 2 };
+    cp_token start = token_of("\"x\"", "d1", 2);
 
-    assert_string_equal(cp_plan_forward(pool, &plan, &start),
-                        VIEW_URL "?limit=3&reduce=false&startkey=%22x%22&startkey_docid=d1&skip=2");
-    assert_string_equal(cp_plan_backward(pool, &plan, &start, 3, 0),
-                        VIEW_URL "?limit=5&reduce=false&descending=true&startkey=%22x%22"
-                        "&startkey_docid=d1");
-    /* one row more than the pages need, to see whether the far entry goes on */
-    assert_int_equal(cp_plan_backward_limit(&plan, 1, 1), 3);
-    assert_non_null(strstr(cp_plan_backward(pool, &plan, &start, 1, 1), "?limit=3&"));
-    assert_int_equal(cp_plan_backward_limit(&plan, 3, 1), 6);
+    assert_string_equal(plan_urls(&plan, &start),
+                        "forward " VIEW_URL "?limit=3&reduce=false&startkey=%22x%22"
+                        "&startkey_docid=d1&skip=2\n"
+                        "backward " VIEW_URL "?limit=8&reduce=false&descending=true"
+                        "&startkey=%22x%22&startkey_docid=d1");
+}
+
+static json_t *rows_text(const char *rows)
+{
+    return parse(apr_pstrcat(pool, "{\"total_rows\":9,\"offset\":0,\"rows\":[", rows, "]}",
+                             NULL));
+}
+
+/* The token's row ["r", "d5"], then n - 1 rows of one entry of d4. */
+static json_t *rows_of_one_entry(int n)
+{
+    apr_array_header_t *rows = apr_array_make(pool, n, sizeof(const char *));
+    int i;
+
+    APR_ARRAY_PUSH(rows, const char *) = "{\"id\":\"d5\",\"key\":\"r\",\"value\":0}";
+    for (i = 1; i < n; i++) {
+        APR_ARRAY_PUSH(rows, const char *) =
+            apr_psprintf(pool, "{\"id\":\"d4\",\"key\":\"q\",\"value\":%d}", i);
+    }
+    return rows_text(apr_array_pstrcat(pool, rows, ','));
+}
+
+/* The backward answer is asked again, wider, only when its limit cut an
+ * entry where the pages behind need it; at most CP_PLAN_MAX_WIDENINGS times. */
+static void a_cut_entry_behind_widens_the_backward_query(void **state)
+{
+    cp_view view = view_of(VIEW_URL);
+    cp_plan plan = plan_of(&view, NULL, NULL, NULL, 2);
+    cp_token start = token_of("\"r\"", "d5", 0);
+    apr_array_header_t *queries = cp_plan_page(pool, &plan, &start);
+    cp_query *forward = cp_plan_query(queries, CP_QUERY_FORWARD);
+    cp_query *backward = cp_plan_query(queries, CP_QUERY_BACKWARD);
+    int i;
+
+    assert_int_equal(backward->limit, 6);
+    forward->answer = rows_text("{\"id\":\"d5\",\"key\":\"r\",\"value\":0}");
+    /* the token's row, d4's two rows, d3, d2, then d1 cut: complete */
+    backward->answer = rows_text(
+        "{\"id\":\"d5\",\"key\":\"r\",\"value\":0},{\"id\":\"d4\",\"key\":\"q\",\"value\":0},"
+        "{\"id\":\"d4\",\"key\":\"q\",\"value\":1},{\"id\":\"d3\",\"key\":\"q\",\"value\":0},"
+        "{\"id\":\"d2\",\"key\":\"q\",\"value\":0},{\"id\":\"d1\",\"key\":\"q\",\"value\":0}");
+    assert_false(cp_plan_widen(pool, &plan, &start, queries));
+    /* d4 fills the rest: it may go on, its last rows nearest the page */
+    backward->answer = rows_of_one_entry(6);
+    assert_true(cp_plan_widen(pool, &plan, &start, queries));
+    backward = cp_plan_query(queries, CP_QUERY_BACKWARD);
+    assert_null(backward->answer);
+    assert_int_equal(backward->widened, 1);
+    assert_int_equal(backward->limit, 6 * 8 + 2);
+    assert_int_equal(cp_plan_pending(queries), 1);
+    assert_string_equal(cp_plan_batch_body(pool, queries),
+                        "{\"queries\":[{\"limit\":50,\"reduce\":false,\"descending\":true,"
+                        "\"startkey\":\"r\",\"startkey_docid\":\"d5\"}]}");
+    /* an answer shorter than its limit reached the start: complete */
+    backward->answer = rows_text(
+        "{\"id\":\"d5\",\"key\":\"r\",\"value\":0},{\"id\":\"d4\",\"key\":\"q\",\"value\":0}");
+    assert_false(cp_plan_widen(pool, &plan, &start, queries));
+    /* never more than CP_PLAN_MAX_WIDENINGS rounds */
+    for (i = 1; i <= CP_PLAN_MAX_WIDENINGS + 1; i++) {
+        backward->answer = rows_of_one_entry(backward->limit);
+        if (i == CP_PLAN_MAX_WIDENINGS) {
+            assert_false(cp_plan_widen(pool, &plan, &start, queries));
+            break;
+        }
+        assert_true(cp_plan_widen(pool, &plan, &start, queries));
+        assert_int_equal(backward->widened, i + 1);
+    }
+}
+
+/* One combination of a location's options and a page. */
+typedef struct {
+    int all_docs, reduce, group_level, include_docs, descending, range, links, index;
+    const char *partition;
+    int later;
+} combination;
+
+static const char *describe(const combination *c)
+{
+    return apr_psprintf(pool, "%s reduce=%d/%d docs=%d desc=%d range=%d part=%s links=%d "
+                        "%s page (index %d)", c->all_docs ? "_all_docs" : "view", c->reduce, c->group_level, c->include_docs, c->descending, c->range,
+                        c->partition ? c->partition : "-", c->links,
+                        c->later ? "later" : "first", c->index);
+}
+
+/* The parameter's value must be want (NULL: absent), whose reference this
+ * takes. */
+static void expect_param(const combination *c, const cp_query *query, const char *name,
+                         json_t *want)
+{
+    const json_t *got = json_object_get(query->params, name);
+
+    cp_json_pool_own(pool, want);
+    if (want ? !cp_json_identical(got, want) : got != NULL) {
+        fail_msg("%s, query %d: %s is %s, want %s", describe(c), query->role, name,
+                 got ? cp_json_text(pool, got) : "absent",
+                 want ? cp_json_text(pool, want) : "absent");
+    }
+}
+
+/* The GET URL holds exactly the parameters, in order, each value encoded:
+ * document ids raw, every other value as JSON. */
+static void expect_url_matches_params(const combination *c, const cp_plan *plan,
+                                      const cp_query *query)
+{
+    const char *url = cp_plan_query_url(pool, plan->index_url, query);
+    size_t base = strlen(plan->index_url);
+    char *pairs, *pair, *last;
+    void *iter = json_object_iter(query->params);
+
+    if (strncmp(url, plan->index_url, base) || url[base] != '?') {
+        fail_msg("%s: the URL %s is not under %s", describe(c), url, plan->index_url);
+    }
+    pairs = apr_pstrdup(pool, url + base + 1);
+    for (pair = apr_strtok(pairs, "&", &last); pair; pair = apr_strtok(NULL, "&", &last)) {
+        char *eq = strchr(pair, '=');
+        const char *name, *value;
+        const json_t *want;
+
+        assert_non_null(eq);
+        *eq = '\0';
+        assert_non_null(iter);
+        name = json_object_iter_key(iter);
+        want = json_object_iter_value(iter);
+        value = apr_punescape_url(pool, eq + 1, NULL, NULL, 0);
+        assert_string_equal(pair, name);
+        if (strstr(name, "_docid")) {
+            assert_string_equal(value, json_string_value(want));
+        }
+        else if (!cp_json_identical(parse(value), want)) {
+            fail_msg("%s: %s=%s in the URL, %s in the body", describe(c), name, value,
+                     cp_json_text(pool, want));
+        }
+        iter = json_object_iter_next(query->params, iter);
+    }
+    assert_null(iter);
+}
+
+static void check_combination(const combination *c)
+{
+    const char *url = c->all_docs ? DB_URL "/_all_docs" : VIEW_URL;
+    const char *low = c->range & 1 ? (c->all_docs ? "\"a\"" : "[\"a\"]") : NULL;
+    const char *high = c->range & 2 ? (c->all_docs ? "\"z\"" : "[\"z\",{}]") : NULL;
+    cp_view view = view_of(url);
+    cp_plan plan;
+    cp_token start;
+    apr_array_header_t *queries;
+    int docids = !c->reduce, pages = c->links > 1 ? c->links : 1, keys_apart, guarded, i;
+    const json_t *first_bound, *last_bound, *bound;
+    json_t *body;
+
+    view.reduce = c->reduce;
+    view.group_level = c->group_level;
+    view.include_docs = c->include_docs;
+    view.descending = c->descending;
+    if (cp_plan_init(pool, &plan, &view, c->partition, low, high, 5, c->links)) {
+        fail_msg("%s: refused", describe(c));
+    }
+    if (c->all_docs) {
+        start = token_of("\"doc-7\"", "doc-7", 0);
+    }
+    else {
+        start = token_of(c->reduce ? "[2026,11]" : "[\"k\",1]", c->reduce ? NULL : "d7",
+                         c->index);
+    }
+    queries = cp_plan_page(pool, &plan, c->later ? &start : NULL);
+    keys_apart = c->include_docs && c->links > 1;
+    first_bound = c->descending ? plan.high_key : plan.low_key;
+    last_bound = c->descending ? plan.low_key : plan.high_key;
+    /* several queries, of which CouchDB may refuse one (a view query with
+     * both startkey and endkey): one it never refuses leads */
+    guarded = (c->later || keys_apart) && !c->all_docs
+              && ((last_bound && (c->later || first_bound)) || (c->later && first_bound));
+    assert_int_equal(queries->nelts, guarded + 1 + keys_apart + c->later);
+    assert_int_equal(cp_plan_pending(queries), queries->nelts);
+    assert_string_equal(plan.index_url,
+                        c->partition ? apr_pstrcat(pool, DB_URL "/_partition/", c->partition,
+                                                   view.index_path, NULL) : url);
+
+    for (i = 0; i < queries->nelts; i++) {
+        const cp_query *query = &APR_ARRAY_IDX(queries, i, cp_query);
+        int at = i - guarded;
+        cp_query_role role = at < 0 ? CP_QUERY_RANGE_START
+                           : at == 0 ? CP_QUERY_FORWARD
+                           : at == 1 && keys_apart ? CP_QUERY_AHEAD : CP_QUERY_BACKWARD;
+        int backward = role == CP_QUERY_BACKWARD, guard = role == CP_QUERY_RANGE_START;
+        int reads_descending = backward ? !c->descending : c->descending;
+        int limit = guard ? 0
+                  : role == CP_QUERY_FORWARD && keys_apart ? 5 + 1
+                  : backward ? pages * 5 + (docids ? c->index + 1 + CP_PLAN_BACKWARD_SLACK : 1)
+                  : pages * 5 + 1;
+        size_t params = 1;
+        json_t *key = NULL;
+
+        if (query->role != role) {
+            fail_msg("%s: query %d is for %d, want %d", describe(c), i, query->role, role);
+        }
+        assert_int_equal(query->limit, limit);
+        assert_null(query->answer);
+        expect_param(c, query, "limit", json_integer(limit));
+        if (c->all_docs) {
+            expect_param(c, query, "reduce", NULL);
+        }
+        else {
+            expect_param(c, query, "reduce", c->reduce ? json_true() : json_false());
+            params++;
+        }
+        expect_param(c, query, "group", c->reduce && c->group_level == CP_GROUP_EXACT
+                                        ? json_true() : NULL);
+        expect_param(c, query, "group_level", c->reduce && c->group_level > 0
+                                              ? json_integer(c->group_level) : NULL);
+        params += c->reduce;
+        expect_param(c, query, "descending", reads_descending ? json_true() : NULL);
+        params += reads_descending;
+        expect_param(c, query, "include_docs",
+                     role == CP_QUERY_FORWARD && c->include_docs ? json_true() : NULL);
+        params += role == CP_QUERY_FORWARD && c->include_docs;
+        /* only a token inside one document's rows skips, by its index */
+        expect_param(c, query, "skip", c->later && !backward && !guard && c->index > 0
+                                       ? json_integer(c->index) : NULL);
+        params += c->later && !backward && !guard && c->index > 0;
+        if (c->later && !guard) {
+            key = json_copy((json_t *)start.key);
+            /* read descending, a group a level cut short starts after its keys */
+            if (reads_descending && c->reduce && c->group_level == 2) {
+                json_array_append_new(key, json_object());
+            }
+        }
+        else if (first_bound) {
+            key = json_incref((json_t *)first_bound);
+        }
+        expect_param(c, query, "startkey", key);
+        params += key != NULL;
+        expect_param(c, query, "startkey_docid", c->later && docids && !c->all_docs && !guard
+                                                 ? json_string(start.docid) : NULL);
+        params += c->later && docids && !c->all_docs && !guard;
+        /* forward to the range's end, backward to its start; the guard has
+         * none: that is why CouchDB never refuses it */
+        bound = guard ? NULL : backward ? first_bound : last_bound;
+        expect_param(c, query, "endkey", json_incref((json_t *)bound));
+        params += bound != NULL;
+        if (json_object_size(query->params) != params) {
+            fail_msg("%s: query %d has %s", describe(c), i,
+                     cp_json_text(pool, query->params));
+        }
+        expect_url_matches_params(c, &plan, query);
+    }
+    /* the POST body: the same parameters, in order */
+    body = parse(cp_plan_batch_body(pool, queries));
+    assert_int_equal(json_object_size(body), 1);
+    assert_int_equal(json_array_size(json_object_get(body, "queries")), queries->nelts);
+    for (i = 0; i < queries->nelts; i++) {
+        assert_true(cp_json_identical(json_array_get(json_object_get(body, "queries"), i),
+                                      APR_ARRAY_IDX(queries, i, cp_query).params));
+    }
+}
+
+/* Every combination of the options a location and a request can have, on a
+ * first and a later page: the queries a page needs, each with exactly its
+ * parameters, the same in the GET URL and the POST body. */
+static void every_option_combination_is_planned(void **state)
+{
+    static const int reduce_modes[][2] = { { 0, 0 }, { 1, CP_GROUP_EXACT }, { 1, 2 } };
+    static const int links[] = { 0, 1, 3 };
+    static const char *const partitions[] = { NULL, "p" };
+    combination c;
+    size_t r, l, p;
+    int checked = 0;
+
+    for (c.all_docs = 0; c.all_docs <= 1; c.all_docs++)
+    for (r = 0; r < 3; r++)
+    for (c.include_docs = 0; c.include_docs <= 1; c.include_docs++)
+    for (c.descending = 0; c.descending <= 1; c.descending++)
+    for (c.range = 0; c.range <= 3; c.range++)
+    for (p = 0; p < 2; p++)
+    for (l = 0; l < 3; l++)
+    for (c.later = 0; c.later <= 2; c.later++) {
+        c.reduce = reduce_modes[r][0];
+        c.group_level = reduce_modes[r][1];
+        /* grouped rows have no documents, _all_docs no reduce */
+        if ((c.reduce && (c.include_docs || c.all_docs))
+            || (c.later == 2 && (c.reduce || c.all_docs))) {
+            continue;
+        }
+        c.partition = partitions[p];
+        c.links = links[l];
+        /* later == 2: a token at row 2 of its document's rows under one key */
+        c.index = c.later == 2 ? 2 : 0;
+        {
+            combination one = c;
+
+            one.later = c.later != 0;
+            check_combination(&one);
+        }
+        checked++;
+    }
+    /* six kinds of location (a view with and without documents, grouped
+     * exactly and at a level, _all_docs with and without documents), each
+     * direction, range, partition and links, on a first and a later page,
+     * and map views also from inside one document's rows */
+    assert_int_equal(checked, 2 * 4 * 2 * 3 * (6 * 2 + 2));
 }
 
 int main(void)
@@ -337,10 +717,11 @@ int main(void)
         UNIT_TEST(unusable_view_urls_are_refused),
         UNIT_TEST(first_page_asks_for_one_row_more),
         UNIT_TEST(later_pages_query_forward_and_backward_from_the_token),
+        UNIT_TEST(the_batch_body_holds_the_same_queries),
         UNIT_TEST(keys_cannot_smuggle_parameters),
         UNIT_TEST(a_range_bounds_every_query),
         UNIT_TEST(descending_swaps_directions_and_bounds),
-        UNIT_TEST(grouped_rows_read_backward_without_skip),
+        UNIT_TEST(grouped_rows_read_backward_from_their_own_group),
         UNIT_TEST(documents_only_for_the_page_itself),
         UNIT_TEST(all_docs_sends_no_docid_and_no_reduce),
         UNIT_TEST(partitions_go_into_the_path),
@@ -348,6 +729,8 @@ int main(void)
         UNIT_TEST(descending_groups_start_after_their_keys),
         UNIT_TEST(all_docs_starts_are_checked_against_the_range),
         UNIT_TEST(tokens_inside_one_documents_rows),
+        UNIT_TEST(a_cut_entry_behind_widens_the_backward_query),
+        UNIT_TEST(every_option_combination_is_planned),
     };
     RUN_UNIT_TESTS("plan", tests);
 }
