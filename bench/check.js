@@ -9,16 +9,19 @@
 //       BACKEND (the backend itself, no credentials), BACKEND_AUTH (the
 //       Authorization value, or empty), REC_LOG (the recorder's log),
 //       VIEW_PATH, SIZE (CouchPageSize), LATER_ROW, FIRST, FWD, BWD (the
-//       floors' GET paths: first page, forward, backward), OUT (a folder).
+//       floors' GET paths: first page; floor (a), the seed algorithm's
+//       forward and backward queries), OUT (a folder).
 //       Walks from the first page through links.next to the page at row
 //       LATER_ROW; records the backend requests the module makes for that
-//       page and for the first page; checks that every floor query is one
-//       the module makes (same view, same parameters), that the module's
-//       Authorization header is BACKEND_AUTH, that the floor (a) GETs and
-//       the floor (b) multi-query POST answer the same rows, and that the
-//       module's pages hold exactly those rows and tokens. Writes to OUT:
-//       later.path (the walked page's path, as the module linked it),
-//       floor-b.json (the POST body) or floor-b.unsupported (why not),
+//       page and for the first page; checks that the module's Authorization
+//       header is BACKEND_AUTH; that floor (a)'s rows make exactly the
+//       module's page (items, next, prev); that the module's later page is
+//       one multi-query POST, which becomes floor (b) as recorded, and
+//       whose results, sent again straight, hold every row the page shows;
+//       and that the first page's one query is the first-page floor's.
+//       Writes to OUT: later.path (the walked page's path, as the module
+//       linked it), floor-b.url and floor-b.json (the module's batch: URL
+//       and body) or floor-b.unsupported (why there is none),
 //       module-requests.txt.
 //
 //   node bench/check.js sent LOG FROM AUTH SPEC...
@@ -172,7 +175,8 @@ function describe(reqs) {
   }).join('\n    ');
 }
 
-// Every floor query must be one the module makes for the same page.
+// Every floor query must be one the module makes for the same page (the
+// first page: its one query).
 function sameQueries(what, floorPaths, reqs) {
   const moduleQs = reqs.flatMap((r) => queriesOf(r.method, r.url, r.body));
   const left = [...moduleQs];
@@ -181,7 +185,7 @@ function sameQueries(what, floorPaths, reqs) {
     const i = left.findIndex((mq) => mq.view === fq.view && same(mq.params, fq.params));
     if (i < 0) {
       die(`${what}: the floor asks ${show(fq)}, which the module does not ask; the module asks:\n    ${moduleQs.map(show).join('\n    ')}\n` +
-        'the floors must ask CouchDB for what the module asks: update bench_forward/bench_backward/bench_first in bench/lib.sh');
+        'update bench_first in bench/lib.sh');
     }
     left.splice(i, 1);
   }
@@ -195,12 +199,6 @@ function sameAuth(what, reqs, auth) {
         `the floors send ${auth ? 'the CouchPageCredentials header' : '(none)'}`);
     }
   }
-}
-
-// The multi-query POST body of the floor GETs: each GET's parameters, as the
-// JSON values CouchDB reads them as.
-function postBody(paths) {
-  return JSON.stringify({ queries: paths.map((p) => queriesOf('GET', p, '')[0].params) });
 }
 
 const token = (row) => [row.key, row.id];
@@ -234,25 +232,41 @@ function samePage(what, page, size, fwdRows, bwdRows) {
   }
 }
 
-// Floor (b): the same GETs as one multi-query POST; its rows must be the
-// GETs' rows. Writes OUT/NAME.json (the body), or OUT/NAME.unsupported when
-// the backend has no multi-query endpoint (pouchdb-server: 404).
-async function floorPost(name, backend, auth, view, paths, getAnswers, out) {
-  const body = postBody(paths);
-  const res = await get(backend + view + '/queries', { method: 'POST', auth, body });
-  if (res.status !== 200 || !res.json || !Array.isArray(res.json.results)) {
-    const why = `POST ${view}/queries answered HTTP ${res.status}: ${res.text.slice(0, 200).trim()}`;
-    fs.writeFileSync(`${out}/${name}.unsupported`, why + '\n');
-    console.error(`check: ${name}: no multi-query floor: ${why}`);
-    return;
+// Floor (b): the module's own batch for the later page, the one
+// multi-query POST it sent (recorded), sent again straight. Its results must
+// hold every row the module's page shows: the page's rows, the row after
+// them (next) and the previous page's rows down to its first (prev), as
+// floor (a) answered them. Writes OUT/floor-b.url and OUT/floor-b.json, or
+// OUT/floor-b.unsupported when the module sent GETs because the backend
+// has no multi-query endpoint (pouchdb-server).
+async function floorPost(backend, auth, reqs, shown, out) {
+  const posts = reqs.filter((r) => r.method === 'POST' && new URL(r.url, 'http://x').pathname.endsWith('/queries'));
+  if (posts.length === 0) {
+    const res = await get(`${backend}${new URL(reqs[0].url, 'http://x').pathname}/queries`,
+      { method: 'POST', auth, body: JSON.stringify({ queries: [{ limit: 0 }] }) });
+    if (res.status === 200) die(`later page: the module sent ${reqs.length} GETs, but the backend has a multi-query endpoint`);
+    const why = `the module sent ${reqs.length} GETs: the backend has no multi-query endpoint (POST .../queries answered HTTP ${res.status})`;
+    fs.writeFileSync(`${out}/floor-b.unsupported`, why + '\n');
+    console.error(`check: no floor (b): ${why}`);
+    return null;
   }
-  if (res.json.results.length !== paths.length) die(`${name}: ${res.json.results.length} results for ${paths.length} queries`);
-  paths.forEach((p, i) => {
-    if (!same(res.json.results[i].rows, getAnswers[i].rows)) {
-      die(`${name}: the POST's result ${i + 1} has other rows than GET ${p}`);
-    }
-  });
-  fs.writeFileSync(`${out}/${name}.json`, body);
+  if (reqs.length !== 1) die(`later page: the module made ${reqs.length} backend requests, not its one multi-query POST: floor (b) would not be its batch`);
+  const batch = posts[0];
+  if (batch.content_type !== 'application/json') die(`floor (b): the module's batch carried Content-Type ${batch.content_type}, wrk sends application/json`);
+  const res = await get(backend + batch.url, { method: 'POST', auth, body: batch.body });
+  if (res.status !== 200 || !res.json || !Array.isArray(res.json.results)) {
+    die(`floor (b): POST ${batch.url} answered HTTP ${res.status}: ${res.text.slice(0, 200).trim()}`);
+  }
+  const nq = JSON.parse(batch.body).queries.length;
+  if (res.json.results.length !== nq) die(`floor (b): ${res.json.results.length} results for ${nq} queries`);
+  const held = new Set(res.json.results.flatMap((r) => r.rows.map((row) => JSON.stringify(canonical(item(row))))));
+  const missing = shown.filter((row) => !held.has(JSON.stringify(canonical(item(row)))));
+  if (missing.length) {
+    die(`floor (b): the module's batch, sent straight, lacks ${missing.length} of the rows the page shows, e.g. ${JSON.stringify(item(missing[0]))}`);
+  }
+  fs.writeFileSync(`${out}/floor-b.url`, batch.url);
+  fs.writeFileSync(`${out}/floor-b.json`, batch.body);
+  return { url: batch.url, queries: nq, rows: res.json.results.map((r) => r.rows.length) };
 }
 
 async function pages() {
@@ -292,23 +306,27 @@ async function pages() {
   const firstPage = await recordPage(base, '/items/', log);
   sameAuth('later page', later.reqs, auth);
   sameAuth('first page', firstPage.reqs, auth);
-  const laterQs = sameQueries('later page', [fwd, bwd], later.reqs);
   const firstQs = sameQueries('first page', [first], firstPage.reqs);
 
-  // 3. the floors' own answers, straight from the backend
+  // 3. floor (a): the seed algorithm's two GETs, straight; their rows make
+  // the module's page exactly
   const [fwdAns, bwdAns, firstAns] = await Promise.all([fwd, bwd, first].map((p) => getJson(backend + p, { auth })));
-  samePage('later page', later.page, size, fwdAns.rows, bwdAns.rows);
+  samePage('later page, floor (a)', later.page, size, fwdAns.rows, bwdAns.rows);
   samePage('first page', firstPage.page, size, firstAns.rows, null);
   if (firstPage.page.prev !== null) die('first page: prev is not null');
-  await floorPost('floor-b', backend, auth, view, [fwd, bwd], [fwdAns, bwdAns], out);
+  if (bwdAns.rows.length !== size) die(`floor (a): the backward GET answered ${bwdAns.rows.length} rows, not ${size}`);
 
-  const extra = (qs) => (qs.extra.length ? `; beyond the floor's queries: ${qs.extra.map(show).join('; ')}` : '');
+  // 4. floor (b): the module's batch, as recorded, straight
+  const shown = [...fwdAns.rows.slice(0, size + 1), ...bwdAns.rows];
+  const b = await floorPost(backend, auth, later.reqs, shown, out);
+
+  const extra = (qs) => (qs.extra.length ? `; beyond the floor's query: ${qs.extra.map(show).join('; ')}` : '');
   fs.writeFileSync(`${out}/module-requests.txt`,
-    `later page ${laterPath}: ${later.reqs.length} backend ${later.reqs.length === 1 ? 'request' : 'requests'}${extra(laterQs)}\n    ${describe(later.reqs)}\n` +
+    `later page ${laterPath}: ${later.reqs.length} backend ${later.reqs.length === 1 ? 'request' : 'requests'}\n    ${describe(later.reqs)}\n` +
     `first page /items/: ${firstPage.reqs.length} backend ${firstPage.reqs.length === 1 ? 'request' : 'requests'}${extra(firstQs)}\n    ${describe(firstPage.reqs)}\n`);
-  console.error(`check: the module asks what the floors ask (later page: ${later.reqs.length} backend requests, ` +
-    `${laterQs.moduleQs.length} queries; first page: ${firstPage.reqs.length}, ${firstQs.moduleQs.length}), ` +
-    'with the same Authorization header; the rows and tokens are the same');
+  console.error(`check: the seed's two GETs (a) make the module's later page exactly; ` +
+    (b ? `the module's batch (b), ${b.queries} queries in one POST ${b.url} (${b.rows.join(' + ')} rows), holds all ${shown.length} rows it shows; ` : '') +
+    `the first page is its floor's one query (${firstPage.reqs.length} request); the same Authorization header throughout`);
 }
 
 function sent(args) {
@@ -337,4 +355,4 @@ if (require.main === module) {
     die('usage: node bench/check.js pages | sent LOG FROM AUTH SPEC...');
   }
 }
-module.exports = { queriesOf, sameQueries, postBody };
+module.exports = { queriesOf, sameQueries };

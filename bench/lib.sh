@@ -325,14 +325,14 @@ bench_val() {
 # URL-encoded start token of the row keyed N (keys are 0..N-1, ids item%06d).
 bench_token() { printf '%%5B%d%%2C%%22item%06d%%22%%5D' "$1" "$1"; }
 
-# The seed algorithm's queries for a page starting at row N (count 20) with
-# the module's parameters (couchpage_plan.c): the backward query asks one row
-# more than the previous page's 20 (see README, "Tokens"). bench/check.js
-# checks before any timing that the module asks exactly these (as GETs or in
-# a multi-query POST) and fails the run when it does not.
+# Floor (a): the seed algorithm's two queries for a page starting at row N
+# (/work/shared/seeds/algorithm.txt, count 20, the location's options: no
+# links, no documents): forward limit=count+1, backward descending skip=1
+# limit=count. bench/check.js checks before any timing that their rows make
+# exactly the module's page, and fails the run when they do not.
 bench_forward() { printf '%s?limit=21&reduce=false&startkey=%d&startkey_docid=item%06d' "$VIEW_PATH" "$1" "$1"; }
 bench_backward() {
-    printf '%s?limit=21&reduce=false&descending=true&startkey=%d&startkey_docid=item%06d&skip=1' \
+    printf '%s?limit=20&reduce=false&descending=true&startkey=%d&startkey_docid=item%06d&skip=1' \
         "$VIEW_PATH" "$1" "$1"
 }
 # The first page's one query.
