@@ -23,6 +23,17 @@ typedef struct {
     int broken;     /* an error bucket or a failed read: the body is cut off */
 } capture_ctx;
 
+/* The body is cut off: the subrequest failed as a bad gateway. Saying so in
+ * its status lets mod_proxy_balancer's failonstatus=502 put the member that
+ * cut it off into error state (mod_proxy itself does only when the
+ * connection fails before a response), so that the repeat goes to another
+ * member and not back to a node that is going down. */
+static void body_broken(ap_filter_t *f, capture_ctx *ctx)
+{
+    ctx->broken = 1;
+    f->r->status = HTTP_BAD_GATEWAY;
+}
+
 /* Sets every data bucket aside into our own brigade: the subrequest's output
  * must never reach the client, and mod_proxy's buckets are transient. */
 static apr_status_t capture_body(ap_filter_t *f, apr_bucket_brigade *bb)
@@ -37,14 +48,14 @@ static apr_status_t capture_body(ap_filter_t *f, apr_bucket_brigade *bb)
         apr_size_t len;
 
         if (AP_BUCKET_IS_ERROR(b)) {
-            ctx->broken = 1;
+            body_broken(f, ctx);
         }
         if (APR_BUCKET_IS_METADATA(b) || ctx->too_large || ctx->broken) {
             continue;
         }
         rv = apr_bucket_read(b, &data, &len, APR_BLOCK_READ);
         if (rv != APR_SUCCESS) {
-            ctx->broken = 1;
+            body_broken(f, ctx);
             break;
         }
         if (ctx->bytes + (apr_off_t)len > ctx->max_bytes) {
@@ -159,16 +170,44 @@ static int run_attempt(request_rec *r, const cp_backend_conf *conf, const char *
     return 1;
 }
 
-/* A read that failed in flight (a refused or reset connection, a body cut
- * off) is safe to repeat; behind a balancer the repeat goes to another
- * member once the failed one is in error state. A timeout is not repeated:
- * it would double the client's wait. */
-static int failed_in_flight(const capture_ctx *ctx, const attempt *a)
+/* CouchDB's "error" member of a JSON answer, or NULL. */
+static const char *couchdb_error(request_rec *r, apr_bucket_brigade *body)
+{
+    char *text;
+    apr_size_t len;
+
+    if (apr_brigade_pflatten(body, &text, &len, r->pool) != APR_SUCCESS) {
+        return NULL;
+    }
+    return json_string_value(json_object_get(cp_json_load(r->pool, text, len, NULL), "error"));
+}
+
+/* Why a read failed in flight, or NULL if it did not. A refused or reset
+ * connection, a body cut off, or a cluster node that went down while it
+ * served the read (its coordinator answers 500 "nodedown": progress not
+ * possible) are safe to repeat; behind a balancer the repeat goes to another
+ * member once the failed one is in error state, and a coordinator that saw
+ * the node go down no longer asks it. A timeout is not repeated: it would
+ * double the client's wait. */
+static const char *failed_in_flight(request_rec *r, const capture_ctx *ctx, const attempt *a)
 {
     if (ctx->too_large || a->timed_out || a->rv == HTTP_GATEWAY_TIME_OUT) {
-        return 0;
+        return NULL;
     }
-    return ctx->broken || a->rv == HTTP_BAD_GATEWAY || a->rv == HTTP_SERVICE_UNAVAILABLE;
+    if (ctx->broken) {
+        return "the response was cut off";
+    }
+    if (a->rv == HTTP_BAD_GATEWAY || a->rv == HTTP_SERVICE_UNAVAILABLE) {
+        return apr_psprintf(r->pool, "proxy status %d", a->rv);
+    }
+    if (a->rv == OK && a->backend_status == HTTP_INTERNAL_SERVER_ERROR) {
+        const char *error = couchdb_error(r, ctx->body);
+
+        if (error && !strcmp(error, "nodedown")) {
+            return "CouchDB answered 500 nodedown: a cluster node went down during the read";
+        }
+    }
+    return NULL;
 }
 
 int cp_backend_get_json(request_rec *r, const cp_backend_conf *conf,
@@ -180,6 +219,7 @@ int cp_backend_get_json(request_rec *r, const cp_backend_conf *conf,
     char *text;
     apr_size_t len;
     const char *error = NULL;
+    const char *why;
 
     for (tries = 1;; tries++) {
         memset(&ctx, 0, sizeof(ctx));
@@ -190,13 +230,11 @@ int cp_backend_get_json(request_rec *r, const cp_backend_conf *conf,
                         apr_psprintf(r->pool, "the backend subrequest could not be "
                                      "set up (status %d)", a.rv));
         }
-        if (tries == 2 || !failed_in_flight(&ctx, &a)) {
+        if (tries == 2 || !(why = failed_in_flight(r, &ctx, &a))) {
             break;
         }
         ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0106) "the backend read failed "
-                      "in flight (%s); repeating it once",
-                      ctx.broken ? "the response was cut off"
-                      : apr_psprintf(r->pool, "proxy status %d", a.rv));
+                      "in flight (%s); repeating it once", why);
         apr_brigade_cleanup(ctx.body);
     }
 
