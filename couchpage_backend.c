@@ -38,7 +38,22 @@ typedef struct {
     apr_off_t max_bytes;
     int too_large;
     int broken;     /* an error bucket or a failed read: the body is cut off */
+    int status;     /* the backend's status before body_broken made it 502 */
 } capture_ctx;
+
+/* The body is cut off: the subrequest failed as a bad gateway. Saying so in
+ * its status lets mod_proxy_balancer's failonstatus=502 put the member that
+ * cut it off into error state (mod_proxy itself does only when the
+ * connection fails before a response), so that the repeat goes to another
+ * member and not back to a node that is going down. */
+static void body_broken(ap_filter_t *f, capture_ctx *ctx)
+{
+    if (!ctx->broken) {
+        ctx->status = f->r->status;
+    }
+    ctx->broken = 1;
+    f->r->status = HTTP_BAD_GATEWAY;
+}
 
 /* Sets every data bucket aside into our own brigade: the subrequest's output
  * must never reach the client, and mod_proxy's buckets are transient. */
@@ -54,14 +69,14 @@ static apr_status_t capture_body(ap_filter_t *f, apr_bucket_brigade *bb)
         apr_size_t len;
 
         if (AP_BUCKET_IS_ERROR(b)) {
-            ctx->broken = 1;
+            body_broken(f, ctx);
         }
         if (APR_BUCKET_IS_METADATA(b) || ctx->too_large || ctx->broken) {
             continue;
         }
         rv = apr_bucket_read(b, &data, &len, APR_BLOCK_READ);
         if (rv != APR_SUCCESS) {
-            ctx->broken = 1;
+            body_broken(f, ctx);
             break;
         }
         if (ctx->bytes + (apr_off_t)len > ctx->max_bytes) {
@@ -296,23 +311,63 @@ static int run_attempt(request_rec *r, const cp_backend_conf *conf, const backen
         return 0;
     }
     out->rv = ap_run_sub_req(rr);
-    out->backend_status = rr->status;
+    /* a batch cut off after its 200 keeps its results: the caller needs
+     * the status CouchDB sent, not the 502 told to mod_proxy_balancer */
+    out->backend_status = out->capture.broken ? out->capture.status : rr->status;
     out->timed_out = apr_table_get(rr->notes, "proxy_timedout") != NULL;
     ap_destroy_sub_req(rr);
     return 1;
 }
 
-/* A read that failed in flight (a refused or reset connection, a body cut
- * off) is safe to repeat; behind a balancer the repeat goes to another
- * member once the failed one is in error state. A timeout is not repeated:
- * it would double the client's wait. */
-static int failed_in_flight(const attempt *a)
+/* CouchDB's "error" member of a JSON answer, or NULL. */
+static const char *couchdb_error(request_rec *r, const char *text, apr_size_t len)
 {
-    if (a->capture.too_large || a->timed_out || a->rv == HTTP_GATEWAY_TIME_OUT) {
+    return json_string_value(json_object_get(cp_json_load(r->pool, text, len, NULL), "error"));
+}
+
+/* Whether an answer is a cluster's 500 "nodedown": the node a coordinator
+ * gathered the read from went down while it served it (progress not
+ * possible); asked again, a coordinator that saw the node go down no longer
+ * asks it. */
+static int is_nodedown(request_rec *r, int backend_status, const char *text, apr_size_t len)
+{
+    const char *error;
+
+    if (backend_status != HTTP_INTERNAL_SERVER_ERROR) {
         return 0;
     }
-    return a->capture.broken || a->rv == HTTP_BAD_GATEWAY
-        || a->rv == HTTP_SERVICE_UNAVAILABLE;
+    error = couchdb_error(r, text, len);
+    return error && !strcmp(error, "nodedown");
+}
+
+#define NODEDOWN_REASON "CouchDB answered 500 nodedown: a cluster node went down during the read"
+
+/* Why a read failed in flight, or NULL if it did not. A refused or reset
+ * connection, a body cut off, or a cluster's 500 nodedown are safe to
+ * repeat; behind a balancer the repeat goes to another member once the
+ * failed one is in error state. A timeout is not repeated: it would double
+ * the client's wait. */
+static const char *failed_in_flight(request_rec *r, const attempt *a)
+{
+    if (a->capture.too_large || a->timed_out || a->rv == HTTP_GATEWAY_TIME_OUT) {
+        return NULL;
+    }
+    if (a->capture.broken) {
+        return "the response was cut off";
+    }
+    if (a->rv == HTTP_BAD_GATEWAY || a->rv == HTTP_SERVICE_UNAVAILABLE) {
+        return apr_psprintf(r->pool, "proxy status %d", a->rv);
+    }
+    if (a->rv == OK && a->backend_status == HTTP_INTERNAL_SERVER_ERROR) {
+        char *text;
+        apr_size_t len;
+
+        if (apr_brigade_pflatten(a->capture.body, &text, &len, r->pool) == APR_SUCCESS
+            && is_nodedown(r, a->backend_status, text, len)) {
+            return NODEDOWN_REASON;
+        }
+    }
+    return NULL;
 }
 
 static int fail(cp_backend_result *result, int status, int backend_status,
@@ -334,6 +389,7 @@ static int read_backend(request_rec *r, const cp_backend_conf *conf, const backe
                         cp_backend_result *result)
 {
     int tries;
+    const char *why;
 
     for (tries = 1;; tries++) {
         if (!run_attempt(r, conf, read, a)) {
@@ -341,13 +397,11 @@ static int read_backend(request_rec *r, const cp_backend_conf *conf, const backe
                         apr_psprintf(r->pool, "the backend subrequest could not be "
                                      "set up (status %d)", a->rv));
         }
-        if (tries == 2 || !may_repeat || !failed_in_flight(a)) {
+        if (tries == 2 || !may_repeat || !(why = failed_in_flight(r, a))) {
             break;
         }
         ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0106) "the backend read failed "
-                      "in flight (%s); repeating it once",
-                      a->capture.broken ? "the response was cut off"
-                      : apr_psprintf(r->pool, "proxy status %d", a->rv));
+                      "in flight (%s); repeating it once", why);
         apr_brigade_cleanup(a->capture.body);
     }
 
@@ -477,7 +531,7 @@ int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *ba
     char *text = NULL;
     apr_size_t len = 0;
     const json_t **results;
-    const char *error = NULL;
+    const char *error = NULL, *why;
 
     if (pending == 0) {
         return OK;
@@ -495,11 +549,12 @@ int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *ba
         cut = status == OK && a.capture.broken;
         k = cut ? cp_page_batch_results(r->pool, text, len, 1, pending, results, &error) : 0;
         /* a cut with results in it is answered below, by asking the rest */
-        if (tries == 1 && ((status != OK && failed_in_flight(&a)) || (cut && k == 0))) {
+        why = cut ? (k == 0 ? "the response was cut off" : NULL)
+            : status != OK ? failed_in_flight(r, &a)
+            : is_nodedown(r, a.backend_status, text, len) ? NODEDOWN_REASON : NULL;
+        if (tries == 1 && why) {
             ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0106) "the backend read "
-                          "failed in flight (%s); repeating it once",
-                          cut ? "the response was cut off"
-                          : apr_psprintf(r->pool, "proxy status %d", a.rv));
+                          "failed in flight (%s); repeating it once", why);
             continue;
         }
         break;

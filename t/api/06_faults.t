@@ -1,26 +1,33 @@
 # Backend faults, through the CouchDB view double's fault switches: each is
 # answered with the right status and a JSON error body, logged once, and the
 # next request is served normally. A read that failed in flight is repeated
-# once, never more. Also: what exactly reaches CouchDB.
+# once, never more; behind a balancer, on another member. Also: what exactly
+# reaches CouchDB.
 use strict;
 use warnings FATAL => 'all';
 
 use Apache::Test qw(plan ok);
 use Apache::TestUtil qw(t_cmp);
 use Apache::TestRequest ();
+use File::Temp qw(tempdir);
+use HTTP::Tiny ();
 use MIME::Base64 ();
 use CouchPageTest qw(get_json with_args double_load double_fault double_log double_request
-                     double_queries error_log_mark error_log_since);
+                     double_queries error_log_mark error_log_since double_port start_own_httpd);
 
 double_load('faults', [ map { { _id => sprintf('doc%02d', $_), n => $_ } } 0 .. 9 ],
             { v => { map => 'function (doc) { emit(doc.n, null); }' } });
 
-# Faults that end a response the backend had begun, or refuse it, are reads
-# that failed in flight: the module repeats the query once.
+# Faults that end a response the backend had begun, or refuse it, and a
+# cluster node that went down during the read, are reads that failed in
+# flight: the module repeats the query once.
 # [fault, repeated, expected status, error, reason regexp]
 my @FAULTS = (
     [{ mode => 'slow', ms => 4000 }, 0, 504, 'backend_timeout', qr/did not answer in time/],
     [{ mode => 'status', status => 500 }, 0, 502, 'backend_error', qr/CouchDB answered 500/],
+    # a cluster's coordinator whose node went down mid-read (fabric_view:check_down_shards)
+    [{ mode => 'status', status => 500, body => { error => 'nodedown', reason => 'progress not possible' } },
+     1, 502, 'backend_error', qr/CouchDB answered 500 nodedown: progress not possible/],
     [{ mode => 'garbage' }, 0, 502, 'backend_error', qr/not JSON/],
     [{ mode => 'truncate' }, 1, 502, 'backend_error', qr/cut off/],
     [{ mode => 'reset' }, 1, 502, 'backend_error', qr/backend request failed|cut off/],
@@ -29,7 +36,7 @@ my @FAULTS = (
 );
 my $REPEATED = grep { $_->[1] } @FAULTS;
 
-plan tests => 8 * @FAULTS + 5 * $REPEATED + 7 + 9;
+plan tests => 8 * @FAULTS + 5 * $REPEATED + 7 + 9 + 4;
 
 my ($status, $page) = get_json('/faults/');
 ok t_cmp($status, 200, 'the faults location serves before any fault');
@@ -39,7 +46,7 @@ sub view_queries { scalar grep { ($_->{url} // '') =~ m{^/faults/_design/d/_view
 
 for my $case (@FAULTS) {
     my ($fault, $repeated, $want, $error, $reason) = @$case;
-    my $what = $fault->{mode};
+    my $what = $fault->{mode} . ($fault->{body} ? " $fault->{body}{error}" : '');
     # a fault on every attempt: the client gets the error after at most one repeat
     double_log(clear => 1);
     double_fault(%$fault, path => '/faults/', count => 2);
@@ -118,3 +125,43 @@ ok t_cmp(join('|', map { $_->{headers}{accept} // '' } @requests),
 ok t_cmp(join('|', map { "$_->{method} " . ($_->{method} eq 'POST' ? $_->{headers}{'content-type'} // '-' : '') } @requests),
          join('|', map { $_->{method} eq 'POST' ? 'POST application/json' : 'GET ' } @requests),
          'GETs of the view, and POSTs of its queries as application/json: nothing else');
+
+# Behind mod_proxy_balancer (README, "Scaling out"): the member that cut a
+# read off goes into error state (failonstatus=502: the module answers such a
+# subrequest 502), so that the repeat, and the queries after it, go to the
+# other member, and not back to a node that may be going down. An httpd of
+# this test's own has a balancer of two members that are both the double, as
+# 127.0.0.1 and as localhost: the Host header the double logs tells them apart.
+my $port = double_port();
+my $root = tempdir(CLEANUP => 1);
+my ($lb_port) = start_own_httpd($root, [qw(slotmem_shm proxy proxy_http proxy_balancer lbmethod_byrequests)], <<"CONF");
+<Proxy "balancer://double">
+    BalancerMember "http://127.0.0.1:$port" retry=60
+    BalancerMember "http://localhost:$port" retry=60
+    ProxySet lbmethod=byrequests failonstatus=502
+</Proxy>
+<Location "/faults/">
+    SetHandler couchpage
+    CouchPageView "balancer://double/faults/_design/d/_view/v"
+    CouchPageCredentials "$ENV{COUCHPAGE_DOUBLE_USER}" "$ENV{COUCHPAGE_DOUBLE_PASSWORD}"
+    CouchPageSize 3
+</Location>
+CONF
+my $lb = HTTP::Tiny->new(timeout => 30);
+sub lb_first_page { my $res = $lb->get("http://127.0.0.1:$lb_port/faults/"); ($res->{status}, $res->{content}) }
+sub view_hosts { map { $_->{headers}{host} // '?' } grep { ($_->{url} // '') =~ m{^/faults/_design/d/_view/v} } double_log() }
+double_log(clear => 1);
+lb_first_page() for 1 .. 4;
+my %members = map { $_ => 1 } view_hosts();
+ok t_cmp(join(',', sort keys %members), "127.0.0.1:$port,localhost:$port", 'the balancer uses both members');
+double_log(clear => 1);
+double_fault(mode => 'truncate', path => '/faults/', count => 1);
+my ($lb_status, $lb_body) = lb_first_page();
+ok t_cmp($lb_status, 200, 'a read cut off behind the balancer is repeated and served');
+lb_first_page() for 1 .. 4;
+my ($cut, $repeat, @after) = view_hosts();
+ok t_cmp($repeat // 'none', ($cut // '') eq "localhost:$port" ? "127.0.0.1:$port" : "localhost:$port",
+         'the repeat went to the other member');
+ok t_cmp(join(',', grep { $_ eq ($cut // '') } @after), '',
+         'and so did every query after it: the member that cut it off is in error state');
+double_fault(mode => 'none');

@@ -11,69 +11,27 @@ use Apache::Test qw(plan ok);
 use Apache::TestUtil qw(t_cmp);
 use File::Spec::Functions qw(catfile);
 use File::Temp qw(tempdir);
-use IO::Socket::INET ();
 use JSON::PP ();
 use LWP::UserAgent ();
 use URI::Escape ();
 use POSIX ();
 use Time::HiRes qw(sleep time);
+use CouchPageTest qw(free_port wait_for_port spawn_process reap_process start_own_httpd);
 
 my $vars = Apache::Test::vars();
-my $httpd = $vars->{httpd};
-chomp(my $modules = `'$vars->{apxs}' -q LIBEXECDIR 2>/dev/null` || '/usr/lib/apache2/modules');
-my $module = catfile($vars->{top_dir}, '.libs', 'mod_couchpage.so');
 my $embedded = $ENV{COUCHPAGE_EMBEDDED_DIR} || catfile($vars->{top_dir}, 'embedded');
 my $pouchdb = catfile($embedded, 'node_modules', 'pouchdb-server', 'bin', 'pouchdb-server');
 my $dir = tempdir(CLEANUP => 1);
 my $JSON = JSON::PP->new->utf8;
-my @children;    # [pid, what]
-
-END {
-    local $?;
-    for (reverse @children) {
-        my ($pid) = @$_;
-        kill 'TERM', $pid if kill 0, $pid;
-        waitpid($pid, 0);
-    }
-}
-
-sub free_port {
-    my $s = IO::Socket::INET->new(Listen => 1, LocalAddr => '127.0.0.1', LocalPort => 0) or die $!;
-    my $port = $s->sockport;
-    close $s;
-    return $port;
-}
-
-sub wait_for_port {
-    my ($port, $what) = @_;
-    my $deadline = time + 60;
-    until (IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port, Timeout => 1)) {
-        die "$what did not start on port $port\n" if time > $deadline;
-        sleep 0.2;
-    }
-}
-
-sub spawn {
-    my ($what, $cwd, @command) = @_;
-    my $pid = fork // die "fork: $!";
-    if ($pid == 0) {
-        chdir $cwd or POSIX::_exit(127);
-        open STDIN, '<', '/dev/null';
-        open STDOUT, '>', catfile($cwd, 'stdout.log');
-        open STDERR, '>&', \*STDOUT;
-        exec @command or POSIX::_exit(127);
-    }
-    push @children, [$pid, $what];
-    return $pid;
-}
 
 sub start_backend {
     my ($name) = @_;
     my $port = free_port();
     my $cwd = catfile($dir, $name);
     mkdir $cwd;
-    my $pid = spawn($name, $cwd, 'node', $pouchdb, '--in-memory', '-p', $port, '-o', '127.0.0.1');
-    wait_for_port($port, $name);
+    my $pid = spawn_process($name, catfile($cwd, 'stdout.log'),
+                            'node', $pouchdb, '--in-memory', '-p', $port, '-o', '127.0.0.1');
+    wait_for_port($port, $name, $pid);
     system('node', catfile($embedded, 'fixtures.js'), "http://127.0.0.1:$port") == 0
         or die "loading fixtures into $name failed\n";
     return ($pid, $port);
@@ -81,27 +39,9 @@ sub start_backend {
 
 sub start_httpd {
     my ($name, @backends) = @_;
-    my $port = free_port();
     my $root = catfile($dir, $name);
-    mkdir $root;
     my $members = join '', map { "    BalancerMember \"http://127.0.0.1:$_\" keepalive=On timeout=5 retry=30\n" } @backends;
-    open my $fh, '>', "$root/httpd.conf" or die;
-    print $fh <<"CONF";
-ServerRoot "$root"
-ServerName localhost
-Listen 127.0.0.1:$port
-PidFile "$root/httpd.pid"
-ErrorLog "$root/error_log"
-LogLevel warn couchpage:info
-LoadModule mpm_event_module "$modules/mod_mpm_event.so"
-LoadModule authz_core_module "$modules/mod_authz_core.so"
-LoadModule slotmem_shm_module "$modules/mod_slotmem_shm.so"
-LoadModule proxy_module "$modules/mod_proxy.so"
-LoadModule proxy_http_module "$modules/mod_proxy_http.so"
-LoadModule proxy_balancer_module "$modules/mod_proxy_balancer.so"
-LoadModule lbmethod_byrequests_module "$modules/mod_lbmethod_byrequests.so"
-LoadModule couchpage_module "$module"
-DefaultRuntimeDir "$root"
+    my ($port) = start_own_httpd($root, [qw(slotmem_shm proxy proxy_http proxy_balancer lbmethod_byrequests)], <<"CONF");
 <Proxy "balancer://couch">
 $members</Proxy>
 <Location "/bands/">
@@ -111,10 +51,7 @@ $members</Proxy>
     CouchPageTokenSecret "one secret for every server of the site"
 </Location>
 CONF
-    close $fh;
-    my $pid = spawn($name, $root, $httpd, '-f', "$root/httpd.conf", '-DFOREGROUND');
-    wait_for_port($port, $name);
-    return ($pid, $port, $root);
+    return ($port, $root);
 }
 
 sub get {
@@ -128,8 +65,8 @@ plan tests => 8;
 
 my ($x_pid, $x_port) = start_backend('backend-x');
 my ($y_pid, $y_port) = start_backend('backend-y');
-my (undef, $a_port, $a_root) = start_httpd('httpd-a', $x_port, $y_port);
-my (undef, $b_port) = start_httpd('httpd-b', $x_port, $y_port);
+my ($a_port, $a_root) = start_httpd('httpd-a', $x_port, $y_port);
+my ($b_port) = start_httpd('httpd-b', $x_port, $y_port);
 my $ua = LWP::UserAgent->new(keep_alive => 1, timeout => 30);
 
 # statelessness: a token of server A, used on server B
@@ -180,9 +117,8 @@ for my $n (1 .. $clients) {
 sleep 1.5;
 my $signalled = time;
 kill 'TERM', $x_pid;
-waitpid($x_pid, 0);
+reap_process($x_pid, time + 60) // die "backend X did not stop\n";
 my $stopped = time;
-@children = grep { $_->[0] != $x_pid } @children;
 waitpid($_, 0) for @pids;
 
 my ($ok, @failed, @outside) = (0);

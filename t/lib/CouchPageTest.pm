@@ -14,7 +14,10 @@ use JSON::PP ();
 use URI::Escape qw(uri_escape_utf8);
 use Apache::Test ();
 use Apache::TestRequest ();
+use File::Basename ();
 use File::Spec::Functions qw(catfile);
+use IO::Socket::INET ();
+use POSIX ();
 use Time::HiRes qw(time sleep);
 
 our @EXPORT_OK = qw(
@@ -24,6 +27,7 @@ our @EXPORT_OK = qw(
     double_has_batch double_queries
     error_log_path error_log_mark error_log_since
     time_wait_count
+    free_port wait_for_port own_process spawn_process reap_process start_own_httpd
 );
 our %EXPORT_TAGS = (all => \@EXPORT_OK);
 
@@ -240,6 +244,110 @@ sub time_wait_count {
     my @lines = `ss -Htan state time-wait '( sport = :$port or dport = :$port )' 2>/dev/null`;
     die "ss failed: $?\n" if $?;
     return scalar grep { /\S/ } @lines;
+}
+
+# --- servers a test starts itself ---------------------------------------------------
+# (t/api/06_faults.t, 11_failover.t, 14_cluster.t: httpd servers of their own
+# and backends, on free loopback ports.) Every process registered here is
+# stopped when the test ends, also when it dies: TERM, and KILL after 20 s.
+
+my @OWN;    # [pid, what, the test's pid]
+
+END {
+    local $?;
+    my @mine = grep { $_->[2] == $$ } @OWN;
+    for (reverse @mine) { kill 'TERM', $_->[0] if kill 0, $_->[0] }
+    for (reverse @mine) {
+        my $pid = $_->[0];
+        my $until = time + 20;
+        sleep 0.1 while waitpid($pid, POSIX::WNOHANG()) == 0 and time < $until;
+        if (kill 0, $pid) {
+            kill 'KILL', $pid;
+            waitpid($pid, 0);
+        }
+    }
+}
+
+# A loopback port nothing listens on now.
+sub free_port {
+    my $s = IO::Socket::INET->new(Listen => 1, LocalAddr => '127.0.0.1', LocalPort => 0) or die "free_port: $!\n";
+    my $port = $s->sockport;
+    close $s;
+    return $port;
+}
+
+# Waits until something listens on PORT; dies after 60 s, or when process
+# PID (optional) has exited.
+sub wait_for_port {
+    my ($port, $what, $pid) = @_;
+    my $until = time + 60;
+    until (IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port, Timeout => 1)) {
+        die "$what did not start on port $port\n"
+            if time > $until or ($pid and waitpid($pid, POSIX::WNOHANG()) == $pid);
+        sleep 0.2;
+    }
+}
+
+# Registers a child process (forked by the test) to stop when the test ends.
+sub own_process {
+    my ($pid, $what) = @_;
+    push @OWN, [$pid, $what, $$];
+    return $pid;
+}
+
+# Starts COMMAND in the directory that holds the file LOG, with its output
+# in LOG: its PID.
+sub spawn_process {
+    my ($what, $log, @command) = @_;
+    my $pid = fork // die "fork: $!\n";
+    if ($pid == 0) {
+        chdir File::Basename::dirname($log) or POSIX::_exit(125);
+        open STDIN, '<', '/dev/null';
+        open STDOUT, '>', $log or POSIX::_exit(126);
+        open STDERR, '>&', \*STDOUT;
+        exec @command or POSIX::_exit(127);
+    }
+    return own_process($pid, $what);
+}
+
+# Waits for an own child until the time UNTIL (epoch seconds): its exit
+# status ($?), or undef if it is still running then.
+sub reap_process {
+    my ($pid, $until) = @_;
+    while (1) {
+        if (waitpid($pid, POSIX::WNOHANG()) == $pid) {
+            my $status = $?;
+            @OWN = grep { $_->[0] != $pid } @OWN;
+            return $status;
+        }
+        return undef if time > $until;
+        sleep 0.05;
+    }
+}
+
+# An httpd of the test's own, in the directory ROOT, on a free loopback port:
+# the event MPM, mod_authz_core, the httpd modules named (mod_NAME.so from
+# apxs -q LIBEXECDIR), the built mod_couchpage, the module's lines at info
+# in ROOT/error_log, and CONF. Returns (port, pid).
+#   start_own_httpd($root, [qw(proxy proxy_http)], qq{<Location "/x/">...</Location>\n})
+sub start_own_httpd {
+    my ($root, $modules, $conf) = @_;
+    my $vars = Apache::Test::vars();
+    chomp(my $libexec = `'$vars->{apxs}' -q LIBEXECDIR 2>/dev/null` || '/usr/lib/apache2/modules');
+    my $port = free_port();
+    mkdir $root;
+    open my $fh, '>', "$root/httpd.conf" or die "$root/httpd.conf: $!\n";
+    print $fh qq{ServerRoot "$root"\nServerName localhost\nListen 127.0.0.1:$port\n},
+        qq{PidFile "$root/httpd.pid"\nErrorLog "$root/error_log"\nLogLevel warn couchpage:info\n},
+        qq{DefaultRuntimeDir "$root"\n},
+        map({ qq{LoadModule ${_}_module "$libexec/mod_$_.so"\n} } 'mpm_event', 'authz_core', @$modules),
+        qq{LoadModule couchpage_module "} . catfile($vars->{top_dir}, '.libs', 'mod_couchpage.so') . qq{"\n},
+        $conf;
+    close $fh;
+    my $pid = spawn_process("httpd in $root", "$root/stdout.log",
+                            $vars->{httpd}, '-f', "$root/httpd.conf", '-DFOREGROUND');
+    wait_for_port($port, "httpd in $root", $pid);
+    return ($port, $pid);
 }
 
 1;
