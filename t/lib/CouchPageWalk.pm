@@ -29,7 +29,7 @@ use JSON::PP ();
 use MIME::Base64 ();
 use URI::Escape qw(uri_escape_utf8);
 use Apache::TestRequest ();
-use CouchPageTest qw(double_url backend_url backend_auth);
+use CouchPageTest qw(double_url backend_url backend_auth backend_kind);
 
 our @EXPORT_OK = qw(
     jparse jsig jget jstr jnum num_sig
@@ -478,12 +478,8 @@ sub backend_raw {
 # Whether COUCHPAGE_DOUBLE is the CouchDB view double (t/double/), and not a
 # real CouchDB someone pointed the suite at: emitRaw, the request log and
 # the fault switches exist only in the double.
-my $IS_DOUBLE;
 sub backend_is_double {
-    return $IS_DOUBLE //= do {
-        my (undef, $body) = double_raw(GET => '/');
-        ($body // '') =~ /test double/ ? 1 : 0;
-    };
+    return backend_kind(double_url()) eq 'double';
 }
 
 # Creates database DB (replacing one of that name) through CouchDB's own
