@@ -8,6 +8,7 @@
 #                       start pouchdb-server in memory on 127.0.0.1:PORT, cwd DIR
 #   cp_track PID        stop PID (TERM, then KILL) when the script exits
 #   cp_at_exit CMD      run CMD when the script exits
+#   cp_tap_counts LOG   what a Test::Harness run failed (its Test Summary Report)
 # Everything a script starts is stopped by its recorded PID, on any exit.
 set -euo pipefail
 
@@ -151,4 +152,53 @@ cp_start_pouchdb() {
     cp_wait_http "http://127.0.0.1:$port/" "$pid" ||
         cp_fail_log "$dir/stdout.log" "pouchdb-server did not start on port $port"
     cp_log "pouchdb-server on http://127.0.0.1:$port (pid $pid)"
+}
+
+# Reads the output of a Test::Harness run (t/TEST, prove) and prints what its
+# Test Summary Report says, one line a file that needs a word:
+#   failed FILE N           N tests failed
+#   broken FILE REASON      the file died or missed its plan: a non-zero exit
+#                           status without a failed test, or a parse error
+#                           (bad plan, no plan)
+#   todo FILE LIST          TODO tests that passed unexpectedly (not failures)
+# then 'counts TESTS FAILED BROKEN TODO_PASSED', TESTS from the closing
+# 'Files=N, Tests=N' line ('-' when there is none: the run did not finish).
+cp_tap_counts() {
+    perl -ne '
+        our ($file, $wstat, $failed, $parse, $todo, $label, $tests, $f, $b, $u);
+        BEGIN { ($tests, $f, $b, $u) = ("-", 0, 0, 0) }
+        sub finish {
+            return unless defined $file;
+            $f += $failed;
+            print "failed $file $failed\n" if $failed;
+            if ($parse or ($wstat and !$failed)) {
+                $b++;
+                print "broken $file ", ($parse ? "parse errors" : "exit status $wstat"), "\n";
+            }
+            my @todo = grep { length } split /[,\s]+/, $todo;
+            for (@todo) { $u += /^(\d+)-(\d+)$/ ? $2 - $1 + 1 : 1 }
+            print "todo $file ", join(", ", @todo), "\n" if @todo;
+            undef $file;
+        }
+        if (/^(\S.*?)\s+\(Wstat: (\d+)(?: \([^)]*\))? Tests: \d+ Failed: (\d+)\)$/) {
+            finish();
+            ($file, $wstat, $failed, $parse, $todo, $label) = ($1, $2, $3, 0, "", "");
+        }
+        elsif (/^Files=\d+, Tests=(\d+),/) {
+            finish();
+            $tests = $1;
+        }
+        elsif (defined $file and /^  (\S[^:]*):\s*(.*)$/) {
+            $label = $1;
+            $parse = 1 if $label eq "Parse errors";
+            $todo .= " $2" if $label eq "TODO passed";
+        }
+        elsif (defined $file and /^\s+(\S.*)$/) {
+            $todo .= " $1" if $label eq "TODO passed";    # a long list goes on
+        }
+        elsif (defined $file) {
+            finish();
+        }
+        END { finish(); print "counts $tests $f $b $u\n" }
+    ' "$1"
 }

@@ -441,20 +441,48 @@ double_load('sem_dates', \@dates, {
 }
 
 {
-    # grouped rows whose keys collate equal (ICU) but are spelt differently:
-    # CouchDB reports the key of the first row it meets, which depends on the
-    # direction
-    couch_load('sem_names', docs => [
+    # grouped rows whose keys collate equal (ICU) but are spelt differently
+    my @names = (
         '{"_id":"a1","name":"\u00e9"}', '{"_id":"a2","name":"e\u0301"}', '{"_id":"b1","name":"b"}',
         '{"_id":"c1","name":"c"}', '{"_id":"d1","name":"\u00e5"}', '{"_id":"d2","name":"a\u030a"}',
         '{"_id":"e1","name":"f"}', '{"_id":"e2","name":"a"}',
-    ], views => { count => { map => q{function (doc) { emit(doc.name, 1); }}, reduce => '_count' } });
+    );
+    my $count = { count => { map => q{function (doc) { emit(doc.name, 1); }}, reduce => '_count' } };
+    my $spellings = sub { join ' ', map { jtext(jstr(jget($_, 'key'))) } @{ $_[0]{items} } };
+
+    # In one shard (q=1) CouchDB's btree names a group by the first row it
+    # meets (couch_btree:reduce_stream_kv_node2), so the spelling depends on
+    # the direction; the double does the same.
+    couch_load('sem_names', q => 1, docs => \@names, views => $count);
     my $want = double_view('/sem_names/_design/d/_view/count', reduce => 'true', group => 'true');
+    my $desc = double_view('/sem_names/_design/d/_view/count', reduce => 'true', group => 'true',
+                           descending => 'true');
     is(scalar @{ $want->{rows} }, 6, 'oracle: six groups of eight names');
+    is($spellings->($want) . ' / ' . $spellings->({ items => [ reverse @{ $desc->{items} } ] }),
+       '"a" "\u00e5" "b" "c" "\u00e9" "f" / "a" "a\u030a" "b" "c" "e\u0301" "f"',
+       'oracle: in one shard a group is named by its first row in the direction of the query');
     TODO: {
         local $TODO = 'module bug: the backward query names the group the token names with another spelling';
         walk_ok('/sem/reduce/names/', $_, $want, "reduce exact, keys that collate equal, $_ a page", key_only => 1)
             for 1, 2;
+    }
+
+    # Across two shards (q=2; here each pair of spellings is split between
+    # them) CouchDB's coordinator merges the shards' groups under one of
+    # their keys (fabric_view:get_next_row), the same in both directions, and
+    # the walk is exact. The double names the group by its first row in the
+    # direction of the query whatever the shards.
+    couch_load('sem_names_shards', q => 2, docs => \@names, views => $count);
+    SKIP: {
+        skip 'the double does not merge the groups of two shards as CouchDB does '
+           . '(t/double/README.md, known difference 8)', 3 if $DOUBLE;
+        my $merged = double_view('/sem_names_shards/_design/d/_view/count', reduce => 'true', group => 'true');
+        my $merged_desc = double_view('/sem_names_shards/_design/d/_view/count', reduce => 'true', group => 'true',
+                                      descending => 'true');
+        is($spellings->($merged), $spellings->({ items => [ reverse @{ $merged_desc->{items} } ] }),
+           'oracle: groups merged from two shards have one spelling in both directions');
+        walk_ok('/sem/reduce/names-shards/', $_, $merged,
+                "reduce exact, keys that collate equal in two shards, $_ a page", key_only => 1) for 1, 2;
     }
 }
 

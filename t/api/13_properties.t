@@ -15,9 +15,10 @@
 # The oracle is the whole view read straight from the CouchDB view double
 # (t/double/), a test double of CouchDB 3.4 (not CouchDB), with the same
 # options (or from a real CouchDB, when COUCHPAGE_DOUBLE points at one). The
-# unique-key subset (plain and descending) also runs against pouchdb-server,
-# whose own answer is then the oracle (it ignores startkey_docid, so only
-# unique keys page right there).
+# unique-key subset (plain and descending) also runs against the paging
+# backend (COUCHPAGE_BACKEND: pouchdb-server, or in the real tier a real
+# CouchDB), whose own answer is then the oracle (pouchdb-server ignores
+# startkey_docid, so only unique keys page right there).
 #
 # Seeds: COUCHPAGE_PROP_SEEDS=1,2,3 runs those data sets; by default two
 # fixed seeds and one new one per run. Every failure names its seed.
@@ -30,6 +31,7 @@ use Apache::Test qw(-withtestmore);
 use JSON::PP ();
 use POSIX ();
 use Time::HiRes qw(time);
+use CouchPageTest qw(backend_kind backend_open_db);
 use CouchPageWalk qw(:all);
 
 binmode Test::More->builder->$_, ':encoding(UTF-8)' for qw(output failure_output todo_output);
@@ -189,10 +191,11 @@ for my $seed (@SEEDS) {
 }
 diag sprintf('13_properties: double done after %.1f s', time - $STARTED);
 
-# --- unique keys, also on pouchdb-server -------------------------------------------
-# pouchdb-server's databases need no credentials; its collation (strings by
-# code point) and offsets differ from CouchDB's, so its own answer is the
-# oracle and no offsets are checked.
+# --- unique keys, also on the paging backend ---------------------------------------
+# The /prop/pouch/ locations carry no credentials (backend_open_db makes the
+# database readable without them on a real CouchDB). pouchdb-server's
+# collation (strings by code point) and offsets differ from CouchDB's, so the
+# backend's own answer is the oracle and no offsets are checked.
 sub unique_set {
     my ($seed, $n) = @_;
     srand($seed);
@@ -218,7 +221,7 @@ for my $seed ($SEEDS[0]) {
     load_db_in_both($docs);
     my @jobs;
     for my $option (@POUCH) {
-        push @jobs, sub { check_option($seed, $option, backend_view(@{ $option->{view} }), 'pouchdb-server') };
+        push @jobs, sub { check_option($seed, $option, backend_view(@{ $option->{view} }), backend_kind()) };
         # the same unique keys on the double with the same options
         my %double = (%$option, path => $option->{path} =~ s{/pouch}{}r, name => "$option->{name} (unique keys)");
         push @jobs, sub { check_option($seed, \%double, double_view('/prop/_design/d/_view/v', reduce => 'false',
@@ -230,13 +233,12 @@ for my $seed ($SEEDS[0]) {
 sub load_db_in_both {
     my ($docs) = @_;
     backend_raw(DELETE => '/propuniq');
-    my ($status, $body) = backend_raw(PUT => '/propuniq');
-    die "creating propuniq in pouchdb-server failed: $status $body\n" unless $status == 201;
-    ($status, $body) = backend_raw(PUT => '/propuniq/_design/d',
-                                   $JSON->encode({ views => { v => { map => 'function (doc) { emit(doc.k, doc.i); }' } } }));
-    die "the design document in pouchdb-server: $status $body\n" unless $status == 201;
+    backend_open_db('propuniq');
+    my ($status, $body) = backend_raw(PUT => '/propuniq/_design/d',
+                                      $JSON->encode({ views => { v => { map => 'function (doc) { emit(doc.k, doc.i); }' } } }));
+    die "the design document of propuniq in the backend: $status $body\n" unless $status == 201;
     ($status, $body) = backend_raw(POST => '/propuniq/_bulk_docs', '{"docs":[' . join(',', @$docs) . ']}');
-    die "loading propuniq into pouchdb-server failed: $status $body\n" unless $status == 201;
+    die "loading propuniq into the backend failed: $status $body\n" unless $status == 201;
     load_prop_db($docs);
 }
 

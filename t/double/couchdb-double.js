@@ -27,6 +27,8 @@ const crypto = require('node:crypto');
 
 const DOUBLE_VERSION = '3.4.3';
 const SERVER_HEADER = `CouchDB/${DOUBLE_VERSION} (mod_couchpage test double; not CouchDB)`;
+const MAX_REQUEST_LINE = 8192;
+const MOCHIWEB_SERVER_HEADER = 'MochiWeb/1.0 (Any of you quaids got a smint?)';
 const MAX_VIEW_LIMIT = 0x10000000; // couch_mrview.hrl ?MAX_VIEW_LIMIT
 const CHUNK_THRESHOLD = 1490; // chttpd:chunked_response_buffer_size() default
 
@@ -2041,6 +2043,15 @@ class Double {
     this.log.push(entry);
     if (this.log.length > 100000) this.log.shift();
     this.logger(`${req.method} ${rawUrl}`);
+
+    // CouchDB's HTTP server (mochiweb) refuses a request line longer than
+    // 8192 bytes, CRLF included, before CouchDB sees it: 400, no body, and
+    // the connection closed (measured on CouchDB 3.4.3, t/double/README.md).
+    if (Buffer.byteLength(`${req.method} ${rawUrl} HTTP/${req.httpVersion}\r\n`, 'latin1') > MAX_REQUEST_LINE) {
+      res.writeHead(400, { Connection: 'close', 'Content-Length': 0, Server: MOCHIWEB_SERVER_HEADER });
+      res.end();
+      return undefined;
+    }
 
     const fault = this.takeFault(req);
     if (fault) entry.fault = fault.mode;

@@ -662,6 +662,15 @@ describe('the double over HTTP', () => {
     assert.deepEqual([ct.status, json(ct).error], [415, 'bad_content_type']);
   });
 
+  it('refuses a request line over 8192 bytes as mochiweb does: 400, no body, connection closed', async () => {
+    const line = (n) => `/artists/_design/artists/_view/by-name?startkey=%22${'a'.repeat(n)}%22&limit=1`;
+    // 'GET ' + path + ' HTTP/1.1' + CRLF: 8192 bytes with n = 8115
+    const fits = await get(B, line(8115));
+    assert.equal(fits.status, 200);
+    const over = await get(B, line(8116));
+    assert.deepEqual([over.status, over.text, over.headers.connection], [400, '', 'close']);
+  });
+
   it('answers HEAD like GET without a body', async () => {
     const r = await request(B, 'HEAD', '/artists/_design/artists/_view/by-name');
     assert.equal(r.status, 200);

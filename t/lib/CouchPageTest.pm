@@ -22,7 +22,7 @@ use Time::HiRes qw(time sleep);
 
 our @EXPORT_OK = qw(
     decode_json_or_undef get_json walk_pages with_args
-    backend_url backend_port
+    backend_url backend_port backend_auth backend_request backend_open_db backend_kind
     double_url double_port double_request double_fault double_log double_load
     double_has_batch double_queries
     error_log_path error_log_mark error_log_since
@@ -95,8 +95,66 @@ sub started_url {
     return $url;
 }
 
-# pouchdb-server's base URL, e.g. http://127.0.0.1:40123.
+# The paging backend's base URL, e.g. http://127.0.0.1:40123: the embedded
+# pouchdb-server, or the real CouchDB of the real tier (scripts/test).
 sub backend_url { started_url('COUCHPAGE_BACKEND', 'backend') }
+
+# The Authorization header for the tests' own requests to that backend:
+# none for pouchdb-server (no admin, anyone may write); the admin's for a
+# real CouchDB (COUCHPAGE_BACKEND_USER/PASSWORD), where only an admin may
+# create databases.
+sub backend_auth {
+    return () unless defined $ENV{COUCHPAGE_BACKEND_USER};
+    require MIME::Base64;
+    return (Authorization => 'Basic ' . MIME::Base64::encode_base64(
+        "$ENV{COUCHPAGE_BACKEND_USER}:" . ($ENV{COUCHPAGE_BACKEND_PASSWORD} // ''), ''));
+}
+
+# A request straight to the backend (as its admin, if it has one):
+# (status, decoded body).
+sub backend_request {
+    my ($method, $path, $body) = @_;
+    require HTTP::Tiny;
+    my $res = HTTP::Tiny->new(timeout => 60)->request($method, backend_url() . $path, {
+        headers => { backend_auth(), 'Content-Type' => 'application/json', Accept => 'application/json' },
+        defined $body ? (content => $JSON->encode($body)) : (),
+    });
+    return ($res->{status}, decode_json_or_undef($res->{content}));
+}
+
+# Creates database DB in the backend unless it exists, and lets anyone read
+# it: the test locations on COUCHPAGE_BACKEND carry no credentials, as with
+# pouchdb-server, and a real CouchDB 3.x makes new databases admin-only. A
+# _security object without members makes it public (and changes nothing on
+# pouchdb-server, whose databases are public anyway).
+sub backend_open_db {
+    my ($db) = @_;
+    my ($status, $body) = backend_request(PUT => "/$db");
+    die "creating $db in the backend failed: $status\n" unless $status =~ /^(201|202|412)$/;
+    ($status) = backend_request(PUT => "/$db/_security", {
+        admins => { names => [], roles => [] }, members => { names => [], roles => [] } });
+    die "opening $db to readers without credentials failed: $status\n" unless $status == 200;
+}
+
+# What the backend is, from its welcome: 'couchdb' (Apache CouchDB),
+# 'pouchdb-server', or 'double' (the CouchDB view double, t/double/).
+# Where they differ, tests state what each one does (e.g. CouchDB reports
+# true offsets, pouchdb-server 0).
+my %KIND;
+sub backend_kind {
+    my ($url) = @_;
+    $url //= backend_url();
+    return $KIND{$url} //= do {
+        require HTTP::Tiny;
+        my $res = HTTP::Tiny->new(timeout => 10)->get("$url/");
+        my $welcome = decode_json_or_undef($res->{content}) // {};
+        my $vendor = ref $welcome->{vendor} eq 'HASH' ? $welcome->{vendor}{name} // '' : '';
+        $welcome->{'express-pouchdb'} ? 'pouchdb-server'
+            : $vendor =~ /test double/ ? 'double'
+            : ($welcome->{couchdb} // '') eq 'Welcome' ? 'couchdb'
+            : die "$url/ is neither CouchDB nor pouchdb-server: $res->{status} $res->{content}\n";
+    };
+}
 
 # The CouchDB view double's base URL (t/double/couchdb-double.js).
 sub double_url { started_url('COUCHPAGE_DOUBLE', 'double') }

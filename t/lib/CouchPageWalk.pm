@@ -12,7 +12,7 @@ package CouchPageWalk;
 #    numbered page links open the pages they name (check_links);
 #  - views read straight from a backend as the oracle: the CouchDB view
 #    double (a test double of CouchDB 3.4, t/double/) with double_view, and
-#    pouchdb-server with backend_view;
+#    the paging backend (pouchdb-server, or a real CouchDB) with backend_view;
 #  - databases created through CouchDB's own API (couch_load), so that the
 #    tests also run with COUCHPAGE_DOUBLE pointing at a real CouchDB, and
 #    backend_is_double to leave out what only the double can do.
@@ -29,7 +29,7 @@ use JSON::PP ();
 use MIME::Base64 ();
 use URI::Escape qw(uri_escape_utf8);
 use Apache::TestRequest ();
-use CouchPageTest qw(double_url backend_url);
+use CouchPageTest qw(double_url backend_url backend_auth backend_kind);
 
 our @EXPORT_OK = qw(
     jparse jsig jget jstr jnum num_sig
@@ -464,11 +464,12 @@ sub double_raw {
     return ($res->{status}, $res->{content});
 }
 
-# The same to pouchdb-server (COUCHPAGE_BACKEND), which needs no credentials.
+# The same to the paging backend (COUCHPAGE_BACKEND: pouchdb-server, which
+# needs no credentials, or a real CouchDB, as its admin).
 sub backend_raw {
     my ($method, $path, $body) = @_;
     my $res = $HTTP->request($method, backend_url() . $path, {
-        headers => { 'Content-Type' => 'application/json', Accept => 'application/json' },
+        headers => { backend_auth(), 'Content-Type' => 'application/json', Accept => 'application/json' },
         defined $body ? (content => Encode::encode('UTF-8', $body)) : (),
     });
     return ($res->{status}, $res->{content});
@@ -477,12 +478,8 @@ sub backend_raw {
 # Whether COUCHPAGE_DOUBLE is the CouchDB view double (t/double/), and not a
 # real CouchDB someone pointed the suite at: emitRaw, the request log and
 # the fault switches exist only in the double.
-my $IS_DOUBLE;
 sub backend_is_double {
-    return $IS_DOUBLE //= do {
-        my (undef, $body) = double_raw(GET => '/');
-        ($body // '') =~ /test double/ ? 1 : 0;
-    };
+    return backend_kind(double_url()) eq 'double';
 }
 
 # Creates database DB (replacing one of that name) through CouchDB's own
@@ -538,7 +535,7 @@ sub _view {
 #   double_view('/db/_design/d/_view/v', reduce => 'false', descending => 'true')
 sub double_view { return _view(\&double_raw, @_) }
 
-# The same from pouchdb-server (COUCHPAGE_BACKEND).
+# The same from the paging backend (COUCHPAGE_BACKEND).
 sub backend_view { return _view(\&backend_raw, @_) }
 
 1;
