@@ -9,7 +9,8 @@
 //   bands  the eleven bands of CouchDB's pagination recipe, view _design/bands/by-name
 //   items  (only with --items N) N docs {_id: "item000000"..., n: 0..N-1},
 //          view _design/items/by_n, written and indexed 1,000 at a time with
-//          the progress shown (a bar on a terminal).
+//          the progress shown (a bar on a terminal); --items 0 makes the
+//          database and its view only.
 // Re-running is safe: what already exists is left as it is, an interrupted
 // load of the items resumes.
 // Uses nothing but node's own modules.
@@ -46,7 +47,7 @@ function usage(msg) {
 }
 
 function parseArgs(argv) {
-  const opt = { url: process.env.COUCHDB_URL || process.env.POUCHDB_URL || '', items: 0, bands: true };
+  const opt = { url: process.env.COUCHDB_URL || process.env.POUCHDB_URL || '', items: null, bands: true };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--items') {
@@ -215,6 +216,10 @@ async function indexItems(req) {
 async function loadItems(req, count) {
   await ensureDb(req, 'items');
   await ensureDoc(req, 'items', ITEMS_DDOC);
+  if (count === 0) {
+    console.log('fixtures: items: database and view in place');
+    return;
+  }
   const info = await req('GET', '/items');
   if (info.status !== 200) fail('read items info', info);
   const progress = progressReporter(count);
@@ -236,7 +241,7 @@ async function main() {
   const hello = await req('GET', '/');
   if (hello.status !== 200) fail('server welcome', hello);
   if (opt.bands) await loadBands(req);
-  if (opt.items > 0) await loadItems(req, opt.items);
+  if (opt.items !== null) await loadItems(req, opt.items);
 }
 
 main().then(
