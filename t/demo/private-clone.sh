@@ -140,6 +140,8 @@ check "first: /bands/ answers with the first five bands" \
 check "first: / (the page under the DocumentRoot) includes the bands' fragment" \
     grep -q 'Biffy Clyro' <<<"$(get /)"
 check "first: httpd's children run as nobody" children_are_nobody
+check "first: /items/ answers while the items load" \
+    json_is "$(get '/items/?limit=1')" 'Array.isArray(j.items) && j.total_rows <= '"$ITEMS"
 wait_log first "all $ITEMS items are in" 600 "first: the items are loaded and indexed"
 n=$(thousands "$ITEMS")
 check "first: the loader showed its progress" grep -q "^fixtures: items: $n / $n loaded, $n indexed" "$LOGS/first.log"
