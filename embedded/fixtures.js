@@ -228,8 +228,10 @@ async function loadItems(req, count) {
   if (info.body.doc_count < count + 1) {
     for (let start = 0; start < count; start += BATCH) {
       const end = Math.min(start + BATCH, count);
-      added += await writeMissingItems(req, start, end);
-      progress.update(end, await indexItems(req));
+      const written = await writeMissingItems(req, start, end);
+      added += written;
+      // batches there already (a resumed load) pass unindexed and unshown
+      if (written > 0 || end === count) progress.update(end, await indexItems(req));
     }
   }
   progress.done(await indexItems(req), added);
