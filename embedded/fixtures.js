@@ -8,8 +8,11 @@
 // (sent as HTTP Basic credentials). Databases:
 //   bands  the eleven bands of CouchDB's pagination recipe, view _design/bands/by-name
 //   items  (only with --items N) N docs {_id: "item000000"..., n: 0..N-1},
-//          view _design/items/by_n; the view is queried once to build its index.
-// Re-running is safe: what already exists is left as it is.
+//          view _design/items/by_n, written and indexed 1,000 at a time with
+//          the progress shown (a bar on a terminal); --items 0 makes the
+//          database and its view only.
+// Re-running is safe: what already exists is left as it is, an interrupted
+// load of the items resumes.
 // Uses nothing but node's own modules.
 'use strict';
 
@@ -35,7 +38,7 @@ const ITEMS_DDOC = {
   language: 'javascript',
   views: { by_n: { map: 'function(doc){ emit(doc.n, null); }' } },
 };
-const BATCH = 5000;
+const BATCH = 1000;    // items per write, each followed by a view query
 
 function usage(msg) {
   if (msg) console.error(`fixtures: ${msg}`);
@@ -44,7 +47,7 @@ function usage(msg) {
 }
 
 function parseArgs(argv) {
-  const opt = { url: process.env.COUCHDB_URL || process.env.POUCHDB_URL || '', items: 0, bands: true };
+  const opt = { url: process.env.COUCHDB_URL || process.env.POUCHDB_URL || '', items: null, bands: true };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--items') {
@@ -158,38 +161,80 @@ function itemId(n) {
   return 'item' + String(n).padStart(6, '0');
 }
 
+function thousands(n) {
+  return n.toLocaleString('en-US');
+}
+
+// How the items are coming along: a bar redrawn in place on a terminal, a
+// line at every tenth otherwise (a log file).
+function progressReporter(total) {
+  const t0 = Date.now();
+  const tty = process.stdout.isTTY;
+  let lastTenth = -1;
+  const seconds = () => ((Date.now() - t0) / 1000).toFixed(1);
+  return {
+    update(loaded, indexed) {
+      const text = `${thousands(loaded)} / ${thousands(total)} loaded, ${thousands(indexed)} indexed (${seconds()} s)`;
+      if (tty) {
+        const filled = Math.round((30 * indexed) / total);
+        process.stdout.write(`\rfixtures: items [${'#'.repeat(filled)}${'.'.repeat(30 - filled)}] ${text}\x1b[K`);
+      } else if (Math.floor((10 * loaded) / total) > lastTenth) {
+        lastTenth = Math.floor((10 * loaded) / total);
+        console.log(`fixtures: items: ${text}`);
+      }
+    },
+    done(rows, added) {
+      if (tty) process.stdout.write('\n');
+      console.log(`fixtures: items: view by_n ready, ${thousands(rows)} rows (${thousands(added)} docs added, ${seconds()} s)`);
+    },
+  };
+}
+
+// Writes the items start..end-1 that are not there yet; returns how many.
+async function writeMissingItems(req, start, end) {
+  const range = `startkey=${encodeURIComponent(JSON.stringify(itemId(start)))}` +
+    `&endkey=${encodeURIComponent(JSON.stringify(itemId(end - 1)))}`;
+  const have = await req('GET', `/items/_all_docs?${range}`);
+  if (have.status !== 200) fail('list items', have);
+  const ids = new Set(have.body.rows.map((r) => r.id));
+  const docs = [];
+  for (let n = start; n < end; n++) if (!ids.has(itemId(n))) docs.push({ _id: itemId(n), n });
+  if (docs.length) await bulk(req, 'items', docs);
+  return docs.length;
+}
+
+// Queries the view, which brings its index up to date; returns its rows.
+async function indexItems(req) {
+  const res = await req('GET', '/items/_design/items/_view/by_n?limit=0');
+  if (res.status !== 200) fail('query items view', res);
+  return res.body.total_rows;
+}
+
+// Loads the items a batch at a time, each batch indexed before the next is
+// written: the view answers from the start and grows with the load, and an
+// interrupted load resumes where it stopped.
 async function loadItems(req, count) {
   await ensureDb(req, 'items');
   await ensureDoc(req, 'items', ITEMS_DDOC);
+  if (count === 0) {
+    console.log('fixtures: items: database and view in place');
+    return;
+  }
   const info = await req('GET', '/items');
   if (info.status !== 200) fail('read items info', info);
+  const progress = progressReporter(count);
+  let added = 0;
   // doc_count includes the design doc.
-  if (info.body.doc_count >= count + 1) {
-    console.log(`fixtures: items: ${info.body.doc_count - 1} docs present, none added`);
-  } else {
-    const t0 = Date.now();
+  if (info.body.doc_count < count + 1) {
     for (let start = 0; start < count; start += BATCH) {
-      const docs = [];
-      for (let n = start; n < Math.min(start + BATCH, count); n++) docs.push({ _id: itemId(n), n });
-      await bulk(req, 'items', docs);
-      const done = Math.min(start + BATCH, count);
-      if (done % 25000 === 0 || done === count) {
-        console.log(`fixtures: items: ${done}/${count} docs written (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
-      }
+      const end = Math.min(start + BATCH, count);
+      const written = await writeMissingItems(req, start, end);
+      added += written;
+      // batches there already (a resumed load) pass unindexed and unshown
+      if (written > 0 || end === count) progress.update(end, await indexItems(req));
     }
   }
-  // The first query builds the view index; that takes a while on pouchdb.
-  const t1 = Date.now();
-  const tick = setInterval(() => {
-    console.log(`fixtures: items: building view index... ${Math.round((Date.now() - t1) / 1000)} s`);
-  }, 10000);
-  try {
-    const res = await req('GET', '/items/_design/items/_view/by_n?limit=1');
-    if (res.status !== 200) fail('query items view', res);
-    console.log(`fixtures: items: view by_n ready, ${res.body.total_rows} rows (${((Date.now() - t1) / 1000).toFixed(1)} s)`);
-  } finally {
-    clearInterval(tick);
-  }
+  progress.done(await indexItems(req), added);
 }
 
 async function main() {
@@ -198,7 +243,7 @@ async function main() {
   const hello = await req('GET', '/');
   if (hello.status !== 200) fail('server welcome', hello);
   if (opt.bands) await loadBands(req);
-  if (opt.items > 0) await loadItems(req, opt.items);
+  if (opt.items !== null) await loadItems(req, opt.items);
 }
 
 main().then(

@@ -6,6 +6,9 @@
 #   cp_free_port        print a free TCP port on 127.0.0.1
 #   cp_start_pouchdb PORT DIR
 #                       start pouchdb-server in memory on 127.0.0.1:PORT, cwd DIR
+#   cp_start_embedded PORT DIR
+#                       start the demo's backend (embedded/server.js) on
+#                       127.0.0.1:PORT, its data in DIR/data (kept), log DIR/server.log
 #   cp_track PID        stop PID (TERM, then KILL) when the script exits
 #   cp_at_exit CMD      run CMD when the script exits
 #   cp_tap_counts LOG   what a Test::Harness run failed (its Test Summary Report)
@@ -92,7 +95,8 @@ cp_install_deps() {
 }
 
 # npm ci in embedded/ when node_modules is missing or older than the lockfile.
-# --ignore-scripts: no native builds (leveldown, sqlite3); we only use --in-memory.
+# --ignore-scripts: no native builds; leveldown (the demo's LevelDB) loads the
+# prebuilt binary its package ships (node-gyp-build), sqlite3 is not used.
 cp_npm_ci() {
     local dir=$CP_ROOT/embedded stamp sum
     stamp=$dir/node_modules/.couchpage-lock.sha256
@@ -152,6 +156,20 @@ cp_start_pouchdb() {
     cp_wait_http "http://127.0.0.1:$port/" "$pid" ||
         cp_fail_log "$dir/stdout.log" "pouchdb-server did not start on port $port"
     cp_log "pouchdb-server on http://127.0.0.1:$port (pid $pid)"
+}
+
+# The demo's backend: pouchdb-server's parts on LevelDB, the data kept in
+# DIR/data for the next start (see embedded/server.js).
+cp_start_embedded() {
+    local port=$1 dir=$2 pid
+    mkdir -p "$dir"
+    node "$CP_ROOT/embedded/server.js" --dir "$dir/data" --port "$port" --host 127.0.0.1 \
+        </dev/null >"$dir/server.log" 2>&1 &
+    pid=$!
+    cp_track "$pid"
+    cp_wait_http "http://127.0.0.1:$port/" "$pid" ||
+        cp_fail_log "$dir/server.log" "the embedded backend did not start on port $port"
+    cp_log "embedded backend on http://127.0.0.1:$port (pid $pid), data in $dir/data"
 }
 
 # Reads the output of a Test::Harness run (t/TEST, prove) and prints what its
