@@ -984,13 +984,78 @@ function erlP(bytes) {
   }
   return s + '"';
 }
-// The ~p rendering of a decoded JSON body value (POST bodies).
+// The ~p rendering of a decoded JSON body value (POST bodies), as a string
+// of byte-valued characters like erlP: binaries <<"..">> (or <<1,2>>),
+// lists of printable character codes as strings (JSON [104,105] is "hi"),
+// objects {[{<<"k">>,V}]}, atoms null/true/false, floats as Erlang prints them.
 function erlPTerm(v) {
-  if (typeof v === 'string') return `<<${erlP(Buffer.from(v, 'utf8'))}>>`;
+  if (typeof v === 'string') {
+    const p = erlP(Buffer.from(v, 'utf8'));
+    if (p === '[]') return '<<>>';
+    return p.startsWith('[') ? `<<${p.slice(1, -1)}>>` : `<<${p}>>`;
+  }
   if (typeof v === 'bigint') return v.toString();
+  if (typeof v === 'number') return erlFloat(v);
   if (v === null) return 'null';
   if (v === true || v === false) return String(v);
+  if (Array.isArray(v)) {
+    const codes = charList(v);
+    if (codes && codes.length && codes.every((c) => c <= 255)) {
+      const p = erlP(Buffer.from(codes));
+      if (p.startsWith('"')) return p;
+    }
+    return '[' + v.map(erlPTerm).join(',') + ']';
+  }
+  if (v instanceof Obj) return '{[' + v.pairs.map(([k, x]) => `{${erlPTerm(k)},${erlPTerm(x)}}`).join(',') + ']}';
   return encodeJson(v);
+}
+// Erlang's shortest float text (OTP 25 ~p): the shortest round-trip digits,
+// written plainly or with an exponent, whichever is shorter (plain on a tie).
+function erlFloat(x) {
+  if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
+  const sgn = x < 0 ? '-' : '';
+  const m = /^(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(Math.abs(x).toExponential());
+  const digits = m[1] + (m[2] || '');
+  const exp = parseInt(m[3], 10);
+  const place = exp + 1;
+  let plain;
+  if (place <= 0) plain = '0.' + '0'.repeat(-place) + digits;
+  else if (place >= digits.length) plain = digits + '0'.repeat(place - digits.length) + '.0';
+  else plain = digits.slice(0, place) + '.' + digits.slice(place);
+  const sci = `${digits[0]}.${digits.slice(1) || '0'}e${exp}`;
+  return sgn + (sci.length < plain.length ? sci : plain);
+}
+// A JSON array of integers is an Erlang string (a list of character codes)
+// to the parameter parser: the codes, or null for any other value.
+function charList(v) {
+  if (!Array.isArray(v) || !v.every((c) => typeof c === 'bigint' && c >= 0n && c <= 0x10ffffn)) return null;
+  return v.map(Number);
+}
+// couch_util:to_binary/1 of a decoded value: binaries as they are, atoms by
+// name, iolists (nested lists of bytes and binaries) flattened, others ~p.
+function toBinaryTerm(v) {
+  if (typeof v === 'string') return Buffer.from(v, 'utf8');
+  if (v === null || v === true || v === false) return Buffer.from(String(v), 'latin1');
+  if (Array.isArray(v)) {
+    const out = [];
+    const flat = (x) => {
+      if (typeof x === 'bigint' && x >= 0n && x <= 255n) { out.push(Buffer.from([Number(x)])); return true; }
+      if (typeof x === 'string') { out.push(Buffer.from(x, 'utf8')); return true; }
+      return Array.isArray(x) && x.every(flat);
+    };
+    if (v.every(flat)) return Buffer.concat(out);
+  }
+  return Buffer.from(erlPTerm(v), 'latin1');
+}
+// A value the Erlang code has no clause for (parse_boolean(null), a query
+// that is not an object): CouchDB answers 500 function_clause with a "ref",
+// the erlang:phash2 of the stack trace, which the double cannot compute;
+// it gives a stable number derived from where the clause failed.
+function functionClause(where) {
+  const ref = crc32(Buffer.from(`function_clause:${where}`, 'utf8'));
+  const e = new HttpError(500, 'unknown_error', 'function_clause', { 'X-Couch-Stack-Hash': String(ref) });
+  e.ref = BigInt(ref);
+  return e;
 }
 
 // io_lib:format output is a list of bytes (query values are byte lists);
@@ -999,17 +1064,32 @@ function qpeBytes(latin1Text) {
   return qpe(Buffer.from(latin1Text, 'latin1').toString('utf8'));
 }
 
+// couch_mrview_http:parse_boolean/1: binaries become byte lists, lists are
+// lower-cased (string:to_lower/1, which also takes a single integer) and
+// compared with "true"/"false"; anything else has no clause.
 function parseBoolean(val, decoded) {
   if (val === true || val === false) return val;
-  const bytes = decoded ? (typeof val === 'string' ? Buffer.from(val, 'utf8') : null) : val;
-  if (bytes) {
-    const s = bytes.toString('latin1').toLowerCase();
+  if (!decoded) {
+    const s = val.toString('latin1').toLowerCase();
     if (s === 'true') return true;
     if (s === 'false') return false;
+    throw qpeBytes(`Invalid boolean parameter: ${erlP(val)}`);
   }
-  if (decoded) throw qpe(`Invalid boolean parameter: ${erlPTerm(val)}`);
-  throw qpeBytes(`Invalid boolean parameter: ${erlP(val)}`);
+  let codes = null;
+  if (typeof val === 'string') codes = Array.from(Buffer.from(val, 'utf8'));
+  else codes = charList(val);
+  if (codes) {
+    const s = String.fromCharCode(...codes.map((c) => (c >= 0x41 && c <= 0x5a) || (c >= 0xc0 && c <= 0xde && c !== 0xd7) ? c + 32 : c));
+    if (s === 'true') return true;
+    if (s === 'false') return false;
+    const shown = typeof val === 'string' ? erlP(Buffer.from(val, 'utf8')) : erlPTerm(val);
+    throw qpeBytes(`Invalid boolean parameter: ${shown}`);
+  }
+  if (typeof val === 'bigint') throw qpeBytes(`Invalid boolean parameter: ${val}`);
+  throw functionClause('parse_boolean');
 }
+// parse_int/1: integers as they are, character lists through
+// list_to_integer/1 ("+5", "-1"); binaries and the rest are refused.
 function parseInt_(val, decoded) {
   if (typeof val === 'bigint') return val;
   if (!decoded) {
@@ -1017,12 +1097,17 @@ function parseInt_(val, decoded) {
     if (/^[+-]?[0-9]+$/.test(s)) return BigInt(s);
     throw qpeBytes(`Invalid value for integer: ${erlP(val)}`);
   }
-  throw qpe(`Invalid value for integer: ${erlPTerm(val)}`);
+  const codes = charList(val);
+  if (codes) {
+    const s = String.fromCodePoint(...codes);
+    if (/^[+-]?[0-9]+$/.test(s)) return BigInt(s);
+  }
+  throw qpeBytes(`Invalid value for integer: ${erlPTerm(val)}`);
 }
 function parsePosInt(val, decoded) {
   const v = parseInt_(val, decoded);
   if (v >= 0n) return v;
-  if (decoded) throw qpe(`Invalid value for positive integer: ${erlPTerm(val)}`);
+  if (decoded) throw qpeBytes(`Invalid value for positive integer: ${erlPTerm(val)}`);
   throw qpeBytes(`Invalid value for positive integer: ${erlP(val)}`);
 }
 
@@ -1058,12 +1143,12 @@ function jsonParam(val, decoded) {
 }
 function binParam(val, decoded) {
   if (!decoded) return val;
-  if (typeof val === 'string') return Buffer.from(val, 'utf8');
-  return Buffer.from(encodeJson(val), 'utf8');
+  return toBinaryTerm(val);
 }
 
 function parseParam(key, val, a, decoded) {
-  const strIs = (s) => (decoded ? val === s : val.toString('latin1') === s);
+  // Val == "ok" orelse Val == <<"ok">>: a list of character codes matches too.
+  const strIs = (s) => (decoded ? val === s || (charList(val) !== null && String.fromCodePoint(...charList(val)) === s) : val.toString('latin1') === s);
   switch (key) {
     case '': return;
     case 'reduce': a.reduce = parseBoolean(val, decoded); return;
@@ -1103,7 +1188,7 @@ function parseParam(key, val, a, decoded) {
     case 'callback': return;
     case 'sorted': a.sorted = parseBoolean(val, decoded); return;
     case 'partition': {
-      const p = decoded ? String(val) : val.toString('utf8');
+      const p = (decoded ? toBinaryTerm(val) : val).toString('utf8');
       validatePartition(p);
       a.partition = p;
       return;
@@ -1471,12 +1556,24 @@ function runReduce(def, ctx, rows) {
 // ---- the view query ----
 
 function queryView(db, ddocName, viewName, args, partitionFromPath, logger) {
+  return runView(prepareView(openView(db, ddocName, viewName, logger), args, partitionFromPath));
+}
+
+function openView(db, ddocName, viewName, logger) {
   const ddoc = db.docs.get(`_design/${ddocName}`);
   if (!ddoc) throw notFound('missing');
   if (ddoc.deleted) throw notFound('deleted');
   const dindex = getDdocIndex(db, ddoc, logger);
   const view = dindex.views.get(viewName);
   if (!view) throw notFound('missing_named_view');
+  return { db, dindex, view };
+}
+
+// What the coordinator checks before anything is sent (set_view_type,
+// fabric_util:validate_args): a multi-query checks every query this way
+// before it streams the first result.
+function prepareView(opened, args, partitionFromPath) {
+  const { dindex, view } = opened;
   const a = args;
   // couch_mrview_util:set_view_type
   a.viewType = view.def.reduce !== null ? (a.reduce === false ? 'map' : 'red') : 'map';
@@ -1487,6 +1584,14 @@ function queryView(db, ddocName, viewName, args, partitionFromPath, logger) {
   const viewPartitioned = dindex.opts.partitioned;
   if (viewPartitioned && a.partition === undefined) throw qpe('`partition` parameter is mandatory for queries to this view.');
   if (!viewPartitioned && a.partition !== undefined) throw qpe('`partition` parameter is not supported in this design doc');
+  return Object.assign({ a }, opened);
+}
+
+// The shard workers' part: check_range (so a reversed range fails only when
+// the query runs), then the rows.
+function runView(prepared) {
+  const { db, dindex, view, a } = prepared;
+  const viewPartitioned = dindex.opts.partitioned;
   const idx = view.index;
   const partition = viewPartitioned ? a.partition : undefined;
   checkRange(idx, a, partition);
@@ -1607,12 +1712,23 @@ function rawCmpAD(x, y) {
 }
 
 function queryAllDocs(db, args, partitionFromPath) {
+  return runAllDocs(db, prepareAllDocs(db, args, partitionFromPath));
+}
+
+// fabric_util:validate_all_docs_args: all of _all_docs' checks (it has no
+// check_range).
+function prepareAllDocs(db, args, partitionFromPath) {
   const a = args;
   a.viewType = 'map';
   if (partitionFromPath !== undefined) a.partition = partitionFromPath;
   validateArgsInt(a);
   if (!db.partitioned && a.partition !== undefined) throw qpe('`partition` parameter is not supported on this db');
-  applyLimit(a);
+  // apply_limit runs only for partition queries: _all_docs takes any limit.
+  if (a.partition !== undefined) applyLimit(a);
+  return a;
+}
+
+function runAllDocs(db, a) {
   if (!db.allDocsCache) db.allDocsCache = new AllDocsIndex(db);
   const idx = db.allDocsCache;
   const shards = shardSet(db, a.partition);
@@ -1671,7 +1787,9 @@ function* range(from, to, step) { for (let k = from; step > 0 ? k < to : k > to;
  *    chttpd (1490 bytes), then "\n" (couch_httpd:end_json_response).
  * ------------------------------------------------------------------------ */
 
-function viewChunks(result) {
+// In a multi-query (multiPrepend given) a result starts with "\r\n" (the
+// first) or ",\r\n", and ends at "\r\n]}": the "\n" ends the whole response.
+function viewChunks(result, multiPrepend) {
   const chunks = [];
   let buffer = '';
   let bufsize = 0;
@@ -1695,12 +1813,75 @@ function viewChunks(result) {
   }
   if (result.meta.updateSeq !== undefined) parts.push(`"update_seq":"${result.meta.updateSeq}-double"`);
   parts.push('"rows":[');
-  flush('{' + parts.join(',') + '\r\n');
+  flush((multiPrepend || '') + '{' + parts.join(',') + '\r\n');
   prepend = '';
   for (const row of result.rows) flush(prepend + row);
   chunks.push(buffer + '\r\n]}');
-  chunks.push('\n');
+  if (multiPrepend === undefined) chunks.push('\n');
   return chunks;
+}
+
+// A multi-query's response (chttpd_view:multi_query_view,
+// chttpd_db:multi_all_docs_view) as the steps chttpd's delayed response
+// takes, given each query's outcome in order ({result} or {error}, the error
+// a query raised while running: check_range). Every other error is raised
+// before the response starts and answered as usual. Steps:
+//   {op: 'head'}          200 headers, chunked
+//   {op: 'chunk', data}   one chunk of the 200 response
+//   {op: 'error', error}  an error response with a Content-Length
+//   {op: 'raw', data}     a chunk written after that error response, on the
+//                         same connection (mochiweb's write_chunk)
+//   {op: 'response', chunks}  a whole 200 response written after the error
+//                         response (buffer_response=true)
+//   {op: 'end'}           the last chunk ("0\r\n\r\n")
+//   {op: 'abort'}         the connection is closed (chttpd's http_abort)
+// Measured on CouchDB 3.4.3: an error in the first query gives a 400 and,
+// behind it on the same connection, the chunks of the queries after it,
+// "\r\n]}", ");\n" (end_jsonp, never initialised on that path) and the last
+// chunk; an error in a later query ends the 200 after the results before
+// it; a second error closes the connection.
+function multiQueryOps(outcomes, buffered) {
+  const ops = [];
+  let prepend = '\r\n';
+  let errorSent = false;
+  if (buffered) {
+    // chttpd:buffer_response: chunks are kept and the 200 is written at the end.
+    const chunks = ['{"results":['];
+    for (const o of outcomes) {
+      if (o.error) {
+        if (errorSent) { ops.push({ op: 'abort' }); return ops; }
+        ops.push({ op: 'error', error: o.error });
+        errorSent = true;
+        continue;
+      }
+      chunks.push(...viewChunks(o.result, prepend));
+      prepend = ',\r\n';
+    }
+    chunks.push('\r\n]}', '\n');
+    if (errorSent) ops.push({ op: 'response', chunks });
+    else ops.push({ op: 'head' }, ...chunks.map((data) => ({ op: 'chunk', data })), { op: 'end' });
+    return ops;
+  }
+  let started = false;
+  const send = (data) => {
+    if (errorSent) { ops.push({ op: 'raw', data }); return; }
+    if (!started) { ops.push({ op: 'head' }, { op: 'chunk', data: '{"results":[' }); started = true; }
+    ops.push({ op: 'chunk', data });
+  };
+  for (const o of outcomes) {
+    if (o.error) {
+      if (started || errorSent) { ops.push({ op: 'abort' }); return ops; }
+      ops.push({ op: 'error', error: o.error });
+      errorSent = true;
+      continue;
+    }
+    for (const c of viewChunks(o.result, prepend)) send(c);
+    prepend = ',\r\n';
+  }
+  send('\r\n]}');
+  send(errorSent ? ');\n' : '\n');
+  ops.push({ op: 'end' });
+  return ops;
 }
 
 /* ------------------------------------------------------------------------ *
@@ -1794,12 +1975,14 @@ class Double {
 
   sendJson(req, res, status, obj, extraHeaders) {
     const body = encodeJson(obj) + '\n';
-    res.writeHead(status, this.baseHeaders(Object.assign({ 'Content-Length': Buffer.byteLength(body) }, extraHeaders || {})));
+    // mochiweb's reason phrase for 404 (httpd_util:reason_phrase/1)
+    const phrase = status === 404 ? 'Object Not Found' : http.STATUS_CODES[status];
+    res.writeHead(status, phrase, this.baseHeaders(Object.assign({ 'Content-Length': Buffer.byteLength(body) }, extraHeaders || {})));
     res.end(req.method === 'HEAD' ? undefined : body);
   }
 
   sendError(req, res, e) {
-    this.sendJson(req, res, e.status, { error: e.error, reason: e.reason }, e.headers);
+    this.sendJson(req, res, e.status, Object.assign({ error: e.error, reason: e.reason }, e.ref !== undefined ? { ref: e.ref } : {}), e.headers);
   }
 
   async readBody(req) {
@@ -1853,6 +2036,8 @@ class Double {
       remotePort: sock.remotePort,
       body: body.length ? body.toString('utf8').slice(0, 65536) : undefined,
     };
+    // A multi-query POST: its queries, so that a test can see what one request asked.
+    if (req.method === 'POST' && isMultiQueryPath(this.pathParts(rawPath))) entry.queries = queriesForLog(body);
     this.log.push(entry);
     if (this.log.length > 100000) this.log.shift();
     this.logger(`${req.method} ${rawUrl}`);
@@ -1883,7 +2068,7 @@ class Double {
       res.end();
       return undefined;
     }
-    if (fault && fault.mode === 'huge') return this.sendHuge(req, res, fault.bytes || 1048576);
+    if (fault && fault.mode === 'huge') return this.sendHuge(req, res, fault.bytes || 1048576, entry.queries);
 
     let result;
     try {
@@ -1893,6 +2078,7 @@ class Double {
       throw e;
     }
     if (!result) return undefined; // already answered
+    if (result.kind === 'multi') return this.sendMulti(req, res, result.ops, fault);
     const chunks = viewChunks(result);
     return this.sendChunks(req, res, chunks, fault);
   }
@@ -1914,7 +2100,10 @@ class Double {
     res.end();
   }
 
-  async sendHuge(req, res, bytes) {
+  // For a multi-query (multiQueries: its logged queries, null when the body
+  // has none) the huge rows are the first result, every other query gets an
+  // empty one.
+  async sendHuge(req, res, bytes, multiQueries) {
     const pad = 'x'.repeat(900);
     const rowFor = (k) => {
       const id = 'huge-' + String(k).padStart(9, '0');
@@ -1924,7 +2113,8 @@ class Double {
     const nrows = Math.max(1, Math.ceil(bytes / rowLen));
     res.writeHead(200, this.baseHeaders(chunkedHeader(req)));
     if (req.method === 'HEAD') { res.end(); return; }
-    let buf = `{"total_rows":${nrows},"offset":0,"rows":[\r\n`;
+    const multi = multiQueries !== undefined;
+    let buf = `${multi ? '{"results":[\r\n' : ''}{"total_rows":${nrows},"offset":0,"rows":[\r\n`;
     for (let k = 0; k < nrows; k++) {
       buf += (k ? ',\r\n' : '') + rowFor(k);
       if (buf.length > 65536) {
@@ -1932,7 +2122,12 @@ class Double {
         buf = '';
       }
     }
-    await writeAsync(res, buf + '\r\n]}');
+    let tail = '\r\n]}';
+    if (multi) {
+      for (let k = 1; k < (multiQueries || []).length; k++) tail += `,\r\n{"total_rows":${nrows},"offset":0,"rows":[\r\n\r\n]}`;
+      tail += '\r\n]}';
+    }
+    await writeAsync(res, buf + tail);
     await writeAsync(res, '\n');
     res.end();
   }
@@ -2059,10 +2254,16 @@ class Double {
         return null;
       }
       if (sub.length === 1 && sub[0] === '_all_docs') return this.allDocsReq(req, db, newQs, body, p);
+      // The partition reaches the queries as a URL parameter: a query may
+      // name another partition, and CouchDB then answers for that one.
+      if (sub.length === 2 && sub[0] === '_all_docs' && sub[1] === 'queries') return this.multiAllDocsReq(req, db, newQs, body);
+      if (sub.length === 5 && sub[0] === '_design' && sub[2] === '_view' && sub[4] === 'queries') return this.multiViewReq(req, db, sub[1], sub[3], newQs, body);
       if (sub.length === 4 && sub[0] === '_design' && sub[2] === '_view') return this.viewReq(req, db, sub[1], sub[3], newQs, body, p);
+      if (sub.length > 4 && sub[0] === '_design' && sub[2] === '_view') throw viewMethodNotAllowed(db, sub[1]);
       throw notFound('missing');
     }
     if (rest.length === 1 && rest[0] === '_all_docs') return this.allDocsReq(req, db, qs, body, undefined);
+    if (rest.length === 2 && rest[0] === '_all_docs' && rest[1] === 'queries') return this.multiAllDocsReq(req, db, qs, body);
     if (rest.length === 1 && rest[0] === '_bulk_docs') {
       if (m !== 'POST') throw new HttpError(405, 'method_not_allowed', 'Only POST allowed');
       requireJsonCtype(req);
@@ -2085,7 +2286,8 @@ class Double {
       return null;
     }
     if (rest[0] === '_design' && rest.length >= 4 && rest[2] === '_view') {
-      if (rest.length !== 4) throw notFound('missing');
+      if (rest.length === 5 && rest[4] === 'queries') return this.multiViewReq(req, db, rest[1], rest[3], qs, body);
+      if (rest.length !== 4) throw viewMethodNotAllowed(db, rest[1]);
       return this.viewReq(req, db, rest[1], rest[3], qs, body, undefined);
     }
     let docId;
@@ -2188,6 +2390,82 @@ class Double {
     return a;
   }
 
+  // POST /db/_design/D/_view/V/queries (chttpd_view:handle_view_req,
+  // multi_query_view): the design document is opened first, then the body
+  // read; the URL's parameters are every query's defaults (keys, group and
+  // group_level excepted); the view is looked up; each query is parsed and
+  // validated in turn, and only then do they run, in order.
+  multiViewReq(req, db, ddocName, viewName, qs, body) {
+    const ddoc = db.docs.get(`_design/${ddocName}`);
+    if (!ddoc) throw notFound('missing');
+    if (ddoc.deleted) throw notFound('deleted');
+    const queries = multiQueriesOf(req, body, true);
+    const defaults = parseParams(qs, undefined, newArgs(), {});
+    const opened = openView(db, ddocName, viewName, this.logger);
+    const prepared = queries.map((q, i) => prepareView(opened, parseQuery(q, defaults, `view query ${i}`), undefined));
+    const outcomes = prepared.map((p) => outcomeOf(() => runView(p)));
+    return { kind: 'multi', ops: multiQueryOps(outcomes, bufferResponse(qs)) };
+  }
+
+  // POST /db/_all_docs/queries (chttpd_db:multi_all_docs_view): as above,
+  // but without a Content-Type check.
+  multiAllDocsReq(req, db, qs, body) {
+    const queries = multiQueriesOf(req, body, false);
+    const defaults = parseParams(qs, undefined, newArgs(), {});
+    const prepared = queries.map((q, i) => prepareAllDocs(db, parseQuery(q, defaults, `all_docs query ${i}`), undefined));
+    const outcomes = prepared.map((a) => outcomeOf(() => runAllDocs(db, a)));
+    return { kind: 'multi', ops: multiQueryOps(outcomes, bufferResponse(qs)) };
+  }
+
+  // Plays multiQueryOps' steps. A 200 that CouchDB completes goes through
+  // sendChunks, so the truncate and stall faults apply to it as to a view.
+  async sendMulti(req, res, ops, fault) {
+    if (ops[0].op === 'head' && ops[ops.length - 1].op === 'end') {
+      return this.sendChunks(req, res, ops.filter((o) => o.op === 'chunk').map((o) => o.data), fault);
+    }
+    const sock = res.socket;
+    const chunked = chunkedHeader(req)['Transfer-Encoding'] !== undefined;
+    // mochiweb's write_chunk: framed on HTTP/1.1, raw on HTTP/1.0.
+    const frame = (data) => (chunked ? `${Buffer.byteLength(data).toString(16)}\r\n${data}\r\n` : data);
+    let errorSent = false;
+    for (const o of ops) {
+      if (!sock || sock.destroyed) return undefined;
+      switch (o.op) {
+        case 'head': res.writeHead(200, this.baseHeaders(chunkedHeader(req))); break;
+        case 'chunk': await writeAsync(res, o.data); break;
+        case 'error':
+          // CouchDB writes what follows at once: one segment with the error.
+          sock.cork();
+          process.nextTick(() => sock.uncork());
+          this.sendError(req, res, o.error);
+          errorSent = true;
+          break;
+        case 'raw': sock.write(frame(o.data)); break;
+        case 'response': sock.write(this.rawChunkedHead(req) + o.chunks.map(frame).join('') + (chunked ? '0\r\n\r\n' : '')); break;
+        case 'end':
+          if (!errorSent) res.end();
+          else if (chunked) sock.write('0\r\n\r\n');
+          break;
+        case 'abort':
+          // What was written is flushed, then the connection closes.
+          sock.end();
+          sock.once('finish', () => sock.destroy());
+          return undefined;
+        default: throw new Error(`unknown step ${o.op}`);
+      }
+    }
+    return undefined;
+  }
+
+  // The head of a 200 written straight to the socket (a second response
+  // behind an error, as CouchDB does with buffer_response=true).
+  rawChunkedHead(req) {
+    const h = this.baseHeaders(Object.assign({ Date: new Date().toUTCString() }, chunkedHeader(req)));
+    if (/\bclose\b/i.test(req.headers.connection || '')) h.Connection = 'close';
+    // mochiweb writes its headers sorted
+    return 'HTTP/1.1 200 OK\r\n' + Object.keys(h).sort().map((k) => `${k}: ${h[k]}\r\n`).join('') + '\r\n';
+  }
+
   async handleControl(req, res, rawPath, body) {
     const send = (status, obj) => {
       const b = JSON.stringify(obj) + '\n';
@@ -2229,6 +2507,70 @@ class Double {
       return send(400, { error: 'bad_request', reason: String(e && e.message) });
     }
   }
+}
+
+// A path below .../_view/V other than /queries: no clause of
+// chttpd_view:handle_view_req matches it, once the design document is open.
+function viewMethodNotAllowed(db, ddocName) {
+  const ddoc = db.docs.get(`_design/${ddocName}`);
+  if (!ddoc) return notFound('missing');
+  if (ddoc.deleted) return notFound('deleted');
+  return new HttpError(405, 'method_not_allowed', 'Only GET,POST,HEAD allowed', { Allow: 'GET,POST,HEAD' });
+}
+
+function isMultiQueryPath(parts) {
+  const n = parts.length;
+  return n >= 3 && parts[n - 1] === 'queries' && (parts[n - 2] === '_all_docs' || parts[n - 3] === '_view');
+}
+
+// The request log's view of a multi-query body: its `queries` as parsed
+// JSON (numbers beyond 2^53 lose precision: the entry's body has the text),
+// or null when the body has no `queries` array.
+function queriesForLog(body) {
+  try {
+    const b = JSON.parse(body.toString('utf8'));
+    return b !== null && typeof b === 'object' && Array.isArray(b.queries) ? b.queries : null;
+  } catch (e) {
+    return null;
+  }
+}
+
+// The `queries` of a multi-query POST (couch_mrview_util:get_view_queries),
+// with the checks before it in CouchDB's order.
+function multiQueriesOf(req, body, checkCtype) {
+  if (req.method !== 'POST') throw new HttpError(405, 'method_not_allowed', 'Only POST allowed', { Allow: 'POST' });
+  if (checkCtype) requireJsonCtype(req);
+  const b = parseJsonOr400(body);
+  if (!(b instanceof Obj)) throw badRequest('Request body must be a JSON object');
+  const queries = b.get('queries');
+  if (queries === undefined) throw badRequest('POST body must include `queries` parameter.');
+  if (!Array.isArray(queries)) throw badRequest('`queries` member must be an array.');
+  return queries;
+}
+
+// One query over a copy of the URL's arguments: parse_params(Query,
+// undefined, Args1, [decoded]) resets keys, group and group_level. A query
+// that is not an object has no clause in CouchDB (fun({Query}) -> ...).
+function parseQuery(q, defaults, where) {
+  if (!(q instanceof Obj)) throw functionClause(where);
+  const a = Object.assign({}, defaults, { extra: defaults.extra.slice() });
+  return parseParams(q.pairs, undefined, a, { decoded: true });
+}
+
+function outcomeOf(run) {
+  try {
+    return { result: run() };
+  } catch (e) {
+    if (e instanceof HttpError) return { error: e };
+    throw e;
+  }
+}
+
+// chttpd:buffer_response/1: the first buffer_response in the URL, "true" or
+// "false"; the config default is false.
+function bufferResponse(qs) {
+  const p = qs.find(([k]) => k === 'buffer_response');
+  return p !== undefined && p[1].toString('latin1') === 'true';
 }
 
 function ukeysort(pairs) {

@@ -785,6 +785,497 @@ describe('the double over HTTP', () => {
   });
 });
 
+// ------------------------------------------------------------------ multi-query
+
+// POST /db/_design/D/_view/V/queries and /db/_all_docs/queries (also under
+// /db/_partition/P/), compared with Apache CouchDB 3.4.3 run with the same
+// documents (fixtures/multi.json holds them with the revisions CouchDB gave
+// them; its "mq" and "pq" databases have q=2 shards, "pq" is partitioned,
+// and partitions "a" and "d" share a shard). Every expected response below
+// was captured from that CouchDB (single node, chunked bytes read from the
+// socket); the comment of each test names what was checked.
+describe('multi-query endpoints (POST .../queries)', () => {
+  let srv;
+  let B;
+  const AUTH = 'Basic ' + Buffer.from('admin:secret').toString('base64');
+  const V = '/mq/_design/d/_view/v/queries';
+  const C = '/mq/_design/d/_view/c/queries';
+  const A = '/mq/_all_docs/queries';
+  const fixture = JSON.parse(require('node:fs').readFileSync(path.join(__dirname, 'fixtures', 'multi.json'), 'utf8'));
+  const revs = new Map();
+  for (const db of Object.values(fixture.dbs)) for (const d of db.docs) revs.set(d._id, d._rev);
+  const doc = (id) => fixture.dbs[id.includes(':') ? 'pq' : 'mq'].docs.find((d) => d._id === id);
+  // A result as CouchDB writes it: sep is "\r\n" for the first, ",\r\n" after.
+  const mapResult = (sep, total, offset, rows) => `${sep}{"total_rows":${total},"offset":${offset},"rows":[\r\n${rows.join(',\r\n')}\r\n]}`;
+  const redResult = (sep, rows) => `${sep}{"rows":[\r\n${rows.join(',\r\n')}\r\n]}`;
+  const row = (id, key, value) => JSON.stringify({ id, key, value });
+  const rowDoc = (id, key, value) => JSON.stringify({ id, key, value, doc: doc(id) });
+  const adRow = (id) => JSON.stringify({ id, key: id, value: { rev: revs.get(id) } });
+  const red = (key, value) => JSON.stringify({ key, value });
+  const vrows = (...pairs) => pairs.map(([id, k]) => row(id, k, Number(id.slice(1))));
+
+  const post = (p, body, opts = {}) => request(B, opts.method || 'POST', p, {
+    body, headers: Object.assign({ authorization: AUTH }, body !== undefined ? { 'content-type': 'application/json' } : {}, opts.headers || {}),
+  });
+  // The raw bytes of one POST on its own connection, read until CouchDB (or
+  // the double) closes it.
+  const rawPost = (p, body, extra = '') => rawRequest(B, `POST ${p} HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\n`
+    + `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`);
+  const bodyOf = (raw) => { const s = raw.toString('utf8'); return s.slice(s.indexOf('\r\n\r\n') + 4); };
+  const chunksOf = async (p, body) => {
+    const raw = await rawPost(p, JSON.stringify(body), 'Connection: close\r\n');
+    assert.match(raw.toString(), /^HTTP\/1\.1 200 OK\r\n/);
+    return parseChunked(raw).chunks;
+  };
+  const BAD_RANGE = 'No rows can match your key range, reverse your start_key and end_key or set descending=true';
+
+  before(async () => {
+    srv = await startDouble(['--fixtures', path.join(__dirname, 'fixtures', 'multi.json'), '--admin', 'admin:secret']);
+    B = srv.url;
+  });
+  after(async () => { await srv.stop(); });
+
+  it('answers each query of a view batch in order, in CouchDB\'s chunks', async () => {
+    // Checked on CouchDB 3.4.3: headers, and these six chunks byte for byte.
+    const raw = await rawPost(V, '{"queries":[{"limit":2},{"startkey":3,"limit":2,"skip":1},{"keys":[1,2],"descending":true}]}', 'Connection: close\r\n');
+    const { head, chunks } = parseChunked(raw);
+    assert.match(head, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.match(head, /\r\nTransfer-Encoding: chunked/);
+    assert.match(head, /\r\nContent-Type: application\/json/);
+    assert.match(head, /\r\nCache-Control: must-revalidate/);
+    assert.doesNotMatch(head, /Content-Length|ETag/i);
+    assert.deepEqual(chunks, [
+      '{"results":[',
+      mapResult('\r\n', 20, 0, vrows(['d00', 0], ['d07', 0])),
+      mapResult(',\r\n', 20, 10, vrows(['d10', 3], ['d17', 3])),
+      mapResult(',\r\n', 20, 11, vrows(['d16', 2], ['d09', 2], ['d02', 2], ['d15', 1], ['d08', 1], ['d01', 1])),
+      '\r\n]}',
+      '\n',
+    ]);
+    assert.equal(raw.toString().endsWith('\r\n0\r\n\r\n'), true, 'the response is complete');
+  });
+
+  it('takes every view parameter per query: JSON keys, docids, include_docs, update_seq', async () => {
+    // Checked on CouchDB 3.4.3 (update_seq differs: the double's is "N-double").
+    const chunks = await chunksOf(V, { queries: [
+      { startkey: '3', limit: 1 },
+      { startkey: 3, startkey_docid: 'd10', limit: 2, endkey: 4, endkey_docid: 'd04', inclusive_end: false },
+      { keys: [3, 1] }, { keys: [2] }, { key: 4, include_docs: true },
+      { limit: 1, update_seq: true }, { limit: 0, stable: true, update: 'lazy', sorted: false, conflicts: true, foo: 'bar' },
+    ] });
+    assert.deepEqual(chunks.slice(0, 6), [
+      '{"results":[',
+      mapResult('\r\n', 20, 20, []).replace('[\r\n\r\n]', '[\r\n\r\n]'),
+      mapResult(',\r\n', 20, 10, vrows(['d10', 3], ['d17', 3])),
+      mapResult(',\r\n', 20, 9, vrows(['d03', 3], ['d10', 3], ['d17', 3], ['d01', 1], ['d08', 1], ['d15', 1])),
+      mapResult(',\r\n', 20, 6, vrows(['d02', 2], ['d09', 2], ['d16', 2])),
+      mapResult(',\r\n', 20, 12, [rowDoc('d04', 4, 4), rowDoc('d11', 4, 11), rowDoc('d18', 4, 18)]),
+    ]);
+    assert.match(chunks[6], /^,\r\n\{"total_rows":20,"offset":0,"update_seq":"[^"]+","rows":\[\r\n\{"id":"d00","key":0,"value":0\}\r\n\]\}$/);
+    assert.deepEqual(chunks.slice(7), [mapResult(',\r\n', 20, 0, []), '\r\n]}', '\n']);
+  });
+
+  it('uses the URL\'s parameters as every query\'s defaults, except keys, group and group_level', async () => {
+    // Checked on CouchDB 3.4.3: ?limit=1&descending=true applies to each
+    // query unless it says otherwise; ?keys=[1,2] is dropped, ?keys=[1] is
+    // key=1 and stays; ?group=true is dropped; ?reduce=false is a default.
+    let chunks = await chunksOf(V + '?limit=1&descending=true', { queries: [{}, { limit: 2 }, { descending: false }] });
+    assert.deepEqual(chunks.slice(1, 4), [
+      mapResult('\r\n', 20, 0, vrows(['d13', 6])),
+      mapResult(',\r\n', 20, 0, vrows(['d13', 6], ['d06', 6])),
+      mapResult(',\r\n', 20, 0, vrows(['d00', 0])),
+    ]);
+    chunks = await chunksOf(V + '?keys=%5B1%2C2%5D', { queries: [{ limit: 3 }] });
+    assert.equal(chunks[1], mapResult('\r\n', 20, 0, vrows(['d00', 0], ['d07', 0], ['d14', 0])));
+    chunks = await chunksOf(V + '?keys=%5B1%5D', { queries: [{ limit: 5 }] });
+    assert.equal(chunks[1], mapResult('\r\n', 20, 3, vrows(['d01', 1], ['d08', 1], ['d15', 1])));
+    chunks = await chunksOf(C + '?group=true', { queries: [{}] });
+    assert.equal(chunks[1], redResult('\r\n', [red(null, 20)]));
+    chunks = await chunksOf(C + '?reduce=false&limit=1', { queries: [{}, { reduce: true }] });
+    assert.deepEqual(chunks.slice(1, 3), [
+      mapResult('\r\n', 20, 0, [JSON.stringify({ id: 'd00', key: [0, 0], value: 1 })]),
+      redResult(',\r\n', [red(null, 20)]),
+    ]);
+    chunks = await chunksOf(V + '?skip=19', { queries: [{ limit: 5 }, { skip: 0, limit: 1 }] });
+    assert.deepEqual(chunks.slice(1, 3), [mapResult('\r\n', 20, 19, vrows(['d13', 6])), mapResult(',\r\n', 20, 0, vrows(['d00', 0]))]);
+  });
+
+  it('mixes reduce, group, group_level and reduce=false in one batch', async () => {
+    // Checked on CouchDB 3.4.3: reduce results have no total_rows/offset.
+    let chunks = await chunksOf(C, { queries: [
+      {}, { group: true }, { group_level: 1 }, { reduce: false, limit: 2, skip: 1 },
+      { group: true, limit: 1, skip: 1, descending: true }, { startkey: [1], endkey: [0], descending: true, group: true },
+      { keys: [[0, 0], [1, 1]], group: true },
+    ] });
+    assert.deepEqual(chunks, [
+      '{"results":[',
+      redResult('\r\n', [red(null, 20)]),
+      redResult(',\r\n', [red([0, 0], 3), red([0, 2], 3), red([0, 4], 3), red([0, 6], 2), red([1, 1], 3), red([1, 3], 3), red([1, 5], 3)]),
+      redResult(',\r\n', [red([0], 11), red([1], 9)]),
+      mapResult(',\r\n', 20, 1, [JSON.stringify({ id: 'd07', key: [0, 0], value: 1 }), JSON.stringify({ id: 'd14', key: [0, 0], value: 1 })]),
+      redResult(',\r\n', [red([1, 3], 3)]),
+      redResult(',\r\n', [red([0, 6], 2), red([0, 4], 3), red([0, 2], 3), red([0, 0], 3)]),
+      redResult(',\r\n', [red([0, 0], 3), red([1, 1], 3)]),
+      '\r\n]}', '\n',
+    ]);
+    chunks = await chunksOf(C, { queries: [{ startkey: [5], endkey: [6] }, { startkey: [5], endkey: [6], group: true }, { startkey: [5], endkey: [6], reduce: false }, { group_level: 1 }, {}] });
+    assert.deepEqual(chunks.slice(1, 6), [
+      '\r\n{"rows":[\r\n\r\n]}', ',\r\n{"rows":[\r\n\r\n]}', ',\r\n{"total_rows":20,"offset":20,"rows":[\r\n\r\n]}',
+      redResult(',\r\n', [red([0], 11), red([1], 9)]), redResult(',\r\n', [red(null, 20)]),
+    ]);
+    chunks = await chunksOf('/mq/_design/d/_view/s/queries', { queries: [{ group: true, limit: 2 }, {}] });
+    assert.deepEqual(chunks.slice(1, 3), [redResult('\r\n', [red(0, 21), red(1, 24)]), redResult(',\r\n', [red(null, 190)])]);
+  });
+
+  it('answers an empty batch and empty results', async () => {
+    // Checked on CouchDB 3.4.3.
+    assert.deepEqual(await chunksOf(V, { queries: [] }), ['{"results":[', '\r\n]}', '\n']);
+    assert.deepEqual(await chunksOf(A, { queries: [] }), ['{"results":[', '\r\n]}', '\n']);
+    assert.deepEqual(await chunksOf(V, { queries: [{ limit: 0 }, { limit: 0, skip: 100 }, { key: null }, { keys: [] }] }), [
+      '{"results":[', mapResult('\r\n', 20, 0, []), mapResult(',\r\n', 20, 20, []), mapResult(',\r\n', 20, 0, []), mapResult(',\r\n', 20, 0, []), '\r\n]}', '\n',
+    ]);
+  });
+
+  it('flushes each result in chunks of at most 1490 bytes, like a view', async () => {
+    // Checked on CouchDB 3.4.3: chunk sizes 12, 1464, 777, 75, 1471, 771, 4, 1.
+    const chunks = await chunksOf(V, { queries: [{ include_docs: true }, { limit: 1 }, { include_docs: true, descending: true }] });
+    assert.deepEqual(chunks.map((c) => Buffer.byteLength(c)), [12, 1464, 777, 75, 1471, 771, 4, 1]);
+    assert.ok(chunks[2].startsWith(',\r\n{"id":"d11"'), 'a row that passes the threshold starts the next chunk');
+  });
+
+  it('answers _all_docs batches, with offset null for keys and no Content-Type check', async () => {
+    // Checked on CouchDB 3.4.3, including that a one-element `keys` is a key
+    // (offset 2) and that the design document is a row of _all_docs.
+    let chunks = await chunksOf(A, { queries: [
+      { limit: 2 }, { startkey: 'd05', limit: 1, descending: true, include_docs: true }, { keys: ['d01', 'zz'] },
+      { startkey: 'd09', endkey: 'd01' }, { key: 'd03' }, { keys: ['d01'] }, { keys: ['d01', 'd02', 'd03'], skip: 1, limit: 1, descending: true },
+    ] });
+    assert.deepEqual(chunks, [
+      '{"results":[',
+      mapResult('\r\n', 21, 0, [adRow('_design/d'), adRow('d00')]),
+      mapResult(',\r\n', 21, 14, [JSON.stringify({ id: 'd05', key: 'd05', value: { rev: revs.get('d05') }, doc: doc('d05') })]),
+      mapResult(',\r\n', 21, 'null', [adRow('d01'), '{"key":"zz","error":"not_found"}']),
+      mapResult(',\r\n', 21, 10, []),
+      mapResult(',\r\n', 21, 4, [adRow('d03')]),
+      mapResult(',\r\n', 21, 2, [adRow('d01')]),
+      mapResult(',\r\n', 21, 'null', [adRow('d02')]),
+      '\r\n]}', '\n',
+    ]);
+    const plain = await post(A, '{"queries":[{"limit":1}]}', { headers: { 'content-type': 'text/plain' } });
+    assert.equal(plain.status, 200, 'no Content-Type check on _all_docs/queries');
+    chunks = await chunksOf(A + '?limit=1&skip=2', { queries: [{}, { skip: 0 }, { limit: 268435457, skip: 20 }] });
+    assert.deepEqual(chunks.slice(1, 4), [
+      mapResult('\r\n', 21, 2, [adRow('d01')]), mapResult(',\r\n', 21, 0, [adRow('_design/d')]),
+      mapResult(',\r\n', 21, 20, [adRow('d19')]),
+    ], '_all_docs has no limit maximum outside partitions');
+  });
+
+  it('answers partition batches with the shard\'s offsets; a query may name another partition', async () => {
+    // Checked on CouchDB 3.4.3: partitions "a" and "d" share a shard, so the
+    // offsets and total_rows of partition "d" count the 5 rows of "a".
+    const P = '/pq/_partition/d/_design/p/_view/v/queries';
+    const prow = (id, key) => row(id, key, Number(id.slice(2)));
+    let chunks = await chunksOf(P, { queries: [
+      {}, { limit: 1, skip: 1 }, { startkey: 1, limit: 2, include_docs: true }, { descending: true, limit: 2 }, { keys: [2, 0] },
+      { skip: 100, limit: 0 }, { partition: 'a', limit: 1 },
+    ] });
+    assert.deepEqual(chunks, [
+      '{"results":[',
+      mapResult('\r\n', 10, 5, [prow('d:0', 0), prow('d:3', 0), prow('d:1', 1), prow('d:4', 1), prow('d:2', 2)]),
+      mapResult(',\r\n', 10, 6, [prow('d:3', 0)]),
+      mapResult(',\r\n', 10, 7, [rowDoc('d:1', 1, 1), rowDoc('d:4', 1, 4)]),
+      mapResult(',\r\n', 10, 0, [prow('d:2', 2), prow('d:4', 1)]),
+      mapResult(',\r\n', 10, 9, [prow('d:2', 2), prow('d:0', 0), prow('d:3', 0)]),
+      mapResult(',\r\n', 10, 10, []),
+      mapResult(',\r\n', 10, 0, [prow('a:0', 0)]),
+      '\r\n]}', '\n',
+    ]);
+    chunks = await chunksOf('/pq/_partition/d/_design/p/_view/c/queries', { queries: [{}, { group: true }, { reduce: false, limit: 1 }] });
+    assert.deepEqual(chunks.slice(1, 4), [
+      redResult('\r\n', [red(null, 5)]), redResult(',\r\n', [red(0, 2), red(1, 2), red(2, 1)]),
+      mapResult(',\r\n', 10, 5, [JSON.stringify({ id: 'd:0', key: 0, value: 1 })]),
+    ]);
+    chunks = await chunksOf('/pq/_partition/d/_all_docs/queries', { queries: [
+      {}, { limit: 2, skip: 1 }, { descending: true, limit: 1 }, { startkey: 'd:2', limit: 1 }, { startkey: 'a:0', limit: 1 }, { keys: ['d:1', 'a:1'] },
+    ] });
+    assert.deepEqual(chunks.slice(1, 7), [
+      mapResult('\r\n', 10, 5, ['d:0', 'd:1', 'd:2', 'd:3', 'd:4'].map(adRow)),
+      mapResult(',\r\n', 10, 6, [adRow('d:1'), adRow('d:2')]),
+      mapResult(',\r\n', 10, 0, [adRow('d:4')]),
+      mapResult(',\r\n', 10, 7, [adRow('d:2')]),
+      mapResult(',\r\n', 10, 5, [adRow('d:0')]),
+      mapResult(',\r\n', 21, 'null', [adRow('d:1'), adRow('a:1')]),
+    ], '`keys` ignores the partition, as in CouchDB');
+    chunks = await chunksOf('/pq/_design/p/_view/v/queries?partition=d', { queries: [{ limit: 1 }, { limit: 1, partition: 'a' }] });
+    assert.deepEqual(chunks.slice(1, 3), [mapResult('\r\n', 10, 5, [prow('d:0', 0)]), mapResult(',\r\n', 10, 0, [prow('a:0', 0)])]);
+    chunks = await chunksOf('/pq/_all_docs/queries', { queries: [{ limit: 1 }, { partition: 'd', limit: 1 }] });
+    assert.deepEqual(chunks.slice(1, 3), [mapResult('\r\n', 21, 0, [adRow('_design/p')]), mapResult(',\r\n', 10, 5, [adRow('d:0')])]);
+    const conflict = await post(P + '?partition=a', { queries: [{ limit: 1 }] });
+    assert.deepEqual([conflict.status, json(conflict)], [400, { error: 'bad_request', reason: 'Conflicting value for `partition` in query string' }]);
+    const mandatory = await post('/pq/_design/p/_view/v/queries', { queries: [{ limit: 1 }] });
+    assert.deepEqual([mandatory.status, json(mandatory).reason], [400, '`partition` parameter is mandatory for queries to this view.']);
+    const notPartitioned = await post('/mq/_partition/d/_all_docs/queries', { queries: [] });
+    assert.deepEqual([notPartitioned.status, json(notPartitioned).reason], [400, 'database is not partitioned']);
+  });
+
+  it('refuses bad requests before the response starts, in CouchDB\'s order', async () => {
+    // Checked on CouchDB 3.4.3, each status and body (the 500's "ref" is
+    // erlang:phash2 of the stack trace there; the double's number differs).
+    const cases = [
+      [V, '{"queries":[', 400, { error: 'bad_request', reason: 'invalid UTF-8 JSON' }],
+      [V, '', 400, { error: 'bad_request', reason: 'invalid UTF-8 JSON' }],
+      [V, { keys: [1] }, 400, { error: 'bad_request', reason: 'POST body must include `queries` parameter.' }],
+      [V, { queries: {} }, 400, { error: 'bad_request', reason: '`queries` member must be an array.' }],
+      [V, { queries: null }, 400, { error: 'bad_request', reason: '`queries` member must be an array.' }],
+      [A, { queries: 1 }, 400, { error: 'bad_request', reason: '`queries` member must be an array.' }],
+      [V, [1], 400, { error: 'bad_request', reason: 'Request body must be a JSON object' }],
+      [A, [1], 400, { error: 'bad_request', reason: 'Request body must be a JSON object' }],
+      [V, { queries: [{ limit: 1 }, { limit: 'x' }] }, 400, { error: 'query_parse_error', reason: 'Invalid value for integer: <<"x">>' }],
+      [V, { queries: [{ limit: 1 }, { limit: -1 }] }, 400, { error: 'query_parse_error', reason: 'Invalid value for positive integer: -1' }],
+      [V, { queries: [{ descending: 'yes' }] }, 400, { error: 'query_parse_error', reason: 'Invalid boolean parameter: "yes"' }],
+      [V, { queries: [{ limit: 1 }, { reduce: true }] }, 400, { error: 'query_parse_error', reason: 'Reduce is invalid for map-only views.' }],
+      [V, { queries: [{ group: true }] }, 400, { error: 'query_parse_error', reason: 'Invalid use of grouping on a map view.' }],
+      [V, { queries: [{ keys: 'a' }] }, 400, { error: 'query_parse_error', reason: '`keys` must be an array of strings.' }],
+      [V, { queries: [{ keys: [1, 2], key: 1 }] }, 400, { error: 'query_parse_error', reason: '`keys` is incompatible with `key`, `start_key` and `end_key`' }],
+      [V, { queries: [{ stale: 'x' }] }, 400, { error: 'query_parse_error', reason: 'Invalid value for `stale`.' }],
+      [V, { queries: [{ limit: 268435457 }] }, 400, { error: 'query_parse_error', reason: 'Limit is too large, must not exceed 268435456' }],
+      [V, { queries: [{ partition: 'a' }] }, 400, { error: 'query_parse_error', reason: '`partition` parameter is not supported in this design doc' }],
+      [V, { queries: [{ partition: '_a' }] }, 400, { error: 'illegal_partition', reason: 'Partition must not start with an underscore' }],
+      [C, { queries: [{ reduce: false, limit: 1, include_docs: true }, { include_docs: true }] }, 400, { error: 'query_parse_error', reason: '`include_docs` is invalid for reduce' }],
+      [C, { queries: [{ keys: [[0, 0], [1, 1]] }] }, 400, { error: 'query_parse_error', reason: 'Multi-key fetches for reduce views must use `group=true`' }],
+      [C, { queries: [{ group: false, group_level: 1 }] }, 400, { error: 'query_parse_error', reason: "Can't specify group=false and group_level>0 at the same time" }],
+      [A, { queries: [{ limit: 1 }, { reduce: true }] }, 400, { error: 'query_parse_error', reason: 'Reduce is invalid for map-only views.' }],
+      [A, { queries: [{ group_level: 1, limit: 1 }] }, 400, { error: 'query_parse_error', reason: 'Invalid use of grouping on a map view.' }],
+      [A, { queries: [{ partition: 'a' }] }, 400, { error: 'query_parse_error', reason: '`partition` parameter is not supported on this db' }],
+      [V + '?limit=x', { queries: [{}] }, 400, { error: 'query_parse_error', reason: 'Invalid value for integer: "x"' }],
+      [V + '?limit=x', 'nope', 400, { error: 'bad_request', reason: 'invalid UTF-8 JSON' }, 'the body is read before the URL'],
+      ['/mq/_design/d/_view/nope/queries', { queries: [{}] }, 404, { error: 'not_found', reason: 'missing_named_view' }],
+      ['/mq/_design/d/_view/nope/queries', 'x', 400, { error: 'bad_request', reason: 'invalid UTF-8 JSON' }],
+      ['/mq/_design/d/_view/nope/queries?limit=x', { queries: [] }, 400, { error: 'query_parse_error', reason: 'Invalid value for integer: "x"' }],
+      ['/mq/_design/d/_view/nope/queries', { queries: [{ limit: 'x' }] }, 404, { error: 'not_found', reason: 'missing_named_view' }, 'the view before the queries'],
+      ['/mq/_design/nope/_view/v/queries', 'x', 404, { error: 'not_found', reason: 'missing' }, 'the design document first'],
+      ['/nodb/_design/d/_view/v/queries', { queries: [{}] }, 404, { error: 'not_found', reason: 'Database does not exist.' }],
+      ['/nodb/_all_docs/queries', { queries: [] }, 404, { error: 'not_found', reason: 'Database does not exist.' }],
+      [V + '/x', { queries: [] }, 405, { error: 'method_not_allowed', reason: 'Only GET,POST,HEAD allowed' }],
+    ];
+    for (const [p, body, status, expected, why] of cases) {
+      const r = await post(p, body);
+      assert.deepEqual([r.status, json(r)], [status, expected], `${p} ${JSON.stringify(body)} ${why || ''}`);
+      assert.ok(r.headers['content-length'], 'errors are not chunked');
+    }
+    for (const [p, body, where] of [[V, { queries: [1] }, 0], [V, { queries: [{ limit: 1 }, 'x'] }, 1], [V, { queries: [null] }, 0], [A, { queries: [[]] }, 0]]) {
+      const r = await post(p, body);
+      assert.equal(r.status, 500, `query ${where} is not an object`);
+      const j = json(r);
+      assert.deepEqual([j.error, j.reason, typeof j.ref], ['unknown_error', 'function_clause', 'number']);
+      assert.equal(r.headers['x-couch-stack-hash'], String(j.ref));
+    }
+    const ct = await post(V, '{"queries":[{}]}', { headers: { 'content-type': 'text/plain' } });
+    assert.deepEqual([ct.status, json(ct)], [415, { error: 'bad_content_type', reason: 'Content-Type must be application/json' }]);
+    for (const p of [V, A, '/pq/_partition/d/_design/p/_view/v/queries']) {
+      for (const method of ['GET', 'PUT', 'HEAD']) {
+        const r = await post(p, method === 'PUT' ? { queries: [] } : undefined, { method });
+        assert.equal(r.status, 405, `${method} ${p}`);
+        assert.equal(r.headers.allow, 'POST');
+        assert.equal(r.text, method === 'HEAD' ? '' : '{"error":"method_not_allowed","reason":"Only POST allowed"}\n');
+      }
+    }
+    const missingDdoc = await post('/mq/_design/nope/_view/v/queries', undefined, { method: 'GET' });
+    assert.equal(missingDdoc.status, 404, 'the design document is opened before the method is checked');
+    assert.equal((await post(V, { queries: [{ limit: 1, foo: 'bar', queries: [1] }] })).status, 200, 'unknown parameters are ignored');
+    const dup = await post(V, '{"queries":[{"limit":1}],"queries":[{"limit":2}]}');
+    assert.equal(json(dup).results[0].rows.length, 2, 'the last of duplicated members wins');
+  });
+
+  it('decodes and renders body values as CouchDB\'s Erlang code does', async () => {
+    // Checked on CouchDB 3.4.3, each reason: a JSON array of integers is a
+    // character list ([104,105] is "hi", [49,48] is the integer 10); floats,
+    // binaries and objects are printed by io_lib's ~p; null has no clause
+    // in parse_boolean (500); docids and partitions go through to_binary.
+    const reason = async (q) => {
+      const r = await post(V, { queries: [q] });
+      return r.status === 400 ? json(r).reason : r.status;
+    };
+    const raw = async (text) => json(await post(V, `{"queries":[{"limit":${text}}]}`)).reason;
+    assert.equal(await reason({ descending: 1 }), 'Invalid boolean parameter: 1');
+    assert.equal(await reason({ descending: [104, 105] }), 'Invalid boolean parameter: "hi"');
+    assert.equal(await reason({ descending: '' }), 'Invalid boolean parameter: []');
+    assert.equal(await reason({ descending: '\u00e9' }), 'Invalid boolean parameter: "\u00e9"');
+    assert.equal(await reason({ descending: [1] }), 'Invalid boolean parameter: [1]');
+    for (const q of [{ descending: null }, { descending: 1.5 }, { descending: { a: 1 } }, { include_docs: null }, { reduce: null }, { inclusive_end: null }]) {
+      assert.equal(await reason(q), 500, JSON.stringify(q));
+    }
+    assert.equal(await reason({ stable: null }), 'Invalid value for `stable`.');
+    assert.equal(await reason({ update: null }), 'Invalid value for `update`.');
+    assert.equal(await reason({ limit: true }), 'Invalid value for integer: true');
+    assert.equal(await reason({ limit: null }), 'Invalid value for integer: null');
+    assert.equal(await reason({ limit: [1, 'a', null, 1.5, { b: [] }] }), 'Invalid value for integer: [1,<<"a">>,null,1.5,{[{<<"b">>,[]}]}]');
+    assert.equal(await reason({ limit: { a: 1 } }), 'Invalid value for integer: {[{<<"a">>,1}]}');
+    assert.equal(await reason({ limit: '\u00e9' }), 'Invalid value for integer: <<"\u00e9">>');
+    assert.equal(await reason({ limit: '\u20ac' }), 'Invalid value for integer: <<226,130,172>>');
+    assert.equal(await reason({ limit: '' }), 'Invalid value for integer: <<>>');
+    assert.equal(await reason({ limit: '\u0001' }), 'Invalid value for integer: <<1>>');
+    assert.equal(await reason({ limit: '-1' }), 'Invalid value for integer: <<"-1">>');
+    assert.equal(await reason({ limit: [300] }), 'Invalid value for integer: [300]');
+    assert.equal(await reason({ limit: [45, 49] }), 'Invalid value for positive integer: "-1"');
+    assert.equal(await reason({ skip: -5 }), 'Invalid value for positive integer: -5');
+    assert.equal(await reason({ partition: [] }), 'Partition must not be empty');
+    assert.equal(await reason({ partition: null }), '`partition` parameter is not supported in this design doc');
+    const floats = [['1e21', '1.0e21'], ['100.0', '100.0'], ['1000.0', '1.0e3'], ['1e4', '1.0e4'], ['0.001', '0.001'], ['1e-4', '0.0001'],
+      ['1e-5', '1.0e-5'], ['123.456', '123.456'], ['1.5e300', '1.5e300'], ['1234567.0', '1234567.0'], ['12345678901234567890.0', '1.2345678901234567e19'], ['-5.0', '-5.0']];
+    for (const [text, shown] of floats) assert.equal(await raw(text), `Invalid value for integer: ${shown}`, text);
+    const ok = json(await post(V, { queries: [
+      { limit: [49, 48] }, { limit: [43, 49] }, { descending: 'TRUE', limit: 1 }, { stale: [111, 107], limit: 1 },
+      { startkey_docid: [1], startkey: 1, limit: 1 }, { startkey_docid: { a: 1 }, startkey: 1, limit: 1 }, { startkey_docid: null, startkey: 1, limit: 1 },
+      { startkey_docid: 1, startkey: 3, limit: 1 },
+    ] })).results;
+    assert.deepEqual(ok.map((r) => [r.offset, r.rows.length, r.rows[0].id]), [
+      [0, 10, 'd00'], [0, 1, 'd00'], [0, 1, 'd13'], [0, 1, 'd00'], [3, 1, 'd01'], [6, 1, 'd02'], [6, 1, 'd02'], [9, 1, 'd03'],
+    ]);
+  });
+
+  it('a reversed range in the first query: a 400, then the rest of the batch on the same connection', async () => {
+    // Checked on CouchDB 3.4.3: the error response (Content-Length 133) is
+    // followed on the kept-alive connection by the other queries' chunks,
+    // "\r\n]}", ");\n" and the last chunk; a pipelined request behind it is
+    // answered after those bytes.
+    const err = `{"error":"query_parse_error","reason":"${BAD_RANGE}"}\n`;
+    const body = '{"queries":[{"startkey":5,"endkey":1},{"limit":1},{"limit":1,"skip":3}]}';
+    const raw = await rawRequest(B, `POST ${V} HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Type: application/json\r\n`
+      + `Content-Length: ${body.length}\r\n\r\n${body}GET /_up HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+    const text = raw.toString();
+    assert.match(text, /^HTTP\/1\.1 400 Bad Request\r\n/);
+    assert.match(text, /\r\nContent-Length: 133\r\n/);
+    const first = text.slice(text.indexOf('\r\n\r\n') + 4);
+    const tail = '4a\r\n\r\n{"total_rows":20,"offset":0,"rows":[\r\n{"id":"d00","key":0,"value":0}\r\n]}\r\n'
+      + '4b\r\n,\r\n{"total_rows":20,"offset":3,"rows":[\r\n{"id":"d01","key":1,"value":1}\r\n]}\r\n'
+      + '4\r\n\r\n]}\r\n3\r\n);\n\r\n0\r\n\r\n';
+    assert.equal(first.slice(0, err.length + tail.length), err + tail);
+    assert.match(first.slice(err.length + tail.length), /^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\n\{"status":"ok","seeds":\{\}\}\n$/);
+    const alone = bodyOf(await rawPost(V, '{"queries":[{"startkey":5,"endkey":1}]}', 'Connection: close\r\n'));
+    assert.equal(alone, `${err}4\r\n\r\n]}\r\n3\r\n);\n\r\n0\r\n\r\n`, 'even alone, the 400 has bytes behind it');
+  });
+
+  it('a reversed range in a later query: the 200 ends after the results before it and the connection closes', async () => {
+    // Checked on CouchDB 3.4.3: no last chunk; the connection is closed (this
+    // request does not ask for it; rawRequest returns when it ends).
+    let raw = await rawPost(V, '{"queries":[{"limit":2},{"startkey":5,"endkey":1},{"limit":1}]}');
+    assert.match(raw.toString(), /^HTTP\/1\.1 200 OK\r\n/);
+    assert.equal(bodyOf(raw), 'c\r\n{"results":[\r\n'
+      + '6b\r\n\r\n{"total_rows":20,"offset":0,"rows":[\r\n{"id":"d00","key":0,"value":0},\r\n{"id":"d07","key":0,"value":7}\r\n]}\r\n');
+    raw = await rawPost(V, '{"queries":[{"limit":0},{"startkey":1,"endkey":5,"descending":true}]}');
+    assert.equal(bodyOf(raw), 'c\r\n{"results":[\r\n2c\r\n\r\n{"total_rows":20,"offset":0,"rows":[\r\n\r\n]}\r\n', 'descending');
+    raw = await rawPost(C, '{"queries":[{"group":true,"limit":1},{"startkey":[1],"endkey":[0]}]}');
+    assert.equal(bodyOf(raw), 'c\r\n{"results":[\r\n28\r\n\r\n{"rows":[\r\n{"key":[0,0],"value":3}\r\n]}\r\n', 'reduce');
+    raw = await rawPost('/pq/_partition/d/_design/p/_view/v/queries', '{"queries":[{"limit":1},{"startkey":2,"endkey":0}]}');
+    assert.equal(bodyOf(raw), 'c\r\n{"results":[\r\n4a\r\n\r\n{"total_rows":10,"offset":5,"rows":[\r\n{"id":"d:0","key":0,"value":0}\r\n]}\r\n', 'partition');
+    // A second failing query after a first one: the 400 (and what came
+    // between), then the connection closes.
+    raw = await rawPost(V, '{"queries":[{"startkey":5,"endkey":1},{"limit":1},{"startkey":5,"endkey":1}]}');
+    assert.equal(bodyOf(raw), `{"error":"query_parse_error","reason":"${BAD_RANGE}"}\n`
+      + '4a\r\n\r\n{"total_rows":20,"offset":0,"rows":[\r\n{"id":"d00","key":0,"value":0}\r\n]}\r\n');
+    raw = await rawPost(V, '{"queries":[{"startkey":5,"endkey":1},{"startkey":5,"endkey":1}]}');
+    assert.equal(bodyOf(raw), `{"error":"query_parse_error","reason":"${BAD_RANGE}"}\n`);
+    const cut = await post(V, { queries: [{ limit: 2 }, { startkey: 5, endkey: 1 }] }).then((r) => (r.complete ? 'complete' : 'incomplete'), (e) => e.code || e.message);
+    assert.notEqual(cut, 'complete', 'an HTTP client sees an incomplete response');
+  });
+
+  it('buffer_response=true: a whole 200 written after the error of a later query', async () => {
+    // Checked on CouchDB 3.4.3 (chttpd buffers the chunks and starts the
+    // response at the end; the error response had gone out before).
+    const ok = await chunksOf(V + '?buffer_response=true', { queries: [{ limit: 1 }] });
+    assert.deepEqual(ok, ['{"results":[', mapResult('\r\n', 20, 0, vrows(['d00', 0])), '\r\n]}', '\n']);
+    const raw = await rawPost(V + '?buffer_response=true', '{"queries":[{"limit":1},{"startkey":5,"endkey":1},{"limit":1}]}', 'Connection: close\r\n');
+    const text = raw.toString();
+    assert.match(text, /^HTTP\/1\.1 400 Bad Request\r\n/);
+    const after = bodyOf(raw).slice(`{"error":"query_parse_error","reason":"${BAD_RANGE}"}\n`.length);
+    assert.match(after, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.deepEqual(parseChunked(Buffer.from(after, 'utf8')).chunks, [
+      '{"results":[', mapResult('\r\n', 20, 0, vrows(['d00', 0])), mapResult(',\r\n', 20, 0, vrows(['d00', 0])), '\r\n]}', '\n',
+    ]);
+  });
+
+  it('needs the admin\'s credentials, as the double\'s other database requests', async () => {
+    // Checked on CouchDB 3.4.3.
+    for (const p of [V, A, '/pq/_partition/d/_all_docs/queries']) {
+      const anon = await request(B, 'POST', p, { body: { queries: [{}] } });
+      assert.deepEqual([anon.status, json(anon)], [401, { error: 'unauthorized', reason: 'You are not authorized to access this db.' }]);
+      const wrong = await request(B, 'POST', p, { body: 'x', headers: { authorization: 'Basic ' + Buffer.from('admin:nope').toString('base64') } });
+      assert.deepEqual([wrong.status, json(wrong).reason], [401, 'Name or password is incorrect.']);
+    }
+  });
+
+  it('logs one entry per POST with the body\'s queries', async () => {
+    await request(B, 'DELETE', '/_double/log');
+    const queries = [{ startkey: [0, 2], limit: 3, include_docs: false }, { limit: 0, descending: true }, { keys: [[1, 1]], group: true, reduce: true }];
+    assert.equal((await post(C + '?reduce=false', { queries })).status, 200);
+    assert.equal((await post('/pq/_partition/d/_all_docs/queries', { queries: [{ limit: 1 }] })).status, 200);
+    await post(V, '{"queries":');
+    await post(V, { keys: [1] });
+    await get(B, '/mq/_design/d/_view/v?limit=1', { headers: { authorization: AUTH } });
+    const log = json(await get(B, '/_double/log'));
+    assert.equal(log.length, 5, 'one entry per request');
+    assert.deepEqual([log[0].method, log[0].path, log[0].query, log[0].queries], ['POST', C, [['reduce', 'false']], queries]);
+    assert.deepEqual([log[1].path, log[1].queries], ['/pq/_partition/d/_all_docs/queries', [{ limit: 1 }]]);
+    assert.deepEqual([log[2].queries, log[3].queries], [null, null], 'null when the body has no queries array');
+    assert.equal('queries' in log[4], false, 'no queries member on other requests');
+    assert.equal(log[4].method, 'GET');
+  });
+
+  describe('fault switches', () => {
+    const fault = async (f) => {
+      const r = await request(B, 'POST', '/_double/faults', { body: f });
+      assert.equal(r.status, 200, r.text);
+    };
+    const Q = { queries: [{ limit: 2 }, { startkey: 3, limit: 1 }] };
+    after(async () => { await fault({ mode: 'none' }); });
+
+    it('status, reset, garbage and path filters apply to the POST', async () => {
+      await fault({ mode: 'status', status: 503, path: '/queries', count: 1 });
+      assert.equal((await get(B, '/mq/_design/d/_view/v?limit=1', { headers: { authorization: AUTH } })).status, 200, 'path filter');
+      const r = await post(V, Q);
+      assert.deepEqual([r.status, json(r).error], [503, 'service unavailable']);
+      assert.equal((await post(V, Q)).status, 200, 'count');
+      await fault({ mode: 'reset', path: '/_all_docs/queries', count: 1 });
+      assert.equal((await post(V, Q)).status, 200);
+      await assert.rejects(post(A, Q), (e) => ['ECONNRESET', 'EPIPE'].includes(e.code) || /socket hang up/.test(e.message));
+      await fault({ mode: 'garbage', count: 1 });
+      const g = await post(A, Q);
+      assert.equal(g.status, 200);
+      assert.throws(() => JSON.parse(g.text));
+      await request(B, 'DELETE', '/_double/log');
+      await fault({ mode: 'status', status: 500, count: 1 });
+      await post(V, Q);
+      const log = json(await get(B, '/_double/log'));
+      assert.deepEqual([log[0].fault, log[0].queries], ['status', Q.queries]);
+    });
+
+    it('truncate, stall and slow apply to the whole multi-query response', async () => {
+      await fault({ mode: 'truncate', bytes: 30, count: 1 });
+      const cut = await rawPost(V, JSON.stringify(Q));
+      assert.equal(bodyOf(cut), '1e\r\n{"results":[\r\n{"total_rows":20\r\n', 'its first 30 bytes as one chunk, then the connection ends');
+      await fault({ mode: 'stall', ms: 50, count: 1 });
+      const whole = { results: [{ total_rows: 20, offset: 0, rows: [{ id: 'd00', key: 0, value: 0 }, { id: 'd07', key: 0, value: 7 }] }, { total_rows: 20, offset: 9, rows: [{ id: 'd03', key: 3, value: 3 }] }] };
+      assert.deepEqual(json(await post(V, Q)), whole);
+      await fault({ mode: 'slow', ms: 50, count: 1 });
+      await request(B, 'DELETE', '/_double/log');
+      assert.deepEqual(json(await post(V, Q)), whole);
+      assert.equal(json(await get(B, '/_double/log'))[0].fault, 'slow');
+    });
+
+    it('huge: a valid multi-query body of at least N bytes, one result per query', async () => {
+      await fault({ mode: 'huge', bytes: 200000, count: 1 });
+      const r = await post(V, { queries: [{}, {}, {}] });
+      assert.ok(Buffer.byteLength(r.text) >= 200000);
+      const j = json(r);
+      assert.equal(j.results.length, 3);
+      assert.equal(j.results[0].rows.length, j.results[0].total_rows);
+      assert.deepEqual(j.results[2], { total_rows: j.results[0].total_rows, offset: 0, rows: [] });
+      assert.match(r.text, /^\{"results":\[\r\n\{"total_rows":\d+,"offset":0,"rows":\[\r\n/);
+    });
+  });
+});
+
 describe('command line and options', () => {
   it('loads a --fixtures-js generator', async () => {
     const srv = await startDouble(['--fixtures-js', path.join(__dirname, 'fixtures', 'generated.js')]);
