@@ -472,6 +472,7 @@ static void find_last(apr_pool_t *pool, const cp_page_answers *in, json_int_t be
     remainder = total - (page->last_number - 1) * in->count;
     if (before == (page->last_number - 1) * in->count) {
         page->has_last = 1;
+        page->last_is_current = 1;
         page->last = in->start;
         return;
     }
@@ -530,6 +531,7 @@ void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page
     page->prev = before->nelts ? APR_ARRAY_IDX(before, 0, const char *) : NULL;
 
     page->has_last = 0;
+    page->last_is_current = 0;
     page->last = NULL;
     page->offset = NULL;
     page->numbered = position_of(in, behind, json_array_size(page->rows), &rows_before, &total);

@@ -47,6 +47,7 @@ typedef struct {
     int numbered;             /* the position is known: page numbers are absolute */
     int has_last;             /* the last page is known (numbered, with the end probe) */
     const char *last;         /* its token; NULL when it is the first page */
+    int last_is_current;      /* it is this page (last is the client's token) */
     apr_int64_t last_number;  /* its number */
 } cp_page;
 
