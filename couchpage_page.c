@@ -468,7 +468,7 @@ static void find_last(apr_pool_t *pool, const cp_page_answers *in, json_int_t be
     if (total == 0) {
         return;
     }
-    page->last_number = (total + in->count - 1) / in->count;
+    page->last_number = total / in->count + (total % in->count != 0);
     remainder = total - (page->last_number - 1) * in->count;
     if (before == (page->last_number - 1) * in->count) {
         page->has_last = 1;
