@@ -264,17 +264,18 @@ typedef struct {
     int index;
 } placed_row;
 
-static apr_array_header_t *rows_behind(apr_pool_t *pool, const cp_page_answers *in,
-                                       const json_t *backward)
+/* rows: an answer read backward; token: the entry it starts with (its
+ * rows after the token are not behind), NULL for none (the end probe). */
+static apr_array_header_t *rows_behind(apr_pool_t *pool, const json_t *rows, int with_docid,
+                                       const cp_token *token)
 {
-    const json_t *rows = rows_of(backward);
-    size_t n = json_array_size(rows), i = 0, end, run, j;
+    size_t n = json_array_size(rows), i = 0, end, run = 0, j;
     apr_array_header_t *behind = apr_array_make(pool, (int)n + 1, sizeof(placed_row));
     placed_row *placed;
 
-    if (!in->with_docid) {
-        if (n > 0 && cp_json_identical(json_object_get(json_array_get(rows, 0), "key"),
-                                       in->start_token->key)) {
+    if (!with_docid) {
+        if (n > 0 && token && cp_json_identical(json_object_get(json_array_get(rows, 0), "key"),
+                                                token->key)) {
             i = 1;
         }
         for (; i < n; i++) {
@@ -284,13 +285,14 @@ static apr_array_header_t *rows_behind(apr_pool_t *pool, const cp_page_answers *
         }
         return behind;
     }
-    /* the token's own entry: its rows before the token, nearest first */
-    run = token_entry_run(rows, in->start_token);
-    for (j = (size_t)in->start_token->index < run ? (size_t)in->start_token->index : run;
-         j > 0; j--) {
-        placed = apr_array_push(behind);
-        placed->row = json_array_get(rows, j - 1);
-        placed->index = (int)j - 1;
+    if (token) {
+        /* the token's own entry: its rows before the token, nearest first */
+        run = token_entry_run(rows, token);
+        for (j = (size_t)token->index < run ? (size_t)token->index : run; j > 0; j--) {
+            placed = apr_array_push(behind);
+            placed->row = json_array_get(rows, j - 1);
+            placed->index = (int)j - 1;
+        }
     }
     for (i = run; i < n; i = end + 1) {
         for (end = i; end + 1 < n && same_entry(json_array_get(rows, end + 1),
@@ -303,6 +305,26 @@ static apr_array_header_t *rows_behind(apr_pool_t *pool, const cp_page_answers *
         }
     }
     return behind;
+}
+
+/* How many rows at the end of a full answer are one entry, which its limit
+ * may have cut: their indexes in the entry are not known. 0 when the
+ * answer is short of its limit (nothing was cut). */
+static size_t cut_entry_rows(const cp_query *query, int with_docid)
+{
+    const json_t *rows = rows_of(query->answer);
+    size_t n = json_array_size(rows), last = n;
+
+    if (n < (size_t)query->limit || n == 0) {
+        return 0;
+    }
+    if (!with_docid) {
+        return 1;
+    }
+    while (last > 0 && same_entry(json_array_get(rows, last - 1), json_array_get(rows, n - 1))) {
+        last--;
+    }
+    return n - last;
 }
 
 int cp_page_behind_complete(const cp_query *backward, const cp_token *start,
@@ -373,27 +395,104 @@ static apr_array_header_t *ahead_tokens(apr_pool_t *pool, const cp_page_answers 
     return tokens;
 }
 
-/* Whether CouchDB's offset can be the page's true position (see the header):
- * with a total, 0 <= offset <= total - rows on the page, and no fewer rows
- * before the page than were seen behind it. */
-static int offset_is_consistent(const cp_page_answers *in, const json_t *offset,
-                                const json_t *total_rows, size_t rows,
-                                const apr_array_header_t *behind)
+/* An integer member of an answer, or -1 when it has none (or a negative one). */
+static json_int_t count_of(const json_t *answer, const char *name)
 {
-    json_int_t value, total;
+    const json_t *value = json_object_get(answer, name);
 
-    if (!json_is_integer(offset) || !json_is_integer(total_rows) || in->partial) {
+    return json_is_integer(value) && json_integer_value(value) >= 0
+           ? json_integer_value(value) : -1;
+}
+
+/* The page's position from CouchDB's offsets (see the header): *before and
+ * *total, and 1, when they are known and consistent with every row seen. */
+static int position_of(const cp_page_answers *in, const apr_array_header_t *behind,
+                       size_t page_rows, json_int_t *before, json_int_t *total)
+{
+    const cp_query *forward = cp_plan_query(in->queries, CP_QUERY_FORWARD);
+    const cp_query *backward = cp_plan_query(in->queries, CP_QUERY_BACKWARD);
+    const cp_query *range_start = cp_plan_query(in->queries, CP_QUERY_RANGE_START);
+    const cp_query *range_end = cp_plan_query(in->queries, CP_QUERY_RANGE_END);
+    json_int_t view_rows = count_of(forward->answer, "total_rows");
+    json_int_t at = count_of(forward->answer, "offset");
+    json_int_t rows_before = range_start ? count_of(range_start->answer, "offset") : 0;
+    json_int_t rows_after = range_end ? count_of(range_end->answer, "offset") : 0;
+    size_t read, seen = behind ? (size_t)behind->nelts : 0;
+
+    /* without probes only the whole index has a known position */
+    if ((in->partial && !(range_start && range_end)) || view_rows < 0 || at < 0
+        || rows_before < 0 || rows_after < 0 || at < rows_before
+        || view_rows - rows_before < rows_after) {
         return 0;
     }
-    value = json_integer_value(offset);
-    total = json_integer_value(total_rows);
-    if (value < 0 || total < 0 || value > total || (json_int_t)rows > total - value) {
+    *before = at - rows_before;
+    *total = view_rows - rows_before - rows_after;
+    if ((json_int_t)page_rows > *total - *before) {
         return 0;
     }
-    if (!behind || behind->nelts == 0) {
-        return value == 0;
+    /* rows read behind the page: all of them when the answer is short */
+    if (!backward ? *before != 0
+        : (*before < (json_int_t)seen
+           || (json_array_size(rows_of(backward->answer)) < (size_t)backward->limit
+               && *before != (json_int_t)seen))) {
+        return 0;
     }
-    return value >= (json_int_t)behind->nelts;
+    /* rows read ahead, from the page's start to the range's end */
+    read = json_array_size(rows_of(forward->answer));
+    if (read < (size_t)forward->limit ? *total - *before != (json_int_t)read
+                                      : *total - *before < (json_int_t)read) {
+        return 0;
+    }
+    /* rows read back from the range's end (or beyond its start) */
+    if (range_end) {
+        read = json_array_size(rows_of(range_end->answer));
+        if (read < (size_t)range_end->limit ? *total > (json_int_t)read
+                                            : *total < 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The last page, from the rows read back from the range's end: its first
+ * row is the remainder's count back (a full page's when the rows divide). */
+static void find_last(apr_pool_t *pool, const cp_page_answers *in, json_int_t before,
+                      json_int_t total, cp_page *page)
+{
+    const cp_query *range_end = cp_plan_query(in->queries, CP_QUERY_RANGE_END);
+    apr_array_header_t *from_end;
+    json_int_t remainder;
+    const placed_row *first;
+
+    page->has_last = 0;
+    if (total == 0) {
+        return;
+    }
+    page->last_number = total / in->count + (total % in->count != 0);
+    remainder = total - (page->last_number - 1) * in->count;
+    if (before == (page->last_number - 1) * in->count) {
+        page->has_last = 1;
+        page->last_is_current = 1;
+        page->last = in->start;
+        return;
+    }
+    if (page->last_number == 1) {
+        page->has_last = 1;
+        page->last = NULL;
+        return;
+    }
+    if (!range_end) {
+        return;
+    }
+    from_end = rows_behind(pool, rows_of(range_end->answer), in->with_docid, NULL);
+    /* its index must be known: not in an entry the limit cut */
+    if (remainder > (json_int_t)(from_end->nelts
+                                 - (int)cut_entry_rows(range_end, in->with_docid))) {
+        return;
+    }
+    first = &APR_ARRAY_IDX(from_end, remainder - 1, placed_row);
+    page->has_last = 1;
+    page->last = row_token(pool, first->row, in->with_docid, first->index);
 }
 
 static void add_link(apr_array_header_t *pages, apr_int64_t number, const char *start,
@@ -414,6 +513,7 @@ void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page
     apr_array_header_t *behind = NULL, *before, *after;
     size_t want = (size_t)cp_plan_pages_either_side(in->links);
     apr_int64_t current_number = 0;
+    json_int_t rows_before = 0, total = 0;
     int i;
 
     page->rows = cp_json_pool_own(pool, json_array());
@@ -424,18 +524,25 @@ void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page
     after = ahead_tokens(pool, in, want);
     before = apr_array_make(pool, 1, sizeof(const char *));
     if (backward) {
-        behind = rows_behind(pool, in, backward);
+        behind = rows_behind(pool, rows_of(backward), in->with_docid, in->start_token);
         before = behind_tokens(pool, in, behind, want);
     }
     page->next = after->nelts ? APR_ARRAY_IDX(after, 0, const char *) : NULL;
     page->prev = before->nelts ? APR_ARRAY_IDX(before, 0, const char *) : NULL;
 
-    page->total_rows = json_object_get(forward, "total_rows");
-    page->offset = json_object_get(forward, "offset");
-    page->numbered = offset_is_consistent(in, page->offset, page->total_rows,
-                                          json_array_size(page->rows), behind);
-    if (!page->numbered) {
-        page->offset = NULL;
+    page->has_last = 0;
+    page->last_is_current = 0;
+    page->last = NULL;
+    page->offset = NULL;
+    page->numbered = position_of(in, behind, json_array_size(page->rows), &rows_before, &total);
+    if (page->numbered) {
+        page->offset = cp_json_pool_own(pool, json_integer(rows_before));
+        page->total_rows = cp_json_pool_own(pool, json_integer(total));
+        find_last(pool, in, rows_before, total, page);
+    }
+    else {
+        /* CouchDB's total is the location's only where it is the whole index */
+        page->total_rows = in->partial ? NULL : json_object_get(forward, "total_rows");
     }
 
     page->pages = apr_array_make(pool, 2 * in->links + 1, sizeof(cp_page_link));
@@ -443,8 +550,7 @@ void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page
         return;
     }
     if (page->numbered) {
-        json_int_t offset = json_integer_value(page->offset);
-        current_number = offset / in->count + (offset % in->count != 0) + 1;
+        current_number = rows_before / in->count + (rows_before % in->count != 0) + 1;
     }
     for (i = before->nelts; i >= 1; i--) {
         add_link(page->pages, current_number - i, APR_ARRAY_IDX(before, i - 1, const char *), 0);

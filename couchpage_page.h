@@ -37,11 +37,18 @@ typedef struct {
     json_t *rows;             /* the page's rows, in order (pool-owned) */
     const char *next;         /* token of the next page, NULL on the last */
     const char *prev;         /* token of the previous page, NULL on the first */
-    const json_t *total_rows; /* as CouchDB sent it; NULL when absent */
-    const json_t *offset;     /* rows before the page; NULL when absent or not
-                                 consistent with the rows seen (see below) */
+    const json_t *total_rows; /* the location's rows (a key range's, a partition's):
+                                 from CouchDB's offsets when numbered, else CouchDB's
+                                 total_rows where the location is the whole index;
+                                 NULL when unknown */
+    const json_t *offset;     /* the location's rows before the page; NULL unless
+                                 numbered */
     apr_array_header_t *pages; /* of cp_page_link, in view order; empty without links */
-    int numbered;             /* page numbers are absolute, from the offset */
+    int numbered;             /* the position is known: page numbers are absolute */
+    int has_last;             /* the last page is known (numbered, with the end probe) */
+    const char *last;         /* its token; NULL when it is the first page */
+    int last_is_current;      /* it is this page (last is the client's token) */
+    apr_int64_t last_number;  /* its number */
 } cp_page;
 
 /* Checks that a parsed view response has the shape CouchDB gives:
@@ -74,11 +81,17 @@ int cp_page_behind_complete(const cp_query *backward, const cp_token *start,
 
 /* Builds the page. All responses must have passed cp_page_rows.
  *
- * CouchDB's offset gives absolute page numbers and the page's position; it
- * is used only where it can be true: the whole index (no key range, no
- * partition: offsets count from the index's start), and not less than the rows seen before the page (some
- * CouchDB-compatible servers report 0 on every page). Otherwise the offset is
- * left out and page numbers are relative to the current page. */
+ * The position comes from CouchDB's offsets (see cp_plan_page): rows before
+ * the page = the forward query's offset - the range start probe's (0
+ * without one: the whole index); the location's rows = total_rows - both
+ * probes' offsets. It is used only where it can be true: map rows (grouped
+ * reduce rows have no offsets), and consistent with every row seen (some
+ * CouchDB-compatible servers report offset 0 on every page): not fewer
+ * rows before the page than were read behind it, exactly those when the
+ * backward answer reached the range's start, 0 on a first page, and a total
+ * that holds what the forward and end answers read. Otherwise page numbers
+ * are relative to the current page. The last page's first row is row
+ * (last - 1) * count + 1, the remainder's count back from the end. */
 void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *answers, cp_page *page);
 
 #endif

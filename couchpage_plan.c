@@ -288,15 +288,27 @@ apr_array_header_t *cp_plan_page(apr_pool_t *pool, const cp_plan *plan,
     /* rows for links never carry documents: a keys-only query of their own */
     int keys_apart = plan->view->include_docs && plan->links > 1;
     int limit = (keys_apart ? 1 : ahead) * plan->count + 1;
+    /* grouped reduce rows have no offsets: no position to probe */
+    int positioned = !plan->view->reduce;
     json_t *params;
 
     /* several queries go together, and CouchDB may refuse one: a query it
-     * never refuses (no endkey) leads them (see the header) */
-    if ((start || keys_apart) && may_be_refused(plan, start)) {
+     * never refuses (no endkey) leads them (see the header); with map rows
+     * it is also the position probe of a key range or a partition */
+    if (((start || keys_apart) && may_be_refused(plan, start))
+        || (positioned && cp_plan_is_partial(plan))) {
         params = base_params(pool, plan->view, 0, plan->view->descending);
         add_bound(params, "startkey",
                   plan->view->descending ? plan->high_key : plan->low_key);
         add_query(queries, CP_QUERY_RANGE_START, 0, params);
+    }
+    if (positioned) {
+        limit = plan->count + CP_PLAN_BACKWARD_SLACK;
+        params = base_params(pool, plan->view, limit, !plan->view->descending);
+        add_bound(params, "startkey",
+                  plan->view->descending ? plan->low_key : plan->high_key);
+        add_query(queries, CP_QUERY_RANGE_END, limit, params);
+        limit = (keys_apart ? 1 : ahead) * plan->count + 1;
     }
     params = forward_params(pool, plan, start, limit);
 

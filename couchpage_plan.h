@@ -92,6 +92,8 @@ int cp_plan_pages_either_side(int links);
 /* What a query of a page is for: the page assembler finds answers by it. */
 typedef enum {
     CP_QUERY_RANGE_START, /* limit=0 from the range's start, no end: see cp_plan_page */
+    CP_QUERY_RANGE_END, /* keys-only rows read backward from the range's end: the
+                           rows after the range, and the last page's first row */
     CP_QUERY_FORWARD,  /* the page's rows, then the first rows of the pages ahead */
     CP_QUERY_AHEAD,    /* keys-only rows from the page's start for the pages ahead
                           (include_docs with more than one page linked ahead) */
@@ -132,7 +134,17 @@ typedef struct {
  *    400 and then writes the other queries' results after it on the same
  *    connection, which mod_proxy would hand to the next request; refusing a
  *    later query, it ends the response and the connection (the backend then
- *    asks the refused query alone). Its offset is the range's position. */
+ *    asks the refused query alone). Its offset is the range's position.
+ *    Map rows have offsets: there it also leads every page of a key range
+ *    or a partition, as the position probe (offsets count from the index's
+ *    start, in a partition from its shard's, so positions are differences);
+ *  - range end, second (map rows only): keys-only from the range's end the
+ *    other way, without the range's start as bound (never refused), limit
+ *    count + CP_PLAN_BACKWARD_SLACK. Its offset is the rows after the
+ *    range, so the location holds total_rows - both offsets; its rows give
+ *    the last page's first row (the last page holds the remainder, so pages
+ *    stay aligned with the first page's): fewer than a page's rows read back
+ *    from the end, never a skip. */
 apr_array_header_t *cp_plan_page(apr_pool_t *pool, const cp_plan *plan,
                                  const cp_token *start);
 

@@ -81,6 +81,9 @@ const char *cp_render_json(apr_pool_t *pool, const cp_page *page,
     json_object_set_new(link_urls, "prev", string_or_null(
         page->prev ? cp_link_url(pool, links, page->prev) : NULL));
     json_object_set_new(link_urls, "first", json_string(cp_link_url(pool, links, NULL)));
+    if (page->has_last) {
+        json_object_set_new(link_urls, "last", json_string(cp_link_url(pool, links, page->last)));
+    }
     json_object_set_new(body, "links", link_urls);
     if (page->pages->nelts > 0) {
         json_t *pages = json_array();
@@ -93,14 +96,23 @@ const char *cp_render_json(apr_pool_t *pool, const cp_page *page,
                 "current", link->current, "url", cp_link_url(pool, links, link->start)));
         }
         json_object_set_new(body, "pages", pages);
-        json_object_set_new(body, "numbering",
-                            json_string(page->numbered ? "absolute" : "relative"));
     }
+    json_object_set_new(body, "numbering", json_string(page->numbered ? "absolute" : "relative"));
     if (page->total_rows) {
         json_object_set(body, "total_rows", (json_t *)page->total_rows);
     }
     if (page->offset) {
+        json_int_t offset = json_integer_value(page->offset);
+
         json_object_set(body, "offset", (json_t *)page->offset);
+        if (json_array_size(page->rows) > 0) {
+            json_object_set_new(body, "first_row", json_integer(offset + 1));
+            json_object_set_new(body, "last_row",
+                                json_integer(offset + (json_int_t)json_array_size(page->rows)));
+        }
+    }
+    if (page->has_last) {
+        json_object_set_new(body, "last_page", json_integer(page->last_number));
     }
     return cp_json_text_html_safe(pool, body);
 }
@@ -183,6 +195,16 @@ static const char *page_label(apr_pool_t *pool, const cp_page *page, const cp_pa
                             : apr_psprintf(pool, "+%" APR_INT64_T_FMT, link->number);
 }
 
+#define GAP "<li class=\"couchpage-gap\" aria-hidden=\"true\">\xe2\x80\xa6</li>\n"
+
+/* A page list's link to the first or the last page, by its number. */
+static const char *numbered_link(apr_pool_t *pool, const cp_links *links, const char *start,
+                                 apr_int64_t number, const char *rel)
+{
+    return apr_psprintf(pool, "<li><a rel=\"%s\" href=\"%s\">%" APR_INT64_T_FMT "</a></li>\n",
+                        rel, html(pool, cp_link_url(pool, links, start)), number);
+}
+
 static const char *nav_link(apr_pool_t *pool, const char *rel, const char *label,
                             const char *url)
 {
@@ -227,15 +249,30 @@ const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links
         for (p = 0; p < page->pages->nelts; p++) {
             const cp_page_link *link = &APR_ARRAY_IDX(page->pages, p, cp_page_link);
 
+            /* absolute numbers: page 1 always linked, a gap shown */
+            if (p == 0 && page->numbered && link->number > 1) {
+                EMIT(numbered_link(pool, links, NULL, 1, "first"));
+                EMIT(link->number > 2 ? GAP : "");
+            }
             EMIT(apr_pstrcat(pool, "<li><a href=\"",
                              html(pool, cp_link_url(pool, links, link->start)), "\"",
                              link->current ? " aria-current=\"page\"" : "", ">",
                              page_label(pool, page, link), "</a></li>\n", NULL));
+            /* and the last page, when it is known */
+            if (p == page->pages->nelts - 1 && page->has_last
+                && link->number < page->last_number) {
+                EMIT(link->number < page->last_number - 1 ? GAP : "");
+                EMIT(numbered_link(pool, links, page->last, page->last_number, "last"));
+            }
         }
         EMIT("</ol>\n");
     }
     EMIT(nav_link(pool, "next", "Next",
                   page->next ? cp_link_url(pool, links, page->next) : NULL));
+    /* without page links, the last page has a link of its own */
+    if (page->pages->nelts == 0 && page->has_last) {
+        EMIT(nav_link(pool, "last", "Last", cp_link_url(pool, links, page->last)));
+    }
     EMIT("</nav>\n</div>\n");
 #undef EMIT
     return apr_array_pstrcat(pool, out, 0);

@@ -21,10 +21,13 @@ typedef struct {
 const char *cp_link_url(apr_pool_t *pool, const cp_links *links, const char *token);
 
 /* {"items":[{"id","key","value","doc"}...],"next","prev",
- *  "links":{"next","prev","first"},"pages":[{"number","start","current","url"}...],
- *  "numbering","total_rows","offset"}: id only on rows that have one, doc only
- *  with include_docs, pages and numbering only with page links, the last two
- *  only when CouchDB sent them (offset only when it is consistent). */
+ *  "links":{"next","prev","first","last"},"pages":[{"number","start","current","url"}...],
+ *  "numbering","total_rows","offset","first_row","last_row","last_page"}: id only
+ *  on rows that have one, doc only with include_docs, pages only with page
+ *  links; numbering "absolute" when the position is known, else "relative";
+ *  total_rows the location's rows when known (see cp_page), offset, first_row
+ *  and last_row (1-based, only on a page with rows) only with the position,
+ *  links.last and last_page only when the last page is known. */
 const char *cp_render_json(apr_pool_t *pool, const cp_page *page,
                            const cp_links *links);
 
@@ -35,7 +38,10 @@ typedef struct {
 } cp_item_spec;
 
 /* The HTML5 fragment: a div.couchpage holding ul.couchpage-items,
- * p.couchpage-position (when the position is known) and nav.couchpage-nav.
+ * p.couchpage-position (when the position is known) and nav.couchpage-nav:
+ * prev, the page list (absolute numbers with page 1 and the last page always
+ * linked, li.couchpage-gap for the pages between), next, and a.couchpage-last
+ * when there is no page list and the last page is known.
  * Every text and URL is escaped. */
 const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links *links,
                            const cp_item_spec *item);

@@ -182,6 +182,9 @@ static void seal_page_tokens(request_rec *r, const couchpage_dir_conf *conf, cp_
     if (page->prev) {
         page->prev = cp_seal(r->pool, conf->token_secret, binding, page->prev);
     }
+    if (page->last && !page->last_is_current) {
+        page->last = cp_seal(r->pool, conf->token_secret, binding, page->last);
+    }
     for (i = 0; i < page->pages->nelts; i++) {
         cp_page_link *link = &APR_ARRAY_IDX(page->pages, i, cp_page_link);
 
@@ -201,6 +204,7 @@ static void warn_of_long_tokens(request_rec *r, const couchpage_dir_conf *conf,
 
     longest = page->next && strlen(page->next) > longest ? strlen(page->next) : longest;
     longest = page->prev && strlen(page->prev) > longest ? strlen(page->prev) : longest;
+    longest = page->last && strlen(page->last) > longest ? strlen(page->last) : longest;
     for (i = 0; i < page->pages->nelts; i++) {
         const char *start = APR_ARRAY_IDX(page->pages, i, cp_page_link).start;
 
@@ -214,7 +218,7 @@ static void warn_of_long_tokens(request_rec *r, const couchpage_dir_conf *conf,
     }
 }
 
-/* RFC 8288 Link header: first, prev and next. */
+/* RFC 8288 Link header: first, prev, next, and last when it is known. */
 static void set_link_header(request_rec *r, const cp_page *page, const cp_links *links)
 {
     const char *value = apr_pstrcat(r->pool, "<", cp_link_url(r->pool, links, NULL),
@@ -227,6 +231,10 @@ static void set_link_header(request_rec *r, const cp_page *page, const cp_links 
     if (page->next) {
         value = apr_pstrcat(r->pool, value, ", <", cp_link_url(r->pool, links, page->next),
                             ">; rel=\"next\"", NULL);
+    }
+    if (page->has_last) {
+        value = apr_pstrcat(r->pool, value, ", <", cp_link_url(r->pool, links, page->last),
+                            ">; rel=\"last\"", NULL);
     }
     apr_table_setn(r->headers_out, "Link", value);
 }

@@ -201,6 +201,15 @@ static void one_page(apr_pool_t *pool, const uint8_t *data, size_t size, int wit
         (void)cp_page_behind_complete(cp_plan_query(queries, CP_QUERY_BACKWARD), &token,
                                       with_docid, needed);
     }
+    /* the range's probes: the ahead answer stands for the rows back from the
+     * range's end, the forward one's offset for the rows before the range */
+    if (data[2] & 2) {
+        add_answer(queries, CP_QUERY_RANGE_START, ahead ? ahead : forward, 0);
+    }
+    if (data[2] & 4) {
+        add_answer(queries, CP_QUERY_RANGE_END, ahead ? ahead : forward,
+                   in.count + CP_PLAN_BACKWARD_SLACK);
+    }
     in.queries = queries;
     FUZZ_CHECK(!cp_page_check(pool, queries, with_docid), "an answer refused after its rows");
 
@@ -212,6 +221,14 @@ static void one_page(apr_pool_t *pool, const uint8_t *data, size_t size, int wit
     check_token(pool, page.next, with_docid, "next");
     check_next(pool, &in, &page);
     check_token(pool, page.prev, with_docid, "prev");
+    if (page.has_last && !page.last_is_current) {
+        check_token(pool, page.last, with_docid, "last");
+    }
+    FUZZ_CHECK(!page.numbered
+               || (json_integer_value(page.offset) >= 0
+                   && json_integer_value(page.offset) + (json_int_t)json_array_size(page.rows)
+                      <= json_integer_value(page.total_rows)),
+               "a position past the location's total");
     FUZZ_CHECK(page.pages, "no page links array");
     for (i = 0; i < page.pages->nelts; i++) {
         const cp_page_link *link = &APR_ARRAY_IDX(page.pages, i, cp_page_link);

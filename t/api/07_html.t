@@ -38,7 +38,7 @@ my @EVIL = (
     { _id => 'url', name => 'a/b?c=d&e#f %41+' },
 );
 
-plan tests => 159;
+plan tests => 162;
 # test names hold non-ASCII text (after plan, which resets Test::Builder)
 binmode Test::More->builder->$_, ':encoding(UTF-8)' for qw(output failure_output todo_output);
 
@@ -201,9 +201,12 @@ for my $case (
     my @hrefs = map { $_->{attrs}{href} } by_tag((by_class($tree, 'couchpage-pages'))[0], 'a');
     is(scalar(grep { /[?&]limit=3(&|$)/ and /[?&]format=html(&|$)/ } @hrefs), scalar @hrefs,
        'every page link keeps limit=3 and format=html');
-    is_deeply(link_header($res->header('Link')),
-              { first => '/html/bands/?limit=3&format=html', next => $next },
+    my $header = link_header($res->header('Link'));
+    my $last = delete $header->{last};
+    is_deeply($header, { first => '/html/bands/?limit=3&format=html', next => $next },
               'the Link header: first and next, with limit and format');
+    like($last, qr{^/html/bands/\?start=[^&]+&limit=3&format=html$},
+         '... and last (the first page\'s position is known on any backend), with limit and format');
     my ($r2, $t2) = get_html($next, Accept => '*/*');
     is($r2->header('Content-Type'), 'text/html; charset=utf-8', 'following Next with */* stays HTML (format=html kept)');
     is_deeply(items_of($t2), [@ORDER[3 .. 5]], '... and shows the next three');
@@ -215,7 +218,10 @@ sub keys_of { [ map { $_->{key} } @{ $_[0]{items} || [] } ] }
 {
     my ($s1, $p1, $res1) = get_json('/bands/?limit=5');
     my $l1 = link_header($res1->header('Link'));
-    is_deeply([sort keys %$l1], ['first', 'next'], 'JSON page 1: Link rel="first" and rel="next", no prev');
+    is_deeply([sort keys %$l1], ['first', 'last', 'next'], 'JSON page 1: Link rel="first", rel="next" and rel="last", no prev');
+    is($l1->{last}, $p1->{links}{last}, 'rel="last" is links.last');
+    my ($s_last, $p_last) = get_json($l1->{last});
+    is_deeply(keys_of($p_last), [$ORDER[10]], 'rel="last" opens the last page: 11 rows, 5 a page, its one row');
     is($l1->{first}, '/bands/?limit=5', 'rel="first" is the first page, limit kept');
     is($p1->{links}{first}, $l1->{first}, 'links.first in the JSON is the same URL');
     is($l1->{next}, $p1->{links}{next}, 'rel="next" is links.next');

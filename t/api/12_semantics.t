@@ -20,7 +20,8 @@ use utf8;
 use Apache::Test qw(-withtestmore);
 use File::Temp ();
 use Time::HiRes qw(time);
-use CouchPageTest qw(double_load double_log double_queries);
+use CouchPageTest qw(double_load double_log double_queries with_args);
+use Encode ();
 use CouchPageWalk qw(:all);
 
 binmode Test::More->builder->$_, ':encoding(UTF-8)' for qw(output failure_output todo_output);
@@ -672,6 +673,54 @@ double_load('sem_ids', [ map { { _id => $_, n => length $_ } } @IDS ]);
         my @back = walk_prev($loc, $pages->[-1]{token}, limit => 5);
         my @offsets = map { jnum(jget($_->{tree}, 'offset')) // 'none' } @back;
         is("@offsets", '45 40 35 30 25 20 15 10 5 0', "$loc: walking back, CouchDB's offsets on every page");
+    }
+}
+
+# ---------------------------------------------------------------------------
+# 9. The exact position inside a key range and a partition
+# ---------------------------------------------------------------------------
+{
+    double_load('sem_pos', [ map { { _id => sprintf('p%02d', $_), n => $_ } } 0 .. 59 ],
+                { v => { map => q{function (doc) { emit(doc.n, null); }} } });
+    for my $case (['/sem/pos-range/', [startkey => '10', endkey => '29'], '10 .. 29'],
+                  ['/sem/pos-range-desc/', [descending => 'true', startkey => '29', endkey => '10'], '29 .. 10']) {
+        my ($loc, $opts, $keys) = @$case;
+        my $want = double_view('/sem_pos/_design/d/_view/v', reduce => 'false', @$opts);
+        is(scalar @{ $want->{rows} }, 20, "oracle: the range holds 20 of the view's 60 rows");
+        for my $size (3, 4, 7) {
+            my $pages = walk_ok($loc, $size, $want, "$loc: keys $keys, $size a page");
+            my @problems = check_position($loc, $size, $pages, 20, exact => 1);
+            ok(!@problems, "$loc, $size a page: offset, first_row, last_row, total_rows 20 and the last page exact")
+                or diag join "\n", @problems;
+        }
+        # page 2, 4 a page: "5–8 of 20" in HTML, the same numbers in JSON
+        my $first = module_page($loc);
+        my $second = module_page($loc, start => $first->{next});
+        is(join(' ', map { jnum(jget($second->{tree}, $_)) // 'none' } qw(first_row last_row total_rows offset last_page)),
+           '5 8 20 4 5', "$loc page 2: first_row 5, last_row 8, total_rows 20, offset 4, last_page 5");
+        my (undef, $content, $res) = module_get(with_args($loc, start => $first->{next}, format => 'html'));
+        my $html = Encode::decode('UTF-8', $content // '');
+        like($html, qr{<p class="couchpage-position">5\x{2013}8 of 20</p>}, "$loc page 2 in HTML: 5\x{2013}8 of 20");
+        like($res->{headers}{link} // '', qr{rel="last"}, "$loc: a Link header with rel=\"last\"");
+    }
+    my (undef, $content) = module_get(with_args('/sem/pos-range/', format => 'html'));
+    my $html = Encode::decode('UTF-8', $content // '');
+    like($html, qr{<ol class="couchpage-pages">\n<li><a href="[^"]*" aria-current="page">1</a></li>\n<li><a href="[^"]*">2</a></li>\n<li><a href="[^"]*">3</a></li>\n<li class="couchpage-gap" aria-hidden="true">\x{2026}</li>\n<li><a rel="last" href="[^"]*">5</a></li>\n</ol>},
+         '/sem/pos-range/ page 1 in HTML: pages 1 2 3 ... 5');
+
+    # partitions: offsets count the shard's other partitions, positions do not
+    for my $p ('beta', 'gamma') {
+        for my $kind ('view', 'all') {
+            my $want = $kind eq 'view' ? double_view("/sem_part/_partition/$p/_design/d/_view/by_x", reduce => 'false')
+                                       : double_view("/sem_part/_partition/$p/_all_docs");
+            for my $size (2, 4) {
+                my ($problems, $pages) = check_walk("/parts/$p/$kind/", $size, $want->{rows});
+                push @$problems, check_position("/parts/$p/$kind/", $size, $pages, scalar @{ $want->{rows} }, exact => 1)
+                    unless @$problems;
+                ok(!@$problems, "partition $p ($kind), $size a page: positions, total and the last page exact")
+                    or diag join "\n", @$problems[0 .. ($#$problems < 4 ? $#$problems : 4)];
+            }
+        }
     }
 }
 

@@ -6,7 +6,10 @@
 # exactly once and in order, walking prev from the last page yields them in
 # reverse, and each page's prev opens the page before it. With numbered page
 # links (absolute, relative, with include_docs), each page's links open the
-# pages of the walk they name.
+# pages of the walk they name. Every page's position (first and last row,
+# the location's total, the last page and its link) is exact wherever
+# CouchDB has offsets: map views and _all_docs, ranges, descending,
+# partitions; grouped reduce rows say their numbering is relative.
 #
 # Every seventh document emits its key twice (one index entry of two rows).
 # The data sets leave out what 12_semantics.t pins as known limitations:
@@ -91,37 +94,58 @@ sub data_set {
     return \@docs;
 }
 
+my $MAP = 'function (doc) { emit(doc.k, doc.i); if (doc.i % 7 === 0) emit(doc.k, -1 - doc.i); }';
+
 sub load_prop_db {
     my ($docs) = @_;
-    couch_load('prop', docs => $docs,
-               views => { v => { map => 'function (doc) { emit(doc.k, doc.i); if (doc.i % 7 === 0) emit(doc.k, -1 - doc.i); }',
-                                 reduce => '_count' } });
+    couch_load('prop', docs => $docs, views => { v => { map => $MAP, reduce => '_count' } });
+}
+
+# The same documents in a partitioned database of one shard, partition
+# a, b or c by their number: the shard's other partitions count in CouchDB's
+# offsets, and not in the positions.
+sub load_partitioned_db {
+    my ($docs) = @_;
+    my @parted = map { my $i = /"i":(\d+)/ ? $1 : 0; s/^\{"_id":"/'{"_id":"' . (qw(a b c))[$i % 3] . ':'/er } @$docs;
+    couch_load('proppart', partitioned => 1, q => 1, docs => \@parted, views => { v => { map => $MAP } });
 }
 
 # --- the options ----------------------------------------------------------------
 my $VIEW = '/prop/_design/d/_view/v';
 my @OPTIONS = (
-    { name => 'plain', path => '/prop/plain/', view => [$VIEW, reduce => 'false'] },
-    { name => 'descending', path => '/prop/desc/', view => [$VIEW, reduce => 'false', descending => 'true'] },
-    { name => 'range', path => '/prop/range/', view => [$VIEW, reduce => 'false', startkey => '0', endkey => '["b"]'] },
+    { name => 'plain', path => '/prop/plain/', view => [$VIEW, reduce => 'false'], position => 'exact' },
+    { name => 'descending', path => '/prop/desc/', view => [$VIEW, reduce => 'false', descending => 'true'],
+      position => 'exact' },
+    { name => 'range', path => '/prop/range/', view => [$VIEW, reduce => 'false', startkey => '0', endkey => '["b"]'],
+      position => 'exact' },
     { name => 'range descending', path => '/prop/range-desc/',
-      view => [$VIEW, reduce => 'false', descending => 'true', startkey => '["b"]', endkey => '0'] },
-    { name => 'include_docs', path => '/prop/docs/', view => [$VIEW, reduce => 'false', include_docs => 'true'] },
+      view => [$VIEW, reduce => 'false', descending => 'true', startkey => '["b"]', endkey => '0'],
+      position => 'exact' },
+    { name => 'include_docs', path => '/prop/docs/', view => [$VIEW, reduce => 'false', include_docs => 'true'],
+      position => 'exact' },
     { name => 'reduce exact', path => '/prop/reduce-exact/', view => [$VIEW, reduce => 'true', group => 'true'],
-      key_only => 1 },
+      key_only => 1, position => 'relative' },
     { name => 'reduce level 1', path => '/prop/reduce-1/', view => [$VIEW, reduce => 'true', group_level => 1],
-      key_only => 1 },
-    { name => '_all_docs', path => '/prop/ids/', view => ['/prop/_all_docs'] },
+      key_only => 1, position => 'relative' },
+    { name => '_all_docs', path => '/prop/ids/', view => ['/prop/_all_docs'], position => 'exact' },
+    { name => 'partition b', path => '/prop/part/', view => ['/proppart/_partition/b/_design/d/_view/v'],
+      position => 'exact' },
+    { name => 'partition b descending', path => '/prop/part-desc/',
+      view => ['/proppart/_partition/b/_design/d/_view/v', descending => 'true'], position => 'exact' },
+    { name => 'partition c, _all_docs', path => '/prop/part-ids/', view => ['/proppart/_partition/c/_all_docs'],
+      position => 'exact' },
     # with numbered page links: each page's links open the pages of the walk
     { name => 'page links', path => '/prop/links/', view => [$VIEW, reduce => 'false'],
-      links => 2, absolute => 1 },
+      links => 2, absolute => 1, position => 'exact' },
     { name => 'page links, include_docs', path => '/prop/links-docs/',
-      view => [$VIEW, reduce => 'false', include_docs => 'true'], links => 3, absolute => 1 },
+      view => [$VIEW, reduce => 'false', include_docs => 'true'], links => 3, absolute => 1,
+      position => 'exact' },
     { name => 'page links, range descending', path => '/prop/links-range-desc/',
       view => [$VIEW, reduce => 'false', descending => 'true', startkey => '["b"]', endkey => '0'],
-      links => 2, absolute => 0 },
+      links => 2, absolute => 1, position => 'exact' },
     { name => 'page links, reduce level 1', path => '/prop/links-reduce/',
-      view => [$VIEW, reduce => 'true', group_level => 1], key_only => 1, links => 2, absolute => 0 },
+      view => [$VIEW, reduce => 'true', group_level => 1], key_only => 1, links => 2, absolute => 0,
+      position => 'relative' },
 );
 
 # One test per (seed, option): every page size, both ways. Returns
@@ -133,6 +157,9 @@ sub check_option {
         my ($problems, $pages) = check_walk($option->{path}, $size, $oracle->{rows}, key_only => $option->{key_only});
         push @$problems, check_links($pages, $option->{links}, absolute => $option->{absolute})
             if $option->{links} and !@$problems;
+        push @$problems, check_position($option->{path}, $size, $pages, scalar @{ $oracle->{rows} },
+                                        ($option->{position} // '') => 1)
+            if !@$problems;
         push @failures, "page size $size: " . join("\n    ", @$problems[0 .. ($#$problems < 2 ? $#$problems : 2)])
             if @$problems;
         last if @failures >= 3;
@@ -187,6 +214,7 @@ sub in_parallel {
 
 for my $seed (@SEEDS) {
     load_prop_db(data_set($seed));
+    load_partitioned_db(data_set($seed));
     report($_) for in_parallel(map { my $option = $_; sub { check_option($seed, $option, double_view(@{ $option->{view} })) } } @OPTIONS);
 }
 diag sprintf('13_properties: double done after %.1f s', time - $STARTED);
@@ -212,6 +240,8 @@ sub unique_set {
     return \@docs;
 }
 
+# On pouchdb-server (offsets wrong) a page that claims an absolute position
+# must be exact; the unique keys on the double: positions exact.
 my @POUCH = (
     { name => 'plain', path => '/prop/pouch/plain/', view => ['/propuniq/_design/d/_view/v'] },
     { name => 'descending', path => '/prop/pouch/desc/', view => ['/propuniq/_design/d/_view/v', descending => 'true'] },
@@ -223,7 +253,8 @@ for my $seed ($SEEDS[0]) {
     for my $option (@POUCH) {
         push @jobs, sub { check_option($seed, $option, backend_view(@{ $option->{view} }), backend_kind()) };
         # the same unique keys on the double with the same options
-        my %double = (%$option, path => $option->{path} =~ s{/pouch}{}r, name => "$option->{name} (unique keys)");
+        my %double = (%$option, path => $option->{path} =~ s{/pouch}{}r, name => "$option->{name} (unique keys)",
+                      position => 'exact');
         push @jobs, sub { check_option($seed, \%double, double_view('/prop/_design/d/_view/v', reduce => 'false',
                                                                    @{ $option->{view} }[1 .. $#{ $option->{view} }])) };
     }

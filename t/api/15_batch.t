@@ -153,8 +153,9 @@ SKIP: {
     my @log = grep { ($_->{path} // '') =~ m{^/batch_} } double_log();
     my @queries = double_queries(@log);
     is(join(' ', map { "$_->{method} $_->{path}" } @log) . ' / ' . scalar(@queries) . ' queries',
-       'POST /batch_flat/_design/d/_view/v/queries / 4 queries',
-       'a later page with documents, links and a range: one POST of its four queries');
+       'POST /batch_flat/_design/d/_view/v/queries / 5 queries',
+       'a later page with documents, links and a range: one POST of its five queries '
+       . '(the range start and end probes, forward, ahead, backward)');
 }
 
 # --- errors and the second round -------------------------------------------------

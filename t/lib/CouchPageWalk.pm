@@ -33,7 +33,8 @@ use CouchPageTest qw(double_url backend_url backend_auth backend_kind);
 
 our @EXPORT_OK = qw(
     jparse jsig jget jstr jnum num_sig
-    module_get module_page walk_next walk_prev check_walk check_links reset_connections
+    module_get module_page walk_next walk_prev check_walk check_links check_position
+    reset_connections
     double_raw double_view backend_raw backend_view view_query backend_is_double couch_load
     row_sig token_parts first_difference
 );
@@ -422,6 +423,58 @@ sub check_links {
                     . ($via->{status} != 200 ? "a $via->{status}" : 'other rows');
             }
         }
+    }
+    return @problems;
+}
+
+# The position each page of a walk (check_walk's pages, limit rows a page,
+# total rows in the location) reports. exact => 1: every page numbered
+# absolutely, offset, first_row, last_row, total_rows and last_page exact,
+# and links.last (asked from the first page) opens the walk's last page at
+# its offset, whose prev opens the page before it, at its offset.
+# relative => 1 (grouped reduce rows): relative numbering and no position.
+# Otherwise (a server whose offsets may be wrong): a page that says its
+# numbering is absolute is exact.
+sub check_position {
+    my ($path, $limit, $pages, $total, %opt) = @_;
+    my @problems;
+    my $last = $total ? int(($total + $limit - 1) / $limit) : 0;
+    my $exact_page = sub {
+        my ($t, $at, $what) = @_;
+        my $n = $total - $at < $limit ? $total - $at : $limit;
+        my %want = (offset => $at, total_rows => $total, $n ? (first_row => $at + 1, last_row => $at + $n) : (),
+                    $last ? (last_page => $last) : ());
+        my @bad = map { "$_ " . (jnum(jget($t, $_)) // '(none)') . " (want $want{$_})" }
+                  grep { (jnum(jget($t, $_)) // -1) != $want{$_} } sort keys %want;
+        push @bad, 'numbering ' . (jstr(jget($t, 'numbering')) // '(none)')
+            unless (jstr(jget($t, 'numbering')) // '') eq 'absolute';
+        push @bad, 'no links.last' if $last and !defined jstr(jget(jget($t, 'links'), 'last'));
+        return @bad ? ("$what: " . join(', ', @bad)) : ();
+    };
+    for my $i (0 .. $#$pages) {
+        my $t = $pages->[$i]{tree};
+        my $numbering = jstr(jget($t, 'numbering')) // '(none)';
+        if ($opt{relative}) {
+            push @problems, 'page ' . ($i + 1) . ": numbering $numbering, offset or last link"
+                if $numbering ne 'relative' or defined jget($t, 'offset') or defined jget(jget($t, 'links'), 'last');
+        }
+        elsif ($opt{exact} or $numbering eq 'absolute') {
+            push @problems, $exact_page->($t, $i * $limit, 'page ' . ($i + 1));
+        }
+        last if @problems >= 3;
+    }
+    return @problems if @problems or !$opt{exact} or !$last;
+    my $via = module_page(jstr(jget(jget($pages->[0]{tree}, 'links'), 'last')));
+    if ($via->{status} != 200 or join("\n", @{ $via->{rows} || [] }) ne join("\n", @{ $pages->[-1]{rows} })) {
+        return ("links.last opens " . ($via->{status} != 200 ? "a $via->{status}" : 'other rows than the last page'));
+    }
+    push @problems, $exact_page->($via->{tree}, ($last - 1) * $limit, 'the page at links.last');
+    if ($last > 1 and !@problems) {
+        my $before = module_page($path, limit => $limit, start => $via->{prev});
+        if ($before->{status} != 200 or join("\n", @{ $before->{rows} || [] }) ne join("\n", @{ $pages->[-2]{rows} })) {
+            push @problems, "prev from links.last opens other rows than page " . ($last - 1);
+        }
+        push @problems, $exact_page->($before->{tree}, ($last - 2) * $limit, 'prev from links.last');
     }
     return @problems;
 }

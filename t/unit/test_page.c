@@ -24,6 +24,13 @@ static json_t *response(int first, int n, int descending, int offset)
     return cp_json_pool_own(pool, body);
 }
 
+/* The same response, saying the view has total rows. */
+static json_t *with_total(json_t *response, int total)
+{
+    json_object_set_new(response, "total_rows", json_integer(total));
+    return response;
+}
+
 /* Adds an answered query to a page's answers. */
 static cp_query *add_answer(cp_page_answers *in, cp_query_role role, const json_t *answer,
                             int limit)
@@ -206,14 +213,14 @@ static void page_links_number_pages_from_the_offset(void **state)
     link = &APR_ARRAY_IDX(page.pages, 4, cp_page_link);
     assert_string_equal(link->start, "[20,\"d20\"]");
 
-    /* the first page: no start token, pages ahead only */
-    in = answers(5, 2, response(0, 8, 0, 0), NULL, NULL);
+    /* the first page of 8 rows: no start token, pages ahead only */
+    in = answers(5, 2, with_total(response(0, 8, 0, 0), 8), NULL, NULL);
     cp_page_assemble(pool, &in, &page);
     assert_string_equal(page_numbers(&page), "1* 2");
     assert_null(APR_ARRAY_IDX(page.pages, 0, cp_page_link).start);
 
     /* a start off the page grid: the first page is short */
-    in = answers(5, 3, response(3, 6, 0, 3), response(3, 4, 1, -1), "3");
+    in = answers(5, 3, with_total(response(3, 6, 0, 3), 9), response(3, 4, 1, -1), "3");
     cp_page_assemble(pool, &in, &page);
     assert_string_equal(page_numbers(&page), "1 2* 3");
     assert_string_equal(APR_ARRAY_IDX(page.pages, 0, cp_page_link).start, "[0,\"d0\"]");
@@ -226,6 +233,7 @@ static void pages_ahead_from_the_ahead_query(void **state)
     cp_page_answers in = answers(5, 3, response(0, 6, 0, 0), NULL, NULL);
     cp_page page;
 
+    cp_plan_query(in.queries, CP_QUERY_FORWARD)->limit = 6;
     add_answer(&in, CP_QUERY_AHEAD, response(0, 16, 0, 0), 16);
     cp_page_assemble(pool, &in, &page);
     assert_int_equal(json_array_size(page.rows), 5);
@@ -233,7 +241,8 @@ static void pages_ahead_from_the_ahead_query(void **state)
     assert_string_equal(page_numbers(&page), "1* 2 3 4");
     assert_string_equal(APR_ARRAY_IDX(page.pages, 3, cp_page_link).start, "[15,\"d15\"]");
     /* a later page: from the token, with the pages behind */
-    in = answers(5, 3, response(20, 6, 0, 20), response(20, 16, 1, -1), "20");
+    in = answers(5, 3, response(20, 6, 0, 20), response(20, 19, 1, -1), "20");
+    cp_plan_query(in.queries, CP_QUERY_FORWARD)->limit = 6;
     add_answer(&in, CP_QUERY_AHEAD, response(20, 12, 0, 20), 16);
     cp_page_assemble(pool, &in, &page);
     assert_string_equal(page_numbers(&page), "2 3 4 5* 6 7");
@@ -455,6 +464,273 @@ static void unexpected_response_shapes_are_named(void **state)
                                  0, NULL));
 }
 
+/* A simulated CouchDB index of `rows` rows, row i keyed i / 3 (several rows
+ * under one key) with id "d<i>" (on _all_docs keyed by the id), seen through
+ * a partition with `pad_before` and `pad_after` rows of other partitions in
+ * its shard: offsets and total_rows count them, as CouchDB's do. */
+typedef struct {
+    int rows, all_docs, pad_before, pad_after, zero_offsets;
+} sim_index;
+
+static json_t *sim_key(const sim_index *ix, int i)
+{
+    return ix->all_docs ? json_sprintf("d%03d", i) : json_integer(i / 3);
+}
+
+static int sim_compare(const json_t *a, const json_t *b)
+{
+    if (json_is_string(a)) {
+        return strcmp(json_string_value(a), json_string_value(b));
+    }
+    return (json_integer_value(a) > json_integer_value(b))
+           - (json_integer_value(a) < json_integer_value(b));
+}
+
+/* Whether row i lies at or beyond the start (key, docid) read that way. */
+static int sim_from(const sim_index *ix, int i, const json_t *key, const char *docid,
+                    int descending)
+{
+    json_t *row_key = sim_key(ix, i);
+    int cmp = sim_compare(row_key, key), id_cmp;
+
+    json_decref(row_key);
+    if (cmp != 0) {
+        return descending ? cmp < 0 : cmp > 0;
+    }
+    if (!docid) {
+        return 1;
+    }
+    id_cmp = strcmp(apr_psprintf(pool, "d%03d", i), docid);
+    return descending ? id_cmp <= 0 : id_cmp >= 0;
+}
+
+/* CouchDB's answer to one query's parameters. */
+static json_t *sim_answer(const sim_index *ix, const json_t *params)
+{
+    int descending = json_is_true(json_object_get(params, "descending"));
+    const json_t *start = json_object_get(params, "startkey");
+    const json_t *end = json_object_get(params, "endkey");
+    const char *docid = json_string_value(json_object_get(params, "startkey_docid"));
+    int limit = (int)json_integer_value(json_object_get(params, "limit"));
+    int skip = (int)json_integer_value(json_object_get(params, "skip"));
+    json_t *body = json_object(), *rows = json_array();
+    int at = 0, i, step;
+
+    /* the start, in read order */
+    while (at < ix->rows && start
+           && !sim_from(ix, descending ? ix->rows - 1 - at : at, start, docid, descending)) {
+        at++;
+    }
+    at += skip < ix->rows - at ? skip : ix->rows - at;
+    json_object_set_new(body, "total_rows",
+                        json_integer(ix->rows + ix->pad_before + ix->pad_after));
+    json_object_set_new(body, "offset", json_integer(ix->zero_offsets ? skip
+                        : at + (descending ? ix->pad_after : ix->pad_before)));
+    for (step = at; step < ix->rows && (int)json_array_size(rows) < limit; step++) {
+        json_t *key;
+
+        i = descending ? ix->rows - 1 - step : step;
+        key = sim_key(ix, i);
+        if (end && (descending ? sim_compare(key, end) < 0 : sim_compare(key, end) > 0)) {
+            json_decref(key);
+            break;
+        }
+        json_array_append_new(rows, json_pack("{s:s, s:o, s:n}", "id",
+                                              apr_psprintf(pool, "d%03d", i), "key", key,
+                                              "value"));
+    }
+    json_object_set_new(body, "rows", rows);
+    return cp_json_pool_own(pool, body);
+}
+
+/* A page as the handler makes it: plan, answers (widened if need be), page. */
+static void sim_page(const sim_index *ix, const cp_plan *plan, const char *start_text,
+                     cp_page *page)
+{
+    cp_token *token = NULL;
+    apr_array_header_t *queries;
+    cp_page_answers in;
+    int i;
+
+    if (start_text) {
+        token = apr_pcalloc(pool, sizeof(*token));
+        assert_null(cp_token_decode(pool, start_text, 4096, 1, token));
+    }
+    queries = cp_plan_page(pool, plan, token);
+    do {
+        for (i = 0; i < queries->nelts; i++) {
+            cp_query *query = &APR_ARRAY_IDX(queries, i, cp_query);
+
+            if (!query->answer) {
+                query->answer = sim_answer(ix, query->params);
+            }
+        }
+    } while (cp_plan_widen(pool, plan, token, queries));
+    memset(&in, 0, sizeof(in));
+    in.count = plan->count;
+    in.links = plan->links;
+    in.with_docid = 1;
+    in.partial = cp_plan_is_partial(plan);
+    in.queries = queries;
+    in.start_token = token;
+    in.start = start_text;
+    cp_page_assemble(pool, &in, page);
+}
+
+/* The id of a page's first row, or "" */
+static const char *first_id(const cp_page *page)
+{
+    const char *id = json_string_value(json_object_get(json_array_get(page->rows, 0), "id"));
+
+    return id ? id : "";
+}
+
+/* Checks a page that should start at row `at` of the location's `expected`
+ * ids (in the view's order), of `total` rows. */
+static void sim_check(const char *what, const cp_page *page, const char *const *expected,
+                      int total, int count, int at)
+{
+    int last = total ? (total + count - 1) / count : 0, n = total - at < count
+                                                              ? total - at : count;
+
+    if (!page->numbered || json_integer_value(page->offset) != at
+        || json_integer_value(page->total_rows) != total
+        || (int)json_array_size(page->rows) != n
+        || (n > 0 && strcmp(first_id(page), expected[at]))) {
+        fail_msg("%s: the page at row %d of %d: numbered %d, offset %d, total %d, "
+                 "%d rows from %s", what, at, total, page->numbered,
+                 (int)json_integer_value(page->offset),
+                 (int)json_integer_value(page->total_rows),
+                 (int)json_array_size(page->rows), first_id(page));
+    }
+    if (total > 0 && (!page->has_last || page->last_number != last)) {
+        fail_msg("%s: the page at row %d: last page %d (known %d), want %d", what, at,
+                 (int)page->last_number, page->has_last, last);
+    }
+}
+
+/* Every page of a location, from the first by next, from the last by prev:
+ * each one's position, the location's total, and the last page, exact;
+ * pages aligned with the first page's, the last holding the remainder. */
+static void sim_walk(const char *what, const sim_index *ix, const cp_plan *plan, int lo,
+                     int hi)
+{
+    const char **expected = apr_pcalloc(pool, sizeof(char *) * (ix->rows + 1));
+    int total = 0, i, at, count = plan->count, last_at;
+    cp_page page, last_page;
+
+    for (i = 0; i < ix->rows; i++) {
+        int row = plan->view->descending ? ix->rows - 1 - i : i;
+        int key = ix->all_docs ? row : row / 3;
+
+        if (key >= lo && key <= hi) {
+            expected[total++] = apr_psprintf(pool, "d%03d", row);
+        }
+    }
+    sim_page(ix, plan, NULL, &page);
+    for (at = 0;; at += count) {
+        sim_check(what, &page, expected, total, count, at);
+        if (!page.next) {
+            break;
+        }
+        sim_page(ix, plan, page.next, &page);
+    }
+    if (at + count < total) {
+        fail_msg("%s: next ended at row %d of %d", what, at, total);
+    }
+    if (total == 0) {
+        return;
+    }
+    last_at = (int)(page.last_number - 1) * count;
+    sim_page(ix, plan, NULL, &page);
+    sim_page(ix, plan, page.last, &last_page);
+    sim_check(apr_pstrcat(pool, what, " via the last link", NULL), &last_page, expected,
+              total, count, last_at);
+    for (at = last_at, page = last_page; page.prev; at -= count) {
+        sim_page(ix, plan, page.prev, &page);
+        sim_check(apr_pstrcat(pool, what, " by prev from the last", NULL), &page, expected,
+                  total, count, at - count);
+    }
+    if (at != 0) {
+        fail_msg("%s: prev from the last page ended at row %d", what, at);
+    }
+}
+
+/* Positions, totals and the last page, exact for every kind of location:
+ * views and _all_docs, ascending and descending, key ranges (fixed bounds
+ * are the same to the core as a request's), partitions, pages of 3 and 4,
+ * with and without page links; an empty range. */
+static void positions_are_exact_in_every_location(void **state)
+{
+    static const int ranges[][2] = { { -1000, 1000 }, { 2, 1000 }, { -1000, 4 }, { 2, 4 },
+                                     { 100, 200 }, { 3, 3 } };
+    sim_index ix;
+    cp_view view;
+    cp_plan plan;
+    int all_docs, descending, r, partition, count, links, walked = 0;
+
+    for (all_docs = 0; all_docs <= 1; all_docs++)
+    for (descending = 0; descending <= 1; descending++)
+    for (r = 0; r < 6; r++)
+    for (partition = 0; partition <= 1; partition++)
+    for (count = 3; count <= 4; count++)
+    for (links = 0; links <= 2; links += 2) {
+        int lo = ranges[r][0], hi = ranges[r][1];
+        const char *low = NULL, *high = NULL, *what;
+
+        memset(&ix, 0, sizeof(ix));
+        ix.rows = 20;
+        ix.all_docs = all_docs;
+        ix.pad_before = partition ? 7 : 0;
+        ix.pad_after = partition ? 5 : 0;
+        memset(&view, 0, sizeof(view));
+        assert_null(cp_view_init(pool, all_docs ? "http://h/db/_all_docs"
+                                                : "http://h/db/_design/d/_view/v", &view));
+        view.descending = descending;
+        if (lo > -1000) {
+            low = all_docs ? apr_psprintf(pool, "\"d%03d\"", lo) : apr_itoa(pool, lo);
+        }
+        if (hi < 1000) {
+            high = all_docs ? apr_psprintf(pool, "\"d%03d\"", hi) : apr_itoa(pool, hi);
+        }
+        assert_null(cp_plan_init(pool, &plan, &view, partition ? "p" : NULL, low, high,
+                                 count, links));
+        what = apr_psprintf(pool, "%s%s range %s..%s%s, %d a page, links %d",
+                            all_docs ? "_all_docs" : "view", descending ? " descending" : "",
+                            low ? low : "", high ? high : "", partition ? " partition" : "",
+                            count, links);
+        sim_walk(what, &ix, &plan, lo, hi);
+        walked++;
+    }
+    assert_int_equal(walked, 2 * 2 * 6 * 2 * 2 * 2);
+}
+
+/* A server whose offset is the skip (pouchdb-server): on the whole index a
+ * first page is right and later pages fall back to relative numbers. */
+static void offsets_of_the_skip_fall_back_to_relative(void **state)
+{
+    sim_index ix = { 20, 0, 0, 0, 1 };
+    cp_view view;
+    cp_plan plan;
+    cp_page page;
+    int pages = 1;
+
+    memset(&view, 0, sizeof(view));
+    assert_null(cp_view_init(pool, "http://h/db/_design/d/_view/v", &view));
+    assert_null(cp_plan_init(pool, &plan, &view, NULL, NULL, NULL, 4, 2));
+    sim_page(&ix, &plan, NULL, &page);
+    assert_true(page.numbered);
+    assert_int_equal(json_integer_value(page.offset), 0);
+    while (page.next) {
+        sim_page(&ix, &plan, page.next, &page);
+        pages++;
+        assert_false(page.numbered);
+        assert_null(page.offset);
+        assert_false(page.has_last);
+    }
+    assert_int_equal(pages, 5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -471,6 +747,8 @@ int main(void)
         UNIT_TEST(batch_responses_are_read_whole_and_cut_off),
         UNIT_TEST(every_answer_is_checked),
         UNIT_TEST(unexpected_response_shapes_are_named),
+        UNIT_TEST(positions_are_exact_in_every_location),
+        UNIT_TEST(offsets_of_the_skip_fall_back_to_relative),
     };
     RUN_UNIT_TESTS("page", tests);
 }

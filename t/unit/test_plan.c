@@ -89,10 +89,14 @@ static cp_token token_of(const char *key, const char *docid, int index)
     return token;
 }
 
+/* The end probe of an ascending map view, pages of 2, no upper bound. */
+#define RANGE_END_2 "range-end " VIEW_URL "?limit=5&reduce=false&descending=true\n"
+
 /* The GET URLs of a page's queries, one a line, each after its role. */
 static const char *plan_urls(const cp_plan *plan, const cp_token *start)
 {
-    static const char *const roles[] = { "range-start", "forward", "ahead", "backward" };
+    static const char *const roles[] = { "range-start", "range-end", "forward", "ahead",
+                                           "backward" };
     apr_array_header_t *queries = cp_plan_page(pool, plan, start);
     const char *text = "";
     int i;
@@ -111,10 +115,15 @@ static void first_page_asks_for_one_row_more(void **state)
     cp_view view = view_of(VIEW_URL);
     cp_plan plan = plan_of(&view, NULL, NULL, NULL, 5);
 
-    assert_string_equal(plan_urls(&plan, NULL), "forward " VIEW_URL "?limit=6&reduce=false");
+    /* and the last rows of the view, back from its end: the last page */
+    assert_string_equal(plan_urls(&plan, NULL),
+                        "range-end " VIEW_URL "?limit=8&reduce=false&descending=true\n"
+                        "forward " VIEW_URL "?limit=6&reduce=false");
     view = view_of("http://h/db/_all_docs");
     plan = plan_of(&view, NULL, NULL, NULL, 20);
-    assert_string_equal(plan_urls(&plan, NULL), "forward http://h/db/_all_docs?limit=21");
+    assert_string_equal(plan_urls(&plan, NULL),
+                        "range-end http://h/db/_all_docs?limit=23&descending=true\n"
+                        "forward http://h/db/_all_docs?limit=21");
 }
 
 /* Both queries of a later page start at the token's row; the backward one
@@ -126,6 +135,7 @@ static void later_pages_query_forward_and_backward_from_the_token(void **state)
     cp_token start = token_of("\"Nirvana\"", "a1", 0);
 
     assert_string_equal(plan_urls(&plan, &start),
+                        "range-end " VIEW_URL "?limit=8&reduce=false&descending=true\n"
                         "forward " VIEW_URL "?limit=6&reduce=false&startkey=%22Nirvana%22"
                         "&startkey_docid=a1\n"
                         "backward " VIEW_URL "?limit=9&reduce=false&descending=true"
@@ -143,15 +153,18 @@ static void the_batch_body_holds_the_same_queries(void **state)
     assert_string_equal(cp_plan_batch_body(pool, queries),
                         "{\"queries\":["
                         "{\"limit\":0,\"reduce\":false,\"startkey\":[\"p\",0]},"
+                        "{\"limit\":5,\"reduce\":false,\"descending\":true,"
+                        "\"startkey\":[\"p\",{}]},"
                         "{\"limit\":3,\"reduce\":false,\"startkey\":[\"p\",7.5],"
                         "\"startkey_docid\":\"c\\\"7\",\"skip\":1,\"endkey\":[\"p\",{}]},"
                         "{\"limit\":7,\"reduce\":false,\"descending\":true,"
                         "\"startkey\":[\"p\",7.5],\"startkey_docid\":\"c\\\"7\","
                         "\"endkey\":[\"p\",0]}]}");
     /* only the queries without an answer */
-    assert_int_equal(cp_plan_pending(queries), 3);
+    assert_int_equal(cp_plan_pending(queries), 4);
     APR_ARRAY_IDX(queries, 0, cp_query).answer = parse("{\"rows\":[]}");
     APR_ARRAY_IDX(queries, 1, cp_query).answer = parse("{\"rows\":[]}");
+    APR_ARRAY_IDX(queries, 2, cp_query).answer = parse("{\"rows\":[]}");
     assert_int_equal(cp_plan_pending(queries), 1);
     assert_string_equal(cp_plan_batch_body(pool, queries),
                         "{\"queries\":[{\"limit\":7,\"reduce\":false,\"descending\":true,"
@@ -168,7 +181,7 @@ static void keys_cannot_smuggle_parameters(void **state)
     apr_array_header_t *queries = cp_plan_page(pool, &plan, &start);
 
     assert_string_equal(cp_plan_query_url(pool, plan.index_url,
-                                          &APR_ARRAY_IDX(queries, 0, cp_query)),
+                                          cp_plan_query(queries, CP_QUERY_FORWARD)),
                         VIEW_URL "?limit=6&reduce=false"
                         "&startkey=%22x%26skip%3d100%23%5cr%5cn%22"
                         "&startkey_docid=a%26endkey%3d%22z%22%0d%0a");
@@ -180,7 +193,12 @@ static void a_range_bounds_every_query(void **state)
     cp_plan plan = plan_of(&view, NULL, "[\"p\",0]", "[\"p\",{}]", 2);
     cp_token start = token_of("[\"p\",7]", "c7", 0);
 
+    /* the range's position: rows before its start, rows after its end */
     assert_string_equal(plan_urls(&plan, NULL),
+                        "range-start " VIEW_URL "?limit=0&reduce=false"
+                        "&startkey=%5b%22p%22%2c0%5d\n"
+                        "range-end " VIEW_URL "?limit=5&reduce=false&descending=true"
+                        "&startkey=%5b%22p%22%2c%7b%7d%5d\n"
                         "forward " VIEW_URL "?limit=3&reduce=false&startkey=%5b%22p%22%2c0%5d"
                         "&endkey=%5b%22p%22%2c%7b%7d%5d");
     /* CouchDB may refuse either query (a token beyond the range): a query
@@ -188,6 +206,8 @@ static void a_range_bounds_every_query(void **state)
     assert_string_equal(plan_urls(&plan, &start),
                         "range-start " VIEW_URL "?limit=0&reduce=false"
                         "&startkey=%5b%22p%22%2c0%5d\n"
+                        "range-end " VIEW_URL "?limit=5&reduce=false&descending=true"
+                        "&startkey=%5b%22p%22%2c%7b%7d%5d\n"
                         "forward " VIEW_URL "?limit=3&reduce=false&startkey=%5b%22p%22%2c7%5d"
                         "&startkey_docid=c7&endkey=%5b%22p%22%2c%7b%7d%5d\n"
                         "backward " VIEW_URL "?limit=6&reduce=false&descending=true"
@@ -196,22 +216,30 @@ static void a_range_bounds_every_query(void **state)
     /* an open side sends no bound */
     plan = plan_of(&view, NULL, NULL, "9", 2);
     assert_string_equal(plan_urls(&plan, NULL),
+                        "range-start " VIEW_URL "?limit=0&reduce=false\n"
+                        "range-end " VIEW_URL "?limit=5&reduce=false&descending=true"
+                        "&startkey=9\n"
                         "forward " VIEW_URL "?limit=3&reduce=false&endkey=9");
     assert_string_equal(plan_urls(&plan, &start),
                         "range-start " VIEW_URL "?limit=0&reduce=false\n"
+                        "range-end " VIEW_URL "?limit=5&reduce=false&descending=true"
+                        "&startkey=9\n"
                         "forward " VIEW_URL "?limit=3&reduce=false&startkey=%5b%22p%22%2c7%5d"
                         "&startkey_docid=c7&endkey=9\n"
                         "backward " VIEW_URL "?limit=6&reduce=false&descending=true"
                         "&startkey=%5b%22p%22%2c7%5d&startkey_docid=c7");
-    /* open above: only the backward query can be refused, and _all_docs
-     * never is */
+    /* open above: only the backward query can be refused; _all_docs
+     * never is, and has its probes of the range's position */
     plan = plan_of(&view, NULL, "1", NULL, 2);
     assert_non_null(strstr(plan_urls(&plan, &start), "range-start " VIEW_URL
-                           "?limit=0&reduce=false&startkey=1\nforward "));
+                           "?limit=0&reduce=false&startkey=1\n" RANGE_END_2 "forward "));
     view = view_of(DB_URL "/_all_docs");
     plan = plan_of(&view, NULL, "\"a\"", "\"z\"", 2);
     start = token_of("\"b\"", "b", 0);
-    assert_null(strstr(plan_urls(&plan, &start), "range-start"));
+    assert_non_null(strstr(plan_urls(&plan, &start),
+                           "range-start " DB_URL "/_all_docs?limit=0&startkey=%22a%22\n"
+                           "range-end " DB_URL "/_all_docs?limit=5&descending=true"
+                           "&startkey=%22z%22\nforward "));
 }
 
 static void descending_swaps_directions_and_bounds(void **state)
@@ -223,11 +251,15 @@ static void descending_swaps_directions_and_bounds(void **state)
     view.descending = 1;
     plan = plan_of(&view, NULL, "1", "9", 2);
     assert_string_equal(plan_urls(&plan, NULL),
+                        "range-start " VIEW_URL "?limit=0&reduce=false&descending=true"
+                        "&startkey=9\n"
+                        "range-end " VIEW_URL "?limit=5&reduce=false&startkey=1\n"
                         "forward " VIEW_URL "?limit=3&reduce=false&descending=true&startkey=9"
                         "&endkey=1");
     assert_string_equal(plan_urls(&plan, &start),
                         "range-start " VIEW_URL "?limit=0&reduce=false&descending=true"
                         "&startkey=9\n"
+                        "range-end " VIEW_URL "?limit=5&reduce=false&startkey=1\n"
                         "forward " VIEW_URL "?limit=3&reduce=false&descending=true&startkey=5"
                         "&startkey_docid=d5&endkey=1\n"
                         "backward " VIEW_URL "?limit=6&reduce=false&startkey=5"
@@ -264,6 +296,7 @@ static void documents_only_for_the_page_itself(void **state)
     plan = plan_of(&view, NULL, NULL, NULL, 2);
     /* rows read backward only make a link: keys only */
     assert_string_equal(plan_urls(&plan, &start),
+                        RANGE_END_2
                         "forward " VIEW_URL "?limit=3&reduce=false&startkey=1&startkey_docid=d1"
                         "&include_docs=true\n"
                         "backward " VIEW_URL "?limit=6&reduce=false&descending=true&startkey=1"
@@ -277,6 +310,7 @@ static void all_docs_sends_no_docid_and_no_reduce(void **state)
     cp_token start = token_of("\"b\"", "b", 0);
 
     assert_string_equal(plan_urls(&plan, &start),
+                        "range-end " DB_URL "/_all_docs?limit=5&descending=true\n"
                         "forward " DB_URL "/_all_docs?limit=3&startkey=%22b%22\n"
                         "backward " DB_URL "/_all_docs?limit=6&descending=true&startkey=%22b%22");
 }
@@ -289,12 +323,19 @@ static void partitions_go_into_the_path(void **state)
 
     assert_string_equal(plan.index_url,
                         DB_URL "/_partition/sensor%201%2fx/_design/bands/_view/by-name");
+    /* the partition's position: offsets count the shard's other partitions */
     assert_string_equal(plan_urls(&plan, NULL),
+                        "range-start " DB_URL "/_partition/sensor%201%2fx/_design/bands/_view/"
+                        "by-name?limit=0&reduce=false\n"
+                        "range-end " DB_URL "/_partition/sensor%201%2fx/_design/bands/_view/"
+                        "by-name?limit=5&reduce=false&descending=true\n"
                         "forward " DB_URL "/_partition/sensor%201%2fx/_design/bands/_view/by-name"
                         "?limit=3&reduce=false");
     view = view_of(DB_URL "/_all_docs");
     plan = plan_of(&view, "p", NULL, NULL, 2);
     assert_string_equal(plan_urls(&plan, NULL),
+                        "range-start " DB_URL "/_partition/p/_all_docs?limit=0\n"
+                        "range-end " DB_URL "/_partition/p/_all_docs?limit=5&descending=true\n"
                         "forward " DB_URL "/_partition/p/_all_docs?limit=3");
     assert_non_null(cp_plan_init(pool, &plan, &view, "", NULL, NULL, 2, 0));
     assert_non_null(cp_plan_init(pool, &plan, &view, "_system", NULL, NULL, 2, 0));
@@ -316,6 +357,7 @@ static void page_links_read_several_pages_keys_only(void **state)
 
     cp_plan_init(pool, &plan, &view, NULL, NULL, NULL, 5, 3);
     assert_string_equal(plan_urls(&plan, &start),
+                        "range-end " VIEW_URL "?limit=8&reduce=false&descending=true\n"
                         "forward " VIEW_URL "?limit=16&reduce=false&startkey=7&startkey_docid=d7\n"
                         "backward " VIEW_URL "?limit=19&reduce=false&descending=true&startkey=7"
                         "&startkey_docid=d7");
@@ -323,6 +365,8 @@ static void page_links_read_several_pages_keys_only(void **state)
     cp_plan_init(pool, &plan, &view, NULL, NULL, "99", 5, 3);
     assert_string_equal(plan_urls(&plan, &start),
                         "range-start " VIEW_URL "?limit=0&reduce=false\n"
+                        "range-end " VIEW_URL "?limit=8&reduce=false&descending=true"
+                        "&startkey=99\n"
                         "forward " VIEW_URL "?limit=6&reduce=false&startkey=7&startkey_docid=d7"
                         "&endkey=99&include_docs=true\n"
                         "ahead " VIEW_URL "?limit=16&reduce=false&startkey=7&startkey_docid=d7"
@@ -330,6 +374,9 @@ static void page_links_read_several_pages_keys_only(void **state)
                         "backward " VIEW_URL "?limit=19&reduce=false&descending=true&startkey=7"
                         "&startkey_docid=d7");
     assert_string_equal(plan_urls(&plan, NULL),
+                        "range-start " VIEW_URL "?limit=0&reduce=false\n"
+                        "range-end " VIEW_URL "?limit=8&reduce=false&descending=true"
+                        "&startkey=99\n"
                         "forward " VIEW_URL "?limit=6&reduce=false&endkey=99&include_docs=true\n"
                         "ahead " VIEW_URL "?limit=16&reduce=false&endkey=99");
     /* one page either side: the forward query's extra row is the next page */
@@ -404,6 +451,7 @@ static void tokens_inside_one_documents_rows(void **state)
     cp_token start = token_of("\"x\"", "d1", 2);
 
     assert_string_equal(plan_urls(&plan, &start),
+                        RANGE_END_2
                         "forward " VIEW_URL "?limit=3&reduce=false&startkey=%22x%22"
                         "&startkey_docid=d1&skip=2\n"
                         "backward " VIEW_URL "?limit=8&reduce=false&descending=true"
@@ -444,6 +492,7 @@ static void a_cut_entry_behind_widens_the_backward_query(void **state)
 
     assert_int_equal(backward->limit, 6);
     forward->answer = rows_text("{\"id\":\"d5\",\"key\":\"r\",\"value\":0}");
+    cp_plan_query(queries, CP_QUERY_RANGE_END)->answer = forward->answer;
     /* the token's row, d4's two rows, d3, d2, then d1 cut: complete */
     backward->answer = rows_text(
         "{\"id\":\"d5\",\"key\":\"r\",\"value\":0},{\"id\":\"d4\",\"key\":\"q\",\"value\":0},"
@@ -555,6 +604,8 @@ static void check_combination(const combination *c)
     cp_token start;
     apr_array_header_t *queries;
     int docids = !c->reduce, pages = c->links > 1 ? c->links : 1, keys_apart, guarded, i;
+    /* map rows have offsets: the range's end is probed on every page */
+    int probed = !c->reduce;
     const json_t *first_bound, *last_bound, *bound;
     json_t *body;
 
@@ -580,7 +631,9 @@ static void check_combination(const combination *c)
      * both startkey and endkey): one it never refuses leads */
     guarded = (c->later || keys_apart) && !c->all_docs
               && ((last_bound && (c->later || first_bound)) || (c->later && first_bound));
-    assert_int_equal(queries->nelts, guarded + 1 + keys_apart + c->later);
+    /* ... and it probes the position of a key range or a partition */
+    guarded |= probed && (c->range || c->partition);
+    assert_int_equal(queries->nelts, guarded + probed + 1 + keys_apart + c->later);
     assert_int_equal(cp_plan_pending(queries), queries->nelts);
     assert_string_equal(plan.index_url,
                         c->partition ? apr_pstrcat(pool, DB_URL "/_partition/", c->partition,
@@ -588,13 +641,17 @@ static void check_combination(const combination *c)
 
     for (i = 0; i < queries->nelts; i++) {
         const cp_query *query = &APR_ARRAY_IDX(queries, i, cp_query);
-        int at = i - guarded;
-        cp_query_role role = at < 0 ? CP_QUERY_RANGE_START
+        int at = i - guarded - probed;
+        cp_query_role role = i < guarded ? CP_QUERY_RANGE_START
+                           : at < 0 ? CP_QUERY_RANGE_END
                            : at == 0 ? CP_QUERY_FORWARD
                            : at == 1 && keys_apart ? CP_QUERY_AHEAD : CP_QUERY_BACKWARD;
-        int backward = role == CP_QUERY_BACKWARD, guard = role == CP_QUERY_RANGE_START;
+        int end_probe = role == CP_QUERY_RANGE_END;
+        int backward = role == CP_QUERY_BACKWARD || end_probe;
+        int guard = role == CP_QUERY_RANGE_START || end_probe;
         int reads_descending = backward ? !c->descending : c->descending;
-        int limit = guard ? 0
+        int limit = role == CP_QUERY_RANGE_START ? 0
+                  : end_probe ? 5 + CP_PLAN_BACKWARD_SLACK
                   : role == CP_QUERY_FORWARD && keys_apart ? 5 + 1
                   : backward ? pages * 5 + (docids ? c->index + 1 + CP_PLAN_BACKWARD_SLACK : 1)
                   : pages * 5 + 1;
@@ -635,8 +692,8 @@ static void check_combination(const combination *c)
                 json_array_append_new(key, json_object());
             }
         }
-        else if (first_bound) {
-            key = json_incref((json_t *)first_bound);
+        else if (end_probe ? last_bound != NULL : first_bound != NULL) {
+            key = json_incref((json_t *)(end_probe ? last_bound : first_bound));
         }
         expect_param(c, query, "startkey", key);
         params += key != NULL;

@@ -43,7 +43,8 @@ static void a_page_renders_items_tokens_and_links(void **state)
         "\"links\":{\"next\":\"/bands/?start=%5b%22Tool%22%2c%22t%22%5d\","
         "\"prev\":\"/bands/?start=%5b%22Biffy+Clyro%22%2c%22a%22%5d\","
         "\"first\":\"/bands/\"},"
-        "\"total_rows\":11,\"offset\":5}");
+        "\"numbering\":\"absolute\",\"total_rows\":11,\"offset\":5,"
+        "\"first_row\":6,\"last_row\":7}");
 }
 
 /* Rows are shared as CouchDB sent them; a row with other members, or none
@@ -60,7 +61,8 @@ static void items_are_the_rows_reduced_to_their_members(void **state)
         "{\"id\":\"b\",\"key\":2,\"value\":3},"
         "{\"id\":\"c\",\"key\":3,\"value\":null}],"
         "\"next\":null,\"prev\":null,"
-        "\"links\":{\"next\":null,\"prev\":null,\"first\":\"/x/\"}}");
+        "\"links\":{\"next\":null,\"prev\":null,\"first\":\"/x/\"},"
+        "\"numbering\":\"relative\"}");
 }
 
 static void a_lone_page_has_null_links_and_no_counts_when_absent(void **state)
@@ -70,7 +72,8 @@ static void a_lone_page_has_null_links_and_no_counts_when_absent(void **state)
 
     assert_string_equal(cp_render_json(pool, &page, &links),
         "{\"items\":[],\"next\":null,\"prev\":null,"
-        "\"links\":{\"next\":null,\"prev\":null,\"first\":\"/x/?limit=3\"}}");
+        "\"links\":{\"next\":null,\"prev\":null,\"first\":\"/x/?limit=3\"},"
+        "\"numbering\":\"relative\"}");
 }
 
 static void documents_and_page_links_in_json(void **state)
@@ -135,6 +138,7 @@ static void html_fragment_lists_items_and_navigation(void **state)
         "<nav class=\"couchpage-nav\" aria-label=\"Pages\">\n"
         "<a class=\"couchpage-prev\" rel=\"prev\" href=\"/bands/?start=%5b%22A%22%2c%22a%22%5d&amp;limit=2\">Previous</a>\n"
         "<ol class=\"couchpage-pages\">\n"
+        "<li><a rel=\"first\" href=\"/bands/?limit=2\">1</a></li>\n"
         "<li><a href=\"/bands/?start=%5b%22A%22%2c%22a%22%5d&amp;limit=2\">2</a></li>\n"
         "<li><a href=\"/bands/?start=%5b%22Nirvana%22%2c%22n%22%5d&amp;limit=2\" aria-current=\"page\">3</a></li>\n"
         "</ol>\n"
@@ -217,9 +221,66 @@ static void relative_page_labels(void **state)
     assert_non_null(strstr(out, " aria-current=\"page\">current</a>"));
 }
 
+/* A page inside a range: its rows' numbers among the range's, absolute
+ * page numbers with page 1 and the last page always linked, gaps between,
+ * and the last page's link in JSON. */
+static void a_known_position_shows_first_and_last_pages(void **state)
+{
+    cp_page page = page_of("[{\"key\":5,\"id\":\"e\",\"value\":null},"
+                           "{\"key\":6,\"id\":\"f\",\"value\":null},"
+                           "{\"key\":7,\"id\":\"g\",\"value\":null},"
+                           "{\"key\":8,\"id\":\"h\",\"value\":null}]",
+                           "[25,\"y\"]", "[1,\"a\"]", 200, 20);
+    cp_links links = { "/r/", 4, NULL };
+    cp_item_spec item = { NULL, NULL };
+    const char *out;
+    int n;
+
+    page.has_last = 1;
+    page.last = "[197,\"z\"]";
+    page.last_number = 50;
+    for (n = 4; n <= 8; n++) {
+        add_page(&page, n, apr_psprintf(pool, "[%d,\"p\"]", n), n == 6);
+    }
+    out = cp_render_html(pool, &page, &links, &item);
+    assert_non_null(strstr(out, "<p class=\"couchpage-position\">21\xe2\x80\x93" "24 of 200</p>\n"));
+    assert_non_null(strstr(out,
+        "<ol class=\"couchpage-pages\">\n"
+        "<li><a rel=\"first\" href=\"/r/?limit=4\">1</a></li>\n"
+        "<li class=\"couchpage-gap\" aria-hidden=\"true\">\xe2\x80\xa6</li>\n"
+        "<li><a href=\"/r/?start=%5b4%2c%22p%22%5d&amp;limit=4\">4</a></li>\n"));
+    assert_non_null(strstr(out,
+        "<li><a href=\"/r/?start=%5b8%2c%22p%22%5d&amp;limit=4\">8</a></li>\n"
+        "<li class=\"couchpage-gap\" aria-hidden=\"true\">\xe2\x80\xa6</li>\n"
+        "<li><a rel=\"last\" href=\"/r/?start=%5b197%2c%22z%22%5d&amp;limit=4\">50</a></li>\n"
+        "</ol>\n"));
+    out = cp_render_json(pool, &page, &links);
+    assert_non_null(strstr(out, "\"first\":\"/r/?limit=4\","
+                                "\"last\":\"/r/?start=%5b197%2c%22z%22%5d\\u0026limit=4\"}"));
+    assert_non_null(strstr(out, "\"numbering\":\"absolute\",\"total_rows\":200,"
+                                "\"offset\":20,\"first_row\":21,\"last_row\":24,"
+                                "\"last_page\":50}"));
+    /* no page list: a link to the last page of its own */
+    page.pages->nelts = 0;
+    out = cp_render_html(pool, &page, &links, &item);
+    assert_non_null(strstr(out, "<a class=\"couchpage-last\" rel=\"last\" "
+                                "href=\"/r/?start=%5b197%2c%22z%22%5d&amp;limit=4\">Last</a>\n"
+                                "</nav>"));
+    /* the last page in the list: no link of its own, no gap before it */
+    for (n = 1; n <= 3; n++) {
+        add_page(&page, n + 47, apr_psprintf(pool, "[%d,\"p\"]", n), n == 3);
+    }
+    out = cp_render_html(pool, &page, &links, &item);
+    assert_non_null(strstr(out, "\">1</a></li>\n<li class=\"couchpage-gap\" aria-hidden=\"true\">"
+                                "\xe2\x80\xa6</li>\n<li><a href=\"/r/?start=%5b1%2c"));
+    assert_non_null(strstr(out, "\">50</a></li>\n</ol>"));
+    assert_null(strstr(out, "rel=\"last\""));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        UNIT_TEST(a_known_position_shows_first_and_last_pages),
         UNIT_TEST(a_page_renders_items_tokens_and_links),
         UNIT_TEST(a_lone_page_has_null_links_and_no_counts_when_absent),
         UNIT_TEST(items_are_the_rows_reduced_to_their_members),
