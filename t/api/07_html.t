@@ -38,7 +38,7 @@ my @EVIL = (
     { _id => 'url', name => 'a/b?c=d&e#f %41+' },
 );
 
-plan tests => 162;
+plan tests => 163;
 # test names hold non-ASCII text (after plan, which resets Test::Builder)
 binmode Test::More->builder->$_, ':encoding(UTF-8)' for qw(output failure_output todo_output);
 
@@ -229,14 +229,21 @@ sub keys_of { [ map { $_->{key} } @{ $_[0]{items} || [] } ] }
     my ($s2, $p2, $res2) = get_json($l1->{next});
     is_deeply(keys_of($p2), \@PAGE2, 'following rel="next" gives page 2');
     my $l2 = link_header($res2->header('Link'));
-    is_deeply([sort keys %$l2], ['first', 'next', 'prev'], 'page 2: first, prev and next');
+    # CouchDB's offsets give the position on every page, so rel="last" too;
+    # pouchdb-server's only on the first page (see "How it pages")
+    my @last = $KIND eq 'couchdb' ? ('last') : ();
+    is_deeply([sort keys %$l2], ['first', @last, 'next', 'prev'],
+              "page 2: first, prev and next" . (@last ? ', and last' : ''));
     is($l2->{prev}, $p2->{links}{prev}, 'rel="prev" is links.prev');
     my ($sp, $pp) = get_json($l2->{prev});
     is_deeply(keys_of($pp), \@PAGE1, 'following rel="prev" gives page 1');
     my ($s3, $p3, $res3) = get_json($l2->{next});
     is_deeply(keys_of($p3), \@PAGE3, 'following rel="next" again gives Tool');
     my $l3 = link_header($res3->header('Link'));
-    is_deeply([sort keys %$l3], ['first', 'prev'], 'the last page: first and prev, no next');
+    is_deeply([sort keys %$l3], ['first', @last, 'prev'],
+              'the last page: first and prev, no next' . (@last ? ', and last (itself), as first is on page 1' : ''));
+    is($l3->{last}, @last ? $l1->{last} : undef,
+       @last ? 'the last page\'s rel="last" is the one page 1 gave' : 'no rel="last" where the position is unknown');
     my ($sf, $pf) = get_json($l3->{first});
     is_deeply(keys_of($pf), \@PAGE1, 'following rel="first" gives page 1');
 
