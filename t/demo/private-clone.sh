@@ -74,8 +74,10 @@ base=http://127.0.0.1:$port
 demo_pid=
 
 # Starts the demo (output in $LOGS/$1.log) from / (any cwd will do).
+# The embedded backend is what a new user gets: a COUCHDB_URL of the caller's
+# (.ci/run exports one for the real tier) must not point the demo elsewhere.
 start_demo() {
-    (cd / && PORT=$port ITEMS=$ITEMS exec "$clone/scripts/demo") </dev/null >"$LOGS/$1.log" 2>&1 &
+    (cd / && PORT=$port ITEMS=$ITEMS exec env -u COUCHDB_URL "$clone/scripts/demo") </dev/null >"$LOGS/$1.log" 2>&1 &
     demo_pid=$!
     cp_track "$demo_pid"
 }
