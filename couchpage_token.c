@@ -19,15 +19,6 @@ const char *cp_token_encode(apr_pool_t *pool, const json_t *key, const char *doc
     return cp_json_text(pool, pair);
 }
 
-void cp_token_of_row(apr_pool_t *pool, const json_t *row, int with_docid, int index,
-                     cp_token *token)
-{
-    token->key = json_object_get(row, "key");
-    token->key_json = cp_json_text(pool, token->key);
-    token->docid = with_docid ? json_string_value(json_object_get(row, "id")) : NULL;
-    token->index = with_docid ? index : 0;
-}
-
 const char *cp_token_decode(apr_pool_t *pool, const char *text, apr_size_t max_len,
                             int with_docid, cp_token *token)
 {

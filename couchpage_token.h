@@ -35,11 +35,6 @@ typedef struct {
 const char *cp_token_encode(apr_pool_t *pool, const json_t *key, const char *docid,
                             int index);
 
-/* The token of a view row ({"key", "id"}) that is row index of its entry,
- * as cp_token_decode would give it. */
-void cp_token_of_row(apr_pool_t *pool, const json_t *row, int with_docid, int index,
-                     cp_token *token);
-
 /* Reads a token a client sent. with_docid says which form this location's
  * rows use. Returns NULL on success, else the reason the token is refused. */
 const char *cp_token_decode(apr_pool_t *pool, const char *text, apr_size_t max_len,
