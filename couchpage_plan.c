@@ -75,6 +75,32 @@ int cp_view_has_docids(const cp_view *view)
     return !view->reduce;
 }
 
+const char *cp_plan_check_range(apr_pool_t *pool, const cp_view *view, const char *low,
+                                const char *high)
+{
+    const char *bounds[2] = { low, high }, *names[2] = { "LOW", "HIGH" };
+    int side;
+
+    for (side = 0; side < 2; side++) {
+        const char *error = NULL;
+        const json_t *bound;
+
+        if (!bounds[side]) {
+            continue;
+        }
+        bound = cp_json_load(pool, bounds[side], strlen(bounds[side]), &error);
+        if (!bound) {
+            return apr_psprintf(pool, "%s '%s' is not JSON: %s", names[side], bounds[side],
+                                error);
+        }
+        if (view->is_all_docs && !json_is_string(bound)) {
+            return apr_psprintf(pool, "%s '%s' is not a document id; an _all_docs range "
+                                "needs JSON strings", names[side], bounds[side]);
+        }
+    }
+    return NULL;
+}
+
 const char *cp_plan_init(apr_pool_t *pool, cp_plan *plan, const cp_view *view,
                          const char *partition, const char *low, const char *high,
                          int count, int links)

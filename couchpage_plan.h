@@ -79,8 +79,16 @@ typedef struct {
     int links;             /* pages linked either side, 0 for prev/next only */
 } cp_plan;
 
-/* partition may be NULL; low and high are compact JSON (or NULL). Returns
- * NULL, or the reason the partition name or a bound cannot be used. */
+/* Whether LOW and HIGH (JSON text, or NULL for an open side) can bound the
+ * view's keys: NULL, or why not. A bound is the operator's, so a reason here
+ * is a fault of the configuration, never of a request. _all_docs needs
+ * document ids (JSON strings), which cp_plan_check_start compares. */
+const char *cp_plan_check_range(apr_pool_t *pool, const cp_view *view, const char *low,
+                                const char *high);
+
+/* partition may be NULL; low and high are compact JSON (or NULL) that
+ * cp_plan_check_range accepts. Returns NULL, or the reason the partition
+ * name cannot be used. */
 const char *cp_plan_init(apr_pool_t *pool, cp_plan *plan, const cp_view *view,
                          const char *partition, const char *low, const char *high,
                          int count, int links);

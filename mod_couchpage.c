@@ -116,38 +116,58 @@ static int couchpage_expr_lookup(ap_expr_lookup_parms *parms)
     return DECLINED;
 }
 
-/* A range bound for this request: compact JSON, or NULL for an open side.
- * Returns NULL, or the reason the request cannot have this range. */
-static const char *eval_bound(request_rec *r, const char *which, const key_bound *bound,
-                              const char **json)
+/* Text of an operator's expression result for the error log: request
+ * values may be in it. */
+static const char *loggable(request_rec *r, const char *text)
+{
+    const apr_size_t most = 200;
+
+    return ap_escape_logitem(r->pool, strlen(text) > most
+                             ? apr_pstrcat(r->pool, apr_pstrndup(r->pool, text, most),
+                                           "...", NULL)
+                             : text);
+}
+
+/* A range bound for this request: 1 with compact JSON, or NULL for an open
+ * side, in *json; or 0 when the client has been answered with the error.
+ * The expression is the operator's: a result that is not JSON is the
+ * configuration's fault (request values enter as JSON through %{json:...}),
+ * and only a request value that has no JSON form is the client's. */
+static int eval_bound(request_rec *r, const char *which, const key_bound *bound,
+                      const char **json)
 {
     const char *err = NULL, *text;
 
     *json = bound->json;
     if (!bound->expr) {
-        return NULL;
+        return 1;
     }
     /* the note may be left from another module's use of %{json:...} */
     apr_table_unset(r->notes, JSON_ARG_REFUSED_NOTE);
     text = ap_expr_str_exec(r, bound->expr, &err);
     if (err) {
-        return apr_psprintf(r->pool, "CouchPageRange %s could not be evaluated: %s",
-                            which, err);
+        send_config_error(r, apr_psprintf(r->pool, "CouchPageRange %s could not be "
+                                          "evaluated: %s", which, err));
+        return 0;
     }
     if (apr_table_get(r->notes, JSON_ARG_REFUSED_NOTE)) {
-        return apr_psprintf(r->pool, "a request value for the %s bound of the key "
-                            "range is not valid UTF-8", which);
+        send_bad_request(r, apr_psprintf(r->pool, "a request value for the %s bound of "
+                                         "the key range is not valid UTF-8", which));
+        return 0;
     }
     if (!*text) {
         *json = NULL;
-        return NULL;
+        return 1;
     }
     *json = cp_json_compact(r->pool, text, &err);
     if (!*json) {
-        return apr_psprintf(r->pool, "the %s bound of the key range, '%s', is not "
-                            "JSON: %s", which, text, err);
+        send_config_error(r, apr_psprintf(r->pool, "CouchPageRange %s yields '%s', which "
+                                          "is not JSON (%s); put request values in "
+                                          "with %%{json:...}", which, loggable(r, text),
+                                          err));
+        return 0;
     }
-    return NULL;
+    return 1;
 }
 
 /* The path page links point at: this request's, or under mod_include the
@@ -323,14 +343,18 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
             return 0;
         }
     }
-    reason = eval_bound(r, "LOW", &conf->low, &low);
-    if (!reason) {
-        reason = eval_bound(r, "HIGH", &conf->high, &high);
+    if (!eval_bound(r, "LOW", &conf->low, &low)
+        || !eval_bound(r, "HIGH", &conf->high, &high)) {
+        return 0;
     }
-    if (!reason) {
-        reason = cp_plan_init(r->pool, &req->plan, &req->view, partition, low, high, count,
-                              conf->links);
+    /* bounds merged from several sections, or yielded by expressions */
+    reason = cp_plan_check_range(r->pool, &req->view, low, high);
+    if (reason) {
+        send_config_error(r, apr_pstrcat(r->pool, "CouchPageRange: ", reason, NULL));
+        return 0;
     }
+    reason = cp_plan_init(r->pool, &req->plan, &req->view, partition, low, high, count,
+                          conf->links);
     if (!reason && req->args.start) {
         reason = cp_plan_check_start(r->pool, &req->plan, &req->start);
     }

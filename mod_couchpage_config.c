@@ -76,6 +76,19 @@ static const char *parse_bounded(cmd_parms *cmd, const char *arg, apr_int64_t mi
     return NULL;
 }
 
+/* Constant bounds and the view, when one section sets both: an _all_docs
+ * range of non-strings is refused now rather than on every request. */
+static const char *check_constant_range(cmd_parms *cmd, const couchpage_dir_conf *conf)
+{
+    const char *reason;
+
+    if (!conf->view_set || !conf->range_set) {
+        return NULL;
+    }
+    reason = cp_plan_check_range(cmd->pool, &conf->view, conf->low.json, conf->high.json);
+    return reason ? apr_pstrcat(cmd->pool, "CouchPageRange: ", reason, NULL) : NULL;
+}
+
 static const char *set_view(cmd_parms *cmd, void *dirconf, const char *arg)
 {
     couchpage_dir_conf *conf = dirconf;
@@ -89,7 +102,7 @@ static const char *set_view(cmd_parms *cmd, void *dirconf, const char *arg)
                "is set too";
     }
     conf->view_set = 1;
-    return NULL;
+    return check_constant_range(cmd, conf);
 }
 
 static const char *set_page_size(cmd_parms *cmd, void *dirconf, const char *arg)
@@ -159,8 +172,9 @@ static const char *set_max_response(cmd_parms *cmd, void *dirconf, const char *a
     return NULL;
 }
 
-/* A bound that is JSON as written is constant: checked and kept now, once.
- * Anything else is an expression, evaluated per request. */
+/* A bound with a %{...} in it is an expression, evaluated per request;
+ * any other must be JSON as written, read now, once: so that a typo such as
+ * '[1' is the operator's error at start-up, not every client's 400. */
 static const char *parse_bound(cmd_parms *cmd, const char *which, const char *text,
                                key_bound *bound)
 {
@@ -171,14 +185,19 @@ static const char *parse_bound(cmd_parms *cmd, const char *which, const char *te
     if (!*text) {
         return NULL;
     }
-    bound->json = cp_json_compact(cmd->pool, text, NULL);
-    if (bound->json) {
+    if (!strstr(text, "%{")) {
+        bound->json = cp_json_compact(cmd->pool, text, &err);
+        if (!bound->json) {
+            return apr_psprintf(cmd->pool, "CouchPageRange: %s '%s' is not JSON (%s); a "
+                                "bound that varies per request is an expression with "
+                                "%%{...}", which, text, err);
+        }
         return NULL;
     }
     bound->expr = ap_expr_parse_cmd(cmd, text, AP_EXPR_FLAG_STRING_RESULT, &err, NULL);
     if (err) {
-        return apr_psprintf(cmd->pool, "CouchPageRange: %s '%s' is neither JSON nor a "
-                            "valid expression: %s", which, text, err);
+        return apr_psprintf(cmd->pool, "CouchPageRange: %s '%s' is not a valid "
+                            "expression: %s", which, text, err);
     }
     return NULL;
 }
@@ -208,8 +227,11 @@ static const char *set_range(cmd_parms *cmd, void *dirconf, const char *args)
     if (!err) {
         err = parse_bound(cmd, "HIGH", high, &conf->high);
     }
+    if (err) {
+        return err;
+    }
     conf->range_set = 1;
-    return err;
+    return check_constant_range(cmd, conf);
 }
 
 static const char *set_partition(cmd_parms *cmd, void *dirconf, const char *arg)

@@ -24,6 +24,11 @@ my @CASES = (
     ['/errors/missing-view/', 'GET', 502, 'backend_error', qr/CouchDB answered 404 not_found/, qr/CP0101: the backend queries failed with 502: CouchDB answered 404/],
     ['/errors/unreachable/', 'GET', 503, 'backend_unavailable', qr/unavailable/, qr/CP0101: the backend queries failed with 503/],
     ['/errors/no-view/', 'GET', 500, 'internal_error', qr/misconfigured/, qr/CP0104: configuration error for \/errors\/no-view\/: no CouchPageView/],
+    # a range expression's result that is not JSON is the operator's error, logged at error level
+    ['/errors/range-not-json/p1/', 'GET', 500, 'internal_error', qr/misconfigured/,
+     qr/\[couchpage:error\].*CP0104: configuration error for \/errors\/range-not-json\/p1\/: CouchPageRange LOW yields '\[p1, 0\]', which is not JSON .*%\{json:\.\.\.\}/],
+    ['/errors/ids-merged/numbers/', 'GET', 500, 'internal_error', qr/misconfigured/,
+     qr/\[couchpage:error\].*CP0104: .*CouchPageRange: HIGH '5' is not a document id/],
 );
 
 plan tests => 5 * @CASES + 3;

@@ -31,6 +31,13 @@ my @CASES = (
     ['CouchPageCredentials a:b secret', qr{CouchPageCredentials: the user name must be non-empty and have no colon}],
     ['CouchPageCredentials onlyuser', qr{CouchPageCredentials takes two arguments}],
     ['CouchPageMaxResponse 10', qr{CouchPageMaxResponse: '10' is not a whole number from 1024}],
+    # a bound without %{...} must be JSON as written
+    [q|CouchPageRange "[1" "2"|, qr{CouchPageRange: LOW '\[1' is not JSON \(.+\); a bound that varies per request is an expression with %\{\.\.\.\}}],
+    [q|CouchPageRange '"a"' zebra|, qr{CouchPageRange: HIGH 'zebra' is not JSON}],
+    [q|CouchPageRange '[%{json:%{env:X}, 0]' ''|, qr{CouchPageRange: LOW '\[%\{json:%\{env:X\}, 0\]' is not a valid expression}],
+    ["CouchPageView http://127.0.0.1:5984/db/_all_docs\nCouchPageRange 5 ''", qr{CouchPageRange: LOW '5' is not a document id}],
+    ["CouchPageRange '\"a\"' '[\"b\"]'\nCouchPageView http://127.0.0.1:5984/db/_all_docs", qr{CouchPageRange: HIGH '\[\"b\"\]' is not a document id}],
+    ["CouchPageView $VIEW\nCouchPageRange '[%{json:%{env:X}}, 0]' '[\"b\", {}]'", undef],
 );
 
 plan tests => scalar @CASES + 1;

@@ -412,6 +412,30 @@ static void descending_groups_start_after_their_keys(void **state)
     assert_non_null(strstr(plan_urls(&plan, &start), "&startkey=%5b2023%5d\n"));
 }
 
+/* Bounds are the operator's: checked apart from any request. */
+static void range_bounds_must_be_json_and_ids_for_all_docs(void **state)
+{
+    cp_view view = view_of(VIEW_URL);
+    cp_view all_docs = view_of(DB_URL "/_all_docs");
+    const char *reason;
+
+    assert_null(cp_plan_check_range(pool, &view, NULL, NULL));
+    assert_null(cp_plan_check_range(pool, &view, "[1,\"a\"]", "{}"));
+    assert_null(cp_plan_check_range(pool, &view, "null", NULL));
+    reason = cp_plan_check_range(pool, &view, "[1", "2");
+    assert_non_null(reason);
+    assert_non_null(strstr(reason, "LOW '[1' is not JSON"));
+    reason = cp_plan_check_range(pool, &view, "1", "two");
+    assert_non_null(reason);
+    assert_non_null(strstr(reason, "HIGH 'two' is not JSON"));
+    assert_null(cp_plan_check_range(pool, &all_docs, "\"b\"", NULL));
+    assert_null(cp_plan_check_range(pool, &all_docs, NULL, "\"y\""));
+    reason = cp_plan_check_range(pool, &all_docs, "\"b\"", "5");
+    assert_non_null(reason);
+    assert_non_null(strstr(reason, "HIGH '5' is not a document id"));
+    assert_non_null(cp_plan_check_range(pool, &all_docs, "[\"b\"]", NULL));
+}
+
 /* CouchDB makes no reversed-range check on _all_docs: ids are checked here,
  * by bytes as CouchDB collates them. */
 static void all_docs_starts_are_checked_against_the_range(void **state)
@@ -784,6 +808,7 @@ int main(void)
         UNIT_TEST(partitions_go_into_the_path),
         UNIT_TEST(page_links_read_several_pages_keys_only),
         UNIT_TEST(descending_groups_start_after_their_keys),
+        UNIT_TEST(range_bounds_must_be_json_and_ids_for_all_docs),
         UNIT_TEST(all_docs_starts_are_checked_against_the_range),
         UNIT_TEST(tokens_inside_one_documents_rows),
         UNIT_TEST(a_cut_entry_behind_widens_the_backward_query),
