@@ -296,10 +296,13 @@ typedef struct {
     capture_ctx capture;
 } attempt;
 
+/* Runs one subrequest, counted in stats with its wall time: 1, or 0 when
+ * it could not be set up (then nothing was sent). */
 static int run_attempt(request_rec *r, const cp_backend_conf *conf, const backend_read *read,
-                       attempt *out)
+                       cp_backend_stats *stats, attempt *out)
 {
     request_rec *rr;
+    apr_time_t started;
 
     memset(out, 0, sizeof(*out));
     out->capture.max_bytes = read->max_bytes;
@@ -310,7 +313,10 @@ static int run_attempt(request_rec *r, const cp_backend_conf *conf, const backen
         ap_destroy_sub_req(rr);
         return 0;
     }
+    started = apr_time_now();
     out->rv = ap_run_sub_req(rr);
+    stats->time += apr_time_now() - started;
+    stats->requests++;
     /* a batch cut off after its 200 keeps its results: the caller needs
      * the status CouchDB sent, not the 502 told to mod_proxy_balancer */
     out->backend_status = out->capture.broken ? out->capture.status : rr->status;
@@ -386,13 +392,13 @@ static int fail(cp_backend_result *result, int status, int backend_status,
  * caller keeps what came. */
 static int read_backend(request_rec *r, const cp_backend_conf *conf, const backend_read *read,
                         int may_repeat, attempt *a, char **text, apr_size_t *len,
-                        cp_backend_result *result)
+                        cp_backend_stats *stats, cp_backend_result *result)
 {
     int tries;
     const char *why;
 
     for (tries = 1;; tries++) {
-        if (!run_attempt(r, conf, read, a)) {
+        if (!run_attempt(r, conf, read, stats, a)) {
             return fail(result, HTTP_INTERNAL_SERVER_ERROR, 0,
                         apr_psprintf(r->pool, "the backend subrequest could not be "
                                      "set up (status %d)", a->rv));
@@ -441,9 +447,16 @@ static int backend_refused(request_rec *r, const attempt *a, const char *text,
                 couchdb_reason(r, a->backend_status, text, len));
 }
 
+/* Adds the rows of a query's result to stats. */
+static void count_rows(cp_backend_stats *stats, const json_t *answer)
+{
+    stats->rows += json_array_size(json_object_get(answer, "rows"));
+}
+
 /* Asks one query with a GET and sets its answer. */
 static int get_query(request_rec *r, const cp_backend_conf *conf, const char *index_url,
-                     cp_query *query, int may_repeat, cp_backend_result *result)
+                     cp_query *query, int may_repeat, cp_backend_stats *stats,
+                     cp_backend_result *result)
 {
     backend_read read = { cp_plan_query_url(r->pool, index_url, query), NULL,
                           conf->max_response };
@@ -451,7 +464,7 @@ static int get_query(request_rec *r, const cp_backend_conf *conf, const char *in
     char *text;
     apr_size_t len;
     const char *error = NULL;
-    int status = read_backend(r, conf, &read, may_repeat, &a, &text, &len, result);
+    int status = read_backend(r, conf, &read, may_repeat, &a, &text, &len, stats, result);
 
     if (status != OK) {
         return status;
@@ -464,12 +477,15 @@ static int get_query(request_rec *r, const cp_backend_conf *conf, const char *in
         return fail(result, HTTP_BAD_GATEWAY, 0,
                     apr_psprintf(r->pool, "the backend response is not JSON: %s", error));
     }
+    count_rows(stats, query->answer);
+    stats->served_by |= CP_SERVED_BY_GET;
     return OK;
 }
 
 /* Asks every pending query with a GET of its own, in order. */
 static int get_each(request_rec *r, const cp_backend_conf *conf, const char *index_url,
-                    apr_array_header_t *queries, int may_repeat, cp_backend_result *result)
+                    apr_array_header_t *queries, int may_repeat, cp_backend_stats *stats,
+                    cp_backend_result *result)
 {
     int i, status;
 
@@ -477,7 +493,8 @@ static int get_each(request_rec *r, const cp_backend_conf *conf, const char *ind
         cp_query *query = &APR_ARRAY_IDX(queries, i, cp_query);
 
         if (!query->answer
-            && (status = get_query(r, conf, index_url, query, may_repeat, result)) != OK) {
+            && (status = get_query(r, conf, index_url, query, may_repeat, stats, result))
+               != OK) {
             return status;
         }
     }
@@ -507,8 +524,10 @@ static cp_query *first_pending(apr_array_header_t *queries)
     return NULL;
 }
 
-/* Sets the answers of the pending queries, in order, from results[0..k). */
-static void set_answers(apr_array_header_t *queries, const json_t **results, int k)
+/* Sets the answers of the pending queries, in order, from a multi-query's
+ * results[0..k). */
+static void set_answers(apr_array_header_t *queries, const json_t **results, int k,
+                        cp_backend_stats *stats)
 {
     int i, j = 0;
 
@@ -516,14 +535,18 @@ static void set_answers(apr_array_header_t *queries, const json_t **results, int
         cp_query *query = &APR_ARRAY_IDX(queries, i, cp_query);
 
         if (!query->answer) {
+            count_rows(stats, results[j]);
             query->answer = results[j++];
         }
+    }
+    if (k > 0) {
+        stats->served_by |= CP_SERVED_BY_BATCH;
     }
 }
 
 int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *backend,
                      const char *index_url, apr_array_header_t *queries,
-                     cp_backend_result *result)
+                     cp_backend_stats *stats, cp_backend_result *result)
 {
     int pending = cp_plan_pending(queries), status, k = 0, cut, tries;
     backend_read read;
@@ -537,7 +560,7 @@ int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *ba
         return OK;
     }
     if (pending == 1 || lacks_batch(backend)) {
-        return get_each(r, conf, index_url, queries, 1, result);
+        return get_each(r, conf, index_url, queries, 1, stats, result);
     }
     read.url = apr_pstrcat(r->pool, index_url, "/queries", NULL);
     read.body = cp_plan_batch_body(r->pool, queries);
@@ -545,7 +568,7 @@ int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *ba
     read.max_bytes = conf->max_response * pending;
     results = apr_pcalloc(r->pool, sizeof(*results) * pending);
     for (tries = 1;; tries++) {
-        status = read_backend(r, conf, &read, 0, &a, &text, &len, result);
+        status = read_backend(r, conf, &read, 0, &a, &text, &len, stats, result);
         cut = status == OK && a.capture.broken;
         k = cut ? cp_page_batch_results(r->pool, text, len, 1, pending, results, &error) : 0;
         /* a cut with results in it is answered below, by asking the rest */
@@ -572,12 +595,12 @@ int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *ba
         }
         /* the server refused the request, or has no such endpoint: the
          * first query alone tells */
-        status = get_query(r, conf, index_url, first_pending(queries), 1, result);
+        status = get_query(r, conf, index_url, first_pending(queries), 1, stats, result);
         if (status != OK) {
             return status;
         }
         remember_lacks_batch(r, backend, a.backend_status, refused.reason);
-        return get_each(r, conf, index_url, queries, 1, result);
+        return get_each(r, conf, index_url, queries, 1, stats, result);
     }
     if (cut && k == 0) {
         return fail(result, HTTP_BAD_GATEWAY, 0, "the backend response was cut off");
@@ -588,7 +611,7 @@ int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *ba
             return fail(result, HTTP_BAD_GATEWAY, 0, error);
         }
     }
-    set_answers(queries, results, k);
+    set_answers(queries, results, k, stats);
     if (k < pending) {
         /* Cut off after k results: CouchDB refusing query k (a reversed
          * range), or a connection lost. Asking the rest alone is the one
@@ -596,7 +619,7 @@ int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *ba
         ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0106) "the backend read failed "
                       "in flight (the response was cut off after %d of %d results); "
                       "asking the other queries alone", k, pending);
-        return get_each(r, conf, index_url, queries, 0, result);
+        return get_each(r, conf, index_url, queries, 0, stats, result);
     }
     return OK;
 }

@@ -25,6 +25,19 @@ typedef struct {
     apr_off_t max_response;    /* largest body read for one query, in bytes */
 } cp_backend_conf;
 
+/* What answered a page's queries: cp_backend_stats.served_by. */
+#define CP_SERVED_BY_BATCH 0x1  /* a multi-query POST */
+#define CP_SERVED_BY_GET   0x2  /* a GET of one query (one query, or the fallback) */
+
+/* What a page's backend reads cost, added up over every cp_backend_fetch
+ * of the page: the caller zeroes it once. */
+typedef struct {
+    int requests;             /* subrequests sent, repeats and refused POSTs included */
+    apr_interval_time_t time; /* their wall time, summed, in microseconds */
+    apr_size_t rows;          /* rows in every query result read */
+    unsigned served_by;       /* CP_SERVED_BY_*: what brought the answers used */
+} cp_backend_stats;
+
 typedef struct {
     int status;             /* on failure: 502, 503 or 504 for the client */
     int backend_status;     /* the HTTP status CouchDB answered; 0 without one */
@@ -45,9 +58,10 @@ void cp_backend_register(void);
  * after k complete results (CouchDB 3.4 ends it mid-stream when it refuses
  * a later query as a reversed range) keeps those k and asks the rest alone,
  * to learn CouchDB's own answer. A read that failed in flight is repeated
- * once, never more. */
+ * once, never more. Every subrequest sent, and every result read, is
+ * added to stats, on failure too. */
 int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *backend,
                      const char *index_url, apr_array_header_t *queries,
-                     cp_backend_result *result);
+                     cp_backend_stats *stats, cp_backend_result *result);
 
 #endif

@@ -2,10 +2,11 @@
  * mod_couchpage: linked-list pagination of CouchDB views.
  *
  * This file is glue: the hooks and the handler's outline; the directives
- * and their merge are in mod_couchpage_config.c. Tokens, client arguments,
- * query plans, page assembly and rendering live in the httpd-free
- * couchpage_* core; the backend fetch, a subrequest served by mod_proxy, in
- * couchpage_backend.c.
+ * and their merge are in mod_couchpage_config.c, what pages cost (the
+ * access log's notes, mod_status's section) in mod_couchpage_status.c.
+ * Tokens, client arguments, query plans, page assembly and rendering live
+ * in the httpd-free couchpage_* core; the backend fetch, a subrequest served
+ * by mod_proxy, in couchpage_backend.c.
  */
 #include "mod_couchpage.h"
 
@@ -369,9 +370,10 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
  * in and checked, or 0 when the client has been answered with the error. A
  * CouchDB 400 on a page that starts at a client's token means the token
  * lies outside the location's key range (CouchDB refuses a reversed range):
- * the client's error. */
+ * the client's error. What the reads cost is added to stats. */
 static int fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
-                         const page_request *req, apr_array_header_t *queries)
+                         const page_request *req, apr_array_header_t *queries,
+                         cp_backend_stats *stats)
 {
     cp_backend_conf backend;
     cp_backend_result result;
@@ -379,7 +381,7 @@ static int fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
     backend.authorization = conf->authorization;
     backend.max_response = conf->max_response;
     if (cp_backend_fetch(r, &backend, req->view.backend, req->plan.index_url, queries,
-                         &result) != OK) {
+                         stats, &result) != OK) {
         if (req->args.start && result.backend_status == HTTP_BAD_REQUEST) {
             send_bad_request(r, apr_psprintf(r->pool,
                 "the start token is outside this location's key range (%s)",
@@ -420,7 +422,9 @@ static int send_page(request_rec *r, const couchpage_dir_conf *conf,
     return send_json(r, HTTP_OK, cp_render_json(r->pool, page, &links));
 }
 
-static int couchpage_handler(request_rec *r)
+/* Answers the request with its page, or with the error that stops it;
+ * what its backend reads cost is added to stats. */
+static int serve_page(request_rec *r, cp_backend_stats *stats)
 {
     const couchpage_dir_conf *conf;
     page_request req;
@@ -429,9 +433,6 @@ static int couchpage_handler(request_rec *r)
     cp_page_answers answers;
     cp_page page;
 
-    if (!r->handler || strcmp(r->handler, HANDLER_NAME) != 0) {
-        return DECLINED;
-    }
     conf = ap_get_module_config(r->per_dir_config, &couchpage_module);
     r->allowed |= (AP_METHOD_BIT << M_GET);
     if (r->method_number != M_GET) {
@@ -457,7 +458,7 @@ static int couchpage_handler(request_rec *r)
     start = req.args.start ? &req.start : NULL;
     queries = cp_plan_page(r->pool, &req.plan, start);
     do {
-        if (!fetch_answers(r, conf, &req, queries)) {
+        if (!fetch_answers(r, conf, &req, queries, stats)) {
             return OK;
         }
     } while (cp_plan_widen(r->pool, &req.plan, start, queries));
@@ -473,9 +474,23 @@ static int couchpage_handler(request_rec *r)
     return send_page(r, conf, &req, &page);
 }
 
+static int couchpage_handler(request_rec *r)
+{
+    cp_backend_stats stats = { 0 };
+    int rv;
+
+    if (!r->handler || strcmp(r->handler, HANDLER_NAME) != 0) {
+        return DECLINED;
+    }
+    rv = serve_page(r, &stats);
+    couchpage_status_record(r, &stats);
+    return rv;
+}
+
 static void register_hooks(apr_pool_t *p)
 {
     cp_backend_register();
+    couchpage_status_register();
     ap_hook_expr_lookup(couchpage_expr_lookup, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(couchpage_handler, NULL, NULL, APR_HOOK_MIDDLE);
 }

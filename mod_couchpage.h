@@ -1,7 +1,8 @@
 /*
  * mod_couchpage: what the glue's files share. mod_couchpage.c holds the
  * hooks and the handler, mod_couchpage_config.c the directives and their
- * merge (the split mod_md has: mod_md.c, mod_md_config.c).
+ * merge (the split mod_md has: mod_md.c, mod_md_config.c),
+ * mod_couchpage_status.c what pages cost.
  */
 #ifndef MOD_COUCHPAGE_H
 #define MOD_COUCHPAGE_H
@@ -11,6 +12,7 @@
 #include "ap_expr.h"
 
 #include "couchpage_args.h"
+#include "couchpage_backend.h"
 #include "couchpage_item.h"
 #include "couchpage_plan.h"
 #include "couchpage_render.h"
@@ -74,5 +76,11 @@ typedef struct {
 extern const command_rec couchpage_cmds[];
 void *couchpage_create_dir_conf(apr_pool_t *p, char *dir);
 void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv);
+
+/* What pages cost (mod_couchpage_status.c): the hooks of the shared
+ * counters and of mod_status's section, called from register_hooks; and
+ * the record of one page, called once at the end of the handler. */
+void couchpage_status_register(void);
+void couchpage_status_record(request_rec *r, const cp_backend_stats *stats);
 
 #endif
