@@ -143,6 +143,14 @@ static const char *expr_template_field(ap_expr_eval_ctx_t *ctx, const void *data
     return cp_field_show(ctx->p, shown->how, shown->field, current->row);
 }
 
+/* %{couchpage_escape:TEXT}: any text, such as a request value, HTML-escaped
+ * for a template. */
+static const char *expr_html_escape(ap_expr_eval_ctx_t *ctx, const void *data,
+                                    const char *arg)
+{
+    return cp_html_text(ctx->p, arg, strlen(arg));
+}
+
 /* The field is compiled here, once: an unknown one fails the configuration. */
 static int lookup_template_function(ap_expr_lookup_parms *parms, cp_show how)
 {
@@ -177,6 +185,11 @@ static int couchpage_expr_lookup(ap_expr_lookup_parms *parms)
     }
     if (strcasecmp(parms->name, "json") == 0) {
         *parms->func = expr_json_string;
+        *parms->data = NULL;
+        return OK;
+    }
+    if (strcasecmp(parms->name, "couchpage_escape") == 0) {
+        *parms->func = expr_html_escape;
         *parms->data = NULL;
         return OK;
     }

@@ -461,7 +461,8 @@ const command_rec couchpage_cmds[] = {
     AP_INIT_TAKE1("CouchPageItemTemplate", set_item_template, NULL, OR_OPTIONS,
         "an item's inner HTML, an expression in httpd's syntax: trusted markup with "
         "%{couchpage_html:FIELD}, %{couchpage_url:FIELD}, %{couchpage_number:FIELD} and "
-        "%{couchpage_date:FIELD} for the row's values, always escaped"),
+        "%{couchpage_date:FIELD} for the row's values, always escaped; "
+        "%{couchpage_escape:TEXT} escapes request values"),
     AP_INIT_TAKE2("CouchPageText", set_text, NULL, OR_OPTIONS,
         "a word of the HTML fragment and its text in UTF-8: previous, next, last, of, "
         "empty, nav-label or current"),
