@@ -2,6 +2,7 @@
 #include "couchpage_json.h"
 
 #include <apr_strings.h>
+#include <apr_time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -201,4 +202,171 @@ const char *cp_percent_encode(apr_pool_t *pool, const char *text, apr_size_t len
     }
     *o = '\0';
     return out;
+}
+
+const char *cp_html_text(apr_pool_t *pool, const char *text, apr_size_t len)
+{
+    apr_size_t size = 1, i;
+    char *out, *o;
+
+    /* apr_pescape_entity leaves ' as it is: a template may quote with it */
+    for (i = 0; i < len; i++) {
+        switch (text[i]) {
+        case '\0': size += 3; break;
+        case '<': case '>': size += 4; break;
+        case '&': case '\'': size += 5; break;
+        case '"': size += 6; break;
+        default: size += 1;
+        }
+    }
+    out = o = apr_palloc(pool, size);
+    for (i = 0; i < len; i++) {
+        const char *entity;
+
+        switch (text[i]) {
+        case '\0': entity = "\xef\xbf\xbd"; break;
+        case '<': entity = "&lt;"; break;
+        case '>': entity = "&gt;"; break;
+        case '&': entity = "&amp;"; break;
+        case '\'': entity = "&#39;"; break;
+        case '"': entity = "&quot;"; break;
+        default: *o++ = text[i]; continue;
+        }
+        o = stpcpy(o, entity);
+    }
+    *o = '\0';
+    return out;
+}
+
+/* n decimal digits at text, as a number; -1 when one is not a digit. */
+static int digits(const char *text, int n)
+{
+    int value = 0, i;
+
+    for (i = 0; i < n; i++) {
+        if (text[i] < '0' || text[i] > '9') {
+            return -1;
+        }
+        value = value * 10 + (text[i] - '0');
+    }
+    return value;
+}
+
+static int days_in_month(int year, int month)
+{
+    static const int days[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+    int leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+
+    return month == 2 && leap ? 29 : days[month - 1];
+}
+
+/* Whether text is HH:MM[:SS[.fraction]][Z|+HH:MM|-HH:MM] and nothing more. */
+static int is_iso_time(const char *t)
+{
+    if (digits(t, 2) < 0 || digits(t, 2) > 23 || t[2] != ':'
+        || digits(t + 3, 2) < 0 || digits(t + 3, 2) > 59) {
+        return 0;
+    }
+    t += 5;
+    if (*t == ':') {
+        /* 60: a leap second */
+        if (digits(t + 1, 2) < 0 || digits(t + 1, 2) > 60) {
+            return 0;
+        }
+        t += 3;
+        if (*t == '.') {
+            if (digits(t + 1, 1) < 0) {
+                return 0;
+            }
+            for (t++; *t >= '0' && *t <= '9'; t++) {
+            }
+        }
+    }
+    if (*t == 'Z') {
+        return t[1] == '\0';
+    }
+    if (*t == '+' || *t == '-') {
+        return digits(t + 1, 2) >= 0 && digits(t + 1, 2) <= 23 && t[3] == ':'
+               && digits(t + 4, 2) >= 0 && digits(t + 4, 2) <= 59 && t[6] == '\0';
+    }
+    return *t == '\0';
+}
+
+/* YYYY-MM-DD of an ISO 8601 date or date-time string, or NULL. */
+static const char *iso_date(apr_pool_t *pool, const char *text)
+{
+    int year, month, day;
+
+    /* each part read only when the one before it is there */
+    year = digits(text, 4);
+    if (year < 0 || text[4] != '-') {
+        return NULL;
+    }
+    month = digits(text + 5, 2);
+    if (month < 1 || month > 12 || text[7] != '-') {
+        return NULL;
+    }
+    day = digits(text + 8, 2);
+    if (day < 1 || day > days_in_month(year, month)) {
+        return NULL;
+    }
+    if (text[10] != '\0' && (text[10] != 'T' || !is_iso_time(text + 11))) {
+        return NULL;
+    }
+    return apr_pstrndup(pool, text, 10);
+}
+
+/* The UTC date of milliseconds since 1970, for the years 0000 to 9999. */
+static const char *epoch_ms_date(apr_pool_t *pool, double ms)
+{
+    apr_time_exp_t tm;
+    apr_int64_t whole;
+
+    /* 0000-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z */
+    if (!(ms >= -62167219200000.0 && ms <= 253402300799999.0)) {
+        return NULL;
+    }
+    /* whole seconds, rounded down before 1970 too: APR rounds towards 0 */
+    whole = (apr_int64_t)ms;
+    whole -= (double)whole > ms;
+    whole = whole / 1000 - (whole % 1000 < 0);
+    if (apr_time_exp_gmt(&tm, apr_time_from_sec(whole)) != APR_SUCCESS) {
+        return NULL;
+    }
+    return apr_psprintf(pool, "%04d-%02d-%02d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
+}
+
+const char *cp_field_show(apr_pool_t *pool, cp_show how, const cp_field *field,
+                          const json_t *row)
+{
+    const json_t *value = cp_field_get(field, row);
+    const char *text, *date = NULL;
+    apr_size_t len = 0;
+
+    if (!value) {
+        return "";
+    }
+    switch (how) {
+    case CP_SHOW_NUMBER:
+        return json_is_number(value) ? cp_json_text(pool, value) : "";
+    case CP_SHOW_DATE:
+        if (json_is_string(value)) {
+            /* a NUL ends the C string early: the length must still match */
+            if (strlen(json_string_value(value)) == json_string_length(value)) {
+                date = iso_date(pool, json_string_value(value));
+            }
+        }
+        else if (json_is_number(value)) {
+            date = epoch_ms_date(pool, json_number_value(value));
+        }
+        return date ? date : "";
+    case CP_SHOW_URL:
+        text = cp_field_text(pool, value, &len);
+        text = cp_percent_encode(pool, text, len);
+        return cp_html_text(pool, text, strlen(text));
+    case CP_SHOW_HTML:
+    default:
+        text = cp_field_text(pool, value, &len);
+        return cp_html_text(pool, text, len);
+    }
 }

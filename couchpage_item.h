@@ -44,4 +44,26 @@ const char *cp_pattern_expand(apr_pool_t *pool, const cp_pattern *pattern,
  * RFC 3986. */
 const char *cp_percent_encode(apr_pool_t *pool, const char *text, apr_size_t len);
 
+/* text[0..len) as HTML text or as an attribute value in either quotes:
+ * NUL, which HTML cannot carry, becomes U+FFFD, and < > & " ' are escaped. */
+const char *cp_html_text(apr_pool_t *pool, const char *text, apr_size_t len);
+
+/* How an item template shows a field: every way gives HTML-safe text; none
+ * inserts a row's value as markup.
+ * CP_SHOW_HTML   the value as cp_field_text gives it, escaped;
+ * CP_SHOW_URL    the same text percent-encoded (cp_percent_encode), for a
+ *                path segment or query value: a value can never pick a URL's
+ *                scheme or leave its place in it;
+ * CP_SHOW_NUMBER a JSON number as its JSON text, anything else nothing;
+ * CP_SHOW_DATE   a date as YYYY-MM-DD: an ISO 8601 string (YYYY-MM-DD, or
+ *                followed by THH:MM[:SS[.fraction]][Z|+HH:MM|-HH:MM]) shows
+ *                its own date, a number is milliseconds since 1970 (UTC,
+ *                JavaScript's Date.now()) and shows its UTC date for the
+ *                years 0000 to 9999; anything else shows nothing.
+ * A missing value shows nothing. */
+typedef enum { CP_SHOW_HTML, CP_SHOW_URL, CP_SHOW_NUMBER, CP_SHOW_DATE } cp_show;
+
+const char *cp_field_show(apr_pool_t *pool, cp_show how, const cp_field *field,
+                          const json_t *row);
+
 #endif

@@ -4,6 +4,7 @@
 #include <apr_escape.h>
 #include <apr_strings.h>
 #include <string.h>
+#include <strings.h>
 
 const char *cp_link_url(apr_pool_t *pool, const cp_links *links, const char *token)
 {
@@ -122,28 +123,32 @@ static const char *html(apr_pool_t *pool, const char *text)
     return apr_pescape_entity(pool, text, 0);
 }
 
-/* Text of a given length for HTML: NUL, which HTML cannot carry, becomes
- * U+FFFD, then every markup character is escaped. */
-static const char *html_text(apr_pool_t *pool, const char *text, apr_size_t len)
-{
-    apr_size_t nuls = 0, i;
-    char *copy, *o;
+const char *const cp_word_names[CP_WORD_COUNT] = {
+    "previous", "next", "last", "of", "empty", "nav-label", "current"
+};
 
-    for (i = 0; i < len; i++) {
-        nuls += text[i] == '\0';
-    }
-    copy = o = apr_palloc(pool, len + 2 * nuls + 1);
-    for (i = 0; i < len; i++) {
-        if (text[i] == '\0') {
-            memcpy(o, "\xef\xbf\xbd", 3);
-            o += 3;
+const char *const cp_word_defaults[CP_WORD_COUNT] = {
+    "Previous", "Next", "Last", "of", "No items.", "Pages", "current"
+};
+
+int cp_word_find(const char *name)
+{
+    int i;
+
+    for (i = 0; i < CP_WORD_COUNT; i++) {
+        if (strcasecmp(name, cp_word_names[i]) == 0) {
+            return i;
         }
-        else {
-            *o++ = text[i];
-        }
     }
-    *o = '\0';
-    return html(pool, copy);
+    return -1;
+}
+
+/* A word of the fragment, escaped. */
+static const char *word(apr_pool_t *pool, const cp_html_spec *spec, cp_word which)
+{
+    const char *text = spec->words && spec->words[which] ? spec->words[which]
+                                                         : cp_word_defaults[which];
+    return cp_html_text(pool, text, strlen(text));
 }
 
 static const char *item_html(apr_pool_t *pool, const json_t *row, const cp_item_spec *item)
@@ -152,7 +157,7 @@ static const char *item_html(apr_pool_t *pool, const json_t *row, const cp_item_
                                       : json_object_get(row, "key");
     apr_size_t len = 0;
     const char *text = cp_field_text(pool, value, &len);
-    const char *shown = text ? html_text(pool, text, len) : "";
+    const char *shown = text ? cp_html_text(pool, text, len) : "";
 
     if (item->link) {
         return apr_pstrcat(pool, "<a href=\"",
@@ -163,7 +168,8 @@ static const char *item_html(apr_pool_t *pool, const json_t *row, const cp_item_
 }
 
 /* "11–15 of 42", when CouchDB's offset is the page's true position. */
-static const char *position_html(apr_pool_t *pool, const cp_page *page)
+static const char *position_html(apr_pool_t *pool, const cp_page *page,
+                                 const cp_html_spec *spec)
 {
     apr_int64_t offset, total;
     size_t n = json_array_size(page->rows);
@@ -174,21 +180,23 @@ static const char *position_html(apr_pool_t *pool, const cp_page *page)
     offset = json_integer_value(page->offset);
     total = json_integer_value(page->total_rows);
     if (n == 0) {
-        return apr_psprintf(pool, "<p class=\"couchpage-position\">0 of %" APR_INT64_T_FMT
-                            "</p>\n", total);
+        return apr_psprintf(pool, "<p class=\"couchpage-position\">0 %s %" APR_INT64_T_FMT
+                            "</p>\n", word(pool, spec, CP_WORD_OF), total);
     }
     return apr_psprintf(pool, "<p class=\"couchpage-position\">%" APR_INT64_T_FMT
-                        "\xe2\x80\x93%" APR_INT64_T_FMT " of %" APR_INT64_T_FMT "</p>\n",
-                        offset + 1, offset + (apr_int64_t)n, total);
+                        "\xe2\x80\x93%" APR_INT64_T_FMT " %s %" APR_INT64_T_FMT "</p>\n",
+                        offset + 1, offset + (apr_int64_t)n, word(pool, spec, CP_WORD_OF),
+                        total);
 }
 
-static const char *page_label(apr_pool_t *pool, const cp_page *page, const cp_page_link *link)
+static const char *page_label(apr_pool_t *pool, const cp_page *page, const cp_page_link *link,
+                              const cp_html_spec *spec)
 {
     if (page->numbered) {
         return apr_psprintf(pool, "%" APR_INT64_T_FMT, link->number);
     }
     if (link->current) {
-        return "current";
+        return word(pool, spec, CP_WORD_CURRENT);
     }
     /* relative numbers: U+2212 minus sign, or a plus */
     return link->number < 0 ? apr_psprintf(pool, "\xe2\x88\x92%" APR_INT64_T_FMT, -link->number)
@@ -218,7 +226,7 @@ static const char *nav_link(apr_pool_t *pool, const char *rel, const char *label
 }
 
 const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links *links,
-                           const cp_item_spec *item)
+                           const cp_html_spec *spec, const char **error)
 {
     apr_array_header_t *out = apr_array_make(pool, 16 + 2 * json_array_size(page->rows),
                                              sizeof(const char *));
@@ -229,20 +237,29 @@ const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links
 #define EMIT(s) (APR_ARRAY_PUSH(out, const char *) = (s))
     EMIT("<div class=\"couchpage\">\n");
     if (json_array_size(page->rows) == 0) {
-        EMIT("<p class=\"couchpage-empty\">No items.</p>\n");
+        EMIT(apr_pstrcat(pool, "<p class=\"couchpage-empty\">",
+                         word(pool, spec, CP_WORD_EMPTY), "</p>\n", NULL));
     }
     else {
         EMIT("<ul class=\"couchpage-items\">\n");
         json_array_foreach(page->rows, i, row) {
+            const char *inner = spec->render_item
+                              ? spec->render_item(spec->baton, pool, row, error)
+                              : item_html(pool, row, spec->item);
+
+            if (!inner) {
+                return NULL;
+            }
             EMIT("<li class=\"couchpage-item\">");
-            EMIT(item_html(pool, row, item));
+            EMIT(inner);
             EMIT("</li>\n");
         }
         EMIT("</ul>\n");
     }
-    EMIT(position_html(pool, page));
-    EMIT("<nav class=\"couchpage-nav\" aria-label=\"Pages\">\n");
-    EMIT(nav_link(pool, "prev", "Previous",
+    EMIT(position_html(pool, page, spec));
+    EMIT(apr_pstrcat(pool, "<nav class=\"couchpage-nav\" aria-label=\"",
+                     word(pool, spec, CP_WORD_NAV_LABEL), "\">\n", NULL));
+    EMIT(nav_link(pool, "prev", word(pool, spec, CP_WORD_PREVIOUS),
                   page->prev ? cp_link_url(pool, links, page->prev) : NULL));
     if (page->pages->nelts > 0) {
         EMIT("<ol class=\"couchpage-pages\">\n");
@@ -257,7 +274,7 @@ const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links
             EMIT(apr_pstrcat(pool, "<li><a href=\"",
                              html(pool, cp_link_url(pool, links, link->start)), "\"",
                              link->current ? " aria-current=\"page\"" : "", ">",
-                             page_label(pool, page, link), "</a></li>\n", NULL));
+                             page_label(pool, page, link, spec), "</a></li>\n", NULL));
             /* and the last page, when it is known */
             if (p == page->pages->nelts - 1 && page->has_last
                 && link->number < page->last_number) {
@@ -267,11 +284,11 @@ const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links
         }
         EMIT("</ol>\n");
     }
-    EMIT(nav_link(pool, "next", "Next",
+    EMIT(nav_link(pool, "next", word(pool, spec, CP_WORD_NEXT),
                   page->next ? cp_link_url(pool, links, page->next) : NULL));
     /* without page links, the last page has a link of its own */
     if (page->pages->nelts == 0 && page->has_last) {
-        EMIT(nav_link(pool, "last", "Last", cp_link_url(pool, links, page->last)));
+        EMIT(nav_link(pool, "last", word(pool, spec, CP_WORD_LAST), cp_link_url(pool, links, page->last)));
     }
     EMIT("</nav>\n</div>\n");
 #undef EMIT

@@ -37,14 +37,50 @@ typedef struct {
     const cp_pattern *link;  /* NULL: plain text */
 } cp_item_spec;
 
+/* The fragment's words, each replaceable (CouchPageText NAME TEXT). The
+ * link relations (rel="prev" ...) are not words: they are names browsers
+ * and crawlers know. */
+typedef enum {
+    CP_WORD_PREVIOUS,   /* the link to the page before */
+    CP_WORD_NEXT,       /* the link to the page after */
+    CP_WORD_LAST,       /* the link to the last page, without a page list */
+    CP_WORD_OF,         /* "1-5 of 11" */
+    CP_WORD_EMPTY,      /* the text of a page without rows */
+    CP_WORD_NAV_LABEL,  /* the nav's aria-label */
+    CP_WORD_CURRENT,    /* the current page in a page list without numbers */
+    CP_WORD_COUNT
+} cp_word;
+
+/* Their names, as CouchPageText takes them, and their English defaults. */
+extern const char *const cp_word_names[CP_WORD_COUNT];
+extern const char *const cp_word_defaults[CP_WORD_COUNT];
+
+/* The word named name (any case), or -1. */
+int cp_word_find(const char *name);
+
+/* One row's inner HTML, from a renderer the caller provides (an item
+ * template); NULL with *error set when it cannot render the row. */
+typedef const char *cp_item_renderer(void *baton, apr_pool_t *pool, const json_t *row,
+                                     const char **error);
+
+/* How the fragment is made. */
+typedef struct {
+    const cp_item_spec *item;       /* what an item shows, without render_item */
+    cp_item_renderer *render_item;  /* NULL: item decides */
+    void *baton;                    /* render_item's */
+    const char *const *words;       /* CP_WORD_COUNT texts, a NULL one the default;
+                                     * NULL: every word the default */
+} cp_html_spec;
+
 /* The HTML5 fragment: a div.couchpage holding ul.couchpage-items,
  * p.couchpage-position (when the position is known) and nav.couchpage-nav:
  * prev, the page list (absolute numbers with page 1 and the last page always
  * linked, li.couchpage-gap for the pages between), next, and a.couchpage-last
  * when there is no page list and the last page is known.
- * Every text and URL is escaped. */
+ * Every text, word and URL is escaped; render_item's output is taken as it
+ * is. NULL with *error set when render_item fails. */
 const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links *links,
-                           const cp_item_spec *item);
+                           const cp_html_spec *spec, const char **error);
 
 /* An error inside an HTML page: <div class="couchpage couchpage-error">
  * holding the escaped reason. */

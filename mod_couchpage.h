@@ -61,8 +61,10 @@ typedef struct {
     int include_docs_set;
     cp_format format;          /* CP_FORMAT_AUTO: by the Accept header */
     int format_set;
-    cp_item_spec item;         /* what an HTML item shows */
-    int item_set;
+    cp_item_spec item;         /* what an HTML item shows ... */
+    ap_expr_info_t *item_template; /* ... or CouchPageItemTemplate's, when set */
+    int item_set;              /* either: the innermost section's one wins */
+    const char *words[CP_WORD_COUNT]; /* CouchPageText; NULL: inherited or English */
     int links;                 /* page links either side */
     int links_set;
     const char *token_secret;  /* NULL: tokens are plain JSON */

@@ -33,6 +33,7 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
 {
     couchpage_dir_conf *base = basev, *add = addv;
     couchpage_dir_conf *conf = apr_pcalloc(p, sizeof(*conf));
+    int i;
 
     MERGE(view);
     MERGE(page_size);
@@ -45,7 +46,13 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     MERGE(group_level);
     MERGE(include_docs);
     MERGE(format);
+    /* CouchPageItem and CouchPageItemTemplate are one setting: a section's
+     * own replaces an outer one's, whichever directive each used */
     MERGE(item);
+    conf->item_template = add->item_set ? add->item_template : base->item_template;
+    for (i = 0; i < CP_WORD_COUNT; i++) {
+        conf->words[i] = add->words[i] ? add->words[i] : base->words[i];
+    }
     MERGE(links);
     MERGE(max_token_length);
     conf->token_secret = add->token_secret_set ? add->token_secret : base->token_secret;
@@ -333,6 +340,10 @@ static const char *set_item(cmd_parms *cmd, void *dirconf, const char *field,
     couchpage_dir_conf *conf = dirconf;
     const char *err = NULL;
 
+    if (conf->item_template) {
+        return "CouchPageItem: CouchPageItemTemplate is set in this section already; "
+               "an item is shown by one or the other";
+    }
     conf->item.field = cp_field_parse(cmd->pool, field, &err);
     if (!conf->item.field) {
         return apr_pstrcat(cmd->pool, "CouchPageItem: the field ", err, NULL);
@@ -345,6 +356,52 @@ static const char *set_item(cmd_parms *cmd, void *dirconf, const char *field,
         }
     }
     conf->item_set = 1;
+    return NULL;
+}
+
+/* Parsed once: an expression error, or an unknown field in one of the
+ * template's functions (checked by the module's expression lookup), fails
+ * the configuration here. */
+static const char *set_item_template(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    couchpage_dir_conf *conf = dirconf;
+    const char *err = NULL;
+
+    if (conf->item_set && !conf->item_template) {
+        return "CouchPageItemTemplate: CouchPageItem is set in this section already; "
+               "an item is shown by one or the other";
+    }
+    conf->item_template = ap_expr_parse_cmd(cmd, arg, AP_EXPR_FLAG_STRING_RESULT, &err, NULL);
+    if (err) {
+        return apr_psprintf(cmd->pool, "CouchPageItemTemplate: '%s' is not a valid "
+                            "template: %s", arg, err);
+    }
+    conf->item_set = 1;
+    return NULL;
+}
+
+static const char *set_text(cmd_parms *cmd, void *dirconf, const char *name,
+                            const char *text)
+{
+    couchpage_dir_conf *conf = dirconf;
+    int which = cp_word_find(name);
+
+    if (which < 0) {
+        const char *known = cp_word_names[0];
+        int i;
+
+        for (i = 1; i < CP_WORD_COUNT; i++) {
+            known = apr_pstrcat(cmd->pool, known, ", ", cp_word_names[i], NULL);
+        }
+        return apr_psprintf(cmd->pool, "CouchPageText: '%s' is not a word of the fragment; "
+                            "the words are %s", name, known);
+    }
+    /* cp_json_quote refuses exactly the text that is not UTF-8 */
+    if (!cp_json_quote(cmd->pool, text)) {
+        return apr_psprintf(cmd->pool, "CouchPageText: the text for %s is not valid UTF-8",
+                            cp_word_names[which]);
+    }
+    conf->words[which] = text;
     return NULL;
 }
 
@@ -423,6 +480,14 @@ const command_rec couchpage_cmds[] = {
     AP_INIT_TAKE12("CouchPageItem", set_item, NULL, OR_OPTIONS,
         "what an HTML item shows: a field path (key, value.title, doc.name, key[1], id) "
         "and an optional link pattern with {field} placeholders"),
+    AP_INIT_TAKE1("CouchPageItemTemplate", set_item_template, NULL, OR_OPTIONS,
+        "an item's inner HTML, an expression in httpd's syntax: trusted markup with "
+        "%{couchpage_html:FIELD}, %{couchpage_url:FIELD}, %{couchpage_number:FIELD} and "
+        "%{couchpage_date:FIELD} for the row's values, always escaped; "
+        "%{couchpage_escape:TEXT} escapes request values"),
+    AP_INIT_TAKE2("CouchPageText", set_text, NULL, OR_OPTIONS,
+        "a word of the HTML fragment and its text in UTF-8: previous, next, last, of, "
+        "empty, nav-label or current"),
     AP_INIT_TAKE1("CouchPageLinks", set_links, NULL, OR_OPTIONS,
         "how many numbered page links to show either side, 0 to 20 (default 0)"),
     AP_INIT_TAKE12("CouchPageTokenSecret", set_token_secret, NULL, OR_OPTIONS,

@@ -2,11 +2,13 @@
 // Loads the mod_couchpage fixtures into a CouchDB-compatible server
 // (the embedded pouchdb-server, or a real CouchDB).
 //
-//   node embedded/fixtures.js [URL] [--items N] [--no-bands]
+//   node embedded/fixtures.js [URL] [--items N] [--no-bands]  (--no-bands: nor posts)
 //
 // URL defaults to $COUCHDB_URL, then $POUCHDB_URL; it may carry user:pass@
 // (sent as HTTP Basic credentials). Databases:
 //   bands  the eleven bands of CouchDB's pagination recipe, view _design/bands/by-name
+//   posts  36 blog posts {_id, title, date, summary}, view _design/posts/by-date
+//          (the blog example, conf/couchpage-blog.conf); loaded with the bands
 //   items  (only with --items N) N docs {_id: "item000000"..., n: 0..N-1},
 //          view _design/items/by_n, written and indexed 1,000 at a time with
 //          the progress shown (a bar on a terminal); --items 0 makes the
@@ -37,6 +39,29 @@ const ITEMS_DDOC = {
   _id: '_design/items',
   language: 'javascript',
   views: { by_n: { map: 'function(doc){ emit(doc.n, null); }' } },
+};
+// The blog example's posts: one a week from 2024-01-03, each title and
+// summary made from its number, so that every load writes the same posts.
+const POST_TOPICS = [
+  'Paging without skip', 'Keys that collate', 'A view of one\'s own', 'Tokens & links',
+  'Reduce, then page', 'Documents in rows', 'Partitions', 'Caching at the edge',
+  'Signed tokens', '<Templates> in httpd', 'Counting pages', 'Ranges of keys',
+];
+const POSTS = Array.from({ length: 36 }, (_, i) => {
+  const n = i + 1;
+  const date = new Date(Date.UTC(2024, 0, 3 + 7 * i)).toISOString().slice(0, 10);
+  const topic = POST_TOPICS[i % POST_TOPICS.length];
+  return {
+    _id: `post-${String(n).padStart(3, '0')}`,
+    title: `${topic}, part ${Math.floor(i / POST_TOPICS.length) + 1}`,
+    date,
+    summary: `Post ${n} of the example blog, written ${date}: notes on ${topic.toLowerCase()}.`,
+  };
+});
+const POSTS_DDOC = {
+  _id: '_design/posts',
+  language: 'javascript',
+  views: { 'by-date': { map: 'function(doc){ if(doc.date && doc.title){ emit(doc.date, null); } }' } },
 };
 const BATCH = 1000;    // items per write, each followed by a view query
 
@@ -157,6 +182,19 @@ async function loadBands(req) {
   console.log(`fixtures: bands: ${check.body.total_rows} rows (${missing.length} added)`);
 }
 
+async function loadPosts(req) {
+  await ensureDb(req, 'posts');
+  const have = await req('GET', '/posts/_all_docs');
+  if (have.status !== 200) fail('list posts', have);
+  const ids = new Set(have.body.rows.map((r) => r.id));
+  const missing = POSTS.filter((d) => !ids.has(d._id));
+  if (missing.length) await bulk(req, 'posts', missing);
+  await ensureDoc(req, 'posts', POSTS_DDOC);
+  const check = await req('GET', '/posts/_design/posts/_view/by-date?limit=1');
+  if (check.status !== 200) fail('query posts view', check);
+  console.log(`fixtures: posts: ${check.body.total_rows} rows (${missing.length} added)`);
+}
+
 function itemId(n) {
   return 'item' + String(n).padStart(6, '0');
 }
@@ -242,7 +280,10 @@ async function main() {
   const req = client(opt.url);
   const hello = await req('GET', '/');
   if (hello.status !== 200) fail('server welcome', hello);
-  if (opt.bands) await loadBands(req);
+  if (opt.bands) {
+    await loadBands(req);
+    await loadPosts(req);
+  }
   if (opt.items !== null) await loadItems(req, opt.items);
 }
 

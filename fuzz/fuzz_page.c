@@ -247,9 +247,12 @@ static void one_page(apr_pool_t *pool, const uint8_t *data, size_t size, int wit
     FUZZ_CHECK(fuzz_is_json(rendered), "the rendered page is not JSON");
     for (i = 0; i < (int)(sizeof(item_specs) / sizeof(item_specs[0])); i++) {
         cp_item_spec spec;
+        cp_html_spec html;
         const char *error = NULL;
 
         memset(&spec, 0, sizeof(spec));
+        memset(&html, 0, sizeof(html));
+        html.item = &spec;
         if (item_specs[i].field) {
             spec.field = cp_field_parse(pool, item_specs[i].field, &error);
             FUZZ_CHECK(spec.field, "field %s: %s", item_specs[i].field, error);
@@ -258,8 +261,8 @@ static void one_page(apr_pool_t *pool, const uint8_t *data, size_t size, int wit
             spec.link = cp_pattern_parse(pool, item_specs[i].link, &error);
             FUZZ_CHECK(spec.link, "link %s: %s", item_specs[i].link, error);
         }
-        rendered = cp_render_html(pool, &page, &links, &spec);
-        FUZZ_CHECK(rendered, "no HTML");
+        rendered = cp_render_html(pool, &page, &links, &html, &error);
+        FUZZ_CHECK(rendered, "no HTML: %s", error ? error : "");
         check_html(rendered);
     }
 }

@@ -141,6 +141,8 @@ check "first: /bands/ answers with the first five bands" \
     json_is "$(get /bands/)" 'j.items.length === 5 && j.items[0].key === "Biffy Clyro" && j.next !== null'
 check "first: / (the page under the DocumentRoot) includes the bands' fragment" \
     grep -q 'Biffy Clyro' <<<"$(get /)"
+check "first: /blog/ includes the posts, newest first, through the item template" \
+    grep -q '<li class="couchpage-item"><h3 class="post-title"><a href="/blog/posts/post-036">' <<<"$(get /blog/)"
 check "first: httpd's children run as nobody" children_are_nobody
 check "first: /items/ answers while the items load" \
     json_is "$(get '/items/?limit=1')" 'Array.isArray(j.items) && j.total_rows <= '"$ITEMS"

@@ -88,6 +88,93 @@ static void percent_encoding_keeps_only_unreserved_bytes(void **state)
                         "%25%22%3C%3E%5C%5E%60%7B%7C%7D");
 }
 
+static const char *show(cp_show how, const char *path, const char *row)
+{
+    const char *err = NULL;
+    const cp_field *field = cp_field_parse(pool, path, &err);
+
+    assert_non_null(field);
+    return cp_field_show(pool, how, field, parse(row));
+}
+
+/* Every way of showing a field, with a hostile row: never markup, never a
+ * quote that ends an attribute, never a scheme. */
+static void fields_show_as_inert_text(void **state)
+{
+    const char *row = "{\"id\":\"javascript:alert(1)\",\"key\":[\"<script>x</script>\",2],"
+                      "\"value\":{\"q\":\"a\\\"b'c&d\",\"nul\":\"a\\u0000b\",\"n\":-1.5,"
+                      "\"i\":42,\"t\":true,\"o\":{\"x\":\"<\"}}}";
+
+    assert_string_equal(show(CP_SHOW_HTML, "key[0]", row), "&lt;script&gt;x&lt;/script&gt;");
+    assert_string_equal(show(CP_SHOW_HTML, "value.q", row), "a&quot;b&#39;c&amp;d");
+    assert_string_equal(show(CP_SHOW_HTML, "value.nul", row), "a\xef\xbf\xbd" "b");
+    assert_string_equal(show(CP_SHOW_HTML, "value.o", row), "{&quot;x&quot;:&quot;&lt;&quot;}");
+    assert_string_equal(show(CP_SHOW_HTML, "value.i", row), "42");
+    assert_string_equal(show(CP_SHOW_HTML, "value.none", row), "");
+    assert_string_equal(show(CP_SHOW_URL, "id", row), "javascript%3Aalert%281%29");
+    assert_string_equal(show(CP_SHOW_URL, "value.q", row), "a%22b%27c%26d");
+    assert_string_equal(show(CP_SHOW_URL, "value.nul", row), "a%00b");
+    assert_string_equal(show(CP_SHOW_URL, "key[0]", row), "%3Cscript%3Ex%3C%2Fscript%3E");
+    assert_string_equal(show(CP_SHOW_URL, "key[5]", row), "");
+    assert_string_equal(show(CP_SHOW_NUMBER, "value.i", row), "42");
+    assert_string_equal(show(CP_SHOW_NUMBER, "value.n", row), "-1.5");
+    assert_string_equal(show(CP_SHOW_NUMBER, "key[1]", row), "2");
+    assert_string_equal(show(CP_SHOW_NUMBER, "value.t", row), "");
+    assert_string_equal(show(CP_SHOW_NUMBER, "key[0]", row), "");
+    assert_string_equal(show(CP_SHOW_NUMBER, "value.o", row), "");
+    assert_string_equal(show(CP_SHOW_DATE, "key[0]", row), "");
+    assert_string_equal(show(CP_SHOW_DATE, "value.nul", row), "");
+    assert_string_equal(show(CP_SHOW_DATE, "value.o", row), "");
+}
+
+static void dates_are_iso_strings_or_epoch_milliseconds(void **state)
+{
+    static const struct {
+        const char *value;
+        const char *shown;
+    } cases[] = {
+        { "\"2024-02-29\"", "2024-02-29" },
+        { "\"2024-03-01T09:30Z\"", "2024-03-01" },
+        { "\"2024-03-01T23:59:60.123+14:00\"", "2024-03-01" },
+        { "\"2000-12-31T00:00:00-05:30\"", "2000-12-31" },
+        { "\"1999-01-01T12:00:00\"", "1999-01-01" },
+        { "0", "1970-01-01" },
+        { "1700000000000", "2023-11-14" },
+        { "-1", "1969-12-31" },
+        { "951782400000.5", "2000-02-29" },
+        { "253402300799999", "9999-12-31" },
+        { "-62167219200000", "0000-01-01" },
+        { "\"2023-02-29\"", "" },
+        { "\"1900-02-29\"", "" },
+        { "\"2024-13-01\"", "" },
+        { "\"2024-04-31\"", "" },
+        { "\"2024-1-01\"", "" },
+        { "\"2024-\"", "" },
+        { "\"2024-01-01 \"", "" },
+        { "\"2024-01-01T25:00Z\"", "" },
+        { "\"2024-01-01T10:00+1\"", "" },
+        { "\"2024-01-01T10:00:00.\"", "" },
+        { "\"2024-01-01T10:00Zjunk\"", "" },
+        { "\"2024-01-01<script>\"", "" },
+        { "\"2024-01-01\\u0000\"", "" },
+        { "253402300800000", "" },
+        { "-62167219200001", "" },
+        { "1e300", "" },
+        { "null", "" },
+        { "[2024]", "" },
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *row = apr_psprintf(pool, "{\"key\":%s}", cases[i].value);
+        const char *shown = show(CP_SHOW_DATE, "key", row);
+
+        if (strcmp(shown, cases[i].shown) != 0) {
+            fail_msg("date %s shows '%s', not '%s'", cases[i].value, shown, cases[i].shown);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -96,6 +183,8 @@ int main(void)
         UNIT_TEST(links_fill_in_percent_encoded_values),
         UNIT_TEST(bad_link_patterns_are_refused),
         UNIT_TEST(percent_encoding_keeps_only_unreserved_bytes),
+        UNIT_TEST(fields_show_as_inert_text),
+        UNIT_TEST(dates_are_iso_strings_or_epoch_milliseconds),
     };
     RUN_UNIT_TESTS("item", tests);
 }

@@ -19,6 +19,18 @@ static cp_page page_of(const char *rows, const char *next, const char *prev,
     return page;
 }
 
+/* The fragment with an item spec and the default words. */
+static const char *html_of(const cp_page *page, const cp_links *links, const cp_item_spec *item)
+{
+    cp_html_spec spec = { item, NULL, NULL, NULL };
+    const char *error = NULL;
+    const char *out = cp_render_html(pool, page, links, &spec, &error);
+
+    assert_non_null(out);
+    assert_null(error);
+    return out;
+}
+
 static void add_page(cp_page *page, apr_int64_t number, const char *start, int current)
 {
     cp_page_link *link = apr_array_push(page->pages);
@@ -128,7 +140,7 @@ static void html_fragment_lists_items_and_navigation(void **state)
 
     add_page(&page, 2, "[\"A\",\"a\"]", 0);
     add_page(&page, 3, "[\"Nirvana\",\"n\"]", 1);
-    assert_string_equal(cp_render_html(pool, &page, &links, &item),
+    assert_string_equal(html_of(&page, &links, &item),
         "<div class=\"couchpage\">\n"
         "<ul class=\"couchpage-items\">\n"
         "<li class=\"couchpage-item\">Nirvana</li>\n"
@@ -151,7 +163,7 @@ static void html_first_and_last_pages_disable_their_links(void **state)
     cp_page page = page_of("[]", NULL, NULL, -1, -1);
     cp_links links = { "/x/", 0, NULL };
     cp_item_spec item = { NULL, NULL };
-    const char *out = cp_render_html(pool, &page, &links, &item);
+    const char *out = html_of(&page, &links, &item);
 
     assert_non_null(strstr(out, "<p class=\"couchpage-empty\">No items.</p>"));
     assert_non_null(strstr(out, "<span class=\"couchpage-prev couchpage-disabled\" "
@@ -170,7 +182,7 @@ static void html_escapes_every_text(void **state)
     const char *err = NULL;
     cp_item_spec item = { cp_field_parse(pool, "key", &err),
                           cp_pattern_parse(pool, "/band/{id}?t={value.t}", &err) };
-    const char *out = cp_render_html(pool, &page, &links, &item);
+    const char *out = html_of(&page, &links, &item);
 
     assert_non_null(strstr(out, "<li class=\"couchpage-item\"><a href=\"/band/%22%20onmouseover%3Dx?t=a%26b\">"
                                 "&lt;script&gt;alert(1)&lt;/script&gt;</a></li>"));
@@ -184,7 +196,7 @@ static void html_shows_nul_as_a_replacement_character(void **state)
     cp_links links = { "/x/", 0, NULL };
     cp_item_spec item = { NULL, NULL };
 
-    assert_non_null(strstr(cp_render_html(pool, &page, &links, &item),
+    assert_non_null(strstr(html_of(&page, &links, &item),
                            "<li class=\"couchpage-item\">a\xef\xbf\xbd&lt;b&gt;bold&lt;/b&gt;</li>"));
 }
 
@@ -216,7 +228,7 @@ static void relative_page_labels(void **state)
 
     add_page(&page, -1, "[0,\"z\"]", 0);
     add_page(&page, 0, "[1,\"a\"]", 1);
-    out = cp_render_html(pool, &page, &links, &item);
+    out = html_of(&page, &links, &item);
     assert_non_null(strstr(out, ">\xe2\x88\x92" "1</a>"));
     assert_non_null(strstr(out, " aria-current=\"page\">current</a>"));
 }
@@ -242,7 +254,7 @@ static void a_known_position_shows_first_and_last_pages(void **state)
     for (n = 4; n <= 8; n++) {
         add_page(&page, n, apr_psprintf(pool, "[%d,\"p\"]", n), n == 6);
     }
-    out = cp_render_html(pool, &page, &links, &item);
+    out = html_of(&page, &links, &item);
     assert_non_null(strstr(out, "<p class=\"couchpage-position\">21\xe2\x80\x93" "24 of 200</p>\n"));
     assert_non_null(strstr(out,
         "<ol class=\"couchpage-pages\">\n"
@@ -262,7 +274,7 @@ static void a_known_position_shows_first_and_last_pages(void **state)
                                 "\"last_page\":50}"));
     /* no page list: a link to the last page of its own */
     page.pages->nelts = 0;
-    out = cp_render_html(pool, &page, &links, &item);
+    out = html_of(&page, &links, &item);
     assert_non_null(strstr(out, "<a class=\"couchpage-last\" rel=\"last\" "
                                 "href=\"/r/?start=%5b197%2c%22z%22%5d&amp;limit=4\">Last</a>\n"
                                 "</nav>"));
@@ -270,11 +282,105 @@ static void a_known_position_shows_first_and_last_pages(void **state)
     for (n = 1; n <= 3; n++) {
         add_page(&page, n + 47, apr_psprintf(pool, "[%d,\"p\"]", n), n == 3);
     }
-    out = cp_render_html(pool, &page, &links, &item);
+    out = html_of(&page, &links, &item);
     assert_non_null(strstr(out, "\">1</a></li>\n<li class=\"couchpage-gap\" aria-hidden=\"true\">"
                                 "\xe2\x80\xa6</li>\n<li><a href=\"/r/?start=%5b1%2c"));
     assert_non_null(strstr(out, "\">50</a></li>\n</ol>"));
     assert_null(strstr(out, "rel=\"last\""));
+}
+
+/* Every word of the fragment replaced, each escaped; the link relations
+ * stay. */
+static void words_are_replaced_and_escaped(void **state)
+{
+    cp_page page = page_of("[{\"key\":\"k\",\"id\":\"a\",\"value\":null}]",
+                           "[\"X\",\"x\"]", "[\"A\",\"a\"]", 11, 5);
+    cp_links links = { "/x/", 0, NULL };
+    cp_item_spec item = { NULL, NULL };
+    const char *words[CP_WORD_COUNT] = { NULL };
+    cp_html_spec spec = { &item, NULL, NULL, words };
+    const char *error = NULL, *out;
+
+    words[CP_WORD_PREVIOUS] = "Pr\xc3\xa9" "c\xc3\xa9" "dent";
+    words[CP_WORD_NEXT] = "Suivant <b>";
+    words[CP_WORD_LAST] = "Derni\xc3\xa8re";
+    words[CP_WORD_OF] = "sur";
+    words[CP_WORD_EMPTY] = "Aucun \"article\".";
+    words[CP_WORD_NAV_LABEL] = "Pages d'articles";
+    words[CP_WORD_CURRENT] = "ici";
+    page.has_last = 1;
+    page.last = "[\"Z\",\"z\"]";
+    page.last_number = 3;
+    out = cp_render_html(pool, &page, &links, &spec, &error);
+    assert_non_null(strstr(out, "<p class=\"couchpage-position\">6\xe2\x80\x93" "6 sur 11</p>\n"
+        "<nav class=\"couchpage-nav\" aria-label=\"Pages d&#39;articles\">\n"
+        "<a class=\"couchpage-prev\" rel=\"prev\" href=\"/x/?start=%5b%22A%22%2c%22a%22%5d\">"
+        "Pr\xc3\xa9" "c\xc3\xa9" "dent</a>\n"
+        "<a class=\"couchpage-next\" rel=\"next\" href=\"/x/?start=%5b%22X%22%2c%22x%22%5d\">"
+        "Suivant &lt;b&gt;</a>\n"
+        "<a class=\"couchpage-last\" rel=\"last\" href=\"/x/?start=%5b%22Z%22%2c%22z%22%5d\">"
+        "Derni\xc3\xa8re</a>\n</nav>"));
+    /* the relative page list's current page */
+    page.offset = NULL;
+    page.numbered = 0;
+    add_page(&page, 0, "[\"k\",\"a\"]", 1);
+    out = cp_render_html(pool, &page, &links, &spec, &error);
+    assert_non_null(strstr(out, " aria-current=\"page\">ici</a>"));
+    /* the empty page; words left NULL keep their English default */
+    page = page_of("[]", NULL, NULL, 0, 0);
+    words[CP_WORD_PREVIOUS] = NULL;
+    out = cp_render_html(pool, &page, &links, &spec, &error);
+    assert_non_null(strstr(out, "<p class=\"couchpage-empty\">Aucun &quot;article&quot;.</p>\n"
+                                "<p class=\"couchpage-position\">0 sur 0</p>\n"));
+    assert_non_null(strstr(out, "aria-disabled=\"true\">Previous</span>"));
+}
+
+/* The words by their directive names, in any case. */
+static void words_are_found_by_name(void **state)
+{
+    int i;
+
+    for (i = 0; i < CP_WORD_COUNT; i++) {
+        assert_int_equal(cp_word_find(cp_word_names[i]), i);
+    }
+    assert_int_equal(cp_word_find("NAV-LABEL"), CP_WORD_NAV_LABEL);
+    assert_int_equal(cp_word_find("first"), -1);
+    assert_int_equal(cp_word_find(""), -1);
+}
+
+/* A renderer of the caller's: its output is the item's inner HTML, as it
+ * is; when it fails, so does the fragment, with its error. */
+static const char *render_id_in_em(void *baton, apr_pool_t *p, const json_t *row,
+                                   const char **error)
+{
+    const char *id = json_string_value(json_object_get(row, "id"));
+
+    (*(int *)baton)++;
+    if (!strcmp(id, "bad")) {
+        *error = "no template for bad";
+        return NULL;
+    }
+    return apr_pstrcat(p, "<em>", id, "</em>", NULL);
+}
+
+static void an_item_renderer_makes_each_item(void **state)
+{
+    cp_page page = page_of("[{\"key\":1,\"id\":\"a\",\"value\":null},"
+                           "{\"key\":2,\"id\":\"b\",\"value\":null}]", NULL, NULL, -1, -1);
+    cp_links links = { "/x/", 0, NULL };
+    int calls = 0;
+    cp_html_spec spec = { NULL, render_id_in_em, &calls, NULL };
+    const char *error = NULL, *out;
+
+    out = cp_render_html(pool, &page, &links, &spec, &error);
+    assert_non_null(strstr(out, "<ul class=\"couchpage-items\">\n"
+                                "<li class=\"couchpage-item\"><em>a</em></li>\n"
+                                "<li class=\"couchpage-item\"><em>b</em></li>\n</ul>\n"));
+    assert_int_equal(calls, 2);
+    page = page_of("[{\"key\":1,\"id\":\"a\",\"value\":null},"
+                   "{\"key\":2,\"id\":\"bad\",\"value\":null}]", NULL, NULL, -1, -1);
+    assert_null(cp_render_html(pool, &page, &links, &spec, &error));
+    assert_string_equal(error, "no template for bad");
 }
 
 int main(void)
@@ -294,6 +400,9 @@ int main(void)
         UNIT_TEST(relative_page_labels),
         UNIT_TEST(html_shows_nul_as_a_replacement_character),
         UNIT_TEST(json_output_escapes_markup_characters),
+        UNIT_TEST(words_are_replaced_and_escaped),
+        UNIT_TEST(words_are_found_by_name),
+        UNIT_TEST(an_item_renderer_makes_each_item),
     };
     RUN_UNIT_TESTS("render", tests);
 }
