@@ -48,6 +48,7 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     MERGE(item);
     MERGE(links);
     MERGE(max_token_length);
+    MERGE(cache_control);
     conf->token_secret = add->token_secret_set ? add->token_secret : base->token_secret;
     conf->previous_token_secret = add->token_secret_set ? add->previous_token_secret
                                                         : base->previous_token_secret;
@@ -371,6 +372,32 @@ static const char *set_max_token_length(cmd_parms *cmd, void *dirconf, const cha
     return NULL;
 }
 
+/* The page is the same for every client: the module reads CouchDB with its
+ * own credentials. A shared cache may keep it (RFC 9111 keeps responses to
+ * requests with Authorization out, unless 'public'); 'private' keeps it in
+ * browsers only, for locations whose range or partition depends on who
+ * asks. */
+static const char *set_max_age(cmd_parms *cmd, void *dirconf, const char *seconds,
+                               const char *scope)
+{
+    couchpage_dir_conf *conf = dirconf;
+    apr_int64_t n;
+    const char *err = parse_bounded(cmd, seconds, 0, MAX_AGE_CEILING, &n);
+
+    if (err) {
+        return err;
+    }
+    if (scope && strcasecmp(scope, "public") && strcasecmp(scope, "private")) {
+        return apr_psprintf(cmd->pool, "CouchPageMaxAge: '%s' is neither public nor private",
+                            scope);
+    }
+    conf->cache_control = apr_psprintf(cmd->pool, "%smax-age=%" APR_INT64_T_FMT,
+                                       !scope ? "" : strcasecmp(scope, "public") == 0
+                                       ? "public, " : "private, ", n);
+    conf->cache_control_set = 1;
+    return NULL;
+}
+
 const command_rec couchpage_cmds[] = {
     AP_INIT_TAKE1("CouchPageView", set_view, NULL, OR_OPTIONS,
         "the CouchDB view URL to page: http(s)://host:port/db/_design/ddoc/_view/name, "
@@ -408,5 +435,8 @@ const command_rec couchpage_cmds[] = {
         "the location; a second, previous secret is still accepted, for rotation"),
     AP_INIT_TAKE1("CouchPageMaxTokenLength", set_max_token_length, NULL, OR_OPTIONS,
         "the longest start token accepted, in bytes, 64 to 65536 (default 4096)"),
+    AP_INIT_TAKE12("CouchPageMaxAge", set_max_age, NULL, OR_OPTIONS,
+        "seconds a page may be kept by caches (Cache-Control: max-age), 0 to 31536000, "
+        "optionally public or private; default: no Cache-Control on pages"),
     { NULL }
 };

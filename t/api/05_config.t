@@ -31,6 +31,11 @@ my @CASES = (
     ['CouchPageCredentials a:b secret', qr{CouchPageCredentials: the user name must be non-empty and have no colon}],
     ['CouchPageCredentials onlyuser', qr{CouchPageCredentials takes two arguments}],
     ['CouchPageMaxResponse 10', qr{CouchPageMaxResponse: '10' is not a whole number from 1024}],
+    ["CouchPageView $VIEW\nCouchPageMaxAge 0\nCouchPageMaxAge 600 public\nCouchPageMaxAge 60 Private", undef],
+    ['CouchPageMaxAge -1', qr{CouchPageMaxAge: '-1' is not a whole number from 0 to 31536000}],
+    ['CouchPageMaxAge 1h', qr{CouchPageMaxAge: '1h' is not a whole number}],
+    ['CouchPageMaxAge 99999999', qr{CouchPageMaxAge: '99999999' is not a whole number from 0 to 31536000}],
+    ['CouchPageMaxAge 60 shared', qr{CouchPageMaxAge: 'shared' is neither public nor private}],
 );
 
 plan tests => scalar @CASES + 1;

@@ -277,6 +277,19 @@ static void a_known_position_shows_first_and_last_pages(void **state)
     assert_null(strstr(out, "rel=\"last\""));
 }
 
+/* The ETag is the SHA-1 of the exact body, base64url without padding,
+ * quoted: a strong validator; bodies longer than APR's pieces hash whole. */
+static void etags_are_the_bodys_sha1(void **state)
+{
+    char *long_body = apr_palloc(pool, 3000001);
+
+    assert_string_equal(cp_render_etag(pool, ""), "\"2jmj7l5rSw0yVb_vlWAYkK_YBwk\"");
+    assert_string_equal(cp_render_etag(pool, "abc"), "\"qZk-NkcGgWq6PiVxeFDCbJzQ2J0\"");
+    memset(long_body, 'a', 3000000);
+    long_body[3000000] = '\0';
+    assert_string_equal(cp_render_etag(pool, long_body), "\"6JNa8If6_OFL8VfVCrmSyGFoj_o\"");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -294,6 +307,7 @@ int main(void)
         UNIT_TEST(relative_page_labels),
         UNIT_TEST(html_shows_nul_as_a_replacement_character),
         UNIT_TEST(json_output_escapes_markup_characters),
+        UNIT_TEST(etags_are_the_bodys_sha1),
     };
     RUN_UNIT_TESTS("render", tests);
 }
