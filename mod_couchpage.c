@@ -261,6 +261,8 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
     req->view.reduce = conf->reduce;
     req->view.group_level = conf->group_level;
     req->view.include_docs = conf->include_docs;
+    req->view.update = conf->update;
+    req->view.stable = conf->stable;
     req->with_docid = cp_view_has_docids(&req->view);
 
     reason = cp_args_parse(r->pool, r->args, conf->max_page_size, &req->args);

@@ -69,6 +69,10 @@ typedef struct {
     int token_secret_set;
     apr_size_t max_token_length;
     int max_token_length_set;
+    const char *update;        /* CouchDB's update for every query; NULL: not sent */
+    int update_set;
+    const char *stable;        /* CouchDB's stable for every query; NULL: not sent */
+    int stable_set;
     const char *cache_control; /* a page's Cache-Control; NULL: none */
     int cache_control_set;
 } couchpage_dir_conf;

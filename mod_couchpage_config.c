@@ -48,6 +48,8 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     MERGE(item);
     MERGE(links);
     MERGE(max_token_length);
+    MERGE(update);
+    MERGE(stable);
     MERGE(cache_control);
     conf->token_secret = add->token_secret_set ? add->token_secret : base->token_secret;
     conf->previous_token_secret = add->token_secret_set ? add->previous_token_secret
@@ -372,6 +374,28 @@ static const char *set_max_token_length(cmd_parms *cmd, void *dirconf, const cha
     return NULL;
 }
 
+static const char *set_update(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    couchpage_dir_conf *conf = dirconf;
+
+    if (strcmp(arg, "true") && strcmp(arg, "false") && strcmp(arg, "lazy")) {
+        return apr_psprintf(cmd->pool, "CouchPageUpdate: '%s' is not true, false or lazy",
+                            arg);
+    }
+    conf->update = arg;
+    conf->update_set = 1;
+    return NULL;
+}
+
+static const char *set_stable(cmd_parms *cmd, void *dirconf, int on)
+{
+    couchpage_dir_conf *conf = dirconf;
+
+    conf->stable = on ? "true" : "false";
+    conf->stable_set = 1;
+    return NULL;
+}
+
 /* The page is the same for every client: the module reads CouchDB with its
  * own credentials. A shared cache may keep it (RFC 9111 keeps responses to
  * requests with Authorization out, unless 'public'); 'private' keeps it in
@@ -435,6 +459,13 @@ const command_rec couchpage_cmds[] = {
         "the location; a second, previous secret is still accepted, for rotation"),
     AP_INIT_TAKE1("CouchPageMaxTokenLength", set_max_token_length, NULL, OR_OPTIONS,
         "the longest start token accepted, in bytes, 64 to 65536 (default 4096)"),
+    AP_INIT_TAKE1("CouchPageUpdate", set_update, NULL, OR_OPTIONS,
+        "CouchDB's update for every query: true (CouchDB's default) brings the index up "
+        "to date first, lazy answers from the index as it is and updates it after, "
+        "false never updates it"),
+    AP_INIT_FLAG("CouchPageStable", set_stable, NULL, OR_OPTIONS,
+        "CouchDB's stable for every query: On reads the same copy of each shard "
+        "(a cluster's pages stay consistent), Off (CouchDB's default) the fastest"),
     AP_INIT_TAKE12("CouchPageMaxAge", set_max_age, NULL, OR_OPTIONS,
         "seconds a page may be kept by caches (Cache-Control: max-age), 0 to 31536000, "
         "optionally public or private; default: no Cache-Control on pages"),
