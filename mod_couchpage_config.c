@@ -376,15 +376,19 @@ static const char *set_max_token_length(cmd_parms *cmd, void *dirconf, const cha
 
 static const char *set_update(cmd_parms *cmd, void *dirconf, const char *arg)
 {
+    static const char *const values[] = { "true", "false", "lazy" };
     couchpage_dir_conf *conf = dirconf;
+    int i;
 
-    if (strcmp(arg, "true") && strcmp(arg, "false") && strcmp(arg, "lazy")) {
-        return apr_psprintf(cmd->pool, "CouchPageUpdate: '%s' is not true, false or lazy",
-                            arg);
+    /* CouchDB takes them in lower case only */
+    for (i = 0; i < 3; i++) {
+        if (strcasecmp(arg, values[i]) == 0) {
+            conf->update = values[i];
+            conf->update_set = 1;
+            return NULL;
+        }
     }
-    conf->update = arg;
-    conf->update_set = 1;
-    return NULL;
+    return apr_psprintf(cmd->pool, "CouchPageUpdate: '%s' is not true, false or lazy", arg);
 }
 
 static const char *set_stable(cmd_parms *cmd, void *dirconf, int on)

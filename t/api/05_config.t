@@ -36,6 +36,9 @@ my @CASES = (
     ['CouchPageMaxAge 1h', qr{CouchPageMaxAge: '1h' is not a whole number}],
     ['CouchPageMaxAge 99999999', qr{CouchPageMaxAge: '99999999' is not a whole number from 0 to 31536000}],
     ['CouchPageMaxAge 60 shared', qr{CouchPageMaxAge: 'shared' is neither public nor private}],
+    ["CouchPageView $VIEW\nCouchPageUpdate lazy\nCouchPageUpdate False\nCouchPageStable On", undef],
+    ['CouchPageUpdate later', qr{CouchPageUpdate: 'later' is not true, false or lazy}],
+    ['CouchPageStable yes', qr{CouchPageStable must be On or Off}],
 );
 
 plan tests => scalar @CASES + 1;
