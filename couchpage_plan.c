@@ -143,7 +143,8 @@ int cp_plan_pages_either_side(int links)
  * other value is JSON there too (keys, numbers, booleans). */
 static int is_raw_string_param(const char *name)
 {
-    return !strcmp(name, "startkey_docid") || !strcmp(name, "endkey_docid");
+    return !strcmp(name, "startkey_docid") || !strcmp(name, "endkey_docid")
+        || !strcmp(name, "update") || !strcmp(name, "stable");
 }
 
 static void set_param(json_t *params, const char *name, json_t *value)
@@ -190,6 +191,14 @@ static json_t *base_params(apr_pool_t *pool, const cp_view *view, int limit, int
     }
     if (descending) {
         set_param(params, "descending", json_true());
+    }
+    /* whether CouchDB brings the index up to date first, and from which copy
+     * of each shard it reads: the same for every query of the page */
+    if (view->update) {
+        set_param(params, "update", json_string(view->update));
+    }
+    if (view->stable) {
+        set_param(params, "stable", json_string(view->stable));
     }
     return params;
 }

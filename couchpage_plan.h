@@ -56,6 +56,8 @@ typedef struct {
     int reduce;              /* grouped reduce rows instead of map rows */
     int group_level;         /* CP_GROUP_EXACT or a level, with reduce */
     int include_docs;        /* items carry their documents */
+    const char *update;      /* CouchDB's update: "true", "false", "lazy"; NULL: not sent */
+    const char *stable;      /* CouchDB's stable: "true", "false"; NULL: not sent */
 } cp_view;
 
 /* Classifies a CouchPageView URL and fills url, backend, db_url,
@@ -111,7 +113,9 @@ typedef enum {
 
 /* One CouchDB query. Its parameters are a JSON object, sent as they are in
  * a multi-query POST body, and written out as a GET URL's query string
- * (cp_plan_query_url): one source for both. */
+ * (cp_plan_query_url): one source for both. The view's update and stable go
+ * into every query as strings, which CouchDB reads in both places (a JSON
+ * "lazy" in a query string it would refuse). */
 typedef struct {
     cp_query_role role;
     int limit;              /* the rows it asks for */

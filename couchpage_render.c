@@ -1,7 +1,9 @@
 #include "couchpage_render.h"
 #include "couchpage_json.h"
 
+#include <apr_encode.h>
 #include <apr_escape.h>
+#include <apr_sha1.h>
 #include <apr_strings.h>
 #include <string.h>
 #include <strings.h>
@@ -309,4 +311,25 @@ const char *cp_render_error(apr_pool_t *pool, const char *error, const char *rea
     json_object_set_new(body, "error", json_string(error));
     json_object_set_new(body, "reason", json_string(reason));
     return cp_json_text_html_safe(pool, body);
+}
+
+const char *cp_render_etag(apr_pool_t *pool, const char *body)
+{
+    apr_sha1_ctx_t sha1;
+    unsigned char digest[APR_SHA1_DIGESTSIZE];
+    apr_size_t left = strlen(body);
+
+    apr_sha1_init(&sha1);
+    /* in pieces: APR takes an unsigned int length */
+    while (left) {
+        unsigned int piece = left > 1048576 ? 1048576 : (unsigned int)left;
+
+        apr_sha1_update_binary(&sha1, (const unsigned char *)body, piece);
+        body += piece;
+        left -= piece;
+    }
+    apr_sha1_final(digest, &sha1);
+    return apr_pstrcat(pool, "\"", apr_pencode_base64_binary(pool, digest, sizeof(digest),
+                                                             APR_ENCODE_BASE64URL, NULL),
+                       "\"", NULL);
 }

@@ -86,6 +86,11 @@ const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links
  * holding the escaped reason. */
 const char *cp_render_html_error(apr_pool_t *pool, const char *reason);
 
+/* A strong entity tag for a page's body: base64url of its SHA-1, quoted.
+ * Equal bodies have equal tags, so a revalidated page that CouchDB still
+ * answers the same way is answered 304. */
+const char *cp_render_etag(apr_pool_t *pool, const char *body);
+
 /* {"error": error, "reason": reason} */
 const char *cp_render_error(apr_pool_t *pool, const char *error, const char *reason);
 

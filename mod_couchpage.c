@@ -24,6 +24,8 @@
 #include "couchpage_token.h"
 
 #define HANDLER_NAME "couchpage"
+#define JSON_TYPE "application/json; charset=utf-8"
+#define HTML_TYPE "text/html; charset=utf-8"
 
 static int send_body(request_rec *r, int status, const char *content_type,
                      const char *body)
@@ -39,11 +41,6 @@ static int send_body(request_rec *r, int status, const char *content_type,
     return OK;
 }
 
-static int send_json(request_rec *r, int status, const char *body)
-{
-    return send_body(r, status, "application/json; charset=utf-8", body);
-}
-
 /* Included into another page (mod_include), the module answers HTML unless
  * the location is fixed to JSON: a page must never receive a client's bytes
  * as anything but escaped text. */
@@ -54,14 +51,15 @@ static int is_included_html(const request_rec *r)
     return r->main && conf->format != CP_FORMAT_JSON;
 }
 
-/* Errors are JSON, which front-end code reads, except inside an included page. */
+/* Errors are JSON, which front-end code reads, except inside an included page.
+ * No cache keeps one: the next request may well succeed. */
 static int send_error(request_rec *r, int status, const char *error, const char *reason)
 {
+    apr_table_setn(r->headers_out, "Cache-Control", "no-store");
     if (is_included_html(r)) {
-        return send_body(r, status, "text/html; charset=utf-8",
-                         cp_render_html_error(r->pool, reason));
+        return send_body(r, status, HTML_TYPE, cp_render_html_error(r->pool, reason));
     }
-    return send_json(r, status, cp_render_error(r->pool, error, reason));
+    return send_body(r, status, JSON_TYPE, cp_render_error(r->pool, error, reason));
 }
 
 static int send_backend_error(request_rec *r, const cp_backend_result *result)
@@ -400,6 +398,8 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
     req->view.reduce = conf->reduce;
     req->view.group_level = conf->group_level;
     req->view.include_docs = conf->include_docs;
+    req->view.update = conf->update;
+    req->view.stable = conf->stable;
     req->with_docid = cp_view_has_docids(&req->view);
 
     reason = cp_args_parse(r->pool, r->args, conf->max_page_size, &req->args);
@@ -517,6 +517,29 @@ static int fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
     return 1;
 }
 
+/* A page is answered with its validator (a strong ETag of the body) and the
+ * location's Cache-Control; a client or cache that holds the same body
+ * gets 304 (If-None-Match, compared weakly for GET and HEAD as RFC 9110
+ * says; httpd's ap_meets_conditions). A page included into another has
+ * neither: the including page's conditions are not its own. */
+static int send_page_body(request_rec *r, const couchpage_dir_conf *conf,
+                          const char *content_type, const char *body)
+{
+    if (!r->main) {
+        int status;
+
+        apr_table_setn(r->headers_out, "ETag", cp_render_etag(r->pool, body));
+        if (conf->cache_control) {
+            apr_table_setn(r->headers_out, "Cache-Control", conf->cache_control);
+        }
+        status = ap_meets_conditions(r);
+        if (status != OK) {
+            return status;
+        }
+    }
+    return send_body(r, HTTP_OK, content_type, body);
+}
+
 static int send_page(request_rec *r, const couchpage_dir_conf *conf,
                      const page_request *req, cp_page *page)
 {
@@ -550,9 +573,9 @@ static int send_page(request_rec *r, const couchpage_dir_conf *conf,
         if (!body) {
             return send_config_error(r, reason);
         }
-        return send_body(r, HTTP_OK, "text/html; charset=utf-8", body);
+        return send_page_body(r, conf, HTML_TYPE, body);
     }
-    return send_json(r, HTTP_OK, cp_render_json(r->pool, page, &links));
+    return send_page_body(r, conf, JSON_TYPE, cp_render_json(r->pool, page, &links));
 }
 
 /* Answers the request with its page, or with the error that stops it;

@@ -27,6 +27,7 @@ extern module AP_MODULE_DECLARE_DATA couchpage_module;
 #define PAGE_SIZE_CEILING 10000
 #define DEFAULT_MAX_RESPONSE (16 * 1024 * 1024)
 #define MAX_LINKS 20
+#define MAX_AGE_CEILING 31536000 /* a year, RFC 9111's advice for "never expires" */
 
 /* A key bound of CouchPageRange: constant JSON read at start-up, or an
  * expression evaluated per request; neither means that side is open. */
@@ -72,6 +73,12 @@ typedef struct {
     int token_secret_set;
     apr_size_t max_token_length;
     int max_token_length_set;
+    const char *update;        /* CouchDB's update for every query; NULL: not sent */
+    int update_set;
+    const char *stable;        /* CouchDB's stable for every query; NULL: not sent */
+    int stable_set;
+    const char *cache_control; /* a page's Cache-Control; NULL: none */
+    int cache_control_set;
 } couchpage_dir_conf;
 
 /* The directives, and the per-directory config they fill. */

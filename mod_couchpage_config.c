@@ -55,6 +55,9 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     }
     MERGE(links);
     MERGE(max_token_length);
+    MERGE(update);
+    MERGE(stable);
+    MERGE(cache_control);
     conf->token_secret = add->token_secret_set ? add->token_secret : base->token_secret;
     conf->previous_token_secret = add->token_secret_set ? add->previous_token_secret
                                                         : base->previous_token_secret;
@@ -450,6 +453,58 @@ static const char *set_max_token_length(cmd_parms *cmd, void *dirconf, const cha
     return NULL;
 }
 
+static const char *set_update(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    static const char *const values[] = { "true", "false", "lazy" };
+    couchpage_dir_conf *conf = dirconf;
+    int i;
+
+    /* CouchDB takes them in lower case only */
+    for (i = 0; i < 3; i++) {
+        if (strcasecmp(arg, values[i]) == 0) {
+            conf->update = values[i];
+            conf->update_set = 1;
+            return NULL;
+        }
+    }
+    return apr_psprintf(cmd->pool, "CouchPageUpdate: '%s' is not true, false or lazy", arg);
+}
+
+static const char *set_stable(cmd_parms *cmd, void *dirconf, int on)
+{
+    couchpage_dir_conf *conf = dirconf;
+
+    conf->stable = on ? "true" : "false";
+    conf->stable_set = 1;
+    return NULL;
+}
+
+/* The page is the same for every client: the module reads CouchDB with its
+ * own credentials. A shared cache may keep it (RFC 9111 keeps responses to
+ * requests with Authorization out, unless 'public'); 'private' keeps it in
+ * browsers only, for locations whose range or partition depends on who
+ * asks. */
+static const char *set_max_age(cmd_parms *cmd, void *dirconf, const char *seconds,
+                               const char *scope)
+{
+    couchpage_dir_conf *conf = dirconf;
+    apr_int64_t n;
+    const char *err = parse_bounded(cmd, seconds, 0, MAX_AGE_CEILING, &n);
+
+    if (err) {
+        return err;
+    }
+    if (scope && strcasecmp(scope, "public") && strcasecmp(scope, "private")) {
+        return apr_psprintf(cmd->pool, "CouchPageMaxAge: '%s' is neither public nor private",
+                            scope);
+    }
+    conf->cache_control = apr_psprintf(cmd->pool, "%smax-age=%" APR_INT64_T_FMT,
+                                       !scope ? "" : strcasecmp(scope, "public") == 0
+                                       ? "public, " : "private, ", n);
+    conf->cache_control_set = 1;
+    return NULL;
+}
+
 const command_rec couchpage_cmds[] = {
     AP_INIT_TAKE1("CouchPageView", set_view, NULL, OR_OPTIONS,
         "the CouchDB view URL to page: http(s)://host:port/db/_design/ddoc/_view/name, "
@@ -495,5 +550,15 @@ const command_rec couchpage_cmds[] = {
         "the location; a second, previous secret is still accepted, for rotation"),
     AP_INIT_TAKE1("CouchPageMaxTokenLength", set_max_token_length, NULL, OR_OPTIONS,
         "the longest start token accepted, in bytes, 64 to 65536 (default 4096)"),
+    AP_INIT_TAKE1("CouchPageUpdate", set_update, NULL, OR_OPTIONS,
+        "CouchDB's update for every query: true (CouchDB's default) brings the index up "
+        "to date first, lazy answers from the index as it is and updates it after, "
+        "false never updates it"),
+    AP_INIT_FLAG("CouchPageStable", set_stable, NULL, OR_OPTIONS,
+        "CouchDB's stable for every query: On reads the same copy of each shard "
+        "(a cluster's pages stay consistent), Off (CouchDB's default) the fastest"),
+    AP_INIT_TAKE12("CouchPageMaxAge", set_max_age, NULL, OR_OPTIONS,
+        "seconds a page may be kept by caches (Cache-Control: max-age), 0 to 31536000, "
+        "optionally public or private; default: no Cache-Control on pages"),
     { NULL }
 };

@@ -38,6 +38,14 @@ my @CASES = (
     ["CouchPageView http://127.0.0.1:5984/db/_all_docs\nCouchPageRange 5 ''", qr{CouchPageRange: LOW '5' is not a document id}],
     ["CouchPageRange '\"a\"' '[\"b\"]'\nCouchPageView http://127.0.0.1:5984/db/_all_docs", qr{CouchPageRange: HIGH '\[\"b\"\]' is not a document id}],
     ["CouchPageView $VIEW\nCouchPageRange '[%{json:%{env:X}}, 0]' '[\"b\", {}]'", undef],
+    ["CouchPageView $VIEW\nCouchPageMaxAge 0\nCouchPageMaxAge 600 public\nCouchPageMaxAge 60 Private", undef],
+    ['CouchPageMaxAge -1', qr{CouchPageMaxAge: '-1' is not a whole number from 0 to 31536000}],
+    ['CouchPageMaxAge 1h', qr{CouchPageMaxAge: '1h' is not a whole number}],
+    ['CouchPageMaxAge 99999999', qr{CouchPageMaxAge: '99999999' is not a whole number from 0 to 31536000}],
+    ['CouchPageMaxAge 60 shared', qr{CouchPageMaxAge: 'shared' is neither public nor private}],
+    ["CouchPageView $VIEW\nCouchPageUpdate lazy\nCouchPageUpdate False\nCouchPageStable On", undef],
+    ['CouchPageUpdate later', qr{CouchPageUpdate: 'later' is not true, false or lazy}],
+    ['CouchPageStable yes', qr{CouchPageStable must be On or Off}],
 );
 
 plan tests => scalar @CASES + 1;

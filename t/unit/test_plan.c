@@ -748,6 +748,71 @@ static void check_combination(const combination *c)
 /* Every combination of the options a location and a request can have, on a
  * first and a later page: the queries a page needs, each with exactly its
  * parameters, the same in the GET URL and the POST body. */
+/* CouchPageUpdate and CouchPageStable go into every query of a page, the
+ * position probes and a widened backward query too, as strings: raw in a
+ * GET URL (update="lazy" there is CouchDB's 400), strings in a POST body. */
+static void index_freshness_goes_into_every_query(void **state)
+{
+    cp_view view = view_of(VIEW_URL);
+    cp_plan plan;
+    cp_token start = token_of("[\"p\",3]", "d1", 0);
+    apr_array_header_t *queries;
+    cp_query *backward;
+    int i;
+
+    view.update = "lazy";
+    view.stable = "true";
+    plan = plan_of(&view, NULL, NULL, NULL, 2);
+    assert_string_equal(plan_urls(&plan, NULL),
+                        "range-end " VIEW_URL "?limit=5&reduce=false&descending=true"
+                        "&update=lazy&stable=true\n"
+                        "forward " VIEW_URL "?limit=3&reduce=false&update=lazy&stable=true");
+
+    /* every role: a key range, documents and page links on a later page */
+    view.include_docs = 1;
+    view.update = "false";
+    view.stable = NULL;
+    if (cp_plan_init(pool, &plan, &view, NULL, "[\"p\",0]", "[\"p\",{}]", 2, 3)) {
+        fail_msg("plan refused");
+    }
+    queries = cp_plan_page(pool, &plan, &start);
+    assert_int_equal(queries->nelts, 5);
+    for (i = 0; i < queries->nelts; i++) {
+        const cp_query *query = &APR_ARRAY_IDX(queries, i, cp_query);
+        const char *url = cp_plan_query_url(pool, plan.index_url, query);
+
+        assert_string_equal(json_string_value(json_object_get(query->params, "update")),
+                            "false");
+        assert_null(json_object_get(query->params, "stable"));
+        assert_non_null(strstr(url, "&update=false"));
+        assert_null(strstr(url, "stable"));
+    }
+    assert_non_null(strstr(cp_plan_batch_body(pool, queries), "\"update\":\"false\""));
+
+    /* the backward answer cut inside the token's entry: the wider query keeps it */
+    view.include_docs = 0;
+    view.update = "true";
+    view.stable = "false";
+    plan = plan_of(&view, NULL, NULL, NULL, 2);
+    start = token_of("\"r\"", "d5", 0);
+    queries = cp_plan_page(pool, &plan, &start);
+    backward = cp_plan_query(queries, CP_QUERY_BACKWARD);
+    for (i = 0; i < queries->nelts; i++) {
+        APR_ARRAY_IDX(queries, i, cp_query).answer = parse("{\"rows\":[]}");
+    }
+    backward->answer = rows_of_one_entry(backward->limit);
+    assert_int_equal(cp_plan_widen(pool, &plan, &start, queries), 1);
+    backward = cp_plan_query(queries, CP_QUERY_BACKWARD);
+    assert_int_equal(backward->widened, 1);
+    assert_string_equal(json_string_value(json_object_get(backward->params, "update")), "true");
+    assert_string_equal(json_string_value(json_object_get(backward->params, "stable")), "false");
+    assert_string_equal(cp_plan_batch_body(pool, queries),
+                        apr_psprintf(pool, "{\"queries\":[{\"limit\":%d,\"reduce\":false,"
+                                     "\"descending\":true,\"update\":\"true\","
+                                     "\"stable\":\"false\",\"startkey\":\"r\","
+                                     "\"startkey_docid\":\"d5\"}]}", backward->limit));
+}
+
 static void every_option_combination_is_planned(void **state)
 {
     static const int reduce_modes[][2] = { { 0, 0 }, { 1, CP_GROUP_EXACT }, { 1, 2 } };
@@ -812,6 +877,7 @@ int main(void)
         UNIT_TEST(all_docs_starts_are_checked_against_the_range),
         UNIT_TEST(tokens_inside_one_documents_rows),
         UNIT_TEST(a_cut_entry_behind_widens_the_backward_query),
+        UNIT_TEST(index_freshness_goes_into_every_query),
         UNIT_TEST(every_option_combination_is_planned),
     };
     RUN_UNIT_TESTS("plan", tests);

@@ -383,6 +383,19 @@ static void an_item_renderer_makes_each_item(void **state)
     assert_string_equal(error, "no template for bad");
 }
 
+/* The ETag is the SHA-1 of the exact body, base64url without padding,
+ * quoted: a strong validator; bodies longer than APR's pieces hash whole. */
+static void etags_are_the_bodys_sha1(void **state)
+{
+    char *long_body = apr_palloc(pool, 3000001);
+
+    assert_string_equal(cp_render_etag(pool, ""), "\"2jmj7l5rSw0yVb_vlWAYkK_YBwk\"");
+    assert_string_equal(cp_render_etag(pool, "abc"), "\"qZk-NkcGgWq6PiVxeFDCbJzQ2J0\"");
+    memset(long_body, 'a', 3000000);
+    long_body[3000000] = '\0';
+    assert_string_equal(cp_render_etag(pool, long_body), "\"6JNa8If6_OFL8VfVCrmSyGFoj_o\"");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -403,6 +416,7 @@ int main(void)
         UNIT_TEST(words_are_replaced_and_escaped),
         UNIT_TEST(words_are_found_by_name),
         UNIT_TEST(an_item_renderer_makes_each_item),
+        UNIT_TEST(etags_are_the_bodys_sha1),
     };
     RUN_UNIT_TESTS("render", tests);
 }
