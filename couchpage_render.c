@@ -126,11 +126,11 @@ static const char *html(apr_pool_t *pool, const char *text)
 }
 
 const char *const cp_word_names[CP_WORD_COUNT] = {
-    "previous", "next", "last", "of", "empty", "nav-label", "current"
+    "first", "previous", "next", "last", "of", "empty", "nav-label", "current"
 };
 
 const char *const cp_word_defaults[CP_WORD_COUNT] = {
-    "Previous", "Next", "Last", "of", "No items.", "Pages", "current"
+    "First", "Previous", "Next", "Last", "of", "No items.", "Pages", "current"
 };
 
 int cp_word_find(const char *name)
@@ -261,6 +261,11 @@ const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links
     EMIT(position_html(pool, page, spec));
     EMIT(apr_pstrcat(pool, "<nav class=\"couchpage-nav\" aria-label=\"",
                      word(pool, spec, CP_WORD_NAV_LABEL), "\">\n", NULL));
+    /* without page links, the first page has a link of its own */
+    if (page->pages->nelts == 0) {
+        EMIT(nav_link(pool, "first", word(pool, spec, CP_WORD_FIRST),
+                      page->prev ? cp_link_url(pool, links, NULL) : NULL));
+    }
     EMIT(nav_link(pool, "prev", word(pool, spec, CP_WORD_PREVIOUS),
                   page->prev ? cp_link_url(pool, links, page->prev) : NULL));
     if (page->pages->nelts > 0) {

@@ -41,6 +41,7 @@ typedef struct {
  * link relations (rel="prev" ...) are not words: they are names browsers
  * and crawlers know. */
 typedef enum {
+    CP_WORD_FIRST,      /* the link to the first page, without a page list */
     CP_WORD_PREVIOUS,   /* the link to the page before */
     CP_WORD_NEXT,       /* the link to the page after */
     CP_WORD_LAST,       /* the link to the last page, without a page list */
@@ -75,8 +76,9 @@ typedef struct {
 /* The HTML5 fragment: a div.couchpage holding ul.couchpage-items,
  * p.couchpage-position (when the position is known) and nav.couchpage-nav:
  * prev, the page list (absolute numbers with page 1 and the last page always
- * linked, li.couchpage-gap for the pages between), next, and a.couchpage-last
- * when there is no page list and the last page is known.
+ * linked, li.couchpage-gap for the pages between), next; without a page
+ * list, a.couchpage-first before prev (a disabled span on the first page)
+ * and a.couchpage-last after next when the last page is known.
  * Every text, word and URL is escaped; render_item's output is taken as it
  * is. NULL with *error set when render_item fails. */
 const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links *links,

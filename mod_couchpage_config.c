@@ -541,7 +541,7 @@ const command_rec couchpage_cmds[] = {
         "%{couchpage_date:FIELD} for the row's values, always escaped; "
         "%{couchpage_escape:TEXT} escapes request values"),
     AP_INIT_TAKE2("CouchPageText", set_text, NULL, OR_OPTIONS,
-        "a word of the HTML fragment and its text in UTF-8: previous, next, last, of, "
+        "a word of the HTML fragment and its text in UTF-8: first, previous, next, last, of, "
         "empty, nav-label or current"),
     AP_INIT_TAKE1("CouchPageLinks", set_links, NULL, OR_OPTIONS,
         "how many numbered page links to show either side, 0 to 20 (default 0)"),

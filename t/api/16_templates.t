@@ -113,12 +113,12 @@ my @CONFIG = (
     ["CouchPageItem key\nCouchPageItemTemplate \"%{couchpage_html:key}\"",
      qr{CouchPageItemTemplate: CouchPageItem is set in this section already}],
     ['CouchPageText previos "Back"',
-     qr{CouchPageText: 'previos' is not a word of the fragment; the words are previous, next, last, of, empty, nav-label, current}],
+     qr{CouchPageText: 'previos' is not a word of the fragment; the words are first, previous, next, last, of, empty, nav-label, current}],
     ['CouchPageText previous', qr{CouchPageText takes two arguments}],
     ["CouchPageText next \"Suivant \xff\"", qr{CouchPageText: the text for next is not valid UTF-8}],
 );
 
-plan tests => 35 + @DOCS + @CONFIG + ($browser ? 8 : 1);
+plan tests => 36 + @DOCS + @CONFIG + ($browser ? 8 : 1);
 binmode Test::More->builder->$_, ':encoding(UTF-8)' for qw(output failure_output todo_output);
 
 # --- 1. every function, on plain and hostile documents -----------------------
@@ -174,6 +174,7 @@ double_load('tmpl', [ map { $_->{doc} } @DOCS ], { v => { map => 'function(doc){
     my ($nav) = by_class($tree, 'couchpage-nav');
     is($nav->{attrs}{'aria-label'}, "Pages d'articles", 'nav-label: aria-label="Pages d\'articles"');
     like($res->content, qr{aria-label="Pages d&#39;articles"}, "... its ' escaped");
+    is(text_of((by_class($tree, 'couchpage-first'))[0]), 'Première', 'first: Première');
     is(text_of((by_class($tree, 'couchpage-prev'))[0]), 'Précédent', 'previous: Précédent');
     is(text_of((by_class($tree, 'couchpage-next'))[0]), 'Suivant', 'NEXT (any case): Suivant');
     is(text_of((by_class($tree, 'couchpage-last'))[0]), 'Dernière', 'last: Dernière');

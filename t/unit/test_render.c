@@ -166,7 +166,9 @@ static void html_first_and_last_pages_disable_their_links(void **state)
     const char *out = html_of(&page, &links, &item);
 
     assert_non_null(strstr(out, "<p class=\"couchpage-empty\">No items.</p>"));
-    assert_non_null(strstr(out, "<span class=\"couchpage-prev couchpage-disabled\" "
+    assert_non_null(strstr(out, "<span class=\"couchpage-first couchpage-disabled\" "
+                                "aria-disabled=\"true\">First</span>\n"
+                                "<span class=\"couchpage-prev couchpage-disabled\" "
                                 "aria-disabled=\"true\">Previous</span>"));
     assert_non_null(strstr(out, "<span class=\"couchpage-next couchpage-disabled\" "
                                 "aria-disabled=\"true\">Next</span>"));
@@ -275,6 +277,8 @@ static void a_known_position_shows_first_and_last_pages(void **state)
     /* no page list: a link to the last page of its own */
     page.pages->nelts = 0;
     out = html_of(&page, &links, &item);
+    assert_non_null(strstr(out, "<a class=\"couchpage-first\" rel=\"first\" "
+                                "href=\"/r/?limit=4\">First</a>\n<a class=\"couchpage-prev\""));
     assert_non_null(strstr(out, "<a class=\"couchpage-last\" rel=\"last\" "
                                 "href=\"/r/?start=%5b197%2c%22z%22%5d&amp;limit=4\">Last</a>\n"
                                 "</nav>"));
@@ -301,6 +305,7 @@ static void words_are_replaced_and_escaped(void **state)
     cp_html_spec spec = { &item, NULL, NULL, words };
     const char *error = NULL, *out;
 
+    words[CP_WORD_FIRST] = "Premi\xc3\xa8re";
     words[CP_WORD_PREVIOUS] = "Pr\xc3\xa9" "c\xc3\xa9" "dent";
     words[CP_WORD_NEXT] = "Suivant <b>";
     words[CP_WORD_LAST] = "Derni\xc3\xa8re";
@@ -314,6 +319,7 @@ static void words_are_replaced_and_escaped(void **state)
     out = cp_render_html(pool, &page, &links, &spec, &error);
     assert_non_null(strstr(out, "<p class=\"couchpage-position\">6\xe2\x80\x93" "6 sur 11</p>\n"
         "<nav class=\"couchpage-nav\" aria-label=\"Pages d&#39;articles\">\n"
+        "<a class=\"couchpage-first\" rel=\"first\" href=\"/x/\">Premi\xc3\xa8re</a>\n"
         "<a class=\"couchpage-prev\" rel=\"prev\" href=\"/x/?start=%5b%22A%22%2c%22a%22%5d\">"
         "Pr\xc3\xa9" "c\xc3\xa9" "dent</a>\n"
         "<a class=\"couchpage-next\" rel=\"next\" href=\"/x/?start=%5b%22X%22%2c%22x%22%5d\">"
@@ -344,7 +350,7 @@ static void words_are_found_by_name(void **state)
         assert_int_equal(cp_word_find(cp_word_names[i]), i);
     }
     assert_int_equal(cp_word_find("NAV-LABEL"), CP_WORD_NAV_LABEL);
-    assert_int_equal(cp_word_find("first"), -1);
+    assert_int_equal(cp_word_find("second"), -1);
     assert_int_equal(cp_word_find(""), -1);
 }
 
