@@ -182,6 +182,22 @@ static const char *set_max_response(cmd_parms *cmd, void *dirconf, const char *a
     return NULL;
 }
 
+/* A string expression of the directive's, parsed once, now. NULL, or the
+ * message httpd -t prints: the directive (and which argument), the text,
+ * and ap_expr's reason. */
+static const char *parse_string_expr(cmd_parms *cmd, const char *which, const char *text,
+                                     const char *noun, ap_expr_info_t **expr)
+{
+    const char *err = NULL;
+
+    *expr = ap_expr_parse_cmd(cmd, text, AP_EXPR_FLAG_STRING_RESULT, &err, NULL);
+    if (err) {
+        return apr_psprintf(cmd->pool, "%s:%s%s '%s' is not a valid %s: %s", cmd->cmd->name,
+                            which ? " " : "", which ? which : "", text, noun, err);
+    }
+    return NULL;
+}
+
 /* A bound with a %{...} in it is an expression, evaluated per request;
  * any other must be JSON as written, read now, once: so that a typo such as
  * '[1' is the operator's error at start-up, not every client's 400. */
@@ -204,12 +220,7 @@ static const char *parse_bound(cmd_parms *cmd, const char *which, const char *te
         }
         return NULL;
     }
-    bound->expr = ap_expr_parse_cmd(cmd, text, AP_EXPR_FLAG_STRING_RESULT, &err, NULL);
-    if (err) {
-        return apr_psprintf(cmd->pool, "CouchPageRange: %s '%s' is not a valid "
-                            "expression: %s", which, text, err);
-    }
-    return NULL;
+    return parse_string_expr(cmd, which, text, "expression", &bound->expr);
 }
 
 /* RAW_ARGS, because httpd's TAKE2 takes an empty word ('') for a missing
@@ -252,10 +263,9 @@ static const char *set_partition(cmd_parms *cmd, void *dirconf, const char *arg)
     if (conf->view_set && conf->view.is_partitioned) {
         return "CouchPagePartition: the CouchPageView URL names a partition already";
     }
-    conf->partition = ap_expr_parse_cmd(cmd, arg, AP_EXPR_FLAG_STRING_RESULT, &err, NULL);
+    err = parse_string_expr(cmd, NULL, arg, "expression", &conf->partition);
     if (err) {
-        return apr_psprintf(cmd->pool, "CouchPagePartition: '%s' is not a valid "
-                            "expression: %s", arg, err);
+        return err;
     }
     conf->partition_set = 1;
     return NULL;
@@ -374,10 +384,9 @@ static const char *set_item_template(cmd_parms *cmd, void *dirconf, const char *
         return "CouchPageItemTemplate: CouchPageItem is set in this section already; "
                "an item is shown by one or the other";
     }
-    conf->item_template = ap_expr_parse_cmd(cmd, arg, AP_EXPR_FLAG_STRING_RESULT, &err, NULL);
+    err = parse_string_expr(cmd, NULL, arg, "template", &conf->item_template);
     if (err) {
-        return apr_psprintf(cmd->pool, "CouchPageItemTemplate: '%s' is not a valid "
-                            "template: %s", arg, err);
+        return err;
     }
     conf->item_set = 1;
     return NULL;

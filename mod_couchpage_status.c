@@ -186,10 +186,18 @@ static apr_uint64_t read_counter(volatile apr_uint64_t *counter)
     return apr_atomic_read64(counter);
 }
 
+/* One line of the section: its ?auto name and its label in the HTML. */
+typedef struct {
+    const char *name;
+    const char *label;
+    apr_uint64_t value;
+} status_line;
+
 static int status_section(request_rec *r, int flags)
 {
-    apr_uint64_t requests, time, mean;
-    apr_size_t i;
+    status_line lines[5 + N_COUNTED_ERRORS];
+    apr_uint64_t requests, time;
+    apr_size_t i, n = 0;
 
     if (!counters) {
         if (!(flags & AP_STATUS_SHORT)) {
@@ -200,34 +208,36 @@ static int status_section(request_rec *r, int flags)
     }
     requests = read_counter(&counters->backend_requests);
     time = read_counter(&counters->backend_time);
-    mean = requests ? time / requests : 0;
-    if (flags & AP_STATUS_SHORT) {
-        ap_rprintf(r, "CouchPagePages: %" APR_UINT64_T_FMT "\n"
-                   "CouchPageBackendRequests: %" APR_UINT64_T_FMT "\n"
-                   "CouchPageBackendTimeMicroseconds: %" APR_UINT64_T_FMT "\n"
-                   "CouchPageBackendMeanMicroseconds: %" APR_UINT64_T_FMT "\n"
-                   "CouchPageRows: %" APR_UINT64_T_FMT "\n",
-                   read_counter(&counters->pages), requests, time, mean,
-                   read_counter(&counters->rows));
-        for (i = 0; i < N_COUNTED_ERRORS; i++) {
-            ap_rprintf(r, "CouchPageErrors%d: %" APR_UINT64_T_FMT "\n", counted_errors[i],
-                       read_counter(&counters->errors[i]));
-        }
-        return OK;
-    }
-    ap_rprintf(r, "<hr />\n<h2>CouchPage</h2>\n<dl>\n"
-               "<dt>Pages served: %" APR_UINT64_T_FMT "</dt>\n"
-               "<dt>Backend requests: %" APR_UINT64_T_FMT "</dt>\n"
-               "<dt>Backend time: %" APR_UINT64_T_FMT " &micro;s, %" APR_UINT64_T_FMT
-               " &micro;s a request</dt>\n"
-               "<dt>Rows read: %" APR_UINT64_T_FMT "</dt>\n",
-               read_counter(&counters->pages), requests, time, mean,
-               read_counter(&counters->rows));
+#define LINE(NAME, LABEL, VALUE) \
+    (lines[n].name = (NAME), lines[n].label = (LABEL), lines[n++].value = (VALUE))
+    LINE("Pages", "Pages served", read_counter(&counters->pages));
+    LINE("BackendRequests", "Backend requests", requests);
+    LINE("BackendTimeMicroseconds", "Backend time (&micro;s)", time);
+    LINE("BackendMeanMicroseconds", "Backend time a request (&micro;s)",
+         requests ? time / requests : 0);
+    LINE("Rows", "Rows read", read_counter(&counters->rows));
     for (i = 0; i < N_COUNTED_ERRORS; i++) {
-        ap_rprintf(r, "<dt>Errors %d: %" APR_UINT64_T_FMT "</dt>\n", counted_errors[i],
-                   read_counter(&counters->errors[i]));
+        LINE(apr_psprintf(r->pool, "Errors%d", counted_errors[i]),
+             apr_psprintf(r->pool, "Errors %d", counted_errors[i]),
+             read_counter(&counters->errors[i]));
     }
-    ap_rputs("</dl>\n", r);
+#undef LINE
+    if (!(flags & AP_STATUS_SHORT)) {
+        ap_rputs("<hr />\n<h2>CouchPage</h2>\n<dl>\n", r);
+    }
+    for (i = 0; i < n; i++) {
+        if (flags & AP_STATUS_SHORT) {
+            ap_rprintf(r, "CouchPage%s: %" APR_UINT64_T_FMT "\n", lines[i].name,
+                       lines[i].value);
+        }
+        else {
+            ap_rprintf(r, "<dt>%s: %" APR_UINT64_T_FMT "</dt>\n", lines[i].label,
+                       lines[i].value);
+        }
+    }
+    if (!(flags & AP_STATUS_SHORT)) {
+        ap_rputs("</dl>\n", r);
+    }
     return OK;
 }
 

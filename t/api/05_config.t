@@ -7,6 +7,7 @@ use Apache::Test qw(plan ok);
 use Apache::TestUtil qw(t_cmp);
 use File::Spec::Functions qw(catfile);
 use File::Temp qw(tempdir);
+use CouchPageTest qw(httpd_config_test);
 
 my $vars = Apache::Test::vars();
 my $httpd = $vars->{httpd};
@@ -50,34 +51,16 @@ my @CASES = (
 
 plan tests => scalar @CASES + 1;
 
-my $n = 0;
 for my $case (@CASES) {
     my ($directives, $expect) = @$case;
-    my $conf = catfile($dir, 'case' . ++$n . '.conf');
-    open my $fh, '>', $conf or die "$conf: $!";
-    print $fh <<"CONF";
-ServerRoot "$dir"
-ServerName localhost
-Listen 127.0.0.1:1
-PidFile "$dir/httpd.pid"
-ErrorLog "$dir/error_log"
-LoadModule mpm_event_module "$modules/mod_mpm_event.so"
-LoadModule authz_core_module "$modules/mod_authz_core.so"
-LoadModule couchpage_module "$module"
-<Location "/x/">
-SetHandler couchpage
-$directives
-</Location>
-CONF
-    close $fh;
-    my $out = `'$httpd' -t -f '$conf' 2>&1`;
+    my ($status, $out) = httpd_config_test($directives);
     my $first = (split /\n/, $directives)[0];
     if (defined $expect) {
-        ok t_cmp($? != 0 && $out =~ $expect ? 'refused' : "status $?: $out", 'refused',
+        ok t_cmp($status != 0 && $out =~ $expect ? 'refused' : "status $status: $out", 'refused',
                  "httpd -t refuses '$first' and says why");
     }
     else {
-        ok t_cmp($? == 0 && $out =~ /Syntax OK/ ? 'ok' : "status $?: $out", 'ok',
+        ok t_cmp($status == 0 && $out =~ /Syntax OK/ ? 'ok' : "status $status: $out", 'ok',
                  'httpd -t accepts a valid configuration');
     }
 }

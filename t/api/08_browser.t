@@ -12,13 +12,11 @@ use Apache::Test qw(-withtestmore);
 use Apache::TestRequest ();
 use File::Spec::Functions qw(catfile catdir);
 use JSON::PP ();
-use POSIX ();
-use Time::HiRes qw(sleep time);
+use CouchPageTest qw(browser_walk);
 
 my $vars = Apache::Test::vars();
 my $chromium = $ENV{COUCHPAGE_CHROMIUM} || '/usr/bin/chromium';
 my $embedded = $ENV{COUCHPAGE_EMBEDDED_DIR} || catdir($vars->{top_dir}, 'embedded');
-my $walk = catfile($vars->{top_dir}, 't', 'browser', 'walk.js');
 my $shot = catfile($vars->{t_logs}, 'browser', 'walk-middle-page.png');
 
 my @PAGES = (
@@ -38,34 +36,11 @@ my $JSON = JSON::PP->new->utf8;
 my $url = 'http://' . Apache::TestRequest::hostport() . '/demo/';
 unlink $shot;
 
-# Runs walk.js with a time limit; (exit code, report lines, stderr).
-my $out = catfile($vars->{t_logs}, 'browser-walk.out');
-my $err = catfile($vars->{t_logs}, 'browser-walk.err');
-my @cmd = ('node', $walk, $url, '--screenshot', $shot, '--expect', $JSON->encode(\@PAGES),
-           '--timeout', 90_000);
-my $pid = fork // die "fork: $!";
-if ($pid == 0) {
-    open STDIN, '<', '/dev/null';
-    open STDOUT, '>', $out or POSIX::_exit(126);
-    open STDERR, '>', $err or POSIX::_exit(126);
-    { exec @cmd };
-    POSIX::_exit(127);
-}
-my $deadline = time + 120;
-while (waitpid($pid, POSIX::WNOHANG()) == 0) {
-    if (time > $deadline) {
-        kill 'TERM', $pid;
-        waitpid($pid, 0);
-        last;
-    }
-    sleep 0.1;
-}
-my $rc = $? >> 8;
-my @lines = do { open my $fh, '<', $out or die "$out: $!"; <$fh> };
-my @report = map { eval { $JSON->decode($_) } // () } @lines;
-my $stderr = do { local $/; open my $fh, '<', $err or die "$err: $!"; <$fh> } // '';
-# chromium's wrapper script and its own noise are not failures; walk.js's are
-my @failures = grep { /^walk\.js:/ } split /\n/, $stderr;
+# walk.js with a time limit
+my ($rc, $report, $failures, $stderr) = browser_walk('walk', $url, 120, '--screenshot', $shot,
+                                                     '--expect', $JSON->encode(\@PAGES));
+my @report = @$report;
+my @failures = @$failures;
 
 is($rc, 0, 'walk.js passes') or diag($stderr);
 is_deeply(\@failures, [], 'walk.js reports no failed check');

@@ -18,9 +18,8 @@ use warnings FATAL => 'all';
 use utf8;
 
 use Apache::Test qw(-withtestmore);
-use File::Temp ();
 use Time::HiRes qw(time);
-use CouchPageTest qw(double_load double_log double_queries with_args);
+use CouchPageTest qw(double_load double_log double_queries with_args httpd_config_test);
 use Encode ();
 use CouchPageWalk qw(:all);
 
@@ -45,23 +44,10 @@ sub walk_ok {
     return $pages;
 }
 
-# httpd -t of a <Location> with these directives (as t/api/05_config.t
-# does): (syntax ok, output).
+# httpd -t of a <Location> with these directives: (syntax ok, output).
 sub httpd_t {
-    my ($directives) = @_;
-    my $vars = Apache::Test::vars();
-    chomp(my $modules = `'$vars->{apxs}' -q LIBEXECDIR 2>/dev/null` || '/usr/lib/apache2/modules');
-    my $dir = File::Temp::tempdir(CLEANUP => 1);
-    my $conf = "$dir/httpd.conf";
-    open my $fh, '>', $conf or die "$conf: $!";
-    print $fh qq{ServerRoot "$dir"\nServerName localhost\nListen 127.0.0.1:1\nPidFile "$dir/httpd.pid"\n}
-            . qq{ErrorLog "$dir/error_log"\nLoadModule mpm_event_module "$modules/mod_mpm_event.so"\n}
-            . qq{LoadModule authz_core_module "$modules/mod_authz_core.so"\n}
-            . qq{LoadModule couchpage_module "$vars->{top_dir}/.libs/mod_couchpage.so"\n}
-            . qq{<Location "/x/">\nSetHandler couchpage\n$directives\n</Location>\n};
-    close $fh;
-    my $out = `'$vars->{httpd}' -t -f '$conf' 2>&1`;
-    return ($? == 0 && $out =~ /Syntax OK/, $out);
+    my ($status, $out) = httpd_config_test(@_);
+    return ($status == 0 && $out =~ /Syntax OK/, $out);
 }
 
 # A token for ?start=: the JSON text of [key, docid].

@@ -12,12 +12,9 @@ use Apache::Test qw(-withtestmore);
 use Apache::TestRequest ();
 use Encode qw(decode_utf8 encode_utf8);
 use File::Spec::Functions qw(catfile catdir);
-use File::Temp qw(tempdir);
 use JSON::PP ();
-use POSIX ();
-use Time::HiRes qw(sleep time);
 use URI::Escape qw(uri_escape_utf8);
-use CouchPageTest qw(double_load double_fault);
+use CouchPageTest qw(double_load double_fault httpd_config_test browser_walk);
 use CouchPageHTML qw(parse_html elements by_class by_tag text_of);
 
 my $vars = Apache::Test::vars();
@@ -193,38 +190,16 @@ double_load('tmpl', [ map { $_->{doc} } @DOCS ], { v => { map => 'function(doc){
 
 # --- 3. httpd -t ----------------------------------------------------------------
 {
-    my $httpd = $vars->{httpd};
-    my $module = catfile($vars->{top_dir}, '.libs', 'mod_couchpage.so');
-    chomp(my $modules = `'$vars->{apxs}' -q LIBEXECDIR 2>/dev/null` || '/usr/lib/apache2/modules');
-    my $dir = tempdir(CLEANUP => 1);
-    my $n = 0;
     for my $case (@CONFIG) {
         my ($directives, $expect) = @$case;
-        my $conf = catfile($dir, 'case' . ++$n . '.conf');
-        open my $fh, '>', $conf or die "$conf: $!";
-        binmode $fh;    # the UTF-8 case as UTF-8, the invalid byte as it is
-        print $fh encode_utf8(<<"CONF") =~ s/\xc3\xbf"/\xff"/r;
-ServerRoot "$dir"
-ServerName localhost
-Listen 127.0.0.1:1
-PidFile "$dir/httpd.pid"
-ErrorLog "$dir/error_log"
-LoadModule mpm_event_module "$modules/mod_mpm_event.so"
-LoadModule authz_core_module "$modules/mod_authz_core.so"
-LoadModule couchpage_module "$module"
-<Location "/x/">
-SetHandler couchpage
-$directives
-</Location>
-CONF
-        close $fh;
-        my $out = `'$httpd' -t -f '$conf' 2>&1`;
+        # the UTF-8 case as UTF-8, the invalid byte as it is
+        my ($status, $out) = httpd_config_test(encode_utf8($directives) =~ s/\xc3\xbf"/\xff"/r);
         my $last = (split /\n/, $directives)[-1];
         if (defined $expect) {
-            ok($? != 0 && $out =~ $expect, "httpd -t refuses '$last' and says why") or diag($out);
+            ok($status != 0 && $out =~ $expect, "httpd -t refuses '$last' and says why") or diag($out);
         }
         else {
-            ok($? == 0 && $out =~ /Syntax OK/, 'httpd -t accepts a template of every function and a word')
+            ok($status == 0 && $out =~ /Syntax OK/, 'httpd -t accepts a template of every function and a word')
                 or diag($out);
         }
     }
@@ -247,38 +222,16 @@ CONF
 
 SKIP: {
     skip "no chromium at $chromium or no playwright-core in $embedded/node_modules", 1 unless $browser;
-    my $walk = catfile($vars->{top_dir}, 't', 'browser', 'walk.js');
     my $shot = catfile($vars->{t_logs}, 'browser', 'walk-blog.png');
-    my $out = catfile($vars->{t_logs}, 'browser-walk-blog.out');
-    my $err = catfile($vars->{t_logs}, 'browser-walk-blog.err');
     my $url = 'http://' . Apache::TestRequest::hostport() . '/demo/blog/';
     unlink $shot;
-    my $pid = fork // die "fork: $!";
-    if ($pid == 0) {
-        open STDIN, '<', '/dev/null';
-        open STDOUT, '>', $out or POSIX::_exit(126);
-        open STDERR, '>', $err or POSIX::_exit(126);
-        { exec 'node', $walk, $url, '--screenshot', $shot, '--timeout', 150_000 };
-        POSIX::_exit(127);
-    }
-    my $deadline = time + 180;
-    while (waitpid($pid, POSIX::WNOHANG()) == 0) {
-        if (time > $deadline) {
-            kill 'TERM', $pid;
-            waitpid($pid, 0);
-            last;
-        }
-        sleep 0.1;
-    }
-    my $rc = $? >> 8;
-    my @report = map { eval { $JSON->decode($_) } // () } do { open my $fh, '<', $out or die "$out: $!"; <$fh> };
-    my $stderr = do { local $/; open my $fh, '<', $err or die "$err: $!"; <$fh> } // '';
-    my @steps = grep { exists $_->{step} } @report;
+    my ($rc, $report, $failures, $stderr) = browser_walk('walk-blog', $url, 180, '--screenshot', $shot);
+    my @steps = grep { exists $_->{step} } @$report;
     # an item's visible text starts with its title, on a line of its own
     my @seen = map { [ map { (split /\n/)[0] } @{ $_->{items} } ] } @steps;
 
     is($rc, 0, 'walk.js passes on the blog') or diag($stderr);
-    is_deeply([grep { /^walk\.js:/ } split /\n/, $stderr], [], '... and reports no failed check');
+    is_deeply($failures, [], '... and reports no failed check');
     is(scalar @steps, 15, 'first page, Next seven times to the last, Previous seven times back');
     is_deeply([@seen[0 .. 7]], \@BLOG_PAGES, 'Next shows every post once, newest first');
     is_deeply([@seen[7 .. 14]], [reverse @BLOG_PAGES], 'Previous shows them again back to the first page');

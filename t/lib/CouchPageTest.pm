@@ -16,6 +16,7 @@ use Apache::Test ();
 use Apache::TestRequest ();
 use File::Basename ();
 use File::Spec::Functions qw(catfile);
+use File::Temp ();
 use IO::Socket::INET ();
 use POSIX ();
 use Time::HiRes qw(time sleep);
@@ -28,6 +29,7 @@ our @EXPORT_OK = qw(
     error_log_path error_log_mark error_log_since
     time_wait_count
     free_port wait_for_port own_process spawn_process reap_process start_own_httpd
+    httpd_config_test browser_walk
 );
 our %EXPORT_TAGS = (all => \@EXPORT_OK);
 
@@ -406,6 +408,64 @@ sub start_own_httpd {
                             $vars->{httpd}, '-f', "$root/httpd.conf", '-DFOREGROUND');
     wait_for_port($port, "httpd in $root", $pid);
     return ($port, $pid);
+}
+
+# httpd -t on a configuration of one <Location "/x/"> with the handler and
+# DIRECTIVES, written as the bytes given. Returns (exit status, httpd's
+# output): 0 and "Syntax OK", or httpd's message naming the directive.
+sub httpd_config_test {
+    my ($directives) = @_;
+    my $vars = Apache::Test::vars();
+    chomp(my $libexec = `'$vars->{apxs}' -q LIBEXECDIR 2>/dev/null` || '/usr/lib/apache2/modules');
+    my $dir = File::Temp::tempdir(CLEANUP => 1);
+    my $conf = catfile($dir, 'httpd.conf');
+    my $module = catfile($vars->{top_dir}, '.libs', 'mod_couchpage.so');
+    open my $fh, '>:raw', $conf or die "$conf: $!";
+    print $fh qq{ServerRoot "$dir"\nServerName localhost\nListen 127.0.0.1:1\n},
+        qq{PidFile "$dir/httpd.pid"\nErrorLog "$dir/error_log"\n},
+        qq{LoadModule mpm_event_module "$libexec/mod_mpm_event.so"\n},
+        qq{LoadModule authz_core_module "$libexec/mod_authz_core.so"\n},
+        qq{LoadModule couchpage_module "$module"\n},
+        qq{<Location "/x/">\nSetHandler couchpage\n$directives\n</Location>\n};
+    close $fh;
+    my $out = `'$vars->{httpd}' -t -f '$conf' 2>&1`;
+    return ($? >> 8, $out);
+}
+
+# t/browser/walk.js on URL with ARGS (--screenshot FILE, --expect JSON ...),
+# killed after LIMIT seconds; its output in t/logs/browser-NAME.out and .err.
+# Returns (exit code, the JSON lines it reported, walk.js's own failures
+# from stderr, the whole stderr).
+sub browser_walk {
+    my ($name, $url, $limit, @args) = @_;
+    my $vars = Apache::Test::vars();
+    my $walk = catfile($vars->{top_dir}, 't', 'browser', 'walk.js');
+    my $out = catfile($vars->{t_logs}, "browser-$name.out");
+    my $err = catfile($vars->{t_logs}, "browser-$name.err");
+    my $pid = fork // die "fork: $!";
+    if ($pid == 0) {
+        open STDIN, '<', '/dev/null';
+        open STDOUT, '>', $out or POSIX::_exit(126);
+        open STDERR, '>', $err or POSIX::_exit(126);
+        { exec 'node', $walk, $url, @args, '--timeout', ($limit - 30) * 1000 };
+        POSIX::_exit(127);
+    }
+    my $deadline = time + $limit;
+    while (waitpid($pid, POSIX::WNOHANG()) == 0) {
+        if (time > $deadline) {
+            kill 'TERM', $pid;
+            waitpid($pid, 0);
+            last;
+        }
+        sleep 0.1;
+    }
+    my $rc = $? >> 8;
+    my @report = map { eval { $JSON->decode($_) } // () }
+                 do { open my $fh, '<', $out or die "$out: $!"; <$fh> };
+    my $stderr = do { local $/; open my $fh, '<', $err or die "$err: $!"; <$fh> } // '';
+    # chromium's wrapper script and its own noise are not failures; walk.js's are
+    my @failures = grep { /^walk\.js:/ } split /\n/, $stderr;
+    return ($rc, \@report, \@failures, $stderr);
 }
 
 1;
