@@ -75,25 +75,29 @@ int cp_view_has_docids(const cp_view *view)
     return !view->reduce;
 }
 
-const char *cp_plan_check_range(apr_pool_t *pool, const cp_view *view, const char *low,
-                                const char *high)
+/* The range's bounds read as keys, into *low_key and *high_key: NULL, or
+ * why they cannot bound the view's keys (see cp_plan_check_range). */
+static const char *read_range(apr_pool_t *pool, const cp_view *view, const char *low,
+                              const char *high, const json_t **low_key,
+                              const json_t **high_key)
 {
     const char *bounds[2] = { low, high }, *names[2] = { "LOW", "HIGH" };
+    const json_t **keys[2] = { low_key, high_key };
     int side;
 
     for (side = 0; side < 2; side++) {
         const char *error = NULL;
-        const json_t *bound;
 
+        *keys[side] = NULL;
         if (!bounds[side]) {
             continue;
         }
-        bound = cp_json_load(pool, bounds[side], strlen(bounds[side]), &error);
-        if (!bound) {
+        *keys[side] = cp_json_load(pool, bounds[side], strlen(bounds[side]), &error);
+        if (!*keys[side]) {
             return apr_psprintf(pool, "%s '%s' is not JSON: %s", names[side], bounds[side],
                                 error);
         }
-        if (view->is_all_docs && !json_is_string(bound)) {
+        if (view->is_all_docs && !json_is_string(*keys[side])) {
             return apr_psprintf(pool, "%s '%s' is not a document id; an _all_docs range "
                                 "needs JSON strings", names[side], bounds[side]);
         }
@@ -101,19 +105,26 @@ const char *cp_plan_check_range(apr_pool_t *pool, const cp_view *view, const cha
     return NULL;
 }
 
+const char *cp_plan_check_range(apr_pool_t *pool, const cp_view *view, const char *low,
+                                const char *high)
+{
+    const json_t *low_key, *high_key;
+
+    return read_range(pool, view, low, high, &low_key, &high_key);
+}
+
 const char *cp_plan_init(apr_pool_t *pool, cp_plan *plan, const cp_view *view,
                          const char *partition, const char *low, const char *high,
                          int count, int links)
 {
-    const char *error = NULL;
+    const char *reason;
 
     plan->view = view;
     plan->low = low;
     plan->high = high;
-    plan->low_key = low ? cp_json_load(pool, low, strlen(low), &error) : NULL;
-    plan->high_key = high && !error ? cp_json_load(pool, high, strlen(high), &error) : NULL;
-    if (error) {
-        return apr_pstrcat(pool, "a bound of the key range is not JSON: ", error, NULL);
+    reason = read_range(pool, view, low, high, &plan->low_key, &plan->high_key);
+    if (reason) {
+        return reason;
     }
     plan->count = count;
     plan->links = links;
@@ -435,27 +446,23 @@ static int compare_ids(const json_t *a, const json_t *b)
 const char *cp_plan_check_start(apr_pool_t *pool, const cp_plan *plan,
                                 const cp_token *start)
 {
-    const char *bounds[2] = { plan->low, plan->high };
+    /* cp_plan_init has read the bounds, strings over _all_docs */
+    const json_t *bounds[2] = { plan->low_key, plan->high_key };
     int side;
 
-    if (!plan->view->is_all_docs || !(plan->low || plan->high)) {
+    if (!plan->view->is_all_docs || !(plan->low_key || plan->high_key)) {
         return NULL;
     }
     if (!json_is_string(start->key)) {
         return "the start token's key is not a document id";
     }
     for (side = 0; side < 2; side++) {
-        const json_t *bound = bounds[side]
-            ? cp_json_load(pool, bounds[side], strlen(bounds[side]), NULL) : NULL;
         int cmp;
 
         if (!bounds[side]) {
             continue;
         }
-        if (!json_is_string(bound)) {
-            return "an _all_docs key range needs document ids (JSON strings) as bounds";
-        }
-        cmp = compare_ids(start->key, bound);
+        cmp = compare_ids(start->key, bounds[side]);
         if (side == 0 ? cmp < 0 : cmp > 0) {
             return "the start token is outside this location's key range";
         }

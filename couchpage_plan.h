@@ -88,8 +88,8 @@ typedef struct {
 const char *cp_plan_check_range(apr_pool_t *pool, const cp_view *view, const char *low,
                                 const char *high);
 
-/* partition may be NULL; low and high are compact JSON (or NULL) that
- * cp_plan_check_range accepts. Returns NULL, or the reason the partition
+/* partition may be NULL; low and high are compact JSON (or NULL). Returns
+ * NULL, or the reason the bounds (cp_plan_check_range's) or the partition
  * name cannot be used. */
 const char *cp_plan_init(apr_pool_t *pool, cp_plan *plan, const cp_view *view,
                          const char *partition, const char *low, const char *high,

@@ -464,14 +464,14 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
         || !eval_bound(r, "HIGH", &conf->high, &high)) {
         return 0;
     }
-    /* bounds merged from several sections, or yielded by expressions */
-    reason = cp_plan_check_range(r->pool, &req->view, low, high);
-    if (reason) {
+    reason = cp_plan_init(r->pool, &req->plan, &req->view, partition, low, high, count,
+                          conf->links);
+    /* bounds merged from several sections, or yielded by expressions, are
+     * the configuration's fault; a partition name may be the client's */
+    if (reason && cp_plan_check_range(r->pool, &req->view, low, high)) {
         send_config_error(r, apr_pstrcat(r->pool, "CouchPageRange: ", reason, NULL));
         return 0;
     }
-    reason = cp_plan_init(r->pool, &req->plan, &req->view, partition, low, high, count,
-                          conf->links);
     if (!reason && req->args.start) {
         reason = cp_plan_check_start(r->pool, &req->plan, &req->start);
     }

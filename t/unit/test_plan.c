@@ -417,6 +417,7 @@ static void range_bounds_must_be_json_and_ids_for_all_docs(void **state)
 {
     cp_view view = view_of(VIEW_URL);
     cp_view all_docs = view_of(DB_URL "/_all_docs");
+    cp_plan plan;
     const char *reason;
 
     assert_null(cp_plan_check_range(pool, &view, NULL, NULL));
@@ -434,6 +435,13 @@ static void range_bounds_must_be_json_and_ids_for_all_docs(void **state)
     assert_non_null(reason);
     assert_non_null(strstr(reason, "HIGH '5' is not a document id"));
     assert_non_null(cp_plan_check_range(pool, &all_docs, "[\"b\"]", NULL));
+    /* a plan reads its bounds by the same rules */
+    reason = cp_plan_init(pool, &plan, &all_docs, NULL, "\"b\"", "5", 3, 0);
+    assert_non_null(reason);
+    assert_non_null(strstr(reason, "HIGH '5' is not a document id"));
+    reason = cp_plan_init(pool, &plan, &view, NULL, "[1", NULL, 3, 0);
+    assert_non_null(reason);
+    assert_non_null(strstr(reason, "LOW '[1' is not JSON"));
 }
 
 /* CouchDB makes no reversed-range check on _all_docs: ids are checked here,
