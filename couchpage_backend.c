@@ -6,8 +6,10 @@
 #include "http_log.h"
 #include "http_protocol.h"
 #include "http_request.h"
+#include "mod_proxy.h"
 #include "util_filter.h"
 #include "apr_hash.h"
+#include "apr_lib.h"
 #include "apr_strings.h"
 #if APR_HAS_THREADS
 #include "apr_thread_mutex.h"
@@ -17,9 +19,11 @@ APLOG_USE_MODULE(couchpage);
 
 #define CAPTURE_FILTER "COUCHPAGE_CAPTURE"
 #define KEPT_BODY_FILTER "COUCHPAGE_KEPT_BODY"
+#define BATCH_STATUS_FILTER "COUCHPAGE_BATCH_STATUS"
 
 static ap_filter_rec_t *capture_filter_handle;
 static ap_filter_rec_t *kept_body_filter_handle;
+static ap_filter_rec_t *batch_status_filter_handle;
 
 /* The backends of this process that have no multi-query endpoint: their
  * queries go as one GET each. Per process (each child learns for itself,
@@ -38,21 +42,22 @@ typedef struct {
     apr_off_t max_bytes;
     int too_large;
     int broken;     /* an error bucket or a failed read: the body is cut off */
-    int status;     /* the backend's status before body_broken made it 502 */
+    int batch;      /* the read is a multi-query POST */
 } capture_ctx;
 
-/* The body is cut off: the subrequest failed as a bad gateway. Saying so in
- * its status lets mod_proxy_balancer's failonstatus=502 put the member that
- * cut it off into error state (mod_proxy itself does only when the
- * connection fails before a response), so that the repeat goes to another
- * member and not back to a node that is going down. */
+/* The body is cut off. A member that failed before it answered at all (no
+ * status line came: mod_proxy_http then passes only an error bucket, when
+ * the client's connection has had requests before) makes the subrequest a
+ * bad gateway, as mod_proxy_http's own answer to that failure is on a
+ * client's first request, so that failonstatus=502 puts the member in error
+ * state and the repeat goes to another. An answer cut off after it began is
+ * not charged to its member: see failed_in_flight. */
 static void body_broken(ap_filter_t *f, capture_ctx *ctx)
 {
-    if (!ctx->broken) {
-        ctx->status = f->r->status;
+    if (!ctx->broken && !f->r->status_line) {
+        f->r->status = HTTP_BAD_GATEWAY;
     }
     ctx->broken = 1;
-    f->r->status = HTTP_BAD_GATEWAY;
 }
 
 /* Sets every data bucket aside into our own brigade: the subrequest's output
@@ -135,6 +140,48 @@ static apr_status_t read_kept_body(ap_filter_t *f, apr_bucket_brigade *bb,
     return APR_SUCCESS;
 }
 
+/* Reads the status line of a multi-query POST's answer on the backend
+ * connection. CouchDB 3.4 answers a failure of the first query (a refusal,
+ * a cluster's 500 nodedown) with a complete error response, and then goes
+ * on to write the other queries' results after it on the same connection:
+ * mod_proxy would hand them to the next request on that pooled connection
+ * as its answer. So after any answer but a 2xx the connection is marked to
+ * close (keepalive AP_CONN_CLOSE), which mod_proxy honours when it releases
+ * it. The filter leaves once the final status line has passed. */
+static apr_status_t watch_batch_status(ap_filter_t *f, apr_bucket_brigade *bb,
+                                       ap_input_mode_t mode, apr_read_type_e block,
+                                       apr_off_t readbytes)
+{
+    apr_status_t rv = ap_get_brigade(f->next, bb, mode, block, readbytes);
+    char line[12];
+    apr_size_t len = sizeof(line);
+
+    if (rv != APR_SUCCESS || mode != AP_MODE_GETLINE
+        || apr_brigade_flatten(bb, line, &len) != APR_SUCCESS
+        || len < sizeof(line) || strncmp(line, "HTTP/1.", 7) != 0
+        || !apr_isdigit(line[9]) || line[9] == '1') {
+        /* not a final status line (a stray blank line, a 1xx) */
+        return rv;
+    }
+    if (line[9] != '2') {
+        f->c->keepalive = AP_CONN_CLOSE;
+    }
+    ap_remove_input_filter(f);
+    return rv;
+}
+
+/* mod_proxy_http's hook for the request it makes of the backend (pr) on
+ * behalf of r: a multi-query POST of ours gets its status watched. */
+static int watch_batch_request(request_rec *r, request_rec *pr)
+{
+    const capture_ctx *ctx = ap_get_module_config(r->request_config, &couchpage_module);
+
+    if (ctx && ctx->batch) {
+        ap_add_input_filter_handle(batch_status_filter_handle, NULL, pr, pr->connection);
+    }
+    return OK;
+}
+
 static void no_batch_init(apr_pool_t *pchild, server_rec *s)
 {
     no_batch.pool = pchild;
@@ -212,6 +259,10 @@ void cp_backend_register(void)
 {
     capture_filter_handle = ap_register_output_filter(CAPTURE_FILTER, capture_body,
                                                       NULL, AP_FTYPE_RESOURCE);
+    batch_status_filter_handle = ap_register_input_filter(BATCH_STATUS_FILTER,
+                                                          watch_batch_status, NULL,
+                                                          AP_FTYPE_PROTOCOL);
+    APR_OPTIONAL_HOOK(proxy, create_req, watch_batch_request, NULL, NULL, APR_HOOK_MIDDLE);
     kept_body_filter_handle = ap_register_input_filter(KEPT_BODY_FILTER, read_kept_body,
                                                        NULL, AP_FTYPE_RESOURCE);
     ap_hook_child_init(child_init, NULL, NULL, APR_HOOK_MIDDLE);
@@ -285,6 +336,8 @@ static request_rec *make_proxy_subrequest(request_rec *r, const cp_backend_conf 
     ap_add_input_filter_handle(kept_body_filter_handle, NULL, rr, r->connection);
     rr->output_filters = rr->proto_output_filters = NULL;
     ap_add_output_filter_handle(capture_filter_handle, ctx, rr, r->connection);
+    ctx->batch = read->body != NULL;
+    ap_set_module_config(rr->request_config, &couchpage_module, ctx);
     return rr;
 }
 
@@ -317,9 +370,7 @@ static int run_attempt(request_rec *r, const cp_backend_conf *conf, const backen
     out->rv = ap_run_sub_req(rr);
     stats->time += apr_time_now() - started;
     stats->requests++;
-    /* a batch cut off after its 200 keeps its results: the caller needs
-     * the status CouchDB sent, not the 502 told to mod_proxy_balancer */
-    out->backend_status = out->capture.broken ? out->capture.status : rr->status;
+    out->backend_status = rr->status;
     out->timed_out = apr_table_get(rr->notes, "proxy_timedout") != NULL;
     ap_destroy_sub_req(rr);
     return 1;
@@ -350,9 +401,17 @@ static int is_nodedown(request_rec *r, int backend_status, const char *text, apr
 
 /* Why a read failed in flight, or NULL if it did not. A refused or reset
  * connection, a body cut off, or a cluster's 500 nodedown are safe to
- * repeat; behind a balancer the repeat goes to another member once the
- * failed one is in error state. A timeout is not repeated: it would double
- * the client's wait. */
+ * repeat. A timeout is not repeated: it would double the client's wait.
+ *
+ * Behind a balancer, a member that refused the connection is put in error
+ * state by mod_proxy, and one that dropped it before answering by
+ * failonstatus=502 (body_broken), so the repeat goes to another member. A
+ * body cut off after the answer began is not charged to its member: a
+ * healthy CouchDB coordinator cuts its answer when another node it gathers
+ * from goes down, or when it refuses a later query of a batch (which a
+ * client's forged token can ask for), and the bytes do not tell these from
+ * the member's own death. A member that died refuses the repeat's
+ * connection, and mod_proxy passes the repeat on. */
 static const char *failed_in_flight(request_rec *r, const attempt *a)
 {
     if (a->capture.too_large || a->timed_out || a->rv == HTTP_GATEWAY_TIME_OUT) {

@@ -38,7 +38,7 @@ my @FAULTS = (
 );
 my $REPEATED = grep { $_->[1] } @FAULTS;
 
-plan tests => 8 * @FAULTS + 5 * $REPEATED + 7 + 9 + 4;
+plan tests => 8 * @FAULTS + 5 * $REPEATED + 7 + 9 + 6 + 5;
 
 my ($status, $page) = get_json('/faults/');
 ok t_cmp($status, 200, 'the faults location serves before any fault');
@@ -81,6 +81,30 @@ for my $case (@FAULTS) {
     ok t_cmp(view_queries(), 2, "$what once: the backend saw the query twice");
     double_fault(mode => 'none');
 }
+
+# CouchDB 3.4 answers a failure of a multi-query POST's first query (here a
+# cluster's 500 nodedown) with a complete error response, and writes the other
+# queries' results behind it on the same connection later, once its handler
+# has run them (the double's trailing_ms): mod_proxy would read them as the
+# answer to the next request on that pooled connection. So that connection
+# is closed: the repeat goes out on another, and every page after is right.
+($status, $page) = get_json('/faults/');
+my $later = $page->{next};
+double_log(clear => 1);
+double_fault(mode => 'status', status => 500, body => { error => 'nodedown', reason => 'progress not possible' },
+             trailing_ms => 300, path => '/faults/_design/d/_view/v/queries', count => 1);
+my $trail_mark = error_log_mark();
+my ($trail_status, $trail_page) = get_json(with_args('/faults/', start => $later));
+ok t_cmp($trail_status, 200, 'a batch answered 500 nodedown, results written behind it later: the repeat serves the page');
+ok t_cmp(join(',', map { $_->{key} } @{ $trail_page->{items} || [] }), '3,4,5', 'with the right rows');
+my @posts = grep { $_->{method} eq 'POST' } double_log();
+ok t_cmp(@posts == 2 && $posts[0]{conn} != $posts[1]{conn} ? 'another connection' : 'the same connection',
+         'another connection', 'the repeat goes out on another connection than the one the error came back on');
+my @after_trail = map { my ($c, $p) = get_json(with_args('/faults/', start => $later));
+                        "$c " . join(',', map { $_->{key} } @{ $p->{items} || [] }) } 1 .. 4;
+ok t_cmp(join('; ', @after_trail), join('; ', ('200 3,4,5') x 4), 'the pages after it are served right');
+ok t_cmp(scalar(grep { /CP0101/ } error_log_since($trail_mark, wait => 1)), 0, 'no backend error logged');
+double_fault(mode => 'none');
 
 # CouchDB 3.x databases are admin-only: 401 is CouchDB's error, carried
 ($status, $page) = get_json('/faults-anonymous/');
@@ -129,11 +153,14 @@ ok t_cmp(join('|', map { "$_->{method} " . ($_->{method} eq 'POST' ? $_->{header
          join('|', map { $_->{method} eq 'POST' ? 'POST application/json' : 'GET ' } @requests),
          'GETs of the view, and POSTs of its queries as application/json: nothing else');
 
-# Behind mod_proxy_balancer (README, "Scaling out"): the member that cut a
-# read off goes into error state (failonstatus=502: the module answers such a
-# subrequest 502), so that the repeat, and the queries after it, go to the
-# other member, and not back to a node that may be going down. An httpd of
-# this test's own has a balancer of two members that are both the double, as
+# Behind mod_proxy_balancer (README, "Scaling out"): a member that dropped
+# the connection before it answered goes into error state (failonstatus=502:
+# the module answers such a subrequest 502), so that the repeat, and the
+# queries after it, go to the other member, and not back to a node that may
+# be going down. A member that cut an answer off after it began is not put in
+# error state: a healthy CouchDB coordinator does that when another node goes
+# down, and taking it out could leave no member at all. An httpd of this
+# test's own has a balancer of two members that are both the double, as
 # 127.0.0.1 and as localhost: the Host header the double logs tells them apart.
 my $port = double_port();
 my $root = tempdir(CLEANUP => 1);
@@ -153,18 +180,30 @@ CONF
 my $lb = HTTP::Tiny->new(timeout => 30);
 sub lb_first_page { my $res = $lb->get("http://127.0.0.1:$lb_port/faults/"); ($res->{status}, $res->{content}) }
 sub view_hosts { map { $_->{headers}{host} // '?' } grep { ($_->{url} // '') =~ m{^/faults/_design/d/_view/v} } double_log() }
+sub other_member { my ($member) = @_; ($member // '') eq "localhost:$port" ? "127.0.0.1:$port" : "localhost:$port" }
 double_log(clear => 1);
 lb_first_page() for 1 .. 4;
 my %members = map { $_ => 1 } view_hosts();
 ok t_cmp(join(',', sort keys %members), "127.0.0.1:$port,localhost:$port", 'the balancer uses both members');
+
+# an answer cut off after it began: repeated, and its member stays in
 double_log(clear => 1);
 double_fault(mode => 'truncate', path => '/faults/', count => 1);
-my ($lb_status, $lb_body) = lb_first_page();
+my ($lb_status) = lb_first_page();
 ok t_cmp($lb_status, 200, 'a read cut off behind the balancer is repeated and served');
 lb_first_page() for 1 .. 4;
 my ($cut, $repeat, @after) = view_hosts();
-ok t_cmp($repeat // 'none', ($cut // '') eq "localhost:$port" ? "127.0.0.1:$port" : "localhost:$port",
-         'the repeat went to the other member');
-ok t_cmp(join(',', grep { $_ eq ($cut // '') } @after), '',
-         'and so did every query after it: the member that cut it off is in error state');
+ok t_cmp(join(',', sort keys %{{ map { $_ => 1 } @after }}), "127.0.0.1:$port,localhost:$port",
+         'the member that cut an answer off stays in use: both members serve the queries after it');
+
+# a connection dropped before any answer: the member goes into error state
+double_log(clear => 1);
+double_fault(mode => 'reset', path => '/faults/', count => 1);
+($lb_status) = lb_first_page();
+ok t_cmp($lb_status, 200, 'a read whose connection was dropped behind the balancer is repeated and served');
+lb_first_page() for 1 .. 4;
+my ($dropped, $repeated, @later) = view_hosts();
+ok t_cmp($repeated // 'none', other_member($dropped), 'the repeat went to the other member');
+ok t_cmp(join(',', grep { $_ eq ($dropped // '') } @later), '',
+         'and so did every query after it: the member that dropped the connection is in error state');
 double_fault(mode => 'none');

@@ -2062,6 +2062,7 @@ class Double {
     if (fault && fault.mode === 'slow') await sleep(fault.ms || 0);
     if (fault && fault.mode === 'status') {
       const status = fault.status || 500;
+      if (fault.trailing_ms !== undefined) this.trailAfter(req, res, fault.trailing_ms);
       if (fault.body !== undefined) {
         const b = typeof fault.body === 'string' ? fault.body : JSON.stringify(fault.body);
         res.writeHead(status, this.baseHeaders({ 'Content-Length': Buffer.byteLength(b) }));
@@ -2426,6 +2427,24 @@ class Double {
     const prepared = queries.map((q, i) => prepareAllDocs(db, parseQuery(q, defaults, `all_docs query ${i}`), undefined));
     const outcomes = prepared.map((a) => outcomeOf(() => runAllDocs(db, a)));
     return { kind: 'multi', ops: multiQueryOps(outcomes, bufferResponse(qs)) };
+  }
+
+  // The status fault's trailing_ms: as CouchDB does after an error in the
+  // first query of a multi-query POST, the connection's handler goes on to
+  // run the other queries and writes their chunks behind the error response,
+  // trailing_ms later; only then does it read the connection's next request.
+  trailAfter(req, res, ms) {
+    const sock = res.socket;
+    if (!sock) return;
+    const chunked = chunkedHeader(req)['Transfer-Encoding'] !== undefined;
+    const data = '\r\n{"total_rows":0,"offset":0,"rows":[\r\n\r\n]}';
+    sock.pause();
+    res.once('finish', () => setTimeout(() => {
+      if (!sock.destroyed) {
+        sock.write(chunked ? `${Buffer.byteLength(data).toString(16)}\r\n${data}\r\n0\r\n\r\n` : data);
+        sock.resume();
+      }
+    }, ms));
   }
 
   // Plays multiQueryOps' steps. A 200 that CouchDB completes goes through
