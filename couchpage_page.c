@@ -352,6 +352,19 @@ int cp_page_behind_complete(const cp_query *backward, const cp_token *start,
     return before_token + (last - own) >= (size_t)needed;
 }
 
+/* Rows of the last page's answer, nearest the end first, whose places in
+ * their entries are known: all but an entry its limit cut at the far end. */
+static size_t tail_known(const cp_query *tail, int with_docid)
+{
+    return json_array_size(rows_of(tail->answer)) - cut_entry_rows(tail, with_docid);
+}
+
+int cp_page_tail_complete(const cp_query *tail, int with_docid, int needed)
+{
+    return tail_known(tail, with_docid) >= (size_t)needed
+           || json_array_size(rows_of(tail->answer)) < (size_t)tail->limit;
+}
+
 /* The first row of the k-th page behind (k >= 1): the count-th row further
  * back, or the farthest there is when fewer remain (a short first page). */
 static const placed_row *behind_start(const cp_page_answers *in,
@@ -443,56 +456,26 @@ static int position_of(const cp_page_answers *in, const apr_array_header_t *behi
                                       : *total - *before < (json_int_t)read) {
         return 0;
     }
-    /* rows read back from the range's end (or beyond its start) */
-    if (range_end) {
-        read = json_array_size(rows_of(range_end->answer));
-        if (read < (size_t)range_end->limit ? *total > (json_int_t)read
-                                            : *total < 0) {
-            return 0;
-        }
-    }
     return 1;
 }
 
-/* The last page, from the rows read back from the range's end: its first
- * row is the remainder's count back (a full page's when the rows divide). */
-static void find_last(apr_pool_t *pool, const cp_page_answers *in, json_int_t before,
-                      json_int_t total, cp_page *page)
+/* The last page: this one, or CP_TOKEN_LAST, which finds it when followed. */
+static void find_last(const cp_page_answers *in, json_int_t before, json_int_t total,
+                      cp_page *page)
 {
-    const cp_query *range_end = cp_plan_query(in->queries, CP_QUERY_RANGE_END);
-    apr_array_header_t *from_end;
-    json_int_t remainder;
-    const placed_row *first;
-
     page->has_last = 0;
     if (total == 0) {
         return;
     }
+    page->has_last = 1;
     page->last_number = total / in->count + (total % in->count != 0);
-    remainder = total - (page->last_number - 1) * in->count;
     if (before == (page->last_number - 1) * in->count) {
-        page->has_last = 1;
         page->last_is_current = 1;
         page->last = in->start;
-        return;
     }
-    if (page->last_number == 1) {
-        page->has_last = 1;
-        page->last = NULL;
-        return;
+    else {
+        page->last = page->last_number == 1 ? NULL : CP_TOKEN_LAST;
     }
-    if (!range_end) {
-        return;
-    }
-    from_end = rows_behind(pool, rows_of(range_end->answer), in->with_docid, NULL);
-    /* its index must be known: not in an entry the limit cut */
-    if (remainder > (json_int_t)(from_end->nelts
-                                 - (int)cut_entry_rows(range_end, in->with_docid))) {
-        return;
-    }
-    first = &APR_ARRAY_IDX(from_end, remainder - 1, placed_row);
-    page->has_last = 1;
-    page->last = row_token(pool, first->row, in->with_docid, first->index);
 }
 
 static void add_link(apr_array_header_t *pages, apr_int64_t number, const char *start,
@@ -503,6 +486,87 @@ static void add_link(apr_array_header_t *pages, apr_int64_t number, const char *
     link->number = number;
     link->start = start;
     link->current = current;
+}
+
+/* The last page's position from the offsets of its answer (the tail) and
+ * the range start probe: *total, and 1, when known and consistent with the
+ * rows read (all of them when the answer is short of its limit). */
+static int tail_position(const cp_page_answers *in, const cp_query *tail, json_int_t *total)
+{
+    const cp_query *range_start = cp_plan_query(in->queries, CP_QUERY_RANGE_START);
+    json_int_t view_rows = count_of(tail->answer, "total_rows");
+    json_int_t rows_after = count_of(tail->answer, "offset");
+    json_int_t rows_before = range_start ? count_of(range_start->answer, "offset") : 0;
+    json_int_t read = (json_int_t)json_array_size(rows_of(tail->answer));
+
+    if ((in->partial && !range_start) || view_rows < 0 || rows_after < 0 || rows_before < 0
+        || view_rows - rows_before < rows_after) {
+        return 0;
+    }
+    *total = view_rows - rows_before - rows_after;
+    return read < tail->limit ? *total == read : *total >= read;
+}
+
+/* The last page, asked for with CP_TOKEN_LAST: its rows and the pages
+ * behind it from the rows read back from the range's end. Where the
+ * position is known it holds the remainder (a full page when the rows
+ * divide), as the walk from the first page ends; else the last count rows. */
+static void assemble_last(apr_pool_t *pool, const cp_page_answers *in, cp_page *page)
+{
+    const cp_query *tail = cp_plan_query(in->queries, CP_QUERY_RANGE_END);
+    apr_array_header_t *from_end = rows_behind(pool, rows_of(tail->answer), in->with_docid,
+                                               NULL);
+    apr_array_header_t *behind, *before;
+    size_t known = tail_known(tail, in->with_docid), rows, i;
+    json_int_t total = 0;
+    int k;
+
+    page->numbered = tail_position(in, tail, &total);
+    rows = page->numbered ? (size_t)(total - (total - 1) / in->count * in->count)
+                          : (size_t)in->count;
+    if (rows > known) {
+        /* the page's first row lies in an entry the limit cut */
+        rows = known;
+        page->numbered = 0;
+    }
+    page->rows = cp_json_pool_own(pool, json_array());
+    for (i = rows; i > 0; i--) {
+        json_array_append(page->rows, (json_t *)APR_ARRAY_IDX(from_end, i - 1, placed_row).row);
+    }
+    behind = apr_array_make(pool, (int)(known - rows) + 1, sizeof(placed_row));
+    for (i = rows; i < known; i++) {
+        *(placed_row *)apr_array_push(behind) = APR_ARRAY_IDX(from_end, i, placed_row);
+    }
+    before = behind_tokens(pool, in, behind, (size_t)cp_plan_pages_either_side(in->links));
+    page->next = NULL;
+    page->prev = before->nelts ? APR_ARRAY_IDX(before, 0, const char *) : NULL;
+
+    page->has_last = 0;
+    page->last_is_current = 0;
+    page->last = NULL;
+    page->last_number = 0;
+    page->offset = NULL;
+    page->total_rows = in->partial ? NULL : json_object_get(tail->answer, "total_rows");
+    if (page->numbered) {
+        page->offset = cp_json_pool_own(pool, json_integer(total - (json_int_t)rows));
+        page->total_rows = cp_json_pool_own(pool, json_integer(total));
+        if (total > 0) {
+            page->has_last = 1;
+            page->last_is_current = 1;
+            page->last = in->start;
+            page->last_number = (total - 1) / in->count + 1;
+        }
+    }
+
+    page->pages = apr_array_make(pool, 2 * in->links + 1, sizeof(cp_page_link));
+    if (in->links == 0) {
+        return;
+    }
+    for (k = before->nelts; k >= 1; k--) {
+        add_link(page->pages, page->last_number - k, APR_ARRAY_IDX(before, k - 1, const char *),
+                 0);
+    }
+    add_link(page->pages, page->last_number, in->start, 1);
 }
 
 void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page)
@@ -516,6 +580,10 @@ void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page
     json_int_t rows_before = 0, total = 0;
     int i;
 
+    if (in->start_token && in->start_token->at_end) {
+        assemble_last(pool, in, page);
+        return;
+    }
     page->rows = cp_json_pool_own(pool, json_array());
     for (i = 0; (size_t)i < json_array_size(forward_rows) && i < in->count; i++) {
         json_array_append(page->rows, json_array_get(forward_rows, i));
@@ -538,7 +606,7 @@ void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page
     if (page->numbered) {
         page->offset = cp_json_pool_own(pool, json_integer(rows_before));
         page->total_rows = cp_json_pool_own(pool, json_integer(total));
-        find_last(pool, in, rows_before, total, page);
+        find_last(in, rows_before, total, page);
     }
     else {
         /* CouchDB's total is the location's only where it is the whole index */

@@ -45,8 +45,9 @@ typedef struct {
                                  numbered */
     apr_array_header_t *pages; /* of cp_page_link, in view order; empty without links */
     int numbered;             /* the position is known: page numbers are absolute */
-    int has_last;             /* the last page is known (numbered, with the end probe) */
-    const char *last;         /* its token; NULL when it is the first page */
+    int has_last;             /* the last page is known (numbered) */
+    const char *last;         /* its token (CP_TOKEN_LAST, or the client's when it is
+                                 this page); NULL when it is the first page */
     int last_is_current;      /* it is this page (last is the client's token) */
     apr_int64_t last_number;  /* its number */
 } cp_page;
@@ -79,6 +80,12 @@ const char *cp_page_check(apr_pool_t *pool, const apr_array_header_t *queries,
 int cp_page_behind_complete(const cp_query *backward, const cp_token *start,
                             int with_docid, int needed);
 
+/* Whether the last page's answer (the range end query of a CP_TOKEN_LAST
+ * page) holds `needed` rows nearest the end whose places in their entries
+ * are known, or every row there is. Else ask again with a larger limit
+ * (cp_plan_widen). */
+int cp_page_tail_complete(const cp_query *tail, int with_docid, int needed);
+
 /* Builds the page. All responses must have passed cp_page_rows.
  *
  * The position comes from CouchDB's offsets (see cp_plan_page): rows before
@@ -89,9 +96,11 @@ int cp_page_behind_complete(const cp_query *backward, const cp_token *start,
  * CouchDB-compatible servers report offset 0 on every page): not fewer
  * rows before the page than were read behind it, exactly those when the
  * backward answer reached the range's start, 0 on a first page, and a total
- * that holds what the forward and end answers read. Otherwise page numbers
- * are relative to the current page. The last page's first row is row
- * (last - 1) * count + 1, the remainder's count back from the end. */
+ * that holds what the forward answer read. Otherwise page numbers are
+ * relative to the current page. The last page's first row is row
+ * (last - 1) * count + 1, the remainder's count back from the end: its link
+ * is CP_TOKEN_LAST, and that page is built from the rows read back from the
+ * end (the position from that answer's offsets, checked the same way). */
 void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *answers, cp_page *page);
 
 #endif

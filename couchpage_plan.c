@@ -299,6 +299,30 @@ static json_t *backward_params(apr_pool_t *pool, const cp_plan *plan, const cp_t
     return params;
 }
 
+/* The last page's query: from the range's end the other way, bounded by
+ * its start, with the documents when the items carry them. */
+static json_t *tail_params(apr_pool_t *pool, const cp_plan *plan, int limit)
+{
+    const cp_view *view = plan->view;
+    json_t *params = base_params(pool, view, limit, !view->descending);
+
+    add_bound(params, "startkey", view->descending ? plan->low_key : plan->high_key);
+    add_bound(params, "endkey", view->descending ? plan->high_key : plan->low_key);
+    if (view->include_docs) {
+        set_param(params, "include_docs", json_true());
+    }
+    return params;
+}
+
+/* The last page's query's first limit: a full page, the rows the pages
+ * behind need, and the slack of backward_limit. */
+static int tail_limit(const cp_plan *plan)
+{
+    int rows = (1 + cp_plan_pages_either_side(plan->links)) * plan->count;
+
+    return rows + (cp_view_has_docids(plan->view) ? CP_PLAN_BACKWARD_SLACK : 1);
+}
+
 /* The backward query's first limit: the rows the pages behind need, the
  * token's own entry up to the token (a grouped row's own group), and, for
  * map rows, CP_PLAN_BACKWARD_SLACK rows more: the answer must show that the
@@ -326,6 +350,26 @@ static int may_be_refused(const cp_plan *plan, const cp_token *start)
     return !plan->view->is_all_docs && ((last && (start || first)) || (start && first));
 }
 
+/* The last page (see cp_plan_page): the tail, led by the range start probe
+ * for a position or when CouchDB may refuse the tail (a range both ends
+ * bound, reversed). */
+static apr_array_header_t *plan_last_page(apr_pool_t *pool, const cp_plan *plan)
+{
+    apr_array_header_t *queries = apr_array_make(pool, 2, sizeof(cp_query));
+    int positioned = !plan->view->reduce, limit = tail_limit(plan);
+    json_t *params;
+
+    if ((positioned && cp_plan_is_partial(plan))
+        || (!plan->view->is_all_docs && plan->low_key && plan->high_key)) {
+        params = base_params(pool, plan->view, 0, plan->view->descending);
+        add_bound(params, "startkey",
+                  plan->view->descending ? plan->high_key : plan->low_key);
+        add_query(queries, CP_QUERY_RANGE_START, 0, params);
+    }
+    add_query(queries, CP_QUERY_RANGE_END, limit, tail_params(pool, plan, limit));
+    return queries;
+}
+
 apr_array_header_t *cp_plan_page(apr_pool_t *pool, const cp_plan *plan,
                                  const cp_token *start)
 {
@@ -338,6 +382,9 @@ apr_array_header_t *cp_plan_page(apr_pool_t *pool, const cp_plan *plan,
     int positioned = !plan->view->reduce;
     json_t *params;
 
+    if (start && start->at_end) {
+        return plan_last_page(pool, plan);
+    }
     /* several queries go together, and CouchDB may refuse one: a query it
      * never refuses (no endkey) leads them (see the header); with map rows
      * it is also the position probe of a key range or a partition */
@@ -348,13 +395,11 @@ apr_array_header_t *cp_plan_page(apr_pool_t *pool, const cp_plan *plan,
                   plan->view->descending ? plan->high_key : plan->low_key);
         add_query(queries, CP_QUERY_RANGE_START, 0, params);
     }
-    if (positioned) {
-        limit = plan->count + CP_PLAN_BACKWARD_SLACK;
-        params = base_params(pool, plan->view, limit, !plan->view->descending);
+    if (positioned && cp_plan_is_partial(plan)) {
+        params = base_params(pool, plan->view, 0, !plan->view->descending);
         add_bound(params, "startkey",
                   plan->view->descending ? plan->low_key : plan->high_key);
-        add_query(queries, CP_QUERY_RANGE_END, limit, params);
-        limit = (keys_apart ? 1 : ahead) * plan->count + 1;
+        add_query(queries, CP_QUERY_RANGE_END, 0, params);
     }
     params = forward_params(pool, plan, start, limit);
 
@@ -416,8 +461,20 @@ int cp_plan_widen(apr_pool_t *pool, const cp_plan *plan, const cp_token *start,
                   apr_array_header_t *queries)
 {
     cp_query *backward = cp_plan_query(queries, CP_QUERY_BACKWARD);
+    cp_query *tail = cp_plan_query(queries, CP_QUERY_RANGE_END);
     int needed = cp_plan_pages_either_side(plan->links) * plan->count, limit;
 
+    if (start && start->at_end) {
+        if (!tail->answer || tail->widened >= CP_PLAN_MAX_WIDENINGS
+            || cp_page_tail_complete(tail, cp_view_has_docids(plan->view),
+                                     plan->count + needed)) {
+            return 0;
+        }
+        limit = tail->limit * 8 + plan->count;
+        set_query(tail, CP_QUERY_RANGE_END, limit, tail_params(pool, plan, limit),
+                  tail->widened + 1);
+        return 1;
+    }
     if (!backward || !backward->answer || backward->widened >= CP_PLAN_MAX_WIDENINGS
         || cp_page_behind_complete(backward, start, cp_view_has_docids(plan->view), needed)) {
         return 0;
@@ -450,7 +507,7 @@ const char *cp_plan_check_start(apr_pool_t *pool, const cp_plan *plan,
     const json_t *bounds[2] = { plan->low_key, plan->high_key };
     int side;
 
-    if (!plan->view->is_all_docs || !(plan->low_key || plan->high_key)) {
+    if (!plan->view->is_all_docs || !(plan->low_key || plan->high_key) || start->at_end) {
         return NULL;
     }
     if (!json_is_string(start->key)) {

@@ -102,8 +102,9 @@ int cp_plan_pages_either_side(int links);
 /* What a query of a page is for: the page assembler finds answers by it. */
 typedef enum {
     CP_QUERY_RANGE_START, /* limit=0 from the range's start, no end: see cp_plan_page */
-    CP_QUERY_RANGE_END, /* keys-only rows read backward from the range's end: the
-                           rows after the range, and the last page's first row */
+    CP_QUERY_RANGE_END, /* read backward from the range's end: limit=0 for the rows
+                           after the range; on the last page, its rows and the
+                           pages behind it */
     CP_QUERY_FORWARD,  /* the page's rows, then the first rows of the pages ahead */
     CP_QUERY_AHEAD,    /* keys-only rows from the page's start for the pages ahead
                           (include_docs with more than one page linked ahead) */
@@ -150,13 +151,19 @@ typedef struct {
  *    Map rows have offsets: there it also leads every page of a key range
  *    or a partition, as the position probe (offsets count from the index's
  *    start, in a partition from its shard's, so positions are differences);
- *  - range end, second (map rows only): keys-only from the range's end the
- *    other way, without the range's start as bound (never refused), limit
- *    count + CP_PLAN_BACKWARD_SLACK. Its offset is the rows after the
- *    range, so the location holds total_rows - both offsets; its rows give
- *    the last page's first row (the last page holds the remainder, so pages
- *    stay aligned with the first page's): fewer than a page's rows read back
- *    from the end, never a skip. */
+ *  - range end, second (map rows of a key range or a partition): limit=0
+ *    from the range's end the other way, without the range's start as bound
+ *    (never refused). Its offset is the rows after the range, so the
+ *    location holds total_rows - both offsets. Over the whole index,
+ *    total_rows is the location's, and no probe is asked.
+ *
+ * The last page (start->at_end, CP_TOKEN_LAST) is one query read back from
+ * the range's end (role range end), bounded by its start, with documents
+ * under include_docs: limit a page, the pages behind and slack, so that
+ * whatever the remainder, it holds the page and the rows behind it: the last
+ * page holds the remainder, so pages stay aligned with the first page's;
+ * fewer than a page's rows more than any page reads, never a skip. A range
+ * start probe leads it as on other pages. */
 apr_array_header_t *cp_plan_page(apr_pool_t *pool, const cp_plan *plan,
                                  const cp_token *start);
 
@@ -183,8 +190,9 @@ const char *cp_plan_batch_body(apr_pool_t *pool, const apr_array_header_t *queri
 
 /* The rare second round: when the backward answer ends inside an entry of
  * several rows that its limit cut where the pages behind need it (see
- * cp_page_behind_complete), the backward query is replaced by a wider one,
- * with no answer, and 1 is returned: send the pending queries again.
+ * cp_page_behind_complete), or the last page's answer where the page or the
+ * pages behind need it (cp_page_tail_complete), that query is replaced by a
+ * wider one, with no answer, and 1 is returned: send the pending queries again.
  * 0 when the answers are complete, or the query was widened
  * CP_PLAN_MAX_WIDENINGS times already. */
 #define CP_PLAN_MAX_WIDENINGS 3

@@ -34,6 +34,14 @@ const char *cp_token_decode(apr_pool_t *pool, const char *text, apr_size_t max_l
         return apr_psprintf(pool, "the start token is longer than %" APR_SIZE_T_FMT
                             " bytes", max_len);
     }
+    token->key = NULL;
+    token->key_json = NULL;
+    token->docid = NULL;
+    token->index = 0;
+    token->at_end = !strcmp(text, CP_TOKEN_LAST);
+    if (token->at_end) {
+        return NULL;
+    }
     value = cp_json_load(pool, text, len, &error);
     if (!value) {
         return apr_psprintf(pool, "the start token is not JSON: %s", error);
@@ -50,8 +58,6 @@ const char *cp_token_decode(apr_pool_t *pool, const char *text, apr_size_t max_l
     }
     token->key = json_array_get(value, 0);
     token->key_json = cp_json_text(pool, token->key);
-    token->docid = NULL;
-    token->index = 0;
     if (json_array_size(value) == 3) {
         const json_t *index = json_array_get(value, 2);
 

@@ -10,6 +10,11 @@
  * several rows, which CouchDB always lists in the same order; startkey and
  * startkey_docid can only find the entry's first row. A page that starts at
  * a later row of its entry has the token [key, docid, n]: the n-th (from 0).
+ *
+ * The last page's token is the word "last" (CP_TOKEN_LAST), no JSON: where
+ * that page starts depends on how many rows there are when it is asked for,
+ * so it is found then, from the rows read back from the end (see
+ * cp_plan_page), and no other page has to ask.
  */
 #ifndef COUCHPAGE_TOKEN_H
 #define COUCHPAGE_TOKEN_H
@@ -23,11 +28,14 @@
 /* The most rows one document may emit under one key, for tokens. */
 #define CP_TOKEN_MAX_INDEX 1000000
 
+#define CP_TOKEN_LAST "last"
+
 typedef struct {
-    const json_t *key;    /* pool-owned */
-    const char *key_json; /* compact JSON text of key */
+    const json_t *key;    /* pool-owned; NULL with at_end */
+    const char *key_json; /* compact JSON text of key; NULL with at_end */
     const char *docid;    /* NULL for key-only tokens */
     int index;            /* the row within its (key, docid) entry; usually 0 */
+    int at_end;           /* CP_TOKEN_LAST: the last page, wherever it starts */
 } cp_token;
 
 /* The token text for a row. docid NULL makes a key-only token; index is the

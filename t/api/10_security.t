@@ -56,7 +56,7 @@ my @SMUGGLE = (
     ['&descending=', '["Nirvana&descending=true","x"]'],
 );
 
-plan tests => 2 * @HOSTILE + 2 * @SMUGGLE + 2 + 14;
+plan tests => 2 * @HOSTILE + 2 * @SMUGGLE + 2 + 19;
 
 my @table;
 for my $case (@HOSTILE) {
@@ -121,3 +121,19 @@ ok t_cmp($code, 400, 'a token sealed with a retired secret is refused');
 my $current = seal('the current secret of the test site', "$view\n/signed/", $plain);
 ($code, $body) = get_json(with_args('/signed/', start => $current));
 ok t_cmp($code, 200, 'a token sealed as documented with the current secret opens');
+
+# The Last page's token, the word "last", is sealed like any other: the
+# link is opaque, opens the last page, and the bare word is refused here.
+my $last_link = $pages[0]{body}{links}{last} // '';
+ok t_cmp($last_link, qr{^/signed/\?start=[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$}, 'signed: links.last is sealed');
+($code, $body) = get_json($last_link);
+ok t_cmp(join('|', $code, map { $_->{key} } @{ $body->{items} || [] }), '200|Tool',
+         'signed: links.last opens the last page');
+($code, $prev_page) = get_json($body->{links}{prev} // '/signed/?start=none');
+ok t_cmp(join('|', $code, map { $_->{key} } @{ $prev_page->{items} || [] }),
+         join('|', 200, @ORDER[5 .. 9]), 'signed: and its prev the page before');
+($code, $body) = get_json('/signed/?start=last');
+ok t_cmp($code, 400, 'an unsealed start=last is refused where tokens are signed');
+($code, $body) = get_json(with_args('/signed/', start => seal('the current secret of the test site', "$view\n/signed/", 'last')));
+ok t_cmp(join('|', $code, map { $_->{key} } @{ $body->{items} || [] }), '200|Tool',
+         '"last" sealed as documented opens the last page');

@@ -400,6 +400,17 @@ double_load('sem_dates', \@dates, {
             is(join('', @members), '', "reduce $loc: no total_rows or offset on any page");
             my @ids = grep { defined jget($_, 'id') } map { @{ $_->{items} } } @$pages;
             is(scalar @ids, 0, "reduce $loc: items have no id");
+            # grouped rows have no position: the Last page is the last groups,
+            # numbered relative to itself, and its prev the groups before
+            my @want = @{ $want->{rows} };
+            my $last = module_page("/sem/reduce/$loc/", limit => 2, start => 'last');
+            is(join(' ', $last->{status}, @{ $last->{rows} || [] }), join(' ', 200, @want[-2 .. -1]),
+               "reduce $loc: start=last gives the last 2 groups");
+            is(join(',', map { jstr(jget($last->{tree}, $_)) // jnum(jget($last->{tree}, $_)) // '-' } qw(numbering offset last_page next)),
+               'relative,-,-,-', "reduce $loc: the Last page is numbered relative, with no offset or next");
+            my $before = module_page("/sem/reduce/$loc/", limit => 2, start => $last->{prev});
+            is(join(' ', @{ $before->{rows} || [] }), join(' ', @want[-4 .. -3]),
+               "reduce $loc: its prev gives the 2 groups before");
         }
     }
     is(scalar @{ $views{'count-1'}{rows} }, 6, 'oracle: group_level 1: null, "unknown", 2022..2025 ([2024] merged)');

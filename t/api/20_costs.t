@@ -18,7 +18,7 @@ use Time::HiRes qw(time sleep);
 use CouchPageTest qw(decode_json_or_undef get_json with_args double_url double_load
                      double_fault double_log double_request start_own_httpd);
 
-plan tests => 5 * 7 + 2 + 1 + 2 + 4;
+plan tests => 5 * 8 + 2 + 1 + 2 + 6;
 
 double_load('costs', [ map { { _id => sprintf('doc%02d', $_), n => $_ } } 0 .. 9 ],
             { v => { map => 'function (doc) { emit(doc.n, null); }' } });
@@ -83,13 +83,14 @@ sub check_costs {
 
 my $LOG = catfile(Apache::Test::vars('t_logs'), 'costs_log');
 
-# A first page: one multi-query POST (its end probe and the page itself).
+# A first page over the whole view: its one query, one GET (no probe: the
+# view's total_rows is the location's; the Last link is found when followed).
 double_log(clear => 1);
 my ($status, $page) = get_json('/costs/', 'X-Cost-Test' => 'first');
 ok t_cmp($status, 200, 'the first page is served');
 my @requests = costs_requests();
 my $first = check_costs($LOG, 'first', 200, @requests);
-ok t_cmp($first->{served_by}, 'batch', 'the first page: by the multi-query');
+ok t_cmp($first->{served_by}, 'get', 'the first page: by one GET');
 
 # A later page: its queries, at once.
 double_log(clear => 1);
@@ -115,13 +116,14 @@ double_log(clear => 1);
 my $res = Apache::TestRequest::GET('/costs.shtml', 'X-Cost-Test' => 'included');
 ok t_cmp($res->code, 200, 'the including page is served');
 @requests = costs_requests();
-ok t_cmp(scalar(grep { $_->{method} eq 'POST' } @requests), 2, 'each fragment asked its multi-query');
+ok t_cmp(join(' ', map { $_->{method} } @requests), 'GET GET', 'each fragment (a first page) asked its one query');
 check_costs($LOG, 'included', 200, @requests);
 
 # A backend without the multi-query endpoint (CouchDB before 2.2,
 # pouchdb-server): the double refuses POST .../queries with 404. An httpd of
-# the test's own, with one process, learns it from its first page (which
-# then asks each query with a GET) and asks the later page with GETs only.
+# the test's own, with one process, asks a first page's one query with a
+# GET, learns it from the first page of several queries (which then asks
+# each with a GET) and asks the next page with GETs only.
 my $root = tempdir('couchpage-costs-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 my $double = double_url();
 my ($user, $password) = ($ENV{COUCHPAGE_DOUBLE_USER} // 'admin',
@@ -152,8 +154,7 @@ double_fault(mode => 'status', status => 404, path => '/costs/_design/d/_view/v/
 my $got = $http->get("http://127.0.0.1:$port/costs/", { headers => { 'X-Cost-Test' => 'fallback-first' } });
 @requests = costs_requests();
 ok t_cmp($got->{status}, 200, 'without the multi-query endpoint: the first page is served');
-ok t_cmp(join(' ', map { $_->{method} } @requests), qr/^POST GET( GET)+$/,
-         'the first page: the refused POST, then one GET per query');
+ok t_cmp(join(' ', map { $_->{method} } @requests), 'GET', 'the first page: its one query, a GET');
 my $next = (decode_json_or_undef($got->{content}) // {})->{next} // '';
 double_fault(mode => 'none');
 check_costs("$root/costs_log", 'fallback-first', 200, @requests);
@@ -164,6 +165,17 @@ $got = $http->get("http://127.0.0.1:$port" . with_args('/costs/', start => $next
 @requests = costs_requests();
 double_fault(mode => 'none');
 ok t_cmp($got->{status}, 200, 'without the multi-query endpoint: a later page is served');
-ok t_cmp(join(' ', map { $_->{method} } @requests), qr/^GET( GET)+$/,
-         'the later page: GETs only, the process remembers');
+ok t_cmp(join(' ', map { $_->{method} } @requests), 'POST GET GET',
+         'a later page: the refused POST, then one GET per query (forward, backward)');
+$next = (decode_json_or_undef($got->{content}) // {})->{next} // '';
 check_costs("$root/costs_log", 'fallback-later', 200, @requests);
+
+double_fault(mode => 'status', status => 404, path => '/costs/_design/d/_view/v/queries');
+$got = $http->get("http://127.0.0.1:$port" . with_args('/costs/', start => $next),
+                  { headers => { 'X-Cost-Test' => 'fallback-again' } });
+@requests = costs_requests();
+double_fault(mode => 'none');
+ok t_cmp($got->{status}, 200, 'without the multi-query endpoint: the next page is served');
+ok t_cmp(join(' ', map { $_->{method} } @requests), 'GET GET',
+         'the next page: GETs only, the process remembers');
+check_costs("$root/costs_log", 'fallback-again', 200, @requests);

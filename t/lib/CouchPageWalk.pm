@@ -431,7 +431,8 @@ sub check_links {
 # total rows in the location) reports. exact => 1: every page numbered
 # absolutely, offset, first_row, last_row, total_rows and last_page exact,
 # and links.last (asked from the first page) opens the walk's last page at
-# its offset, whose prev opens the page before it, at its offset.
+# its offset, whose prev opens the page before it, at its offset; asked from
+# a page in the middle, links.last opens the same last page.
 # relative => 1 (grouped reduce rows): relative numbering and no position.
 # Otherwise (a server whose offsets may be wrong): a page that says its
 # numbering is absolute is exact.
@@ -475,6 +476,18 @@ sub check_position {
             push @problems, "prev from links.last opens other rows than page " . ($last - 1);
         }
         push @problems, $exact_page->($before->{tree}, ($last - 2) * $limit, 'prev from links.last');
+    }
+    if ($last > 2 and !@problems) {
+        my $middle = int($#$pages / 2);
+        my $from = module_page(jstr(jget(jget($pages->[$middle]{tree}, 'links'), 'last')) // '/');
+        if ($from->{status} != 200 or join("\n", @{ $from->{rows} || [] }) ne join("\n", @{ $pages->[-1]{rows} })) {
+            push @problems, 'links.last of page ' . ($middle + 1) . ' opens '
+                . ($from->{status} != 200 ? "a $from->{status}" : 'other rows than the last page');
+        }
+        else {
+            push @problems, $exact_page->($from->{tree}, ($last - 1) * $limit,
+                                          'links.last of page ' . ($middle + 1));
+        }
     }
     return @problems;
 }

@@ -372,6 +372,231 @@ static void a_cut_entry_behind_asks_for_more(void **state)
     assert_string_equal(page.prev, "[\"q\",\"d4\"]");
 }
 
+/* The answers of a last page (CP_TOKEN_LAST): the tail read back from the
+ * end with its limit, and the range start probe's answer (NULL: none). */
+static cp_page_answers last_answers(int count, int links, const json_t *tail, int limit,
+                                    const json_t *range_start)
+{
+    cp_page_answers in;
+    cp_token *token = apr_pcalloc(pool, sizeof(*token));
+
+    memset(&in, 0, sizeof(in));
+    in.count = count;
+    in.links = links;
+    in.with_docid = 1;
+    in.queries = apr_array_make(pool, 2, sizeof(cp_query));
+    if (range_start) {
+        add_answer(&in, CP_QUERY_RANGE_START, range_start, 0);
+        in.partial = 1;
+    }
+    add_answer(&in, CP_QUERY_RANGE_END, tail, limit);
+    assert_null(cp_token_decode(pool, CP_TOKEN_LAST, 4096, 1, token));
+    in.start_token = token;
+    in.start = CP_TOKEN_LAST;
+    return in;
+}
+
+/* The key of a page's row i. */
+static int row_key(const cp_page *page, size_t i)
+{
+    return (int)json_integer_value(json_object_get(json_array_get(page->rows, i), "key"));
+}
+
+/* The last page holds the remainder, counted back from the end, so that it
+ * starts where the walk from the first page reaches it; prev and the pages
+ * behind from the rest of the same answer; the position from its offsets. */
+static void the_last_page_holds_the_remainder(void **state)
+{
+    cp_page_answers in;
+    cp_page page;
+
+    /* 98 rows by 5: page 20 holds 95..97, read back with 3 pages behind */
+    in = last_answers(5, 2, with_total(response(97, 18, 1, 0), 98), 18, NULL);
+    cp_page_assemble(pool, &in, &page);
+    assert_true(page.numbered);
+    assert_int_equal(json_array_size(page.rows), 3);
+    assert_int_equal(row_key(&page, 0), 95);
+    assert_int_equal(row_key(&page, 2), 97);
+    assert_null(page.next);
+    assert_string_equal(page.prev, "[90,\"d90\"]");
+    assert_int_equal(json_integer_value(page.offset), 95);
+    assert_int_equal(json_integer_value(page.total_rows), 98);
+    assert_true(page.has_last);
+    assert_true(page.last_is_current);
+    assert_string_equal(page.last, CP_TOKEN_LAST);
+    assert_int_equal(page.last_number, 20);
+    assert_string_equal(page_numbers(&page), "18 19 20*");
+    assert_string_equal(APR_ARRAY_IDX(page.pages, 0, cp_page_link).start, "[85,\"d85\"]");
+    assert_string_equal(APR_ARRAY_IDX(page.pages, 2, cp_page_link).start, CP_TOKEN_LAST);
+
+    /* a key range: rows 10..59 of the index's 100 (10 before, 40 after) */
+    in = last_answers(5, 0, response(59, 13, 1, 40), 13, response(10, 0, 0, 10));
+    cp_page_assemble(pool, &in, &page);
+    assert_true(page.numbered);
+    assert_int_equal(json_integer_value(page.total_rows), 50);
+    assert_int_equal(json_integer_value(page.offset), 45);
+    assert_int_equal(row_key(&page, 0), 55);
+    assert_string_equal(page.prev, "[50,\"d50\"]");
+    assert_int_equal(page.last_number, 10);
+    /* ... but without the range's start offsets say nothing of it */
+    in = last_answers(5, 0, response(59, 13, 1, 40), 13, NULL);
+    in.partial = 1;
+    cp_page_assemble(pool, &in, &page);
+    assert_false(page.numbered);
+    assert_int_equal(json_array_size(page.rows), 5);
+    assert_int_equal(row_key(&page, 0), 55);
+}
+
+/* When the rows divide into pages, the last page is a full one. */
+static void a_full_last_page_when_the_rows_divide(void **state)
+{
+    cp_page_answers in = last_answers(5, 0, response(99, 13, 1, 0), 13, NULL);
+    cp_page page;
+
+    cp_page_assemble(pool, &in, &page);
+    assert_true(page.numbered);
+    assert_int_equal(json_array_size(page.rows), 5);
+    assert_int_equal(row_key(&page, 0), 95);
+    assert_int_equal(row_key(&page, 4), 99);
+    assert_string_equal(page.prev, "[90,\"d90\"]");
+    assert_int_equal(json_integer_value(page.offset), 95);
+    assert_int_equal(page.last_number, 20);
+    assert_int_equal(page.pages->nelts, 0);
+}
+
+/* A location of one page, or of none. */
+static void the_last_page_of_one_page_or_none(void **state)
+{
+    cp_page_answers in = last_answers(5, 1, with_total(response(2, 3, 1, 0), 3), 13, NULL);
+    cp_page page;
+
+    cp_page_assemble(pool, &in, &page);
+    assert_true(page.numbered);
+    assert_int_equal(json_array_size(page.rows), 3);
+    assert_int_equal(row_key(&page, 0), 0);
+    assert_null(page.prev);
+    assert_null(page.next);
+    assert_int_equal(json_integer_value(page.offset), 0);
+    assert_int_equal(page.last_number, 1);
+    assert_string_equal(page_numbers(&page), "1*");
+    /* an empty range: offsets that add up to total_rows */
+    in = last_answers(5, 1, response(0, 0, 1, 60), 13, response(0, 0, 0, 40));
+    cp_page_assemble(pool, &in, &page);
+    assert_true(page.numbered);
+    assert_int_equal(json_array_size(page.rows), 0);
+    assert_int_equal(json_integer_value(page.total_rows), 0);
+    assert_int_equal(json_integer_value(page.offset), 0);
+    assert_false(page.has_last);
+    assert_null(page.prev);
+    assert_null(page.next);
+    /* offsets that say there are more rows than the answer has: not shown */
+    in = last_answers(5, 1, response(2, 3, 1, 0), 13, NULL);
+    cp_page_assemble(pool, &in, &page);
+    assert_false(page.numbered);
+    assert_null(page.offset);
+    assert_int_equal(json_array_size(page.rows), 3);
+}
+
+/* A document that emitted one key three times, rows a(d0) x(d1)#0 x#1 x#2
+ * z(d2): CouchDB lists an entry's rows in one order both ways, so read back
+ * from the end they come z x#0 x#1 x#2 a. */
+static void an_entry_across_the_last_pages_boundaries(void **state)
+{
+    const char *x0 = "{\"id\":\"d1\",\"key\":\"x\",\"value\":0}";
+    const char *x1 = "{\"id\":\"d1\",\"key\":\"x\",\"value\":1}";
+    const char *x2 = "{\"id\":\"d1\",\"key\":\"x\",\"value\":2}";
+    const char *a = "{\"id\":\"d0\",\"key\":\"a\",\"value\":9}";
+    const char *z = "{\"id\":\"d2\",\"key\":\"z\",\"value\":9}";
+    cp_page_answers in;
+    cp_page page;
+
+    /* pages of 2: a x#0 | x#1 x#2 | z; the prev boundary inside x */
+    in = last_answers(2, 2, parse(apr_psprintf(pool, "{\"total_rows\":5,\"offset\":0,"
+                                               "\"rows\":[%s,%s,%s,%s,%s]}", z, x0, x1, x2, a)),
+                      9, NULL);
+    cp_page_assemble(pool, &in, &page);
+    assert_true(page.numbered);
+    assert_int_equal(json_array_size(page.rows), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(page.rows, 0), "id")),
+                        "d2");
+    assert_string_equal(page.prev, "[\"x\",\"d1\",1]");
+    assert_string_equal(page_numbers(&page), "1 2 3*");
+    assert_string_equal(APR_ARRAY_IDX(page.pages, 0, cp_page_link).start, "[\"a\",\"d0\"]");
+    /* without z: the last page starts inside x, at x#1, its rows in order */
+    in = last_answers(2, 0, parse(apr_psprintf(pool, "{\"total_rows\":4,\"offset\":0,"
+                                               "\"rows\":[%s,%s,%s,%s]}", x0, x1, x2, a)),
+                      7, NULL);
+    cp_page_assemble(pool, &in, &page);
+    assert_true(page.numbered);
+    assert_int_equal(json_array_size(page.rows), 2);
+    assert_true(cp_json_identical(json_array_get(page.rows, 0), parse(x1)));
+    assert_true(cp_json_identical(json_array_get(page.rows, 1), parse(x2)));
+    assert_string_equal(page.prev, "[\"a\",\"d0\"]");
+    assert_int_equal(json_integer_value(page.offset), 2);
+}
+
+/* The tail's limit cut an entry where the page or the pages behind need
+ * it: not complete; a page is never made of rows whose places are unknown. */
+static void a_tail_cut_inside_an_entry(void **state)
+{
+    const char *z = "{\"id\":\"d2\",\"key\":\"z\",\"value\":9}";
+    const char *rows = apr_psprintf(pool, "%s", z);
+    cp_page_answers in;
+    cp_page page;
+    int i;
+
+    for (i = 0; i < 6; i++) {
+        rows = apr_psprintf(pool, "%s,{\"id\":\"d1\",\"key\":\"x\",\"value\":%d}", rows, i);
+    }
+    /* z, then six rows of x and perhaps more: 1 row known */
+    in = last_answers(2, 0, parse(apr_psprintf(pool, "{\"total_rows\":10,\"offset\":0,"
+                                               "\"rows\":[%s]}", rows)), 7, NULL);
+    assert_true(cp_page_tail_complete(cp_plan_query(in.queries, CP_QUERY_RANGE_END), 1, 1));
+    assert_false(cp_page_tail_complete(cp_plan_query(in.queries, CP_QUERY_RANGE_END), 1, 2));
+    /* asked as often as the plan allows: the known row only, unnumbered */
+    cp_page_assemble(pool, &in, &page);
+    assert_false(page.numbered);
+    assert_int_equal(json_array_size(page.rows), 1);
+    assert_null(page.prev);
+    /* the same rows short of the limit are all there are: complete */
+    cp_plan_query(in.queries, CP_QUERY_RANGE_END)->limit = 8;
+    assert_true(cp_page_tail_complete(cp_plan_query(in.queries, CP_QUERY_RANGE_END), 1, 7));
+}
+
+/* Where the position is unknown (grouped rows, no offsets), the last page
+ * is the last count rows, numbered relative to itself. */
+static void the_last_page_without_a_position(void **state)
+{
+    const json_t *groups = parse(
+        "{\"rows\":[{\"key\":[9],\"value\":1},{\"key\":[8],\"value\":1},"
+        "{\"key\":[7],\"value\":1},{\"key\":[6],\"value\":1},{\"key\":[5],\"value\":1},"
+        "{\"key\":[4],\"value\":1},{\"key\":[3],\"value\":1}]}");
+    cp_page_answers in = last_answers(2, 2, groups, 7, NULL);
+    cp_page page;
+
+    in.with_docid = 0;
+    cp_page_assemble(pool, &in, &page);
+    assert_false(page.numbered);
+    assert_null(page.offset);
+    assert_null(page.total_rows);
+    assert_false(page.has_last);
+    assert_int_equal(json_array_size(page.rows), 2);
+    assert_true(cp_json_identical(json_object_get(json_array_get(page.rows, 0), "key"),
+                                  parse("[8]")));
+    assert_true(cp_json_identical(json_object_get(json_array_get(page.rows, 1), "key"),
+                                  parse("[9]")));
+    assert_string_equal(page.prev, "[[6]]");
+    assert_string_equal(page_numbers(&page), "-2 -1 0*");
+    assert_string_equal(APR_ARRAY_IDX(page.pages, 0, cp_page_link).start, "[[4]]");
+    assert_string_equal(APR_ARRAY_IDX(page.pages, 2, cp_page_link).start, CP_TOKEN_LAST);
+    /* fewer groups than a page: all of them */
+    in = last_answers(2, 0, parse("{\"rows\":[{\"key\":[1],\"value\":1}]}"), 5, NULL);
+    in.with_docid = 0;
+    cp_page_assemble(pool, &in, &page);
+    assert_int_equal(json_array_size(page.rows), 1);
+    assert_null(page.prev);
+}
+
 /* A multi-query response, whole and cut off. */
 static void batch_responses_are_read_whole_and_cut_off(void **state)
 {
@@ -744,6 +969,12 @@ int main(void)
         UNIT_TEST(an_inconsistent_offset_is_not_shown),
         UNIT_TEST(a_page_boundary_inside_one_documents_rows),
         UNIT_TEST(a_cut_entry_behind_asks_for_more),
+        UNIT_TEST(the_last_page_holds_the_remainder),
+        UNIT_TEST(a_full_last_page_when_the_rows_divide),
+        UNIT_TEST(the_last_page_of_one_page_or_none),
+        UNIT_TEST(an_entry_across_the_last_pages_boundaries),
+        UNIT_TEST(a_tail_cut_inside_an_entry),
+        UNIT_TEST(the_last_page_without_a_position),
         UNIT_TEST(batch_responses_are_read_whole_and_cut_off),
         UNIT_TEST(every_answer_is_checked),
         UNIT_TEST(unexpected_response_shapes_are_named),

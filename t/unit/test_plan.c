@@ -86,11 +86,9 @@ static cp_token token_of(const char *key, const char *docid, int index)
     token.key_json = cp_json_text(pool, token.key);
     token.docid = docid;
     token.index = index;
+    token.at_end = 0;
     return token;
 }
-
-/* The end probe of an ascending map view, pages of 2, no upper bound. */
-#define RANGE_END_2 "range-end " VIEW_URL "?limit=5&reduce=false&descending=true\n"
 
 /* The GET URLs of a page's queries, one a line, each after its role. */
 static const char *plan_urls(const cp_plan *plan, const cp_token *start)
@@ -115,15 +113,12 @@ static void first_page_asks_for_one_row_more(void **state)
     cp_view view = view_of(VIEW_URL);
     cp_plan plan = plan_of(&view, NULL, NULL, NULL, 5);
 
-    /* and the last rows of the view, back from its end: the last page */
-    assert_string_equal(plan_urls(&plan, NULL),
-                        "range-end " VIEW_URL "?limit=8&reduce=false&descending=true\n"
-                        "forward " VIEW_URL "?limit=6&reduce=false");
+    /* nothing else: over the whole index total_rows is the location's, and
+     * the last page is found when its link is followed */
+    assert_string_equal(plan_urls(&plan, NULL), "forward " VIEW_URL "?limit=6&reduce=false");
     view = view_of("http://h/db/_all_docs");
     plan = plan_of(&view, NULL, NULL, NULL, 20);
-    assert_string_equal(plan_urls(&plan, NULL),
-                        "range-end http://h/db/_all_docs?limit=23&descending=true\n"
-                        "forward http://h/db/_all_docs?limit=21");
+    assert_string_equal(plan_urls(&plan, NULL), "forward http://h/db/_all_docs?limit=21");
 }
 
 /* Both queries of a later page start at the token's row; the backward one
@@ -135,7 +130,6 @@ static void later_pages_query_forward_and_backward_from_the_token(void **state)
     cp_token start = token_of("\"Nirvana\"", "a1", 0);
 
     assert_string_equal(plan_urls(&plan, &start),
-                        "range-end " VIEW_URL "?limit=8&reduce=false&descending=true\n"
                         "forward " VIEW_URL "?limit=6&reduce=false&startkey=%22Nirvana%22"
                         "&startkey_docid=a1\n"
                         "backward " VIEW_URL "?limit=9&reduce=false&descending=true"
@@ -153,7 +147,7 @@ static void the_batch_body_holds_the_same_queries(void **state)
     assert_string_equal(cp_plan_batch_body(pool, queries),
                         "{\"queries\":["
                         "{\"limit\":0,\"reduce\":false,\"startkey\":[\"p\",0]},"
-                        "{\"limit\":5,\"reduce\":false,\"descending\":true,"
+                        "{\"limit\":0,\"reduce\":false,\"descending\":true,"
                         "\"startkey\":[\"p\",{}]},"
                         "{\"limit\":3,\"reduce\":false,\"startkey\":[\"p\",7.5],"
                         "\"startkey_docid\":\"c\\\"7\",\"skip\":1,\"endkey\":[\"p\",{}]},"
@@ -197,7 +191,7 @@ static void a_range_bounds_every_query(void **state)
     assert_string_equal(plan_urls(&plan, NULL),
                         "range-start " VIEW_URL "?limit=0&reduce=false"
                         "&startkey=%5b%22p%22%2c0%5d\n"
-                        "range-end " VIEW_URL "?limit=5&reduce=false&descending=true"
+                        "range-end " VIEW_URL "?limit=0&reduce=false&descending=true"
                         "&startkey=%5b%22p%22%2c%7b%7d%5d\n"
                         "forward " VIEW_URL "?limit=3&reduce=false&startkey=%5b%22p%22%2c0%5d"
                         "&endkey=%5b%22p%22%2c%7b%7d%5d");
@@ -206,7 +200,7 @@ static void a_range_bounds_every_query(void **state)
     assert_string_equal(plan_urls(&plan, &start),
                         "range-start " VIEW_URL "?limit=0&reduce=false"
                         "&startkey=%5b%22p%22%2c0%5d\n"
-                        "range-end " VIEW_URL "?limit=5&reduce=false&descending=true"
+                        "range-end " VIEW_URL "?limit=0&reduce=false&descending=true"
                         "&startkey=%5b%22p%22%2c%7b%7d%5d\n"
                         "forward " VIEW_URL "?limit=3&reduce=false&startkey=%5b%22p%22%2c7%5d"
                         "&startkey_docid=c7&endkey=%5b%22p%22%2c%7b%7d%5d\n"
@@ -217,12 +211,12 @@ static void a_range_bounds_every_query(void **state)
     plan = plan_of(&view, NULL, NULL, "9", 2);
     assert_string_equal(plan_urls(&plan, NULL),
                         "range-start " VIEW_URL "?limit=0&reduce=false\n"
-                        "range-end " VIEW_URL "?limit=5&reduce=false&descending=true"
+                        "range-end " VIEW_URL "?limit=0&reduce=false&descending=true"
                         "&startkey=9\n"
                         "forward " VIEW_URL "?limit=3&reduce=false&endkey=9");
     assert_string_equal(plan_urls(&plan, &start),
                         "range-start " VIEW_URL "?limit=0&reduce=false\n"
-                        "range-end " VIEW_URL "?limit=5&reduce=false&descending=true"
+                        "range-end " VIEW_URL "?limit=0&reduce=false&descending=true"
                         "&startkey=9\n"
                         "forward " VIEW_URL "?limit=3&reduce=false&startkey=%5b%22p%22%2c7%5d"
                         "&startkey_docid=c7&endkey=9\n"
@@ -232,13 +226,15 @@ static void a_range_bounds_every_query(void **state)
      * never is, and has its probes of the range's position */
     plan = plan_of(&view, NULL, "1", NULL, 2);
     assert_non_null(strstr(plan_urls(&plan, &start), "range-start " VIEW_URL
-                           "?limit=0&reduce=false&startkey=1\n" RANGE_END_2 "forward "));
+                           "?limit=0&reduce=false&startkey=1\n"
+                           "range-end " VIEW_URL "?limit=0&reduce=false&descending=true\n"
+                           "forward "));
     view = view_of(DB_URL "/_all_docs");
     plan = plan_of(&view, NULL, "\"a\"", "\"z\"", 2);
     start = token_of("\"b\"", "b", 0);
     assert_non_null(strstr(plan_urls(&plan, &start),
                            "range-start " DB_URL "/_all_docs?limit=0&startkey=%22a%22\n"
-                           "range-end " DB_URL "/_all_docs?limit=5&descending=true"
+                           "range-end " DB_URL "/_all_docs?limit=0&descending=true"
                            "&startkey=%22z%22\nforward "));
 }
 
@@ -253,13 +249,13 @@ static void descending_swaps_directions_and_bounds(void **state)
     assert_string_equal(plan_urls(&plan, NULL),
                         "range-start " VIEW_URL "?limit=0&reduce=false&descending=true"
                         "&startkey=9\n"
-                        "range-end " VIEW_URL "?limit=5&reduce=false&startkey=1\n"
+                        "range-end " VIEW_URL "?limit=0&reduce=false&startkey=1\n"
                         "forward " VIEW_URL "?limit=3&reduce=false&descending=true&startkey=9"
                         "&endkey=1");
     assert_string_equal(plan_urls(&plan, &start),
                         "range-start " VIEW_URL "?limit=0&reduce=false&descending=true"
                         "&startkey=9\n"
-                        "range-end " VIEW_URL "?limit=5&reduce=false&startkey=1\n"
+                        "range-end " VIEW_URL "?limit=0&reduce=false&startkey=1\n"
                         "forward " VIEW_URL "?limit=3&reduce=false&descending=true&startkey=5"
                         "&startkey_docid=d5&endkey=1\n"
                         "backward " VIEW_URL "?limit=6&reduce=false&startkey=5"
@@ -296,7 +292,6 @@ static void documents_only_for_the_page_itself(void **state)
     plan = plan_of(&view, NULL, NULL, NULL, 2);
     /* rows read backward only make a link: keys only */
     assert_string_equal(plan_urls(&plan, &start),
-                        RANGE_END_2
                         "forward " VIEW_URL "?limit=3&reduce=false&startkey=1&startkey_docid=d1"
                         "&include_docs=true\n"
                         "backward " VIEW_URL "?limit=6&reduce=false&descending=true&startkey=1"
@@ -310,7 +305,6 @@ static void all_docs_sends_no_docid_and_no_reduce(void **state)
     cp_token start = token_of("\"b\"", "b", 0);
 
     assert_string_equal(plan_urls(&plan, &start),
-                        "range-end " DB_URL "/_all_docs?limit=5&descending=true\n"
                         "forward " DB_URL "/_all_docs?limit=3&startkey=%22b%22\n"
                         "backward " DB_URL "/_all_docs?limit=6&descending=true&startkey=%22b%22");
 }
@@ -328,14 +322,14 @@ static void partitions_go_into_the_path(void **state)
                         "range-start " DB_URL "/_partition/sensor%201%2fx/_design/bands/_view/"
                         "by-name?limit=0&reduce=false\n"
                         "range-end " DB_URL "/_partition/sensor%201%2fx/_design/bands/_view/"
-                        "by-name?limit=5&reduce=false&descending=true\n"
+                        "by-name?limit=0&reduce=false&descending=true\n"
                         "forward " DB_URL "/_partition/sensor%201%2fx/_design/bands/_view/by-name"
                         "?limit=3&reduce=false");
     view = view_of(DB_URL "/_all_docs");
     plan = plan_of(&view, "p", NULL, NULL, 2);
     assert_string_equal(plan_urls(&plan, NULL),
                         "range-start " DB_URL "/_partition/p/_all_docs?limit=0\n"
-                        "range-end " DB_URL "/_partition/p/_all_docs?limit=5&descending=true\n"
+                        "range-end " DB_URL "/_partition/p/_all_docs?limit=0&descending=true\n"
                         "forward " DB_URL "/_partition/p/_all_docs?limit=3");
     assert_non_null(cp_plan_init(pool, &plan, &view, "", NULL, NULL, 2, 0));
     assert_non_null(cp_plan_init(pool, &plan, &view, "_system", NULL, NULL, 2, 0));
@@ -357,7 +351,6 @@ static void page_links_read_several_pages_keys_only(void **state)
 
     cp_plan_init(pool, &plan, &view, NULL, NULL, NULL, 5, 3);
     assert_string_equal(plan_urls(&plan, &start),
-                        "range-end " VIEW_URL "?limit=8&reduce=false&descending=true\n"
                         "forward " VIEW_URL "?limit=16&reduce=false&startkey=7&startkey_docid=d7\n"
                         "backward " VIEW_URL "?limit=19&reduce=false&descending=true&startkey=7"
                         "&startkey_docid=d7");
@@ -365,7 +358,7 @@ static void page_links_read_several_pages_keys_only(void **state)
     cp_plan_init(pool, &plan, &view, NULL, NULL, "99", 5, 3);
     assert_string_equal(plan_urls(&plan, &start),
                         "range-start " VIEW_URL "?limit=0&reduce=false\n"
-                        "range-end " VIEW_URL "?limit=8&reduce=false&descending=true"
+                        "range-end " VIEW_URL "?limit=0&reduce=false&descending=true"
                         "&startkey=99\n"
                         "forward " VIEW_URL "?limit=6&reduce=false&startkey=7&startkey_docid=d7"
                         "&endkey=99&include_docs=true\n"
@@ -375,7 +368,7 @@ static void page_links_read_several_pages_keys_only(void **state)
                         "&startkey_docid=d7");
     assert_string_equal(plan_urls(&plan, NULL),
                         "range-start " VIEW_URL "?limit=0&reduce=false\n"
-                        "range-end " VIEW_URL "?limit=8&reduce=false&descending=true"
+                        "range-end " VIEW_URL "?limit=0&reduce=false&descending=true"
                         "&startkey=99\n"
                         "forward " VIEW_URL "?limit=6&reduce=false&endkey=99&include_docs=true\n"
                         "ahead " VIEW_URL "?limit=16&reduce=false&endkey=99");
@@ -450,7 +443,7 @@ static void all_docs_starts_are_checked_against_the_range(void **state)
 {
     cp_view view = view_of(DB_URL "/_all_docs");
     cp_plan plan = plan_of(&view, NULL, "\"b\"", "\"y\"", 3);
-    cp_token start = { NULL, NULL, NULL, 0 };
+    cp_token start = { NULL, NULL, NULL, 0, 0 };
     const char *inside[] = { "\"b\"", "\"b \"", "\"xyz\"", "\"y\"" };
     const char *outside[] = { "\"a\"", "\"B\"", "\"y \"", "\"z\"", "\"\\u00e9\"", "1", "null" };
     size_t i;
@@ -483,7 +476,6 @@ static void tokens_inside_one_documents_rows(void **state)
     cp_token start = token_of("\"x\"", "d1", 2);
 
     assert_string_equal(plan_urls(&plan, &start),
-                        RANGE_END_2
                         "forward " VIEW_URL "?limit=3&reduce=false&startkey=%22x%22"
                         "&startkey_docid=d1&skip=2\n"
                         "backward " VIEW_URL "?limit=8&reduce=false&descending=true"
@@ -524,7 +516,7 @@ static void a_cut_entry_behind_widens_the_backward_query(void **state)
 
     assert_int_equal(backward->limit, 6);
     forward->answer = rows_text("{\"id\":\"d5\",\"key\":\"r\",\"value\":0}");
-    cp_plan_query(queries, CP_QUERY_RANGE_END)->answer = forward->answer;
+    assert_null(cp_plan_query(queries, CP_QUERY_RANGE_END));
     /* the token's row, d4's two rows, d3, d2, then d1 cut: complete */
     backward->answer = rows_text(
         "{\"id\":\"d5\",\"key\":\"r\",\"value\":0},{\"id\":\"d4\",\"key\":\"q\",\"value\":0},"
@@ -555,6 +547,157 @@ static void a_cut_entry_behind_widens_the_backward_query(void **state)
         }
         assert_true(cp_plan_widen(pool, &plan, &start, queries));
         assert_int_equal(backward->widened, i + 1);
+    }
+}
+
+/* The last page (CP_TOKEN_LAST): one query back from the range's end,
+ * bounded by its start, with a page, the pages behind and slack; led by the
+ * range start probe where a position needs it or CouchDB may refuse the
+ * tail. No end probe, no forward query. */
+static void the_last_page_reads_back_from_the_end(void **state)
+{
+    cp_view view = view_of(VIEW_URL);
+    cp_plan plan = plan_of(&view, NULL, NULL, NULL, 5);
+    cp_token last = { NULL, NULL, NULL, 0, 1 };
+
+    /* the whole view: total_rows is the location's */
+    assert_string_equal(plan_urls(&plan, &last),
+                        "range-end " VIEW_URL "?limit=13&reduce=false&descending=true");
+    /* a range: the start probe for the rows before it, the tail to its start */
+    plan = plan_of(&view, NULL, "[\"p\",0]", "[\"p\",{}]", 2);
+    assert_string_equal(plan_urls(&plan, &last),
+                        "range-start " VIEW_URL "?limit=0&reduce=false"
+                        "&startkey=%5b%22p%22%2c0%5d\n"
+                        "range-end " VIEW_URL "?limit=7&reduce=false&descending=true"
+                        "&startkey=%5b%22p%22%2c%7b%7d%5d&endkey=%5b%22p%22%2c0%5d");
+    plan = plan_of(&view, NULL, "1", NULL, 2);
+    assert_string_equal(plan_urls(&plan, &last),
+                        "range-start " VIEW_URL "?limit=0&reduce=false&startkey=1\n"
+                        "range-end " VIEW_URL "?limit=7&reduce=false&descending=true"
+                        "&endkey=1");
+    plan = plan_of(&view, NULL, NULL, "9", 2);
+    assert_string_equal(plan_urls(&plan, &last),
+                        "range-start " VIEW_URL "?limit=0&reduce=false\n"
+                        "range-end " VIEW_URL "?limit=7&reduce=false&descending=true"
+                        "&startkey=9");
+    /* descending: the tail reads ascending from the low bound */
+    view.descending = 1;
+    plan = plan_of(&view, NULL, "1", "9", 2);
+    assert_string_equal(plan_urls(&plan, &last),
+                        "range-start " VIEW_URL "?limit=0&reduce=false&descending=true"
+                        "&startkey=9\n"
+                        "range-end " VIEW_URL "?limit=7&reduce=false&startkey=1&endkey=9");
+    plan = plan_of(&view, NULL, NULL, NULL, 2);
+    assert_string_equal(plan_urls(&plan, &last),
+                        "range-end " VIEW_URL "?limit=7&reduce=false");
+    /* the items carry documents: so does the tail, whose rows are the page's */
+    view.descending = 0;
+    view.include_docs = 1;
+    plan = plan_of(&view, NULL, NULL, NULL, 2);
+    assert_string_equal(plan_urls(&plan, &last),
+                        "range-end " VIEW_URL "?limit=7&reduce=false&descending=true"
+                        "&include_docs=true");
+    /* page links: the pages behind are in the tail too */
+    view.include_docs = 0;
+    cp_plan_init(pool, &plan, &view, NULL, NULL, NULL, 5, 3);
+    assert_string_equal(plan_urls(&plan, &last),
+                        "range-end " VIEW_URL "?limit=23&reduce=false&descending=true");
+}
+
+static void the_last_page_of_all_docs_partitions_and_groups(void **state)
+{
+    cp_view view = view_of(DB_URL "/_all_docs");
+    cp_plan plan = plan_of(&view, NULL, NULL, NULL, 2);
+    cp_token last = { NULL, NULL, NULL, 0, 1 };
+
+    assert_string_equal(plan_urls(&plan, &last),
+                        "range-end " DB_URL "/_all_docs?limit=7&descending=true");
+    /* CouchDB never refuses _all_docs a reversed range: the probe is for
+     * the position only; ids are checked against the range, "last" is none */
+    plan = plan_of(&view, NULL, "\"a\"", "\"z\"", 2);
+    assert_null(cp_plan_check_start(pool, &plan, &last));
+    assert_string_equal(plan_urls(&plan, &last),
+                        "range-start " DB_URL "/_all_docs?limit=0&startkey=%22a%22\n"
+                        "range-end " DB_URL "/_all_docs?limit=7&descending=true"
+                        "&startkey=%22z%22&endkey=%22a%22");
+    plan = plan_of(&view, "p", NULL, NULL, 2);
+    assert_string_equal(plan_urls(&plan, &last),
+                        "range-start " DB_URL "/_partition/p/_all_docs?limit=0\n"
+                        "range-end " DB_URL "/_partition/p/_all_docs?limit=7&descending=true");
+    view = view_of(VIEW_URL);
+    plan = plan_of(&view, "p", NULL, NULL, 2);
+    assert_string_equal(plan_urls(&plan, &last),
+                        "range-start " DB_URL "/_partition/p/_design/bands/_view/by-name"
+                        "?limit=0&reduce=false\n"
+                        "range-end " DB_URL "/_partition/p/_design/bands/_view/by-name"
+                        "?limit=7&reduce=false&descending=true");
+    /* grouped rows have no position: the last groups, one row of slack (the
+     * group a full answer may end in); a probe only where CouchDB may refuse */
+    view.reduce = 1;
+    view.group_level = CP_GROUP_EXACT;
+    plan = plan_of(&view, NULL, NULL, NULL, 2);
+    assert_string_equal(plan_urls(&plan, &last),
+                        "range-end " VIEW_URL "?limit=5&reduce=true&group=true&descending=true");
+    plan = plan_of(&view, "p", "1", NULL, 2);
+    assert_string_equal(plan_urls(&plan, &last),
+                        "range-end " DB_URL "/_partition/p/_design/bands/_view/by-name"
+                        "?limit=5&reduce=true&group=true&descending=true&endkey=1");
+    view.group_level = 1;
+    plan = plan_of(&view, NULL, "[1]", "[9]", 2);
+    assert_string_equal(plan_urls(&plan, &last),
+                        "range-start " VIEW_URL "?limit=0&reduce=true&group_level=1"
+                        "&startkey=%5b1%5d\n"
+                        "range-end " VIEW_URL "?limit=5&reduce=true&group_level=1"
+                        "&descending=true&startkey=%5b9%5d&endkey=%5b1%5d");
+}
+
+/* The tail is asked again, wider, only when the page or the pages behind
+ * reach into an entry its limit cut; at most CP_PLAN_MAX_WIDENINGS times. */
+static void a_cut_entry_in_the_tail_widens_it(void **state)
+{
+    cp_view view = view_of(VIEW_URL);
+    cp_plan plan = plan_of(&view, NULL, "\"a\"", "\"z\"", 2);
+    cp_token last = { NULL, NULL, NULL, 0, 1 };
+    apr_array_header_t *queries = cp_plan_page(pool, &plan, &last);
+    cp_query *range_start = cp_plan_query(queries, CP_QUERY_RANGE_START);
+    cp_query *tail = cp_plan_query(queries, CP_QUERY_RANGE_END);
+    int i;
+
+    assert_int_equal(queries->nelts, 2);
+    assert_int_equal(tail->limit, 7);
+    range_start->answer = rows_text("");
+    /* d5, d4's two rows, d3, d2, d1, then d0 cut: 6 rows known, a page and
+     * the page behind */
+    tail->answer = rows_text(
+        "{\"id\":\"d5\",\"key\":\"r\",\"value\":0},{\"id\":\"d4\",\"key\":\"q\",\"value\":0},"
+        "{\"id\":\"d4\",\"key\":\"q\",\"value\":1},{\"id\":\"d3\",\"key\":\"q\",\"value\":0},"
+        "{\"id\":\"d2\",\"key\":\"q\",\"value\":0},{\"id\":\"d1\",\"key\":\"q\",\"value\":0},"
+        "{\"id\":\"d0\",\"key\":\"q\",\"value\":0}");
+    assert_false(cp_plan_widen(pool, &plan, &last, queries));
+    /* d4 fills the rest: where its rows lie in their entry is not known */
+    tail->answer = rows_of_one_entry(7);
+    assert_true(cp_plan_widen(pool, &plan, &last, queries));
+    tail = cp_plan_query(queries, CP_QUERY_RANGE_END);
+    assert_null(tail->answer);
+    assert_non_null(range_start->answer);
+    assert_int_equal(tail->widened, 1);
+    assert_int_equal(tail->limit, 7 * 8 + 2);
+    assert_int_equal(cp_plan_pending(queries), 1);
+    assert_string_equal(cp_plan_batch_body(pool, queries),
+                        "{\"queries\":[{\"limit\":58,\"reduce\":false,\"descending\":true,"
+                        "\"startkey\":\"z\",\"endkey\":\"a\"}]}");
+    /* an answer shorter than its limit reached the range's start: complete */
+    tail->answer = rows_of_one_entry(6);
+    assert_false(cp_plan_widen(pool, &plan, &last, queries));
+    /* never more than CP_PLAN_MAX_WIDENINGS rounds */
+    for (i = 1; i <= CP_PLAN_MAX_WIDENINGS + 1; i++) {
+        tail->answer = rows_of_one_entry(tail->limit);
+        if (i == CP_PLAN_MAX_WIDENINGS) {
+            assert_false(cp_plan_widen(pool, &plan, &last, queries));
+            break;
+        }
+        assert_true(cp_plan_widen(pool, &plan, &last, queries));
+        assert_int_equal(tail->widened, i + 1);
     }
 }
 
@@ -636,8 +779,9 @@ static void check_combination(const combination *c)
     cp_token start;
     apr_array_header_t *queries;
     int docids = !c->reduce, pages = c->links > 1 ? c->links : 1, keys_apart, guarded, i;
-    /* map rows have offsets: the range's end is probed on every page */
-    int probed = !c->reduce;
+    /* map rows have offsets: a key range's or a partition's end is probed
+     * on every page; over the whole index total_rows is the location's */
+    int probed = !c->reduce && (c->range || c->partition);
     const json_t *first_bound, *last_bound, *bound;
     json_t *body;
 
@@ -683,7 +827,7 @@ static void check_combination(const combination *c)
         int guard = role == CP_QUERY_RANGE_START || end_probe;
         int reads_descending = backward ? !c->descending : c->descending;
         int limit = role == CP_QUERY_RANGE_START ? 0
-                  : end_probe ? 5 + CP_PLAN_BACKWARD_SLACK
+                  : end_probe ? 0
                   : role == CP_QUERY_FORWARD && keys_apart ? 5 + 1
                   : backward ? pages * 5 + (docids ? c->index + 1 + CP_PLAN_BACKWARD_SLACK : 1)
                   : pages * 5 + 1;
@@ -772,8 +916,6 @@ static void index_freshness_goes_into_every_query(void **state)
     view.stable = "true";
     plan = plan_of(&view, NULL, NULL, NULL, 2);
     assert_string_equal(plan_urls(&plan, NULL),
-                        "range-end " VIEW_URL "?limit=5&reduce=false&descending=true"
-                        "&update=lazy&stable=true\n"
                         "forward " VIEW_URL "?limit=3&reduce=false&update=lazy&stable=true");
 
     /* every role: a key range, documents and page links on a later page */
@@ -885,6 +1027,9 @@ int main(void)
         UNIT_TEST(all_docs_starts_are_checked_against_the_range),
         UNIT_TEST(tokens_inside_one_documents_rows),
         UNIT_TEST(a_cut_entry_behind_widens_the_backward_query),
+        UNIT_TEST(the_last_page_reads_back_from_the_end),
+        UNIT_TEST(the_last_page_of_all_docs_partitions_and_groups),
+        UNIT_TEST(a_cut_entry_in_the_tail_widens_it),
         UNIT_TEST(index_freshness_goes_into_every_query),
         UNIT_TEST(every_option_combination_is_planned),
     };

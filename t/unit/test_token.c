@@ -177,6 +177,39 @@ static void tokens_longer_than_the_cap_are_refused_before_parsing(void **state)
     assert_non_null(strstr(reason, "longer than 10 bytes"));
 }
 
+/* The last page's token is the word, not JSON: it decodes to at_end, with
+ * no key, for rows with ids and grouped rows; the JSON string "last", or
+ * the word spelled otherwise, is no token. */
+static void the_word_last_is_the_last_pages_token(void **state)
+{
+    const char *not_last[] = { "\"last\"", "[\"last\"]", "Last", "last ", " last", "lastx" };
+    cp_token decoded;
+    size_t i;
+
+    assert_string_equal(CP_TOKEN_LAST, "last");
+    assert_null(cp_token_decode(pool, CP_TOKEN_LAST, CP_TOKEN_MAX_DEFAULT, 1, &decoded));
+    assert_true(decoded.at_end);
+    assert_null(decoded.key);
+    assert_null(decoded.key_json);
+    assert_null(decoded.docid);
+    assert_int_equal(decoded.index, 0);
+    assert_null(cp_token_decode(pool, CP_TOKEN_LAST, CP_TOKEN_MAX_DEFAULT, 0, &decoded));
+    assert_true(decoded.at_end);
+    for (i = 0; i < sizeof(not_last) / sizeof(not_last[0]); i++) {
+        const char *reason = cp_token_decode(pool, not_last[i], CP_TOKEN_MAX_DEFAULT, 1,
+                                             &decoded);
+
+        if (!reason) {
+            fail_msg("'%s' should be refused", not_last[i]);
+        }
+    }
+    /* any other token is not at the end */
+    assert_null(cp_token_decode(pool, "[\"last\",\"d1\"]", CP_TOKEN_MAX_DEFAULT, 1,
+                                &decoded));
+    assert_false(decoded.at_end);
+    assert_string_equal(decoded.key_json, "\"last\"");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -188,6 +221,7 @@ int main(void)
         UNIT_TEST(malformed_tokens_are_refused_with_a_reason),
         UNIT_TEST(identical_means_the_same_json_text),
         UNIT_TEST(tokens_longer_than_the_cap_are_refused_before_parsing),
+        UNIT_TEST(the_word_last_is_the_last_pages_token),
     };
     RUN_UNIT_TESTS("token", tests);
 }
