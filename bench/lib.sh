@@ -82,14 +82,27 @@ bench_couchdb_dist() {
 }
 
 # Starts a single CouchDB node of the release in DIST into DIR on
-# COUCHDB_PORT (default: a free port), stopped (by its recorded PID) when the
-# script exits. The data stays in DIR for the next run. Sets COUCHDB_URL.
+# COUCHDB_PORT (default: the port of the run before, DIR/port, when it is
+# free, else a free port), stopped (by its recorded PID) when the script
+# exits. The data stays in DIR for the next run. The node's name carries its
+# port (couchdbPORT@127.0.0.1) and the shard map names the node, so data
+# left on another port is no use: it is deleted, and loaded again. Sets
+# COUCHDB_URL.
 bench_start_couchdb() {
-    local dist=$1 dir=$2 port=${COUCHDB_PORT:-} log
+    local dist=$1 dir=$2 port=${COUCHDB_PORT:-} before='' log
+    [ -f "$dir/port" ] && before=$(cat "$dir/port")
+    if [ -z "$port" ] && [[ $before =~ ^[0-9]+$ ]] && [ -z "$(ss -Htln "sport = :$before")" ]; then
+        port=$before
+    fi
     [ -n "$port" ] || port=$(cp_free_port)
     [[ $port =~ ^[0-9]+$ ]] || cp_die "COUCHDB_PORT must be a port number"
     mkdir -p "$dir"
     log=$dir/start.log
+    if [ "$port" != "$before" ]; then
+        "$dist/stop" "$dir" >/dev/null 2>&1 || true
+        rm -rf "${dir:?}"/node*
+    fi
+    echo "$port" >"$dir/port"
     # a node left running in DIR by a run that was killed: stop it first
     "$dist/stop" "$dir" >"$log" 2>&1 || true
     cp_at_exit "\"$dist/stop\" \"$dir\" >>\"$log\" 2>&1"
