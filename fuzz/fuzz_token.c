@@ -2,7 +2,8 @@
  * libFuzzer target: cp_token_decode on arbitrary bytes, for both token forms
  * ([key, docid] and [key]) and a few length caps. A token that decodes is
  * encoded again with cp_token_encode and decoded again: the key's JSON text
- * and the docid must come back the same, and encoding is a fixed point.
+ * and the docid must come back the same, and encoding is a fixed point. The
+ * one token without a key is the word CP_TOKEN_LAST, exactly.
  */
 #include "fuzz.h"
 #include "couchpage_json.h"
@@ -25,6 +26,13 @@ static void round_trip(apr_pool_t *pool, const char *text, apr_size_t max_len,
         return;
     }
     FUZZ_CHECK(strlen(text) <= max_len, "a token over the cap was taken: %s", text);
+    if (token.at_end) {
+        FUZZ_CHECK(!strcmp(text, CP_TOKEN_LAST), "%s was read as the last page's token", text);
+        FUZZ_CHECK(!token.key && !token.key_json && !token.docid && !token.index,
+                   "the last page's token has a key, docid or index");
+        return;
+    }
+    FUZZ_CHECK(strcmp(text, CP_TOKEN_LAST), "%s was not read as the last page's token", text);
     FUZZ_CHECK(token.key && token.key_json, "no key for %s", text);
     FUZZ_CHECK(with_docid ? token.docid && *token.docid : !token.docid,
                "docid %s for %s", token.docid ? token.docid : "(null)", text);

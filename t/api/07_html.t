@@ -242,8 +242,10 @@ sub keys_of { [ map { $_->{key} } @{ $_[0]{items} || [] } ] }
     my $l3 = link_header($res3->header('Link'));
     is_deeply([sort keys %$l3], ['first', @last, 'prev'],
               'the last page: first and prev, no next' . (@last ? ', and last (itself), as first is on page 1' : ''));
-    is($l3->{last}, @last ? $l1->{last} : undef,
-       @last ? 'the last page\'s rel="last" is the one page 1 gave' : 'no rel="last" where the position is unknown');
+    # page 1's rel="last" is ?start=last, found when followed; on the last
+    # page itself it is the page's own URL, as rel="first" is on page 1
+    is($l3->{last}, @last ? $l2->{next} : undef,
+       @last ? 'the last page\'s rel="last" is its own URL' : 'no rel="last" where the position is unknown');
     my ($sf, $pf) = get_json($l3->{first});
     is_deeply(keys_of($pf), \@PAGE1, 'following rel="first" gives page 1');
 
