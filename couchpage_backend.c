@@ -42,6 +42,7 @@ typedef struct {
     apr_off_t max_bytes;
     int too_large;
     int broken;     /* an error bucket or a failed read: the body is cut off */
+    int unanswered; /* broken before any status line came */
     int batch;      /* the read is a multi-query POST */
 } capture_ctx;
 
@@ -56,6 +57,7 @@ static void body_broken(ap_filter_t *f, capture_ctx *ctx)
 {
     if (!ctx->broken && !f->r->status_line) {
         f->r->status = HTTP_BAD_GATEWAY;
+        ctx->unanswered = 1;
     }
     ctx->broken = 1;
 }
@@ -417,6 +419,9 @@ static const char *failed_in_flight(request_rec *r, const attempt *a)
     if (a->capture.too_large || a->timed_out || a->rv == HTTP_GATEWAY_TIME_OUT) {
         return NULL;
     }
+    if (a->capture.unanswered) {
+        return "the connection was dropped before the status line";
+    }
     if (a->capture.broken) {
         return "the response was cut off";
     }
@@ -433,6 +438,17 @@ static const char *failed_in_flight(request_rec *r, const attempt *a)
         }
     }
     return NULL;
+}
+
+/* Whether a read failed before any answer began: the member dropped the
+ * connection it had taken (a node going down), and mod_proxy_http answered
+ * 502 or passed only an error bucket. Such a member is in error state now
+ * (failonstatus=502), and nothing of the read was answered: it is sent
+ * again, up to CP_BACKEND_RESENDS times, besides the one repeat. */
+#define CP_BACKEND_RESENDS 2
+static int failed_unanswered(const attempt *a)
+{
+    return a->capture.unanswered || (a->rv == HTTP_BAD_GATEWAY && !a->capture.broken);
 }
 
 static int fail(cp_backend_result *result, int status, int backend_status,
@@ -453,20 +469,31 @@ static int read_backend(request_rec *r, const cp_backend_conf *conf, const backe
                         int may_repeat, attempt *a, char **text, apr_size_t *len,
                         cp_backend_stats *stats, cp_backend_result *result)
 {
-    int tries;
+    int resends = 0, repeats = may_repeat ? 1 : 0;
     const char *why;
 
-    for (tries = 1;; tries++) {
+    for (;;) {
         if (!run_attempt(r, conf, read, stats, a)) {
             return fail(result, HTTP_INTERNAL_SERVER_ERROR, 0,
                         apr_psprintf(r->pool, "the backend subrequest could not be "
                                      "set up (status %d)", a->rv));
         }
-        if (tries == 2 || !may_repeat || !(why = failed_in_flight(r, a))) {
+        if (!(why = failed_in_flight(r, a))) {
             break;
         }
-        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0106) "the backend read failed "
-                      "in flight (%s); repeating it once", why);
+        if (failed_unanswered(a) && resends < CP_BACKEND_RESENDS) {
+            resends++;
+            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0106) "the backend read "
+                          "failed in flight before any answer (%s); sending it again", why);
+        }
+        else if (repeats > 0) {
+            repeats--;
+            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0106) "the backend read "
+                          "failed in flight (%s); repeating it once", why);
+        }
+        else {
+            break;
+        }
         apr_brigade_cleanup(a->capture.body);
     }
 
