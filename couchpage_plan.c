@@ -350,6 +350,17 @@ static int may_be_refused(const cp_plan *plan, const cp_token *start)
     return !plan->view->is_all_docs && ((last && (start || first)) || (start && first));
 }
 
+/* The range start probe (see cp_plan_page): limit=0 from the range's start,
+ * without an endkey, so CouchDB never refuses it. */
+static void add_range_start_probe(apr_pool_t *pool, const cp_plan *plan,
+                                  apr_array_header_t *queries)
+{
+    json_t *params = base_params(pool, plan->view, 0, plan->view->descending);
+
+    add_bound(params, "startkey", plan->view->descending ? plan->high_key : plan->low_key);
+    add_query(queries, CP_QUERY_RANGE_START, 0, params);
+}
+
 /* The last page (see cp_plan_page): the tail, led by the range start probe
  * for a position or when CouchDB may refuse the tail (a range both ends
  * bound, reversed). */
@@ -357,14 +368,10 @@ static apr_array_header_t *plan_last_page(apr_pool_t *pool, const cp_plan *plan)
 {
     apr_array_header_t *queries = apr_array_make(pool, 2, sizeof(cp_query));
     int positioned = !plan->view->reduce, limit = tail_limit(plan);
-    json_t *params;
 
     if ((positioned && cp_plan_is_partial(plan))
         || (!plan->view->is_all_docs && plan->low_key && plan->high_key)) {
-        params = base_params(pool, plan->view, 0, plan->view->descending);
-        add_bound(params, "startkey",
-                  plan->view->descending ? plan->high_key : plan->low_key);
-        add_query(queries, CP_QUERY_RANGE_START, 0, params);
+        add_range_start_probe(pool, plan, queries);
     }
     add_query(queries, CP_QUERY_RANGE_END, limit, tail_params(pool, plan, limit));
     return queries;
@@ -390,10 +397,7 @@ apr_array_header_t *cp_plan_page(apr_pool_t *pool, const cp_plan *plan,
      * it is also the position probe of a key range or a partition */
     if (((start || keys_apart) && may_be_refused(plan, start))
         || (positioned && cp_plan_is_partial(plan))) {
-        params = base_params(pool, plan->view, 0, plan->view->descending);
-        add_bound(params, "startkey",
-                  plan->view->descending ? plan->high_key : plan->low_key);
-        add_query(queries, CP_QUERY_RANGE_START, 0, params);
+        add_range_start_probe(pool, plan, queries);
     }
     if (positioned && cp_plan_is_partial(plan)) {
         params = base_params(pool, plan->view, 0, !plan->view->descending);
@@ -460,29 +464,22 @@ const char *cp_plan_batch_body(apr_pool_t *pool, const apr_array_header_t *queri
 int cp_plan_widen(apr_pool_t *pool, const cp_plan *plan, const cp_token *start,
                   apr_array_header_t *queries)
 {
-    cp_query *backward = cp_plan_query(queries, CP_QUERY_BACKWARD);
-    cp_query *tail = cp_plan_query(queries, CP_QUERY_RANGE_END);
+    int at_end = start && start->at_end, with_docid = cp_view_has_docids(plan->view);
     int needed = cp_plan_pages_either_side(plan->links) * plan->count, limit;
+    /* what the page reads behind it: the last page's answer, or the
+     * backward query's */
+    cp_query *query = cp_plan_query(queries, at_end ? CP_QUERY_RANGE_END : CP_QUERY_BACKWARD);
 
-    if (start && start->at_end) {
-        if (!tail->answer || tail->widened >= CP_PLAN_MAX_WIDENINGS
-            || cp_page_tail_complete(tail, cp_view_has_docids(plan->view),
-                                     plan->count + needed)) {
-            return 0;
-        }
-        limit = tail->limit * 8 + plan->count;
-        set_query(tail, CP_QUERY_RANGE_END, limit, tail_params(pool, plan, limit),
-                  tail->widened + 1);
-        return 1;
-    }
-    if (!backward || !backward->answer || backward->widened >= CP_PLAN_MAX_WIDENINGS
-        || cp_page_behind_complete(backward, start, cp_view_has_docids(plan->view), needed)) {
+    if (!query || !query->answer || query->widened >= CP_PLAN_MAX_WIDENINGS
+        || (at_end ? cp_page_tail_complete(query, with_docid, plan->count + needed)
+                   : cp_page_behind_complete(query, start, with_docid, needed))) {
         return 0;
     }
     /* as the widening before it grew: each time well beyond the entry */
-    limit = backward->limit * 8 + plan->count;
-    set_query(backward, CP_QUERY_BACKWARD, limit, backward_params(pool, plan, start, limit),
-              backward->widened + 1);
+    limit = query->limit * 8 + plan->count;
+    set_query(query, query->role, limit,
+              at_end ? tail_params(pool, plan, limit) : backward_params(pool, plan, start, limit),
+              query->widened + 1);
     return 1;
 }
 
