@@ -417,6 +417,34 @@ static json_int_t count_of(const json_t *answer, const char *name)
            ? json_integer_value(value) : -1;
 }
 
+/* Pages of count rows that `rows` rows fill. */
+static json_int_t pages_for(json_int_t rows, int count)
+{
+    return rows / count + (rows % count != 0);
+}
+
+/* The location's rows from CouchDB's offsets (see the header): total_rows
+ * of `counted`, an answer read over the index, less the rows before the
+ * range (the range start probe's offset) and after it (the range end
+ * query's): *rows_before and *total, and 1, when they are known and add up.
+ * Without both probes only the whole index has a known position. */
+static int location_rows(const cp_page_answers *in, const json_t *counted,
+                         json_int_t *rows_before, json_int_t *total)
+{
+    const cp_query *range_start = cp_plan_query(in->queries, CP_QUERY_RANGE_START);
+    const cp_query *range_end = cp_plan_query(in->queries, CP_QUERY_RANGE_END);
+    json_int_t view_rows = count_of(counted, "total_rows");
+    json_int_t rows_after = range_end ? count_of(range_end->answer, "offset") : 0;
+
+    *rows_before = range_start ? count_of(range_start->answer, "offset") : 0;
+    if ((in->partial && !(range_start && range_end)) || view_rows < 0 || *rows_before < 0
+        || rows_after < 0 || view_rows - *rows_before < rows_after) {
+        return 0;
+    }
+    *total = view_rows - *rows_before - rows_after;
+    return 1;
+}
+
 /* The page's position from CouchDB's offsets (see the header): *before and
  * *total, and 1, when they are known and consistent with every row seen. */
 static int position_of(const cp_page_answers *in, const apr_array_header_t *behind,
@@ -424,22 +452,13 @@ static int position_of(const cp_page_answers *in, const apr_array_header_t *behi
 {
     const cp_query *forward = cp_plan_query(in->queries, CP_QUERY_FORWARD);
     const cp_query *backward = cp_plan_query(in->queries, CP_QUERY_BACKWARD);
-    const cp_query *range_start = cp_plan_query(in->queries, CP_QUERY_RANGE_START);
-    const cp_query *range_end = cp_plan_query(in->queries, CP_QUERY_RANGE_END);
-    json_int_t view_rows = count_of(forward->answer, "total_rows");
-    json_int_t at = count_of(forward->answer, "offset");
-    json_int_t rows_before = range_start ? count_of(range_start->answer, "offset") : 0;
-    json_int_t rows_after = range_end ? count_of(range_end->answer, "offset") : 0;
+    json_int_t at = count_of(forward->answer, "offset"), rows_before;
     size_t read, seen = behind ? (size_t)behind->nelts : 0;
 
-    /* without probes only the whole index has a known position */
-    if ((in->partial && !(range_start && range_end)) || view_rows < 0 || at < 0
-        || rows_before < 0 || rows_after < 0 || at < rows_before
-        || view_rows - rows_before < rows_after) {
+    if (!location_rows(in, forward->answer, &rows_before, total) || at < rows_before) {
         return 0;
     }
     *before = at - rows_before;
-    *total = view_rows - rows_before - rows_after;
     if ((json_int_t)page_rows > *total - *before) {
         return 0;
     }
@@ -468,7 +487,7 @@ static void find_last(const cp_page_answers *in, json_int_t before, json_int_t t
         return;
     }
     page->has_last = 1;
-    page->last_number = total / in->count + (total % in->count != 0);
+    page->last_number = pages_for(total, in->count);
     if (before == (page->last_number - 1) * in->count) {
         page->last_is_current = 1;
         page->last = in->start;
@@ -488,22 +507,60 @@ static void add_link(apr_array_header_t *pages, apr_int64_t number, const char *
     link->current = current;
 }
 
+/* The page's offset, the location's total and its last page, once the
+ * page knows whether it is numbered (before rows before it, of total);
+ * `counted` is the answer that carries CouchDB's total_rows. */
+static void set_position(apr_pool_t *pool, const cp_page_answers *in, const json_t *counted,
+                         json_int_t before, json_int_t total, cp_page *page)
+{
+    page->has_last = 0;
+    page->last_is_current = 0;
+    page->last = NULL;
+    page->last_number = 0;
+    page->offset = NULL;
+    if (!page->numbered) {
+        /* CouchDB's total is the location's only where it is the whole index */
+        page->total_rows = in->partial ? NULL : json_object_get(counted, "total_rows");
+        return;
+    }
+    page->offset = cp_json_pool_own(pool, json_integer(before));
+    page->total_rows = cp_json_pool_own(pool, json_integer(total));
+    find_last(in, before, total, page);
+}
+
+/* The numbered page links (with CouchPageLinks): the pages behind (their
+ * tokens nearest first), this one, and the pages ahead, numbered from this
+ * page's number when numbered (before rows before it), else relative to it. */
+static void link_pages(apr_pool_t *pool, const cp_page_answers *in, json_int_t before,
+                       const apr_array_header_t *behind, const apr_array_header_t *ahead,
+                       cp_page *page)
+{
+    apr_int64_t current = page->numbered ? pages_for(before, in->count) + 1 : 0;
+    int i;
+
+    page->pages = apr_array_make(pool, 2 * in->links + 1, sizeof(cp_page_link));
+    if (in->links == 0) {
+        return;
+    }
+    for (i = behind->nelts; i >= 1; i--) {
+        add_link(page->pages, current - i, APR_ARRAY_IDX(behind, i - 1, const char *), 0);
+    }
+    add_link(page->pages, current, in->start, 1);
+    for (i = 1; i <= ahead->nelts; i++) {
+        add_link(page->pages, current + i, APR_ARRAY_IDX(ahead, i - 1, const char *), 0);
+    }
+}
+
 /* The last page's position from the offsets of its answer (the tail) and
  * the range start probe: *total, and 1, when known and consistent with the
  * rows read (all of them when the answer is short of its limit). */
 static int tail_position(const cp_page_answers *in, const cp_query *tail, json_int_t *total)
 {
-    const cp_query *range_start = cp_plan_query(in->queries, CP_QUERY_RANGE_START);
-    json_int_t view_rows = count_of(tail->answer, "total_rows");
-    json_int_t rows_after = count_of(tail->answer, "offset");
-    json_int_t rows_before = range_start ? count_of(range_start->answer, "offset") : 0;
-    json_int_t read = (json_int_t)json_array_size(rows_of(tail->answer));
+    json_int_t rows_before, read = (json_int_t)json_array_size(rows_of(tail->answer));
 
-    if ((in->partial && !range_start) || view_rows < 0 || rows_after < 0 || rows_before < 0
-        || view_rows - rows_before < rows_after) {
+    if (!location_rows(in, tail->answer, &rows_before, total)) {
         return 0;
     }
-    *total = view_rows - rows_before - rows_after;
     return read < tail->limit ? *total == read : *total >= read;
 }
 
@@ -519,11 +576,11 @@ static void assemble_last(apr_pool_t *pool, const cp_page_answers *in, cp_page *
     apr_array_header_t *behind, *before;
     size_t known = tail_known(tail, in->with_docid), rows, i;
     json_int_t total = 0;
-    int k;
 
     page->numbered = tail_position(in, tail, &total);
-    rows = page->numbered ? (size_t)(total - (total - 1) / in->count * in->count)
-                          : (size_t)in->count;
+    /* the remainder: what lies past the last full page (none when empty) */
+    rows = !page->numbered ? (size_t)in->count
+         : total == 0 ? 0 : (size_t)(total - (pages_for(total, in->count) - 1) * in->count);
     if (rows > known) {
         /* the page's first row lies in an entry the limit cut */
         rows = known;
@@ -540,33 +597,9 @@ static void assemble_last(apr_pool_t *pool, const cp_page_answers *in, cp_page *
     before = behind_tokens(pool, in, behind, (size_t)cp_plan_pages_either_side(in->links));
     page->next = NULL;
     page->prev = before->nelts ? APR_ARRAY_IDX(before, 0, const char *) : NULL;
-
-    page->has_last = 0;
-    page->last_is_current = 0;
-    page->last = NULL;
-    page->last_number = 0;
-    page->offset = NULL;
-    page->total_rows = in->partial ? NULL : json_object_get(tail->answer, "total_rows");
-    if (page->numbered) {
-        page->offset = cp_json_pool_own(pool, json_integer(total - (json_int_t)rows));
-        page->total_rows = cp_json_pool_own(pool, json_integer(total));
-        if (total > 0) {
-            page->has_last = 1;
-            page->last_is_current = 1;
-            page->last = in->start;
-            page->last_number = (total - 1) / in->count + 1;
-        }
-    }
-
-    page->pages = apr_array_make(pool, 2 * in->links + 1, sizeof(cp_page_link));
-    if (in->links == 0) {
-        return;
-    }
-    for (k = before->nelts; k >= 1; k--) {
-        add_link(page->pages, page->last_number - k, APR_ARRAY_IDX(before, k - 1, const char *),
-                 0);
-    }
-    add_link(page->pages, page->last_number, in->start, 1);
+    set_position(pool, in, tail->answer, total - (json_int_t)rows, total, page);
+    link_pages(pool, in, total - (json_int_t)rows, before,
+               apr_array_make(pool, 1, sizeof(const char *)), page);
 }
 
 void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page)
@@ -576,7 +609,6 @@ void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page
     const json_t *forward_rows = rows_of(forward);
     apr_array_header_t *behind = NULL, *before, *after;
     size_t want = (size_t)cp_plan_pages_either_side(in->links);
-    apr_int64_t current_number = 0;
     json_int_t rows_before = 0, total = 0;
     int i;
 
@@ -598,33 +630,7 @@ void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page
     page->next = after->nelts ? APR_ARRAY_IDX(after, 0, const char *) : NULL;
     page->prev = before->nelts ? APR_ARRAY_IDX(before, 0, const char *) : NULL;
 
-    page->has_last = 0;
-    page->last_is_current = 0;
-    page->last = NULL;
-    page->offset = NULL;
     page->numbered = position_of(in, behind, json_array_size(page->rows), &rows_before, &total);
-    if (page->numbered) {
-        page->offset = cp_json_pool_own(pool, json_integer(rows_before));
-        page->total_rows = cp_json_pool_own(pool, json_integer(total));
-        find_last(in, rows_before, total, page);
-    }
-    else {
-        /* CouchDB's total is the location's only where it is the whole index */
-        page->total_rows = in->partial ? NULL : json_object_get(forward, "total_rows");
-    }
-
-    page->pages = apr_array_make(pool, 2 * in->links + 1, sizeof(cp_page_link));
-    if (in->links == 0) {
-        return;
-    }
-    if (page->numbered) {
-        current_number = rows_before / in->count + (rows_before % in->count != 0) + 1;
-    }
-    for (i = before->nelts; i >= 1; i--) {
-        add_link(page->pages, current_number - i, APR_ARRAY_IDX(before, i - 1, const char *), 0);
-    }
-    add_link(page->pages, current_number, in->start, 1);
-    for (i = 1; i <= after->nelts; i++) {
-        add_link(page->pages, current_number + i, APR_ARRAY_IDX(after, i - 1, const char *), 0);
-    }
+    set_position(pool, in, forward, rows_before, total, page);
+    link_pages(pool, in, rows_before, before, after, page);
 }
