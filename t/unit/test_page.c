@@ -280,28 +280,31 @@ static void an_inconsistent_offset_is_not_shown(void **state)
     assert_string_equal(page_numbers(&page), "0*");
 }
 
-/* A document that emitted one key three times: one entry, three rows, which
- * CouchDB lists in the same order both ways. Pages of 2 over rows
- * a(d0) x(d1)#0 x#1 x#2 z(d2). */
+/* The rows of a view where one document emitted one key three times:
+ * a(d0) x(d1)#0 x#1 x#2 z(d2). Its three rows are one entry, which CouchDB
+ * lists in the same order both ways. */
+static const char *const row_x0 = "{\"id\":\"d1\",\"key\":\"x\",\"value\":0}";
+static const char *const row_x1 = "{\"id\":\"d1\",\"key\":\"x\",\"value\":1}";
+static const char *const row_x2 = "{\"id\":\"d1\",\"key\":\"x\",\"value\":2}";
+static const char *const row_a = "{\"id\":\"d0\",\"key\":\"a\",\"value\":9}";
+static const char *const row_z = "{\"id\":\"d2\",\"key\":\"z\",\"value\":9}";
+
+/* Pages of 2 over those rows. */
 static void a_page_boundary_inside_one_documents_rows(void **state)
 {
-    const char *x0 = "{\"id\":\"d1\",\"key\":\"x\",\"value\":0}";
-    const char *x1 = "{\"id\":\"d1\",\"key\":\"x\",\"value\":1}";
-    const char *x2 = "{\"id\":\"d1\",\"key\":\"x\",\"value\":2}";
-    const char *a = "{\"id\":\"d0\",\"key\":\"a\",\"value\":9}";
-    const char *z = "{\"id\":\"d2\",\"key\":\"z\",\"value\":9}";
     cp_page_answers in;
     cp_page page;
 
     /* page 1: a x#0 | next starts at x#1 */
-    in = answers(2, 0, parse(apr_psprintf(pool, "{\"rows\":[%s,%s,%s]}", a, x0, x1)), NULL, NULL);
+    in = answers(2, 0, parse(apr_psprintf(pool, "{\"rows\":[%s,%s,%s]}", row_a, row_x0, row_x1)),
+                 NULL, NULL);
     cp_page_assemble(pool, &in, &page);
     assert_string_equal(page.next, "[\"x\",\"d1\",1]");
 
     /* page 2 from [x, d1, 1]: forward skip=1 gives x#1 x#2 z; backward (its
      * own entry first) gives x#0 x#1 x#2 a: behind, nearest first, x#0, a */
-    in = answers_from(2, apr_pstrcat(pool, x1, ",", x2, ",", z, NULL),
-                      apr_pstrcat(pool, x0, ",", x1, ",", x2, ",", a, NULL),
+    in = answers_from(2, apr_pstrcat(pool, row_x1, ",", row_x2, ",", row_z, NULL),
+                      apr_pstrcat(pool, row_x0, ",", row_x1, ",", row_x2, ",", row_a, NULL),
                       "[\"x\",\"d1\",1]", 5);
     cp_page_assemble(pool, &in, &page);
     assert_string_equal(page.next, "[\"z\",\"d2\"]");
@@ -312,18 +315,20 @@ static void a_page_boundary_inside_one_documents_rows(void **state)
     /* page 3 from [z, d2]: backward gives z, then x's rows x#0 x#1 x#2 (one
      * order both ways), then a: read backward x#2 x#1 x#0 a, so the page
      * before starts at x#1 */
-    in = answers_from(2, z, apr_pstrcat(pool, z, ",", x0, ",", x1, ",", x2, ",", a, NULL),
+    in = answers_from(2, row_z,
+                      apr_pstrcat(pool, row_z, ",", row_x0, ",", row_x1, ",", row_x2, ",", row_a, NULL),
                       "[\"z\",\"d2\"]", 4);
     cp_page_assemble(pool, &in, &page);
     assert_string_equal(page.prev, "[\"x\",\"d1\",1]");
     assert_null(page.next);
 
     /* from [x, d1, 2] with links: the ahead query skips to the token too */
-    in = answers_from(1, x2, apr_pstrcat(pool, x0, ",", x1, ",", x2, ",", a, NULL),
+    in = answers_from(1, row_x2,
+                      apr_pstrcat(pool, row_x0, ",", row_x1, ",", row_x2, ",", row_a, NULL),
                       "[\"x\",\"d1\",2]", 6);
     in.links = 2;
     add_answer(&in, CP_QUERY_AHEAD,
-               parse(apr_psprintf(pool, "{\"rows\":[%s,%s]}", x2, z)), 3);
+               parse(apr_psprintf(pool, "{\"rows\":[%s,%s]}", row_x2, row_z)), 3);
     cp_page_assemble(pool, &in, &page);
     assert_string_equal(page.next, "[\"z\",\"d2\"]");
     assert_string_equal(page_numbers(&page), "-2 -1 0* 1");
@@ -497,22 +502,17 @@ static void the_last_page_of_one_page_or_none(void **state)
     assert_int_equal(json_array_size(page.rows), 3);
 }
 
-/* A document that emitted one key three times, rows a(d0) x(d1)#0 x#1 x#2
- * z(d2): CouchDB lists an entry's rows in one order both ways, so read back
- * from the end they come z x#0 x#1 x#2 a. */
+/* The rows a x#0 x#1 x#2 z again: CouchDB lists an entry's rows in one
+ * order both ways, so read back from the end they come z x#0 x#1 x#2 a. */
 static void an_entry_across_the_last_pages_boundaries(void **state)
 {
-    const char *x0 = "{\"id\":\"d1\",\"key\":\"x\",\"value\":0}";
-    const char *x1 = "{\"id\":\"d1\",\"key\":\"x\",\"value\":1}";
-    const char *x2 = "{\"id\":\"d1\",\"key\":\"x\",\"value\":2}";
-    const char *a = "{\"id\":\"d0\",\"key\":\"a\",\"value\":9}";
-    const char *z = "{\"id\":\"d2\",\"key\":\"z\",\"value\":9}";
     cp_page_answers in;
     cp_page page;
 
     /* pages of 2: a x#0 | x#1 x#2 | z; the prev boundary inside x */
     in = last_answers(2, 2, parse(apr_psprintf(pool, "{\"total_rows\":5,\"offset\":0,"
-                                               "\"rows\":[%s,%s,%s,%s,%s]}", z, x0, x1, x2, a)),
+                                               "\"rows\":[%s,%s,%s,%s,%s]}",
+                                               row_z, row_x0, row_x1, row_x2, row_a)),
                       9, NULL);
     cp_page_assemble(pool, &in, &page);
     assert_true(page.numbered);
@@ -524,13 +524,14 @@ static void an_entry_across_the_last_pages_boundaries(void **state)
     assert_string_equal(APR_ARRAY_IDX(page.pages, 0, cp_page_link).start, "[\"a\",\"d0\"]");
     /* without z: the last page starts inside x, at x#1, its rows in order */
     in = last_answers(2, 0, parse(apr_psprintf(pool, "{\"total_rows\":4,\"offset\":0,"
-                                               "\"rows\":[%s,%s,%s,%s]}", x0, x1, x2, a)),
+                                               "\"rows\":[%s,%s,%s,%s]}",
+                                               row_x0, row_x1, row_x2, row_a)),
                       7, NULL);
     cp_page_assemble(pool, &in, &page);
     assert_true(page.numbered);
     assert_int_equal(json_array_size(page.rows), 2);
-    assert_true(cp_json_identical(json_array_get(page.rows, 0), parse(x1)));
-    assert_true(cp_json_identical(json_array_get(page.rows, 1), parse(x2)));
+    assert_true(cp_json_identical(json_array_get(page.rows, 0), parse(row_x1)));
+    assert_true(cp_json_identical(json_array_get(page.rows, 1), parse(row_x2)));
     assert_string_equal(page.prev, "[\"a\",\"d0\"]");
     assert_int_equal(json_integer_value(page.offset), 2);
 }
