@@ -89,22 +89,19 @@ bench_couchdb_dist() {
 # left on another port is no use: it is deleted, and loaded again. Sets
 # COUCHDB_URL.
 bench_start_couchdb() {
-    local dist=$1 dir=$2 port=${COUCHDB_PORT:-} before='' log
+    local dist=$1 dir=$2 port=${COUCHDB_PORT:-} before='' log=$2/start.log
+    mkdir -p "$dir"
+    # a node left running in DIR by a run that was killed: stop it first (it
+    # holds the port of the run before)
+    "$dist/stop" "$dir" >"$log" 2>&1 || true
     [ -f "$dir/port" ] && before=$(cat "$dir/port")
     if [ -z "$port" ] && [[ $before =~ ^[0-9]+$ ]] && [ -z "$(ss -Htln "sport = :$before")" ]; then
         port=$before
     fi
     [ -n "$port" ] || port=$(cp_free_port)
     [[ $port =~ ^[0-9]+$ ]] || cp_die "COUCHDB_PORT must be a port number"
-    mkdir -p "$dir"
-    log=$dir/start.log
-    if [ "$port" != "$before" ]; then
-        "$dist/stop" "$dir" >/dev/null 2>&1 || true
-        rm -rf "${dir:?}"/node*
-    fi
+    [ "$port" = "$before" ] || rm -rf "${dir:?}"/node*
     echo "$port" >"$dir/port"
-    # a node left running in DIR by a run that was killed: stop it first
-    "$dist/stop" "$dir" >"$log" 2>&1 || true
     cp_at_exit "\"$dist/stop\" \"$dir\" >>\"$log\" 2>&1"
     bench_log "starting CouchDB ($dist) on port $port, data in $dir"
     "$dist/start" "$dir" "$port" >>"$log" 2>&1 || cp_fail_log "$log" "CouchDB did not start"
