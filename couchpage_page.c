@@ -255,23 +255,68 @@ static const char *ahead_token(apr_pool_t *pool, const cp_page_answers *in, size
 
 /* The rows before the page, nearest first, each with its index in its
  * entry. The backward answer starts with the token's own entry (read
- * without skip): of it, only the rows before the token lie behind the page.
+ * without skip=1): of it, only the rows before the token lie behind the page.
  * CouchDB lists an entry's rows in one order in either direction, so read
  * backward each entry comes in reverse. Without docids (grouped rows) the
- * token's own group may come first and is passed over. */
+ * token's own group may come first and is passed over. A row the backward
+ * query passed over with skip has no row: counted, not read. */
 typedef struct {
-    const json_t *row;
+    const json_t *row; /* NULL: passed over */
     int index;
 } placed_row;
 
-/* rows: an answer read backward; token: the entry it starts with (its
- * rows after the token are not behind), NULL for none (the end probe). */
-static apr_array_header_t *rows_behind(apr_pool_t *pool, const json_t *rows, int with_docid,
-                                       const cp_token *token)
+static void place(apr_array_header_t *behind, const json_t *row, int index)
 {
-    size_t n = json_array_size(rows), i = 0, end, run = 0, j;
-    apr_array_header_t *behind = apr_array_make(pool, (int)n + 1, sizeof(placed_row));
-    placed_row *placed;
+    placed_row *placed = apr_array_push(behind);
+
+    placed->row = row;
+    placed->index = index;
+}
+
+/* How many rows the token's own entry has, from the forward answer, which
+ * starts at the token's row (skip=index): -1 when it does not show where
+ * the entry ends. */
+static long own_entry_rows(const cp_query *forward, const cp_token *token)
+{
+    const json_t *rows = rows_of(forward->answer);
+    size_t n = json_array_size(rows), run = token_entry_run(rows, token);
+
+    if (run == 0) {
+        /* the entry's first row would have come first: there is none, or
+         * it has no row at the token's index any more */
+        return token->index == 0 ? 0 : -1;
+    }
+    return run == n && n >= (size_t)forward->limit ? -1 : (long)(token->index + run);
+}
+
+/* How many rows at the start of an answer are one entry. */
+static size_t first_entry_run(const json_t *rows)
+{
+    size_t run = 1, n = json_array_size(rows);
+
+    if (n == 0) {
+        return 0;
+    }
+    while (run < n && same_entry(json_array_get(rows, run), json_array_get(rows, 0))) {
+        run++;
+    }
+    return run;
+}
+
+/* rows: an answer read backward, whose first `skipped` rows the query
+ * passed over; token: the entry it starts with (its rows after the token
+ * are not behind), NULL for none (the last page's answer). own: the rows of
+ * that entry when rows were passed over (own_entry_rows), else counted
+ * here. NULL when the rows behind cannot be placed: how many were passed
+ * over is not known (own unknown, or an empty answer after fewer than
+ * skipped), or the answer disagrees with own. */
+static apr_array_header_t *rows_behind(apr_pool_t *pool, const json_t *rows, int with_docid,
+                                       const cp_token *token, size_t skipped, long own)
+{
+    size_t n = json_array_size(rows), i = 0, end, run = 0, j, before;
+    apr_array_header_t *behind = apr_array_make(pool, (int)(n + skipped) + 1,
+                                                sizeof(placed_row));
+    json_t *own_row = NULL;
 
     if (!with_docid) {
         if (n > 0 && token && cp_json_identical(json_object_get(json_array_get(rows, 0), "key"),
@@ -279,32 +324,63 @@ static apr_array_header_t *rows_behind(apr_pool_t *pool, const json_t *rows, int
             i = 1;
         }
         for (; i < n; i++) {
-            placed = apr_array_push(behind);
-            placed->row = json_array_get(rows, i);
-            placed->index = 0;
+            place(behind, json_array_get(rows, i), 0);
         }
         return behind;
     }
-    if (token) {
-        /* the token's own entry: its rows before the token, nearest first */
-        run = token_entry_run(rows, token);
-        for (j = (size_t)token->index < run ? (size_t)token->index : run; j > 0; j--) {
-            placed = apr_array_push(behind);
-            placed->row = json_array_get(rows, j - 1);
-            placed->index = (int)j - 1;
-        }
+    run = token ? token_entry_run(rows, token) : 0;
+    if (skipped == 0) {
+        own = (long)run;
     }
-    for (i = run; i < n; i = end + 1) {
+    if (own < 0 || run != ((size_t)own > skipped ? (size_t)own - skipped : 0)
+        || ((size_t)own < skipped && n == 0)) {
+        return NULL;
+    }
+    /* the token's own entry: its rows before the token, nearest first; those
+     * passed over are the token's key and document */
+    before = token && (size_t)token->index < (size_t)own ? (size_t)token->index : (size_t)own;
+    if (token && before > 0 && skipped > 0) {
+        own_row = cp_json_pool_own(pool, json_pack("{s:s, s:O}", "id", token->docid,
+                                                   "key", token->key));
+    }
+    for (j = before; j > 0; j--) {
+        place(behind, j - 1 < skipped ? own_row : json_array_get(rows, j - 1 - skipped),
+              (int)j - 1);
+    }
+    i = run;
+    if ((size_t)own < skipped) {
+        /* the rows passed over behind the token's entry, and the answer's
+         * first entry, which may have begun among them: counted only */
+        size_t unplaced = skipped - (size_t)own + first_entry_run(rows);
+
+        for (j = 0; j < unplaced; j++) {
+            place(behind, NULL, 0);
+        }
+        i = first_entry_run(rows);
+    }
+    for (; i < n; i = end + 1) {
         for (end = i; end + 1 < n && same_entry(json_array_get(rows, end + 1),
                                             json_array_get(rows, i)); end++) {
         }
         for (j = end + 1; j > i; j--) {
-            placed = apr_array_push(behind);
-            placed->row = json_array_get(rows, j - 1);
-            placed->index = (int)(j - 1 - i);
+            place(behind, json_array_get(rows, j - 1), (int)(j - 1 - i));
         }
     }
     return behind;
+}
+
+/* The backward answer's rows behind the page (rows_behind), NULL when they
+ * cannot be placed. */
+static apr_array_header_t *backward_rows_behind(apr_pool_t *pool,
+                                                const apr_array_header_t *queries,
+                                                const cp_token *token, int with_docid)
+{
+    const cp_query *backward = cp_plan_query(queries, CP_QUERY_BACKWARD);
+    size_t skipped = (size_t)cp_plan_skip(backward);
+
+    return rows_behind(pool, rows_of(backward->answer), with_docid, token, skipped,
+                       skipped ? own_entry_rows(cp_plan_query(queries, CP_QUERY_FORWARD),
+                                                token) : 0);
 }
 
 /* How many rows at the end of a full answer are one entry, which its limit
@@ -327,31 +403,59 @@ static size_t cut_entry_rows(const cp_query *query, int with_docid)
     return n - last;
 }
 
-int cp_page_behind_complete(const cp_query *backward, const cp_token *start,
-                            int with_docid, int needed)
+/* The first row of the k-th page behind (k >= 1): the count-th row further
+ * back, or the farthest there is when fewer remain (a short first page). */
+static const placed_row *behind_start(const apr_array_header_t *behind, int count, size_t k)
 {
-    const json_t *rows = rows_of(backward->answer);
-    size_t n = json_array_size(rows), last = n, own, before_token;
+    size_t seen = (size_t)behind->nelts;
 
-    if (!with_docid || n < (size_t)backward->limit || n == 0) {
-        return 1;
+    if (seen > (k - 1) * count) {
+        size_t at = k * count <= seen ? k * count : seen;
+        return &APR_ARRAY_IDX(behind, at - 1, placed_row);
     }
-    while (last > 0 && same_entry(json_array_get(rows, last - 1),
-                                  json_array_get(rows, n - 1))) {
-        last--;
-    }
-    own = token_entry_run(rows, start);
-    before_token = (size_t)start->index < own ? (size_t)start->index : own;
-    if (last == 0) {
-        /* one entry fills the answer: complete only if it is the token's own
-         * and its rows before the token, all there, are enough */
-        return own > (size_t)start->index && before_token >= (size_t)needed;
-    }
-    /* the token's rows before it, then the complete entries before the
-     * last, which the limit may have cut */
-    return before_token + (last - own) >= (size_t)needed;
+    return NULL;
 }
 
+int cp_page_behind_complete(apr_pool_t *pool, const apr_array_header_t *queries,
+                            const cp_token *start, int with_docid, int count, int needed)
+{
+    const cp_query *backward = cp_plan_query(queries, CP_QUERY_BACKWARD);
+    apr_array_header_t *behind = backward_rows_behind(pool, queries, start, with_docid);
+    size_t known, k;
+    const placed_row *placed;
+
+    if (!behind) {
+        return 0;
+    }
+    /* the rows of an entry the limit may have cut are not in their places,
+     * nor are those behind them: a full answer shows no more than the rest.
+     * The token's own entry is never cut behind the token: its rows before
+     * the token come first. */
+    known = (size_t)behind->nelts;
+    if (with_docid && json_array_size(rows_of(backward->answer)) >= (size_t)backward->limit) {
+        const json_t *rows = rows_of(backward->answer);
+        size_t n = json_array_size(rows), cut = cut_entry_rows(backward, with_docid);
+
+        if (cut == n && is_token_entry(json_array_get(rows, 0), start)) {
+            /* the token's own entry fills the answer: its rows before the
+             * token are known if the token's row is among those read */
+            known = cp_plan_skip(backward) + n > (size_t)start->index ? known : 0;
+        }
+        else {
+            known -= cut < known ? cut : known;
+        }
+        if (known < (size_t)needed) {
+            return 0;
+        }
+    }
+    for (k = 1; (placed = behind_start(behind, count, k)) != NULL && k * count <= (size_t)needed;
+         k++) {
+        if (!placed->row) {
+            return 0;
+        }
+    }
+    return 1;
+}
 /* Rows of the last page's answer, nearest the end first, whose places in
  * their entries are known: all but an entry its limit cut at the far end. */
 static size_t tail_known(const cp_query *tail, int with_docid)
@@ -365,32 +469,26 @@ int cp_page_tail_complete(const cp_query *tail, int with_docid, int needed)
            || json_array_size(rows_of(tail->answer)) < (size_t)tail->limit;
 }
 
-/* The first row of the k-th page behind (k >= 1): the count-th row further
- * back, or the farthest there is when fewer remain (a short first page). */
-static const placed_row *behind_start(const cp_page_answers *in,
-                                      const apr_array_header_t *behind, size_t k)
-{
-    size_t seen = (size_t)behind->nelts;
-
-    if (seen > (k - 1) * in->count) {
-        size_t at = k * in->count <= seen ? k * in->count : seen;
-        return &APR_ARRAY_IDX(behind, at - 1, placed_row);
-    }
-    return NULL;
-}
-
-/* The tokens of up to `want` pages behind, nearest first. */
+/* The tokens of up to `want` pages behind, nearest first. When the rows
+ * read reached the location's start (reached_start) and its first row
+ * starts the farthest of those pages, that page is the first page:
+ * *first_at is its place (1: the previous page), else 0. */
 static apr_array_header_t *behind_tokens(apr_pool_t *pool, const cp_page_answers *in,
-                                         const apr_array_header_t *behind, size_t want)
+                                         const apr_array_header_t *behind, size_t want,
+                                         int reached_start, int *first_at)
 {
     apr_array_header_t *tokens = apr_array_make(pool, (int)want, sizeof(const char *));
     const placed_row *placed;
     size_t k;
 
-    for (k = 1; k <= want && (placed = behind_start(in, behind, k)) != NULL; k++) {
+    /* a row passed over is never where a page starts once the answer is
+     * complete (cp_page_behind_complete) */
+    for (k = 1; k <= want && (placed = behind_start(behind, in->count, k)) != NULL
+                && placed->row; k++) {
         APR_ARRAY_PUSH(tokens, const char *) =
             row_token(pool, placed->row, in->with_docid, placed->index);
     }
+    *first_at = reached_start && (size_t)behind->nelts <= want * in->count ? tokens->nelts : 0;
     return tokens;
 }
 
@@ -529,21 +627,26 @@ static void set_position(apr_pool_t *pool, const cp_page_answers *in, const json
 }
 
 /* The numbered page links (with CouchPageLinks): the pages behind (their
- * tokens nearest first), this one, and the pages ahead, numbered from this
- * page's number when numbered (before rows before it), else relative to it. */
+ * tokens nearest first; the first_at-th the first page, linked without
+ * one), this one, and the pages ahead, numbered from this page's number
+ * when numbered (before rows before it), else relative to it. Sets prev
+ * from the pages behind too. */
 static void link_pages(apr_pool_t *pool, const cp_page_answers *in, json_int_t before,
-                       const apr_array_header_t *behind, const apr_array_header_t *ahead,
-                       cp_page *page)
+                       const apr_array_header_t *behind, int first_at,
+                       const apr_array_header_t *ahead, cp_page *page)
 {
     apr_int64_t current = page->numbered ? pages_for(before, in->count) + 1 : 0;
     int i;
 
+    page->prev = behind->nelts ? APR_ARRAY_IDX(behind, 0, const char *) : NULL;
+    page->prev_is_first = first_at == 1;
     page->pages = apr_array_make(pool, 2 * in->links + 1, sizeof(cp_page_link));
     if (in->links == 0) {
         return;
     }
     for (i = behind->nelts; i >= 1; i--) {
-        add_link(page->pages, current - i, APR_ARRAY_IDX(behind, i - 1, const char *), 0);
+        add_link(page->pages, current - i,
+                 i == first_at ? NULL : APR_ARRAY_IDX(behind, i - 1, const char *), 0);
     }
     add_link(page->pages, current, in->start, 1);
     for (i = 1; i <= ahead->nelts; i++) {
@@ -572,10 +675,11 @@ static void assemble_last(apr_pool_t *pool, const cp_page_answers *in, cp_page *
 {
     const cp_query *tail = cp_plan_query(in->queries, CP_QUERY_RANGE_END);
     apr_array_header_t *from_end = rows_behind(pool, rows_of(tail->answer), in->with_docid,
-                                               NULL);
+                                               NULL, 0, 0);
     apr_array_header_t *behind, *before;
     size_t known = tail_known(tail, in->with_docid), rows, i;
     json_int_t total = 0;
+    int first_at;
 
     page->numbered = tail_position(in, tail, &total);
     /* the remainder: what lies past the last full page (none when empty) */
@@ -594,11 +698,12 @@ static void assemble_last(apr_pool_t *pool, const cp_page_answers *in, cp_page *
     for (i = rows; i < known; i++) {
         *(placed_row *)apr_array_push(behind) = APR_ARRAY_IDX(from_end, i, placed_row);
     }
-    before = behind_tokens(pool, in, behind, (size_t)cp_plan_pages_either_side(in->links));
+    before = behind_tokens(pool, in, behind, (size_t)cp_plan_pages_either_side(in->links),
+                           json_array_size(rows_of(tail->answer)) < (size_t)tail->limit,
+                           &first_at);
     page->next = NULL;
-    page->prev = before->nelts ? APR_ARRAY_IDX(before, 0, const char *) : NULL;
     set_position(pool, in, tail->answer, total - (json_int_t)rows, total, page);
-    link_pages(pool, in, total - (json_int_t)rows, before,
+    link_pages(pool, in, total - (json_int_t)rows, before, first_at,
                apr_array_make(pool, 1, sizeof(const char *)), page);
 }
 
@@ -610,7 +715,7 @@ void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page
     apr_array_header_t *behind = NULL, *before, *after;
     size_t want = (size_t)cp_plan_pages_either_side(in->links);
     json_int_t rows_before = 0, total = 0;
-    int i;
+    int i, first_at = 0;
 
     if (in->start_token && in->start_token->at_end) {
         assemble_last(pool, in, page);
@@ -624,13 +729,20 @@ void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page
     after = ahead_tokens(pool, in, want);
     before = apr_array_make(pool, 1, sizeof(const char *));
     if (backward) {
-        behind = rows_behind(pool, rows_of(backward), in->with_docid, in->start_token);
-        before = behind_tokens(pool, in, behind, want);
+        behind = backward_rows_behind(pool, in->queries, in->start_token, in->with_docid);
+        if (!behind) {
+            /* not placed even after widening (cp_plan_widen): no page behind
+             * is shown rather than a wrong one */
+            behind = apr_array_make(pool, 1, sizeof(placed_row));
+        }
+        before = behind_tokens(pool, in, behind, want,
+                               json_array_size(rows_of(backward))
+                               < (size_t)cp_plan_query(in->queries, CP_QUERY_BACKWARD)->limit,
+                               &first_at);
     }
     page->next = after->nelts ? APR_ARRAY_IDX(after, 0, const char *) : NULL;
-    page->prev = before->nelts ? APR_ARRAY_IDX(before, 0, const char *) : NULL;
 
     page->numbered = position_of(in, behind, json_array_size(page->rows), &rows_before, &total);
     set_position(pool, in, forward, rows_before, total, page);
-    link_pages(pool, in, rows_before, before, after, page);
+    link_pages(pool, in, rows_before, before, first_at, after, page);
 }

@@ -16,7 +16,8 @@
 /* A numbered page link. */
 typedef struct {
     apr_int64_t number; /* 1-based, or relative to the current page (-1, +1) */
-    const char *start; /* its token; NULL for a first page reached without one */
+    const char *start; /* its token; NULL for the first page, unless it is the
+                          current page and was reached with one */
     int current;
 } cp_page_link;
 
@@ -37,6 +38,9 @@ typedef struct {
     json_t *rows;             /* the page's rows, in order (pool-owned) */
     const char *next;         /* token of the next page, NULL on the last */
     const char *prev;         /* token of the previous page, NULL on the first */
+    int prev_is_first;        /* the previous page is the first page: its links go
+                                 to the first page's URL, which needs no token
+                                 (and no second look behind it) */
     const json_t *total_rows; /* the location's rows (a key range's, a partition's):
                                  from CouchDB's offsets when numbered, else CouchDB's
                                  total_rows where the location is the whole index;
@@ -72,13 +76,18 @@ int cp_page_batch_results(apr_pool_t *pool, const char *text, apr_size_t len, in
 const char *cp_page_check(apr_pool_t *pool, const apr_array_header_t *queries,
                           int with_docid);
 
-/* Whether the backward answer shows the `needed` rows behind the page,
- * each in its place: 0 when they reach into the last entry of an answer its
- * limit cut, whose rows nearest the page may be missing (a document's rows
- * under one key come in one order both ways), or into the token's own entry
- * when the limit cut that. Then ask again with a larger limit (cp_plan_widen). */
-int cp_page_behind_complete(const cp_query *backward, const cp_token *start,
-                            int with_docid, int needed);
+/* Whether the backward answer of queries (cp_plan_page's, answered) shows
+ * the `needed` rows behind the page, each in its place: 0 when they reach
+ * into the last entry of an answer its limit cut, whose rows nearest the
+ * page may be missing (a document's rows under one key come in one order
+ * both ways), or into the token's own entry when the limit cut that; or
+ * when the rows its skip passed over cannot be counted (the forward answer
+ * does not show where the token's entry ends, or fewer rows lie behind
+ * than were to be passed over), or a page behind would start among them or
+ * in an entry that began among them. Then ask again with a larger limit and
+ * no skip (cp_plan_widen). */
+int cp_page_behind_complete(apr_pool_t *pool, const apr_array_header_t *queries,
+                            const cp_token *start, int with_docid, int count, int needed);
 
 /* Whether the last page's answer (the range end query of a CP_TOKEN_LAST
  * page) holds `needed` rows nearest the end whose places in their entries

@@ -287,14 +287,18 @@ static json_t *forward_params(apr_pool_t *pool, const cp_plan *plan, const cp_to
 }
 
 /* The query the other way from the token's row, bounded by the range's
- * start, its own entry included (no skip). */
+ * start, its own entry included: skip passes over the rows only counted
+ * (see backward_skip). */
 static json_t *backward_params(apr_pool_t *pool, const cp_plan *plan, const cp_token *start,
-                               int limit)
+                               int limit, int skip)
 {
     const cp_view *view = plan->view;
     json_t *params = base_params(pool, view, limit, !view->descending);
 
     add_start(params, view, start, !view->descending);
+    if (skip > 0) {
+        set_param(params, "skip", json_integer(skip));
+    }
     add_bound(params, "endkey", view->descending ? plan->high_key : plan->low_key);
     return params;
 }
@@ -315,7 +319,7 @@ static json_t *tail_params(apr_pool_t *pool, const cp_plan *plan, int limit)
 }
 
 /* The last page's query's first limit: a full page, the rows the pages
- * behind need, and the slack of backward_limit. */
+ * behind need, and the slack of backward_reach. */
 static int tail_limit(const cp_plan *plan)
 {
     int rows = (1 + cp_plan_pages_either_side(plan->links)) * plan->count;
@@ -323,19 +327,31 @@ static int tail_limit(const cp_plan *plan)
     return rows + (cp_view_has_docids(plan->view) ? CP_PLAN_BACKWARD_SLACK : 1);
 }
 
-/* The backward query's first limit: the rows the pages behind need, the
+/* How far the backward query first reads, the rows it passes over with
+ * skip included: the rows the pages behind need, the
  * token's own entry up to the token (a grouped row's own group), and, for
  * map rows, CP_PLAN_BACKWARD_SLACK rows more: the answer must show that the
  * entry at its far end is whole (a row past it), and an entry of several
  * rows, the token's own after the token or the far one, takes rows from
  * the pages behind. Within the slack (documents that emit a key twice)
  * that needs no second round; beyond it, widening (cp_plan_widen) asks. */
-static int backward_limit(const cp_plan *plan, const cp_token *start)
+static int backward_reach(const cp_plan *plan, const cp_token *start)
 {
     int behind = cp_plan_pages_either_side(plan->links) * plan->count;
 
     return cp_view_has_docids(plan->view)
            ? behind + start->index + 1 + CP_PLAN_BACKWARD_SLACK : behind + 1;
+}
+
+/* The rows the backward query passes over (see cp_plan_page): all but the
+ * last two of the count rows nearest the token's own entry, which the page
+ * assembler only counts. Of those two, the nearer shows where the entry of
+ * the previous page's start begins when a document emits its key twice
+ * (the slack's case, one round as without skip). Grouped rows are read
+ * whole: their own group may or may not come first. */
+static int backward_skip(const cp_plan *plan)
+{
+    return cp_view_has_docids(plan->view) && plan->count > 2 ? plan->count - 2 : 0;
 }
 
 /* Whether CouchDB may refuse a query of the page as a reversed range: one
@@ -417,9 +433,11 @@ apr_array_header_t *cp_plan_page(apr_pool_t *pool, const cp_plan *plan,
                   forward_params(pool, plan, start, limit));
     }
     if (start) {
-        limit = backward_limit(plan, start);
+        int skip = backward_skip(plan);
+
+        limit = backward_reach(plan, start) - skip;
         add_query(queries, CP_QUERY_BACKWARD, limit,
-                  backward_params(pool, plan, start, limit));
+                  backward_params(pool, plan, start, limit, skip));
     }
     return queries;
 }
@@ -472,15 +490,23 @@ int cp_plan_widen(apr_pool_t *pool, const cp_plan *plan, const cp_token *start,
 
     if (!query || !query->answer || query->widened >= CP_PLAN_MAX_WIDENINGS
         || (at_end ? cp_page_tail_complete(query, with_docid, plan->count + needed)
-                   : cp_page_behind_complete(query, start, with_docid, needed))) {
+                   : cp_page_behind_complete(pool, queries, start, with_docid, plan->count,
+                                             needed))) {
         return 0;
     }
-    /* as the widening before it grew: each time well beyond the entry */
-    limit = query->limit * 8 + plan->count;
+    /* as the widening before it grew: each time well beyond the entry, and
+     * every row read, none passed over */
+    limit = (query->limit + cp_plan_skip(query)) * 8 + plan->count;
     set_query(query, query->role, limit,
-              at_end ? tail_params(pool, plan, limit) : backward_params(pool, plan, start, limit),
+              at_end ? tail_params(pool, plan, limit)
+                     : backward_params(pool, plan, start, limit, 0),
               query->widened + 1);
     return 1;
+}
+
+int cp_plan_skip(const cp_query *query)
+{
+    return (int)json_integer_value(json_object_get(query->params, "skip"));
 }
 
 int cp_plan_is_partial(const cp_plan *plan)

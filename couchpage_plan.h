@@ -11,9 +11,13 @@
  * can send them all as one multi-query request (cp_plan_batch_body), or one
  * GET each (cp_plan_query_url) to a server without it; only the rare widening of
  * the backward query takes a second round (cp_plan_widen). So the backward
- * query has no skip=1 (which would need the forward answer to tell how many
- * rows the token's entry has): it reads the token's own entry too, and the
- * page assembler passes over it.
+ * query starts at the token's own entry (skip=1 would need the forward
+ * answer to tell how many rows that entry has). Of map rows it passes over
+ * count - 2 rows with skip, a skip bounded by the page size, never by the
+ * depth: those rows lie between the page and the previous page's start and
+ * are only counted; the forward answer tells how many of them are the
+ * token's own entry. The page needs only the rows where the pages behind
+ * start, and the rows either side of each that show its entry's bounds.
  *
  * Grouped reduce rows have no document id, and with a group level shorter
  * than the keys, the group a token names does not lie at its key when read
@@ -134,11 +138,12 @@ typedef struct {
  *  - ahead: with include_docs and more than one page linked ahead, the
  *    pages ahead come keys-only from the token's row, not from the forward
  *    query's documents;
- *  - backward (later pages): from the token's row the other way, without
- *    skip: the answer starts with the token's own (key, docid) entry, which
- *    the page assembler passes over. The limit is the rows the pages behind
- *    need, the token's entry up to the token, and CP_PLAN_BACKWARD_SLACK
- *    rows more (see cp_page_behind_complete);
+ *  - backward (later pages): from the token's row the other way: the rows
+ *    start with the token's own (key, docid) entry, which the page
+ *    assembler passes over. The rows it needs reach as far as the pages
+ *    behind, the token's entry up to the token, and CP_PLAN_BACKWARD_SLACK
+ *    rows more (see cp_page_behind_complete); of map rows the first
+ *    count - 2 are passed over with skip, and the limit is the rest;
  *  - range start, first: when several queries go together and one of them
  *    CouchDB may refuse (a start beyond the range's end: a query with both
  *    startkey and endkey; never on _all_docs), a limit=0 query from the
@@ -188,16 +193,20 @@ const char *cp_plan_batch_body(apr_pool_t *pool, const apr_array_header_t *queri
  * twice (the token's own after it, or one at the far end). */
 #define CP_PLAN_BACKWARD_SLACK 3
 
-/* The rare second round: when the backward answer ends inside an entry of
- * several rows that its limit cut where the pages behind need it (see
- * cp_page_behind_complete), or the last page's answer where the page or the
+/* The rare second round: when the backward answer cannot place the rows
+ * the pages behind need (see cp_page_behind_complete: an entry of several
+ * rows cut by its limit or its skip, or fewer rows behind the token than it
+ * passed over), or the last page's answer ends inside an entry where the page or the
  * pages behind need it (cp_page_tail_complete), that query is replaced by a
- * wider one, with no answer, and 1 is returned: send the pending queries again.
+ * wider one, with no answer and no skip, and 1 is returned: send the pending queries again.
  * 0 when the answers are complete, or the query was widened
  * CP_PLAN_MAX_WIDENINGS times already. */
 #define CP_PLAN_MAX_WIDENINGS 3
 int cp_plan_widen(apr_pool_t *pool, const cp_plan *plan, const cp_token *start,
                   apr_array_header_t *queries);
+
+/* The rows a query passes over with skip (0 without). */
+int cp_plan_skip(const cp_query *query);
 
 /* Whether the queries see only part of the index (a key range or a
  * partition), so that CouchDB's offsets do not count from their start. */

@@ -29,6 +29,14 @@ const char *cp_link_url(apr_pool_t *pool, const cp_links *links, const char *tok
     return apr_pstrcat(pool, links->path, "?", apr_array_pstrcat(pool, args, '&'), NULL);
 }
 
+const char *cp_prev_url(apr_pool_t *pool, const cp_links *links, const cp_page *page)
+{
+    if (!page->prev) {
+        return NULL;
+    }
+    return cp_link_url(pool, links, page->prev_is_first ? NULL : page->prev);
+}
+
 static json_t *string_or_null(const char *text)
 {
     return text ? json_string(text) : json_null();
@@ -81,8 +89,7 @@ const char *cp_render_json(apr_pool_t *pool, const cp_page *page,
     json_object_set_new(body, "prev", string_or_null(page->prev));
     json_object_set_new(link_urls, "next", string_or_null(
         page->next ? cp_link_url(pool, links, page->next) : NULL));
-    json_object_set_new(link_urls, "prev", string_or_null(
-        page->prev ? cp_link_url(pool, links, page->prev) : NULL));
+    json_object_set_new(link_urls, "prev", string_or_null(cp_prev_url(pool, links, page)));
     json_object_set_new(link_urls, "first", json_string(cp_link_url(pool, links, NULL)));
     if (page->has_last) {
         json_object_set_new(link_urls, "last", json_string(cp_link_url(pool, links, page->last)));
@@ -267,7 +274,7 @@ const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links
                       page->prev ? cp_link_url(pool, links, NULL) : NULL));
     }
     EMIT(nav_link(pool, "prev", word(pool, spec, CP_WORD_PREVIOUS),
-                  page->prev ? cp_link_url(pool, links, page->prev) : NULL));
+                  cp_prev_url(pool, links, page)));
     if (page->pages->nelts > 0) {
         EMIT("<ol class=\"couchpage-pages\">\n");
         for (p = 0; p < page->pages->nelts; p++) {

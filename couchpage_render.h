@@ -20,6 +20,10 @@ typedef struct {
 /* The URL of the page that starts at token; NULL token: the first page. */
 const char *cp_link_url(apr_pool_t *pool, const cp_links *links, const char *token);
 
+/* The URL of the previous page, NULL without one: the first page's own URL
+ * when it is the first page (cp_page.prev_is_first). */
+const char *cp_prev_url(apr_pool_t *pool, const cp_links *links, const cp_page *page);
+
 /* {"items":[{"id","key","value","doc"}...],"next","prev",
  *  "links":{"next","prev","first","last"},"pages":[{"number","start","current","url"}...],
  *  "numbering","total_rows","offset","first_row","last_row","last_page"}: id only

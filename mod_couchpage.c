@@ -360,7 +360,7 @@ static void set_link_header(request_rec *r, const cp_page *page, const cp_links 
                                     ">; rel=\"first\"", NULL);
 
     if (page->prev) {
-        value = apr_pstrcat(r->pool, value, ", <", cp_link_url(r->pool, links, page->prev),
+        value = apr_pstrcat(r->pool, value, ", <", cp_prev_url(r->pool, links, page),
                             ">; rel=\"prev\"", NULL);
     }
     if (page->next) {

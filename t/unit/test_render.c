@@ -116,6 +116,25 @@ static void links_keep_the_clients_limit_and_format(void **state)
     assert_string_equal(cp_link_url(pool, &links, NULL), "/a%20b/?limit=7&format=html");
 }
 
+/* The previous page's URL: none on the first page, the first page's own
+ * URL when it is the first page (JSON, HTML and the Link header alike). */
+static void prev_links_to_the_first_page_without_a_token(void **state)
+{
+    cp_page page = page_of("[]", NULL, "[0,\"a\"]", 9, 3);
+    cp_links links = { "/p/", 3, NULL };
+
+    assert_string_equal(cp_prev_url(pool, &links, &page), "/p/?start=%5b0%2c%22a%22%5d&limit=3");
+    page.prev_is_first = 1;
+    assert_string_equal(cp_prev_url(pool, &links, &page), "/p/?limit=3");
+    assert_non_null(strstr(cp_render_json(pool, &page, &links),
+                           "\"prev\":\"[0,\\\"a\\\"]\",\"links\":{\"next\":null,"
+                           "\"prev\":\"/p/?limit=3\""));
+    assert_non_null(strstr(html_of(&page, &links, &(cp_item_spec){ NULL, NULL }),
+                           "rel=\"prev\" href=\"/p/?limit=3\""));
+    page.prev = NULL;
+    assert_null(cp_prev_url(pool, &links, &page));
+}
+
 static void errors_inside_html_pages_are_escaped_html(void **state)
 {
     assert_string_equal(cp_render_html_error(pool, "the start token is not JSON: near '<script>'"),
@@ -411,6 +430,7 @@ int main(void)
         UNIT_TEST(items_are_the_rows_reduced_to_their_members),
         UNIT_TEST(documents_and_page_links_in_json),
         UNIT_TEST(links_keep_the_clients_limit_and_format),
+        UNIT_TEST(prev_links_to_the_first_page_without_a_token),
         UNIT_TEST(errors_are_json_with_error_and_reason),
         UNIT_TEST(errors_inside_html_pages_are_escaped_html),
         UNIT_TEST(html_fragment_lists_items_and_navigation),
