@@ -17,7 +17,8 @@
 //       header is BACKEND_AUTH; that floor (a)'s rows make exactly the
 //       module's page (items, next, prev); that the module's later page is
 //       one multi-query POST, which becomes floor (b) as recorded, and
-//       whose results, sent again straight, hold every row the page shows;
+//       whose results, sent again straight, hold every row the page is
+//       made of (its rows, next's and prev's);
 //       and that the first page's one query is the first-page floor's.
 //       Writes to OUT: later.path (the walked page's path, as the module
 //       linked it), floor-b.url and floor-b.json (the module's batch: URL
@@ -234,9 +235,9 @@ function samePage(what, page, size, fwdRows, bwdRows) {
 
 // Floor (b): the module's own batch for the later page, the one
 // multi-query POST it sent (recorded), sent again straight. Its results must
-// hold every row the module's page shows: the page's rows, the row after
-// them (next) and the previous page's rows down to its first (prev), as
-// floor (a) answered them. Writes OUT/floor-b.url and OUT/floor-b.json, or
+// hold every row the module's page is made of: the page's rows, the row
+// after them (next) and the previous page's first row (prev), as floor (a)
+// answered them. Writes OUT/floor-b.url and OUT/floor-b.json, or
 // OUT/floor-b.unsupported when the module sent GETs because the backend
 // has no multi-query endpoint (pouchdb-server).
 async function floorPost(backend, auth, reqs, shown, out) {
@@ -317,7 +318,10 @@ async function pages() {
   if (bwdAns.rows.length !== size) die(`floor (a): the backward GET answered ${bwdAns.rows.length} rows, not ${size}`);
 
   // 4. floor (b): the module's batch, as recorded, straight
-  const shown = [...fwdAns.rows.slice(0, size + 1), ...bwdAns.rows];
+  // the rows the page is made of: its own, the next page's first (next) and
+  // the previous page's first (prev); the rows between the page and that one
+  // the module passes over with skip
+  const shown = [...fwdAns.rows.slice(0, size + 1), ...bwdAns.rows.slice(-1)];
   const b = await floorPost(backend, auth, later.reqs, shown, out);
 
   const extra = (qs) => (qs.extra.length ? `; beyond the floor's query: ${qs.extra.map(show).join('; ')}` : '');
@@ -325,7 +329,7 @@ async function pages() {
     `later page ${laterPath}: ${later.reqs.length} backend ${later.reqs.length === 1 ? 'request' : 'requests'}\n    ${describe(later.reqs)}\n` +
     `first page /items/: ${firstPage.reqs.length} backend ${firstPage.reqs.length === 1 ? 'request' : 'requests'}${extra(firstQs)}\n    ${describe(firstPage.reqs)}\n`);
   console.error(`check: the seed's two GETs (a) make the module's later page exactly; ` +
-    (b ? `the module's batch (b), ${b.queries} queries in one POST ${b.url} (${b.rows.join(' + ')} rows), holds all ${shown.length} rows it shows; ` : '') +
+    (b ? `the module's batch (b), ${b.queries} queries in one POST ${b.url} (${b.rows.join(' + ')} rows), holds all ${shown.length} rows the page is made of; ` : '') +
     `the first page is its floor's one query (${firstPage.reqs.length} request); the same Authorization header throughout`);
 }
 
