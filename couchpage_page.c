@@ -456,6 +456,7 @@ int cp_page_behind_complete(apr_pool_t *pool, const apr_array_header_t *queries,
     }
     return 1;
 }
+
 /* Rows of the last page's answer, nearest the end first, whose places in
  * their entries are known: all but an entry its limit cut at the far end. */
 static size_t tail_known(const cp_query *tail, int with_docid)
