@@ -107,6 +107,13 @@ static const json_t *rows_of(const json_t *response)
     return json_object_get(response, "rows");
 }
 
+/* Whether a query's answer is short of its limit: it read every row there
+ * was that way (to the range's end or start), and nothing was cut. */
+static int read_to_the_end(const cp_query *query)
+{
+    return json_array_size(rows_of(query->answer)) < (size_t)query->limit;
+}
+
 /* Skips JSON white space from *at. */
 static void skip_space(const char *text, apr_size_t len, apr_size_t *at)
 {
@@ -286,7 +293,7 @@ static long own_entry_rows(const cp_query *forward, const cp_token *token)
          * it has no row at the token's index any more */
         return token->index == 0 ? 0 : -1;
     }
-    return run == n && n >= (size_t)forward->limit ? -1 : (long)(token->index + run);
+    return run == n && !read_to_the_end(forward) ? -1 : (long)(token->index + run);
 }
 
 /* How many rows at the start of an answer are one entry. */
@@ -351,12 +358,10 @@ static apr_array_header_t *rows_behind(apr_pool_t *pool, const json_t *rows, int
     if ((size_t)own < skipped) {
         /* the rows passed over behind the token's entry, and the answer's
          * first entry, which may have begun among them: counted only */
-        size_t unplaced = skipped - (size_t)own + first_entry_run(rows);
-
-        for (j = 0; j < unplaced; j++) {
+        i = first_entry_run(rows);
+        for (j = 0; j < skipped - (size_t)own + i; j++) {
             place(behind, NULL, 0);
         }
-        i = first_entry_run(rows);
     }
     for (; i < n; i = end + 1) {
         for (end = i; end + 1 < n && same_entry(json_array_get(rows, end + 1),
@@ -391,7 +396,7 @@ static size_t cut_entry_rows(const cp_query *query, int with_docid)
     const json_t *rows = rows_of(query->answer);
     size_t n = json_array_size(rows), last = n;
 
-    if (n < (size_t)query->limit || n == 0) {
+    if (read_to_the_end(query) || n == 0) {
         return 0;
     }
     if (!with_docid) {
@@ -432,7 +437,7 @@ int cp_page_behind_complete(apr_pool_t *pool, const apr_array_header_t *queries,
      * The token's own entry is never cut behind the token: its rows before
      * the token come first. */
     known = (size_t)behind->nelts;
-    if (with_docid && json_array_size(rows_of(backward->answer)) >= (size_t)backward->limit) {
+    if (with_docid && !read_to_the_end(backward)) {
         const json_t *rows = rows_of(backward->answer);
         size_t n = json_array_size(rows), cut = cut_entry_rows(backward, with_docid);
 
@@ -466,8 +471,7 @@ static size_t tail_known(const cp_query *tail, int with_docid)
 
 int cp_page_tail_complete(const cp_query *tail, int with_docid, int needed)
 {
-    return tail_known(tail, with_docid) >= (size_t)needed
-           || json_array_size(rows_of(tail->answer)) < (size_t)tail->limit;
+    return tail_known(tail, with_docid) >= (size_t)needed || read_to_the_end(tail);
 }
 
 /* The tokens of up to `want` pages behind, nearest first. When the rows
@@ -564,14 +568,13 @@ static int position_of(const cp_page_answers *in, const apr_array_header_t *behi
     /* rows read behind the page: all of them when the answer is short */
     if (!backward ? *before != 0
         : (*before < (json_int_t)seen
-           || (json_array_size(rows_of(backward->answer)) < (size_t)backward->limit
-               && *before != (json_int_t)seen))) {
+           || (read_to_the_end(backward) && *before != (json_int_t)seen))) {
         return 0;
     }
     /* rows read ahead, from the page's start to the range's end */
     read = json_array_size(rows_of(forward->answer));
-    if (read < (size_t)forward->limit ? *total - *before != (json_int_t)read
-                                      : *total - *before < (json_int_t)read) {
+    if (read_to_the_end(forward) ? *total - *before != (json_int_t)read
+                                 : *total - *before < (json_int_t)read) {
         return 0;
     }
     return 1;
@@ -665,7 +668,7 @@ static int tail_position(const cp_page_answers *in, const cp_query *tail, json_i
     if (!location_rows(in, tail->answer, &rows_before, total)) {
         return 0;
     }
-    return read < tail->limit ? *total == read : *total >= read;
+    return read_to_the_end(tail) ? *total == read : *total >= read;
 }
 
 /* The last page, asked for with CP_TOKEN_LAST: its rows and the pages
@@ -700,8 +703,7 @@ static void assemble_last(apr_pool_t *pool, const cp_page_answers *in, cp_page *
         *(placed_row *)apr_array_push(behind) = APR_ARRAY_IDX(from_end, i, placed_row);
     }
     before = behind_tokens(pool, in, behind, (size_t)cp_plan_pages_either_side(in->links),
-                           json_array_size(rows_of(tail->answer)) < (size_t)tail->limit,
-                           &first_at);
+                           read_to_the_end(tail), &first_at);
     page->next = NULL;
     set_position(pool, in, tail->answer, total - (json_int_t)rows, total, page);
     link_pages(pool, in, total - (json_int_t)rows, before, first_at,
@@ -737,8 +739,7 @@ void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page
             behind = apr_array_make(pool, 1, sizeof(placed_row));
         }
         before = behind_tokens(pool, in, behind, want,
-                               json_array_size(rows_of(backward))
-                               < (size_t)cp_plan_query(in->queries, CP_QUERY_BACKWARD)->limit,
+                               read_to_the_end(cp_plan_query(in->queries, CP_QUERY_BACKWARD)),
                                &first_at);
     }
     page->next = after->nelts ? APR_ARRAY_IDX(after, 0, const char *) : NULL;
