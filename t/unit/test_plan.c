@@ -490,16 +490,21 @@ static json_t *rows_text(const char *rows)
                              NULL));
 }
 
+/* A row {"id": ID, "key": KEY, "value": N}. */
+static const char *row_of(const char *id, const char *key, int value)
+{
+    return apr_psprintf(pool, "{\"id\":\"%s\",\"key\":\"%s\",\"value\":%d}", id, key, value);
+}
+
 /* The token's row ["r", "d5"], then n - 1 rows of one entry of d4. */
 static json_t *rows_of_one_entry(int n)
 {
     apr_array_header_t *rows = apr_array_make(pool, n, sizeof(const char *));
     int i;
 
-    APR_ARRAY_PUSH(rows, const char *) = "{\"id\":\"d5\",\"key\":\"r\",\"value\":0}";
+    APR_ARRAY_PUSH(rows, const char *) = row_of("d5", "r", 0);
     for (i = 1; i < n; i++) {
-        APR_ARRAY_PUSH(rows, const char *) =
-            apr_psprintf(pool, "{\"id\":\"d4\",\"key\":\"q\",\"value\":%d}", i);
+        APR_ARRAY_PUSH(rows, const char *) = row_of("d4", "q", i);
     }
     return rows_text(apr_array_pstrcat(pool, rows, ','));
 }
@@ -551,12 +556,6 @@ static void a_cut_entry_behind_widens_the_backward_query(void **state)
         assert_true(cp_plan_widen(pool, &plan, &start, queries));
         assert_int_equal(backward->widened, i + 1);
     }
-}
-
-/* A row {"id": ID, "key": KEY, "value": N}. */
-static const char *row_of(const char *id, const char *key, int value)
-{
-    return apr_psprintf(pool, "{\"id\":\"%s\",\"key\":\"%s\",\"value\":%d}", id, key, value);
 }
 
 /* The token of the previous page, as the page assembler finds it. */
