@@ -1,6 +1,6 @@
 #include "couchpage_backend.h"
 #include "couchpage_json.h"
-#include "couchpage_page.h"
+#include "couchpage_response.h"
 #include "mod_couchpage.h"
 
 #include "http_log.h"
@@ -534,22 +534,22 @@ static int backend_refused(request_rec *r, const attempt *a, const char *text,
 }
 
 /* Adds the rows of a query's result to stats. */
-static void count_rows(cp_backend_stats *stats, const json_t *answer)
+static void count_rows(cp_backend_stats *stats, const cp_answer *answer)
 {
-    stats->rows += json_array_size(json_object_get(answer, "rows"));
+    stats->rows += cp_answer_rows(answer);
 }
 
 /* Asks one query with a GET and sets its answer. */
 static int get_query(request_rec *r, const cp_backend_conf *conf, const char *index_url,
-                     cp_query *query, int may_repeat, cp_backend_stats *stats,
-                     cp_backend_result *result)
+                     int with_docid, cp_query *query, int may_repeat,
+                     cp_backend_stats *stats, cp_backend_result *result)
 {
     backend_read read = { cp_plan_query_url(r->pool, index_url, query), NULL,
                           conf->max_response };
     attempt a;
     char *text;
     apr_size_t len;
-    const char *error = NULL;
+    const char *reason;
     int status = read_backend(r, conf, &read, may_repeat, &a, &text, &len, stats, result);
 
     if (status != OK) {
@@ -558,10 +558,9 @@ static int get_query(request_rec *r, const cp_backend_conf *conf, const char *in
     if (a.backend_status < 200 || a.backend_status > 299) {
         return backend_refused(r, &a, text, len, result);
     }
-    query->answer = cp_json_load(r->pool, text, len, &error);
-    if (!query->answer) {
-        return fail(result, HTTP_BAD_GATEWAY, 0,
-                    apr_psprintf(r->pool, "the backend response is not JSON: %s", error));
+    reason = cp_response_read_view(r->pool, text, len, with_docid, &query->answer);
+    if (reason) {
+        return fail(result, HTTP_BAD_GATEWAY, 0, reason);
     }
     count_rows(stats, query->answer);
     stats->served_by |= CP_SERVED_BY_GET;
@@ -570,8 +569,8 @@ static int get_query(request_rec *r, const cp_backend_conf *conf, const char *in
 
 /* Asks every pending query with a GET of its own, in order. */
 static int get_each(request_rec *r, const cp_backend_conf *conf, const char *index_url,
-                    apr_array_header_t *queries, int may_repeat, cp_backend_stats *stats,
-                    cp_backend_result *result)
+                    int with_docid, apr_array_header_t *queries, int may_repeat,
+                    cp_backend_stats *stats, cp_backend_result *result)
 {
     int i, status;
 
@@ -579,7 +578,8 @@ static int get_each(request_rec *r, const cp_backend_conf *conf, const char *ind
         cp_query *query = &APR_ARRAY_IDX(queries, i, cp_query);
 
         if (!query->answer
-            && (status = get_query(r, conf, index_url, query, may_repeat, stats, result))
+            && (status = get_query(r, conf, index_url, with_docid, query, may_repeat, stats,
+                                   result))
                != OK) {
             return status;
         }
@@ -612,7 +612,7 @@ static cp_query *first_pending(apr_array_header_t *queries)
 
 /* Sets the answers of the pending queries, in order, from a multi-query's
  * results[0..k). */
-static void set_answers(apr_array_header_t *queries, const json_t **results, int k,
+static void set_answers(apr_array_header_t *queries, const cp_answer **results, int k,
                         cp_backend_stats *stats)
 {
     int i, j = 0;
@@ -631,7 +631,7 @@ static void set_answers(apr_array_header_t *queries, const json_t **results, int
 }
 
 int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *backend,
-                     const char *index_url, apr_array_header_t *queries,
+                     const char *index_url, int with_docid, apr_array_header_t *queries,
                      cp_backend_stats *stats, cp_backend_result *result)
 {
     int pending = cp_plan_pending(queries), status, k = 0, cut, tries;
@@ -639,14 +639,14 @@ int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *ba
     attempt a;
     char *text = NULL;
     apr_size_t len = 0;
-    const json_t **results;
+    const cp_answer **results;
     const char *error = NULL, *why;
 
     if (pending == 0) {
         return OK;
     }
     if (pending == 1 || lacks_batch(backend)) {
-        return get_each(r, conf, index_url, queries, 1, stats, result);
+        return get_each(r, conf, index_url, with_docid, queries, 1, stats, result);
     }
     read.url = apr_pstrcat(r->pool, index_url, "/queries", NULL);
     read.body = cp_plan_batch_body(r->pool, queries);
@@ -656,7 +656,8 @@ int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *ba
     for (tries = 1;; tries++) {
         status = read_backend(r, conf, &read, 0, &a, &text, &len, stats, result);
         cut = status == OK && a.capture.broken;
-        k = cut ? cp_page_batch_results(r->pool, text, len, 1, pending, results, &error) : 0;
+        k = cut ? cp_response_read_batch(r->pool, text, len, 1, pending, with_docid, results,
+                                         &error) : 0;
         /* a cut with results in it is answered below, by asking the rest */
         why = cut ? (k == 0 ? "the response was cut off" : NULL)
             : status != OK ? failed_in_flight(r, &a)
@@ -681,18 +682,20 @@ int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *ba
         }
         /* the server refused the request, or has no such endpoint: the
          * first query alone tells */
-        status = get_query(r, conf, index_url, first_pending(queries), 1, stats, result);
+        status = get_query(r, conf, index_url, with_docid, first_pending(queries), 1, stats,
+                           result);
         if (status != OK) {
             return status;
         }
         remember_lacks_batch(r, backend, a.backend_status, refused.reason);
-        return get_each(r, conf, index_url, queries, 1, stats, result);
+        return get_each(r, conf, index_url, with_docid, queries, 1, stats, result);
     }
-    if (cut && k == 0) {
-        return fail(result, HTTP_BAD_GATEWAY, 0, "the backend response was cut off");
+    if (cut && k <= 0) {
+        return fail(result, HTTP_BAD_GATEWAY, 0,
+                    k < 0 ? error : "the backend response was cut off");
     }
     if (!cut) {
-        k = cp_page_batch_results(r->pool, text, len, 0, pending, results, &error);
+        k = cp_response_read_batch(r->pool, text, len, 0, pending, with_docid, results, &error);
         if (k < 0) {
             return fail(result, HTTP_BAD_GATEWAY, 0, error);
         }
@@ -705,7 +708,7 @@ int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *ba
         ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0106) "the backend read failed "
                       "in flight (the response was cut off after %d of %d results); "
                       "asking the other queries alone", k, pending);
-        return get_each(r, conf, index_url, queries, 0, stats, result);
+        return get_each(r, conf, index_url, with_docid, queries, 0, stats, result);
     }
     return OK;
 }

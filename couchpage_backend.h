@@ -49,7 +49,8 @@ typedef struct {
 void cp_backend_register(void);
 
 /* Asks every query of queries (cp_query) that has no answer yet, and sets
- * their answers, parsed. backend names the server for the memory of
+ * their answers, read and checked as view responses (couchpage_response;
+ * with_docid: every row has a document id). backend names the server for the memory of
  * endpoints (cp_view.backend), index_url is where the queries go
  * (cp_plan.index_url). Returns OK, or a failure status with result set:
  * CouchDB's own answer to the query that failed, or the trouble reaching it.
@@ -61,7 +62,7 @@ void cp_backend_register(void);
  * once, never more. Every subrequest sent, and every result read, is
  * added to stats, on failure too. */
 int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *backend,
-                     const char *index_url, apr_array_header_t *queries,
+                     const char *index_url, int with_docid, apr_array_header_t *queries,
                      cp_backend_stats *stats, cp_backend_result *result);
 
 #endif

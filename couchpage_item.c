@@ -96,18 +96,18 @@ cp_field *cp_field_parse(apr_pool_t *pool, const char *path, const char **error)
     return field;
 }
 
-const json_t *cp_field_get(const cp_field *field, const json_t *row)
+const json_t *cp_field_get(apr_pool_t *pool, const cp_field *field, const cp_row *row)
 {
-    const json_t *value = row;
-    int i;
+    int at = cp_row_member(row, APR_ARRAY_IDX(field->steps, 0, field_step).member), i;
 
-    for (i = 0; i < field->steps->nelts && value; i++) {
+    /* only the value the path names is decoded, never the document */
+    for (i = 1; i < field->steps->nelts && at >= 0; i++) {
         const field_step *step = &APR_ARRAY_IDX(field->steps, i, field_step);
 
-        value = step->member ? json_object_get(value, step->member)
-                             : json_array_get(value, step->index);
+        at = step->member ? cp_row_find(row, at, step->member)
+                          : cp_row_element(row, at, step->index);
     }
-    return value;
+    return cp_row_decode(pool, row, at);
 }
 
 const char *cp_field_text(apr_pool_t *pool, const json_t *value, apr_size_t *len)
@@ -162,7 +162,7 @@ cp_pattern *cp_pattern_parse(apr_pool_t *pool, const char *text, const char **er
 }
 
 const char *cp_pattern_expand(apr_pool_t *pool, const cp_pattern *pattern,
-                              const json_t *row)
+                              const cp_row *row)
 {
     apr_array_header_t *pieces = apr_array_make(pool, pattern->parts->nelts,
                                                 sizeof(const char *));
@@ -177,7 +177,7 @@ const char *cp_pattern_expand(apr_pool_t *pool, const cp_pattern *pattern,
             APR_ARRAY_PUSH(pieces, const char *) = part->literal;
             continue;
         }
-        text = cp_field_text(pool, cp_field_get(part->field, row), &len);
+        text = cp_field_text(pool, cp_field_get(pool, part->field, row), &len);
         APR_ARRAY_PUSH(pieces, const char *) = text ? cp_percent_encode(pool, text, len) : "";
     }
     return apr_array_pstrcat(pool, pieces, 0);
@@ -337,9 +337,9 @@ static const char *epoch_ms_date(apr_pool_t *pool, double ms)
 }
 
 const char *cp_field_show(apr_pool_t *pool, cp_show how, const cp_field *field,
-                          const json_t *row)
+                          const cp_row *row)
 {
-    const json_t *value = cp_field_get(field, row);
+    const json_t *value = cp_field_get(pool, field, row);
     const char *text, *date = NULL;
     apr_size_t len = 0;
 

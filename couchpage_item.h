@@ -14,6 +14,8 @@
 #include <apr_tables.h>
 #include <jansson.h>
 
+#include "couchpage_response.h"
+
 /* The members a view row can have, NULL-terminated: what a FIELD path can
  * start at, and what an item shows. */
 extern const char *const cp_row_members[];
@@ -24,8 +26,9 @@ typedef struct cp_pattern cp_pattern; /* a compiled LINK pattern */
 /* Compiles a FIELD path; NULL with *error set when it is not one. */
 cp_field *cp_field_parse(apr_pool_t *pool, const char *path, const char **error);
 
-/* The JSON value at the path in the row, or NULL when the row has none. */
-const json_t *cp_field_get(const cp_field *field, const json_t *row);
+/* The JSON value at the path in the row, decoded (pool-owned), or NULL
+ * when the row has none. */
+const json_t *cp_field_get(apr_pool_t *pool, const cp_field *field, const cp_row *row);
 
 /* What a value shows as text: a string as it is, anything else as its JSON;
  * *len is its length, as a string may hold NUL characters. NULL for a
@@ -38,7 +41,7 @@ cp_pattern *cp_pattern_parse(apr_pool_t *pool, const char *pattern, const char *
 
 /* The pattern filled in from the row; a missing value fills in as empty. */
 const char *cp_pattern_expand(apr_pool_t *pool, const cp_pattern *pattern,
-                              const json_t *row);
+                              const cp_row *row);
 
 /* Percent-encodes every byte of text[0..len) but the unreserved ones of
  * RFC 3986. */
@@ -64,6 +67,6 @@ const char *cp_html_text(apr_pool_t *pool, const char *text, apr_size_t len);
 typedef enum { CP_SHOW_HTML, CP_SHOW_URL, CP_SHOW_NUMBER, CP_SHOW_DATE } cp_show;
 
 const char *cp_field_show(apr_pool_t *pool, cp_show how, const cp_field *field,
-                          const json_t *row);
+                          const cp_row *row);
 
 #endif

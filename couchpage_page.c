@@ -6,75 +6,40 @@
 #include <apr_strings.h>
 #include <string.h>
 
-json_t *cp_page_rows(apr_pool_t *pool, const json_t *response, int with_docid,
-                     const char **error)
-{
-    json_t *rows, *row;
-    size_t i;
-
-    if (!json_is_object(response)) {
-        *error = "the view response is not a JSON object";
-        return NULL;
-    }
-    rows = json_object_get(response, "rows");
-    if (!json_is_array(rows)) {
-        *error = "the view response has no rows array";
-        return NULL;
-    }
-    json_array_foreach(rows, i, row) {
-        const json_t *id;
-
-        if (!json_is_object(row) || !json_object_get(row, "key")) {
-            *error = apr_psprintf(pool, "row %u of the view response has no key",
-                                  (unsigned)i);
-            return NULL;
-        }
-        id = json_object_get(row, "id");
-        if (with_docid && (!json_is_string(id) || json_string_length(id) == 0)) {
-            *error = apr_psprintf(pool, "row %u of the view response has no document id",
-                                  (unsigned)i);
-            return NULL;
-        }
-        /* a token could not carry it: CouchDB's startkey_docid is a C string */
-        if (with_docid && strlen(json_string_value(id)) != json_string_length(id)) {
-            *error = apr_psprintf(pool, "row %u of the view response has a document id "
-                                  "with a NUL character", (unsigned)i);
-            return NULL;
-        }
-    }
-    return rows;
-}
-
 /* Whether a row belongs to the (key, docid) entry of a document: keys
  * compare as their JSON text would, member order included. */
-static int row_is_entry(const json_t *row, const char *docid, const json_t *key)
+static int row_is_entry(const cp_row *row, const char *docid, const json_t *key)
 {
-    const char *id = json_string_value(json_object_get(row, "id"));
-
-    return id && docid && !strcmp(id, docid)
-        && cp_json_identical(json_object_get(row, "key"), key);
+    return row->id && docid && !strcmp(row->id, docid) && cp_json_identical(row->key, key);
 }
 
 /* Whether two rows are one entry: a document that emitted one key several
- * times. */
-static int same_entry(const json_t *a, const json_t *b)
+ * times. Rows of one answer that CouchDB wrote the same are. */
+static int same_entry(const cp_row *a, const cp_row *b)
 {
-    return row_is_entry(b, json_string_value(json_object_get(a, "id")),
-                        json_object_get(a, "key"));
+    if (!a->id || !b->id || strcmp(a->id, b->id)) {
+        return 0;
+    }
+    return (a->key_text.len == b->key_text.len
+            && !memcmp(a->key_text.text, b->key_text.text, a->key_text.len))
+        || cp_json_identical(a->key, b->key);
 }
 
 /* Whether a row is the token's own entry. */
-static int is_token_entry(const json_t *row, const cp_token *token)
+static int is_token_entry(const cp_row *row, const cp_token *token)
 {
     return row_is_entry(row, token->docid, token->key);
 }
 
-/* How many rows at the start of an answer are the token's own entry. */
-static size_t token_entry_run(const json_t *rows, const cp_token *token)
-{
-    size_t run = 0, n = json_array_size(rows);
+#define row_count(answer) cp_answer_rows(answer)
+#define row_at(answer, i) ((const cp_row *)cp_answer_row(answer, i))
 
-    while (run < n && is_token_entry(json_array_get(rows, run), token)) {
+/* How many rows at the start of an answer are the token's own entry. */
+static size_t token_entry_run(const cp_answer *rows, const cp_token *token)
+{
+    size_t run = 0, n = row_count(rows);
+
+    while (run < n && is_token_entry(row_at(rows, run), token)) {
         run++;
     }
     return run;
@@ -82,161 +47,33 @@ static size_t token_entry_run(const json_t *rows, const cp_token *token)
 
 /* The index within its entry of rows[x] of an answer read forward whose
  * first row is row `first` of its entry. */
-static int entry_index(const json_t *rows, size_t x, int first, int with_docid)
+static int entry_index(const cp_answer *rows, size_t x, int first, int with_docid)
 {
     size_t y = x;
 
     if (!with_docid) {
         return 0;
     }
-    while (y > 0 && same_entry(json_array_get(rows, y - 1), json_array_get(rows, x))) {
+    while (y > 0 && same_entry(row_at(rows, y - 1), row_at(rows, x))) {
         y--;
     }
     return (int)(x - y) + (y == 0 ? first : 0);
 }
 
-static const char *row_token(apr_pool_t *pool, const json_t *row, int with_docid, int index)
+static const char *row_token(apr_pool_t *pool, const cp_row *row, int with_docid, int index)
 {
-    return cp_token_encode(pool, json_object_get(row, "key"),
-                           with_docid ? json_string_value(json_object_get(row, "id")) : NULL,
-                           index);
-}
-
-static const json_t *rows_of(const json_t *response)
-{
-    return json_object_get(response, "rows");
+    return cp_token_encode(pool, row->key, with_docid ? row->id : NULL, index);
 }
 
 /* Whether a query's answer is short of its limit: it read every row there
  * was that way (to the range's end or start), and nothing was cut. */
 static int read_to_the_end(const cp_query *query)
 {
-    return json_array_size(rows_of(query->answer)) < (size_t)query->limit;
-}
-
-/* Skips JSON white space from *at. */
-static void skip_space(const char *text, apr_size_t len, apr_size_t *at)
-{
-    while (*at < len && (text[*at] == ' ' || text[*at] == '\t' || text[*at] == '\r'
-                         || text[*at] == '\n')) {
-        (*at)++;
-    }
-}
-
-/* The end (one past the closing brace) of the JSON object at text[at], or
- * 0 when the text ends first. Strings are passed over whole, escapes
- * included; the object is parsed for real afterwards. */
-static apr_size_t object_end(const char *text, apr_size_t len, apr_size_t at)
-{
-    apr_size_t depth = 0;
-
-    for (; at < len; at++) {
-        char c = text[at];
-
-        if (c == '"') {
-            for (at++; at < len && text[at] != '"'; at++) {
-                at += text[at] == '\\';
-            }
-        }
-        else if (c == '{' || c == '[') {
-            depth++;
-        }
-        else if ((c == '}' || c == ']') && --depth == 0) {
-            return at + 1;
-        }
-    }
-    return 0;
-}
-
-/* The results complete before the cut of a body that was cut off. */
-static int cut_off_results(apr_pool_t *pool, const char *text, apr_size_t len, int n,
-                           const json_t **results)
-{
-    static const char head[] = "\"results\"";
-    apr_size_t at = 0, end;
-    int k = 0;
-
-    skip_space(text, len, &at);
-    if (at >= len || text[at++] != '{') {
-        return 0;
-    }
-    skip_space(text, len, &at);
-    if (len - at < sizeof(head) - 1 || memcmp(text + at, head, sizeof(head) - 1)) {
-        return 0;
-    }
-    at += sizeof(head) - 1;
-    skip_space(text, len, &at);
-    if (at >= len || text[at++] != ':') {
-        return 0;
-    }
-    skip_space(text, len, &at);
-    if (at >= len || text[at++] != '[') {
-        return 0;
-    }
-    while (k < n) {
-        skip_space(text, len, &at);
-        if (k > 0) {
-            if (at >= len || text[at++] != ',') {
-                break;
-            }
-            skip_space(text, len, &at);
-        }
-        if (at >= len || text[at] != '{' || !(end = object_end(text, len, at))) {
-            break;
-        }
-        results[k] = cp_json_load(pool, text + at, end - at, NULL);
-        if (!json_is_object(results[k])) {
-            break;
-        }
-        k++;
-        at = end;
-    }
-    return k;
-}
-
-int cp_page_batch_results(apr_pool_t *pool, const char *text, apr_size_t len, int cut_off,
-                          int n, const json_t **results, const char **error)
-{
-    const json_t *body, *list;
-    int i;
-
-    if (cut_off) {
-        return cut_off_results(pool, text, len, n, results);
-    }
-    body = cp_json_load(pool, text, len, error);
-    if (!body) {
-        *error = apr_pstrcat(pool, "the multi-query response is not JSON: ", *error, NULL);
-        return -1;
-    }
-    list = json_object_get(body, "results");
-    if (!json_is_array(list) || json_array_size(list) != (size_t)n) {
-        *error = apr_psprintf(pool, "the multi-query response has no results array of %d "
-                              "results", n);
-        return -1;
-    }
-    for (i = 0; i < n; i++) {
-        results[i] = json_array_get(list, i);
-    }
-    return n;
-}
-
-const char *cp_page_check(apr_pool_t *pool, const apr_array_header_t *queries,
-                          int with_docid)
-{
-    const char *reason = NULL;
-    int i;
-
-    for (i = 0; i < queries->nelts; i++) {
-        if (!cp_page_rows(pool, APR_ARRAY_IDX(queries, i, cp_query).answer, with_docid,
-                          &reason)) {
-            return reason;
-        }
-    }
-    return NULL;
+    return row_count(query->answer) < (size_t)query->limit;
 }
 
 /* The answer of the query of that role, or NULL when the page has none. */
-static const json_t *answer_of(const cp_page_answers *in, cp_query_role role)
+static const cp_answer *answer_of(const cp_page_answers *in, cp_query_role role)
 {
     const cp_query *query = cp_plan_query(in->queries, role);
 
@@ -248,14 +85,14 @@ static const json_t *answer_of(const cp_page_answers *in, cp_query_role role)
  * there is an ahead query. */
 static const char *ahead_token(apr_pool_t *pool, const cp_page_answers *in, size_t k)
 {
-    const json_t *ahead = answer_of(in, CP_QUERY_AHEAD);
-    const json_t *rows = rows_of(ahead ? ahead : answer_of(in, CP_QUERY_FORWARD));
+    const cp_answer *ahead = answer_of(in, CP_QUERY_AHEAD);
+    const cp_answer *rows = ahead ? ahead : answer_of(in, CP_QUERY_FORWARD);
     size_t at = k * in->count;
 
-    if (at >= json_array_size(rows)) {
+    if (at >= row_count(rows)) {
         return NULL;
     }
-    return row_token(pool, json_array_get(rows, at), in->with_docid,
+    return row_token(pool, row_at(rows, at), in->with_docid,
                      entry_index(rows, at, in->start_token ? in->start_token->index : 0,
                                  in->with_docid));
 }
@@ -268,11 +105,11 @@ static const char *ahead_token(apr_pool_t *pool, const cp_page_answers *in, size
  * token's own group may come first and is passed over. A row the backward
  * query passed over with skip has no row: counted, not read. */
 typedef struct {
-    const json_t *row; /* NULL: passed over */
+    const cp_row *row; /* NULL: passed over */
     int index;
 } placed_row;
 
-static void place(apr_array_header_t *behind, const json_t *row, int index)
+static void place(apr_array_header_t *behind, const cp_row *row, int index)
 {
     placed_row *placed = apr_array_push(behind);
 
@@ -285,8 +122,8 @@ static void place(apr_array_header_t *behind, const json_t *row, int index)
  * the entry ends. */
 static long own_entry_rows(const cp_query *forward, const cp_token *token)
 {
-    const json_t *rows = rows_of(forward->answer);
-    size_t n = json_array_size(rows), run = token_entry_run(rows, token);
+    const cp_answer *rows = forward->answer;
+    size_t n = row_count(rows), run = token_entry_run(rows, token);
 
     if (run == 0) {
         /* the entry's first row would have come first: there is none, or
@@ -297,14 +134,14 @@ static long own_entry_rows(const cp_query *forward, const cp_token *token)
 }
 
 /* How many rows at the start of an answer are one entry. */
-static size_t first_entry_run(const json_t *rows)
+static size_t first_entry_run(const cp_answer *rows)
 {
-    size_t run = 1, n = json_array_size(rows);
+    size_t run = 1, n = row_count(rows);
 
     if (n == 0) {
         return 0;
     }
-    while (run < n && same_entry(json_array_get(rows, run), json_array_get(rows, 0))) {
+    while (run < n && same_entry(row_at(rows, run), row_at(rows, 0))) {
         run++;
     }
     return run;
@@ -317,21 +154,21 @@ static size_t first_entry_run(const json_t *rows)
  * here. NULL when the rows behind cannot be placed: how many were passed
  * over is not known (own unknown, or an empty answer after fewer than
  * skipped), or the answer disagrees with own. */
-static apr_array_header_t *rows_behind(apr_pool_t *pool, const json_t *rows, int with_docid,
-                                       const cp_token *token, size_t skipped, long own)
+static apr_array_header_t *rows_behind(apr_pool_t *pool, const cp_answer *rows,
+                                       int with_docid, const cp_token *token, size_t skipped,
+                                       long own)
 {
-    size_t n = json_array_size(rows), i = 0, end, run = 0, j, before;
+    size_t n = row_count(rows), i = 0, end, run = 0, j, before;
     apr_array_header_t *behind = apr_array_make(pool, (int)(n + skipped) + 1,
                                                 sizeof(placed_row));
-    json_t *own_row = NULL;
+    cp_row *own_row = NULL;
 
     if (!with_docid) {
-        if (n > 0 && token && cp_json_identical(json_object_get(json_array_get(rows, 0), "key"),
-                                                token->key)) {
+        if (n > 0 && token && cp_json_identical(row_at(rows, 0)->key, token->key)) {
             i = 1;
         }
         for (; i < n; i++) {
-            place(behind, json_array_get(rows, i), 0);
+            place(behind, row_at(rows, i), 0);
         }
         return behind;
     }
@@ -347,12 +184,13 @@ static apr_array_header_t *rows_behind(apr_pool_t *pool, const json_t *rows, int
      * passed over are the token's key and document */
     before = token && (size_t)token->index < (size_t)own ? (size_t)token->index : (size_t)own;
     if (token && before > 0 && skipped > 0) {
-        own_row = cp_json_pool_own(pool, json_pack("{s:s, s:O}", "id", token->docid,
-                                                   "key", token->key));
+        /* only its token is made: the token's key and document */
+        own_row = apr_pcalloc(pool, sizeof(*own_row));
+        own_row->id = token->docid;
+        own_row->key = token->key;
     }
     for (j = before; j > 0; j--) {
-        place(behind, j - 1 < skipped ? own_row : json_array_get(rows, j - 1 - skipped),
-              (int)j - 1);
+        place(behind, j - 1 < skipped ? own_row : row_at(rows, j - 1 - skipped), (int)j - 1);
     }
     i = run;
     if ((size_t)own < skipped) {
@@ -364,11 +202,11 @@ static apr_array_header_t *rows_behind(apr_pool_t *pool, const json_t *rows, int
         }
     }
     for (; i < n; i = end + 1) {
-        for (end = i; end + 1 < n && same_entry(json_array_get(rows, end + 1),
-                                            json_array_get(rows, i)); end++) {
+        for (end = i; end + 1 < n && same_entry(row_at(rows, end + 1), row_at(rows, i));
+             end++) {
         }
         for (j = end + 1; j > i; j--) {
-            place(behind, json_array_get(rows, j - 1), (int)(j - 1 - i));
+            place(behind, row_at(rows, j - 1), (int)(j - 1 - i));
         }
     }
     return behind;
@@ -383,7 +221,7 @@ static apr_array_header_t *backward_rows_behind(apr_pool_t *pool,
     const cp_query *backward = cp_plan_query(queries, CP_QUERY_BACKWARD);
     size_t skipped = (size_t)cp_plan_skip(backward);
 
-    return rows_behind(pool, rows_of(backward->answer), with_docid, token, skipped,
+    return rows_behind(pool, backward->answer, with_docid, token, skipped,
                        skipped ? own_entry_rows(cp_plan_query(queries, CP_QUERY_FORWARD),
                                                 token) : 0);
 }
@@ -393,8 +231,8 @@ static apr_array_header_t *backward_rows_behind(apr_pool_t *pool,
  * answer is short of its limit (nothing was cut). */
 static size_t cut_entry_rows(const cp_query *query, int with_docid)
 {
-    const json_t *rows = rows_of(query->answer);
-    size_t n = json_array_size(rows), last = n;
+    const cp_answer *rows = query->answer;
+    size_t n = row_count(rows), last = n;
 
     if (read_to_the_end(query) || n == 0) {
         return 0;
@@ -402,7 +240,7 @@ static size_t cut_entry_rows(const cp_query *query, int with_docid)
     if (!with_docid) {
         return 1;
     }
-    while (last > 0 && same_entry(json_array_get(rows, last - 1), json_array_get(rows, n - 1))) {
+    while (last > 0 && same_entry(row_at(rows, last - 1), row_at(rows, n - 1))) {
         last--;
     }
     return n - last;
@@ -421,11 +259,16 @@ static const placed_row *behind_start(const apr_array_header_t *behind, int coun
     return NULL;
 }
 
-int cp_page_behind_complete(apr_pool_t *pool, const apr_array_header_t *queries,
-                            const cp_token *start, int with_docid, int count, int needed)
+/* Whether the backward answer shows the `needed` rows behind the page,
+ * each in its place (behind: its rows placed, NULL when they could not be):
+ * not when they reach into the last entry of an answer its limit cut, whose
+ * rows nearest the page may be missing (a document's rows under one key
+ * come in one order both ways), or into the token's own entry when the
+ * limit cut that; nor when a page behind would start among the rows its
+ * skip passed over, or in an entry that began among them. */
+static int behind_complete(const cp_query *backward, const apr_array_header_t *behind,
+                           const cp_token *start, int with_docid, int count, int needed)
 {
-    const cp_query *backward = cp_plan_query(queries, CP_QUERY_BACKWARD);
-    apr_array_header_t *behind = backward_rows_behind(pool, queries, start, with_docid);
     size_t known, k;
     const placed_row *placed;
 
@@ -438,10 +281,10 @@ int cp_page_behind_complete(apr_pool_t *pool, const apr_array_header_t *queries,
      * the token come first. */
     known = (size_t)behind->nelts;
     if (with_docid && !read_to_the_end(backward)) {
-        const json_t *rows = rows_of(backward->answer);
-        size_t n = json_array_size(rows), cut = cut_entry_rows(backward, with_docid);
+        const cp_answer *rows = backward->answer;
+        size_t n = row_count(rows), cut = cut_entry_rows(backward, with_docid);
 
-        if (cut == n && is_token_entry(json_array_get(rows, 0), start)) {
+        if (cut == n && is_token_entry(row_at(rows, 0), start)) {
             /* the token's own entry fills the answer: its rows before the
              * token are known if the token's row is among those read */
             known = cp_plan_skip(backward) + n > (size_t)start->index ? known : 0;
@@ -466,10 +309,12 @@ int cp_page_behind_complete(apr_pool_t *pool, const apr_array_header_t *queries,
  * their entries are known: all but an entry its limit cut at the far end. */
 static size_t tail_known(const cp_query *tail, int with_docid)
 {
-    return json_array_size(rows_of(tail->answer)) - cut_entry_rows(tail, with_docid);
+    return row_count(tail->answer) - cut_entry_rows(tail, with_docid);
 }
 
-int cp_page_tail_complete(const cp_query *tail, int with_docid, int needed)
+/* Whether the last page's answer holds `needed` rows nearest the end whose
+ * places in their entries are known, or every row there is. */
+static int tail_complete(const cp_query *tail, int with_docid, int needed)
 {
     return tail_known(tail, with_docid) >= (size_t)needed || read_to_the_end(tail);
 }
@@ -511,15 +356,6 @@ static apr_array_header_t *ahead_tokens(apr_pool_t *pool, const cp_page_answers 
     return tokens;
 }
 
-/* An integer member of an answer, or -1 when it has none (or a negative one). */
-static json_int_t count_of(const json_t *answer, const char *name)
-{
-    const json_t *value = json_object_get(answer, name);
-
-    return json_is_integer(value) && json_integer_value(value) >= 0
-           ? json_integer_value(value) : -1;
-}
-
 /* Pages of count rows that `rows` rows fill. */
 static json_int_t pages_for(json_int_t rows, int count)
 {
@@ -531,15 +367,15 @@ static json_int_t pages_for(json_int_t rows, int count)
  * range (the range start probe's offset) and after it (the range end
  * query's): *rows_before and *total, and 1, when they are known and add up.
  * Without both probes only the whole index has a known position. */
-static int location_rows(const cp_page_answers *in, const json_t *counted,
+static int location_rows(const cp_page_answers *in, const cp_answer *counted,
                          json_int_t *rows_before, json_int_t *total)
 {
     const cp_query *range_start = cp_plan_query(in->queries, CP_QUERY_RANGE_START);
     const cp_query *range_end = cp_plan_query(in->queries, CP_QUERY_RANGE_END);
-    json_int_t view_rows = count_of(counted, "total_rows");
-    json_int_t rows_after = range_end ? count_of(range_end->answer, "offset") : 0;
+    json_int_t view_rows = counted->total_rows;
+    json_int_t rows_after = !range_end ? 0 : range_end->answer ? range_end->answer->offset : -1;
 
-    *rows_before = range_start ? count_of(range_start->answer, "offset") : 0;
+    *rows_before = !range_start ? 0 : range_start->answer ? range_start->answer->offset : -1;
     if ((in->partial && !(range_start && range_end)) || view_rows < 0 || *rows_before < 0
         || rows_after < 0 || view_rows - *rows_before < rows_after) {
         return 0;
@@ -555,7 +391,7 @@ static int position_of(const cp_page_answers *in, const apr_array_header_t *behi
 {
     const cp_query *forward = cp_plan_query(in->queries, CP_QUERY_FORWARD);
     const cp_query *backward = cp_plan_query(in->queries, CP_QUERY_BACKWARD);
-    json_int_t at = count_of(forward->answer, "offset"), rows_before;
+    json_int_t at = forward->answer->offset, rows_before;
     size_t read, seen = behind ? (size_t)behind->nelts : 0;
 
     if (!location_rows(in, forward->answer, &rows_before, total) || at < rows_before) {
@@ -572,7 +408,7 @@ static int position_of(const cp_page_answers *in, const apr_array_header_t *behi
         return 0;
     }
     /* rows read ahead, from the page's start to the range's end */
-    read = json_array_size(rows_of(forward->answer));
+    read = row_count(forward->answer);
     if (read_to_the_end(forward) ? *total - *before != (json_int_t)read
                                  : *total - *before < (json_int_t)read) {
         return 0;
@@ -612,21 +448,21 @@ static void add_link(apr_array_header_t *pages, apr_int64_t number, const char *
 /* The page's offset, the location's total and its last page, once the
  * page knows whether it is numbered (before rows before it, of total);
  * `counted` is the answer that carries CouchDB's total_rows. */
-static void set_position(apr_pool_t *pool, const cp_page_answers *in, const json_t *counted,
+static void set_position(const cp_page_answers *in, const cp_answer *counted,
                          json_int_t before, json_int_t total, cp_page *page)
 {
     page->has_last = 0;
     page->last_is_current = 0;
     page->last = NULL;
     page->last_number = 0;
-    page->offset = NULL;
+    page->offset = -1;
     if (!page->numbered) {
         /* CouchDB's total is the location's only where it is the whole index */
-        page->total_rows = in->partial ? NULL : json_object_get(counted, "total_rows");
+        page->total_rows = in->partial ? -1 : counted->total_rows;
         return;
     }
-    page->offset = cp_json_pool_own(pool, json_integer(before));
-    page->total_rows = cp_json_pool_own(pool, json_integer(total));
+    page->offset = before;
+    page->total_rows = total;
     find_last(in, before, total, page);
 }
 
@@ -663,7 +499,7 @@ static void link_pages(apr_pool_t *pool, const cp_page_answers *in, json_int_t b
  * rows read (all of them when the answer is short of its limit). */
 static int tail_position(const cp_page_answers *in, const cp_query *tail, json_int_t *total)
 {
-    json_int_t rows_before, read = (json_int_t)json_array_size(rows_of(tail->answer));
+    json_int_t rows_before, read = (json_int_t)row_count(tail->answer);
 
     if (!location_rows(in, tail->answer, &rows_before, total)) {
         return 0;
@@ -674,12 +510,12 @@ static int tail_position(const cp_page_answers *in, const cp_query *tail, json_i
 /* The last page, asked for with CP_TOKEN_LAST: its rows and the pages
  * behind it from the rows read back from the range's end. Where the
  * position is known it holds the remainder (a full page when the rows
- * divide), as the walk from the first page ends; else the last count rows. */
-static void assemble_last(apr_pool_t *pool, const cp_page_answers *in, cp_page *page)
+ * divide), as the walk from the first page ends; else the last count rows.
+ * Returns the answer to ask again wider, or NULL. */
+static cp_query *assemble_last(apr_pool_t *pool, const cp_page_answers *in, cp_page *page)
 {
-    const cp_query *tail = cp_plan_query(in->queries, CP_QUERY_RANGE_END);
-    apr_array_header_t *from_end = rows_behind(pool, rows_of(tail->answer), in->with_docid,
-                                               NULL, 0, 0);
+    cp_query *tail = cp_plan_query(in->queries, CP_QUERY_RANGE_END);
+    apr_array_header_t *from_end = rows_behind(pool, tail->answer, in->with_docid, NULL, 0, 0);
     apr_array_header_t *behind, *before;
     size_t known = tail_known(tail, in->with_docid), rows, i;
     json_int_t total = 0;
@@ -694,9 +530,9 @@ static void assemble_last(apr_pool_t *pool, const cp_page_answers *in, cp_page *
         rows = known;
         page->numbered = 0;
     }
-    page->rows = cp_json_pool_own(pool, json_array());
+    page->rows = apr_array_make(pool, (int)rows + 1, sizeof(const cp_row *));
     for (i = rows; i > 0; i--) {
-        json_array_append(page->rows, (json_t *)APR_ARRAY_IDX(from_end, i - 1, placed_row).row);
+        APR_ARRAY_PUSH(page->rows, const cp_row *) = APR_ARRAY_IDX(from_end, i - 1, placed_row).row;
     }
     behind = apr_array_make(pool, (int)(known - rows) + 1, sizeof(placed_row));
     for (i = rows; i < known; i++) {
@@ -705,46 +541,50 @@ static void assemble_last(apr_pool_t *pool, const cp_page_answers *in, cp_page *
     before = behind_tokens(pool, in, behind, (size_t)cp_plan_pages_either_side(in->links),
                            read_to_the_end(tail), &first_at);
     page->next = NULL;
-    set_position(pool, in, tail->answer, total - (json_int_t)rows, total, page);
+    set_position(in, tail->answer, total - (json_int_t)rows, total, page);
     link_pages(pool, in, total - (json_int_t)rows, before, first_at,
                apr_array_make(pool, 1, sizeof(const char *)), page);
+    return tail_complete(tail, in->with_docid,
+                         in->count * (1 + cp_plan_pages_either_side(in->links)))
+           ? NULL : tail;
 }
 
-void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page)
+cp_query *cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page)
 {
-    const json_t *forward = answer_of(in, CP_QUERY_FORWARD);
-    const json_t *backward = answer_of(in, CP_QUERY_BACKWARD);
-    const json_t *forward_rows = rows_of(forward);
+    const cp_answer *forward_rows = answer_of(in, CP_QUERY_FORWARD);
+    cp_query *backward = cp_plan_query(in->queries, CP_QUERY_BACKWARD), *widen = NULL;
     apr_array_header_t *behind = NULL, *before, *after;
     size_t want = (size_t)cp_plan_pages_either_side(in->links);
     json_int_t rows_before = 0, total = 0;
     int i, first_at = 0;
 
     if (in->start_token && in->start_token->at_end) {
-        assemble_last(pool, in, page);
-        return;
+        return assemble_last(pool, in, page);
     }
-    page->rows = cp_json_pool_own(pool, json_array());
-    for (i = 0; (size_t)i < json_array_size(forward_rows) && i < in->count; i++) {
-        json_array_append(page->rows, json_array_get(forward_rows, i));
+    page->rows = apr_array_make(pool, in->count + 1, sizeof(const cp_row *));
+    for (i = 0; (size_t)i < row_count(forward_rows) && i < in->count; i++) {
+        APR_ARRAY_PUSH(page->rows, const cp_row *) = row_at(forward_rows, i);
     }
     /* each page's token once: for next and prev, and for the page links */
     after = ahead_tokens(pool, in, want);
     before = apr_array_make(pool, 1, sizeof(const char *));
     if (backward) {
         behind = backward_rows_behind(pool, in->queries, in->start_token, in->with_docid);
+        if (!behind_complete(backward, behind, in->start_token, in->with_docid, in->count,
+                             (int)want * in->count)) {
+            widen = backward;
+        }
         if (!behind) {
             /* not placed even after widening (cp_plan_widen): no page behind
              * is shown rather than a wrong one */
             behind = apr_array_make(pool, 1, sizeof(placed_row));
         }
-        before = behind_tokens(pool, in, behind, want,
-                               read_to_the_end(cp_plan_query(in->queries, CP_QUERY_BACKWARD)),
-                               &first_at);
+        before = behind_tokens(pool, in, behind, want, read_to_the_end(backward), &first_at);
     }
     page->next = after->nelts ? APR_ARRAY_IDX(after, 0, const char *) : NULL;
 
-    page->numbered = position_of(in, behind, json_array_size(page->rows), &rows_before, &total);
-    set_position(pool, in, forward, rows_before, total, page);
+    page->numbered = position_of(in, behind, (size_t)page->rows->nelts, &rows_before, &total);
+    set_position(in, forward_rows, rows_before, total, page);
     link_pages(pool, in, rows_before, before, first_at, after, page);
+    return widen;
 }

@@ -29,23 +29,23 @@ typedef struct {
     int partial;             /* the queries see part of the index (a key range, a
                                 partition): offsets do not count from its start */
     const apr_array_header_t *queries; /* cp_query, as cp_plan_page planned them,
-                                each answered and checked with cp_page_check */
+                                each answered */
     const cp_token *start_token; /* the token, decoded; NULL on a first page */
     const char *start;       /* the token as the client sent it; NULL on a first page */
 } cp_page_answers;
 
 typedef struct {
-    json_t *rows;             /* the page's rows, in order (pool-owned) */
+    apr_array_header_t *rows; /* the page's rows (const cp_row *), in order */
     const char *next;         /* token of the next page, NULL on the last */
     const char *prev;         /* token of the previous page, NULL on the first */
     int prev_is_first;        /* the previous page is the first page: its links go
                                  to the first page's URL, which needs no token
                                  (and no second look behind it) */
-    const json_t *total_rows; /* the location's rows (a key range's, a partition's):
+    apr_int64_t total_rows;   /* the location's rows (a key range's, a partition's):
                                  from CouchDB's offsets when numbered, else CouchDB's
                                  total_rows where the location is the whole index;
-                                 NULL when unknown */
-    const json_t *offset;     /* the location's rows before the page; NULL unless
+                                 -1 when unknown */
+    apr_int64_t offset;       /* the location's rows before the page; -1 unless
                                  numbered */
     apr_array_header_t *pages; /* of cp_page_link, in view order; empty without links */
     int numbered;             /* the position is known: page numbers are absolute */
@@ -56,46 +56,19 @@ typedef struct {
     apr_int64_t last_number;  /* its number */
 } cp_page;
 
-/* Checks that a parsed view response has the shape CouchDB gives:
- * {"rows": [{"key": ..., "id": "..."}...]}, with an id on every row when
- * with_docid. Returns the rows, or NULL with the reason in *error. */
-json_t *cp_page_rows(apr_pool_t *pool, const json_t *response, int with_docid,
-                     const char **error);
-
-/* Reads a multi-query response, {"results": [view response, ...]}, into
- * results[0..n). A whole body must be exactly that, with n results: else -1
- * with the reason in *error. A body that was cut off (cut_off) gives the
- * results complete before the cut, as CouchDB writes them (the member
- * "results" first): CouchDB 3.4 ends its response so when it refuses a
- * later query. Returns how many results were read. */
-int cp_page_batch_results(apr_pool_t *pool, const char *text, apr_size_t len, int cut_off,
-                          int n, const json_t **results, const char **error);
-
-/* Checks every answer of queries with cp_page_rows. Returns NULL, or the
- * reason one is not a view response. */
-const char *cp_page_check(apr_pool_t *pool, const apr_array_header_t *queries,
-                          int with_docid);
-
-/* Whether the backward answer of queries (cp_plan_page's, answered) shows
- * the `needed` rows behind the page, each in its place: 0 when they reach
- * into the last entry of an answer its limit cut, whose rows nearest the
- * page may be missing (a document's rows under one key come in one order
- * both ways), or into the token's own entry when the limit cut that; or
- * when the rows its skip passed over cannot be counted (the forward answer
- * does not show where the token's entry ends, or fewer rows lie behind
- * than were to be passed over), or a page behind would start among them or
- * in an entry that began among them. Then ask again with a larger limit and
- * no skip (cp_plan_widen). */
-int cp_page_behind_complete(apr_pool_t *pool, const apr_array_header_t *queries,
-                            const cp_token *start, int with_docid, int count, int needed);
-
-/* Whether the last page's answer (the range end query of a CP_TOKEN_LAST
- * page) holds `needed` rows nearest the end whose places in their entries
- * are known, or every row there is. Else ask again with a larger limit
- * (cp_plan_widen). */
-int cp_page_tail_complete(const cp_query *tail, int with_docid, int needed);
-
-/* Builds the page. All responses must have passed cp_page_rows.
+/* Builds the page from the answers (read and checked by
+ * couchpage_response). Returns the query to ask again wider
+ * (cp_plan_widen) when its answer cannot place the rows the pages behind
+ * need, else NULL: the backward answer, when they reach into the last entry
+ * of an answer its limit cut, whose rows nearest the page may be missing (a
+ * document's rows under one key come in one order both ways), or into the
+ * token's own entry when the limit cut that; or when the rows its skip
+ * passed over cannot be counted (the forward answer does not show where the
+ * token's entry ends, or fewer rows lie behind than were to be passed
+ * over), or a page behind would start among them or in an entry that began
+ * among them; the last page's answer, when the rows nearest the end that
+ * the page and the pages behind need end in an entry its limit cut. The
+ * page is built all the same, without the pages behind it cannot place.
  *
  * The position comes from CouchDB's offsets (see cp_plan_page): rows before
  * the page = the forward query's offset - the range start probe's (0
@@ -110,6 +83,6 @@ int cp_page_tail_complete(const cp_query *tail, int with_docid, int needed);
  * (last - 1) * count + 1, the remainder's count back from the end: its link
  * is CP_TOKEN_LAST, and that page is built from the rows read back from the
  * end (the position from that answer's offsets, checked the same way). */
-void cp_page_assemble(apr_pool_t *pool, const cp_page_answers *answers, cp_page *page);
+cp_query *cp_page_assemble(apr_pool_t *pool, const cp_page_answers *answers, cp_page *page);
 
 #endif

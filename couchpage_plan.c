@@ -1,6 +1,5 @@
 #include "couchpage_plan.h"
 #include "couchpage_json.h"
-#include "couchpage_page.h"
 
 #include <apr_escape.h>
 #include <apr_strings.h>
@@ -480,26 +479,19 @@ const char *cp_plan_batch_body(apr_pool_t *pool, const apr_array_header_t *queri
 }
 
 int cp_plan_widen(apr_pool_t *pool, const cp_plan *plan, const cp_token *start,
-                  apr_array_header_t *queries)
+                  cp_query *query)
 {
-    int at_end = start && start->at_end, with_docid = cp_view_has_docids(plan->view);
-    int needed = cp_plan_pages_either_side(plan->links) * plan->count, limit;
-    /* what the page reads behind it: the last page's answer, or the
-     * backward query's */
-    cp_query *query = cp_plan_query(queries, at_end ? CP_QUERY_RANGE_END : CP_QUERY_BACKWARD);
+    int limit;
 
-    if (!query || !query->answer || query->widened >= CP_PLAN_MAX_WIDENINGS
-        || (at_end ? cp_page_tail_complete(query, with_docid, plan->count + needed)
-                   : cp_page_behind_complete(pool, queries, start, with_docid, plan->count,
-                                             needed))) {
+    if (!query || query->widened >= CP_PLAN_MAX_WIDENINGS) {
         return 0;
     }
     /* as the widening before it grew: each time well beyond the entry, and
      * every row read, none passed over */
     limit = (query->limit + cp_plan_skip(query)) * 8 + plan->count;
     set_query(query, query->role, limit,
-              at_end ? tail_params(pool, plan, limit)
-                     : backward_params(pool, plan, start, limit, 0),
+              query->role == CP_QUERY_RANGE_END ? tail_params(pool, plan, limit)
+                                                : backward_params(pool, plan, start, limit, 0),
               query->widened + 1);
     return 1;
 }

@@ -44,6 +44,7 @@
 #include <apr_tables.h>
 #include <jansson.h>
 
+#include "couchpage_response.h"
 #include "couchpage_token.h"
 
 #define CP_GROUP_EXACT (-1)
@@ -125,7 +126,8 @@ typedef struct {
     cp_query_role role;
     int limit;              /* the rows it asks for */
     json_t *params;         /* name: value, in the order sent (pool-owned) */
-    const json_t *answer;   /* CouchDB's answer; NULL until the backend has it */
+    const cp_answer *answer; /* CouchDB's answer, read and checked; NULL until the
+                                backend has it */
     int widened;            /* how often the query was asked again, wider */
 } cp_query;
 
@@ -142,7 +144,7 @@ typedef struct {
  *    start with the token's own (key, docid) entry, which the page
  *    assembler passes over. The rows it needs reach as far as the pages
  *    behind, the token's entry up to the token, and CP_PLAN_BACKWARD_SLACK
- *    rows more (see cp_page_behind_complete); of map rows the first
+ *    rows more (see cp_page_assemble); of map rows the first
  *    count - 2 are passed over with skip, and the limit is the rest;
  *  - range start, first: when several queries go together and one of them
  *    CouchDB may refuse (a start beyond the range's end: a query with both
@@ -193,17 +195,17 @@ const char *cp_plan_batch_body(apr_pool_t *pool, const apr_array_header_t *queri
  * twice (the token's own after it, or one at the far end). */
 #define CP_PLAN_BACKWARD_SLACK 3
 
-/* The rare second round: when the backward answer cannot place the rows
- * the pages behind need (see cp_page_behind_complete: an entry of several
- * rows cut by its limit or its skip, or fewer rows behind the token than it
- * passed over), or the last page's answer ends inside an entry where the page or the
- * pages behind need it (cp_page_tail_complete), that query is replaced by a
- * wider one, with no answer and no skip, and 1 is returned: send the pending queries again.
- * 0 when the answers are complete, or the query was widened
+/* The rare second round: when the page assembler cannot place the rows
+ * the pages behind need from an answer (cp_page_assemble names it: the
+ * backward query's, an entry of several rows cut by its limit or its skip,
+ * or fewer rows behind the token than it passed over; or the last page's,
+ * ending inside an entry where the page or the pages behind need it), that
+ * query is replaced by a wider one, with no answer and no skip, and 1 is
+ * returned: send the pending queries again. 0 for NULL, or a query widened
  * CP_PLAN_MAX_WIDENINGS times already. */
 #define CP_PLAN_MAX_WIDENINGS 3
 int cp_plan_widen(apr_pool_t *pool, const cp_plan *plan, const cp_token *start,
-                  apr_array_header_t *queries);
+                  cp_query *query);
 
 /* The rows a query passes over with skip (0 without). */
 int cp_plan_skip(const cp_query *query);

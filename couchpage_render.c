@@ -3,7 +3,7 @@
 
 #include <apr_encode.h>
 #include <apr_escape.h>
-#include <apr_sha1.h>
+#include <openssl/evp.h>
 #include <apr_strings.h>
 #include <string.h>
 #include <strings.h>
@@ -42,49 +42,120 @@ static json_t *string_or_null(const char *text)
     return text ? json_string(text) : json_null();
 }
 
-/* A row as the client sees it: CouchDB's row itself ({"id", "key", "value"},
- * "doc" with include_docs; grouped rows have no id), shared, not copied. A
- * row that is not exactly that is reduced to those members. */
-static json_t *item_of_row(json_t *row)
+/* Pieces of a body, joined once: spans of CouchDB's answers go into the
+ * page as they are, with < > & written as \u003c \u003e \u0026 (they can
+ * only occur inside strings), as the page's own members are (see
+ * cp_json_text_html_safe). */
+typedef struct {
+    const char *text;
+    apr_size_t len;
+    apr_size_t specials; /* its < > & */
+} body_piece;
+
+static const unsigned char html_special[256] = { ['<'] = 1, ['>'] = 1, ['&'] = 1 };
+
+static void add_piece(apr_array_header_t *pieces, const char *text, apr_size_t len,
+                      apr_size_t *size)
 {
-    const char *const *member;
-    json_t *item;
-    size_t known = 0;
+    body_piece *piece = apr_array_push(pieces);
+    apr_size_t i, specials = 0;
 
-    for (member = cp_row_members; *member; member++) {
-        known += json_object_get(row, *member) != NULL;
+    for (i = 0; i < len; i++) {
+        specials += html_special[(unsigned char)text[i]];
     }
-    if (known == json_object_size(row) && json_object_get(row, "value")) {
-        return json_incref(row);
-    }
-    item = json_object();
-    for (member = cp_row_members; *member; member++) {
-        json_t *value = json_object_get(row, *member);
-
-        if (value) {
-            json_object_set(item, *member, value);
-        }
-    }
-    if (!json_object_get(item, "value")) {
-        json_object_set_new(item, "value", json_null());
-    }
-    return item;
+    piece->text = text;
+    piece->len = len;
+    piece->specials = specials;
+    *size += len + 5 * specials;
 }
 
-const char *cp_render_json(apr_pool_t *pool, const cp_page *page,
-                           const cp_links *links)
+static const char *join_pieces(apr_pool_t *pool, const apr_array_header_t *pieces,
+                               apr_size_t size)
 {
-    json_t *body = cp_json_pool_own(pool, json_object());
-    json_t *items = json_array();
-    json_t *link_urls = json_object();
-    json_t *row;
-    size_t i;
+    char *out = apr_palloc(pool, size + 1), *o = out;
     int p;
 
-    json_array_foreach(page->rows, i, row) {
-        json_array_append_new(items, item_of_row(row));
+    for (p = 0; p < pieces->nelts; p++) {
+        const body_piece *piece = &APR_ARRAY_IDX(pieces, p, body_piece);
+        apr_size_t i;
+
+        if (!piece->specials) {
+            memcpy(o, piece->text, piece->len);
+            o += piece->len;
+            continue;
+        }
+        for (i = 0; i < piece->len; i++) {
+            unsigned char c = (unsigned char)piece->text[i];
+
+            if (html_special[c]) {
+                static const char hex[] = "0123456789abcdef";
+
+                memcpy(o, "\\u00", 4);
+                o[4] = hex[c >> 4];
+                o[5] = hex[c & 15];
+                o += 6;
+            }
+            else {
+                *o++ = (char)c;
+            }
+        }
     }
-    json_object_set_new(body, "items", items);
+    *o = '\0';
+    return out;
+}
+
+#define ADD(text) add_piece(pieces, (text), sizeof(text) - 1, &size)
+#define ADD_SPAN(span) add_piece(pieces, (span).text, (span).len, &size)
+
+/* A row as the client sees it: {"id", "key", "value", "doc"} as CouchDB
+ * sent them (grouped rows have no id, and no doc without include_docs; a
+ * row without a value has null), the doc reduced to fields when given. */
+static void add_item(apr_pool_t *pool, apr_array_header_t *pieces, apr_size_t *sizep,
+                     const cp_row *row, const apr_array_header_t *fields)
+{
+    apr_size_t size = *sizep;
+
+    if (row->id_at >= 0) {
+        ADD("{\"id\":");
+        ADD_SPAN(cp_row_span(row, row->id_at));
+        ADD(",\"key\":");
+    }
+    else {
+        ADD("{\"key\":");
+    }
+    ADD_SPAN(row->key_text);
+    ADD(",\"value\":");
+    if (row->value.len) {
+        ADD_SPAN(row->value);
+    }
+    else {
+        ADD("null");
+    }
+    if (row->doc.len) {
+        ADD(",\"doc\":");
+        if (fields && row->doc.text[0] == '{') {
+            ADD_SPAN(cp_row_project(pool, row, fields));
+        }
+        else {
+            ADD_SPAN(row->doc);
+        }
+    }
+    ADD("}");
+    *sizep = size;
+}
+
+const char *cp_render_json(apr_pool_t *pool, const cp_page *page, const cp_links *links,
+                           const apr_array_header_t *fields)
+{
+    json_t *body = cp_json_pool_own(pool, json_object());
+    json_t *link_urls = json_object();
+    apr_array_header_t *pieces = apr_array_make(pool, 8 * page->rows->nelts + 4,
+                                                sizeof(body_piece));
+    apr_size_t size = 0;
+    const char *members;
+    int p;
+
+    /* the page's own members, written by jansson; the items before them */
     json_object_set_new(body, "next", string_or_null(page->next));
     json_object_set_new(body, "prev", string_or_null(page->prev));
     json_object_set_new(link_urls, "next", string_or_null(
@@ -108,23 +179,33 @@ const char *cp_render_json(apr_pool_t *pool, const cp_page *page,
         json_object_set_new(body, "pages", pages);
     }
     json_object_set_new(body, "numbering", json_string(page->numbered ? "absolute" : "relative"));
-    if (page->total_rows) {
-        json_object_set(body, "total_rows", (json_t *)page->total_rows);
+    if (page->total_rows >= 0) {
+        json_object_set_new(body, "total_rows", json_integer(page->total_rows));
     }
-    if (page->offset) {
-        json_int_t offset = json_integer_value(page->offset);
-
-        json_object_set(body, "offset", (json_t *)page->offset);
-        if (json_array_size(page->rows) > 0) {
-            json_object_set_new(body, "first_row", json_integer(offset + 1));
-            json_object_set_new(body, "last_row",
-                                json_integer(offset + (json_int_t)json_array_size(page->rows)));
+    if (page->offset >= 0) {
+        json_object_set_new(body, "offset", json_integer(page->offset));
+        if (page->rows->nelts > 0) {
+            json_object_set_new(body, "first_row", json_integer(page->offset + 1));
+            json_object_set_new(body, "last_row", json_integer(page->offset
+                                                               + page->rows->nelts));
         }
     }
     if (page->has_last) {
         json_object_set_new(body, "last_page", json_integer(page->last_number));
     }
-    return cp_json_text_html_safe(pool, body);
+    members = cp_json_text(pool, body);
+
+    ADD("{\"items\":[");
+    for (p = 0; p < page->rows->nelts; p++) {
+        if (p > 0) {
+            ADD(",");
+        }
+        add_item(pool, pieces, &size, APR_ARRAY_IDX(page->rows, p, const cp_row *), fields);
+    }
+    ADD("],");
+    /* the members' object without its opening brace */
+    add_piece(pieces, members + 1, strlen(members + 1), &size);
+    return join_pieces(pool, pieces, size);
 }
 
 static const char *html(apr_pool_t *pool, const char *text)
@@ -160,10 +241,9 @@ static const char *word(apr_pool_t *pool, const cp_html_spec *spec, cp_word whic
     return cp_html_text(pool, text, strlen(text));
 }
 
-static const char *item_html(apr_pool_t *pool, const json_t *row, const cp_item_spec *item)
+static const char *item_html(apr_pool_t *pool, const cp_row *row, const cp_item_spec *item)
 {
-    const json_t *value = item->field ? cp_field_get(item->field, row)
-                                      : json_object_get(row, "key");
+    const json_t *value = item->field ? cp_field_get(pool, item->field, row) : row->key;
     apr_size_t len = 0;
     const char *text = cp_field_text(pool, value, &len);
     const char *shown = text ? cp_html_text(pool, text, len) : "";
@@ -180,14 +260,12 @@ static const char *item_html(apr_pool_t *pool, const json_t *row, const cp_item_
 static const char *position_html(apr_pool_t *pool, const cp_page *page,
                                  const cp_html_spec *spec)
 {
-    apr_int64_t offset, total;
-    size_t n = json_array_size(page->rows);
+    apr_int64_t offset = page->offset, total = page->total_rows;
+    size_t n = (size_t)page->rows->nelts;
 
-    if (!page->offset || !json_is_integer(page->total_rows)) {
+    if (offset < 0 || total < 0) {
         return "";
     }
-    offset = json_integer_value(page->offset);
-    total = json_integer_value(page->total_rows);
     if (n == 0) {
         return apr_psprintf(pool, "<p class=\"couchpage-position\">0 %s %" APR_INT64_T_FMT
                             "</p>\n", word(pool, spec, CP_WORD_OF), total);
@@ -237,21 +315,20 @@ static const char *nav_link(apr_pool_t *pool, const char *rel, const char *label
 const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links *links,
                            const cp_html_spec *spec, const char **error)
 {
-    apr_array_header_t *out = apr_array_make(pool, 16 + 2 * json_array_size(page->rows),
+    apr_array_header_t *out = apr_array_make(pool, 16 + 3 * page->rows->nelts,
                                              sizeof(const char *));
-    const json_t *row;
-    size_t i;
     int p;
 
 #define EMIT(s) (APR_ARRAY_PUSH(out, const char *) = (s))
     EMIT("<div class=\"couchpage\">\n");
-    if (json_array_size(page->rows) == 0) {
+    if (page->rows->nelts == 0) {
         EMIT(apr_pstrcat(pool, "<p class=\"couchpage-empty\">",
                          word(pool, spec, CP_WORD_EMPTY), "</p>\n", NULL));
     }
     else {
         EMIT("<ul class=\"couchpage-items\">\n");
-        json_array_foreach(page->rows, i, row) {
+        for (p = 0; p < page->rows->nelts; p++) {
+            const cp_row *row = APR_ARRAY_IDX(page->rows, p, const cp_row *);
             const char *inner = spec->render_item
                               ? spec->render_item(spec->baton, pool, row, error)
                               : item_html(pool, row, spec->item);
@@ -327,21 +404,15 @@ const char *cp_render_error(apr_pool_t *pool, const char *error, const char *rea
 
 const char *cp_render_etag(apr_pool_t *pool, const char *body)
 {
-    apr_sha1_ctx_t sha1;
-    unsigned char digest[APR_SHA1_DIGESTSIZE];
-    apr_size_t left = strlen(body);
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
 
-    apr_sha1_init(&sha1);
-    /* in pieces: APR takes an unsigned int length */
-    while (left) {
-        unsigned int piece = left > 1048576 ? 1048576 : (unsigned int)left;
-
-        apr_sha1_update_binary(&sha1, (const unsigned char *)body, piece);
-        body += piece;
-        left -= piece;
+    /* OpenSSL's SHA-1 (the processor's SHA instructions where it has them):
+     * a page of documents is tens of kilobytes */
+    if (!EVP_Digest(body, strlen(body), digest, &len, EVP_sha1(), NULL)) {
+        return NULL;
     }
-    apr_sha1_final(digest, &sha1);
-    return apr_pstrcat(pool, "\"", apr_pencode_base64_binary(pool, digest, sizeof(digest),
+    return apr_pstrcat(pool, "\"", apr_pencode_base64_binary(pool, digest, len,
                                                              APR_ENCODE_BASE64URL, NULL),
                        "\"", NULL);
 }

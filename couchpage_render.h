@@ -31,9 +31,12 @@ const char *cp_prev_url(apr_pool_t *pool, const cp_links *links, const cp_page *
  *  links; numbering "absolute" when the position is known, else "relative";
  *  total_rows the location's rows when known (see cp_page), offset, first_row
  *  and last_row (1-based, only on a page with rows) only with the position,
- *  links.last and last_page only when the last page is known. */
+ *  links.last and last_page only when the last page is known. Each row's id,
+ *  key, value and doc are the bytes CouchDB sent (< > & written as \u
+ *  escapes, as everywhere in the body), the doc reduced to its members named
+ *  in fields (const char *, CouchPageFields; NULL: the whole doc). */
 const char *cp_render_json(apr_pool_t *pool, const cp_page *page,
-                           const cp_links *links);
+                           const cp_links *links, const apr_array_header_t *fields);
 
 /* What an HTML item shows: a field, linked when link is not NULL. */
 typedef struct {
@@ -65,7 +68,7 @@ int cp_word_find(const char *name);
 
 /* One row's inner HTML, from a renderer the caller provides (an item
  * template); NULL with *error set when it cannot render the row. */
-typedef const char *cp_item_renderer(void *baton, apr_pool_t *pool, const json_t *row,
+typedef const char *cp_item_renderer(void *baton, apr_pool_t *pool, const cp_row *row,
                                      const char **error);
 
 /* How the fragment is made. */

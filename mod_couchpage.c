@@ -107,7 +107,7 @@ static const char *expr_json_string(ap_expr_eval_ctx_t *ctx, const void *data,
 
 /* The row CouchPageItemTemplate is rendering: where its functions read. */
 typedef struct {
-    const json_t *row;
+    const cp_row *row;
 } template_row;
 
 /* What a %{couchpage_*:FIELD} function shows, checked at start-up. */
@@ -207,7 +207,7 @@ typedef struct {
     ap_expr_info_t *template;
 } template_renderer;
 
-static const char *render_template_item(void *baton, apr_pool_t *pool, const json_t *row,
+static const char *render_template_item(void *baton, apr_pool_t *pool, const cp_row *row,
                                         const char **error)
 {
     template_renderer *renderer = baton;
@@ -483,7 +483,7 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
 }
 
 /* Asks CouchDB the queries that have no answer yet: 1 with every answer
- * in and checked, or 0 when the client has been answered with the error. A
+ * in, read and checked, or 0 when the client has been answered with the error. A
  * CouchDB 400 on a page that starts at a client's token means the token
  * lies outside the location's key range (CouchDB refuses a reversed range):
  * the client's error. What the reads cost is added to stats. */
@@ -496,8 +496,8 @@ static int fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
 
     backend.authorization = conf->authorization;
     backend.max_response = conf->max_response;
-    if (cp_backend_fetch(r, &backend, req->view.backend, req->plan.index_url, queries,
-                         stats, &result) != OK) {
+    if (cp_backend_fetch(r, &backend, req->view.backend, req->plan.index_url,
+                         req->with_docid, queries, stats, &result) != OK) {
         if (req->args.start && result.backend_status == HTTP_BAD_REQUEST) {
             send_bad_request(r, apr_psprintf(r->pool,
                 "the start token is outside this location's key range (%s)",
@@ -506,12 +506,6 @@ static int fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
         else {
             send_backend_error(r, &result);
         }
-        return 0;
-    }
-    result.reason = cp_page_check(r->pool, queries, req->with_docid);
-    if (result.reason) {
-        result.status = HTTP_BAD_GATEWAY;
-        send_backend_error(r, &result);
         return 0;
     }
     return 1;
@@ -575,7 +569,8 @@ static int send_page(request_rec *r, const couchpage_dir_conf *conf,
         }
         return send_page_body(r, conf, HTML_TYPE, body);
     }
-    return send_page_body(r, conf, JSON_TYPE, cp_render_json(r->pool, page, &links));
+    return send_page_body(r, conf, JSON_TYPE,
+                          cp_render_json(r->pool, page, &links, conf->fields));
 }
 
 /* Answers the request with its page, or with the error that stops it;
@@ -610,15 +605,9 @@ static int serve_page(request_rec *r, cp_backend_stats *stats)
         return OK;
     }
     /* Every query the page needs, asked at once; only the rare widening of
-     * the backward query asks again. */
+     * a query whose answer cannot place the pages behind asks again. */
     start = req.args.start ? &req.start : NULL;
     queries = cp_plan_page(r->pool, &req.plan, start);
-    do {
-        if (!fetch_answers(r, conf, &req, queries, stats)) {
-            return OK;
-        }
-    } while (cp_plan_widen(r->pool, &req.plan, start, queries));
-
     answers.count = req.plan.count;
     answers.links = req.plan.links;
     answers.with_docid = req.with_docid;
@@ -626,7 +615,12 @@ static int serve_page(request_rec *r, cp_backend_stats *stats)
     answers.queries = queries;
     answers.start_token = start;
     answers.start = req.args.start;
-    cp_page_assemble(r->pool, &answers, &page);
+    do {
+        if (!fetch_answers(r, conf, &req, queries, stats)) {
+            return OK;
+        }
+    } while (cp_plan_widen(r->pool, &req.plan, start,
+                           cp_page_assemble(r->pool, &answers, &page)));
     return send_page(r, conf, &req, &page);
 }
 

@@ -60,6 +60,8 @@ typedef struct {
     int group_level_set;
     int include_docs;
     int include_docs_set;
+    apr_array_header_t *fields; /* CouchPageFields (const char *); NULL: whole docs */
+    int fields_set;
     cp_format format;          /* CP_FORMAT_AUTO: by the Accept header */
     int format_set;
     cp_item_spec item;         /* what an HTML item shows ... */

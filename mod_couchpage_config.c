@@ -45,6 +45,7 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     MERGE(reduce);
     MERGE(group_level);
     MERGE(include_docs);
+    MERGE(fields);
     MERGE(format);
     /* CouchPageItem and CouchPageItemTemplate are one setting: a section's
      * own replaces an outer one's, whichever directive each used */
@@ -326,6 +327,43 @@ static const char *set_include_docs(cmd_parms *cmd, void *dirconf, int on)
     return NULL;
 }
 
+/* CouchPageFields NAME...: the document members a page's JSON carries;
+ * "*" alone, every member (the default, to undo an outer section's). */
+static const char *set_fields(cmd_parms *cmd, void *dirconf, const char *args)
+{
+    couchpage_dir_conf *conf = dirconf;
+    apr_array_header_t *fields = apr_array_make(cmd->pool, 4, sizeof(const char *));
+    const char *name;
+    int i;
+
+    while (*(name = ap_getword_conf(cmd->pool, &args))) {
+        if (!strcmp(name, "*")) {
+            if (fields->nelts > 0 || *args) {
+                return "CouchPageFields: * (every member) stands alone";
+            }
+            conf->fields = NULL;
+            conf->fields_set = 1;
+            return NULL;
+        }
+        if (!cp_json_quote(cmd->pool, name)) {
+            return apr_psprintf(cmd->pool, "CouchPageFields: '%s' is not valid UTF-8",
+                                ap_escape_logitem(cmd->pool, name));
+        }
+        for (i = 0; i < fields->nelts; i++) {
+            if (!strcmp(APR_ARRAY_IDX(fields, i, const char *), name)) {
+                return apr_psprintf(cmd->pool, "CouchPageFields: '%s' is named twice", name);
+            }
+        }
+        APR_ARRAY_PUSH(fields, const char *) = name;
+    }
+    if (fields->nelts == 0) {
+        return "CouchPageFields takes the names of document members, or *";
+    }
+    conf->fields = fields;
+    conf->fields_set = 1;
+    return NULL;
+}
+
 static const char *set_format(cmd_parms *cmd, void *dirconf, const char *arg)
 {
     couchpage_dir_conf *conf = dirconf;
@@ -539,6 +577,9 @@ const command_rec couchpage_cmds[] = {
         "with CouchPageReduce On: 'exact' (default) or a group level from 0"),
     AP_INIT_FLAG("CouchPageIncludeDocs", set_include_docs, NULL, OR_OPTIONS,
         "On adds each row's document to its item (default Off)"),
+    AP_INIT_RAW_ARGS("CouchPageFields", set_fields, NULL, OR_OPTIONS,
+        "with CouchPageIncludeDocs On: the document members each item's doc carries in "
+        "JSON, by name (as Mango's fields: title date summary); * for all (default)"),
     AP_INIT_TAKE1("CouchPageFormat", set_format, NULL, OR_OPTIONS,
         "json, html, or auto (default): by the Accept header; ?format= overrides"),
     AP_INIT_TAKE12("CouchPageItem", set_item, NULL, OR_OPTIONS,

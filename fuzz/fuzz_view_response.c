@@ -1,46 +1,133 @@
 /*
- * libFuzzer target: the view-response reader. Arbitrary bytes, as a backend
- * body, into cp_json_load, then cp_page_rows for map rows (with docids) and
- * grouped reduce rows (without). Rows it accepts must have what the page
- * assembler relies on. The same bytes as a multi-query response, whole and
- * cut off (cp_page_batch_results): a whole one gives exactly its results or
- * a reason; a cut one the results complete before the cut, and every cut
- * of it no more results than the bytes after.
+ * libFuzzer target: the response reader (couchpage_response), against
+ * jansson on the same bytes. Arbitrary bytes, as a backend body, into
+ * cp_response_read_view for map rows (with docids) and grouped rows
+ * (without), and as a multi-query response, whole and cut off.
+ *
+ * - What the reader takes, jansson takes, value for value: every row's id,
+ *   key, value and doc span, and the row's own, read by jansson is the
+ *   member jansson read from the whole body; total_rows and offset are its
+ *   counts. The one exception is what jansson cannot read at all: nesting
+ *   deeper than its limit, a member name with \u0000 (fuzz_jansson_limit).
+ * - What the reader refuses as not JSON, jansson refuses (but NUL bytes
+ *   between values, which jansson passes over).
+ * - A cut body gives the results complete before the cut, and less text
+ *   never more of them, nor other ones.
  */
 #include "fuzz.h"
+#include "couchpage_item.h"
 #include "couchpage_json.h"
-#include "couchpage_page.h"
+#include "couchpage_response.h"
 
 #define BATCH 4
 
-/* The bytes as a multi-query response of up to BATCH queries. */
-static void batch_response(apr_pool_t *pool, const uint8_t *data, size_t size)
+/* jansson's reading of the whole text; NULL with *beyond set when jansson
+ * cannot read what JSON allows (too deep, a number out of range). */
+static json_t *jansson_reading(apr_pool_t *pool, const char *text, size_t len, int *beyond)
 {
-    const char *text = fuzz_strndup(pool, data, size), *error = NULL;
-    const json_t *results[BATCH], *shorter[BATCH];
-    int n, k, j;
+    json_error_t err;
+    json_t *value = json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
+
+    *beyond = 0;
+    if (value) {
+        return cp_json_pool_own(pool, value);
+    }
+    *beyond = json_error_code(&err) == json_error_numeric_overflow || fuzz_jansson_limit(&err);
+    /* integers beyond 64 bits: the module's own loader reads them */
+    if (json_error_code(&err) == json_error_numeric_overflow) {
+        json_t *widened = cp_json_load(pool, text, len, NULL);
+
+        *beyond = widened == NULL;
+        return widened;
+    }
+    return NULL;
+}
+
+static void check_count(apr_int64_t count, const json_t *member, const char *name)
+{
+    if (json_is_integer(member) && json_integer_value(member) >= 0
+        && json_integer_value(member) < 1000000000000000000LL) {
+        FUZZ_CHECK(count == json_integer_value(member), "%s %lld, jansson %lld", name,
+                   (long long)count, (long long)json_integer_value(member));
+    }
+    else {
+        FUZZ_CHECK(count == -1, "%s %lld where jansson has no count", name, (long long)count);
+    }
+}
+
+/* An answer the reader took is the view response jansson read. */
+static void check_answer(apr_pool_t *pool, const cp_answer *answer, const json_t *response)
+{
+    const json_t *rows = json_object_get(response, "rows");
+    apr_size_t i;
+
+    FUZZ_CHECK(json_is_array(rows) && json_array_size(rows) == cp_answer_rows(answer),
+               "%zu rows, jansson %zu", (size_t)cp_answer_rows(answer), json_array_size(rows));
+    check_count(answer->total_rows, json_object_get(response, "total_rows"), "total_rows");
+    check_count(answer->offset, json_object_get(response, "offset"), "offset");
+    for (i = 0; i < cp_answer_rows(answer); i++) {
+        const cp_row *row = cp_answer_row(answer, i);
+        const json_t *expected = json_array_get(rows, i);
+        const char *const *member;
+
+        FUZZ_CHECK(json_equal((json_t *)cp_json_load(pool, row->text.text, row->text.len, NULL),
+                              (json_t *)expected), "row %zu's text", (size_t)i);
+        for (member = cp_row_members; *member; member++) {
+            const json_t *want = json_object_get(expected, *member);
+            int at = cp_row_member(row, *member);
+
+            FUZZ_CHECK((at >= 0) == (want != NULL), "row %zu's %s found %d", (size_t)i,
+                       *member, at);
+            if (want) {
+                FUZZ_CHECK(json_equal((json_t *)cp_row_decode(pool, row, at), (json_t *)want),
+                           "row %zu's %s differs from jansson's", (size_t)i, *member);
+            }
+        }
+        FUZZ_CHECK(json_equal((json_t *)row->key, json_object_get(expected, "key")),
+                   "row %zu's key", (size_t)i);
+        if (row->id) {
+            const json_t *id = json_object_get(expected, "id");
+
+            FUZZ_CHECK(json_is_string(id) && !strcmp(json_string_value(id), row->id),
+                       "row %zu's id", (size_t)i);
+        }
+    }
+}
+
+/* The bytes as a multi-query response of up to BATCH queries. */
+static void batch_response(apr_pool_t *pool, const char *text, size_t size,
+                           const json_t *whole, int beyond)
+{
+    const cp_answer *results[BATCH], *shorter[BATCH];
+    const char *error;
+    int n, k, j, fewer;
 
     for (n = 1; n <= BATCH; n++) {
         error = NULL;
-        k = cp_page_batch_results(pool, text, size, 0, n, results, &error);
+        k = cp_response_read_batch(pool, text, size, 0, n, 0, results, &error);
         FUZZ_CHECK(k == n || (k == -1 && error && *error), "%d of %d whole results", k, n);
-        for (j = 0; j < k; j++) {
-            FUZZ_CHECK(results[j], "whole result %d missing", j);
+        if (k == n && !beyond) {
+            const json_t *list = json_object_get(whole, "results");
+
+            FUZZ_CHECK(json_array_size(list) == (size_t)n, "jansson's results");
+            for (j = 0; j < k; j++) {
+                check_answer(pool, results[j], json_array_get(list, j));
+            }
         }
-        k = cp_page_batch_results(pool, text, size, 1, n, results, &error);
-        FUZZ_CHECK(k >= 0 && k <= n, "%d of %d results before a cut", k, n);
-        for (j = 0; j < k; j++) {
-            FUZZ_CHECK(json_is_object(results[j]), "result %d before the cut is no object", j);
+        error = NULL;
+        k = cp_response_read_batch(pool, text, size, 1, n, 0, results, &error);
+        FUZZ_CHECK((k >= 0 && k <= n) || (k == -1 && error && *error),
+                   "%d of %d results before a cut", k, n);
+        if (k <= 0 || size == 0) {
+            continue;
         }
         /* less text never gives more results, and the same ones */
-        if (size > 0) {
-            int fewer = cp_page_batch_results(pool, text, size / 2, 1, n, shorter, &error);
-
-            FUZZ_CHECK(fewer <= k, "%d results from half the text, %d from all", fewer, k);
-            for (j = 0; j < fewer; j++) {
-                FUZZ_CHECK(cp_json_identical(shorter[j], results[j]),
-                           "result %d differs when the text is cut shorter", j);
-            }
+        fewer = cp_response_read_batch(pool, text, size / 2, 1, n, 0, shorter, &error);
+        FUZZ_CHECK(fewer <= k, "%d results from half the text, %d from all", fewer, k);
+        for (j = 0; j < fewer; j++) {
+            FUZZ_CHECK(cp_answer_rows(shorter[j]) == cp_answer_rows(results[j])
+                       && shorter[j]->offset == results[j]->offset,
+                       "result %d differs when the text is cut shorter", j);
         }
     }
 }
@@ -48,35 +135,34 @@ static void batch_response(apr_pool_t *pool, const uint8_t *data, size_t size)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     apr_pool_t *pool = fuzz_pool();
+    const char *text = fuzz_strndup(pool, data, size);
+    int beyond, with_docid;
+    const json_t *whole = jansson_reading(pool, text, size, &beyond);
 
-    batch_response(pool, data, size);
-    const char *error = NULL;
-    json_t *response = cp_json_load(pool, (const char *)data, size, &error);
-    int with_docid;
-
-    if (!response) {
-        FUZZ_CHECK(error && *error, "no message for a body that is not JSON");
-        apr_pool_destroy(pool);
-        return 0;
-    }
-    FUZZ_CHECK(fuzz_is_json(cp_json_text(pool, response)), "the body's compact text");
+    batch_response(pool, text, size, whole, beyond);
     for (with_docid = 0; with_docid <= 1; with_docid++) {
-        json_t *rows, *row;
-        size_t i;
+        const cp_answer *answer = NULL;
+        const char *reason = cp_response_read_view(pool, text, size, with_docid, &answer);
 
-        error = NULL;
-        rows = cp_page_rows(pool, response, with_docid, &error);
-        if (!rows) {
-            FUZZ_CHECK(error && *error, "no reason for a refused response");
+        if (reason) {
+            FUZZ_CHECK(*reason, "no reason for a refused response");
+            /* jansson passes over some NUL bytes between values, which
+             * JSON does not allow */
+            FUZZ_CHECK(!strstr(reason, "not JSON") || !whole || memchr(text, 0, size),
+                       "refused as not JSON, but jansson reads it: %s", reason);
             continue;
         }
-        FUZZ_CHECK(json_is_array(rows), "rows is not an array");
-        json_array_foreach(rows, i, row) {
-            const json_t *id = json_object_get(row, "id");
+        FUZZ_CHECK(whole || beyond, "taken, but jansson refuses it");
+        if (whole) {
+            check_answer(pool, answer, whole);
+        }
+        if (with_docid) {
+            apr_size_t i;
 
-            FUZZ_CHECK(json_object_get(row, "key"), "row %zu has no key", i);
-            FUZZ_CHECK(!with_docid || (json_is_string(id) && json_string_length(id) > 0),
-                       "row %zu has no docid", i);
+            for (i = 0; i < cp_answer_rows(answer); i++) {
+                FUZZ_CHECK(cp_answer_row(answer, i)->id && *cp_answer_row(answer, i)->id,
+                           "row %zu has no docid", (size_t)i);
+            }
         }
     }
     apr_pool_destroy(pool);

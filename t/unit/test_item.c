@@ -11,7 +11,7 @@ static const char *field_text(const char *path, const char *row)
     }
     apr_size_t len;
 
-    return cp_field_text(pool, cp_field_get(field, parse(row)), &len);
+    return cp_field_text(pool, cp_field_get(pool, field, row_text(row)), &len);
 }
 
 static void fields_reach_into_rows(void **state)
@@ -51,7 +51,7 @@ static void links_fill_in_percent_encoded_values(void **state)
 {
     const char *err = NULL;
     cp_pattern *pattern = cp_pattern_parse(pool, "/band/{id}/{key[0]}?v={value}", &err);
-    json_t *row = parse("{\"id\":\"a/b c\",\"key\":[\"\\u00e9&<\"],\"value\":1}");
+    const cp_row *row = row_text("{\"id\":\"a/b c\",\"key\":[\"\\u00e9&<\"],\"value\":1}");
 
     assert_non_null(pattern);
     assert_string_equal(cp_pattern_expand(pool, pattern, row),
@@ -60,7 +60,7 @@ static void links_fill_in_percent_encoded_values(void **state)
     assert_string_equal(cp_pattern_expand(pool, pattern, row), "/x/");
     /* a NUL in a value is encoded, not the end of it */
     pattern = cp_pattern_parse(pool, "/x/{key}", &err);
-    assert_string_equal(cp_pattern_expand(pool, pattern, parse("{\"key\":\"a\\u0000<b>\"}")),
+    assert_string_equal(cp_pattern_expand(pool, pattern, row_text("{\"key\":\"a\\u0000<b>\"}")),
                         "/x/a%00%3Cb%3E");
 }
 
@@ -94,7 +94,7 @@ static const char *show(cp_show how, const char *path, const char *row)
     const cp_field *field = cp_field_parse(pool, path, &err);
 
     assert_non_null(field);
-    return cp_field_show(pool, how, field, parse(row));
+    return cp_field_show(pool, how, field, row_text(row));
 }
 
 /* Every way of showing a field, with a hostile row: never markup, never a

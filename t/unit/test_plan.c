@@ -158,9 +158,9 @@ static void the_batch_body_holds_the_same_queries(void **state)
                         "\"endkey\":[\"p\",0]}]}");
     /* only the queries without an answer */
     assert_int_equal(cp_plan_pending(queries), 4);
-    APR_ARRAY_IDX(queries, 0, cp_query).answer = parse("{\"rows\":[]}");
-    APR_ARRAY_IDX(queries, 1, cp_query).answer = parse("{\"rows\":[]}");
-    APR_ARRAY_IDX(queries, 2, cp_query).answer = parse("{\"rows\":[]}");
+    APR_ARRAY_IDX(queries, 0, cp_query).answer = answer_text("{\"rows\":[]}");
+    APR_ARRAY_IDX(queries, 1, cp_query).answer = answer_text("{\"rows\":[]}");
+    APR_ARRAY_IDX(queries, 2, cp_query).answer = answer_text("{\"rows\":[]}");
     assert_int_equal(cp_plan_pending(queries), 1);
     assert_string_equal(cp_plan_batch_body(pool, queries),
                         "{\"queries\":[{\"limit\":7,\"reduce\":false,\"descending\":true,"
@@ -484,10 +484,28 @@ static void tokens_inside_one_documents_rows(void **state)
                         "&startkey=%22x%22&startkey_docid=d1");
 }
 
-static json_t *rows_text(const char *rows)
+static const cp_answer *rows_text(const char *rows)
 {
-    return parse(apr_pstrcat(pool, "{\"total_rows\":9,\"offset\":0,\"rows\":[", rows, "]}",
-                             NULL));
+    return answer_text(apr_pstrcat(pool, "{\"total_rows\":9,\"offset\":0,\"rows\":[", rows,
+                                   "]}", NULL));
+}
+
+/* What the handler does once a page's answers are in: the page assembler
+ * names the query to ask again wider, if any, and the plan widens it. */
+static int widen(const cp_plan *plan, const cp_token *start, apr_array_header_t *queries)
+{
+    cp_page_answers in;
+    cp_page page;
+
+    memset(&in, 0, sizeof(in));
+    in.count = plan->count;
+    in.links = plan->links;
+    in.with_docid = cp_view_has_docids(plan->view);
+    in.partial = cp_plan_is_partial(plan);
+    in.queries = queries;
+    in.start_token = start;
+    in.start = "the token";
+    return cp_plan_widen(pool, plan, start, cp_page_assemble(pool, &in, &page));
 }
 
 /* A row {"id": ID, "key": KEY, "value": N}. */
@@ -497,7 +515,7 @@ static const char *row_of(const char *id, const char *key, int value)
 }
 
 /* The token's row ["r", "d5"], then n - 1 rows of one entry of d4. */
-static json_t *rows_of_one_entry(int n)
+static const cp_answer *rows_of_one_entry(int n)
 {
     apr_array_header_t *rows = apr_array_make(pool, n, sizeof(const char *));
     int i;
@@ -530,10 +548,10 @@ static void a_cut_entry_behind_widens_the_backward_query(void **state)
         "{\"id\":\"d5\",\"key\":\"r\",\"value\":0},{\"id\":\"d4\",\"key\":\"q\",\"value\":0},"
         "{\"id\":\"d4\",\"key\":\"q\",\"value\":1},{\"id\":\"d3\",\"key\":\"q\",\"value\":0},"
         "{\"id\":\"d2\",\"key\":\"q\",\"value\":0},{\"id\":\"d1\",\"key\":\"q\",\"value\":0}");
-    assert_false(cp_plan_widen(pool, &plan, &start, queries));
+    assert_false(widen(&plan, &start, queries));
     /* d4 fills the rest: it may go on, its last rows nearest the page */
     backward->answer = rows_of_one_entry(6);
-    assert_true(cp_plan_widen(pool, &plan, &start, queries));
+    assert_true(widen(&plan, &start, queries));
     backward = cp_plan_query(queries, CP_QUERY_BACKWARD);
     assert_null(backward->answer);
     assert_int_equal(backward->widened, 1);
@@ -545,15 +563,15 @@ static void a_cut_entry_behind_widens_the_backward_query(void **state)
     /* an answer shorter than its limit reached the start: complete */
     backward->answer = rows_text(
         "{\"id\":\"d5\",\"key\":\"r\",\"value\":0},{\"id\":\"d4\",\"key\":\"q\",\"value\":0}");
-    assert_false(cp_plan_widen(pool, &plan, &start, queries));
+    assert_false(widen(&plan, &start, queries));
     /* never more than CP_PLAN_MAX_WIDENINGS rounds */
     for (i = 1; i <= CP_PLAN_MAX_WIDENINGS + 1; i++) {
         backward->answer = rows_of_one_entry(backward->limit);
         if (i == CP_PLAN_MAX_WIDENINGS) {
-            assert_false(cp_plan_widen(pool, &plan, &start, queries));
+            assert_false(widen(&plan, &start, queries));
             break;
         }
-        assert_true(cp_plan_widen(pool, &plan, &start, queries));
+        assert_true(widen(&plan, &start, queries));
         assert_int_equal(backward->widened, i + 1);
     }
 }
@@ -595,14 +613,14 @@ static void rows_passed_over_are_counted(void **state)
     backward->answer = rows_text(apr_pstrcat(pool, row_of("d4", "q", 0), ",",
         row_of("d3", "q", 0), ",", row_of("d3", "q", 1), ",", row_of("d2", "q", 0), ",",
         row_of("d1", "q", 0), ",", row_of("d0", "q", 0), NULL));
-    assert_false(cp_plan_widen(pool, &plan, &start, queries));
+    assert_false(widen(&plan, &start, queries));
     assert_string_equal(prev_of(&plan, queries, &start), "[\"q\",\"d3\"]");
     /* d3's three rows begin among those passed over: where d3 begins, and
      * so the previous page's start, is not known */
     backward->answer = rows_text(apr_pstrcat(pool, row_of("d3", "q", 0), ",",
         row_of("d3", "q", 1), ",", row_of("d3", "q", 2), ",", row_of("d2", "q", 0), ",",
         row_of("d1", "q", 0), ",", row_of("d0", "q", 0), NULL));
-    assert_true(cp_plan_widen(pool, &plan, &start, queries));
+    assert_true(widen(&plan, &start, queries));
     assert_int_equal(cp_plan_skip(backward), 0);
     assert_int_equal(backward->limit, (6 + 2) * 8 + 4);
     /* asked without skip: r, d6, then d3's rows, nearest first d3#2 d3#1
@@ -610,7 +628,7 @@ static void rows_passed_over_are_counted(void **state)
     backward->answer = rows_text(apr_pstrcat(pool, r, ",", row_of("d6", "q", 0), ",",
         row_of("d3", "q", 0), ",", row_of("d3", "q", 1), ",", row_of("d3", "q", 2), ",",
         row_of("d2", "q", 0), NULL));
-    assert_false(cp_plan_widen(pool, &plan, &start, queries));
+    assert_false(widen(&plan, &start, queries));
     assert_string_equal(prev_of(&plan, queries, &start), "[\"q\",\"d3\"]");
 
     /* fewer rows behind the token than the skip passes over: how many is
@@ -620,9 +638,9 @@ static void rows_passed_over_are_counted(void **state)
     cp_plan_query(queries, CP_QUERY_FORWARD)->answer = rows_text(r);
     backward = cp_plan_query(queries, CP_QUERY_BACKWARD);
     backward->answer = rows_text("");
-    assert_true(cp_plan_widen(pool, &plan, &start, queries));
+    assert_true(widen(&plan, &start, queries));
     backward->answer = rows_text(apr_pstrcat(pool, r, ",", row_of("d4", "q", 0), NULL));
-    assert_false(cp_plan_widen(pool, &plan, &start, queries));
+    assert_false(widen(&plan, &start, queries));
     assert_string_equal(prev_of(&plan, queries, &start), "[\"q\",\"d4\"]");
 
     /* a token inside its document's rows, r#1 of r#0 r#1: the forward
@@ -636,7 +654,7 @@ static void rows_passed_over_are_counted(void **state)
         rows_text(apr_pstrcat(pool, row_of("d5", "r", 1), ",", row_of("d9", "s", 0), NULL));
     backward->answer = rows_text(apr_pstrcat(pool, row_of("d4", "q", 0), ",",
         row_of("d3", "q", 0), ",", row_of("d2", "q", 0), ",", row_of("d1", "q", 0), NULL));
-    assert_false(cp_plan_widen(pool, &plan, &start, queries));
+    assert_false(widen(&plan, &start, queries));
     assert_string_equal(prev_of(&plan, queries, &start), "[\"q\",\"d2\"]");
     /* the forward answer all the token's entry: its size is not known */
     queries = cp_plan_page(pool, &plan, &start);
@@ -645,7 +663,7 @@ static void rows_passed_over_are_counted(void **state)
         row_of("d5", "r", 4), ",", row_of("d5", "r", 5), NULL));
     backward = cp_plan_query(queries, CP_QUERY_BACKWARD);
     backward->answer = rows_text(row_of("d5", "r", 2));
-    assert_true(cp_plan_widen(pool, &plan, &start, queries));
+    assert_true(widen(&plan, &start, queries));
 }
 
 /* The last page (CP_TOKEN_LAST): one query back from the range's end,
@@ -771,10 +789,10 @@ static void a_cut_entry_in_the_tail_widens_it(void **state)
         "{\"id\":\"d4\",\"key\":\"q\",\"value\":1},{\"id\":\"d3\",\"key\":\"q\",\"value\":0},"
         "{\"id\":\"d2\",\"key\":\"q\",\"value\":0},{\"id\":\"d1\",\"key\":\"q\",\"value\":0},"
         "{\"id\":\"d0\",\"key\":\"q\",\"value\":0}");
-    assert_false(cp_plan_widen(pool, &plan, &last, queries));
+    assert_false(widen(&plan, &last, queries));
     /* d4 fills the rest: where its rows lie in their entry is not known */
     tail->answer = rows_of_one_entry(7);
-    assert_true(cp_plan_widen(pool, &plan, &last, queries));
+    assert_true(widen(&plan, &last, queries));
     tail = cp_plan_query(queries, CP_QUERY_RANGE_END);
     assert_null(tail->answer);
     assert_non_null(range_start->answer);
@@ -786,15 +804,15 @@ static void a_cut_entry_in_the_tail_widens_it(void **state)
                         "\"startkey\":\"z\",\"endkey\":\"a\"}]}");
     /* an answer shorter than its limit reached the range's start: complete */
     tail->answer = rows_of_one_entry(6);
-    assert_false(cp_plan_widen(pool, &plan, &last, queries));
+    assert_false(widen(&plan, &last, queries));
     /* never more than CP_PLAN_MAX_WIDENINGS rounds */
     for (i = 1; i <= CP_PLAN_MAX_WIDENINGS + 1; i++) {
         tail->answer = rows_of_one_entry(tail->limit);
         if (i == CP_PLAN_MAX_WIDENINGS) {
-            assert_false(cp_plan_widen(pool, &plan, &last, queries));
+            assert_false(widen(&plan, &last, queries));
             break;
         }
-        assert_true(cp_plan_widen(pool, &plan, &last, queries));
+        assert_true(widen(&plan, &last, queries));
         assert_int_equal(tail->widened, i + 1);
     }
 }
@@ -1051,10 +1069,10 @@ static void index_freshness_goes_into_every_query(void **state)
     queries = cp_plan_page(pool, &plan, &start);
     backward = cp_plan_query(queries, CP_QUERY_BACKWARD);
     for (i = 0; i < queries->nelts; i++) {
-        APR_ARRAY_IDX(queries, i, cp_query).answer = parse("{\"rows\":[]}");
+        APR_ARRAY_IDX(queries, i, cp_query).answer = answer_text("{\"rows\":[]}");
     }
     backward->answer = rows_of_one_entry(backward->limit);
-    assert_int_equal(cp_plan_widen(pool, &plan, &start, queries), 1);
+    assert_int_equal(widen(&plan, &start, queries), 1);
     backward = cp_plan_query(queries, CP_QUERY_BACKWARD);
     assert_int_equal(backward->widened, 1);
     assert_string_equal(json_string_value(json_object_get(backward->params, "update")), "true");

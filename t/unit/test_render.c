@@ -8,12 +8,18 @@ static cp_page page_of(const char *rows, const char *next, const char *prev,
 {
     cp_page page;
 
+    const cp_answer *answer = answer_text(apr_pstrcat(pool, "{\"rows\":", rows, "}", NULL));
+    apr_size_t i;
+
     memset(&page, 0, sizeof(page));
-    page.rows = parse(rows);
+    page.rows = apr_array_make(pool, 4, sizeof(const cp_row *));
+    for (i = 0; i < cp_answer_rows(answer); i++) {
+        APR_ARRAY_PUSH(page.rows, const cp_row *) = cp_answer_row(answer, i);
+    }
     page.next = next;
     page.prev = prev;
-    page.total_rows = total >= 0 ? cp_json_pool_own(pool, json_integer(total)) : NULL;
-    page.offset = offset >= 0 ? cp_json_pool_own(pool, json_integer(offset)) : NULL;
+    page.total_rows = total >= 0 ? total : -1;
+    page.offset = offset >= 0 ? offset : -1;
     page.numbered = offset >= 0;
     page.pages = apr_array_make(pool, 4, sizeof(cp_page_link));
     return page;
@@ -47,7 +53,7 @@ static void a_page_renders_items_tokens_and_links(void **state)
                            "[\"Tool\",\"t\"]", "[\"Biffy Clyro\",\"a\"]", 11, 5);
     cp_links links = { "/bands/", 0, NULL };
 
-    assert_string_equal(cp_render_json(pool, &page, &links),
+    assert_string_equal(cp_render_json(pool, &page, &links, NULL),
         "{\"items\":[{\"id\":\"a\",\"key\":\"Biffy Clyro\",\"value\":null},"
         "{\"id\":\"b\",\"key\":[1,{\"x\":0.5}],\"value\":{\"n\":1}}],"
         "\"next\":\"[\\\"Tool\\\",\\\"t\\\"]\","
@@ -59,8 +65,9 @@ static void a_page_renders_items_tokens_and_links(void **state)
         "\"first_row\":6,\"last_row\":7}");
 }
 
-/* Rows are shared as CouchDB sent them; a row with other members, or none
- * for value, is reduced to id, key, value and doc. */
+/* Rows are written as CouchDB sent them, in CouchDB's member order: id,
+ * key, value and doc; other members are left out, and a row without a
+ * value has null. */
 static void items_are_the_rows_reduced_to_their_members(void **state)
 {
     cp_page page = page_of("[{\"key\":1,\"id\":\"a\",\"value\":2},"
@@ -68,8 +75,8 @@ static void items_are_the_rows_reduced_to_their_members(void **state)
                            " {\"id\":\"c\",\"key\":3}]", NULL, NULL, -1, -1);
     cp_links links = { "/x/", 0, NULL };
 
-    assert_string_equal(cp_render_json(pool, &page, &links),
-        "{\"items\":[{\"key\":1,\"id\":\"a\",\"value\":2},"
+    assert_string_equal(cp_render_json(pool, &page, &links, NULL),
+        "{\"items\":[{\"id\":\"a\",\"key\":1,\"value\":2},"
         "{\"id\":\"b\",\"key\":2,\"value\":3},"
         "{\"id\":\"c\",\"key\":3,\"value\":null}],"
         "\"next\":null,\"prev\":null,"
@@ -82,7 +89,7 @@ static void a_lone_page_has_null_links_and_no_counts_when_absent(void **state)
     cp_page page = page_of("[]", NULL, NULL, -1, -1);
     cp_links links = { "/x/", 3, NULL };
 
-    assert_string_equal(cp_render_json(pool, &page, &links),
+    assert_string_equal(cp_render_json(pool, &page, &links, NULL),
         "{\"items\":[],\"next\":null,\"prev\":null,"
         "\"links\":{\"next\":null,\"prev\":null,\"first\":\"/x/?limit=3\"},"
         "\"numbering\":\"relative\"}");
@@ -96,7 +103,7 @@ static void documents_and_page_links_in_json(void **state)
 
     add_page(&page, 0, NULL, 1);
     add_page(&page, 1, "[2,\"b\"]", 0);
-    assert_string_equal(cp_render_json(pool, &page, &links),
+    assert_string_equal(cp_render_json(pool, &page, &links, NULL),
         "{\"items\":[{\"id\":\"a\",\"key\":1,\"value\":null,\"doc\":{\"_id\":\"a\"}}],"
         "\"next\":\"[2,\\\"b\\\"]\",\"prev\":null,"
         "\"links\":{\"next\":\"/p/?start=%5b2%2c%22b%22%5d\\u0026format=json\",\"prev\":null,"
@@ -126,7 +133,7 @@ static void prev_links_to_the_first_page_without_a_token(void **state)
     assert_string_equal(cp_prev_url(pool, &links, &page), "/p/?start=%5b0%2c%22a%22%5d&limit=3");
     page.prev_is_first = 1;
     assert_string_equal(cp_prev_url(pool, &links, &page), "/p/?limit=3");
-    assert_non_null(strstr(cp_render_json(pool, &page, &links),
+    assert_non_null(strstr(cp_render_json(pool, &page, &links, NULL),
                            "\"prev\":\"[0,\\\"a\\\"]\",\"links\":{\"next\":null,"
                            "\"prev\":\"/p/?limit=3\""));
     assert_non_null(strstr(html_of(&page, &links, &(cp_item_spec){ NULL, NULL }),
@@ -227,7 +234,7 @@ static void json_output_escapes_markup_characters(void **state)
     cp_page page = page_of("[{\"key\":\"</script><script>alert(1)</script>&amp;\",\"id\":\"a\","
                            "\"value\":null}]", NULL, NULL, -1, -1);
     cp_links links = { "/x/", 0, NULL };
-    const char *out = cp_render_json(pool, &page, &links);
+    const char *out = cp_render_json(pool, &page, &links, NULL);
 
     assert_null(strchr(out, '<'));
     assert_null(strchr(out, '>'));
@@ -287,7 +294,7 @@ static void a_known_position_shows_first_and_last_pages(void **state)
         "<li class=\"couchpage-gap\" aria-hidden=\"true\">\xe2\x80\xa6</li>\n"
         "<li><a rel=\"last\" href=\"/r/?start=%5b197%2c%22z%22%5d&amp;limit=4\">50</a></li>\n"
         "</ol>\n"));
-    out = cp_render_json(pool, &page, &links);
+    out = cp_render_json(pool, &page, &links, NULL);
     assert_non_null(strstr(out, "\"first\":\"/r/?limit=4\","
                                 "\"last\":\"/r/?start=%5b197%2c%22z%22%5d\\u0026limit=4\"}"));
     assert_non_null(strstr(out, "\"numbering\":\"absolute\",\"total_rows\":200,"
@@ -346,7 +353,7 @@ static void words_are_replaced_and_escaped(void **state)
         "<a class=\"couchpage-last\" rel=\"last\" href=\"/x/?start=%5b%22Z%22%2c%22z%22%5d\">"
         "Derni\xc3\xa8re</a>\n</nav>"));
     /* the relative page list's current page */
-    page.offset = NULL;
+    page.offset = -1;
     page.numbered = 0;
     add_page(&page, 0, "[\"k\",\"a\"]", 1);
     out = cp_render_html(pool, &page, &links, &spec, &error);
@@ -375,10 +382,10 @@ static void words_are_found_by_name(void **state)
 
 /* A renderer of the caller's: its output is the item's inner HTML, as it
  * is; when it fails, so does the fragment, with its error. */
-static const char *render_id_in_em(void *baton, apr_pool_t *p, const json_t *row,
+static const char *render_id_in_em(void *baton, apr_pool_t *p, const cp_row *row,
                                    const char **error)
 {
-    const char *id = json_string_value(json_object_get(row, "id"));
+    const char *id = row->id;
 
     (*(int *)baton)++;
     if (!strcmp(id, "bad")) {

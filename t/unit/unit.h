@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "couchpage_json.h"
+#include "couchpage_response.h"
 
 static apr_pool_t *pool;
 
@@ -53,6 +54,36 @@ static inline json_t *parse(const char *text)
         fail_msg("bad test JSON '%s': %s", text, err.text);
     }
     return cp_json_pool_own(pool, value);
+}
+
+/* A view response a test writes by hand, read as the backend reads one
+ * (rows need no document ids); the test fails if it is refused. */
+static inline const cp_answer *answer_text(const char *text)
+{
+    const cp_answer *answer = NULL;
+    const char *reason = cp_response_read_view(pool, text, strlen(text), 0, &answer);
+
+    if (reason) {
+        fail_msg("bad test view response '%s': %s", text, reason);
+    }
+    return answer;
+}
+
+/* The row a test writes by hand, as the one row of a view response. */
+static inline const cp_row *row_text(const char *row)
+{
+    const cp_answer *answer = answer_text(apr_pstrcat(pool, "{\"rows\":[", row, "]}", NULL));
+
+    if (cp_answer_rows(answer) != 1) {
+        fail_msg("bad test row '%s'", row);
+    }
+    return cp_answer_row(answer, 0);
+}
+
+/* The same for a response a test builds with jansson. */
+static inline const cp_answer *answer_json(const json_t *value)
+{
+    return answer_text(cp_json_text(pool, value));
 }
 
 #endif

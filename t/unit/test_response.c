@@ -1,0 +1,356 @@
+#include "unit.h"
+#include "couchpage_item.h"
+#include "couchpage_response.h"
+
+/* The same answer: counts, and each row's id, key and spans. */
+static int same_answer(const cp_answer *a, const cp_answer *b)
+{
+    apr_size_t i;
+
+    if (a->total_rows != b->total_rows || a->offset != b->offset
+        || cp_answer_rows(a) != cp_answer_rows(b)) {
+        return 0;
+    }
+    for (i = 0; i < cp_answer_rows(a); i++) {
+        const cp_row *x = cp_answer_row(a, i), *y = cp_answer_row(b, i);
+
+        if ((x->id == NULL) != (y->id == NULL) || (x->id && strcmp(x->id, y->id))
+            || !cp_json_identical(x->key, y->key) || x->text.len != y->text.len
+            || memcmp(x->text.text, y->text.text, x->text.len)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* A multi-query response, whole and cut off. */
+static void batch_responses_are_read_whole_and_cut_off(void **state)
+{
+    /* as CouchDB 3.4 writes it; a key with braces, brackets and quotes */
+    static const char body[] =
+        "{\"results\":[\r\n"
+        "{\"total_rows\":74,\"offset\":35,\"rows\":[\r\n\r\n]},\r\n"
+        "{\"total_rows\":74,\"offset\":3,\"rows\":[\r\n"
+        "{\"id\":\"c}\\\"{\",\"key\":[\"]\",{\"a\":\"\\\\\"}],\"value\":null}\r\n]},\r\n"
+        "{\"rows\":[\r\n{\"key\":1,\"value\":2}\r\n]}\r\n]}";
+    const cp_answer *results[3], *whole[3];
+    const char *error = NULL;
+    size_t len = sizeof(body) - 1, cut, ends[3];
+    int i, k;
+
+    assert_int_equal(cp_response_read_batch(pool, body, len, 0, 3, 0, whole, &error), 3);
+    assert_int_equal(whole[0]->offset, 35);
+    assert_int_equal(whole[1]->offset, 3);
+    assert_int_equal(whole[1]->total_rows, 74);
+    assert_int_equal(whole[2]->offset, -1);
+    assert_string_equal(cp_answer_row(whole[1], 0)->id, "c}\"{");
+    assert_true(cp_json_identical(cp_answer_row(whole[1], 0)->key,
+                                  parse("[\"]\",{\"a\":\"\\\\\"}]")));
+    /* the first 57 bytes of the response to a refused second query */
+    assert_int_equal(cp_response_read_batch(pool, body, 57, 1, 3, 0, results, &error), 1);
+    assert_true(same_answer(results[0], whole[0]));
+    /* every cut gives the results whole before it, and only those */
+    ends[0] = strstr(body, "]},") - body + 2;
+    ends[1] = strstr(body + ends[0], "]},") - body + 2;
+    ends[2] = strstr(body + ends[1], "]}\r\n]}") - body + 2;
+    for (cut = 0; cut <= len; cut++) {
+        int want = (cut >= ends[0]) + (cut >= ends[1]) + (cut >= ends[2]);
+
+        k = cp_response_read_batch(pool, body, cut, 1, 3, 0, results, &error);
+        if (k != want) {
+            fail_msg("cut at %zu: %d results, want %d", cut, k, want);
+        }
+        for (i = 0; i < k; i++) {
+            assert_true(same_answer(results[i], whole[i]));
+        }
+    }
+    /* a whole body must be exactly n results */
+    assert_int_equal(cp_response_read_batch(pool, body, len, 0, 2, 0, whole, &error), -1);
+    assert_non_null(strstr(error, "no results array of 2"));
+    assert_int_equal(cp_response_read_batch(pool, "{\"rows\":[]}", 11, 0, 1, 0, whole, &error),
+                     -1);
+    assert_int_equal(cp_response_read_batch(pool, "{\"results\":[", 12, 0, 1, 0, whole, &error),
+                     -1);
+    assert_non_null(strstr(error, "not JSON"));
+    /* what is not CouchDB's form gives nothing when cut */
+    assert_int_equal(cp_response_read_batch(pool, "{\"rows\":[{}]", 12, 1, 1, 0, results, &error),
+                     0);
+    assert_int_equal(cp_response_read_batch(pool, "{\"results\":[1,{}", 16, 1, 2, 0, results,
+                                            &error), 0);
+    /* two results without the comma between them are not JSON */
+    assert_int_equal(cp_response_read_batch(pool, "{\"results\":[{\"rows\":[]}{\"rows\":[]}",
+                                            34, 1, 2, 0, results, &error), 0);
+    assert_int_equal(cp_response_read_batch(pool, "{\"results\":[{]}", 15, 1, 1, 0, results,
+                                            &error), 0);
+    /* a result before the cut that is no view response: the reason */
+    error = NULL;
+    assert_int_equal(cp_response_read_batch(pool, "{\"results\":[{\"rows\":[{}]},{", 27, 1, 2,
+                                            0, results, &error), -1);
+    assert_non_null(strstr(error, "result 0: row 0 of the view response has no key"));
+    /* with document ids */
+    assert_int_equal(cp_response_read_batch(pool, body, len, 0, 3, 1, whole, &error), -1);
+    assert_non_null(strstr(error, "result 2: row 0 of the view response has no document id"));
+}
+
+static void unexpected_response_shapes_are_named(void **state)
+{
+    struct { const char *body; int with_docid; const char *reason_part; } cases[] = {
+        { "[]", 1, "not a JSON object" },
+        { "", 1, "not a JSON object" },
+        { "{\"total_rows\":0}", 1, "no rows array" },
+        { "{\"rows\":{}}", 1, "no rows array" },
+        { "{\"rows\":[1]}", 1, "row 0 of the view response has no key" },
+        { "{\"rows\":[{\"id\":\"a\",\"key\":1},{\"id\":\"b\"}]}", 1, "row 1" },
+        { "{\"rows\":[{\"key\":1}]}", 1, "no document id" },
+        { "{\"rows\":[{\"key\":1,\"id\":5}]}", 1, "no document id" },
+        { "{\"rows\":[{\"key\":1,\"id\":\"\"}]}", 1, "no document id" },
+        { "{\"rows\":[{\"key\":1,\"id\":\"a\\u0000b\"}]}", 1, "document id with a NUL" },
+        { "{\"rows\":[{\"key\":1e400,\"id\":\"a\"}]}", 1, "beyond a double's range" },
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const cp_answer *answer = NULL;
+        const char *reason = cp_response_read_view(pool, cases[i].body, strlen(cases[i].body),
+                                                   cases[i].with_docid, &answer);
+
+        if (!reason || !strstr(reason, cases[i].reason_part)) {
+            fail_msg("'%s': expected '%s', got '%s'", cases[i].body, cases[i].reason_part,
+                     reason ? reason : "(none)");
+        }
+    }
+    /* a key nested deeper than jansson reads (2048) cannot be a token */
+    {
+        int depth = 3000, d;
+        char *body = apr_palloc(pool, 2 * depth + 64), *o = body;
+        const cp_answer *answer = NULL;
+        const char *reason;
+
+        o += sprintf(o, "{\"rows\":[{\"key\":");
+        for (d = 0; d < depth; d++) {
+            *o++ = '[';
+        }
+        for (d = 0; d < depth; d++) {
+            *o++ = ']';
+        }
+        strcpy(o, "}]}");
+        reason = cp_response_read_view(pool, body, strlen(body), 0, &answer);
+        assert_non_null(reason);
+        assert_non_null(strstr(reason, "row 0 of the view response has a key the module "
+                                       "cannot read"));
+    }
+    /* grouped rows have no id */
+    assert_int_equal(cp_answer_rows(answer_text("{\"rows\":[{\"key\":1}]}")), 1);
+}
+
+/* What jsmn lets through but JSON does not: every one refused, with or
+ * without document ids, as a whole answer. */
+static void what_is_not_json_is_refused(void **state)
+{
+    static const char *const bad[] = {
+        /* separators */
+        "{\"rows\":[{\"key\":1 \"value\":2}]}",
+        "{\"rows\":[{\"key\":1,,\"value\":2}]}",
+        "{\"rows\":[{\"key\":1,\"value\":2,}]}",
+        "{\"rows\":[{\"key\" 1}]}",
+        "{\"rows\":[{\"key\"::1}]}",
+        "{\"rows\":[{\"key\":1}{\"key\":2}]}",
+        "{\"rows\":[{\"key\":1},]}",
+        "{\"rows\":[,{\"key\":1}]}",
+        "{\"rows\":[{\"key\":[1 2]}]}",
+        "{\"rows\":[{\"key\":[1,]}]}",
+        "{\"rows\":[{\"key\":{\"a\":\"b\":\"c\"}}]}",
+        "{\"rows\":[{\"key\":[\"a\":1]}]}",
+        "{\"rows\":[{\"key\":{\"a\"}}]}",
+        "{\"rows\":[{\"key\":{\"a\":}}]}",
+        "{\"rows\":[]} {}",
+        "{\"rows\":[]} 1",
+        "{\"rows\":[]}]",
+        "{\"rows\":[]}x",
+        "{\"rows\":[]}:",
+        "{\"rows\":[{\"key\":1,\"value\"}:2]}",
+        "{\"rows\":[]},",
+        "{\"rows\":[{\"key\":1}]}\n:",
+        /* numbers and words */
+        "{\"rows\":[{\"key\":01}]}",
+        "{\"rows\":[{\"key\":1.}]}",
+        "{\"rows\":[{\"key\":.5}]}",
+        "{\"rows\":[{\"key\":-}]}",
+        "{\"rows\":[{\"key\":1e}]}",
+        "{\"rows\":[{\"key\":1e+}]}",
+        "{\"rows\":[{\"key\":0x10}]}",
+        "{\"rows\":[{\"key\":1.2.3}]}",
+        "{\"rows\":[{\"key\":tru}]}",
+        "{\"rows\":[{\"key\":nulll}]}",
+        "{\"rows\":[{\"key\":-Infinity}]}",
+        "{\"rows\":[{\"key\":1,\"value\":NaN}]}",
+        "{\"rows\":[{\"key\":1,\"value\":1e309}]}",
+        "{\"rows\":[{\"key\":1,\"value\":-1.8e308}]}",
+        "{\"rows\":[{\"key\":1,\"value\":11e308}]}",
+        "{\"rows\":[{\"key\":1,\"value\":0.00002e313}]}",
+        "{\"rows\":[{\"key\":1,\"value\":1e99999999999999999999}]}",
+        /* strings */
+        "{\"rows\":[{\"key\":\"a\tb\"}]}",
+        "{\"rows\":[{\"key\":\"a\nb\"}]}",
+        "{\"rows\":[{\"key\":1,\"doc\":{\"t\":\"\x01\"}}]}",
+        "{\"rows\":[{\"key\":\"\xff\"}]}",
+        "{\"rows\":[{\"key\":\"\xc3\"}]}",
+        "{\"rows\":[{\"key\":\"\xc0\xaf\"}]}",
+        "{\"rows\":[{\"key\":\"\xe0\x80\xaf\"}]}",
+        "{\"rows\":[{\"key\":\"\xed\xa0\x80\"}]}",
+        "{\"rows\":[{\"key\":\"\xf4\x90\x80\x80\"}]}",
+        "{\"rows\":[{\"key\":\"\xf0\x9f\x98\"}]}",
+        "{\"rows\":[{\"key\":1,\"value\":\"\\ud83d\"}]}",
+        "{\"rows\":[{\"key\":1,\"value\":\"\\ude00\"}]}",
+        "{\"rows\":[{\"key\":1,\"value\":\"\\ud83dx\"}]}",
+        "{\"rows\":[{\"key\":1,\"value\":\"\\ud83d\\u0041\"}]}",
+        "{\"rows\":[{\"key\":\"\\x\"}]}",
+        "{\"rows\":[{\"key\":\"\\u12g4\"}]}",
+        "{\"rows\":[{\"key\":\"a}]}",
+        /* structure */
+        "{\"rows\":[{\"key\":1}]",
+        "{\"rows\":[{\"key\":1}]}}",
+        "{\"rows\":[{\"key\":1]}}",
+        "{\"rows\":[{1:2}]}",
+        "{\"rows\":[{[1]:2}]}",
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const cp_answer *answer = NULL;
+        const char *reason = cp_response_read_view(pool, bad[i], strlen(bad[i]), 0, &answer);
+
+        if (!reason || !strstr(reason, "not JSON")) {
+            fail_msg("'%s' was not refused as JSON: %s", bad[i], reason ? reason : "(taken)");
+        }
+        /* and jansson refuses it too */
+        if (json_loadb(bad[i], strlen(bad[i]), 0, NULL)) {
+            fail_msg("jansson takes '%s'", bad[i]);
+        }
+    }
+    /* a NUL byte in the body, anywhere */
+    {
+        static const char with_nul[] = "{\"rows\":[]}\0{}";
+        static const char nul_in_string[] = "{\"rows\":[{\"key\":\"a\0b\"}]}";
+        const cp_answer *answer = NULL;
+
+        assert_non_null(cp_response_read_view(pool, with_nul, sizeof(with_nul) - 1, 0, &answer));
+        assert_non_null(cp_response_read_view(pool, nul_in_string, sizeof(nul_in_string) - 1, 0,
+                                              &answer));
+    }
+}
+
+/* What JSON allows passes, and its bytes are the bytes sent. */
+static void json_passes_through_as_sent(void **state)
+{
+    static const char *const good[] = {
+        /* escapes, non-BMP characters, numbers as spelled */
+        "{\"id\":\"a\",\"key\":\"\\u00e9\\n\\t\\\"\\\\\\/\\b\\f\\r\",\"value\":"
+        "\"\xf0\x9f\x98\x80 \\ud83d\\ude00 \xe2\x80\xa8 \xc3\xa9 \xef\xbf\xbf \\u0000\"}",
+        "{\"id\":\"b\",\"key\":[1.0,-0,1e5,2E-3,-1.5e+10,12345678901234567890123],"
+        "\"value\":{\"a\":true,\"b\":false,\"c\":null,\"d\":[],\"e\":{},"
+        "\"max\":[1.7976931348623157e308,-179769313486231570e291,0e99999,1e-400]}}",
+        "{ \"id\" : \"c\" , \"key\" : [ 1 , { \"x\" : [ ] } ] , \"value\" : null ,"
+        " \"doc\" : { \"_id\" : \"c\" , \"<tag>\" : \"&amp;\" } }",
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        const cp_row *row = row_text(good[i]);
+        const json_t *whole = cp_json_load(pool, good[i], strlen(good[i]), NULL);
+        const char *member;
+        int m;
+
+        assert_memory_equal(row->text.text, good[i], strlen(good[i]));
+        for (m = 0; (member = cp_row_members[m]) != NULL; m++) {
+            int at = cp_row_member(row, member);
+            const json_t *expected = json_object_get(whole, member);
+
+            if (!expected) {
+                assert_int_equal(at, -1);
+                continue;
+            }
+            /* the span is JSON that jansson reads as the whole's member */
+            if (!json_equal((json_t *)cp_row_decode(pool, row, at), (json_t *)expected)) {
+                fail_msg("row %zu: %s differs", i, member);
+            }
+        }
+    }
+    /* deep nesting (CouchDB allows it; jansson reads 2048 levels): a value
+     * passes as its bytes */
+    {
+        int depth = 5000, d;
+        char *deep = apr_palloc(pool, 2 * depth + 64), *o = deep;
+        const cp_row *row;
+
+        o += sprintf(o, "{\"id\":\"d\",\"key\":1,\"value\":");
+        for (d = 0; d < depth; d++) {
+            *o++ = '[';
+        }
+        for (d = 0; d < depth; d++) {
+            *o++ = ']';
+        }
+        strcpy(o, "}");
+        row = row_text(deep);
+        assert_int_equal(row->value.len, 2 * depth);
+        assert_int_equal(row->value.text[0], '[');
+        assert_int_equal(row->value.text[2 * depth - 1], ']');
+    }
+}
+
+/* Fields are found without reading the rest, the last of a name as a JSON
+ * parser keeps it; a projection keeps the bytes of the members named. */
+static void fields_are_found_and_projected(void **state)
+{
+    const cp_row *row = row_text(
+        "{\"id\":\"p\",\"key\":\"2026-01-02\",\"value\":null,\"doc\":{\"_id\":\"p\","
+        "\"title\":\"T\\u00e9 <1>\",\"tags\":[\"a\",{\"b\":[1,2]}],\"n\":1,\"body\":"
+        "{\"deep\":[[[\"x\"]]]},\"n\":2.50,\"caf\\u00e9\":\"escaped name\"}}");
+    apr_array_header_t *names = apr_array_make(pool, 4, sizeof(const char *));
+    int doc = cp_row_member(row, "doc");
+    cp_span projected;
+
+    assert_true(doc >= 0);
+    assert_true(cp_json_identical(cp_row_decode(pool, row, cp_row_find(row, doc, "title")),
+                                  parse("\"T\\u00e9 <1>\"")));
+    assert_true(cp_json_identical(cp_row_decode(pool, row, cp_row_find(row, doc, "n")),
+                                  parse("2.5")));
+    assert_true(cp_json_identical(
+        cp_row_decode(pool, row, cp_row_find(row, cp_row_element(row, cp_row_find(row, doc,
+                                                                                  "tags"), 1),
+                                             "b")), parse("[1,2]")));
+    assert_int_equal(cp_row_element(row, cp_row_find(row, doc, "tags"), 2), -1);
+    assert_int_equal(cp_row_find(row, doc, "none"), -1);
+    assert_int_equal(cp_row_find(row, cp_row_find(row, doc, "title"), "x"), -1);
+    assert_int_equal(cp_row_element(row, doc, 0), -1);
+    assert_null(cp_row_decode(pool, row, -1));
+    assert_true(cp_json_identical(cp_row_decode(pool, row, cp_row_find(row, doc, "caf\xc3\xa9")),
+                                  parse("\"escaped name\"")));
+
+    APR_ARRAY_PUSH(names, const char *) = "n";
+    APR_ARRAY_PUSH(names, const char *) = "title";
+    APR_ARRAY_PUSH(names, const char *) = "missing";
+    APR_ARRAY_PUSH(names, const char *) = "caf\xc3\xa9";
+    projected = cp_row_project(pool, row, names);
+    assert_int_equal(projected.len,
+                     strlen("{\"n\":2.50,\"title\":\"T\\u00e9 <1>\",\"caf\\u00e9\":\"escaped name\"}"));
+    assert_memory_equal(projected.text,
+                        "{\"n\":2.50,\"title\":\"T\\u00e9 <1>\",\"caf\\u00e9\":\"escaped name\"}",
+                        projected.len);
+    /* a row without a doc object projects nothing */
+    assert_int_equal(cp_row_project(pool, row_text("{\"key\":1,\"doc\":null}"), names).len, 0);
+    assert_int_equal(cp_row_project(pool, row_text("{\"key\":1}"), names).len, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        UNIT_TEST(batch_responses_are_read_whole_and_cut_off),
+        UNIT_TEST(unexpected_response_shapes_are_named),
+        UNIT_TEST(what_is_not_json_is_refused),
+        UNIT_TEST(json_passes_through_as_sent),
+        UNIT_TEST(fields_are_found_and_projected),
+    };
+
+    RUN_UNIT_TESTS("response", tests);
+}
