@@ -460,6 +460,23 @@ static int fail(cp_backend_result *result, int status, int backend_status,
     return status;
 }
 
+/* The body in one piece, followed by the zero padding the response reader
+ * may load past its end (CP_RESPONSE_PADDING). */
+static apr_status_t flatten_padded(apr_pool_t *pool, apr_bucket_brigade *body, char **text,
+                                   apr_size_t *len)
+{
+    apr_off_t length;
+    apr_status_t rv = apr_brigade_length(body, 1, &length);
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    *len = (apr_size_t)length;
+    *text = apr_palloc(pool, *len + CP_RESPONSE_PADDING);
+    memset(*text + *len, 0, CP_RESPONSE_PADDING);
+    return apr_brigade_flatten(body, *text, len);
+}
+
 /* Reads once, and once more when the first read failed in flight and
  * may_repeat. Returns OK with the attempt's body in *text, *len (any HTTP
  * status: see a->backend_status), or a failure status with result set. A
@@ -518,7 +535,7 @@ static int read_backend(request_rec *r, const cp_backend_conf *conf, const backe
         apr_brigade_cleanup(a->capture.body);
         return fail(result, HTTP_BAD_GATEWAY, 0, "the backend response was cut off");
     }
-    if (apr_brigade_pflatten(a->capture.body, text, len, r->pool) != APR_SUCCESS) {
+    if (flatten_padded(r->pool, a->capture.body, text, len) != APR_SUCCESS) {
         return fail(result, HTTP_BAD_GATEWAY, 0, "the backend response could not be read");
     }
     apr_brigade_cleanup(a->capture.body);

@@ -98,16 +98,17 @@ cp_field *cp_field_parse(apr_pool_t *pool, const char *path, const char **error)
 
 const json_t *cp_field_get(apr_pool_t *pool, const cp_field *field, const cp_row *row)
 {
-    int at = cp_row_member(row, APR_ARRAY_IDX(field->steps, 0, field_step).member), i;
+    cp_span at = cp_row_member(row, APR_ARRAY_IDX(field->steps, 0, field_step).member);
+    int i;
 
     /* only the value the path names is decoded, never the document */
-    for (i = 1; i < field->steps->nelts && at >= 0; i++) {
+    for (i = 1; i < field->steps->nelts && at.len; i++) {
         const field_step *step = &APR_ARRAY_IDX(field->steps, i, field_step);
 
         at = step->member ? cp_row_find(row, at, step->member)
                           : cp_row_element(row, at, step->index);
     }
-    return cp_row_decode(pool, row, at);
+    return cp_row_decode(pool, at);
 }
 
 const char *cp_field_text(apr_pool_t *pool, const json_t *value, apr_size_t *len)

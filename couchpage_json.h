@@ -9,6 +9,10 @@
 #include <apr_pools.h>
 #include <jansson.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Hands a jansson reference to the pool: it is released when the pool is
  * cleared or destroyed. Returns the value for chaining; NULL passes through. */
 json_t *cp_json_pool_own(apr_pool_t *pool, json_t *value);
@@ -37,6 +41,12 @@ int cp_json_identical(const json_t *a, const json_t *b);
  * HTML (an include, a sniffing browser). They can only occur inside strings. */
 const char *cp_json_text_html_safe(apr_pool_t *pool, const json_t *value);
 
+/* How many <, > and & JSON text[0..len) holds, and its copy into out with
+ * each written as \u003c, \u003e, \u0026 (5 bytes more each): the end of
+ * what was written. How every body the module sends is made HTML-safe. */
+apr_size_t cp_json_html_specials(const char *text, apr_size_t len);
+char *cp_json_copy_html_safe(char *out, const char *text, apr_size_t len);
+
 /* The JSON string literal for text, quotes included, allocated from the
  * pool; NULL when text is not valid UTF-8. */
 const char *cp_json_quote(apr_pool_t *pool, const char *text);
@@ -44,5 +54,9 @@ const char *cp_json_quote(apr_pool_t *pool, const char *text);
 /* Reads JSON text and gives it back compact: how a configured or computed
  * key travels to CouchDB. NULL with *error set when it is not JSON. */
 const char *cp_json_compact(apr_pool_t *pool, const char *text, const char **error);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

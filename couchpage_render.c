@@ -52,21 +52,15 @@ typedef struct {
     apr_size_t specials; /* its < > & */
 } body_piece;
 
-static const unsigned char html_special[256] = { ['<'] = 1, ['>'] = 1, ['&'] = 1 };
-
 static void add_piece(apr_array_header_t *pieces, const char *text, apr_size_t len,
                       apr_size_t *size)
 {
     body_piece *piece = apr_array_push(pieces);
-    apr_size_t i, specials = 0;
 
-    for (i = 0; i < len; i++) {
-        specials += html_special[(unsigned char)text[i]];
-    }
     piece->text = text;
     piece->len = len;
-    piece->specials = specials;
-    *size += len + 5 * specials;
+    piece->specials = cp_json_html_specials(text, len);
+    *size += len + 5 * piece->specials;
 }
 
 static const char *join_pieces(apr_pool_t *pool, const apr_array_header_t *pieces,
@@ -77,27 +71,13 @@ static const char *join_pieces(apr_pool_t *pool, const apr_array_header_t *piece
 
     for (p = 0; p < pieces->nelts; p++) {
         const body_piece *piece = &APR_ARRAY_IDX(pieces, p, body_piece);
-        apr_size_t i;
 
-        if (!piece->specials) {
+        if (piece->specials) {
+            o = cp_json_copy_html_safe(o, piece->text, piece->len);
+        }
+        else {
             memcpy(o, piece->text, piece->len);
             o += piece->len;
-            continue;
-        }
-        for (i = 0; i < piece->len; i++) {
-            unsigned char c = (unsigned char)piece->text[i];
-
-            if (html_special[c]) {
-                static const char hex[] = "0123456789abcdef";
-
-                memcpy(o, "\\u00", 4);
-                o[4] = hex[c >> 4];
-                o[5] = hex[c & 15];
-                o += 6;
-            }
-            else {
-                *o++ = (char)c;
-            }
         }
     }
     *o = '\0';
@@ -115,9 +95,9 @@ static void add_item(apr_pool_t *pool, apr_array_header_t *pieces, apr_size_t *s
 {
     apr_size_t size = *sizep;
 
-    if (row->id_at >= 0) {
+    if (row->id_text.len) {
         ADD("{\"id\":");
-        ADD_SPAN(cp_row_span(row, row->id_at));
+        ADD_SPAN(row->id_text);
         ADD(",\"key\":");
     }
     else {
@@ -133,7 +113,7 @@ static void add_item(apr_pool_t *pool, apr_array_header_t *pieces, apr_size_t *s
     }
     if (row->doc.len) {
         ADD(",\"doc\":");
-        if (fields && row->doc.text[0] == '{') {
+        if (fields && row->doc_members) {
             ADD_SPAN(cp_row_project(pool, row, fields));
         }
         else {

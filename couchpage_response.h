@@ -1,18 +1,16 @@
 /*
  * couchpage_response: CouchDB's answers, read once into spans and checked.
  *
- * A backend body is tokenized by jsmn (Debian's libjsmn-dev), which finds
- * where every value begins and ends without building it. Only what the
- * page needs is decoded: total_rows and offset, and each row's id and key
+ * A backend body is read by simdjson's On-Demand parser (Debian's
+ * libsimdjson-dev), which finds where every value begins and ends without
+ * building it, and checks every value as JSON on the way: UTF-8, control
+ * characters, escapes and surrogates, numbers (their syntax, and a
+ * double's range), true/false/null, and the separators between values. A
+ * body that is not JSON is refused with the reason. Only what the page
+ * needs is decoded: total_rows and offset, and each row's id and key
  * (tokens, entry checks, positions). A row's value and doc stay spans of
  * the body, the bytes CouchDB sent, which the page copies as they are, and
- * from which an item reads only the fields it names (cp_row_find).
- *
- * jsmn checks less than a JSON parser: not the commas and colons between
- * values, nor UTF-8, control characters, surrogate escapes or number
- * syntax. The reader checks all of these on every token, so that every
- * span it hands out is JSON that a client's parser takes; a body that is
- * not is refused with the reason.
+ * from which an item reads only the fields it names.
  *
  * Part of the httpd-free core: nothing here knows about request_rec.
  */
@@ -23,7 +21,23 @@
 #include <apr_tables.h>
 #include <jansson.h>
 
-/* JSON text as the backend sent it. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bytes past its end that the reader may load from a body (SIMD reads in
+ * blocks): every body given to it is followed by this many zero bytes
+ * (simdjson's SIMDJSON_PADDING; zeros, so that nothing there reads as the
+ * start of a value when a body ends early). */
+#define CP_RESPONSE_PADDING 64
+
+/* Values nested deeper than this are refused. CouchDB stores documents
+ * nested as deep as its size limit allows (a JavaScript view server fails
+ * on them, _all_docs serves them), and browsers read a million levels;
+ * the reader keeps 40 bytes a level while it reads. */
+#define CP_RESPONSE_MAX_DEPTH 1000000
+
+/* JSON text as the backend sent it; an empty span is no value. */
 typedef struct {
     const char *text;
     apr_size_t len;
@@ -31,64 +45,72 @@ typedef struct {
 
 typedef struct cp_answer cp_answer;
 
+/* The members of an object value, in order, as read (opaque). */
+typedef struct cp_members cp_members;
+
 /* One view row. */
 typedef struct {
     const cp_answer *answer; /* the answer it is in */
     cp_span text;            /* the row object */
-    const char *id;          /* the document id, decoded; NULL: the row has none */
+    const char *id;          /* the document id, decoded; NULL: the row has no
+                                id string, or one with a NUL character */
     const json_t *key;       /* decoded (pool-owned) */
-    cp_span id_text;         /* the id's JSON string; empty without an id */
+    cp_span id_text;         /* the row's id member (any JSON value) */
     cp_span key_text;
-    cp_span value;           /* empty: the row has none */
-    cp_span doc;             /* empty: the row has none (no include_docs) */
-    int id_at, key_at, value_at, doc_at; /* the members' places (cp_row_member); -1: none */
+    cp_span value;
+    cp_span doc;             /* empty without include_docs */
+    const cp_members *value_members; /* NULL unless the value is an object */
+    const cp_members *doc_members;   /* NULL unless the doc is an object */
 } cp_row;
 
 /* One view response: {"total_rows": N, "offset": N, "rows": [...]}. */
 struct cp_answer {
-    const char *text;         /* the body the spans are in */
-    const void *tokens;       /* jsmn's, for cp_row_find */
-    int token_count;
+    const char *body;         /* the whole body its spans are in, and the */
+    apr_size_t body_len;      /* padding after it */
     apr_pool_t *pool;
     apr_int64_t total_rows;   /* -1: none, or not a count */
     apr_int64_t offset;       /* -1: none, or not a count */
     apr_array_header_t *rows; /* of cp_row, in the answer's order */
 };
 
-/* Reads one view response. Rows must be objects with a key, and with
- * with_docid a non-empty document id without NUL characters (a token
- * carries it as CouchDB's startkey_docid, a C string). NULL and the answer
- * in *answer, or the reason the body is refused. */
+/* Reads one view response, text[0..len) followed by CP_RESPONSE_PADDING
+ * zero bytes (cp_response_padded). Rows must be objects with a key, and with with_docid a
+ * non-empty document id without NUL characters (a token carries it as
+ * CouchDB's startkey_docid, a C string). NULL and the answer in *answer,
+ * or the reason the body is refused. */
 const char *cp_response_read_view(apr_pool_t *pool, const char *text, apr_size_t len,
                                   int with_docid, const cp_answer **answer);
 
 /* Reads a multi-query response, {"results": [view response, ...]}, into
- * answers[0..n). A whole body must be exactly that, with n results: else -1
- * with the reason in *error. A body that was cut off (cut_off) gives the
- * results complete before the cut, as CouchDB writes them (the member
- * "results" first): CouchDB 3.4 ends its response so when it refuses a
- * later query. Returns how many results were read; a result that is not a
- * view response is the reason and -1, whole or cut. */
+ * answers[0..n), from text as cp_response_read_view takes it. A whole body
+ * must be exactly that, with n results: else -1 with the reason in *error.
+ * A body that was cut off (cut_off) gives the results complete before the
+ * cut, as CouchDB writes them (the member "results" first): CouchDB 3.4
+ * ends its response so when it refuses a later query. Returns how many
+ * results were read; a result that is not a view response is the reason
+ * and -1, whole or cut. */
 int cp_response_read_batch(apr_pool_t *pool, const char *text, apr_size_t len, int cut_off,
                            int n, int with_docid, const cp_answer **answers,
                            const char **error);
+
+/* A copy of text[0..len) followed by CP_RESPONSE_PADDING zero bytes, as
+ * the reader takes a body. */
+char *cp_response_padded(apr_pool_t *pool, const char *text, apr_size_t len);
 
 /* Rows in an answer. */
 #define cp_answer_rows(answer) ((apr_size_t)(answer)->rows->nelts)
 #define cp_answer_row(answer, i) (&APR_ARRAY_IDX((answer)->rows, (i), cp_row))
 
-/* The row member (id, key, value or doc) or a value inside it, one step a
- * call: at is a place from cp_row_member, or from an earlier step. */
-int cp_row_member(const cp_row *row, const char *name);
-/* The member name of the object at place `at` (the last one of that name,
- * as a JSON parser keeps it), or -1. */
-int cp_row_find(const cp_row *row, int at, const char *name);
-/* The element index of the array at place `at`, or -1. */
-int cp_row_element(const cp_row *row, int at, apr_size_t index);
-/* The value at a place, decoded (pool-owned); NULL for -1. */
-const json_t *cp_row_decode(apr_pool_t *pool, const cp_row *row, int at);
-/* The bytes of the value at a place. */
-cp_span cp_row_span(const cp_row *row, int at);
+/* A value in a row, one step a call, as a span: the row member (id, key,
+ * value or doc); the member name of the object at `at` (the last one of
+ * that name, as a JSON parser keeps it); the element index of the array at
+ * `at`. An empty span when there is none. */
+cp_span cp_row_member(const cp_row *row, const char *name);
+cp_span cp_row_find(const cp_row *row, cp_span at, const char *name);
+cp_span cp_row_element(const cp_row *row, cp_span at, apr_size_t index);
+
+/* The value of a span, decoded (pool-owned); NULL for an empty span. */
+const json_t *cp_row_decode(apr_pool_t *pool, cp_span at);
 
 /* The doc's members named in names (in that order; those the doc lacks are
  * left out) as the JSON object text CouchDB's bytes make:
@@ -96,5 +118,9 @@ cp_span cp_row_span(const cp_row *row, int at);
  * row has no doc object. */
 cp_span cp_row_project(apr_pool_t *pool, const cp_row *row,
                        const apr_array_header_t *names);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (fuzz/fuzz_*.c) with clang, each compiled
-# together with the core's sources (the .c files of libcouchpage_core_la_SOURCES
-# in Makefile.am), all instrumented with -fsanitize=fuzzer,address,undefined.
+# together with the core's sources (the .c and .cc files of
+# libcouchpage_core_la_SOURCES in Makefile.am; C++ for simdjson), all
+# instrumented with -fsanitize=fuzzer,address,undefined.
 # Independent of ./configure: flags come from apr-1-config, apu-1-config and
 # pkg-config (the modules configure.ac's PKG_CHECK_MODULES name, but cmocka). A target is rebuilt when a source or header is newer than it.
 #
 #   fuzz/build.sh [TARGET...]       default: every fuzz/fuzz_*.c
 #
-#   CC        the compiler (default clang; it needs libclang-rt-14-dev)
+#   CC        the compiler (default clang; it needs libclang-rt-14-dev); C++
+#             sources are compiled, and the targets linked, by its clang++
 #   FUZZ_OUT  where binaries go (default out/fuzz/bin, gitignored)
 set -euo pipefail
 
@@ -20,14 +22,16 @@ case $("$cc" --version 2>/dev/null | head -n1) in
 *) cc=clang ;;
 esac
 command -v "$cc" >/dev/null || { echo "fuzz/build.sh: clang not found (apt-get install clang libclang-rt-14-dev)" >&2; exit 1; }
+cxx=${cc/%clang/clang++}
+command -v "$cxx" >/dev/null || { echo "fuzz/build.sh: $cxx not found" >&2; exit 1; }
 
-# The core's C files, as Makefile.am lists them (so a new core file comes along).
+# The core's C and C++ files, as Makefile.am lists them (so a new core file comes along).
 core=()
 # shellcheck disable=SC1003,SC2020
 while read -r f; do
     [ -n "$f" ] && core+=("$root/$f")
 done < <(sed -n '/^libcouchpage_core_la_SOURCES[[:space:]]*=/,/[^\\]$/p' "$root/Makefile.am" |
-    tr ' \t\\' '\n\n\n' | grep '\.c$' || true)
+    tr ' \t\\' '\n\n\n' | grep -E '\.(c|cc)$' || true)
 if ((${#core[@]} == 0)); then
     echo "fuzz/build.sh: no libcouchpage_core_la_SOURCES in Makefile.am" >&2
     exit 1
@@ -58,7 +62,22 @@ for t in "${targets[@]}"; do
         continue
     fi
     echo "fuzz/build.sh: $t" >&2
-    "$cc" -g -O1 -Wall -Wextra -Wno-unused-parameter "${sanitize[@]}" "${cflags[@]}" \
-        -I"$root" -I"$root/fuzz" -o "$bin.tmp.$$" "$src" "${core[@]}" "${libs[@]}"
+    # the C++ files compiled apart (C++17, no exceptions), all linked by clang++
+    csources=()
+    objects=()
+    for f in "${core[@]}"; do
+        case $f in
+        *.cc)
+            objects+=("$bin.tmp.$$.$(basename "$f" .cc).o")
+            "$cxx" -c -g -O1 -std=c++17 -fno-exceptions -Wall -Wextra -Wno-unused-parameter \
+                "${sanitize[@]}" "${cflags[@]}" -I"$root" -o "${objects[-1]}" "$f"
+            ;;
+        *) csources+=("$f") ;;
+        esac
+    done
+    "$cxx" -g -O1 -Wall -Wextra -Wno-unused-parameter "${sanitize[@]}" "${cflags[@]}" \
+        -I"$root" -I"$root/fuzz" -o "$bin.tmp.$$" -x c "$src" "${csources[@]}" -x none \
+        "${objects[@]}" "${libs[@]}"
+    rm -f "${objects[@]}"
     mv -f "$bin.tmp.$$" "$bin"
 done

@@ -52,7 +52,8 @@ static const cp_answer *response(apr_pool_t *pool, const char *text, size_t len,
     if (!text || len == 0) {
         return NULL;
     }
-    error = cp_response_read_view(pool, text, len, with_docid, &answer);
+    error = cp_response_read_view(pool, cp_response_padded(pool, text, len), len, with_docid,
+                                  &answer);
     if (error) {
         FUZZ_CHECK(*error, "a response refused without a reason");
         *refused = 1;

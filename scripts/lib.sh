@@ -19,7 +19,7 @@ CP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CP_OUT=$CP_ROOT/out    # scratch output (gitignored)
 
 CP_APT_PACKAGES=(
-    apache2 apache2-dev libjansson-dev libjsmn-dev libapr1-dev libaprutil1-dev
+    apache2 apache2-dev libjansson-dev libsimdjson-dev libapr1-dev libaprutil1-dev
     libapache2-mod-perl2 autoconf automake libtool pkg-config libcmocka-dev
     wrk libssl-dev curl gcc make iproute2 util-linux perl
     # the browser test (t/browser/walk.js): Debian's chromium, and a font

@@ -61,7 +61,8 @@ static inline json_t *parse(const char *text)
 static inline const cp_answer *answer_text(const char *text)
 {
     const cp_answer *answer = NULL;
-    const char *reason = cp_response_read_view(pool, text, strlen(text), 0, &answer);
+    const char *reason = cp_response_read_view(pool, cp_response_padded(pool, text, strlen(text)),
+                                               strlen(text), 0, &answer);
 
     if (reason) {
         fail_msg("bad test view response '%s': %s", text, reason);

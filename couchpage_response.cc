@@ -1,0 +1,965 @@
+/*
+ * couchpage_response.cc: CouchDB's answers read by simdjson's On-Demand
+ * parser (see couchpage_response.h). C++ only because simdjson is; the
+ * interface is C, and nothing here throws (built with -fno-exceptions:
+ * simdjson reports errors as codes).
+ */
+#include "couchpage_response.h"
+#include "couchpage_json.h"
+
+#include <apr_strings.h>
+#include <simdjson.h>
+
+#include <string.h>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+using namespace simdjson;
+
+static_assert(CP_RESPONSE_PADDING >= SIMDJSON_PADDING,
+              "a body is followed by the padding simdjson reads");
+
+/* An object's member: its name decoded (it may hold NUL characters), and
+ * its bytes from the name's opening quote to the value's end. */
+struct cp_member {
+    const char *name;
+    apr_size_t name_len;
+    const char *from;
+    cp_span value;
+};
+
+struct cp_members {
+    const cp_member *items;
+    int count;
+};
+
+namespace {
+
+/* One body being read. */
+struct reader {
+    apr_pool_t *pool;
+    const char *body;
+    apr_size_t body_len;
+    ondemand::document *doc;
+    /* the containers being read, innermost last (check_value): where each
+     * is, and whether its first member or element has been read */
+    struct frame {
+        std::variant<ondemand::object_iterator, ondemand::array_iterator> at;
+        bool entered;
+    };
+    std::vector<frame> open;
+};
+
+bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* What a simdjson error says of the body. */
+const char *json_fault(error_code error)
+{
+    switch (error) {
+    case UTF8_ERROR:
+        return "a string is not UTF-8";
+    case UNESCAPED_CHARS:
+        return "a string holds a control character";
+    case UNCLOSED_STRING:
+        return "a string is not closed";
+    case STRING_ERROR:
+        return "a string has a malformed escape or surrogate";
+    case NUMBER_ERROR:
+        return "a number is malformed or beyond a double's range";
+    case T_ATOM_ERROR:
+    case F_ATOM_ERROR:
+    case N_ATOM_ERROR:
+        return "a word is not true, false or null";
+    case DEPTH_ERROR:
+        return "values are nested deeper than " APR_STRINGIFY(CP_RESPONSE_MAX_DEPTH) " levels";
+    case TRAILING_CONTENT:
+        return "there is more after its value";
+    case EMPTY:
+        return "it is empty";
+    default:
+        return "a value, or a separator between values, is malformed or missing";
+    }
+}
+
+/* Where the value just read ends: before the white space ahead of the next
+ * token, or at the body's end. */
+const char *end_of_read(const reader &rd, const char *start)
+{
+    const char *next;
+
+    if (rd.doc->current_location().get(next)) {
+        next = rd.body + rd.body_len;
+    }
+    while (next > start && is_space(next[-1])) {
+        next--;
+    }
+    return next;
+}
+
+/* Reads the value v to its end, checking every part of it as JSON. The
+ * containers open inside it are kept in rd.open, not on the stack: a
+ * document may nest deeply. */
+error_code check_value(reader &rd, ondemand::value v)
+{
+    size_t base = rd.open.size();
+    ondemand::value current = v;
+    bool have = true;
+
+    for (;;) {
+        if (have) {
+            ondemand::json_type type;
+
+            SIMDJSON_TRY(current.type().get(type));
+            switch (type) {
+            case ondemand::json_type::object: {
+                ondemand::object object;
+                ondemand::object_iterator first;
+
+                if (rd.open.size() - base >= CP_RESPONSE_MAX_DEPTH) {
+                    return DEPTH_ERROR;
+                }
+                SIMDJSON_TRY(current.get_object().get(object));
+                SIMDJSON_TRY(object.begin().get(first));
+                rd.open.push_back(reader::frame{ first, false });
+                break;
+            }
+            case ondemand::json_type::array: {
+                ondemand::array array;
+                ondemand::array_iterator first;
+
+                if (rd.open.size() - base >= CP_RESPONSE_MAX_DEPTH) {
+                    return DEPTH_ERROR;
+                }
+                SIMDJSON_TRY(current.get_array().get(array));
+                SIMDJSON_TRY(array.begin().get(first));
+                rd.open.push_back(reader::frame{ first, false });
+                break;
+            }
+            case ondemand::json_type::string: {
+                std::string_view text;
+
+                SIMDJSON_TRY(current.get_string().get(text));
+                break;
+            }
+            case ondemand::json_type::number: {
+                double number;
+
+                SIMDJSON_TRY(current.get_double().get(number));
+                break;
+            }
+            case ondemand::json_type::boolean: {
+                bool truth;
+
+                SIMDJSON_TRY(current.get_bool().get(truth));
+                break;
+            }
+            case ondemand::json_type::null: {
+                bool is_null;
+
+                SIMDJSON_TRY(current.is_null().get(is_null));
+                if (!is_null) {
+                    return N_ATOM_ERROR;
+                }
+                break;
+            }
+            }
+            have = false;
+        }
+        if (rd.open.size() == base) {
+            return SUCCESS;
+        }
+        /* the next member or element of the innermost open container */
+        reader::frame &top = rd.open.back();
+        ondemand::object_iterator *object_at = std::get_if<ondemand::object_iterator>(&top.at);
+
+        /* an iterator's != looks only at itself: whether its container is
+         * still open */
+        if (object_at) {
+            ondemand::field field;
+            std::string_view name;
+
+            if (top.entered) {
+                ++*object_at;
+            }
+            top.entered = true;
+            if (!(*object_at != *object_at)) {
+                rd.open.pop_back();
+                continue;
+            }
+            SIMDJSON_TRY((**object_at).get(field));
+            SIMDJSON_TRY(field.unescaped_key().get(name));
+            current = field.value();
+        }
+        else {
+            ondemand::array_iterator *array_at = std::get_if<ondemand::array_iterator>(&top.at);
+
+            if (top.entered) {
+                ++*array_at;
+            }
+            top.entered = true;
+            if (!(*array_at != *array_at)) {
+                rd.open.pop_back();
+                continue;
+            }
+            SIMDJSON_TRY((**array_at).get(current));
+        }
+        have = true;
+    }
+}
+
+/* Reads and checks the value v, and sets *span to its bytes. */
+error_code read_value(reader &rd, ondemand::value v, cp_span *span)
+{
+    const char *start = v.raw_json_token().data();
+
+    SIMDJSON_TRY(check_value(rd, v));
+    span->text = start;
+    span->len = (apr_size_t)(end_of_read(rd, start) - start);
+    return SUCCESS;
+}
+
+/* Reads and checks the value v, and sets *span to its bytes; when it is an
+ * object, *members to its members (else NULL). */
+error_code read_members(reader &rd, ondemand::value v, cp_span *span,
+                        const cp_members **members)
+{
+    const char *start = v.raw_json_token().data();
+    ondemand::json_type type;
+    ondemand::object object;
+    apr_array_header_t *items;
+    cp_members *read;
+
+    *members = NULL;
+    SIMDJSON_TRY(v.type().get(type));
+    if (type != ondemand::json_type::object) {
+        return read_value(rd, v, span);
+    }
+    SIMDJSON_TRY(v.get_object().get(object));
+    items = apr_array_make(rd.pool, 8, sizeof(cp_member));
+    for (auto field_result : object) {
+        ondemand::field field;
+        std::string_view name;
+        cp_member *member;
+
+        SIMDJSON_TRY(std::move(field_result).get(field));
+        member = (cp_member *)apr_array_push(items);
+        /* the name's opening quote, before the text the raw key points at */
+        member->from = (const char *)field.key().raw() - 1;
+        SIMDJSON_TRY(field.unescaped_key().get(name));
+        member->name = apr_pstrmemdup(rd.pool, name.data(), name.size());
+        member->name_len = name.size();
+        SIMDJSON_TRY(read_value(rd, field.value(), &member->value));
+    }
+    span->text = start;
+    span->len = (apr_size_t)(end_of_read(rd, start) - start);
+    read = (cp_members *)apr_palloc(rd.pool, sizeof(*read));
+    read->items = (const cp_member *)items->elts;
+    read->count = items->nelts;
+    *members = read;
+    return SUCCESS;
+}
+
+/* A count (total_rows, offset), checked as a number: a non-negative
+ * integer of at most 18 digits, else -1. */
+error_code read_count(reader &rd, ondemand::value v, apr_int64_t *count)
+{
+    cp_span span;
+    apr_int64_t value = 0;
+    apr_size_t i;
+
+    SIMDJSON_TRY(read_value(rd, v, &span));
+    *count = -1;
+    i = span.len > 0 && span.text[0] == '-';
+    if (span.len - i == 0 || span.len - i > 18) {
+        return SUCCESS;
+    }
+    for (; i < span.len; i++) {
+        if (span.text[i] < '0' || span.text[i] > '9') {
+            return SUCCESS;
+        }
+        value = value * 10 + (span.text[i] - '0');
+    }
+    /* -0 is 0 */
+    *count = span.text[0] == '-' && value != 0 ? -1 : value;
+    return SUCCESS;
+}
+
+/* Why a read stopped: a JSON error (error), or the shape of a value that is
+ * JSON (reason). */
+struct refusal {
+    error_code error;
+    const char *reason;
+};
+
+refusal json_refusal(error_code error)
+{
+    return refusal{ error, NULL };
+}
+
+refusal shape_refusal(const char *reason)
+{
+    return refusal{ SUCCESS, reason };
+}
+
+/* Reads the row v, number n of its answer. */
+refusal read_row(reader &rd, ondemand::value v, int n, int with_docid, cp_answer *answer,
+                 cp_row *row)
+{
+    const char *start = v.raw_json_token().data();
+    ondemand::json_type type;
+    ondemand::object object;
+    error_code error;
+    bool id_is_string = false;
+
+    memset(row, 0, sizeof(*row));
+    row->answer = answer;
+    if ((error = v.type().get(type))) {
+        return json_refusal(error);
+    }
+    if (type != ondemand::json_type::object) {
+        if ((error = check_value(rd, v))) {
+            return json_refusal(error);
+        }
+        return shape_refusal(apr_psprintf(rd.pool, "row %d of the view response has no key",
+                                          n));
+    }
+    if ((error = v.get_object().get(object))) {
+        return json_refusal(error);
+    }
+    /* the last member of a name counts, as a JSON parser keeps it */
+    for (auto field_result : object) {
+        ondemand::field field;
+        std::string_view name;
+
+        if ((error = std::move(field_result).get(field)) || (error = field.unescaped_key().get(name))) {
+            return json_refusal(error);
+        }
+        if (name == "id") {
+            ondemand::json_type id_type;
+            std::string_view id;
+
+            row->id_text.text = field.value().raw_json_token().data();
+            if ((error = field.value().type().get(id_type))) {
+                return json_refusal(error);
+            }
+            id_is_string = id_type == ondemand::json_type::string;
+            if (id_is_string) {
+                if ((error = field.value().get_string().get(id))) {
+                    return json_refusal(error);
+                }
+                row->id = memchr(id.data(), 0, id.size())
+                          ? NULL : apr_pstrmemdup(rd.pool, id.data(), id.size());
+                row->id_text.len = (apr_size_t)(end_of_read(rd, row->id_text.text)
+                                                - row->id_text.text);
+            }
+            else {
+                row->id = NULL;
+                error = read_value(rd, field.value(), &row->id_text);
+            }
+        }
+        else if (name == "key") {
+            error = read_value(rd, field.value(), &row->key_text);
+        }
+        else if (name == "value") {
+            error = read_members(rd, field.value(), &row->value, &row->value_members);
+        }
+        else if (name == "doc") {
+            error = read_members(rd, field.value(), &row->doc, &row->doc_members);
+        }
+        else {
+            error = check_value(rd, field.value());
+        }
+        if (error) {
+            return json_refusal(error);
+        }
+    }
+    row->text.text = start;
+    row->text.len = (apr_size_t)(end_of_read(rd, start) - start);
+    if (!row->key_text.len) {
+        return shape_refusal(apr_psprintf(rd.pool, "row %d of the view response has no key",
+                                          n));
+    }
+    row->key = cp_json_load(rd.pool, row->key_text.text, row->key_text.len, NULL);
+    if (!row->key) {
+        return shape_refusal(apr_psprintf(rd.pool, "row %d of the view response has a key "
+                                          "the module cannot read (nested deeper than 2048)",
+                                          n));
+    }
+    if (with_docid && (!id_is_string || (row->id && !*row->id))) {
+        return shape_refusal(apr_psprintf(rd.pool, "row %d of the view response has no "
+                                          "document id", n));
+    }
+    if (with_docid && !row->id) {
+        return shape_refusal(apr_psprintf(rd.pool, "row %d of the view response has a "
+                                          "document id with a NUL character", n));
+    }
+    return shape_refusal(NULL);
+}
+
+/* Reads the view response v. */
+refusal read_answer(reader &rd, ondemand::value v, int with_docid, const cp_answer **out)
+{
+    cp_answer *answer = (cp_answer *)apr_pcalloc(rd.pool, sizeof(*answer));
+    ondemand::json_type type;
+    ondemand::object object;
+    error_code error;
+
+    answer->body = rd.body;
+    answer->body_len = rd.body_len;
+    answer->pool = rd.pool;
+    answer->total_rows = -1;
+    answer->offset = -1;
+    if ((error = v.type().get(type))) {
+        return json_refusal(error);
+    }
+    if (type != ondemand::json_type::object) {
+        if ((error = check_value(rd, v))) {
+            return json_refusal(error);
+        }
+        return shape_refusal("the view response is not a JSON object");
+    }
+    if ((error = v.get_object().get(object))) {
+        return json_refusal(error);
+    }
+    for (auto field_result : object) {
+        ondemand::field field;
+        std::string_view name;
+
+        if ((error = std::move(field_result).get(field)) || (error = field.unescaped_key().get(name))) {
+            return json_refusal(error);
+        }
+        if (name == "rows") {
+            ondemand::json_type rows_type;
+            ondemand::array rows;
+            int n = 0;
+
+            if ((error = field.value().type().get(rows_type))) {
+                return json_refusal(error);
+            }
+            if (rows_type != ondemand::json_type::array) {
+                if ((error = check_value(rd, field.value()))) {
+                    return json_refusal(error);
+                }
+                answer->rows = NULL;
+                continue;
+            }
+            if ((error = field.value().get_array().get(rows))) {
+                return json_refusal(error);
+            }
+            answer->rows = apr_array_make(rd.pool, 32, sizeof(cp_row));
+            for (auto row_result : rows) {
+                ondemand::value row;
+                refusal refused;
+
+                if ((error = row_result.get(row))) {
+                    return json_refusal(error);
+                }
+                refused = read_row(rd, row, n++, with_docid, answer,
+                                   (cp_row *)apr_array_push(answer->rows));
+                if (refused.error || refused.reason) {
+                    return refused;
+                }
+            }
+        }
+        else if (name == "total_rows") {
+            error = read_count(rd, field.value(), &answer->total_rows);
+        }
+        else if (name == "offset") {
+            error = read_count(rd, field.value(), &answer->offset);
+        }
+        else {
+            error = check_value(rd, field.value());
+        }
+        if (error) {
+            return json_refusal(error);
+        }
+    }
+    if (!answer->rows) {
+        return shape_refusal("the view response has no rows array");
+    }
+    *out = answer;
+    return shape_refusal(NULL);
+}
+
+/* Whether the body's value has been read to its end, with nothing after. */
+error_code at_body_end(reader &rd)
+{
+    const char *next;
+
+    return rd.doc->current_location().get(next) == OUT_OF_BOUNDS ? SUCCESS : TRAILING_CONTENT;
+}
+
+/* A body that is not JSON, as the reason to give. */
+const char *not_json(apr_pool_t *pool, const char *what, error_code error)
+{
+    return apr_pstrcat(pool, "the ", what, " is not JSON: ", json_fault(error), NULL);
+}
+
+/* Starts reading text; NULL, or the simdjson error of its first pass. */
+error_code start_reading(reader &rd, ondemand::parser &parser, ondemand::document &doc,
+                         apr_pool_t *pool, const char *text, apr_size_t len)
+{
+    rd.pool = pool;
+    rd.body = text;
+    rd.body_len = len;
+    rd.doc = &doc;
+    /* simdjson's own depth limit is for its DOM parser, not On-Demand's
+     * (check_value keeps the depth) */
+    SIMDJSON_TRY(parser.allocate(len < 64 ? 64 : len));
+    return parser.iterate(padded_string_view(text, len, len + CP_RESPONSE_PADDING)).get(doc);
+}
+
+/* The body's value, when it is an object or an array: a scalar's document
+ * is read by other means in simdjson, and no answer is one (NOT_AN_ARRAY_
+ * OR_OBJECT, the shape, not a fault of JSON). */
+const error_code NOT_AN_ARRAY_OR_OBJECT = INCORRECT_TYPE;
+
+error_code root_value(ondemand::document &doc, ondemand::value &root)
+{
+    ondemand::json_type type;
+
+    SIMDJSON_TRY(doc.type().get(type));
+    if (type != ondemand::json_type::object && type != ondemand::json_type::array) {
+        return NOT_AN_ARRAY_OR_OBJECT;
+    }
+    return doc.get_value().get(root);
+}
+
+} /* namespace */
+
+extern "C" const char *cp_response_read_view(apr_pool_t *pool, const char *text,
+                                             apr_size_t len, int with_docid,
+                                             const cp_answer **answer)
+{
+    ondemand::parser parser;
+    ondemand::document doc;
+    ondemand::value root;
+    reader rd;
+    refusal refused;
+    error_code error;
+
+    if ((error = start_reading(rd, parser, doc, pool, text, len))
+        || (error = root_value(doc, root))) {
+        return error == NOT_AN_ARRAY_OR_OBJECT ? "the view response is not a JSON object"
+                                               : not_json(pool, "view response", error);
+    }
+    refused = read_answer(rd, root, with_docid, answer);
+    if (!refused.error && !refused.reason) {
+        refused.error = at_body_end(rd);
+    }
+    if (refused.error) {
+        return not_json(pool, "view response", refused.error);
+    }
+    return refused.reason;
+}
+
+namespace {
+
+/* Reads the results of a multi-query body: up to n of them into answers,
+ * counted in *k; *whole when the body has a results array of exactly n.
+ * The body's first member must be "results" when cut_off (as CouchDB
+ * writes it); a whole body may have it anywhere. */
+refusal read_results(reader &rd, ondemand::value root, int cut_off, int n, int with_docid,
+                     const cp_answer **answers, int *k, bool *whole)
+{
+    ondemand::object object;
+    error_code error;
+    bool first = true;
+
+    ondemand::json_type root_type;
+
+    *k = 0;
+    *whole = false;
+    if ((error = root.type().get(root_type))) {
+        return json_refusal(error);
+    }
+    if (root_type != ondemand::json_type::object) {
+        return json_refusal(check_value(rd, root));
+    }
+    if ((error = root.get_object().get(object))) {
+        return json_refusal(error);
+    }
+    for (auto field_result : object) {
+        ondemand::field field;
+        std::string_view name;
+        ondemand::json_type type;
+        ondemand::array results;
+        int read = 0;
+
+        if ((error = std::move(field_result).get(field)) || (error = field.unescaped_key().get(name))) {
+            return json_refusal(error);
+        }
+        if (cut_off && first && name != "results") {
+            return json_refusal(TAPE_ERROR);
+        }
+        first = false;
+        if (name != "results" || (error = field.value().type().get(type))
+            || type != ondemand::json_type::array) {
+            if (error || (error = check_value(rd, field.value()))) {
+                return json_refusal(error);
+            }
+            continue;
+        }
+        /* the last results member counts, as a JSON parser keeps it */
+        *k = 0;
+        if ((error = field.value().get_array().get(results))) {
+            return json_refusal(error);
+        }
+        for (auto result : results) {
+            ondemand::value value;
+            refusal refused;
+
+            if ((error = result.get(value))) {
+                return json_refusal(error);
+            }
+            /* before a cut, CouchDB's results are objects: anything else
+             * ends what it sent */
+            if (cut_off && (value.type().get(type) || type != ondemand::json_type::object)) {
+                return json_refusal(TAPE_ERROR);
+            }
+            if (read++ >= n) {
+                /* more results than queries */
+                if ((error = check_value(rd, value))) {
+                    return json_refusal(error);
+                }
+                continue;
+            }
+            refused = read_answer(rd, value, with_docid, &answers[*k]);
+            if (refused.error || refused.reason) {
+                return refused;
+            }
+            ++*k;
+        }
+        *whole = read == n;
+    }
+    return shape_refusal(NULL);
+}
+
+/* The last double quote in text[0..len) that is not escaped, or NULL. */
+const char *last_quote(const char *text, apr_size_t len)
+{
+    const char *at = text + len;
+
+    while ((at = (const char *)memrchr(text, '"', (apr_size_t)(at - text))) != NULL) {
+        const char *slash = at;
+
+        while (slash > text && slash[-1] == '\\') {
+            slash--;
+        }
+        if ((at - slash) % 2 == 0) {
+            return at;
+        }
+    }
+    return NULL;
+}
+
+} /* namespace */
+
+extern "C" int cp_response_read_batch(apr_pool_t *pool, const char *text, apr_size_t len,
+                                      int cut_off, int n, int with_docid,
+                                      const cp_answer **answers, const char **error)
+{
+    ondemand::parser parser;
+    ondemand::document doc;
+    ondemand::value root;
+    reader rd;
+    refusal refused;
+    error_code failure;
+    bool whole;
+    int k, tries;
+
+    if (!cut_off) {
+        if ((failure = start_reading(rd, parser, doc, pool, text, len))
+            || (failure = root_value(doc, root))) {
+            *error = failure == NOT_AN_ARRAY_OR_OBJECT
+                   ? apr_psprintf(pool, "the multi-query response has no results array of "
+                                  "%d results", n)
+                   : not_json(pool, "multi-query response", failure);
+            return -1;
+        }
+        refused = read_results(rd, root, 0, n, with_docid, answers, &k, &whole);
+        if (!refused.error && !refused.reason) {
+            refused.error = at_body_end(rd);
+        }
+        if (refused.error) {
+            *error = not_json(pool, "multi-query response", refused.error);
+            return -1;
+        }
+        if (refused.reason) {
+            *error = apr_psprintf(pool, "result %d: %s", k, refused.reason);
+            return -1;
+        }
+        if (!whole) {
+            *error = apr_psprintf(pool, "the multi-query response has no results array of "
+                                  "%d results", n);
+            return -1;
+        }
+        return n;
+    }
+    /* Cut off: the results before the cut, whatever stops the reading after
+     * them. A cut inside a string leaves it unclosed, and simdjson's first
+     * pass then reads nothing: the text is read again up to the opening
+     * quote of the last string (a few times, for strings cut more than
+     * once in a row). */
+    for (tries = 0; tries < 3; tries++) {
+        const char *quote;
+
+        if ((failure = start_reading(rd, parser, doc, pool, text, len)) == SUCCESS
+            && (failure = root_value(doc, root)) == SUCCESS) {
+            break;
+        }
+        if (failure == NOT_AN_ARRAY_OR_OBJECT) {
+            return 0;
+        }
+        if (!(quote = last_quote(text, len))) {
+            return 0;
+        }
+        /* a copy: the bytes after the text must be the zero padding */
+        len = (apr_size_t)(quote - text);
+        text = cp_response_padded(pool, text, len);
+    }
+    if (failure) {
+        return 0;
+    }
+    refused = read_results(rd, root, 1, n, with_docid, answers, &k, &whole);
+    if (refused.reason) {
+        *error = apr_psprintf(pool, "result %d: %s", k, refused.reason);
+        return -1;
+    }
+    return k;
+}
+
+extern "C" char *cp_response_padded(apr_pool_t *pool, const char *text, apr_size_t len)
+{
+    char *copy = (char *)apr_palloc(pool, len + CP_RESPONSE_PADDING);
+
+    memcpy(copy, text, len);
+    memset(copy + len, 0, CP_RESPONSE_PADDING);
+    return copy;
+}
+
+/* --- a row's values ---------------------------------------------------- */
+
+namespace {
+
+/* The member name of members, the last one of that name. */
+cp_span member_named(const cp_members *members, const char *name)
+{
+    apr_size_t len = strlen(name);
+    cp_span found = { "", 0 };
+    int i;
+
+    for (i = 0; i < members->count; i++) {
+        if (members->items[i].name_len == len && !memcmp(members->items[i].name, name, len)) {
+            found = members->items[i].value;
+        }
+    }
+    return found;
+}
+
+/* The members of the row's value or doc, when at is that object. */
+const cp_members *recorded(const cp_row *row, cp_span at)
+{
+    if (row->doc_members && at.text == row->doc.text) {
+        return row->doc_members;
+    }
+    if (row->value_members && at.text == row->value.text) {
+        return row->value_members;
+    }
+    return NULL;
+}
+
+/* The bytes of a value just read past (a container by raw_json, a scalar
+ * by its token, without the white space after). */
+cp_span token_span(std::string_view token)
+{
+    cp_span span = { token.data(), token.size() };
+
+    while (span.len > 0 && is_space(span.text[span.len - 1])) {
+        span.len--;
+    }
+    return span;
+}
+
+/* Reads at, a value of the row's body already checked, with a parser of
+ * its own: the member name of an object, or the element index of an array. */
+cp_span find_in(const cp_row *row, cp_span at, const char *name, apr_size_t index)
+{
+    const char *end = row->answer->body + row->answer->body_len + CP_RESPONSE_PADDING;
+    ondemand::parser parser;
+    ondemand::document doc;
+    ondemand::value value;
+    ondemand::json_type type;
+    cp_span found = { "", 0 };
+
+    if (!at.len || parser.iterate(padded_string_view(at.text, at.len,
+                                                     (size_t)(end - at.text))).get(doc)
+        || doc.get_value().get(value) || value.type().get(type)) {
+        return found;
+    }
+    if (name && type == ondemand::json_type::object) {
+        ondemand::object object;
+
+        if (value.get_object().get(object)) {
+            return found;
+        }
+        for (auto field_result : object) {
+            ondemand::field field;
+            std::string_view key;
+            ondemand::json_type member_type;
+            ondemand::object member_object;
+            ondemand::array member_array;
+            std::string_view raw;
+            bool named;
+
+            if (std::move(field_result).get(field) || field.unescaped_key().get(key)
+                || field.value().type().get(member_type)) {
+                return found;
+            }
+            named = key == std::string_view(name);
+            /* every member is read past, so that the last of a name counts */
+            if (member_type == ondemand::json_type::object) {
+                if (field.value().get_object().get(member_object)
+                    || member_object.raw_json().get(raw)) {
+                    return found;
+                }
+            }
+            else if (member_type == ondemand::json_type::array) {
+                if (field.value().get_array().get(member_array)
+                    || member_array.raw_json().get(raw)) {
+                    return found;
+                }
+            }
+            else {
+                raw = field.value().raw_json_token();
+            }
+            if (named) {
+                found = token_span(raw);
+            }
+        }
+        return found;
+    }
+    if (!name && type == ondemand::json_type::array) {
+        ondemand::array array;
+        apr_size_t i = 0;
+
+        if (value.get_array().get(array)) {
+            return found;
+        }
+        for (auto element_result : array) {
+            ondemand::value element;
+            ondemand::json_type element_type;
+            ondemand::object element_object;
+            ondemand::array element_array;
+            std::string_view raw;
+
+            if (element_result.get(element)) {
+                return found;
+            }
+            if (i++ < index) {
+                continue;
+            }
+            if (element.type().get(element_type)) {
+                return found;
+            }
+            if (element_type == ondemand::json_type::object) {
+                if (element.get_object().get(element_object)
+                    || element_object.raw_json().get(raw)) {
+                    return found;
+                }
+            }
+            else if (element_type == ondemand::json_type::array) {
+                if (element.get_array().get(element_array)
+                    || element_array.raw_json().get(raw)) {
+                    return found;
+                }
+            }
+            else {
+                raw = element.raw_json_token();
+            }
+            return token_span(raw);
+        }
+    }
+    return found;
+}
+
+} /* namespace */
+
+extern "C" cp_span cp_row_member(const cp_row *row, const char *name)
+{
+    static const cp_span none = { "", 0 };
+
+    return !strcmp(name, "id") ? row->id_text : !strcmp(name, "key") ? row->key_text
+         : !strcmp(name, "value") ? row->value : !strcmp(name, "doc") ? row->doc : none;
+}
+
+extern "C" cp_span cp_row_find(const cp_row *row, cp_span at, const char *name)
+{
+    const cp_members *members = recorded(row, at);
+
+    return members ? member_named(members, name) : find_in(row, at, name, 0);
+}
+
+extern "C" cp_span cp_row_element(const cp_row *row, cp_span at, apr_size_t index)
+{
+    return find_in(row, at, NULL, index);
+}
+
+extern "C" const json_t *cp_row_decode(apr_pool_t *pool, cp_span at)
+{
+    return at.len ? cp_json_load(pool, at.text, at.len, NULL) : NULL;
+}
+
+extern "C" cp_span cp_row_project(apr_pool_t *pool, const cp_row *row,
+                                  const apr_array_header_t *names)
+{
+    const cp_members *members = row->doc_members;
+    cp_span span = { "", 0 };
+    apr_array_header_t *parts;
+    apr_size_t size = 2;
+    char *out, *o;
+    int i, m;
+
+    if (!members) {
+        return span;
+    }
+    parts = apr_array_make(pool, names->nelts, sizeof(const cp_member *));
+    for (i = 0; i < names->nelts; i++) {
+        const char *name = APR_ARRAY_IDX(names, i, const char *);
+        apr_size_t len = strlen(name);
+        const cp_member *last = NULL;
+
+        for (m = 0; m < members->count; m++) {
+            if (members->items[m].name_len == len
+                && !memcmp(members->items[m].name, name, len)) {
+                last = &members->items[m];
+            }
+        }
+        if (last) {
+            /* the member's name as sent, its colon, its value */
+            APR_ARRAY_PUSH(parts, const cp_member *) = last;
+            size += (apr_size_t)(last->value.text + last->value.len - last->from) + 1;
+        }
+    }
+    out = o = (char *)apr_palloc(pool, size);
+    *o++ = '{';
+    for (i = 0; i < parts->nelts; i++) {
+        const cp_member *member = APR_ARRAY_IDX(parts, i, const cp_member *);
+        apr_size_t bytes = (apr_size_t)(member->value.text + member->value.len - member->from);
+
+        if (i > 0) {
+            *o++ = ',';
+        }
+        memcpy(o, member->from, bytes);
+        o += bytes;
+    }
+    *o++ = '}';
+    span.text = out;
+    span.len = (apr_size_t)(o - out);
+    return span;
+}
