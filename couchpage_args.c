@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "couchpage_args.h"
 
 #include <apr_escape.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * couchpage_args: the query-string arguments a client may send.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "couchpage_backend.h"
 #include "couchpage_json.h"
 #include "couchpage_response.h"

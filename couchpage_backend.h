@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * couchpage_backend: ask CouchDB a page's queries as httpd subrequests that
  * mod_proxy serves, and read the JSON answers.

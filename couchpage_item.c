@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "couchpage_item.h"
 #include "couchpage_json.h"
 

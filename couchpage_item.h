@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * couchpage_item: what an HTML item shows, set with CouchPageItem FIELD [LINK].
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "couchpage_json.h"
 
 #include <apr_strings.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * couchpage_json: jansson values whose lifetime is an APR pool.
  *

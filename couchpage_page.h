@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * couchpage_page: one page assembled from CouchDB's answers, as the
  * algorithm in seeds/algorithm.txt says, with links to several pages either

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * couchpage_render: the response bodies the module sends: JSON, the HTML
  * fragment, and errors.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * couchpage_response.cc: CouchDB's answers read by simdjson's On-Demand
  * parser (see couchpage_response.h). C++ only because simdjson is; the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * couchpage_response: CouchDB's answers, read once into spans and checked.
  *

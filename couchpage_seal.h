@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * couchpage_seal: opaque, signed tokens (CouchPageTokenSecret).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mod_couchpage: what the glue's files share. mod_couchpage.c holds the
  * hooks and the handler, mod_couchpage_config.c the directives and their

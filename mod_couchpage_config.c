@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mod_couchpage_config: the CouchPage* directives, each checked when httpd
  * reads its configuration (apachectl -t names the directive and the fault),

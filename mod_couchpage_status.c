@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mod_couchpage_status: what the module's pages cost.
  *

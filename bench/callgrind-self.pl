@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: Apache-2.0
 # Self cost per object and function from a callgrind output file (the first
 # event, Ir): prints "IR<TAB>OBJECT<TAB>FUNCTION", one line per pair.
 # Used by bench/run. Reads the file itself rather than callgrind_annotate's

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // The checks bench/run makes before it times anything: that the pages it
 // measures are real pages, that the floors ask CouchDB for exactly what the
 // module asks, and that they send the same Authorization header. Any

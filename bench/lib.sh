@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Helpers shared by bench/run and bench/load: source it, don't run it.
 # Builds on scripts/lib.sh (cp_* helpers; everything started is stopped by

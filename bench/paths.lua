@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- wrk script of bench/run and bench/load: rotates over the requests given
 -- after "--", and prints one machine-readable summary line.
 --

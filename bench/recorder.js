@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // A recording HTTP proxy for bench/run's checks: it forwards every request
 // to the backend unchanged and appends to LOG one JSON line per request,
 // {"method", "url", "authorization", "content_type", "body"}, written before

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // Loads the mod_couchpage fixtures into a CouchDB-compatible server
 // (the embedded pouchdb-server, or a real CouchDB).
 //

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // The demo's embedded CouchDB-compatible backend: pouchdb-server's own parts
 // (express-pouchdb, PouchDB on LevelDB) with the data on disk, so that a
 // second start finds the fixtures and their view indexes ready.

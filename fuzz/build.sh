@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer targets (fuzz/fuzz_*.c) with clang, each compiled
 # together with the core's sources (the .c and .cc files of
 # libcouchpage_core_la_SOURCES in Makefile.am; C++ for simdjson), all

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Shared set-up of the libFuzzer targets in fuzz/: APR is initialised once,
  * and every input gets its own pool on its own allocator, destroyed after

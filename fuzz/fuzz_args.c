@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer target: arbitrary query strings into cp_args_parse, with a few
  * limit caps. What it accepts must be in range, and a start it returns goes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer target: sealed tokens (CouchPageTokenSecret). The input after
  * its first byte is a token a client sent, into cp_unseal; it is also a

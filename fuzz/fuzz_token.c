@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer target: cp_token_decode on arbitrary bytes, for both token forms
  * ([key, docid] and [key]) and a few length caps. A token that decodes is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer target: the response reader (couchpage_response), against
  * jansson on the same bytes. Arbitrary bytes, as a backend body, into

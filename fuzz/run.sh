@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs every libFuzzer target in fuzz/ for a bounded time, each over a copy
 # of its seed corpus (fuzz/corpus/TARGET/) in a scratch directory: the tree
 # is never written to. Builds the targets first (fuzz/build.sh). Prints one

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Shared helpers of scripts/demo and scripts/test: source it, don't run it.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Smoke test: the first page of the bands view through mod_couchpage.
 use strict;
 use warnings FATAL => 'all';

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Linked-list paging of the recipe's bands, 5 at a time, forward to the end
 # and back again: exactly CouchDB's order, tokens and links that agree.
 use strict;

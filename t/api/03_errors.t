@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Every error of the skeleton: a JSON body {"error", "reason"}, the right
 # status, one line in the error log, and httpd goes on serving.
 use strict;

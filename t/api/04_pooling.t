@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Backend connections are reused: paging under load opens no new TCP
 # connection per page (design.md: subrequests need a kept body, and the
 # backend a defined mod_proxy worker). Closed connections leave TIME_WAIT

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Directives are checked when httpd reads its configuration: `httpd -t`
 # (apachectl -t) names the directive and the reason for a bad value.
 use strict;

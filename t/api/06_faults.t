@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Backend faults, through the CouchDB view double's fault switches: each is
 # answered with the right status and a JSON error body, logged once, and the
 # next request is served normally. A read that failed in flight is repeated

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The HTML fragment (issue 4): format negotiation, the fragment's structure
 # and classes, numbered page links, RFC 8288 Link headers, hostile keys shown
 # as text, and the fragment included into a page by mod_include. Every

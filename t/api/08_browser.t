@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A person's walk through the demo page (t/htdocs/demo, the same files as
 # scripts/demo's index page) in a real browser: t/browser/walk.js drives
 # Debian's chromium with playwright-core. Page 1 shows Biffy Clyro .. Kerub;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Hostile input gets a clear 4xx, never a 5xx; signed tokens are opaque,
 # bound to their location, and refuse tampering. The table of what was tried
 # and what came back is printed with the results.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Scaling out (README, "Scaling out"): CouchPageView balancer:// over two
 # backends with the same data, and two httpd servers with the same
 # configuration. A token one server issued works on the other (the module

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # CouchDB's view semantics, paged through the module (issue 3): duplicate
 # keys, keys of every JSON type, key ranges per location, descending views,
 # grouped reduce rows, include_docs, _all_docs, partitioned databases and

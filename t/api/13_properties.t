@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Property tests of linked-list paging through the module (issue 3): for
 # random data sets with many duplicate keys of mixed JSON types, for every
 # page size from 1 to 25 and each option (plain, descending, a key range in

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A real 3-node CouchDB cluster behind mod_proxy_balancer (README, "Scaling
 # out"; issue 9): a node failure costs no client request.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # One backend request per page (issue 10): the module plans every query a
 # page needs before any is sent and sends them as one multi-query POST
 # (CouchDB 2.2 and later), for every combination of a location's options

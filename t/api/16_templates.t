@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Item templates (CouchPageItemTemplate) and the fragment's words
 # (CouchPageText), issue 11: the exact markup of every template function on
 # plain and hostile documents of the view double (NUL, quotes, markup,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Pages that never wait for the indexer (issue 12, item 6): CouchPageUpdate
 # and CouchPageStable put CouchDB's update and stable into every query of a
 # page.

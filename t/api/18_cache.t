@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Conditional requests and httpd's cache (issue 12, item 5).
 #  - Without a cache (/cache/etag/): every page has a strong ETag, the
 #    SHA-1 of its body; If-None-Match (one tag, a list, a weak W/ tag, *)

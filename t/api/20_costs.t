@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # What a page cost, in the access log: the module's request notes
 # (couchpage-backend-requests, -time, couchpage-rows, couchpage-served-by),
 # printed by a CustomLog of t/conf/extra.conf.in, checked against the CouchDB

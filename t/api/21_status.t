@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The CouchPage section of mod_status (/server-status and ?auto): pages
 # served, backend requests and time, rows, errors by status, summed across
 # every httpd process in httpd's shared memory (mod_slotmem_shm). An httpd

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // Parses HTML from standard input with parse5, the WHATWG-conformant parser,
 // and reports every parse error.
 //

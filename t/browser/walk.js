@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // Walks a page that includes a mod_couchpage fragment in a real browser:
 // Debian's chromium, driven by playwright-core (which downloads no browser).
 // From the first page it clicks Next until there is none, then Previous back

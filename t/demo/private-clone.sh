@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # scripts/demo as a new user runs it: from a fresh clone of this checkout in
 # a directory that only root may enter (mode 700, like root's home), where
 # httpd's children (nobody) cannot reach the clone. The clone builds there,

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 /*
  * compare-couchdb.js -- sends the same multi-query requests to a real
  * CouchDB and to the double and reports every difference in their raw

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 /*
  * couchdb-double.js -- a TEST DOUBLE of Apache CouchDB 3.4 (NOT CouchDB).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Self-test of the CouchDB TEST DOUBLE (t/double/couchdb-double.js).
 // Run: node --test t/double/        (or: node --test t/double/selftest.js)
 // It starts the double as child processes on free ports and checks the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 package CouchPageHTML;
 # HTML helpers of mod_couchpage's Apache::Test files: parse with parse5 (the
 # WHATWG-conformant parser, through t/browser/html-check.js and node), then

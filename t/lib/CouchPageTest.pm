@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 package CouchPageTest;
 # Helpers for mod_couchpage's Apache::Test files (t/**/*.t).
 #

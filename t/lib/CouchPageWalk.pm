@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 package CouchPageWalk;
 # Helpers for the tests of CouchDB's view semantics through the module
 # (t/api/12_semantics.t, t/api/13_properties.t):

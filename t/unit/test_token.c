@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "unit.h"
 #include "couchpage_json.h"
 #include "couchpage_token.h"

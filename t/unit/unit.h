@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shared set-up for the core's cmocka tests: one APR pool per test. */
 #ifndef COUCHPAGE_UNIT_H
 #define COUCHPAGE_UNIT_H
