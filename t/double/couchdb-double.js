@@ -2075,7 +2075,10 @@ class Double {
     }
     if (fault && fault.mode === 'garbage') {
       res.writeHead(200, this.baseHeaders(chunkedHeader(req)));
-      const g = fault.body !== undefined ? String(fault.body) : '{"total_rows":3,"offset":0,"rows":[\r\n{"id":"a","key":<<not json>>,\u0000garbage';
+      // body_base64: bytes a JSON string cannot carry (invalid UTF-8)
+      const g = fault.body_base64 !== undefined ? Buffer.from(String(fault.body_base64), 'base64')
+        : fault.body !== undefined ? String(fault.body)
+          : '{"total_rows":3,"offset":0,"rows":[\r\n{"id":"a","key":<<not json>>,\u0000garbage';
       if (req.method !== 'HEAD') res.write(g);
       res.end();
       return undefined;

@@ -54,7 +54,7 @@ function request(base, method, p, opts = {}) {
       res.on('data', (c) => chunks.push(c));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode, headers: res.headers, text, complete: res.complete, socket: res.socket });
+        resolve({ status: res.statusCode, headers: res.headers, text, bytes: Buffer.concat(chunks), complete: res.complete, socket: res.socket });
       });
       res.on('error', reject);
     });
@@ -748,6 +748,16 @@ describe('the double over HTTP', () => {
       const r = await get(B, V);
       assert.equal(r.status, 200);
       assert.throws(() => JSON.parse(r.text));
+    });
+
+    it('garbage with body or body_base64: exactly that body, whose bytes need not be UTF-8', async () => {
+      await fault({ mode: 'garbage', body: '{"rows":[]} é', count: 1 });
+      assert.deepEqual((await get(B, V)).bytes, Buffer.from('{"rows":[]} é', 'utf8'));
+      const bytes = Buffer.from([0x7b, 0x22, 0xc0, 0xaf, 0xed, 0xa0, 0x80, 0x80, 0x00, 0xff, 0x22, 0x7d]);
+      await fault({ mode: 'garbage', body_base64: bytes.toString('base64'), count: 1 });
+      const r = await get(B, V);
+      assert.equal(r.status, 200);
+      assert.deepEqual(r.bytes, bytes);
     });
 
     it('truncate: part of the chunked body, then the connection closes', async () => {
