@@ -167,6 +167,22 @@ describe('EJSON and collation (unit)', () => {
   });
 });
 
+describe('stringifyWithoutRecursion', () => {
+  it('writes what JSON.stringify writes', () => {
+    const date = new Date(Date.UTC(2024, 0, 2));
+    const values = [null, true, 0, -0, 1.5e-7, NaN, Infinity, 'a"\\\u2028\u0000\ud83d\ude00', [], {}, [undefined, () => 1, Symbol('s'), NaN],
+      { a: undefined, b: () => 1, c: 1, 2: 'two', 1: 'one', d: [{ e: [] }], date, nested: { toJSON(k) { return `key ${k}`; } } },
+      [new Number(3), new String('s'), new Boolean(false)], undefined, () => 1, date];
+    values.forEach((v, i) => assert.equal(lib.stringifyWithoutRecursion(v), JSON.stringify(v), `value ${i}`));
+  });
+
+  it('writes values nested deeper than JSON.stringify can', () => {
+    let v = 'leaf';
+    for (let i = 0; i < 100000; i++) v = i % 2 ? { d: v } : [v];
+    assert.equal(lib.stringifyWithoutRecursion(v), '{"d":['.repeat(50000) + '"leaf"' + ']}'.repeat(50000));
+  });
+});
+
 // ------------------------------------------------------------------ server
 
 describe('the double over HTTP', () => {
@@ -629,6 +645,16 @@ describe('the double over HTTP', () => {
     assert.deepEqual([mv.status, json(mv)], [404, { error: 'not_found', reason: 'missing_named_view' }]);
     const pe = await get(B, '/artists/_design/artists/_view/nope?limit=bad');
     assert.equal(pe.status, 400, 'parameters are parsed before the view is looked up');
+  });
+
+  it('indexes values nested 2997 levels deep (couchjs writes them; V8 overflows on sealed ones)', async () => {
+    let text = '"leaf <&>"';
+    for (let i = 1; i <= 2997; i++) text = i % 2 ? `{"d":${text}}` : `[${text}]`;
+    await mkdb(B, 'deep', { docs: [{ _id: 'deep', k: 1, v: JSON.parse(text) }, { _id: 'flat', k: 2, v: 'x' }], ddocs: { d: emitK } });
+    const r = await get(B, '/deep/_design/d/_view/v');
+    assert.equal(r.status, 200);
+    assert.equal(r.text, `{"total_rows":2,"offset":0,"rows":[\r\n{"id":"deep","key":1,"value":${text}},\r\n`
+      + '{"id":"flat","key":2,"value":"x"}\r\n]}\n');
   });
 
   it('loads data at runtime and recomputes views lazily', async () => {
