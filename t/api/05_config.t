@@ -48,6 +48,20 @@ my @CASES = (
     ["CouchPageView $VIEW\nCouchPageUpdate lazy\nCouchPageUpdate False\nCouchPageStable On", undef],
     ['CouchPageUpdate later', qr{CouchPageUpdate: 'later' is not true, false or lazy}],
     ['CouchPageStable yes', qr{CouchPageStable must be On or Off}],
+    # CouchPageFields: names of document members (bytes as written, UTF-8), or * alone
+    ["CouchPageView $VIEW\nCouchPageIncludeDocs On\nCouchPageFields title date summary", undef],
+    ["CouchPageView $VIEW\nCouchPageFields *", undef],
+    ["CouchPageView $VIEW\nCouchPageFields \"r\xc3\xa9sum\xc3\xa9\" 'two words' _id \xf0\x9f\x98\x80", undef],
+    ['CouchPageFields * title', qr{CouchPageFields: \* \(every member\) stands alone}],
+    ['CouchPageFields title *', qr{CouchPageFields: \* \(every member\) stands alone}],
+    ['CouchPageFields * *', qr{CouchPageFields: \* \(every member\) stands alone}],
+    ['CouchPageFields title date title', qr{CouchPageFields: 'title' is named twice}],
+    ['CouchPageFields', qr{CouchPageFields takes the names of document members, or \*}],
+    # a byte shown as \xHH (httpd -t escapes the backslash once more)
+    ["CouchPageFields ti\xfftle", qr{CouchPageFields: 'ti\\+xfftle' is not valid UTF-8}],
+    ["CouchPageFields title \xc0\xaf", qr{CouchPageFields: '\\+xc0\\+xaf' is not valid UTF-8}],
+    ["CouchPageFields \xed\xa0\x80", qr{CouchPageFields: '\\+xed\\+xa0\\+x80' is not valid UTF-8}],
+    ["CouchPageFields \xe2\x82", qr{CouchPageFields: '\\+xe2\\+x82' is not valid UTF-8}],
 );
 
 plan tests => scalar @CASES + 1;

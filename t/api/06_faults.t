@@ -15,6 +15,7 @@ use HTTP::Tiny ();
 use MIME::Base64 ();
 use CouchPageTest qw(get_json with_args double_load double_fault double_log double_request
                      double_queries error_log_mark error_log_since double_port start_own_httpd);
+use CouchPageWalk qw(jparse jraw jget jstr);
 
 double_load('faults', [ map { { _id => sprintf('doc%02d', $_), n => $_ } } 0 .. 9 ],
             { v => { map => 'function (doc) { emit(doc.n, null); }' } });
@@ -41,7 +42,69 @@ my @FAULTS = (
 );
 my $REPEATED = grep { $_->[1] } @FAULTS;
 
-plan tests => 8 * @FAULTS + 5 * $REPEATED + 7 + 9 + 6 + 5;
+# Bodies that are not JSON, each a 200 view response with one flaw, most of
+# them in a row's document: the module reads answers with jsmn, which does
+# not check UTF-8, control characters, surrogate escapes, number syntax or
+# the separators, and checks them itself. Bytes, not characters (the double
+# is given them in base64). [what, body]
+my $HEAD = qq({"total_rows":10,"offset":0,"rows":[\r\n{"id":"doc00","key":0,"value":null,"doc":{"_id":"doc00","s":);
+sub flawed_doc { $HEAD . $_[0] . qq(}}\r\n]}\n) }
+my @BAD_BODIES = (
+    ['an overlong UTF-8 form (C0 AF)', flawed_doc(qq("a\xc0\xafb"))],
+    ['an overlong 3-byte form (E0 80 AF)', flawed_doc(qq("a\xe0\x80\xafb"))],
+    ['a lone continuation byte', flawed_doc(qq("a\x80b"))],
+    ['a UTF-8 sequence cut short', flawed_doc(qq("a\xe2\x82"))],
+    ['an encoded surrogate (ED A0 80)', flawed_doc(qq("a\xed\xa0\x80b"))],
+    ['a code point past U+10FFFF (F4 90 80 80)', flawed_doc(qq("a\xf4\x90\x80\x80b"))],
+    ['a byte that is never UTF-8 (FF)', flawed_doc(qq("a\xffb"))],
+    ['an invalid byte in a member name', flawed_doc(qq({"a\xffb":1}))],
+    ['a raw control character (01) in a string', flawed_doc(qq("a\x01b"))],
+    ['a raw tab in a string', flawed_doc(qq("a\tb"))],
+    ['a raw NUL in a string', flawed_doc(qq("a\x00b"))],
+    ['a lone high surrogate escape', flawed_doc(q("a\ud800b"))],
+    ['a lone low surrogate escape', flawed_doc(q("a\udc00b"))],
+    ['a high surrogate escape before another escape', flawed_doc(q("\ud800\u0041"))],
+    ['an unknown escape', flawed_doc(q("a\xb"))],
+    ['a number beyond a double (1e400)', flawed_doc('1e400')],
+    ['a number just beyond a double (-1.8e308)', flawed_doc('-1.8e308')],
+    ['a number that rounds past the largest double (1.7976931348623159e308)', flawed_doc('1.7976931348623159e308')],
+    ['an integer of 310 digits', flawed_doc('1' . '0' x 309)],
+    ['a fraction whose exponent takes it past a double (0.001e312)', flawed_doc('[0.001e312]')],
+    ['NaN', flawed_doc('NaN')],
+    ['-Infinity', flawed_doc('-Infinity')],
+    ['a leading zero (012)', flawed_doc('012')],
+    ['a number ending in its point (1.)', flawed_doc('1.')],
+    ['a number with a plus sign (+1)', flawed_doc('+1')],
+    ['an exponent without digits (1e)', flawed_doc('1e')],
+    ['a misspelt literal (tru)', flawed_doc('tru')],
+    ['a single-quoted string', flawed_doc(q('a'))],
+    ['a missing colon', flawed_doc('{"a" 1}')],
+    ['a missing comma', flawed_doc('[1 2]')],
+    ['a form feed between values (not JSON white space)', flawed_doc(qq([1,\f2]))],
+    ['brackets that do not match', flawed_doc('[1}')],
+    ['a trailing comma in an object', flawed_doc('{"a":1,}')],
+    ['a trailing comma in the rows', qq({"total_rows":10,"offset":0,"rows":[\r\n{"id":"doc00","key":0,"value":null},\r\n]}\n)],
+    ['two values', qq({"total_rows":10,"offset":0,"rows":[]}\n{"total_rows":10,"offset":0,"rows":[]}\n)],
+    ['a value after the body', qq({"total_rows":10,"offset":0,"rows":[]} 1\n)],
+    ['a body cut in a string', $HEAD . '"abc'],
+    ['a body cut after a member name', qq({"total_rows":10,"offset":0,"rows":[\r\n{"id":"doc00","key")],
+);
+# Valid bodies at the edges of what the reader checks: served, each value as
+# it came. [what, the value's JSON text]
+my @GOOD_VALUES = (
+    ['the largest double', '[1.7976931348623157e308,-1.7976931348623157e308,1.7976931348623157E+308]'],
+    ['numbers that round to the largest double, or come back under it',
+     '[1.7976931348623158e308,0.00001e313,1' . '0' x 400 . 'e-100,179769313486231570' . '0' x 291 . ']'],
+    ['numbers that underflow, and the smallest double', '[1e-400,5e-324,-0.0e-999]'],
+    ['an integer of 30 digits, -0, 0e0 and 1E+2', '[123456789012345678901234567890,-0,0e0,1E+2]'],
+    ['surrogate pairs as escapes, both cases', q(["\ud83d\ude00","\uDBFF\uDFFF","\ud800\udc00"])],
+    ['the last code point and noncharacters as UTF-8', qq(["\xf4\x8f\xbf\xbf","\xef\xbf\xbf","\xef\xb7\x90","\xe2\x80\xa8"])],
+    ['every escape', q(["\" \\\\ \/ \b \f \n \r \t \u0000 \u001f \u001F \u007f"])],
+    ['white space everywhere JSON allows it', qq( \t\r\n[ 1 ,\r\n{ "a" : [ ] , "b" :\tnull } ] )],
+    ['an array nested 20,000 levels', '[' x 20000 . ']' x 20000],
+);
+
+plan tests => 8 * @FAULTS + 5 * $REPEATED + 5 * @BAD_BODIES + 2 * @GOOD_VALUES + 1 + 5 * 4 + 7 + 9 + 6 + 5;
 
 my ($status, $page) = get_json('/faults/');
 ok t_cmp($status, 200, 'the faults location serves before any fault');
@@ -84,6 +147,62 @@ for my $case (@FAULTS) {
     ok t_cmp(scalar(grep { /CP0101/ } @lines), 0, "$what once: no error logged");
     ok t_cmp(view_queries(), 2, "$what once: the backend saw the query twice");
     double_fault(mode => 'none');
+}
+
+# A body that is not JSON: 502 backend_error with a JSON body (never the
+# body's bytes), one CP0101 line that says why, and the next page served.
+sub refused_ok {
+    my ($what, $bytes, $path, $request) = @_;
+    double_fault(mode => 'garbage', body_base64 => MIME::Base64::encode_base64($bytes, ''), path => $path, count => 1);
+    my $mark = error_log_mark();
+    my $res = Apache::TestRequest::GET($request);
+    double_fault(mode => 'none');
+    my $body = eval { jparse($res->content, bytes => 1) };
+    ok t_cmp($res->code, 502, "$what: 502");
+    ok t_cmp($body ? jstr(jget($body, 'error')) // 'no error member' : 'not JSON: ' . $res->content,
+             'backend_error', "$what: error backend_error, in a JSON body");
+    ok t_cmp($body ? jstr(jget($body, 'reason')) // '' : '', qr/not JSON/, "$what: the reason says the answer is not JSON");
+    my @lines = grep { /CP0101/ } error_log_since($mark, wait => 3, until => qr/CP0101/);
+    ok t_cmp(scalar(@lines) . (@lines == 1 && $lines[0] =~ /not JSON/ ? ' saying not JSON' : ": @lines"),
+             '1 saying not JSON', "$what: one CP0101 line, saying not JSON");
+    my ($code, $next) = get_json($request);
+    ok t_cmp("$code " . join(',', map { $_->{key} } @{ $next->{items} || [] }),
+             $request eq '/faults/' ? '200 0,1,2' : '200 3,4,5', "$what: the next request is served");
+}
+
+refused_ok($_->[0], $_->[1], '/faults/', '/faults/') for @BAD_BODIES;
+
+for my $case (@GOOD_VALUES) {
+    my ($what, $value) = @$case;
+    double_fault(mode => 'garbage', path => '/faults/', count => 1, body_base64 => MIME::Base64::encode_base64(
+        qq({"total_rows":10,"offset":0,"rows":[\r\n{"id":"doc00","key":0,"value":$value}\r\n]}\n), ''));
+    my $res = Apache::TestRequest::GET('/faults/');
+    double_fault(mode => 'none');
+    ok t_cmp($res->code, 200, "valid JSON, $what: served");
+    my $item = eval { jget(jparse($res->content, bytes => 1, spans => 1), 'items')->[1][0] };
+    (my $trimmed = $value) =~ s/^[ \t\r\n]+|[ \t\r\n]+$//g;
+    ok t_cmp($item ? jraw(jget($item, 'value')) : 'no item: ' . $res->content, $trimmed,
+             "valid JSON, $what: the value as it came");
+}
+
+# The same checks on a later page, whose queries go as one multi-query POST:
+# a flaw in its first result.
+{
+    my (undef, $first) = get_json('/faults/');
+    my $later = with_args('/faults/', start => $first->{next});
+    double_log(clear => 1);
+    get_json($later);
+    my @posts = grep { $_->{method} eq 'POST' } double_log();
+    my $n = @posts == 1 && ref $posts[0]{queries} eq 'ARRAY' ? @{ $posts[0]{queries} } : 0;
+    ok t_cmp(scalar(@posts) . " POST of $n queries", qr/^1 POST of [1-9]/, 'a later page is one multi-query POST');
+    my $empty = '{"total_rows":10,"offset":0,"rows":[]}';
+    my $batch = sub { qq({"results":[\r\n) . join(",\r\n", $_[0], ($empty) x ($n - 1)) . qq(\r\n]}\n) };
+    for my $case (['a batch: an overlong UTF-8 form', $batch->(flawed_doc(qq("a\xc0\xafb")) =~ s/\r?\n$//r)],
+                  ['a batch: a lone surrogate escape', $batch->(flawed_doc(q("\ud800")) =~ s/\r?\n$//r)],
+                  ['a batch: a number beyond a double', $batch->(flawed_doc('1e400') =~ s/\r?\n$//r)],
+                  ['a batch: a trailing comma between results', qq({"results":[\r\n) . join(",\r\n", ($empty) x $n) . qq(,\r\n]}\n)]) {
+        refused_ok(@$case, '/faults/_design/d/_view/v/queries', $later);
+    }
 }
 
 # CouchDB 3.4 answers a failure of a multi-query POST's first query (here a

@@ -55,7 +55,7 @@ function request(base, method, p, opts = {}) {
       res.on('data', (c) => chunks.push(c));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode, headers: res.headers, text, complete: res.complete, socket: res.socket });
+        resolve({ status: res.statusCode, headers: res.headers, text, bytes: Buffer.concat(chunks), complete: res.complete, socket: res.socket });
       });
       res.on('error', reject);
     });
@@ -165,6 +165,22 @@ describe('EJSON and collation (unit)', () => {
   it('parses query strings like mochiweb', () => {
     const p = lib.parseQs('a=1;b=x+y&c=%22q%22&d&e=%zz&=f');
     assert.deepEqual(p.map(([k, v]) => [k, v.toString('latin1')]), [['a', '1'], ['b', 'x y'], ['c', '"q"'], ['d', ''], ['e', '%zz'], ['', 'f']]);
+  });
+});
+
+describe('stringifyWithoutRecursion', () => {
+  it('writes what JSON.stringify writes', () => {
+    const date = new Date(Date.UTC(2024, 0, 2));
+    const values = [null, true, 0, -0, 1.5e-7, NaN, Infinity, 'a"\\\u2028\u0000\ud83d\ude00', [], {}, [undefined, () => 1, Symbol('s'), NaN],
+      { a: undefined, b: () => 1, c: 1, 2: 'two', 1: 'one', d: [{ e: [] }], date, nested: { toJSON(k) { return `key ${k}`; } } },
+      [new Number(3), new String('s'), new Boolean(false)], undefined, () => 1, date];
+    values.forEach((v, i) => assert.equal(lib.stringifyWithoutRecursion(v), JSON.stringify(v), `value ${i}`));
+  });
+
+  it('writes values nested deeper than JSON.stringify can', () => {
+    let v = 'leaf';
+    for (let i = 0; i < 100000; i++) v = i % 2 ? { d: v } : [v];
+    assert.equal(lib.stringifyWithoutRecursion(v), '{"d":['.repeat(50000) + '"leaf"' + ']}'.repeat(50000));
   });
 });
 
@@ -632,6 +648,16 @@ describe('the double over HTTP', () => {
     assert.equal(pe.status, 400, 'parameters are parsed before the view is looked up');
   });
 
+  it('indexes values nested 2997 levels deep (couchjs writes them; V8 overflows on sealed ones)', async () => {
+    let text = '"leaf <&>"';
+    for (let i = 1; i <= 2997; i++) text = i % 2 ? `{"d":${text}}` : `[${text}]`;
+    await mkdb(B, 'deep', { docs: [{ _id: 'deep', k: 1, v: JSON.parse(text) }, { _id: 'flat', k: 2, v: 'x' }], ddocs: { d: emitK } });
+    const r = await get(B, '/deep/_design/d/_view/v');
+    assert.equal(r.status, 200);
+    assert.equal(r.text, `{"total_rows":2,"offset":0,"rows":[\r\n{"id":"deep","key":1,"value":${text}},\r\n`
+      + '{"id":"flat","key":2,"value":"x"}\r\n]}\n');
+  });
+
   it('loads data at runtime and recomputes views lazily', async () => {
     await mkdb(B, 'live', { docs: [{ _id: 'a', k: 1 }], ddocs: { d: emitK } });
     let r = await get(B, '/live/_design/d/_view/v');
@@ -749,6 +775,16 @@ describe('the double over HTTP', () => {
       const r = await get(B, V);
       assert.equal(r.status, 200);
       assert.throws(() => JSON.parse(r.text));
+    });
+
+    it('garbage with body or body_base64: exactly that body, whose bytes need not be UTF-8', async () => {
+      await fault({ mode: 'garbage', body: '{"rows":[]} é', count: 1 });
+      assert.deepEqual((await get(B, V)).bytes, Buffer.from('{"rows":[]} é', 'utf8'));
+      const bytes = Buffer.from([0x7b, 0x22, 0xc0, 0xaf, 0xed, 0xa0, 0x80, 0x80, 0x00, 0xff, 0x22, 0x7d]);
+      await fault({ mode: 'garbage', body_base64: bytes.toString('base64'), count: 1 });
+      const r = await get(B, V);
+      assert.equal(r.status, 200);
+      assert.deepEqual(r.bytes, bytes);
     });
 
     it('truncate: part of the chunked body, then the connection closes', async () => {

@@ -7,6 +7,9 @@ package CouchPageWalk;
 #    value (jsig) in which object members keep their order, integers their
 #    exact digits, and floats their value (0.1 and 0.10000000000000001 are
 #    the same float; 1 and 1.0 are not the same JSON);
+#  - the bytes of any value or member as the text had them (jparse with
+#    spans, jraw, jmember_raw), to compare what the module copies with
+#    what CouchDB sent;
 #  - pages fetched through the test server on one keep-alive connection
 #    (module_page), walked by next and by prev (walk_next, walk_prev), a
 #    check that a whole walk agrees with the view (check_walk), and one that
@@ -33,7 +36,7 @@ use Apache::TestRequest ();
 use CouchPageTest qw(double_url backend_url backend_auth backend_kind);
 
 our @EXPORT_OK = qw(
-    jparse jsig jget jstr jnum num_sig
+    jparse jraw jmember_raw jsig jget jstr jnum num_sig utf8_text utf8_bytes
     module_get module_page walk_next walk_prev check_walk check_links check_position
     reset_connections
     double_raw double_view backend_raw backend_view view_query backend_is_double couch_load
@@ -49,9 +52,13 @@ my $HTTP = HTTP::Tiny->new(timeout => 60, keep_alive => 1);    # to the backends
 # Parses JSON text (a character string, or UTF-8 bytes with bytes => 1) into
 # [type, ...] nodes: ['null'], ['bool', 0|1], ['num', TEXT], ['str', STRING],
 # ['arr', [NODES]], ['obj', [[NAME, NODE], ...]]. Dies on bad JSON.
+# With spans => 1 every node also knows where it lies in the text, for
+# jraw and jmember_raw (the bytes as sent, not a re-encoding).
+our $SPANS;    # while parsing with spans: a reference to the text
 sub jparse {
     my ($text, %opt) = @_;
-    $text = Encode::decode('UTF-8', $text, Encode::FB_CROAK) if $opt{bytes};
+    $text = utf8_text($text) if $opt{bytes};
+    local $SPANS = $opt{spans} ? \$text : undef;
     pos($text) = 0;
     my $v = _value(\$text);
     $text =~ /\G[ \t\r\n]*/gc;
@@ -59,21 +66,74 @@ sub jparse {
     return $v;
 }
 
+# The UTF-8 bytes of a node's own text, as the parsed text has them (a node
+# of jparse(..., spans => 1)).
+sub jraw {
+    my ($v) = @_;
+    die "jraw: the node has no span (jparse without spans => 1)\n" unless $v and $v->[2];
+    return utf8_bytes(substr(${ $v->[2] }, $v->[3], $v->[4] - $v->[3]));
+}
+
+# The bytes of an object's member NAME (the last of that name, as a JSON
+# parser keeps it), from its name to the end of its value: "name":value as
+# sent. undef if the object has no such member.
+sub jmember_raw {
+    my ($v, $name) = @_;
+    my ($member) = grep { $_->[0] eq $name } reverse @{ $v->[1] };
+    return undef unless $member;
+    my $value = $member->[1];
+    return utf8_bytes(substr(${ $value->[2] }, $member->[2], $value->[4] - $member->[2]));
+}
+
+# UTF-8 bytes as text, as JSON takes them (RFC 3629: no overlong form,
+# surrogate or code point past U+10FFFF; dies on those), noncharacters such
+# as U+FFFF included, which Encode's strict 'UTF-8' refuses; and text as
+# such bytes ('UTF-8' would write U+FFFD for a noncharacter).
+sub utf8_text {
+    my ($bytes) = @_;
+    my $text = Encode::decode('utf8', $bytes, Encode::FB_CROAK);
+    die "JSON: not UTF-8 (a surrogate or a code point past U+10FFFF)\n"
+        if $text =~ /[\x{D800}-\x{DFFF}]|[^\x{0}-\x{10FFFF}]/;
+    return $text;
+}
+
+sub utf8_bytes {
+    my ($text) = @_;
+    return Encode::encode('utf8', $text);
+}
+
 my %ESCAPE = ('"' => '"', '\\' => '\\', '/' => '/', b => "\b", f => "\f", n => "\n",
               r => "\r", t => "\t");
 
+# A value after white space; with spans, its place: [TYPE, VALUE, \TEXT,
+# START, END] (null's VALUE is undef).
 sub _value {
     my ($r) = @_;
+    no warnings 'recursion';    # documents nest thousands of levels deep
     $$r =~ /\G[ \t\r\n]*/gc;
+    return _bare_value($r) unless $SPANS;
+    my $start = pos($$r);
+    my $v = _bare_value($r);
+    $#$v = 1;
+    push @$v, $SPANS, $start, pos($$r);
+    return $v;
+}
+
+sub _bare_value {
+    my ($r) = @_;
+    no warnings 'recursion';
     if ($$r =~ /\G\{/gc) {
         my @pairs;
         $$r =~ /\G[ \t\r\n]*/gc;
         return ['obj', \@pairs] if $$r =~ /\G\}/gc;
         while (1) {
-            $$r =~ /\G[ \t\r\n]*"/gc or die "JSON: member name expected at " . pos($$r) . "\n";
+            $$r =~ /\G[ \t\r\n]*/gc;
+            my $name_at = pos($$r);
+            $$r =~ /\G"/gc or die "JSON: member name expected at " . pos($$r) . "\n";
             my $name = _string($r);
             $$r =~ /\G[ \t\r\n]*:/gc or die "JSON: ':' expected at " . pos($$r) . "\n";
-            push @pairs, [$name, _value($r)];
+            # with spans, a member also knows where its name starts
+            push @pairs, [$name, _value($r), $SPANS ? ($name_at) : ()];
             $$r =~ /\G[ \t\r\n]*/gc;
             next if $$r =~ /\G,/gc;
             return ['obj', \@pairs] if $$r =~ /\G\}/gc;
@@ -102,8 +162,12 @@ sub _value {
 
 sub _string {
     my ($r) = @_;
-    $$r =~ /\G((?:[^"\\\x00-\x1f]|\\.)*)"/gcs or die "JSON: bad string at " . pos($$r) . "\n";
-    my $s = $1;
+    my $start = pos($$r);
+    # a bounded repetition, as often as it takes: one over the whole string
+    # stops at Perl's limit of 65534 repetitions of a group (a 100 kB value)
+    1 while $$r =~ /\G(?:[^"\\\x00-\x1f]++|\\.){1,10000}/gcs;
+    $$r =~ /\G"/gc or die "JSON: bad string at " . pos($$r) . "\n";
+    my $s = substr($$r, $start, pos($$r) - $start - 1);
     no warnings qw(surrogate nonchar non_unicode);
     $s =~ s{\\(?:u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|(.))}
            {defined $1 ? chr(0x10000 + ((hex($1) - 0xD800) << 10) + (hex($2) - 0xDC00))
@@ -128,16 +192,36 @@ sub num_sig {
 
 # Canonical JSON text of a node: object members in their order, strings
 # \u-escaped to ASCII, numbers by num_sig.
+# Written from a stack of its own, in one pass: nesting a recursion would
+# copy each level's text into the one around it (quadratic in the depth).
 sub jsig {
-    my ($v) = @_;
-    return '(none)' unless defined $v;
-    my $t = $v->[0];
-    return 'null' if $t eq 'null';
-    return $v->[1] ? 'true' : 'false' if $t eq 'bool';
-    return num_sig($v->[1]) if $t eq 'num';
-    return $ASCII->encode($v->[1]) if $t eq 'str';
-    return '[' . join(',', map { jsig($_) } @{ $v->[1] }) . ']' if $t eq 'arr';
-    return '{' . join(',', map { $ASCII->encode($_->[0]) . ':' . jsig($_->[1]) } @{ $v->[1] }) . '}';
+    my ($root) = @_;
+    return '(none)' unless defined $root;
+    my @out;
+    my @todo = ($root);    # nodes (array references) and text, the next last
+    while (@todo) {
+        my $v = pop @todo;
+        if (!ref $v) {
+            push @out, $v;
+            next;
+        }
+        my $t = $v->[0];
+        if ($t eq 'arr' or $t eq 'obj') {
+            my $members = $v->[1];
+            push @todo, $t eq 'arr' ? ']' : '}';
+            for my $i (reverse 0 .. $#$members) {
+                push @todo, $t eq 'arr' ? $members->[$i]
+                          : ($members->[$i][1], $ASCII->encode($members->[$i][0]) . ':');
+                push @todo, ',' if $i > 0;
+            }
+            push @todo, $t eq 'arr' ? '[' : '{';
+        }
+        else {
+            push @out, $t eq 'null' ? 'null' : $t eq 'bool' ? ($v->[1] ? 'true' : 'false')
+                     : $t eq 'num' ? num_sig($v->[1]) : $ASCII->encode($v->[1]);
+        }
+    }
+    return join '', @out;
 }
 
 # A member of an object node (the last of that name), or undef.
@@ -519,14 +603,14 @@ sub _double_auth {
 }
 
 # A request to the CouchDB view double with a body of raw JSON text (a
-# character string, sent as UTF-8; for documents whose big numbers must keep
+# character string, sent as UTF-8, noncharacters included; for documents whose big numbers must keep
 # their digits): (status, body bytes).
 sub double_raw {
     my ($method, $path, $body) = @_;
     my $res = $HTTP->request($method, double_url() . $path, {
         headers => { Authorization => _double_auth(), 'Content-Type' => 'application/json',
                      Accept => 'application/json' },
-        defined $body ? (content => Encode::encode('UTF-8', $body)) : (),
+        defined $body ? (content => utf8_bytes($body)) : (),
     });
     return ($res->{status}, $res->{content});
 }
@@ -537,7 +621,7 @@ sub backend_raw {
     my ($method, $path, $body) = @_;
     my $res = $HTTP->request($method, backend_url() . $path, {
         headers => { backend_auth(), 'Content-Type' => 'application/json', Accept => 'application/json' },
-        defined $body ? (content => Encode::encode('UTF-8', $body)) : (),
+        defined $body ? (content => utf8_bytes($body)) : (),
     });
     return ($res->{status}, $res->{content});
 }
