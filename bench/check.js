@@ -26,6 +26,30 @@
 //       and body) or floor-b.unsupported (why there is none),
 //       module-requests.txt.
 //
+//   node bench/check.js posts
+//       Environment: BASE, BACKEND, BACKEND_AUTH, REC_LOG, SIZE, OUT as
+//       above; POSTS_VIEW (the posts view's path), POSTS_ROW (the row the
+//       page starts at), POSTS_JSON_PATH, POSTS_HTML_PATH, POSTS_FIELDS_PATH
+//       (the three locations' paths: JSON, HTML from the item template,
+//       JSON with CouchPageFields), FIELDS (that location's member names,
+//       spaces between).
+//       Reaches the page at row POSTS_ROW by links.next from the page
+//       before it (whose token is built from the view's own row); records
+//       what the module asks the backend for it in each location; checks
+//       that each is one backend request with the floors' Authorization
+//       header; that floor (a), the seed's two GETs (the forward one with
+//       include_docs), makes exactly the JSON page (items with their docs,
+//       next, prev); that the JSON page's batch, which the HTML and fields
+//       pages send too, sent straight, holds the page's rows with their
+//       docs; that the HTML page shows each row's title, date and summary,
+//       escaped, through the item template of bench/httpd.conf.in; and
+//       that the fields page's docs are exactly the named members of the
+//       full docs. Writes to OUT: posts.query (the page's query string, as
+//       the module linked it), posts-floor-a.txt (floor (a)'s two paths, a
+//       line each), posts-floor-b.url and posts-floor-b.json,
+//       posts-sizes.txt (bytes of a document and of each page; rows sharing
+//       the date of the row before), posts-requests.txt.
+//
 //   node bench/check.js sent LOG FROM AUTH SPEC...
 //       The requests in LOG from line FROM on (0-based) are SPEC... in turn
 //       (as bench/paths.lua takes them: a GET path, or "POST PATH BODY"),
@@ -62,7 +86,7 @@ function get(url, { method = 'GET', auth = '', body = null } = {}) {
         } catch (e) {
           // left null: the caller says what it expected
         }
-        resolve({ status: res.statusCode, text, json });
+        resolve({ status: res.statusCode, headers: res.headers, text, json });
       });
     });
     req.on('timeout', () => req.destroy(new Error(`${method} ${url}: timed out`)));
@@ -162,12 +186,16 @@ function readLog(log) {
 }
 
 // The backend requests the module makes for PATH: recorded around one GET.
-async function recordPage(base, path, log) {
+// page: the answer read as JSON (with html, not read: any 200 answer).
+async function recordPage(base, path, log, { html = false } = {}) {
   const before = readLog(log).length;
-  const page = await getJson(base + path);
+  const res = await get(base + path);
+  if (res.status !== 200 || (!html && res.json === null)) {
+    die(`GET ${base + path}: HTTP ${res.status}, ${res.text.slice(0, 300)}`);
+  }
   const reqs = readLog(log).slice(before);
   if (reqs.length === 0) die(`the module answered ${path} without asking the backend: is the recorder in front of it?`);
-  return { page, reqs };
+  return { page: res.json, text: res.text, type: res.headers['content-type'] || '', reqs };
 }
 
 function describe(reqs) {
@@ -205,6 +233,8 @@ function sameAuth(what, reqs, auth) {
 
 const token = (row) => [row.key, row.id];
 const item = (row) => ({ id: row.id, key: row.key, value: row.value });
+// an item with its document, when the row has one (include_docs)
+const itemWithDoc = (row) => ('doc' in row ? { ...item(row), doc: row.doc } : item(row));
 
 function parseToken(what, t) {
   try {
@@ -218,9 +248,12 @@ function parseToken(what, t) {
 // page, next = the row after them, prev = the first row of the page before.
 function samePage(what, page, size, fwdRows, bwdRows) {
   if (!Array.isArray(page.items)) die(`${what}: the module's page has no items`);
-  const want = fwdRows.slice(0, size).map(item);
-  if (!same(page.items.map(item), want)) {
-    die(`${what}: the module's items are not the floor's forward rows:\n  module ${JSON.stringify(page.items.map(item)).slice(0, 400)}\n  floor  ${JSON.stringify(want).slice(0, 400)}`);
+  const want = fwdRows.slice(0, size).map(itemWithDoc);
+  const got = page.items.map((it, i) => (i < want.length && 'doc' in want[i] ? itemWithDoc(it) : item(it)));
+  if (!same(got, want)) {
+    const at = got.findIndex((g, i) => !same(g, want[i]));
+    die(`${what}: the module's items are not the floor's forward rows (${got.length} items, ${want.length} rows; first difference at item ${at}):\n` +
+      `  module ${JSON.stringify(got[at]).slice(0, 400)}\n  floor  ${JSON.stringify(want[at]).slice(0, 400)}`);
   }
   const wantNext = fwdRows.length > size ? token(fwdRows[size]) : null;
   if (!same(page.next === null ? null : parseToken(what, page.next), wantNext)) {
@@ -234,40 +267,42 @@ function samePage(what, page, size, fwdRows, bwdRows) {
   }
 }
 
-// Floor (b): the module's own batch for the later page, the one
-// multi-query POST it sent (recorded), sent again straight. Its results must
-// hold every row the module's page is made of: the page's rows, the row
-// after them (next) and the previous page's first row (prev), as floor (a)
-// answered them. Writes OUT/floor-b.url and OUT/floor-b.json, or
-// OUT/floor-b.unsupported when the module sent GETs because the backend
-// has no multi-query endpoint (pouchdb-server).
-async function floorPost(backend, auth, reqs, shown, out) {
+// Floor (b): the module's own batch for a page, the one multi-query POST
+// it sent (recorded), sent again straight. Its results must hold every row
+// the module's page is made of, SHOWN as floor (a) answered them (the
+// page's rows with their documents when it has them, the row after them
+// (next) and the previous page's first row (prev)). Writes OUT/NAME.url and
+// OUT/NAME.json, or OUT/NAME.unsupported when the module sent GETs because
+// the backend has no multi-query endpoint (pouchdb-server).
+async function floorPost(what, name, backend, auth, reqs, shown, out) {
   const posts = reqs.filter((r) => r.method === 'POST' && new URL(r.url, 'http://x').pathname.endsWith('/queries'));
   if (posts.length === 0) {
     const res = await get(`${backend}${new URL(reqs[0].url, 'http://x').pathname}/queries`,
       { method: 'POST', auth, body: JSON.stringify({ queries: [{ limit: 0 }] }) });
-    if (res.status === 200) die(`later page: the module sent ${reqs.length} GETs, but the backend has a multi-query endpoint`);
+    if (res.status === 200) die(`${what}: the module sent ${reqs.length} GETs, but the backend has a multi-query endpoint`);
     const why = `the module sent ${reqs.length} GETs: the backend has no multi-query endpoint (POST .../queries answered HTTP ${res.status})`;
-    fs.writeFileSync(`${out}/floor-b.unsupported`, why + '\n');
+    fs.writeFileSync(`${out}/${name}.unsupported`, why + '\n');
     console.error(`check: no floor (b): ${why}`);
     return null;
   }
-  if (reqs.length !== 1) die(`later page: the module made ${reqs.length} backend requests, not its one multi-query POST: floor (b) would not be its batch`);
+  if (reqs.length !== 1) die(`${what}: the module made ${reqs.length} backend requests, not its one multi-query POST: floor (b) would not be its batch`);
   const batch = posts[0];
-  if (batch.content_type !== 'application/json') die(`floor (b): the module's batch carried Content-Type ${batch.content_type}, wrk sends application/json`);
+  if (batch.content_type !== 'application/json') die(`${what}, floor (b): the module's batch carried Content-Type ${batch.content_type}, wrk sends application/json`);
   const res = await get(backend + batch.url, { method: 'POST', auth, body: batch.body });
   if (res.status !== 200 || !res.json || !Array.isArray(res.json.results)) {
-    die(`floor (b): POST ${batch.url} answered HTTP ${res.status}: ${res.text.slice(0, 200).trim()}`);
+    die(`${what}, floor (b): POST ${batch.url} answered HTTP ${res.status}: ${res.text.slice(0, 200).trim()}`);
   }
   const nq = JSON.parse(batch.body).queries.length;
-  if (res.json.results.length !== nq) die(`floor (b): ${res.json.results.length} results for ${nq} queries`);
-  const held = new Set(res.json.results.flatMap((r) => r.rows.map((row) => JSON.stringify(canonical(item(row))))));
-  const missing = shown.filter((row) => !held.has(JSON.stringify(canonical(item(row)))));
+  if (res.json.results.length !== nq) die(`${what}, floor (b): ${res.json.results.length} results for ${nq} queries`);
+  // every row of the results, as a bare row and, when it has one, with its document
+  const held = new Set(res.json.results.flatMap((r) => r.rows.flatMap((row) =>
+    [item(row), itemWithDoc(row)].map((x) => JSON.stringify(canonical(x))))));
+  const missing = shown.filter((x) => !held.has(JSON.stringify(canonical(x))));
   if (missing.length) {
-    die(`floor (b): the module's batch, sent straight, lacks ${missing.length} of the rows the page shows, e.g. ${JSON.stringify(item(missing[0]))}`);
+    die(`${what}, floor (b): the module's batch, sent straight, lacks ${missing.length} of the rows the page is made of, e.g. ${JSON.stringify(missing[0]).slice(0, 300)}`);
   }
-  fs.writeFileSync(`${out}/floor-b.url`, batch.url);
-  fs.writeFileSync(`${out}/floor-b.json`, batch.body);
+  fs.writeFileSync(`${out}/${name}.url`, batch.url);
+  fs.writeFileSync(`${out}/${name}.json`, batch.body);
   return { url: batch.url, queries: nq, rows: res.json.results.map((r) => r.rows.length) };
 }
 
@@ -322,8 +357,8 @@ async function pages() {
   // the rows the page is made of: its own, the next page's first (next) and
   // the previous page's first (prev); the rows between the page and that one
   // the module passes over with skip
-  const shown = [...fwdAns.rows.slice(0, size + 1), ...bwdAns.rows.slice(-1)];
-  const b = await floorPost(backend, auth, later.reqs, shown, out);
+  const shown = [...fwdAns.rows.slice(0, size + 1), ...bwdAns.rows.slice(-1)].map(item);
+  const b = await floorPost('later page', 'floor-b', backend, auth, later.reqs, shown, out);
 
   const extra = (qs) => (qs.extra.length ? `; beyond the floor's query: ${qs.extra.map(show).join('; ')}` : '');
   fs.writeFileSync(`${out}/module-requests.txt`,
@@ -332,6 +367,147 @@ async function pages() {
   console.error(`check: the seed's two GETs (a) make the module's later page exactly; ` +
     (b ? `the module's batch (b), ${b.queries} queries in one POST ${b.url} (${b.rows.join(' + ')} rows), holds all ${shown.length} rows the page is made of; ` : '') +
     `the first page is its floor's one query (${firstPage.reqs.length} request); the same Authorization header throughout`);
+}
+
+// --- the real-sized page: blog posts with their documents ------------------------
+// One item of the posts' HTML page: bench/httpd.conf.in's template
+//   <h3><a href="/blog/posts/%{couchpage_url:id}">%{couchpage_html:doc.title}</a></h3>
+//   <p><time datetime="%{couchpage_html:doc.date}">%{couchpage_date:doc.date}</time></p>
+//   <p>%{couchpage_html:doc.summary}</p>
+// (one line there, a space between the parts). No < > " may come from a
+// row: every value is escaped.
+const POST_ITEM = /^<h3><a href="\/blog\/posts\/([^"<>]*)">([^"<>]*)<\/a><\/h3> <p><time datetime="([^"<>]*)">([^"<>]*)<\/time><\/p> <p>([^"<>]*)<\/p>$/;
+const ENTITIES = { amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" };
+
+// Text escaped as the module escapes it: every & starts one of its entities.
+function unescapeHtml(what, text) {
+  if (/&(?!(amp|lt|gt|quot|#39);)/.test(text)) die(`${what}: an & that starts no entity in ${JSON.stringify(text).slice(0, 200)}`);
+  return text.replace(/&(amp|lt|gt|quot|#39);/g, (_, e) => ENTITIES[e]);
+}
+
+// The HTML page shows each row's id (in the link), title, date and summary,
+// escaped, in the floor's order.
+function sameHtml(what, res, size, rows) {
+  if (!/^text\/html/.test(res.type)) die(`${what}: Content-Type ${res.type}, not text/html`);
+  const items = [...res.text.matchAll(/<li class="couchpage-item">(.*?)<\/li>\n/g)].map((m) => m[1]);
+  if (items.length !== size) die(`${what}: ${items.length} items, not ${size}`);
+  items.forEach((html, i) => {
+    const m = html.match(POST_ITEM);
+    if (!m) die(`${what}: item ${i} is not the template's HTML: ${html.slice(0, 300)}`);
+    const doc = rows[i].doc;
+    const shown = {
+      id: decodeURIComponent(m[1]), title: unescapeHtml(what, m[2]), date: unescapeHtml(what, m[3]),
+      day: m[4], summary: unescapeHtml(what, m[5]),
+    };
+    const want = { id: rows[i].id, title: doc.title, date: doc.date, day: doc.date.slice(0, 10), summary: doc.summary };
+    if (!same(shown, want)) die(`${what}: item ${i} shows ${JSON.stringify(shown).slice(0, 300)}, the floor's row ${JSON.stringify(want).slice(0, 300)}`);
+  });
+}
+
+// The fields page: the JSON page's rows, each doc exactly the named
+// members of the full doc (those it has).
+function sameFields(what, page, full, fields) {
+  if (!Array.isArray(page.items) || page.items.length !== full.items.length) die(`${what}: not the JSON page's ${full.items.length} items`);
+  page.items.forEach((it, i) => {
+    const doc = full.items[i].doc;
+    const want = Object.fromEntries(fields.filter((f) => f in doc).map((f) => [f, doc[f]]));
+    if (!same(item(it), item(full.items[i]))) die(`${what}: item ${i} is ${JSON.stringify(item(it))}, the JSON page's ${JSON.stringify(item(full.items[i]))}`);
+    if (!same(it.doc, want)) die(`${what}: item ${i}'s doc is ${JSON.stringify(it.doc).slice(0, 300)}, not the named members of the full doc ${JSON.stringify(want).slice(0, 300)}`);
+  });
+  if (page.next !== full.next || page.prev !== full.prev) die(`${what}: next and prev are not the JSON page's`);
+}
+
+async function posts() {
+  const base = env('BASE');
+  const backend = env('BACKEND');
+  const auth = env('BACKEND_AUTH');
+  const log = env('REC_LOG');
+  const view = env('POSTS_VIEW');
+  const size = Number(env('SIZE'));
+  const row = Number(env('POSTS_ROW'));
+  const loc = { json: env('POSTS_JSON_PATH'), html: env('POSTS_HTML_PATH'), fields: env('POSTS_FIELDS_PATH') };
+  const fields = env('FIELDS').split(/\s+/).filter(Boolean);
+  const out = env('OUT');
+  if (!(row >= size && row % size === 0)) die(`POSTS_ROW (${row}) must be a positive multiple of SIZE (${size})`);
+  const q = (v) => encodeURIComponent(v);
+
+  // 1. the page, reached by links.next from the page before it, whose token
+  // is made from the view's own row as the module makes tokens
+  const rowAt = async (k) => {
+    const a = await getJson(`${backend}${view}?reduce=false&limit=1&skip=${k}`, { auth });
+    if (!Array.isArray(a.rows) || a.rows.length !== 1) die(`posts: the view has no row ${k}`);
+    return a.rows[0];
+  };
+  const before = await rowAt(row - size);
+  const start = await rowAt(row);
+  const pageBefore = await getJson(`${base}${loc.json}?start=${q(JSON.stringify(token(before)))}`);
+  if (!Array.isArray(pageBefore.items) || pageBefore.items.length !== size || pageBefore.items[0].id !== before.id) {
+    die(`posts: the page at row ${row - size} does not start at ${before.id} with ${size} items`);
+  }
+  if (!pageBefore.links || typeof pageBefore.links.next !== 'string') die(`posts: the page at row ${row - size} has no links.next`);
+  const nextUrl = new URL(pageBefore.links.next, 'http://x');
+  if (nextUrl.pathname !== loc.json) die(`posts: links.next leads to ${nextUrl.pathname}, not ${loc.json}`);
+  const query = nextUrl.search;
+  if (!same(parseToken('posts', nextUrl.searchParams.get('start')), token(start))) {
+    die(`posts: links.next's token is ${nextUrl.searchParams.get('start')}, not row ${row}'s ${JSON.stringify(token(start))}`);
+  }
+  fs.writeFileSync(`${out}/posts.query`, query + '\n');
+
+  // 2. what the module asks the backend for the page, in each location:
+  // one request, with the floors' Authorization header
+  const rec = {
+    json: await recordPage(base, loc.json + query, log),
+    html: await recordPage(base, loc.html + query, log, { html: true }),
+    fields: await recordPage(base, loc.fields + query, log),
+  };
+  for (const [k, r] of Object.entries(rec)) {
+    sameAuth(`posts ${k} page`, r.reqs, auth);
+    if (r.reqs.length !== 1) die(`posts ${k} page: ${r.reqs.length} backend requests, not 1:\n    ${describe(r.reqs)}`);
+  }
+
+  // 3. floor (a): the seed's two GETs, the forward one with the documents;
+  // their rows make the JSON page exactly
+  const startAt = `startkey=${q(JSON.stringify(start.key))}&startkey_docid=${q(start.id)}`;
+  const fwd = `${view}?include_docs=true&limit=${size + 1}&reduce=false&${startAt}`;
+  const bwd = `${view}?limit=${size}&reduce=false&descending=true&${startAt}&skip=1`;
+  const [fwdAns, bwdAns] = await Promise.all([fwd, bwd].map((p) => getJson(backend + p, { auth })));
+  if (!fwdAns.rows.every((r) => r.doc && typeof r.doc === 'object')) die('posts, floor (a): the forward GET answered rows without documents');
+  if (bwdAns.rows.length !== size) die(`posts, floor (a): the backward GET answered ${bwdAns.rows.length} rows, not ${size}`);
+  samePage('posts JSON page, floor (a)', rec.json.page, size, fwdAns.rows, bwdAns.rows);
+  // equal keys: the page and the rows either side of it share dates
+  const around = [bwdAns.rows[0], ...fwdAns.rows];
+  const equal = around.slice(1).filter((r, i) => same(r.key, around[i].key)).length;
+  if (equal === 0) die('posts: no two rows of the page and its neighbours share a date: the data does not exercise equal keys (bench/posts.js)');
+  const boundary = same(bwdAns.rows[0].key, start.key);
+
+  // 4. floor (b): the JSON page's batch, which the other two pages send too
+  const shown = [...fwdAns.rows.slice(0, size).map(itemWithDoc),
+    ...fwdAns.rows.slice(size, size + 1).map(item), ...bwdAns.rows.slice(-1).map(item)];
+  const b = await floorPost('posts JSON page', 'posts-floor-b', backend, auth, rec.json.reqs, shown, out);
+  if (!b) die('posts JSON page: no multi-query batch, so no floor (b)');
+  const jb = rec.json.reqs[0];
+  for (const k of ['html', 'fields']) {
+    const kb = rec[k].reqs[0];
+    if (kb.method !== jb.method || kb.url !== jb.url || kb.body !== jb.body) {
+      die(`posts ${k} page: its backend request is not the JSON page's batch, so floor (b) would not be its own:\n    ${describe([kb])}\n    ${describe([jb])}`);
+    }
+  }
+
+  // 5. the HTML page from the item template; the fields page
+  sameHtml('posts HTML page', rec.html, size, fwdAns.rows);
+  sameFields(`posts fields page (CouchPageFields ${fields.join(' ')})`, rec.fields.page, rec.json.page, fields);
+
+  const bytes = (t) => Buffer.byteLength(t);
+  const docBytes = Math.round(fwdAns.rows.slice(0, size).reduce((n, r) => n + bytes(JSON.stringify(r.doc)), 0) / size);
+  fs.writeFileSync(`${out}/posts-floor-a.txt`, `${fwd}\n${bwd}\n`);
+  fs.writeFileSync(`${out}/posts-sizes.txt`,
+    `doc=${docBytes} json=${bytes(rec.json.text)} html=${bytes(rec.html.text)} fields=${bytes(rec.fields.text)} equal=${equal} boundary=${boundary ? 1 : 0}\n`);
+  fs.writeFileSync(`${out}/posts-requests.txt`, Object.entries(rec).map(([k, r]) =>
+    `posts ${k} page ${loc[k]}${query}: ${r.reqs.length} backend request\n    ${describe(r.reqs)}\n`).join(''));
+  console.error(`check: posts page at row ${row} (${query}): the seed's two GETs (a) make the JSON page exactly, documents included ` +
+    `(${docBytes} bytes a document; ${equal} rows share the date of the row before them${boundary ? ', the first row among them: startkey_docid decides where the page starts' : ''}); ` +
+    `the module's batch (b), ${b.queries} queries in one POST (${b.rows.join(' + ')} rows), holds the page's rows and documents, and is the HTML and fields pages' request too; ` +
+    `the HTML page shows every title, date and summary escaped; the fields page's documents are the named members; one backend request each; the same Authorization header throughout`);
 }
 
 function sent(args) {
@@ -354,10 +530,12 @@ if (require.main === module) {
   const [cmd, ...rest] = process.argv.slice(2);
   if (cmd === 'pages') {
     pages().catch((e) => die(e.stack || String(e)));
+  } else if (cmd === 'posts') {
+    posts().catch((e) => die(e.stack || String(e)));
   } else if (cmd === 'sent') {
     sent(rest);
   } else {
-    die('usage: node bench/check.js pages | sent LOG FROM AUTH SPEC...');
+    die('usage: node bench/check.js pages | posts | sent LOG FROM AUTH SPEC...');
   }
 }
 module.exports = { queriesOf, sameQueries };

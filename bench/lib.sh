@@ -14,7 +14,10 @@
 #                           start a node of it; else pouchdb-server in
 #                           memory; load ITEMS items; sets BACKEND,
 #                           BACKEND_PORT, BACKEND_AUTH, CREDENTIALS,
-#                           BACKEND_KIND, BACKEND_LABEL
+#                           BACKEND_KIND, BACKEND_LABEL, BACKEND_LOAD_URL,
+#                           BACKEND_OWN
+#   bench_posts POSTS       load POSTS blog posts of about 4 KB into a CouchDB
+#                           backend (bench/posts.js) where missing
 #   bench_couchdb_dist      the folder of the CouchDB release's start/stop
 #   bench_couch_requests    CouchDB's own count of HTTP requests served
 #   bench_httpd NAME PORT DIR [KEY=VALUE ...]
@@ -32,6 +35,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 BENCH_DIR=$CP_ROOT/bench
 BENCH_LUA=$BENCH_DIR/paths.lua
 VIEW_PATH=/items/_design/items/_view/by_n
+# The real-sized page: bench/posts.js's posts by date, in three locations
+# of bench/httpd.conf.in (JSON with the documents, HTML from an item
+# template, JSON with the documents' members POSTS_FIELDS only).
+# shellcheck disable=SC2034 # used by bench/run
+POSTS_VIEW_PATH=/bench_posts/_design/posts/_view/by_date
+POSTS_FIELDS='title date summary'
 
 bench_log() { printf '==> [%3d s] %s\n' "$SECONDS" "$*" >&2; }
 
@@ -118,17 +127,22 @@ bench_couch_requests() {
 }
 
 # Starts the backend (or takes COUCHDB_URL) and loads ITEMS items into it.
+# BACKEND_LOAD_URL: the URL the loaders are given, credentials included;
+# BACKEND_OWN: 1 when the backend is a node this script started (its data
+# may be deleted and loaded again), else 0.
 # shellcheck disable=SC2034 # BACKEND_AUTH, CREDENTIALS, BACKEND_*: for the callers
 bench_backend() {
     local items=$1 dir=$2 want=${3:-} parsed cuser='' cpass='' url how dist count
     CREDENTIALS='# no CouchPageCredentials'
     BACKEND_AUTH=''
+    BACKEND_OWN=0
     how='COUCHDB_URL'
     if [ -z "${COUCHDB_URL:-}" ] && [ "$want" = couchdb ] && [ "${BENCH_BACKEND:-}" != pouchdb ]; then
         dist=$(bench_couchdb_dist)
         if [ -n "$dist" ]; then
             bench_start_couchdb "$dist" "$CP_OUT/bench/couchdb"
             how="a single node started by bench/run, data in out/bench/couchdb"
+            BACKEND_OWN=1
         fi
     fi
     if [ -n "${COUCHDB_URL:-}" ]; then
@@ -171,8 +185,9 @@ bench_backend() {
         console.log(kind, `${label} ${w.version || "(no version)"}`);
     ') || cp_die "the backend at $BACKEND gave no welcome (GET /)"
     BACKEND_LABEL="$BACKEND_LABEL at $BACKEND ($how)"
+    BACKEND_LOAD_URL=$url
     bench_log "backend: $BACKEND_LABEL"
-    if [ "$how" != COUCHDB_URL ] && [ "$BACKEND_KIND" = couchdb ]; then
+    if ((BACKEND_OWN)) && [ "$BACKEND_KIND" = couchdb ]; then
         # our own node keeps its data between runs: reused when it holds
         # exactly ITEMS items, loaded again otherwise
         count=$(curl -sS --max-time 30 -H "Authorization: $BACKEND_AUTH" "$BACKEND/items" |
@@ -192,6 +207,20 @@ bench_backend() {
     [ "$count" = "$items" ] ||
         cp_die "the view $VIEW_PATH has ${count:-no} rows, not ITEMS=$items (set ITEMS, or use another database)"
     bench_log "backend ready with $items items ($((SECONDS - t0)) s)"
+}
+
+# Loads POSTS posts into the backend's database bench_posts where missing
+# (bench/posts.js: the same posts on every run) and builds its view's index.
+# The node bench/run started keeps them in out/bench/couchdb for the next
+# run, and loads them again when it holds another count; a COUCHDB_URL
+# server's database is never deleted: the run stops instead.
+bench_posts() {
+    local posts=$1 replace=() t0=$SECONDS
+    ((BACKEND_OWN)) && replace=(--replace)
+    bench_log "posts: $posts blog posts of about 4 KB where missing (the first load of 20,000 takes about 15 s on a quiet machine, a minute or two on a busy one; kept for the next run)"
+    node "$BENCH_DIR/posts.js" "$BACKEND_LOAD_URL" --posts "$posts" "${replace[@]}" 2>&1 |
+        sed -u 's/^/    /' >&2 || cp_die "loading the posts failed"
+    bench_log "posts ready: $posts, their view indexed ($((SECONDS - t0)) s)"
 }
 
 # Writes DIR/httpd.conf and starts httpd in the foreground (tracked).
@@ -225,6 +254,7 @@ bench_write_conf() {
         -e "s|@BACKEND@|$(sed_esc "$BACKEND")|g" \
         -e "s|@CREDENTIALS@|$(sed_esc "$CREDENTIALS")|g" \
         -e "s|@ITEMS@|$items|g" \
+        -e "s|@POSTS_FIELDS@|$(sed_esc "$POSTS_FIELDS")|g" \
         "$BENCH_DIR/httpd.conf.in" >"$dir/httpd.conf"
     chmod 600 "$dir/httpd.conf"    # may hold credentials
 }
