@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // The real-sized page of bench/run: POSTS blog posts of about 4 KB each,
 // generated (the same posts on every run: a seeded PRNG) and loaded into a
 // CouchDB with _bulk_docs, with the view bench/run pages over.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Documents and values reach the client as the bytes CouchDB sent (issue 18):
 # the module reads a backend's answer into spans and copies each row's value
 # and doc into the JSON page unchanged, but for < > &, which it writes as
