@@ -337,8 +337,20 @@ static const char *set_fields(cmd_parms *cmd, void *dirconf, const char *args)
     const char *name;
     int i;
 
-    while (*(name = ap_getword_conf(cmd->pool, &args))) {
+    /* every word up to the end, the empty one ("") too: JSON allows a
+     * member of that name, and CouchDB keeps it */
+    for (;;) {
+        while (apr_isspace(*args)) {
+            args++;
+        }
+        if (!*args) {
+            break;
+        }
+        name = ap_getword_conf(cmd->pool, &args);
         if (!strcmp(name, "*")) {
+            while (apr_isspace(*args)) {
+                args++;
+            }
             if (fields->nelts > 0 || *args) {
                 return "CouchPageFields: * (every member) stands alone";
             }
@@ -352,7 +364,8 @@ static const char *set_fields(cmd_parms *cmd, void *dirconf, const char *args)
         }
         for (i = 0; i < fields->nelts; i++) {
             if (!strcmp(APR_ARRAY_IDX(fields, i, const char *), name)) {
-                return apr_psprintf(cmd->pool, "CouchPageFields: '%s' is named twice", name);
+                return apr_psprintf(cmd->pool, "CouchPageFields: '%s' is named twice",
+                                    ap_escape_logitem(cmd->pool, name));
             }
         }
         APR_ARRAY_PUSH(fields, const char *) = name;

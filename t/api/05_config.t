@@ -57,6 +57,10 @@ my @CASES = (
     ['CouchPageFields * *', qr{CouchPageFields: \* \(every member\) stands alone}],
     ['CouchPageFields title date title', qr{CouchPageFields: 'title' is named twice}],
     ['CouchPageFields', qr{CouchPageFields takes the names of document members, or \*}],
+    # the empty name is a name (JSON allows it, CouchDB keeps it), once
+    ["CouchPageView $VIEW\nCouchPageFields \"\" title", undef],
+    ['CouchPageFields title "" ""', qr{CouchPageFields: '' is named twice}],
+    ['CouchPageFields "*" title', qr{CouchPageFields: \* \(every member\) stands alone}],
     # a byte shown as \xHH (httpd -t escapes the backslash once more)
     ["CouchPageFields ti\xfftle", qr{CouchPageFields: 'ti\\+xfftle' is not valid UTF-8}],
     ["CouchPageFields title \xc0\xaf", qr{CouchPageFields: '\\+xc0\\+xaf' is not valid UTF-8}],
