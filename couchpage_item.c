@@ -109,7 +109,7 @@ const json_t *cp_field_get(apr_pool_t *pool, const cp_field *field, const cp_row
         at = step->member ? cp_row_find(row, at, step->member)
                           : cp_row_element(row, at, step->index);
     }
-    return cp_row_decode(pool, at);
+    return cp_row_decode(pool, row, at);
 }
 
 const char *cp_field_text(apr_pool_t *pool, const json_t *value, apr_size_t *len)

@@ -58,6 +58,41 @@ bool is_space(char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
+/* A value's token (the white space after it included), of a value or of a
+ * document whose whole text is one scalar. */
+std::string_view token_of(ondemand::value &v)
+{
+    return v.raw_json_token();
+}
+
+std::string_view token_of(ondemand::document &doc)
+{
+    std::string_view token;
+
+    return doc.raw_json_token().get(token) ? std::string_view() : token;
+}
+
+/* A scalar's bytes: its token without the white space after it. */
+template <typename V>
+std::string_view scalar_text(V &v)
+{
+    std::string_view token = token_of(v);
+
+    while (!token.empty() && is_space(token.back())) {
+        token.remove_suffix(1);
+    }
+    return token;
+}
+
+/* A number simdjson refuses may still be one JSON allows (a zero with an
+ * exponent of thirty digits: 0e400987654321098765432109): jansson, whose
+ * reader takes exactly JSON's numbers within a double's range, decides.
+ * Its value (pool-owned), or NULL when it is not one. */
+const json_t *number_by_jansson(apr_pool_t *pool, std::string_view text)
+{
+    return cp_json_load(pool, text.data(), text.size(), NULL);
+}
+
 /* What a simdjson error says of the body. */
 const char *json_fault(error_code error)
 {
@@ -65,7 +100,7 @@ const char *json_fault(error_code error)
     case UTF8_ERROR:
         return "a string is not UTF-8";
     case UNESCAPED_CHARS:
-        return "a string holds a control character";
+        return "it holds a NUL byte, or a string a control character";
     case UNCLOSED_STRING:
         return "a string is not closed";
     case STRING_ERROR:
@@ -149,8 +184,14 @@ error_code check_value(reader &rd, ondemand::value v)
             }
             case ondemand::json_type::number: {
                 double number;
+                error_code error = current.get_double().get(number);
 
-                SIMDJSON_TRY(current.get_double().get(number));
+                /* (a number left unread is passed over by its container) */
+                if (error == NUMBER_ERROR
+                    && json_is_number(number_by_jansson(rd.pool, scalar_text(current)))) {
+                    error = SUCCESS;
+                }
+                SIMDJSON_TRY(error);
                 break;
             }
             case ondemand::json_type::boolean: {
@@ -213,11 +254,22 @@ error_code check_value(reader &rd, ondemand::value v)
     }
 }
 
-/* Reads and checks the value v, and sets *span to its bytes. */
+/* Reads and checks the value v, and sets *span to its bytes: a scalar's
+ * token, a container's up to where the reading of it ended. */
 error_code read_value(reader &rd, ondemand::value v, cp_span *span)
 {
     const char *start = v.raw_json_token().data();
+    ondemand::json_type type;
+    std::string_view scalar;
 
+    SIMDJSON_TRY(v.type().get(type));
+    if (type != ondemand::json_type::object && type != ondemand::json_type::array) {
+        scalar = scalar_text(v);
+        SIMDJSON_TRY(check_value(rd, v));
+        span->text = scalar.data();
+        span->len = scalar.size();
+        return SUCCESS;
+    }
     SIMDJSON_TRY(check_value(rd, v));
     span->text = start;
     span->len = (apr_size_t)(end_of_read(rd, start) - start);
@@ -290,6 +342,132 @@ error_code read_count(reader &rd, ondemand::value v, apr_int64_t *count)
     return SUCCESS;
 }
 
+/* Keys nest at most this deep: jansson's limit, and a token carries its key. */
+#define KEY_MAX_DEPTH 2048
+
+/* A value as jansson's, built from the parser as it reads (a row's key is
+ * compared, and carried by tokens, as jansson's value; a template shows a
+ * field decoded): the value jansson would read from the text, integers
+ * beyond 64 bits as doubles, as cp_json_load reads them. *value is NULL
+ * for an error, DEPTH_ERROR beyond KEY_MAX_DEPTH levels. V is a value, or
+ * a document whose whole text is the value (simdjson reads a document's
+ * scalar by the document's own getters). */
+template <typename V>
+error_code key_value(apr_pool_t *pool, V &v, int depth, json_t **value)
+{
+    ondemand::json_type type;
+
+    *value = NULL;
+    SIMDJSON_TRY(v.type().get(type));
+    switch (type) {
+    case ondemand::json_type::object: {
+        ondemand::object object;
+        json_t *members;
+
+        if (depth >= KEY_MAX_DEPTH) {
+            return DEPTH_ERROR;
+        }
+        SIMDJSON_TRY(v.get_object().get(object));
+        members = json_object();
+        for (auto field_result : object) {
+            ondemand::field field;
+            std::string_view name;
+            json_t *member;
+            error_code error;
+
+            if ((error = std::move(field_result).get(field))
+                || (error = field.unescaped_key().get(name))
+                || (error = key_value(pool, field.value(), depth + 1, &member))) {
+                json_decref(members);
+                return error;
+            }
+            /* the last of a name counts, in the place of the first, as
+             * jansson's reader keeps it */
+            json_object_setn_new_nocheck(members, name.data(), name.size(), member);
+        }
+        *value = members;
+        return SUCCESS;
+    }
+    case ondemand::json_type::array: {
+        ondemand::array array;
+        json_t *elements;
+
+        if (depth >= KEY_MAX_DEPTH) {
+            return DEPTH_ERROR;
+        }
+        SIMDJSON_TRY(v.get_array().get(array));
+        elements = json_array();
+        for (auto element_result : array) {
+            ondemand::value element_value;
+            json_t *element;
+            error_code error;
+
+            if ((error = element_result.get(element_value))
+                || (error = key_value(pool, element_value, depth + 1, &element))) {
+                json_decref(elements);
+                return error;
+            }
+            json_array_append_new(elements, element);
+        }
+        *value = elements;
+        return SUCCESS;
+    }
+    case ondemand::json_type::string: {
+        std::string_view text;
+
+        SIMDJSON_TRY(v.get_string().get(text));
+        *value = json_stringn_nocheck(text.data(), text.size());
+        return SUCCESS;
+    }
+    case ondemand::json_type::number: {
+        std::string_view token = token_of(v);
+        int64_t integer;
+        double real;
+
+        error_code error;
+
+        /* jansson's rule: a number with a point or an exponent is a real;
+         * an integer that does not fit 64 bits is read as a double */
+        if (token.find_first_of(".eE") == std::string_view::npos
+            && !v.get_int64().get(integer)) {
+            *value = json_integer(integer);
+            return SUCCESS;
+        }
+        if (!(error = v.get_double().get(real))) {
+            *value = json_real(real);
+            return SUCCESS;
+        }
+        if (error == NUMBER_ERROR) {
+            const json_t *number = number_by_jansson(pool, scalar_text(v));
+
+            if (json_is_number(number)) {
+                *value = json_incref((json_t *)number);
+                return SUCCESS;
+            }
+        }
+        return error;
+    }
+    case ondemand::json_type::boolean: {
+        bool truth;
+
+        SIMDJSON_TRY(v.get_bool().get(truth));
+        *value = json_boolean(truth);
+        return SUCCESS;
+    }
+    case ondemand::json_type::null: {
+        bool is_null;
+
+        SIMDJSON_TRY(v.is_null().get(is_null));
+        if (!is_null) {
+            return N_ATOM_ERROR;
+        }
+        *value = json_null();
+        return SUCCESS;
+    }
+    }
+    return INCORRECT_TYPE;
+}
+
 /* Why a read stopped: a JSON error (error), or the shape of a value that is
  * JSON (reason). */
 struct refusal {
@@ -344,19 +522,20 @@ refusal read_row(reader &rd, ondemand::value v, int n, int with_docid, cp_answer
             ondemand::json_type id_type;
             std::string_view id;
 
-            row->id_text.text = field.value().raw_json_token().data();
             if ((error = field.value().type().get(id_type))) {
                 return json_refusal(error);
             }
             id_is_string = id_type == ondemand::json_type::string;
             if (id_is_string) {
+                std::string_view text = scalar_text(field.value());
+
                 if ((error = field.value().get_string().get(id))) {
                     return json_refusal(error);
                 }
                 row->id = memchr(id.data(), 0, id.size())
                           ? NULL : apr_pstrmemdup(rd.pool, id.data(), id.size());
-                row->id_text.len = (apr_size_t)(end_of_read(rd, row->id_text.text)
-                                                - row->id_text.text);
+                row->id_text.text = text.data();
+                row->id_text.len = text.size();
             }
             else {
                 row->id = NULL;
@@ -364,7 +543,31 @@ refusal read_row(reader &rd, ondemand::value v, int n, int with_docid, cp_answer
             }
         }
         else if (name == "key") {
-            error = read_value(rd, field.value(), &row->key_text);
+            const char *start = field.value().raw_json_token().data();
+            ondemand::json_type key_type;
+            std::string_view scalar;
+            json_t *key;
+
+            if ((error = field.value().type().get(key_type))) {
+                return json_refusal(error);
+            }
+            if (key_type != ondemand::json_type::object
+                && key_type != ondemand::json_type::array) {
+                scalar = scalar_text(field.value());
+            }
+            error = key_value(rd.pool, field.value(), 0, &key);
+            if (error == DEPTH_ERROR) {
+                return shape_refusal(apr_psprintf(rd.pool, "row %d of the view response has "
+                                                  "a key the module cannot read (nested "
+                                                  "deeper than %d)", n, KEY_MAX_DEPTH));
+            }
+            if (!error) {
+                /* a scalar's token; a container up to where its reading ended */
+                row->key = cp_json_pool_own(rd.pool, key);
+                row->key_text.text = scalar.data() ? scalar.data() : start;
+                row->key_text.len = scalar.data() ? scalar.size()
+                                  : (apr_size_t)(end_of_read(rd, start) - start);
+            }
         }
         else if (name == "value") {
             error = read_members(rd, field.value(), &row->value, &row->value_members);
@@ -383,12 +586,6 @@ refusal read_row(reader &rd, ondemand::value v, int n, int with_docid, cp_answer
     row->text.len = (apr_size_t)(end_of_read(rd, start) - start);
     if (!row->key_text.len) {
         return shape_refusal(apr_psprintf(rd.pool, "row %d of the view response has no key",
-                                          n));
-    }
-    row->key = cp_json_load(rd.pool, row->key_text.text, row->key_text.len, NULL);
-    if (!row->key) {
-        return shape_refusal(apr_psprintf(rd.pool, "row %d of the view response has a key "
-                                          "the module cannot read (nested deeper than 2048)",
                                           n));
     }
     if (with_docid && (!id_is_string || (row->id && !*row->id))) {
@@ -509,6 +706,11 @@ error_code start_reading(reader &rd, ondemand::parser &parser, ondemand::documen
     rd.body = text;
     rd.body_len = len;
     rd.doc = &doc;
+    /* JSON has no place for a NUL byte, but simdjson ends a number or a
+     * word at one (its padding is zeros) */
+    if (memchr(text, 0, len)) {
+        return UNESCAPED_CHARS;
+    }
     /* simdjson's own depth limit is for its DOM parser, not On-Demand's
      * (check_value keeps the depth) */
     SIMDJSON_TRY(parser.allocate(len < 64 ? 64 : len));
@@ -911,9 +1113,20 @@ extern "C" cp_span cp_row_element(const cp_row *row, cp_span at, apr_size_t inde
     return find_in(row, at, NULL, index);
 }
 
-extern "C" const json_t *cp_row_decode(apr_pool_t *pool, cp_span at)
+extern "C" const json_t *cp_row_decode(apr_pool_t *pool, const cp_row *row, cp_span at)
 {
-    return at.len ? cp_json_load(pool, at.text, at.len, NULL) : NULL;
+    const char *end = row->answer->body + row->answer->body_len + CP_RESPONSE_PADDING;
+    ondemand::parser parser;
+    ondemand::document doc;
+    json_t *value;
+
+    /* at is a value of the body, read and checked already */
+    if (!at.len || parser.iterate(padded_string_view(at.text, at.len,
+                                                     (size_t)(end - at.text))).get(doc)
+        || key_value(pool, doc, 0, &value)) {
+        return NULL;
+    }
+    return cp_json_pool_own(pool, value);
 }
 
 extern "C" cp_span cp_row_project(apr_pool_t *pool, const cp_row *row,

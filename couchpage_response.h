@@ -110,8 +110,9 @@ cp_span cp_row_member(const cp_row *row, const char *name);
 cp_span cp_row_find(const cp_row *row, cp_span at, const char *name);
 cp_span cp_row_element(const cp_row *row, cp_span at, apr_size_t index);
 
-/* The value of a span, decoded (pool-owned); NULL for an empty span. */
-const json_t *cp_row_decode(apr_pool_t *pool, cp_span at);
+/* The value of a span of the row's answer, decoded (pool-owned); NULL for
+ * an empty span, or one nested deeper than jansson reads (2048). */
+const json_t *cp_row_decode(apr_pool_t *pool, const cp_row *row, cp_span at);
 
 /* The doc's members named in names (in that order; those the doc lacks are
  * left out) as the JSON object text CouchDB's bytes make:

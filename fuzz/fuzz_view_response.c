@@ -80,7 +80,7 @@ static void check_answer(apr_pool_t *pool, const cp_answer *answer, const json_t
             FUZZ_CHECK((at.len > 0) == (want != NULL), "row %zu's %s found: %zu bytes",
                        (size_t)i, *member, (size_t)at.len);
             if (want) {
-                FUZZ_CHECK(json_equal((json_t *)cp_row_decode(pool, at), (json_t *)want),
+                FUZZ_CHECK(json_equal((json_t *)cp_row_decode(pool, row, at), (json_t *)want),
                            "row %zu's %s differs from jansson's", (size_t)i, *member);
             }
         }
