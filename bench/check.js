@@ -47,7 +47,7 @@
 //       full docs. Writes to OUT: posts.query (the page's query string, as
 //       the module linked it), posts-floor-a.txt (floor (a)'s two paths, a
 //       line each), posts-floor-b.url and posts-floor-b.json,
-//       posts-sizes.txt (bytes of a document and of each page; rows sharing
+//       posts-sizes.txt (bytes of a document, of (a)'s forward answer and of each page; rows sharing
 //       the date of the row before), posts-requests.txt.
 //
 //   node bench/check.js sent LOG FROM AUTH SPEC...
@@ -470,7 +470,9 @@ async function posts() {
   const startAt = `startkey=${q(JSON.stringify(start.key))}&startkey_docid=${q(start.id)}`;
   const fwd = `${view}?include_docs=true&limit=${size + 1}&reduce=false&${startAt}`;
   const bwd = `${view}?limit=${size}&reduce=false&descending=true&${startAt}&skip=1`;
-  const [fwdAns, bwdAns] = await Promise.all([fwd, bwd].map((p) => getJson(backend + p, { auth })));
+  const [fwdRes, bwdAns] = await Promise.all([get(backend + fwd, { auth }), getJson(backend + bwd, { auth })]);
+  if (fwdRes.status !== 200 || fwdRes.json === null) die(`GET ${fwd}: HTTP ${fwdRes.status}, ${fwdRes.text.slice(0, 300)}`);
+  const fwdAns = fwdRes.json;
   if (!fwdAns.rows.every((r) => r.doc && typeof r.doc === 'object')) die('posts, floor (a): the forward GET answered rows without documents');
   if (bwdAns.rows.length !== size) die(`posts, floor (a): the backward GET answered ${bwdAns.rows.length} rows, not ${size}`);
   samePage('posts JSON page, floor (a)', rec.json.page, size, fwdAns.rows, bwdAns.rows);
@@ -501,7 +503,7 @@ async function posts() {
   const docBytes = Math.round(fwdAns.rows.slice(0, size).reduce((n, r) => n + bytes(JSON.stringify(r.doc)), 0) / size);
   fs.writeFileSync(`${out}/posts-floor-a.txt`, `${fwd}\n${bwd}\n`);
   fs.writeFileSync(`${out}/posts-sizes.txt`,
-    `doc=${docBytes} json=${bytes(rec.json.text)} html=${bytes(rec.html.text)} fields=${bytes(rec.fields.text)} equal=${equal} boundary=${boundary ? 1 : 0}\n`);
+    `doc=${docBytes} forward=${bytes(fwdRes.text)} json=${bytes(rec.json.text)} html=${bytes(rec.html.text)} fields=${bytes(rec.fields.text)} equal=${equal} boundary=${boundary ? 1 : 0}\n`);
   fs.writeFileSync(`${out}/posts-requests.txt`, Object.entries(rec).map(([k, r]) =>
     `posts ${k} page ${loc[k]}${query}: ${r.reqs.length} backend request\n    ${describe(r.reqs)}\n`).join(''));
   console.error(`check: posts page at row ${row} (${query}): the seed's two GETs (a) make the JSON page exactly, documents included ` +
