@@ -143,7 +143,9 @@ check "first: /bands/ answers with the first five bands" \
 check "first: / (the page under the DocumentRoot) includes the bands' fragment" \
     grep -q 'Biffy Clyro' <<<"$(get /)"
 check "first: /blog/ includes the posts, newest first, through the item template" \
-    grep -q '<li class="couchpage-item"><h3 class="post-title"><a href="/blog/posts/post-036">' <<<"$(get /blog/)"
+    grep -q '<li class="couchpage-item"><h3 class="post-title"><a href="posts/post-036">' <<<"$(get /blog/)"
+check "first: a post's link leads to its page, /blog/posts/post-036" \
+    grep -q '<h2 class="post-title">Ranges of keys, part 3</h2>' <<<"$(get /blog/posts/post-036)"
 check "first: httpd's children run as nobody" children_are_nobody
 check "first: /items/ answers while the items load" \
     json_is "$(get '/items/?limit=1')" 'Array.isArray(j.items) && j.total_rows <= '"$ITEMS"
