@@ -26,8 +26,10 @@
 // startkey_docid in and the offset out; the index's allDocs, called in that
 // context, moves its start to (startkey, startkey_docid) and counts R.
 //
-// Not covered: endkey_docid (ignored, as before), and `keys` queries
-// (offset = skip); mod_couchpage sends neither.
+// Not covered: endkey_docid (ignored, as before) and `keys` queries
+// (offset = skip), which mod_couchpage never sends; and _all_docs, which is
+// pouchdb's allDocs of the database itself (offset = skip): the module then
+// numbers such a location's later pages relative to themselves.
 'use strict';
 
 const { AsyncLocalStorage } = require('async_hooks');
