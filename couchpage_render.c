@@ -195,11 +195,11 @@ static const char *html(apr_pool_t *pool, const char *text)
 }
 
 const char *const cp_word_names[CP_WORD_COUNT] = {
-    "first", "previous", "next", "last", "of", "empty", "nav-label", "current"
+    "first", "previous", "next", "last", "of", "empty", "nav-label", "current", "thousands"
 };
 
 const char *const cp_word_defaults[CP_WORD_COUNT] = {
-    "First", "Previous", "Next", "Last", "of", "No items.", "Pages", "current"
+    "First", "Previous", "Next", "Last", "of", "No items.", "Pages", "current", ","
 };
 
 int cp_word_find(const char *name)
@@ -237,48 +237,89 @@ static const char *item_html(apr_pool_t *pool, const cp_row *row, const cp_item_
     return shown;
 }
 
-/* "11–15 of 42", when CouchDB's offset is the page's true position. */
+/* A number as the fragment shows it: the digits of n (not negative) in
+ * groups of three from the right, separator (HTML) between them, as
+ * "100,000". */
+static const char *number_html(apr_pool_t *pool, apr_int64_t n, const char *separator)
+{
+    char digits[32];
+    apr_size_t len = (apr_size_t)apr_snprintf(digits, sizeof(digits), "%" APR_UINT64_T_FMT,
+                                              (apr_uint64_t)(n < 0 ? 0 : n));
+    apr_size_t sep_len = strlen(separator), i;
+    char *out = apr_palloc(pool, len + (len - 1) / 3 * sep_len + 1), *o = out;
+
+    for (i = 0; i < len; i++) {
+        if (i > 0 && (len - i) % 3 == 0) {
+            memcpy(o, separator, sep_len);
+            o += sep_len;
+        }
+        *o++ = digits[i];
+    }
+    *o = '\0';
+    return out;
+}
+
+/* "11–15 of 42" ("11 of 42" for one row), when CouchDB's offset is the
+ * page's true position. */
 static const char *position_html(apr_pool_t *pool, const cp_page *page,
-                                 const cp_html_spec *spec)
+                                 const cp_html_spec *spec, const char *separator)
 {
     apr_int64_t offset = page->offset, total = page->total_rows;
-    size_t n = (size_t)page->rows->nelts;
+    apr_int64_t n = page->rows->nelts;
+    const char *rows;
 
     if (offset < 0 || total < 0) {
         return "";
     }
-    if (n == 0) {
-        return apr_psprintf(pool, "<p class=\"couchpage-position\">0 %s %" APR_INT64_T_FMT
-                            "</p>\n", word(pool, spec, CP_WORD_OF), total);
-    }
-    return apr_psprintf(pool, "<p class=\"couchpage-position\">%" APR_INT64_T_FMT
-                        "\xe2\x80\x93%" APR_INT64_T_FMT " %s %" APR_INT64_T_FMT "</p>\n",
-                        offset + 1, offset + (apr_int64_t)n, word(pool, spec, CP_WORD_OF),
-                        total);
+    rows = n == 0 ? "0"
+         : n == 1 ? number_html(pool, offset + 1, separator)
+         : apr_pstrcat(pool, number_html(pool, offset + 1, separator), "\xe2\x80\x93",
+                       number_html(pool, offset + n, separator), NULL);
+    return apr_pstrcat(pool, "<p class=\"couchpage-position\">", rows, " ",
+                       word(pool, spec, CP_WORD_OF), " ", number_html(pool, total, separator),
+                       "</p>\n", NULL);
 }
 
 static const char *page_label(apr_pool_t *pool, const cp_page *page, const cp_page_link *link,
-                              const cp_html_spec *spec)
+                              const cp_html_spec *spec, const char *separator)
 {
     if (page->numbered) {
-        return apr_psprintf(pool, "%" APR_INT64_T_FMT, link->number);
+        return number_html(pool, link->number, separator);
     }
     if (link->current) {
         return word(pool, spec, CP_WORD_CURRENT);
     }
     /* relative numbers: U+2212 minus sign, or a plus */
-    return link->number < 0 ? apr_psprintf(pool, "\xe2\x88\x92%" APR_INT64_T_FMT, -link->number)
-                            : apr_psprintf(pool, "+%" APR_INT64_T_FMT, link->number);
+    return apr_pstrcat(pool, link->number < 0 ? "\xe2\x88\x92" : "+",
+                       number_html(pool, link->number < 0 ? -link->number : link->number,
+                                   separator), NULL);
 }
 
 #define GAP "<li class=\"couchpage-gap\" aria-hidden=\"true\">\xe2\x80\xa6</li>\n"
 
 /* A page list's link to the first or the last page, by its number. */
 static const char *numbered_link(apr_pool_t *pool, const cp_links *links, const char *start,
-                                 apr_int64_t number, const char *rel)
+                                 apr_int64_t number, const char *rel, const char *separator)
 {
-    return apr_psprintf(pool, "<li><a rel=\"%s\" href=\"%s\">%" APR_INT64_T_FMT "</a></li>\n",
-                        rel, html(pool, cp_link_url(pool, links, start)), number);
+    return apr_pstrcat(pool, "<li><a rel=\"", rel, "\" href=\"",
+                       html(pool, cp_link_url(pool, links, start)), "\">",
+                       number_html(pool, number, separator), "</a></li>\n", NULL);
+}
+
+/* A page list's entry: a link, or, for the page shown, its label alone
+ * (a link to the page one is on leads nowhere). */
+static const char *page_entry(apr_pool_t *pool, const cp_page *page, const cp_links *links,
+                              const cp_page_link *link, const cp_html_spec *spec,
+                              const char *separator)
+{
+    const char *label = page_label(pool, page, link, spec, separator);
+
+    if (link->current) {
+        return apr_pstrcat(pool, "<li><span aria-current=\"page\">", label, "</span></li>\n",
+                           NULL);
+    }
+    return apr_pstrcat(pool, "<li><a href=\"", html(pool, cp_link_url(pool, links, link->start)),
+                       "\">", label, "</a></li>\n", NULL);
 }
 
 static const char *nav_link(apr_pool_t *pool, const char *rel, const char *label,
@@ -298,6 +339,7 @@ const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links
 {
     apr_array_header_t *out = apr_array_make(pool, 16 + 3 * page->rows->nelts,
                                              sizeof(const char *));
+    const char *separator = word(pool, spec, CP_WORD_THOUSANDS);
     int p;
 
 #define EMIT(s) (APR_ARRAY_PUSH(out, const char *) = (s))
@@ -323,7 +365,7 @@ const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links
         }
         EMIT("</ul>\n");
     }
-    EMIT(position_html(pool, page, spec));
+    EMIT(position_html(pool, page, spec, separator));
     EMIT(apr_pstrcat(pool, "<nav class=\"couchpage-nav\" aria-label=\"",
                      word(pool, spec, CP_WORD_NAV_LABEL), "\">\n", NULL));
     /* without page links, the first page has a link of its own */
@@ -340,27 +382,27 @@ const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links
 
             /* absolute numbers: page 1 always linked, a gap shown */
             if (p == 0 && page->numbered && link->number > 1) {
-                EMIT(numbered_link(pool, links, NULL, 1, "first"));
+                EMIT(numbered_link(pool, links, NULL, 1, "first", separator));
                 EMIT(link->number > 2 ? GAP : "");
             }
-            EMIT(apr_pstrcat(pool, "<li><a href=\"",
-                             html(pool, cp_link_url(pool, links, link->start)), "\"",
-                             link->current ? " aria-current=\"page\"" : "", ">",
-                             page_label(pool, page, link, spec), "</a></li>\n", NULL));
+            EMIT(page_entry(pool, page, links, link, spec, separator));
             /* and the last page, when it is known */
             if (p == page->pages->nelts - 1 && page->has_last
                 && link->number < page->last_number) {
                 EMIT(link->number < page->last_number - 1 ? GAP : "");
-                EMIT(numbered_link(pool, links, page->last, page->last_number, "last"));
+                EMIT(numbered_link(pool, links, page->last, page->last_number, "last",
+                                   separator));
             }
         }
         EMIT("</ol>\n");
     }
     EMIT(nav_link(pool, "next", word(pool, spec, CP_WORD_NEXT),
                   page->next ? cp_link_url(pool, links, page->next) : NULL));
-    /* without page links, the last page has a link of its own */
+    /* without page links, the last page has a link of its own, but on the
+     * last page itself */
     if (page->pages->nelts == 0 && page->has_last) {
-        EMIT(nav_link(pool, "last", word(pool, spec, CP_WORD_LAST), cp_link_url(pool, links, page->last)));
+        EMIT(nav_link(pool, "last", word(pool, spec, CP_WORD_LAST),
+                      page->last_is_current ? NULL : cp_link_url(pool, links, page->last)));
     }
     EMIT("</nav>\n</div>\n");
 #undef EMIT

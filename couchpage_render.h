@@ -57,6 +57,7 @@ typedef enum {
     CP_WORD_EMPTY,      /* the text of a page without rows */
     CP_WORD_NAV_LABEL,  /* the nav's aria-label */
     CP_WORD_CURRENT,    /* the current page in a page list without numbers */
+    CP_WORD_THOUSANDS,  /* between groups of three digits: "100,000"; "" for none */
     CP_WORD_COUNT
 } cp_word;
 
@@ -82,11 +83,14 @@ typedef struct {
 } cp_html_spec;
 
 /* The HTML5 fragment: a div.couchpage holding ul.couchpage-items,
- * p.couchpage-position (when the position is known) and nav.couchpage-nav:
- * prev, the page list (absolute numbers with page 1 and the last page always
- * linked, li.couchpage-gap for the pages between), next; without a page
- * list, a.couchpage-first before prev (a disabled span on the first page)
- * and a.couchpage-last after next when the last page is known.
+ * p.couchpage-position (when the position is known: "21-40 of 1,000", or
+ * "11 of 11" for one row) and nav.couchpage-nav: prev, the page list
+ * (absolute numbers with page 1 and the last page always linked,
+ * li.couchpage-gap for the pages between; the current page a span with
+ * aria-current="page", not a link), next; without a page list,
+ * a.couchpage-first before prev and a.couchpage-last after next when the
+ * last page is known, each a disabled span on its own page. Every number
+ * shown has the thousands word between its groups of three digits.
  * Every text, word and URL is escaped; render_item's output is taken as it
  * is. NULL with *error set when render_item fails. */
 const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links *links,

@@ -16,6 +16,9 @@
 // demo's views have none (pouchdb-server itself, which the tests run, has
 // them). leveldown loads its prebuilt binary, so `npm ci --ignore-scripts`
 // is enough.
+//
+// And view queries answer with CouchDB's offset and honour startkey_docid
+// (offsets.js), so that mod_couchpage knows every page's position.
 'use strict';
 
 const path = require('path');
@@ -28,6 +31,9 @@ const express = fromServer('express');
 const expressPouchDB = fromServer('express-pouchdb');
 const createAbstractMapReduce = fromServer('pouchdb-abstract-mapreduce');
 const { NotFoundError } = fromServer('pouchdb-mapreduce-utils');
+// the pouchdb-collate that pouchdb-abstract-mapreduce builds its index keys with
+const collate = createRequire(fromServer.resolve('pouchdb-abstract-mapreduce'))('pouchdb-collate');
+const { installOffsets, rawDocidParams } = require('./offsets.js');
 
 function usage(msg) {
   console.error(`server: ${msg}`);
@@ -88,25 +94,32 @@ function ddocValidator(ddoc, viewName) {
 }
 
 const views = createAbstractMapReduce('mrviews', mapper, reducer, ddocValidator);
-const viewsPlugin = {
-  query(fun, opts, callback) { return views.query.call(this, fun, opts, callback); },
-  viewCleanup(callback) { return views.viewCleanup.call(this, callback); },
-};
 
 const opt = parseArgs(process.argv.slice(2));
 const dir = path.resolve(opt.dir);
 require('fs').mkdirSync(dir, { recursive: true });
 
-const PouchDB = fromServer('pouchdb-core')
+const PouchCore = fromServer('pouchdb-core')
   .plugin(fromServer('pouchdb-adapter-http'))
-  .plugin(fromServer('pouchdb-adapter-leveldb'))
-  .plugin(viewsPlugin)
+  .plugin(fromServer('pouchdb-adapter-leveldb'));
+const offsets = installOffsets(PouchCore, collate);
+const PouchDB = PouchCore
+  .plugin({
+    query(fun, opts, callback) {
+      if (typeof opts === 'function') [callback, opts] = [opts, {}];
+      const answer = offsets.query(() => views.query.call(this, fun, opts || {}), opts || {});
+      if (callback) answer.then((res) => callback(null, res), (err) => callback(err));
+      return answer;
+    },
+    viewCleanup(callback) { return views.viewCleanup.call(this, callback); },
+  })
   .defaults({ prefix: dir + path.sep });
 
 // LevelDB takes a lock per database: a second server on the same directory
 // fails here, at start, rather than on its first request.
 new PouchDB('pouch__all_dbs__').info().then(() => {
   const app = express();
+  app.use(rawDocidParams);
   app.use(expressPouchDB(PouchDB, { mode: 'minimumForPouchDB' }));
   const server = app.listen(opt.port, opt.host, () => {
     console.log(`server: listening on http://${opt.host}:${opt.port}/, data in ${dir}`);

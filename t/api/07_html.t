@@ -39,7 +39,7 @@ my @EVIL = (
     { _id => 'url', name => 'a/b?c=d&e#f %41+' },
 );
 
-plan tests => 164;
+plan tests => 164 + 3 + 24;
 # test names hold non-ASCII text (after plan, which resets Test::Builder)
 binmode Test::More->builder->$_, ':encoding(UTF-8)' for qw(output failure_output todo_output);
 
@@ -74,6 +74,14 @@ sub get_html {
 }
 
 sub texts { [ map { text_of($_) } @_ ] }
+# The page list's entries but its gaps: each <li>'s <a>, or the current
+# page's <span>.
+sub page_entries {
+    my ($tree) = @_;
+    my ($list) = by_class($tree, 'couchpage-pages');
+    return () unless $list;
+    return map { child_elements($_) } grep { !has_class($_, 'couchpage-gap') } child_elements($list);
+}
 sub items_of { texts(by_class($_[0], 'couchpage-item')) }
 
 # The href of the first element of a class (an <a>), or undef.
@@ -147,11 +155,13 @@ for my $case (
     is(text_of($next), 'Next', '... and says Next');
     like($next->{attrs}{href}, qr{^/html/bands/\?start=[^&]+$}, '... and links to /html/bands/?start=TOKEN');
 
-    my @pages = by_tag((by_class($tree, 'couchpage-pages'))[0], 'a');
+    my @pages = page_entries($tree);
     is_deeply(texts(@pages), ['1', '2', '3'], 'CouchPageLinks 2: pages 1, 2, 3 (absolute numbers)');
     is_deeply([map { $_->{attrs}{'aria-current'} // '-' } @pages], ['page', '-', '-'],
               'aria-current="page" on page 1 only');
-    is($pages[0]{attrs}{href}, '/html/bands/', 'page 1 links to the first page');
+    is_deeply([map { $_->{tag} } @pages], ['span', 'a', 'a'],
+              'page 1, the page shown, is a <span>, no link; pages 2 and 3 are links');
+    is($pages[0]{attrs}{href}, undef, '... page 1 has no href');
     is($pages[1]{attrs}{href}, $next->{attrs}{href}, 'page 2 links where Next does');
     is(link_header($res->header('Link'))->{next}, $next->{attrs}{href}, 'the Link header agrees with Next');
 
@@ -161,7 +171,7 @@ for my $case (
     my ($next3) = by_class($t3, 'couchpage-next');
     is("$next3->{tag} " . ($next3->{attrs}{'aria-disabled'} // ''), 'span true',
        'the last page: Next is a disabled <span>');
-    my @p3 = by_tag((by_class($t3, 'couchpage-pages'))[0], 'a');
+    my @p3 = page_entries($t3);
     if ($ABSOLUTE) {
         is_deeply(texts(@p3), ['1', '2', '3'], 'the last page: page numbers 1, 2, 3');
     }
@@ -170,9 +180,11 @@ for my $case (
                   'the last page (backend offset unknown): relative numbers −2, −1, current');
     }
     is($p3[2]{attrs}{'aria-current'}, 'page', '... with aria-current="page" on the current one');
+    is_deeply([map { $_->{tag} } @p3], ['a', 'a', 'span'], '... which is a <span>, the others links');
+    is($p3[0]{attrs}{href}, '/html/bands/', '... the first of which leads to the first page');
     my @pos3 = map { text_of($_) } by_class($t3, 'couchpage-position');
-    is_deeply(\@pos3, $ABSOLUTE ? ['11–11 of 11'] : [], $ABSOLUTE ? '... and the position 11–11 of 11'
-                                                               : '... and no position (backend offset unknown)');
+    is_deeply(\@pos3, $ABSOLUTE ? ['11 of 11'] : [], $ABSOLUTE ? '... and the position of its one row: 11 of 11'
+                                                            : '... and no position (backend offset unknown)');
 
     my ($r2, $t2) = get_html($next->{attrs}{href});
     is_deeply(items_of($t2), \@PAGE2, 'Next leads to page 2: Nirvana .. Tenacious D');
@@ -312,7 +324,7 @@ is_deeply([sort @evil_names], [sort map { $_->{name} } @EVIL], 'the backend view
     like($body, qr/&quot; onmouseover=alert\(1\) x=&quot;/, 'the " of a key is escaped as &quot;');
     like($body, qr/>&amp;amp;</, 'the key &amp; is shown as &amp;amp; (text, not an entity)');
     is_deeply([sort map { $_->{tag} } elements($tree)],
-              [sort('div', 'ul', (('li', 'a') x @EVIL), 'p', 'nav', 'span', 'ol', 'li', 'a', 'span')],
+              [sort('div', 'ul', (('li', 'a') x @EVIL), 'p', 'nav', 'span', 'ol', 'li', 'span', 'span')],
               'the parser sees exactly the fragment\'s own elements');
     is_deeply([grep { /^on/i } map { keys %{ $_->{attrs} } } elements($tree)], [],
               'no on* attribute anywhere');
@@ -371,7 +383,63 @@ is_deeply([sort @evil_names], [sort map { $_->{name} } @EVIL], 'the backend view
     like($reason ? text_of($reason) : '', qr/the start token is not JSON/, 'it says why, as text in the page');
 }
 
-# --- 5. mod_include ---------------------------------------------------------------
+# --- 5. numbers past a thousand, the page one is on --------------------------------
+# 'many': 1,050 rows keyed 0..1049, one a page; the first page's position is
+# known on any backend, and so is the Last page's (read back from the end).
+{
+    ok(eval { backend_open_db('many'); 1 }, 'the database many on the backend') or diag $@;
+    my ($status) = backend_request(PUT => '/many/_design/many', { language => 'javascript', views => { 'by-n' =>
+        { map => 'function(doc){ emit(doc.n, null); }' } } });
+    ok($status == 201 || $status == 409, "its design doc ($status)");
+    my ($have, $info) = backend_request(GET => '/many');
+    if (($info->{doc_count} // 0) < 1051) {
+        ($status) = backend_request(POST => '/many/_bulk_docs',
+                                    { docs => [ map { { _id => sprintf('m%04d', $_), n => $_ } } 0 .. 1049 ] });
+    }
+    ($status, $info) = backend_request(GET => '/many/_design/many/_view/by-n?limit=0');
+    is($info->{total_rows}, 1050, 'its view has 1,050 rows');
+}
+{
+    my ($res, $tree) = get_html('/html/many/');
+    is(text_of((by_class($tree, 'couchpage-position'))[0]), '1 of 1,050',
+       'page 1 of 1,050 one-row pages: "1 of 1,050", thousands separated');
+    my @pages = page_entries($tree);
+    is_deeply(texts(@pages), ['1', '2', '3', '1,050'], '... pages 1, 2, 3 and the last, 1,050');
+    is_deeply([map { $_->{tag} } @pages], ['span', 'a', 'a', 'a'], '... page 1 a <span>, the others links');
+    is($pages[3]{attrs}{rel}, 'last', '... the last one rel="last"');
+
+    my ($rl, $tl) = get_html($pages[3]{attrs}{href});
+    is_deeply(items_of($tl), ['1049'], 'rel="last" leads to the last row');
+    is(text_of((by_class($tl, 'couchpage-position'))[0]), '1,050 of 1,050', '... "1,050 of 1,050"');
+    my @last = page_entries($tl);
+    is_deeply(texts(@last), ['1', '1,048', '1,049', '1,050'], '... pages 1, 1,048, 1,049 and 1,050');
+    is_deeply([map { $_->{tag} } @last], ['a', 'a', 'a', 'span'],
+              '... 1,050, the page shown, a <span> with aria-current="page": no link to the page one is on');
+    is($last[3]{attrs}{'aria-current'}, 'page', '... aria-current="page" on it');
+    is(scalar(grep { ($_->{attrs}{rel} // '') eq 'last' } by_tag($tl, 'a')), 0, '... and no rel="last" link');
+    my ($next) = by_class($tl, 'couchpage-next');
+    is($next->{tag}, 'span', '... Next a disabled <span>');
+}
+{
+    # French: U+202F between the groups; no page list, so First and Last
+    my ($res, $tree) = get_html('/html/many-fr/');
+    is(text_of((by_class($tree, 'couchpage-position'))[0]), "1 sur 1\x{202f}050",
+       'CouchPageText thousands U+202F, of "sur": "1 sur 1 050"');
+    my ($first) = by_class($tree, 'couchpage-first');
+    is("$first->{tag} " . ($first->{attrs}{'aria-disabled'} // ''), 'span true', 'page 1: First is a disabled <span>');
+    my ($last) = by_class($tree, 'couchpage-last');
+    is("$last->{tag} " . ($last->{attrs}{rel} // ''), 'a last', '... Last a link, rel="last"');
+    my ($rl, $tl) = get_html($last->{attrs}{href});
+    is(text_of((by_class($tl, 'couchpage-position'))[0]), "1\x{202f}050 sur 1\x{202f}050",
+       'the last page: "1 050 sur 1 050"');
+    my ($last2) = by_class($tl, 'couchpage-last');
+    is("$last2->{tag} " . ($last2->{attrs}{'aria-disabled'} // ''), 'span true',
+       '... where Last is a disabled <span>, no link to the page one is on');
+    my ($first2) = by_class($tl, 'couchpage-first');
+    is("$first2->{tag} " . ($first2->{attrs}{rel} // ''), 'a first', '... and First a link');
+}
+
+# --- 6. mod_include ---------------------------------------------------------------
 {
     my ($res, $tree) = get_html('/page.shtml', document => 1, Accept => '*/*');
     is($res->code, 200, 'GET /page.shtml: 200');
@@ -411,5 +479,5 @@ is_deeply([sort @evil_names], [sort map { $_->{name} } @EVIL], 'the backend view
     my ($link) = grep { ($_->{attrs}{rel} // '') eq 'stylesheet' } by_tag($td, 'link');
     my $css = get('/demo/' . ($link ? $link->{attrs}{href} : 'missing'));
     is($css->code, 200, 'its stylesheet is served');
-    like($css->content, qr/\.couchpage-pages a\[aria-current="page"\]/, '... and styles the current page link');
+    like($css->content, qr/\.couchpage-pages \[aria-current="page"\] \{/, '... and styles the current page');
 }

@@ -14,6 +14,7 @@ use Apache::TestRequest ();
 use Encode qw(decode_utf8 encode_utf8);
 use File::Spec::Functions qw(catfile catdir);
 use JSON::PP ();
+use URI ();
 use URI::Escape qw(uri_escape_utf8);
 use CouchPageTest qw(double_load double_fault httpd_config_test browser_walk);
 use CouchPageHTML qw(parse_html elements by_class by_tag text_of);
@@ -111,12 +112,12 @@ my @CONFIG = (
     ["CouchPageItem key\nCouchPageItemTemplate \"%{couchpage_html:key}\"",
      qr{CouchPageItemTemplate: CouchPageItem is set in this section already}],
     ['CouchPageText previos "Back"',
-     qr{CouchPageText: 'previos' is not a word of the fragment; the words are first, previous, next, last, of, empty, nav-label, current}],
+     qr{CouchPageText: 'previos' is not a word of the fragment; the words are first, previous, next, last, of, empty, nav-label, current, thousands}],
     ['CouchPageText previous', qr{CouchPageText takes two arguments}],
     ["CouchPageText next \"Suivant \xff\"", qr{CouchPageText: the text for next is not valid UTF-8}],
 );
 
-plan tests => 36 + @DOCS + @CONFIG + ($browser ? 8 : 1);
+plan tests => 36 + 14 + @DOCS + @CONFIG + ($browser ? 8 : 1);
 binmode Test::More->builder->$_, ':encoding(UTF-8)' for qw(output failure_output todo_output);
 
 # --- 1. every function, on plain and hostile documents -----------------------
@@ -211,7 +212,7 @@ double_load('tmpl', [ map { $_->{doc} } @DOCS ], { v => { map => 'function(doc){
     my ($res, $tree) = get_html('/demo/blog/', document => 1);
     my @titles = map { text_of($_) } map { by_class($_, 'post-title') } by_class($tree, 'couchpage-item');
     is_deeply(\@titles, $BLOG_PAGES[0], 'the blog page shows the five newest posts, by their titles');
-    my $first = '<li class="couchpage-item"><h3 class="post-title"><a href="/blog/posts/post-036">Ranges of keys, '
+    my $first = '<li class="couchpage-item"><h3 class="post-title"><a href="posts/post-036">Ranges of keys, '
               . 'part 3</a></h3> <p class="post-meta"><time datetime="2024-09-04">2024-09-04</time></p> '
               . '<p class="post-summary">Post 36 of the example blog, written 2024-09-04: notes on ranges '
               . 'of keys.</p></li>';
@@ -219,6 +220,31 @@ double_load('tmpl', [ map { $_->{doc} } @DOCS ], { v => { map => 'function(doc){
         or diag($res->content);
     like($res->content, qr{Tokens &amp; links|&lt;Templates&gt; in httpd}, 'titles with & or < are escaped');
     is(text_of((by_class($tree, 'couchpage-next'))[0]), 'Older posts', 'the blog\'s words: Older posts');
+    is((by_class($tree, 'couchpage-nav'))[0]{attrs}{'aria-label'}, 'Blog pages', '... and its nav-label: Blog pages');
+    my ($site) = grep { ($_->{attrs}{'aria-label'} // '') eq 'Site' } by_tag($tree, 'nav');
+    is_deeply([map { text_of($_) } by_tag($site, 'a')], ['Bands', 'Items', 'Blog', 'Posts as JSON'],
+              "the page's own nav names the blog's JSON, not the bands'");
+
+    # a title's link, relative to the list's page, leads to the post's page
+    my ($link) = by_tag((by_class($tree, 'post-title'))[0], 'a');
+    my $post_url = URI->new_abs($link->{attrs}{href}, 'http://x/demo/blog/')->path;
+    is($post_url, '/demo/blog/posts/post-036', 'the newest post links to blog/posts/post-036');
+    my ($post, $ptree) = get_html($post_url, document => 1);
+    is($post->code, 200, '... which is a page: 200');
+    is_deeply([map { text_of($_) } by_class($ptree, 'post-title')], ['Ranges of keys, part 3'],
+              '... showing that post, by its title');
+    is_deeply([map { text_of($_) } by_class($ptree, 'post-summary')],
+              ['Post 36 of the example blog, written 2024-09-04: notes on ranges of keys.'], '... and its text');
+    my ($back) = grep { text_of($_) eq 'All posts' } by_tag($ptree, 'a');
+    is($back && URI->new_abs($back->{attrs}{href}, "http://x$post_url")->path, '/demo/blog/',
+       '... with a link back to the list');
+    for my $case (['/demo/blog/posts/post-999', 'an id no post has'],
+                  ['/demo/blog/posts/a%22b%3Cc', 'an id of other characters'],
+                  ['/demo/blog/posts', 'no id']) {
+        my ($none, $ntree) = get_html($case->[0], document => 1);
+        is_deeply([map { text_of($_) } by_class($ntree, 'couchpage-empty')], ['No such post.'],
+                  "$case->[1]: the post page says No such post.");
+    }
 }
 
 SKIP: {

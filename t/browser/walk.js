@@ -5,9 +5,11 @@
 // From the first page it clicks Next until there is none, then Previous back
 // to the first page, and at every step reads the visible items.
 //
-//   node t/browser/walk.js URL [--screenshot FILE] [--expect JSON] [--timeout MS]
+//   node t/browser/walk.js URL [--screenshot FILE] [--pages DIR] [--expect JSON] [--timeout MS]
 //
 //   --screenshot FILE  a PNG of the middle page of the walk (whole page)
+//   --pages DIR        a PNG of every page on the way forward: DIR/page-1.png,
+//                      DIR/page-2.png, ... (the last one is the last page)
 //   --expect JSON      the items each page must show, first to last, e.g.
 //                      '[["Biffy Clyro", ...], ..., ["Tool"]]'
 //   --timeout MS       give up after MS milliseconds (default 60000)
@@ -37,15 +39,16 @@ const MAX_PAGES = 100;
 
 function usage(msg) {
   if (msg) console.error(`walk.js: ${msg}`);
-  console.error('usage: node walk.js URL [--screenshot FILE] [--expect JSON] [--timeout MS]');
+  console.error('usage: node walk.js URL [--screenshot FILE] [--pages DIR] [--expect JSON] [--timeout MS]');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const opt = { url: null, screenshot: null, expect: null, timeout: 60000 };
+  const opt = { url: null, screenshot: null, pages: null, expect: null, timeout: 60000 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--screenshot') opt.screenshot = argv[++i] || usage('--screenshot needs a file');
+    else if (a === '--pages') opt.pages = argv[++i] || usage('--pages needs a directory');
     else if (a === '--expect') {
       try { opt.expect = JSON.parse(argv[++i]); } catch (e) { usage('--expect needs JSON'); }
       if (!Array.isArray(opt.expect)) usage('--expect needs an array of pages');
@@ -143,12 +146,20 @@ async function main() {
     page.on('requestfailed', (req) => failed.push(`failed ${req.url()}`));
     page.on('pageerror', (err) => failed.push(`page error ${err.message}`));
 
+    // a picture of each page on the way forward, with --pages
+    const shoot = async (n) => {
+      if (!opt.pages) return;
+      fs.mkdirSync(opt.pages, { recursive: true });
+      await page.screenshot({ path: path.join(opt.pages, `page-${n}.png`), fullPage: true });
+    };
     await page.goto(opt.url, { waitUntil: 'load' });
     const forward = [await readPage(page, 'first')];
+    await shoot(1);
     check(!forward[0].prev, 'first: no Previous link on the first page');
     while (forward[forward.length - 1].next && forward.length < MAX_PAGES) {
       await follow(page, 'next');
       forward.push(await readPage(page, `next ${forward.length}`));
+      await shoot(forward.length);
     }
     check(forward.length < MAX_PAGES, `Next ends within ${MAX_PAGES} pages`);
     const middle = Math.floor((forward.length - 1) / 2);

@@ -108,6 +108,27 @@ json_is() { node -e 'const j = JSON.parse(process.argv[1]); process.exit(eval(pr
 
 thousands() { node -p '(+process.argv[1]).toLocaleString("en-US")' "$1"; }
 
+# The href of the fragment's link of class couchpage-$2 in the HTML $1, as
+# a path ('' when there is none), &amp; undone.
+nav_href() {
+    sed -n "s/.*<a class=\"couchpage-$2\" rel=\"$2\" href=\"\([^\"]*\)\".*/\1/p" <<<"$1" |
+        head -n1 | sed 's/&amp;/\&/g'
+}
+
+# Whether the HTML $1 has the exact text $2 (a fixed string).
+has() { grep -qF -- "$2" <<<"$1"; }
+
+# Walks the bands' page in Chromium (t/browser/walk.js), a picture of each
+# page: pages 1, 2 and the last in $LOGS/screenshots/.
+walk_bands() {
+    node "$clone/t/browser/walk.js" "$base/" --pages "$LOGS/screenshots" --timeout 90000 \
+        --expect '[["Biffy Clyro","Foo Fighters","Future of the Left","Helmet","Kerub"],
+                   ["Nirvana","Perfect Circle","Queens of the Stone Age","Silverchair","Tenacious D"],
+                   ["Tool"]]' >"$LOGS/walk.out" 2>"$LOGS/walk.err" &&
+        [ -s "$LOGS/screenshots/page-1.png" ] && [ -s "$LOGS/screenshots/page-2.png" ] &&
+        [ -s "$LOGS/screenshots/page-3.png" ]
+}
+
 children_are_nobody() {
     local pid
     pid=$(cat "$clone/out/demo/httpd/logs/httpd.pid") &&
@@ -143,8 +164,25 @@ check "first: /bands/ answers with the first five bands" \
 check "first: / (the page under the DocumentRoot) includes the bands' fragment" \
     grep -q 'Biffy Clyro' <<<"$(get /)"
 check "first: /blog/ includes the posts, newest first, through the item template" \
-    grep -q '<li class="couchpage-item"><h3 class="post-title"><a href="/blog/posts/post-036">' <<<"$(get /blog/)"
+    grep -q '<li class="couchpage-item"><h3 class="post-title"><a href="posts/post-036">' <<<"$(get /blog/)"
+check "first: a post's link leads to its page, /blog/posts/post-036" \
+    grep -q '<h2 class="post-title">Ranges of keys, part 3</h2>' <<<"$(get /blog/posts/post-036)"
 check "first: httpd's children run as nobody" children_are_nobody
+# The embedded backend reports CouchDB's offsets: every page knows where it is.
+page1=$(get /)
+page2=$(get "$(nav_href "$page1" next)")
+page3=$(get "$(nav_href "$page2" next)")
+check "first: / page 1 says 1–5 of 11, page 1 current and no link" \
+    eval 'has "$page1" "<p class=\"couchpage-position\">1–5 of 11</p>" &&
+          has "$page1" "<li><span aria-current=\"page\">1</span></li>"'
+check "first: / page 2 says 6–10 of 11, page 2 current, page 1 a link" \
+    eval 'has "$page2" "<p class=\"couchpage-position\">6–10 of 11</p>" &&
+          has "$page2" "<li><span aria-current=\"page\">2</span></li>" &&
+          has "$page2" "<li><a href=\"/index.shtml\">1</a></li>"'
+check "first: / page 3, the last, says 11 of 11" \
+    eval 'has "$page3" "<p class=\"couchpage-position\">11 of 11</p>" &&
+          has "$page3" "<li><span aria-current=\"page\">3</span></li>"'
+check "first: the bands in Chromium, pages 1, 2 and 3 pictured (out/demo-clone/screenshots/)" walk_bands
 check "first: /items/ answers while the items load" \
     json_is "$(get '/items/?limit=1')" 'Array.isArray(j.items) && j.total_rows <= '"$ITEMS"
 wait_log first "all $ITEMS items are in" 600 "first: the items are loaded and indexed"
@@ -154,6 +192,15 @@ check "first: /items/ answers with all $ITEMS rows" \
     json_is "$(get '/items/?limit=1000')" \
     "j.total_rows === $ITEMS && j.items.length === 1000 && j.items[999].key === 999"
 check "first: the data is in the clone's out/demo/pouchdb/" test -d "$clone/out/demo/pouchdb/data/items"
+last_page=$(( (ITEMS + 19) / 20 ))
+items1=$(get /items.shtml)
+check "first: /items.shtml says 1–20 of $n, and links its last page, $(thousands $last_page)" \
+    eval 'has "$items1" "<p class=\"couchpage-position\">1–20 of $n</p>" &&
+          has "$items1" "start=last\">$(thousands $last_page)</a></li>"'
+items_last=$(get '/items.shtml?start=last')
+check "first: the items' last page says $(thousands $((ITEMS - 19)))–$n of $n, and is no link" \
+    eval 'has "$items_last" "<p class=\"couchpage-position\">$(thousands $((ITEMS - 19)))–$n of $n</p>" &&
+          has "$items_last" "<li><span aria-current=\"page\">$(thousands $last_page)</span></li>"'
 stop_demo first
 
 # --- second start: the data on disk is reused ---------------------------------

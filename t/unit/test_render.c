@@ -179,7 +179,7 @@ static void html_fragment_lists_items_and_navigation(void **state)
         "<ol class=\"couchpage-pages\">\n"
         "<li><a rel=\"first\" href=\"/bands/?limit=2\">1</a></li>\n"
         "<li><a href=\"/bands/?start=%5b%22A%22%2c%22a%22%5d&amp;limit=2\">2</a></li>\n"
-        "<li><a href=\"/bands/?start=%5b%22Nirvana%22%2c%22n%22%5d&amp;limit=2\" aria-current=\"page\">3</a></li>\n"
+        "<li><span aria-current=\"page\">3</span></li>\n"
         "</ol>\n"
         "<a class=\"couchpage-next\" rel=\"next\" href=\"/bands/?start=%5b%22X%22%2c%22x%22%5d&amp;limit=2\">Next</a>\n"
         "</nav>\n</div>\n");
@@ -259,7 +259,7 @@ static void relative_page_labels(void **state)
     add_page(&page, 0, "[1,\"a\"]", 1);
     out = html_of(&page, &links, &item);
     assert_non_null(strstr(out, ">\xe2\x88\x92" "1</a>"));
-    assert_non_null(strstr(out, " aria-current=\"page\">current</a>"));
+    assert_non_null(strstr(out, "<li><span aria-current=\"page\">current</span></li>"));
 }
 
 /* A page inside a range: its rows' numbers among the range's, absolute
@@ -316,8 +316,100 @@ static void a_known_position_shows_first_and_last_pages(void **state)
     out = html_of(&page, &links, &item);
     assert_non_null(strstr(out, "\">1</a></li>\n<li class=\"couchpage-gap\" aria-hidden=\"true\">"
                                 "\xe2\x80\xa6</li>\n<li><a href=\"/r/?start=%5b1%2c"));
-    assert_non_null(strstr(out, "\">50</a></li>\n</ol>"));
+    assert_non_null(strstr(out, "<li><span aria-current=\"page\">50</span></li>\n</ol>"));
     assert_null(strstr(out, "rel=\"last\""));
+    /* the last page without a page list: Last is no link, as First is not
+     * on the first page */
+    page.pages->nelts = 0;
+    page.last_is_current = 1;
+    page.last = "[\"page\",\"token\"]";
+    page.next = NULL;
+    out = html_of(&page, &links, &item);
+    assert_non_null(strstr(out, "<span class=\"couchpage-next couchpage-disabled\" "
+                                "aria-disabled=\"true\">Next</span>\n"
+                                "<span class=\"couchpage-last couchpage-disabled\" "
+                                "aria-disabled=\"true\">Last</span>\n</nav>"));
+    assert_null(strstr(out, "rel=\"last\""));
+}
+
+/* One page, which is the first and the last: neither First nor Last links
+ * anywhere; one row: "11 of 11", not "11-11 of 11". */
+static void a_lone_row_and_a_lone_page(void **state)
+{
+    cp_page page = page_of("[{\"key\":\"Tool\",\"id\":\"t\",\"value\":null}]",
+                           NULL, NULL, 11, 10);
+    cp_links links = { "/bands/", 0, NULL };
+    cp_item_spec item = { NULL, NULL };
+    const char *out;
+
+    out = html_of(&page, &links, &item);
+    assert_non_null(strstr(out, "<p class=\"couchpage-position\">11 of 11</p>\n"));
+    page = page_of("[{\"key\":\"Tool\",\"id\":\"t\",\"value\":null}]", NULL, NULL, 1, 0);
+    page.has_last = 1;
+    page.last_is_current = 1;
+    page.last_number = 1;
+    out = html_of(&page, &links, &item);
+    assert_non_null(strstr(out, "<p class=\"couchpage-position\">1 of 1</p>\n"));
+    assert_non_null(strstr(out, "<span class=\"couchpage-first couchpage-disabled\" "
+                                "aria-disabled=\"true\">First</span>"));
+    assert_non_null(strstr(out, "<span class=\"couchpage-last couchpage-disabled\" "
+                                "aria-disabled=\"true\">Last</span>"));
+    assert_null(strstr(out, "<a "));
+}
+
+/* Every number the fragment shows has the thousands word between its
+ * groups of three digits: the position, the page numbers, page 1 and the
+ * last page, relative numbers; "" for none, and the word is escaped. */
+static void thousands_are_separated_in_every_number(void **state)
+{
+    cp_page page = page_of("[{\"key\":1,\"id\":\"a\",\"value\":null},"
+                           "{\"key\":2,\"id\":\"b\",\"value\":null}]",
+                           "[3,\"c\"]", "[0,\"z\"]", 1234567, 99998);
+    cp_links links = { "/n/", 0, NULL };
+    cp_item_spec item = { NULL, NULL };
+    const char *words[CP_WORD_COUNT] = { NULL };
+    cp_html_spec spec = { &item, NULL, NULL, words };
+    const char *error = NULL, *out;
+
+    page.has_last = 1;
+    page.last = "[\"last\"]";
+    page.last_number = 617284;
+    add_page(&page, 49999, "[0,\"z\"]", 0);
+    add_page(&page, 50000, "[1,\"a\"]", 1);
+    add_page(&page, 50001, "[3,\"c\"]", 0);
+    out = html_of(&page, &links, &item);
+    assert_non_null(strstr(out, "<p class=\"couchpage-position\">99,999\xe2\x80\x93"
+                                "100,000 of 1,234,567</p>\n"));
+    assert_non_null(strstr(out, "\">1</a></li>\n<li class=\"couchpage-gap\""));
+    assert_non_null(strstr(out, "\">49,999</a></li>\n"
+                                "<li><span aria-current=\"page\">50,000</span></li>\n"));
+    assert_non_null(strstr(out, "\">50,001</a></li>\n"));
+    assert_non_null(strstr(out, "<a rel=\"last\" href=\"/n/?start=%5b%22last%22%5d\">"
+                                "617,284</a>"));
+    /* French: a narrow no-break space */
+    words[CP_WORD_THOUSANDS] = "\xe2\x80\xaf";
+    words[CP_WORD_OF] = "sur";
+    out = cp_render_html(pool, &page, &links, &spec, &error);
+    assert_non_null(strstr(out, ">99\xe2\x80\xaf" "999\xe2\x80\x93" "100\xe2\x80\xaf" "000 sur "
+                                "1\xe2\x80\xaf" "234\xe2\x80\xaf" "567</p>"));
+    /* none, and one that needs escaping */
+    words[CP_WORD_THOUSANDS] = "";
+    out = cp_render_html(pool, &page, &links, &spec, &error);
+    assert_non_null(strstr(out, ">99999\xe2\x80\x93" "100000 sur 1234567</p>"));
+    assert_non_null(strstr(out, ">617284</a>"));
+    words[CP_WORD_THOUSANDS] = "<";
+    out = cp_render_html(pool, &page, &links, &spec, &error);
+    assert_non_null(strstr(out, " sur 1&lt;234&lt;567</p>"));
+    /* relative numbers, and numbers of fewer than four digits */
+    page = page_of("[{\"key\":1,\"id\":\"a\",\"value\":null}]", NULL, "[0,\"z\"]", -1, -1);
+    add_page(&page, -1234, "[0,\"z\"]", 0);
+    add_page(&page, -999, "[0,\"y\"]", 0);
+    add_page(&page, 0, "[1,\"a\"]", 1);
+    add_page(&page, 1000, "[2,\"b\"]", 0);
+    out = html_of(&page, &links, &item);
+    assert_non_null(strstr(out, ">\xe2\x88\x92" "1,234</a>"));
+    assert_non_null(strstr(out, ">\xe2\x88\x92" "999</a>"));
+    assert_non_null(strstr(out, ">+1,000</a>"));
 }
 
 /* Every word of the fragment replaced, each escaped; the link relations
@@ -344,7 +436,7 @@ static void words_are_replaced_and_escaped(void **state)
     page.last = "[\"Z\",\"z\"]";
     page.last_number = 3;
     out = cp_render_html(pool, &page, &links, &spec, &error);
-    assert_non_null(strstr(out, "<p class=\"couchpage-position\">6\xe2\x80\x93" "6 sur 11</p>\n"
+    assert_non_null(strstr(out, "<p class=\"couchpage-position\">6 sur 11</p>\n"
         "<nav class=\"couchpage-nav\" aria-label=\"Pages d&#39;articles\">\n"
         "<a class=\"couchpage-first\" rel=\"first\" href=\"/x/\">Premi\xc3\xa8re</a>\n"
         "<a class=\"couchpage-prev\" rel=\"prev\" href=\"/x/?start=%5b%22A%22%2c%22a%22%5d\">"
@@ -358,7 +450,7 @@ static void words_are_replaced_and_escaped(void **state)
     page.numbered = 0;
     add_page(&page, 0, "[\"k\",\"a\"]", 1);
     out = cp_render_html(pool, &page, &links, &spec, &error);
-    assert_non_null(strstr(out, " aria-current=\"page\">ici</a>"));
+    assert_non_null(strstr(out, "<span aria-current=\"page\">ici</span>"));
     /* the empty page; words left NULL keep their English default */
     page = page_of("[]", NULL, NULL, 0, 0);
     words[CP_WORD_PREVIOUS] = NULL;
@@ -449,6 +541,8 @@ int main(void)
         UNIT_TEST(json_output_escapes_markup_characters),
         UNIT_TEST(words_are_replaced_and_escaped),
         UNIT_TEST(words_are_found_by_name),
+        UNIT_TEST(a_lone_row_and_a_lone_page),
+        UNIT_TEST(thousands_are_separated_in_every_number),
         UNIT_TEST(an_item_renderer_makes_each_item),
         UNIT_TEST(etags_are_the_bodys_sha1),
     };
