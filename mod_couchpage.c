@@ -643,6 +643,7 @@ static void register_hooks(apr_pool_t *p)
     cp_backend_register();
     couchpage_status_register();
     ap_hook_expr_lookup(couchpage_expr_lookup, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_check_config(couchpage_check_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(couchpage_handler, NULL, NULL, APR_HOOK_MIDDLE);
 }
 
