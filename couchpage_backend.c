@@ -22,6 +22,11 @@ APLOG_USE_MODULE(couchpage);
 #define KEPT_BODY_FILTER "COUCHPAGE_KEPT_BODY"
 #define BATCH_STATUS_FILTER "COUCHPAGE_BATCH_STATUS"
 
+/* mod_proxy_http's module index, for the log level of a read whose answer
+ * CouchDB may cut off when it refuses a query (see quiet_refusals); -1 when
+ * it is not loaded. */
+static int proxy_http_index = -1;
+
 static ap_filter_rec_t *capture_filter_handle;
 static ap_filter_rec_t *kept_body_filter_handle;
 static ap_filter_rec_t *batch_status_filter_handle;
@@ -255,6 +260,9 @@ static void remember_lacks_batch(request_rec *r, const char *backend, int status
 
 static void child_init(apr_pool_t *pchild, server_rec *s)
 {
+    module *proxy_http = ap_find_linked_module("mod_proxy_http.c");
+
+    proxy_http_index = proxy_http ? proxy_http->module_index : -1;
     no_batch_init(pchild, s);
 }
 
@@ -290,7 +298,35 @@ typedef struct {
     const char *url;
     const char *body;       /* NULL for a GET */
     apr_off_t max_bytes;
+    int may_be_cut;         /* a query CouchDB may refuse follows the first: see
+                               quiet_refusals */
 } backend_read;
+
+/* A multi-query answer whose later query CouchDB refuses (a reversed
+ * range: a client's token outside the location's range, or the operator's
+ * reversed bounds) ends after the results before it, and mod_proxy_http
+ * logs the cut at error level ("AH01110: error reading response"): a
+ * client could write error lines at will. The module cannot tell before
+ * asking (it never collates CouchDB's keys), so for such a read only
+ * mod_proxy_http's critical lines are kept; the module logs what happened
+ * itself (cp_backend_fetch), and the queries it then asks alone are
+ * logged as ever, so a backend in real trouble still shows its errors. */
+static void quiet_refusals(request_rec *rr)
+{
+    struct ap_logconf *log;
+    int level;
+
+    if (proxy_http_index < 0) {
+        return;
+    }
+    level = ap_get_request_module_loglevel(rr, proxy_http_index);
+    log = ap_new_log_config(rr->pool, rr->log ? rr->log
+                                      : rr->connection->log ? rr->connection->log
+                                      : &rr->server->log);
+    ap_set_module_loglevel(rr->pool, log, proxy_http_index,
+                           level < APLOG_CRIT ? level : APLOG_CRIT);
+    rr->log = log;
+}
 
 static request_rec *make_proxy_subrequest(request_rec *r, const cp_backend_conf *conf,
                                           const backend_read *read, capture_ctx *ctx)
@@ -341,6 +377,9 @@ static request_rec *make_proxy_subrequest(request_rec *r, const cp_backend_conf 
     ap_add_output_filter_handle(capture_filter_handle, ctx, rr, r->connection);
     ctx->batch = read->body != NULL;
     ap_set_module_config(rr->request_config, &couchpage_module, ctx);
+    if (read->may_be_cut) {
+        quiet_refusals(rr);
+    }
     return rr;
 }
 
@@ -427,7 +466,7 @@ static const char *failed_in_flight(request_rec *r, const attempt *a)
         return "the response was cut off";
     }
     if (a->rv == HTTP_BAD_GATEWAY || a->rv == HTTP_SERVICE_UNAVAILABLE) {
-        return apr_psprintf(r->pool, "proxy status %d", a->rv);
+        return apr_psprintf(r->pool, "mod_proxy answered %d", a->rv);
     }
     if (a->rv == OK && a->backend_status == HTTP_INTERNAL_SERVER_ERROR) {
         char *text;
@@ -499,14 +538,20 @@ static int read_backend(request_rec *r, const cp_backend_conf *conf, const backe
         if (!(why = failed_in_flight(r, a))) {
             break;
         }
-        if (failed_unanswered(a) && resends < CP_BACKEND_RESENDS) {
+        if (a->rv == HTTP_SERVICE_UNAVAILABLE && repeats > 0) {
+            /* no connection was made: nothing was in flight */
+            repeats--;
+            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0115) "the backend could not "
+                          "be reached (%s: no connection was made); trying once more", why);
+        }
+        else if (failed_unanswered(a) && resends < CP_BACKEND_RESENDS) {
             resends++;
             ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0106) "the backend read "
                           "failed in flight before any answer (%s); sending it again", why);
         }
         else if (repeats > 0) {
             repeats--;
-            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0106) "the backend read "
+            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0116) "the backend read "
                           "failed in flight (%s); repeating it once", why);
         }
         else {
@@ -563,7 +608,7 @@ static int get_query(request_rec *r, const cp_backend_conf *conf, const char *in
                      cp_backend_stats *stats, cp_backend_result *result)
 {
     backend_read read = { cp_plan_query_url(r->pool, index_url, query), NULL,
-                          conf->max_response };
+                          conf->max_response, 0 };
     attempt a;
     char *text;
     apr_size_t len;
@@ -614,6 +659,26 @@ static int may_lack_batch(int status)
     return status == HTTP_BAD_REQUEST || status == HTTP_NOT_FOUND
         || status == HTTP_METHOD_NOT_ALLOWED || status == HTTP_UNSUPPORTED_MEDIA_TYPE
         || status == HTTP_NOT_IMPLEMENTED;
+}
+
+/* Whether CouchDB may refuse a query of the batch after its first, and so
+ * end its answer early (cp_query.refusable; a refused first query is a
+ * complete 400 answer). */
+static int may_be_cut(const apr_array_header_t *queries)
+{
+    int i, first = 1;
+
+    for (i = 0; i < queries->nelts; i++) {
+        const cp_query *query = &APR_ARRAY_IDX(queries, i, cp_query);
+
+        if (!query->answer) {
+            if (!first && query->refusable) {
+                return 1;
+            }
+            first = 0;
+        }
+    }
+    return 0;
 }
 
 static cp_query *first_pending(apr_array_header_t *queries)
@@ -668,6 +733,7 @@ int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *ba
     }
     read.url = apr_pstrcat(r->pool, index_url, "/queries", NULL);
     read.body = cp_plan_batch_body(r->pool, queries);
+    read.may_be_cut = may_be_cut(queries);
     /* each query keeps its allowance of CouchPageMaxResponse */
     read.max_bytes = conf->max_response * pending;
     results = apr_pcalloc(r->pool, sizeof(*results) * pending);
@@ -680,8 +746,14 @@ int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *ba
         why = cut ? (k == 0 ? "the response was cut off" : NULL)
             : status != OK ? failed_in_flight(r, &a)
             : is_nodedown(r, a.backend_status, text, len) ? NODEDOWN_REASON : NULL;
+        if (tries == 1 && why && status != OK && a.rv == HTTP_SERVICE_UNAVAILABLE) {
+            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0117) "the backend could not "
+                          "be reached for the multi-query request (%s: no connection was "
+                          "made); trying once more", why);
+            continue;
+        }
         if (tries == 1 && why) {
-            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0106) "the backend read "
+            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0118) "the multi-query read "
                           "failed in flight (%s); repeating it once", why);
             continue;
         }
@@ -720,13 +792,28 @@ int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *ba
     }
     set_answers(queries, results, k, stats);
     if (k < pending) {
-        /* Cut off after k results: CouchDB refusing query k (a reversed
+        /* Cut off after k results: CouchDB refusing query k + 1 (a reversed
          * range), or a connection lost. Asking the rest alone is the one
-         * repeat: it brings CouchDB's own answer, or the rows. */
-        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0106) "the backend read failed "
-                      "in flight (the response was cut off after %d of %d results); "
-                      "asking the other queries alone", k, pending);
-        return get_each(r, conf, index_url, with_docid, queries, 0, stats, result);
+         * repeat: it brings CouchDB's own answer, or the rows; which it
+         * was is known only then. */
+        status = get_each(r, conf, index_url, with_docid, queries, 0, stats, result);
+        if (status == OK) {
+            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0119) "the multi-query read "
+                          "failed in flight (cut off after %d of %d results); the other "
+                          "queries, asked alone, were answered", k, pending);
+        }
+        else if (result->backend_status >= 400 && result->backend_status < 500) {
+            /* the caller logs CouchDB's words, at the level they deserve */
+            ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, CPLOGNO(0120) "CouchDB ended its "
+                          "multi-query answer after %d of %d results: it refused query %d "
+                          "(%d)", k, pending, k + 1, result->backend_status);
+        }
+        else {
+            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0121) "the multi-query read "
+                          "was cut off after %d of %d results, and the other queries, "
+                          "asked alone, failed too (%s)", k, pending, result->reason);
+        }
+        return status;
     }
     return OK;
 }

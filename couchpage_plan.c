@@ -265,6 +265,21 @@ static void add_query(apr_array_header_t *queries, cp_query_role role, int limit
     set_query(apr_array_push(queries), role, limit, params, 0);
 }
 
+/* Marks the queries CouchDB may refuse as a reversed range: its check
+ * (check_range) compares startkey with endkey, on views only. */
+static void mark_refusable(const cp_plan *plan, apr_array_header_t *queries)
+{
+    int i;
+
+    for (i = 0; i < queries->nelts; i++) {
+        cp_query *query = &APR_ARRAY_IDX(queries, i, cp_query);
+
+        query->refusable = !plan->view->is_all_docs
+                           && json_object_get(query->params, "startkey")
+                           && json_object_get(query->params, "endkey");
+    }
+}
+
 /* A query in the view's own direction from start (or from the range's
  * start), bounded by the range's end. */
 static json_t *forward_params(apr_pool_t *pool, const cp_plan *plan, const cp_token *start,
@@ -390,6 +405,7 @@ static apr_array_header_t *plan_last_page(apr_pool_t *pool, const cp_plan *plan)
         add_range_start_probe(pool, plan, queries);
     }
     add_query(queries, CP_QUERY_RANGE_END, limit, tail_params(pool, plan, limit));
+    mark_refusable(plan, queries);
     return queries;
 }
 
@@ -439,6 +455,7 @@ apr_array_header_t *cp_plan_page(apr_pool_t *pool, const cp_plan *plan,
         add_query(queries, CP_QUERY_BACKWARD, limit,
                   backward_params(pool, plan, start, limit, skip));
     }
+    mark_refusable(plan, queries);
     return queries;
 }
 

@@ -130,6 +130,8 @@ typedef struct {
     const cp_answer *answer; /* CouchDB's answer, read and checked; NULL until the
                                 backend has it */
     int widened;            /* how often the query was asked again, wider */
+    int refusable;          /* CouchDB may refuse it as a reversed range: a view
+                               query with both startkey and endkey */
 } cp_query;
 
 /* Every query of a page, planned before any is sent (start NULL: a first

@@ -195,11 +195,13 @@ static const char *html(apr_pool_t *pool, const char *text)
 }
 
 const char *const cp_word_names[CP_WORD_COUNT] = {
-    "first", "previous", "next", "last", "of", "empty", "nav-label", "current", "thousands"
+    "first", "previous", "next", "last", "of", "empty", "nav-label", "current", "thousands",
+    "error"
 };
 
 const char *const cp_word_defaults[CP_WORD_COUNT] = {
-    "First", "Previous", "Next", "Last", "of", "No items.", "Pages", "current", ","
+    "First", "Previous", "Next", "Last", "of", "No items.", "Pages", "current", ",",
+    "The list could not be shown."
 };
 
 int cp_word_find(const char *name)
@@ -409,10 +411,12 @@ const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links
     return apr_array_pstrcat(pool, out, 0);
 }
 
-const char *cp_render_html_error(apr_pool_t *pool, const char *reason)
+const char *cp_render_html_error(apr_pool_t *pool, const char *const *words)
 {
+    const cp_html_spec spec = { NULL, NULL, NULL, words };
+
     return apr_pstrcat(pool, "<div class=\"couchpage couchpage-error\">\n"
-                       "<p class=\"couchpage-error-reason\">", html(pool, reason),
+                       "<p class=\"couchpage-error-reason\">", word(pool, &spec, CP_WORD_ERROR),
                        "</p>\n</div>\n", NULL);
 }
 

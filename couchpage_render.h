@@ -58,6 +58,7 @@ typedef enum {
     CP_WORD_NAV_LABEL,  /* the nav's aria-label */
     CP_WORD_CURRENT,    /* the current page in a page list without numbers */
     CP_WORD_THOUSANDS,  /* between groups of three digits: "100,000"; "" for none */
+    CP_WORD_ERROR,      /* the text of an error, in place of the page */
     CP_WORD_COUNT
 } cp_word;
 
@@ -96,9 +97,10 @@ typedef struct {
 const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links *links,
                            const cp_html_spec *spec, const char **error);
 
-/* An error inside an HTML page: <div class="couchpage couchpage-error">
- * holding the escaped reason. */
-const char *cp_render_html_error(apr_pool_t *pool, const char *reason);
+/* An error as HTML, in place of the fragment: <div class="couchpage
+ * couchpage-error"> holding the error word (words as in cp_html_spec),
+ * escaped. Visitors learn nothing of why: that is in the error log. */
+const char *cp_render_html_error(apr_pool_t *pool, const char *const *words);
 
 /* A strong entity tag for a page's body: base64url of its SHA-1, quoted.
  * Equal bodies have equal tags, so a revalidated page that CouchDB still

@@ -52,27 +52,76 @@ static int is_included_html(const request_rec *r)
     return r->main && conf->format != CP_FORMAT_JSON;
 }
 
-/* Errors are JSON, which front-end code reads, except inside an included page.
- * No cache keeps one: the next request may well succeed. */
+/* The format of the answer, a page or an error: the location's, if fixed;
+ * HTML inside an included page; else the client's ?format= (asked), else
+ * what its Accept header prefers, which then varies a page (vary: add
+ * Vary: Accept; an error is never kept by a cache). */
+static cp_format choose_format(request_rec *r, const couchpage_dir_conf *conf,
+                               cp_format asked, int vary)
+{
+    if (conf->format != CP_FORMAT_AUTO) {
+        return conf->format;
+    }
+    if (is_included_html(r)) {
+        return CP_FORMAT_HTML;
+    }
+    if (asked != CP_FORMAT_AUTO) {
+        return asked;
+    }
+    if (vary) {
+        apr_table_mergen(r->headers_out, "Vary", "Accept");
+    }
+    return cp_format_from_accept(r->pool, apr_table_get(r->headers_in, "Accept"));
+}
+
+/* Errors come in the format a page would: JSON, which front-end code
+ * reads, with the error and a reason; HTML (a browser's page, an included
+ * fragment) with the location's CouchPageText error word alone. No cache
+ * keeps one: the next request may well succeed. */
 static int send_error(request_rec *r, int status, const char *error, const char *reason)
 {
+    const couchpage_dir_conf *conf = ap_get_module_config(r->per_dir_config,
+                                                          &couchpage_module);
+    cp_args args;
+
     apr_table_setn(r->headers_out, "Cache-Control", "no-store");
-    if (is_included_html(r)) {
-        return send_body(r, status, HTML_TYPE, cp_render_html_error(r->pool, reason));
+    /* the client's ?format=, as far as its arguments parse */
+    cp_args_parse(r->pool, r->args, conf->max_page_size, &args);
+    if (choose_format(r, conf, args.format, 0) == CP_FORMAT_HTML) {
+        return send_body(r, status, HTML_TYPE, cp_render_html_error(r->pool, conf->words));
     }
     return send_body(r, status, JSON_TYPE, cp_render_error(r->pool, error, reason));
 }
 
-static int send_backend_error(request_rec *r, const cp_backend_result *result)
+/* The backend's trouble, in full, goes to the error log with the request's
+ * path and the location's view; visitors learn only which kind it was. */
+static int send_backend_error(request_rec *r, const couchpage_dir_conf *conf,
+                              const cp_backend_result *result)
 {
+    const char *hint = "";
+
+    if (result->backend_status == HTTP_BAD_REQUEST && conf->range_set) {
+        hint = "; does CouchDB collate CouchPageRange's LOW after its HIGH?";
+    }
     ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, CPLOGNO(0101)
-                  "the backend queries failed with %d: %s", result->status,
-                  result->reason);
-    return send_error(r, result->status,
-                      result->status == HTTP_GATEWAY_TIME_OUT ? "backend_timeout"
-                      : result->status == HTTP_SERVICE_UNAVAILABLE ? "backend_unavailable"
-                      : "backend_error",
-                      result->reason);
+                  "the backend queries for %s failed with %d: %s%s (CouchPageView %s, "
+                  "%s at %s)", r->uri, result->status, result->reason, hint,
+                  conf->view.url, conf->view_section,
+                  couchpage_directive_where(r->pool, conf->view_where));
+    if (result->status == HTTP_GATEWAY_TIME_OUT) {
+        return send_error(r, result->status, "backend_timeout",
+                          "the backend did not answer in time");
+    }
+    if (result->status == HTTP_SERVICE_UNAVAILABLE) {
+        return send_error(r, result->status, "backend_unavailable",
+                          "the backend is unavailable");
+    }
+    if (result->status == HTTP_BAD_GATEWAY) {
+        return send_error(r, result->status, "backend_error",
+                          "the backend could not serve this page");
+    }
+    return send_error(r, result->status, "internal_error",
+                      "the server could not serve this page");
 }
 
 static int send_bad_request(request_rec *r, const char *reason)
@@ -410,19 +459,7 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
     }
     /* The client chooses only where the operator left the choice open, and
      * never for a page that includes the location. */
-    if (conf->format != CP_FORMAT_AUTO) {
-        req->format = conf->format;
-    }
-    else if (is_included_html(r)) {
-        req->format = CP_FORMAT_HTML;
-    }
-    else if (req->args.format != CP_FORMAT_AUTO) {
-        req->format = req->args.format;
-    }
-    else {
-        req->format = cp_format_from_accept(r->pool, apr_table_get(r->headers_in, "Accept"));
-        apr_table_mergen(r->headers_out, "Vary", "Accept");
-    }
+    req->format = choose_format(r, conf, req->args.format, 1);
     req->chosen_format = conf->format == CP_FORMAT_AUTO && !is_included_html(r)
                          && req->args.format != CP_FORMAT_AUTO;
     /* A CouchPageSize above a CouchPageMaxSize merged from elsewhere is capped. */
@@ -500,12 +537,16 @@ static int fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
     if (cp_backend_fetch(r, &backend, req->view.backend, req->plan.index_url,
                          req->with_docid, queries, stats, &result) != OK) {
         if (req->args.start && result.backend_status == HTTP_BAD_REQUEST) {
-            send_bad_request(r, apr_psprintf(r->pool,
-                "the start token is outside this location's key range (%s)",
-                result.reason));
+            /* the client's doing: logged as a bad request, CouchDB's words
+             * kept for the log */
+            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0122) "bad request: the "
+                          "start token is outside this location's key range (%s)",
+                          result.reason);
+            send_error(r, HTTP_BAD_REQUEST, "bad_request",
+                       "the start token is outside this location's key range");
         }
         else {
-            send_backend_error(r, &result);
+            send_backend_error(r, conf, &result);
         }
         return 0;
     }
@@ -643,6 +684,7 @@ static void register_hooks(apr_pool_t *p)
     cp_backend_register();
     couchpage_status_register();
     ap_hook_expr_lookup(couchpage_expr_lookup, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_check_config(couchpage_check_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(couchpage_handler, NULL, NULL, APR_HOOK_MIDDLE);
 }
 

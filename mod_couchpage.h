@@ -37,13 +37,29 @@ typedef struct {
     ap_expr_info_t *expr;
 } key_bound;
 
+/* SetHandler as the module sees it (mod_couchpage_config.c): core handles
+ * the directive; the module notes which handler a section names, so that
+ * start-up can tell where the couchpage handler is set. */
+typedef enum {
+    CP_HANDLER_UNSET = 0,
+    CP_HANDLER_COUCHPAGE,
+    CP_HANDLER_OTHER,          /* another handler, or none */
+    CP_HANDLER_EXPRESSION      /* an expression: known per request only */
+} cp_handler;
+
 typedef struct {
     cp_view view;              /* the URL's parts; options are merged apart */
     int view_set;
+    const ap_directive_t *view_where; /* the CouchPageView line, for messages */
+    const char *view_section;  /* the section it is set in, as written */
     int page_size;
     int page_size_set;
+    const ap_directive_t *page_size_where;
     int max_page_size;
     int max_page_size_set;
+    const ap_directive_t *max_page_size_where;
+    cp_handler handler;        /* SetHandler's, inherited like core's */
+    const ap_directive_t *handler_where;
     const char *authorization; /* "Basic ..." built once, at config time */
     int authorization_set;
     apr_off_t max_response;
@@ -88,6 +104,17 @@ typedef struct {
 extern const command_rec couchpage_cmds[];
 void *couchpage_create_dir_conf(apr_pool_t *p, char *dir);
 void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv);
+
+/* The check_config hook: the mistakes only the merged configuration
+ * shows, and view URLs whose scheme has no proxy module loaded, refused
+ * at start-up and by apachectl -t. */
+int couchpage_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
+                           server_rec *s);
+
+/* Where a directive was written, "FILE:LINE", and the section it is in as
+ * written ("<Location /x/>"), or "the server config". */
+const char *couchpage_directive_where(apr_pool_t *p, const ap_directive_t *directive);
+const char *couchpage_directive_section(apr_pool_t *p, const ap_directive_t *directive);
 
 /* What pages cost (mod_couchpage_status.c): the hooks of the shared
  * counters and of mod_status's section, called from register_hooks; and

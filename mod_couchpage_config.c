@@ -6,7 +6,9 @@
  */
 #include "mod_couchpage.h"
 
+#include "http_core.h"
 #include "http_log.h"
+#include "apr_fnmatch.h"
 #include "apr_strings.h"
 #include "apr_lib.h"
 
@@ -37,8 +39,17 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     int i;
 
     MERGE(view);
+    conf->view_where = add->view_set ? add->view_where : base->view_where;
+    conf->view_section = add->view_set ? add->view_section : base->view_section;
     MERGE(page_size);
+    conf->page_size_where = add->page_size_set ? add->page_size_where
+                                               : base->page_size_where;
     MERGE(max_page_size);
+    conf->max_page_size_where = add->max_page_size_set ? add->max_page_size_where
+                                                       : base->max_page_size_where;
+    /* as core merges SetHandler: the innermost section's, "none" included */
+    conf->handler = add->handler ? add->handler : base->handler;
+    conf->handler_where = add->handler ? add->handler_where : base->handler_where;
     MERGE(authorization);
     MERGE(max_response);
     MERGE(partition);
@@ -68,6 +79,22 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     conf->high = add->range_set ? add->high : base->high;
     conf->range_set = add->range_set || base->range_set;
     return conf;
+}
+
+const char *couchpage_directive_where(apr_pool_t *p, const ap_directive_t *directive)
+{
+    return apr_psprintf(p, "%s:%d", directive->filename, directive->line_num);
+}
+
+const char *couchpage_directive_section(apr_pool_t *p, const ap_directive_t *directive)
+{
+    const ap_directive_t *section = directive->parent;
+
+    if (!section) {
+        return "the server config";
+    }
+    /* a section's args keep their closing '>' */
+    return apr_pstrcat(p, section->directive, " ", section->args, NULL);
 }
 
 /* A whole number in [min, max], or an error naming the directive. */
@@ -101,19 +128,77 @@ static const char *check_constant_range(cmd_parms *cmd, const couchpage_dir_conf
     return reason ? apr_pstrcat(cmd->pool, "CouchPageRange: ", reason, NULL) : NULL;
 }
 
+/* The proxy modules that serve a view URL's scheme: mod_proxy_http makes
+ * the HTTP requests, mod_ssl the TLS of https, mod_proxy_balancer picks a
+ * balancer's member (the members' own http:// needs mod_proxy_http). */
+static const struct {
+    const char *scheme;
+    const char *modules[3]; /* source names, as ap_find_linked_module knows them */
+} view_schemes[] = {
+    { "http", { "mod_proxy.c", "mod_proxy_http.c", NULL } },
+    { "https", { "mod_proxy.c", "mod_proxy_http.c", "mod_ssl.c" } },
+    { "balancer", { "mod_proxy.c", "mod_proxy_balancer.c", "mod_proxy_http.c" } },
+};
+#define VIEW_SCHEMES (sizeof(view_schemes) / sizeof(view_schemes[0]))
+
+/* The index of url's scheme in view_schemes, or -1. */
+static int view_scheme(const char *url)
+{
+    const char *colon = strchr(url, ':');
+    apr_size_t i;
+
+    for (i = 0; colon && i < VIEW_SCHEMES; i++) {
+        if (strlen(view_schemes[i].scheme) == (apr_size_t)(colon - url)
+            && strncasecmp(url, view_schemes[i].scheme, colon - url) == 0) {
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+/* A URL as written, fit for a message: any user and password before an
+ * '@' in its authority become "***", whether or not the URL parses. */
+static const char *url_without_credentials(apr_pool_t *p, const char *url)
+{
+    const char *authority = strstr(url, "://"), *end, *at = NULL, *c;
+
+    authority = authority ? authority + 3 : url;
+    end = authority + strcspn(authority, "/?#");
+    for (c = authority; c < end; c++) {
+        if (*c == '@') {
+            at = c;
+        }
+    }
+    if (!at) {
+        return url;
+    }
+    return apr_pstrcat(p, apr_pstrndup(p, url, authority - url), "***", at, NULL);
+}
+
 static const char *set_view(cmd_parms *cmd, void *dirconf, const char *arg)
 {
     couchpage_dir_conf *conf = dirconf;
     const char *reason = cp_view_init(cmd->pool, arg, &conf->view);
+    apr_size_t i;
 
+    if (!reason && view_scheme(arg) < 0) {
+        reason = "has a scheme the module does not serve; use";
+        for (i = 0; i < VIEW_SCHEMES; i++) {
+            reason = apr_pstrcat(cmd->pool, reason, !i ? " " : i + 1 < VIEW_SCHEMES ? ", "
+                                 : " or ", view_schemes[i].scheme, "://", NULL);
+        }
+    }
     if (reason) {
-        return apr_psprintf(cmd->pool, "CouchPageView: '%s' %s", arg, reason);
+        return apr_psprintf(cmd->pool, "CouchPageView: '%s' %s",
+                            url_without_credentials(cmd->pool, arg), reason);
     }
     if (conf->partition_set && conf->view.is_partitioned) {
         return "CouchPageView: the URL names a partition, and CouchPagePartition "
                "is set too";
     }
     conf->view_set = 1;
+    conf->view_where = cmd->directive;
+    conf->view_section = couchpage_directive_section(cmd->pool, cmd->directive);
     return check_constant_range(cmd, conf);
 }
 
@@ -132,6 +217,7 @@ static const char *set_page_size(cmd_parms *cmd, void *dirconf, const char *arg)
     }
     conf->page_size = (int)n;
     conf->page_size_set = 1;
+    conf->page_size_where = cmd->directive;
     return NULL;
 }
 
@@ -150,6 +236,7 @@ static const char *set_max_page_size(cmd_parms *cmd, void *dirconf, const char *
     }
     conf->max_page_size = (int)n;
     conf->max_page_size_set = 1;
+    conf->max_page_size_where = cmd->directive;
     return NULL;
 }
 
@@ -483,6 +570,10 @@ static const char *set_links(cmd_parms *cmd, void *dirconf, const char *arg)
     return NULL;
 }
 
+/* The secret the shipped examples show (debian/couchpage.conf,
+ * conf/couchpage-cluster.conf, README): public, so it signs nothing. */
+#define PLACEHOLDER_SECRET "replace with a long random string"
+
 static const char *set_token_secret(cmd_parms *cmd, void *dirconf, const char *secret,
                                     const char *previous)
 {
@@ -493,6 +584,12 @@ static const char *set_token_secret(cmd_parms *cmd, void *dirconf, const char *s
         || (previous && strlen(previous) < CP_SEAL_MIN_SECRET)) {
         return apr_psprintf(cmd->pool, "CouchPageTokenSecret: a secret must be at least "
                             "%d characters long", CP_SEAL_MIN_SECRET);
+    }
+    if (strcasecmp(secret, PLACEHOLDER_SECRET) == 0
+        || (previous && strcasecmp(previous, PLACEHOLDER_SECRET) == 0)) {
+        return "CouchPageTokenSecret: the examples' placeholder is no secret; "
+               "replace it with a long random string of your own "
+               "(such as: openssl rand -base64 32)";
     }
     conf->token_secret = secret;
     conf->previous_token_secret = previous;
@@ -566,7 +663,26 @@ static const char *set_max_age(cmd_parms *cmd, void *dirconf, const char *second
     return NULL;
 }
 
+/* SetHandler is core's: the module reads it too, so that start-up knows
+ * where the couchpage handler is set, and declines, so that core then
+ * handles it as ever (mod_auth_digest reads core's AuthName so). Core
+ * takes the argument as a string expression and compares the handler
+ * lower-cased; "none" sets none. */
+static const char *note_handler(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    couchpage_dir_conf *conf = dirconf;
+
+    conf->handler = strstr(arg, "%{") ? CP_HANDLER_EXPRESSION
+                  : strcasecmp(arg, "couchpage") == 0 ? CP_HANDLER_COUCHPAGE
+                  : CP_HANDLER_OTHER;
+    conf->handler_where = cmd->directive;
+    return DECLINE_CMD;
+}
+
 const command_rec couchpage_cmds[] = {
+    /* core's OR_FILEINFO, so that core alone decides where it may stand */
+    AP_INIT_TAKE1("SetHandler", note_handler, NULL, OR_FILEINFO,
+        "a handler for every request of the section; the module notes couchpage's"),
     AP_INIT_TAKE1("CouchPageView", set_view, NULL, OR_OPTIONS,
         "the CouchDB view URL to page: http(s)://host:port/db/_design/ddoc/_view/name, "
         ".../db/_all_docs, or a balancer:// URL"),
@@ -626,3 +742,323 @@ const command_rec couchpage_cmds[] = {
         "optionally public or private; default: no Cache-Control on pages"),
     { NULL }
 };
+
+/* --- start-up checks ------------------------------------------------------
+ *
+ * httpd keeps no list of merged per-directory configurations: a request's
+ * is merged when it is served, from the server's and every section that
+ * applies to it. So for each section of each server that has the module's
+ * directives (and for the server's own), the checks merge what a request
+ * at that section's own path would merge, as httpd does, and refuse only
+ * what is certain there: what sections the checks cannot place might change
+ * (below) counts as unknown, and an unknown setting is never refused.
+ *
+ * A literal <Location> is placed exactly: a request for its own path merges
+ * the server's configuration, then every <Location> and <LocationMatch>
+ * that matches that path, in order (ap_location_walk's matching, repeated
+ * here); <Directory>, <Files> and .htaccess come before the <Location>s, so
+ * they can change only what no matching <Location> sets, and <If> sections
+ * come last and can change anything. Any other section (regular expression
+ * or wildcard, <Directory>, <Files>, <If>) is checked merged onto the
+ * server's alone, with whatever any other section sets counted as unknown.
+ * The server's own configuration is checked for a path that only the
+ * <Location "/"> sections match. */
+
+enum {
+    SETS_HANDLER = 1,
+    SETS_VIEW = 2,
+    SETS_PAGE_SIZE = 4,
+    SETS_MAX_PAGE_SIZE = 8,
+    SETS_OPTIONS = SETS_VIEW | SETS_PAGE_SIZE | SETS_MAX_PAGE_SIZE
+};
+
+typedef enum {
+    SECTION_LOCATION,
+    SECTION_DIRECTORY,
+    SECTION_FILES,
+    SECTION_IF
+} section_kind;
+
+typedef struct {
+    section_kind kind;
+    const core_dir_config *core;
+    const couchpage_dir_conf *conf; /* NULL: none of the module's directives */
+    unsigned sets;                  /* SETS_*: what conf sets */
+} config_section;
+
+static unsigned settings_of(const couchpage_dir_conf *conf)
+{
+    if (!conf) {
+        return 0;
+    }
+    return (conf->handler ? SETS_HANDLER : 0) | (conf->view_set ? SETS_VIEW : 0)
+         | (conf->page_size_set ? SETS_PAGE_SIZE : 0)
+         | (conf->max_page_size_set ? SETS_MAX_PAGE_SIZE : 0);
+}
+
+static void collect_sections(apr_array_header_t *out, section_kind kind,
+                             const apr_array_header_t *vectors);
+
+/* A section, and the <Files> and <If> sections nested in it. */
+static void collect_section(apr_array_header_t *out, section_kind kind,
+                            ap_conf_vector_t *vector)
+{
+    config_section *section = apr_array_push(out);
+
+    section->kind = kind;
+    section->core = ap_get_core_module_config(vector);
+    section->conf = ap_get_module_config(vector, &couchpage_module);
+    section->sets = settings_of(section->conf);
+    collect_sections(out, SECTION_FILES, section->core->sec_file);
+    collect_sections(out, SECTION_IF, section->core->sec_if);
+}
+
+static void collect_sections(apr_array_header_t *out, section_kind kind,
+                             const apr_array_header_t *vectors)
+{
+    int i;
+
+    for (i = 0; vectors && i < vectors->nelts; i++) {
+        collect_section(out, kind, APR_ARRAY_IDX(vectors, i, ap_conf_vector_t *));
+    }
+}
+
+/* What .htaccess files may set: AllowOverride Options (the module's
+ * directives) or FileInfo (SetHandler), or AllowOverrideList naming them. */
+static unsigned htaccess_settings(const core_dir_config *core)
+{
+    static const struct {
+        const char *directive;
+        unsigned sets;
+    } listed[] = {
+        { "SetHandler", SETS_HANDLER }, { "CouchPageView", SETS_VIEW },
+        { "CouchPageSize", SETS_PAGE_SIZE }, { "CouchPageMaxSize", SETS_MAX_PAGE_SIZE },
+    };
+    unsigned sets = 0;
+    apr_size_t i;
+
+    if (!(core->override & OR_UNSET)) {
+        sets |= (core->override & OR_OPTIONS ? SETS_OPTIONS : 0)
+              | (core->override & OR_FILEINFO ? SETS_HANDLER : 0);
+    }
+    for (i = 0; core->override_list && i < sizeof(listed) / sizeof(listed[0]); i++) {
+        sets |= apr_table_get(core->override_list, listed[i].directive) ? listed[i].sets : 0;
+    }
+    return sets;
+}
+
+/* Whether a <Location> or <LocationMatch> applies to a request for uri:
+ * ap_location_walk's test. */
+static int location_applies(const core_dir_config *location, const char *uri)
+{
+    apr_size_t len = strlen(location->d);
+
+    if (location->r) {
+        return ap_regexec(location->r, uri, 0, NULL, 0) == 0;
+    }
+    if (location->d_is_fnmatch) {
+        return apr_fnmatch(location->d, uri, APR_FNM_PATHNAME) == APR_SUCCESS;
+    }
+    return strncmp(location->d, uri, len) == 0
+        && !(len > 0 && location->d[len - 1] != '/' && uri[len] != '/' && uri[len] != '\0');
+}
+
+/* A plain <Location> (no pattern): a request for its own path is known. */
+static int is_literal_location(const config_section *section)
+{
+    return section->kind == SECTION_LOCATION && !section->core->r
+        && !section->core->d_is_fnmatch;
+}
+
+/* A <Location> that every request's path matches. */
+static int location_matches_all(const config_section *section)
+{
+    return is_literal_location(section)
+        && (!*section->core->d || strcmp(section->core->d, "/") == 0);
+}
+
+/* The section as an operator wrote it, and the virtual host it is in. */
+static const char *section_name(apr_pool_t *p, const config_section *section,
+                                const server_rec *s)
+{
+    static const char *const kinds[] = { "Location", "Directory", "Files" };
+    const char *name;
+
+    if (!section) {
+        name = "the server config";
+    }
+    else if (section->kind == SECTION_IF) {
+        name = section->core->condition_ifelse == AP_CONDITION_ELSE ? "<Else>"
+             : section->core->condition_ifelse == AP_CONDITION_ELSEIF ? "<ElseIf>" : "<If>";
+    }
+    else {
+        name = apr_psprintf(p, "<%s%s \"%s\">", kinds[section->kind],
+                            section->core->r ? "Match" : "", section->core->d);
+    }
+    if (s->is_virtual) {
+        name = apr_psprintf(p, "%s of the <VirtualHost> at %s:%d", name, s->defn_name,
+                            s->defn_line_number);
+    }
+    return name;
+}
+
+/* One merged configuration and what other sections may change in it. */
+static int check_merged(apr_pool_t *p, server_rec *s, const config_section *section,
+                        const couchpage_dir_conf *merged, unsigned unknown)
+{
+    if (merged->handler != CP_HANDLER_COUCHPAGE || (unknown & SETS_HANDLER)) {
+        return OK;
+    }
+    if (!merged->view_set && !(unknown & SETS_VIEW)) {
+        ap_log_error(APLOG_MARK, APLOG_ERR | APLOG_STARTUP, 0, s, CPLOGNO(0112)
+                     "SetHandler couchpage (%s) applies in %s, where no CouchPageView "
+                     "is set: every request there would be answered 500. Set "
+                     "CouchPageView there, or SetHandler couchpage only where a view "
+                     "is set", couchpage_directive_where(p, merged->handler_where),
+                     section_name(p, section, s));
+        return !OK;
+    }
+    if (merged->page_size > merged->max_page_size
+        && !(unknown & (SETS_PAGE_SIZE | SETS_MAX_PAGE_SIZE))) {
+        ap_log_error(APLOG_MARK, APLOG_ERR | APLOG_STARTUP, 0, s, CPLOGNO(0113)
+                     "CouchPageSize %d (%s) is larger than CouchPageMaxSize %d (%s) in %s: "
+                     "pages there would have %d rows. Raise CouchPageMaxSize or lower "
+                     "CouchPageSize", merged->page_size,
+                     couchpage_directive_where(p, merged->page_size_where),
+                     merged->max_page_size,
+                     merged->max_page_size_set
+                     ? couchpage_directive_where(p, merged->max_page_size_where)
+                     : "the default", section_name(p, section, s), merged->max_page_size);
+        return !OK;
+    }
+    return OK;
+}
+
+/* The view URL's scheme needs its proxy modules loaded: without them
+ * mod_proxy answers every page's subrequest with an error that names
+ * nothing of the module's. */
+static int check_view_modules(apr_pool_t *p, server_rec *s, const couchpage_dir_conf *conf)
+{
+    const char *missing = NULL;
+    int scheme, i;
+
+    if (!conf || !conf->view_set || (scheme = view_scheme(conf->view.url)) < 0) {
+        return OK;
+    }
+    for (i = 0; i < 3 && view_schemes[scheme].modules[i]; i++) {
+        const char *module = view_schemes[scheme].modules[i];
+
+        if (!ap_find_linked_module(module)) {
+            /* "mod_proxy_http.c" is loaded as proxy_http_module */
+            const char *name = apr_pstrndup(p, module + 4, strlen(module) - 6);
+
+            missing = apr_psprintf(p, "%s%s%s (LoadModule %s_module)", missing ? missing : "",
+                                   missing ? ", " : "", apr_pstrndup(p, module, strlen(module) - 2),
+                                   name);
+        }
+    }
+    if (missing) {
+        ap_log_error(APLOG_MARK, APLOG_ERR | APLOG_STARTUP, 0, s, CPLOGNO(0114)
+                     "CouchPageView %s (%s): %s:// needs modules that are not loaded: %s",
+                     conf->view.url, couchpage_directive_where(p, conf->view_where),
+                     view_schemes[scheme].scheme, missing);
+        return !OK;
+    }
+    return OK;
+}
+
+static int check_server(apr_pool_t *p, server_rec *s)
+{
+    core_server_config *server = ap_get_core_module_config(s->module_config);
+    const core_dir_config *defaults_core = ap_get_core_module_config(s->lookup_defaults);
+    couchpage_dir_conf *defaults = ap_get_module_config(s->lookup_defaults,
+                                                        &couchpage_module);
+    apr_array_header_t *sections = apr_array_make(p, 16, sizeof(config_section));
+    const config_section *all;
+    unsigned htaccess = htaccess_settings(defaults_core), before_locations = 0, in_ifs = 0;
+    unsigned in_patterns = 0, in_others = 0;
+    couchpage_dir_conf *merged;
+    int i, j;
+
+    collect_sections(sections, SECTION_FILES, defaults_core->sec_file);
+    collect_sections(sections, SECTION_IF, defaults_core->sec_if);
+    collect_sections(sections, SECTION_DIRECTORY, server->sec_dir);
+    collect_sections(sections, SECTION_LOCATION, server->sec_url);
+    all = (const config_section *)sections->elts;
+    for (i = 0; i < sections->nelts; i++) {
+        if (all[i].kind == SECTION_DIRECTORY) {
+            before_locations |= all[i].sets;
+            htaccess |= htaccess_settings(all[i].core);
+        }
+        else if (all[i].kind == SECTION_FILES) {
+            before_locations |= all[i].sets;
+        }
+        else if (all[i].kind == SECTION_IF) {
+            in_ifs |= all[i].sets;
+        }
+        else if (!is_literal_location(&all[i])) {
+            in_patterns |= all[i].sets;
+        }
+        if (check_view_modules(p, s, all[i].conf) != OK) {
+            return !OK;
+        }
+    }
+    if (check_view_modules(p, s, defaults) != OK) {
+        return !OK;
+    }
+    before_locations |= htaccess;
+
+    /* the server's own, for a path only <Location "/"> matches */
+    merged = defaults;
+    for (i = 0; i < sections->nelts; i++) {
+        if (location_matches_all(&all[i]) && all[i].conf) {
+            merged = couchpage_merge_dir_conf(p, merged, (void *)all[i].conf);
+            in_others |= all[i].sets;
+        }
+    }
+    if (check_merged(p, s, NULL, merged,
+                     in_ifs | in_patterns | (before_locations & ~in_others)) != OK) {
+        return !OK;
+    }
+
+    for (i = 0; i < sections->nelts; i++) {
+        unsigned unknown = 0, in_locations = 0;
+
+        if (!all[i].conf) {
+            continue;
+        }
+        merged = defaults;
+        if (is_literal_location(&all[i])) {
+            for (j = 0; j < sections->nelts; j++) {
+                if (all[j].kind == SECTION_LOCATION && all[j].conf
+                    && location_applies(all[j].core, all[i].core->d)) {
+                    merged = couchpage_merge_dir_conf(p, merged, (void *)all[j].conf);
+                    in_locations |= all[j].sets;
+                }
+            }
+            unknown = in_ifs | (before_locations & ~in_locations);
+        }
+        else {
+            merged = couchpage_merge_dir_conf(p, merged, (void *)all[i].conf);
+            for (j = 0; j < sections->nelts; j++) {
+                unknown |= j != i ? all[j].sets : 0;
+            }
+            unknown |= htaccess;
+        }
+        if (check_merged(p, s, &all[i], merged, unknown) != OK) {
+            return !OK;
+        }
+    }
+    return OK;
+}
+
+int couchpage_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
+                           server_rec *s)
+{
+    for (; s; s = s->next) {
+        if (check_server(ptemp, s) != OK) {
+            return !OK;
+        }
+    }
+    return OK;
+}

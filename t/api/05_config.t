@@ -1,6 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # Directives are checked when httpd reads its configuration: `httpd -t`
-# (apachectl -t) names the directive and the reason for a bad value.
+# (apachectl -t) names the directive and the reason for a bad value. What
+# only the merged configuration shows (SetHandler couchpage without a view,
+# a page size above the maximum in force) and view URLs whose proxy
+# modules are not loaded are refused too, naming the directive and the
+# section; correct configurations of nested sections start and serve.
 use strict;
 use warnings FATAL => 'all';
 
@@ -8,7 +12,8 @@ use Apache::Test qw(plan ok);
 use Apache::TestUtil qw(t_cmp);
 use File::Spec::Functions qw(catfile);
 use File::Temp qw(tempdir);
-use CouchPageTest qw(httpd_config_test);
+use HTTP::Tiny ();
+use CouchPageTest qw(httpd_config_test start_own_httpd backend_url decode_json_or_undef);
 
 my $vars = Apache::Test::vars();
 my $httpd = $vars->{httpd};
@@ -23,7 +28,12 @@ my @CASES = (
     ['CouchPageView /db/_design/d/_view/v', qr{CouchPageView: '/db/_design/d/_view/v' must be an absolute URL}],
     ['CouchPageView http://127.0.0.1:5984/db', qr{CouchPageView: .* must name a view}],
     ["CouchPageView $VIEW?limit=3", qr{CouchPageView: .* must not have a query string}],
-    ['CouchPageView http://admin:pw@127.0.0.1:5984/db/_all_docs', qr{must not carry credentials; use CouchPageCredentials}],
+    ['CouchPageView http://admin:pw@127.0.0.1:5984/db/_all_docs', qr{CouchPageView: 'http://\*\*\*\@127\.0\.0\.1:5984/db/_all_docs' must not carry credentials; use CouchPageCredentials}],
+    ['CouchPageView ftp://127.0.0.1/db/_all_docs', qr{CouchPageView: 'ftp://127.0.0.1/db/_all_docs' has a scheme the module does not serve; use http://, https:// or balancer://}],
+    # the examples' placeholder secret, as the current or the previous one
+    ['CouchPageTokenSecret "replace with a long random string"', qr{CouchPageTokenSecret: the examples' placeholder is no secret; replace it}],
+    ['CouchPageTokenSecret "a secret of this site alone" "Replace with a long random string"', qr{CouchPageTokenSecret: the examples' placeholder is no secret}],
+    ["CouchPageView $VIEW\nCouchPageTokenSecret \"a secret of this site alone\" \"the secret this site had before\"", undef],
     ['CouchPageSize 0', qr{CouchPageSize: '0' is not a whole number from 1 to 10000}],
     ['CouchPageSize ten', qr{CouchPageSize: 'ten' is not a whole number}],
     ['CouchPageSize 20000', qr{CouchPageSize: '20000' is not a whole number from 1 to 10000}],
@@ -68,7 +78,77 @@ my @CASES = (
     ["CouchPageFields \xe2\x82", qr{CouchPageFields: '\\+xe2\\+x82' is not valid UTF-8}],
 );
 
-plan tests => scalar @CASES + 1;
+# Whole configurations: [what, configuration, expected message (regexp) or
+# undef for Syntax OK, modules (default proxy, proxy_http)]. Line numbers
+# count from the file's first line: 5 lines of server settings and the
+# LoadModule lines come first (the MPM, mod_authz_core, the modules and
+# mod_couchpage: the configuration starts on line 11 with the default two).
+my $ALL = 'http://127.0.0.1:5984/db/_all_docs';
+my @CONFS = (
+    ['SetHandler couchpage without a CouchPageView',
+     qq{<Location "/a/">\nSetHandler couchpage\nCouchPageSize 5\n</Location>\n},
+     qr{CP0112: SetHandler couchpage \(\S+httpd\.conf:12\) applies in <Location "/a/">, where no CouchPageView is set: every request there would be answered 500}],
+    ['the handler in an outer <Location>, the view only in an inner one',
+     qq{<Location "/a/">\nSetHandler couchpage\n</Location>\n<Location "/a/b/">\nCouchPageView $ALL\n</Location>\n},
+     qr{CP0112: SetHandler couchpage \(\S+:12\) applies in <Location "/a/">, where no CouchPageView}],
+    ['the handler in a <LocationMatch> that no view reaches',
+     qq{<LocationMatch "^/posts/(?<post>[^/]+)/comments/">\nSetHandler couchpage\n</LocationMatch>\n},
+     qr{CP0112: SetHandler couchpage \(\S+:12\) applies in <LocationMatch "\^/posts/\(\?<post>\[\^/\]\+\)/comments/">}],
+    ['the handler for a whole virtual host, views in some locations',
+     qq{<VirtualHost 127.0.0.1:1>\nSetHandler couchpage\n<Location "/a/">\nCouchPageView $ALL\n</Location>\n</VirtualHost>\n},
+     qr{CP0112: SetHandler couchpage \(\S+:12\) applies in the server config of the <VirtualHost> at \S+:11, where no CouchPageView}],
+    ['the handler inside an <If> without a view',
+     qq{<Location "/a/">\n<If "%{QUERY_STRING} =~ /x/">\nSetHandler couchpage\n</If>\n</Location>\n},
+     qr{CP0112: SetHandler couchpage \(\S+:13\) applies in <If>}],
+    ['the handler in a <Directory> without a view',
+     qq{<Directory "/srv/pages">\nSetHandler CouchPage\n</Directory>\n},
+     qr{CP0112: SetHandler couchpage \(\S+:12\) applies in <Directory "/srv/pages/?">}],
+    ['CouchPageSize above the default CouchPageMaxSize',
+     qq{<Location "/a/">\nSetHandler couchpage\nCouchPageView $ALL\nCouchPageSize 500\n</Location>\n},
+     qr{CP0113: CouchPageSize 500 \(\S+:14\) is larger than CouchPageMaxSize 100 \(the default\) in <Location "/a/">: pages there would have 100 rows}],
+    ['CouchPageSize above a CouchPageMaxSize merged from an inner section',
+     qq{<Location "/a/">\nSetHandler couchpage\nCouchPageView $ALL\nCouchPageMaxSize 500\nCouchPageSize 300\n</Location>\n}
+     . qq{<Location "/a/b/">\nCouchPageMaxSize 200\n</Location>\n},
+     qr{CP0113: CouchPageSize 300 \(\S+:15\) is larger than CouchPageMaxSize 200 \(\S+:18\) in <Location "/a/b/">}],
+    ['CouchPageSize of a virtual host above its location\'s CouchPageMaxSize',
+     qq{<VirtualHost 127.0.0.1:1>\nCouchPageSize 50\n<Location "/a/">\nSetHandler couchpage\nCouchPageView $ALL\nCouchPageMaxSize 40\n</Location>\n</VirtualHost>\n},
+     qr{CP0113: CouchPageSize 50 \(\S+:12\) is larger than CouchPageMaxSize 40 \(\S+:16\) in <Location "/a/"> of the <VirtualHost> at \S+:11}],
+    ['nested sections, each setting part of a correct configuration',
+     qq{<VirtualHost 127.0.0.1:1>\nCouchPageView $ALL\nCouchPageMaxSize 500\n<Location "/a/">\nSetHandler couchpage\nCouchPageSize 300\n</Location>\n}
+     . qq{<Location "/a/small/">\nCouchPageSize 10\nCouchPageMaxSize 50\n</Location>\n<Location "/a/static/">\nSetHandler none\n</Location>\n</VirtualHost>\n}
+     . qq{<Location "/posts/">\nCouchPageView $ALL\n</Location>\n<LocationMatch "^/posts/(?<post>[^/]+)/comments/">\nSetHandler couchpage\n</LocationMatch>\n}
+     . qq{<LocationMatch "^/b/">\nCouchPageView $ALL\n</LocationMatch>\n<Location "/b/c/">\nSetHandler couchpage\n</Location>\n}
+     . qq{<Directory "/srv/pages">\nSetHandler couchpage\nCouchPageView $ALL\n<Files "*.html">\nSetHandler none\n</Files>\n</Directory>\n}
+     . qq{<Location "/d/">\nSetHandler "%{env:HANDLER}"\n</Location>\n},
+     undef],
+    # what start-up cannot place is never refused: a view a <Directory> sets
+    # may reach the location, and so may a .htaccess file
+    ['a view a <Directory> may add',
+     qq{<Directory "/srv">\nCouchPageView $ALL\n</Directory>\n<Location "/a/">\nSetHandler couchpage\n</Location>\n}, undef],
+    ['a view a .htaccess file may add (AllowOverride Options)',
+     qq{<Directory "/srv">\nAllowOverride Options\n</Directory>\n<Location "/a/">\nSetHandler couchpage\n</Location>\n}, undef],
+    # the proxy modules a view URL's scheme needs
+    ['http:// without any proxy module',
+     qq{<Location "/a/">\nSetHandler couchpage\nCouchPageView $ALL\n</Location>\n},
+     qr{CP0114: CouchPageView http://127\.0\.0\.1:5984/db/_all_docs \(\S+:11\): http:// needs modules that are not loaded: mod_proxy \(LoadModule proxy_module\), mod_proxy_http \(LoadModule proxy_http_module\)$}m, []],
+    ['http:// without mod_proxy_http',
+     qq{<Location "/a/">\nSetHandler couchpage\nCouchPageView $ALL\n</Location>\n},
+     qr{CP0114: .*: http:// needs modules that are not loaded: mod_proxy_http \(LoadModule proxy_http_module\)$}m, ['proxy']],
+    ['https:// without mod_ssl',
+     qq{<Location "/a/">\nSetHandler couchpage\nCouchPageView https://127.0.0.1:6984/db/_all_docs\n</Location>\n},
+     qr{CP0114: .*: https:// needs modules that are not loaded: mod_ssl \(LoadModule ssl_module\)$}m],
+    ['https:// with mod_ssl',
+     qq{<Location "/a/">\nSetHandler couchpage\nCouchPageView https://127.0.0.1:6984/db/_all_docs\n</Location>\n},
+     undef, [qw(proxy proxy_http ssl)]],
+    ['balancer:// without mod_proxy_balancer',
+     qq{<Location "/a/">\nSetHandler couchpage\nCouchPageView balancer://couchdb/db/_all_docs\n</Location>\n},
+     qr{CP0114: .*: balancer:// needs modules that are not loaded: mod_proxy_balancer \(LoadModule proxy_balancer_module\)$}m],
+    ['balancer:// with mod_proxy_balancer',
+     qq{<Location "/a/">\nSetHandler couchpage\nCouchPageView balancer://couchdb/db/_all_docs\n</Location>\n},
+     undef, [qw(proxy proxy_http proxy_balancer)]],
+);
+
+plan tests => scalar @CASES + 2 * @CONFS + 5;
 
 for my $case (@CASES) {
     my ($directives, $expect) = @$case;
@@ -82,6 +162,58 @@ for my $case (@CASES) {
         ok t_cmp($status == 0 && $out =~ /Syntax OK/ ? 'ok' : "status $status: $out", 'ok',
                  'httpd -t accepts a valid configuration');
     }
+}
+
+for my $case (@CONFS) {
+    my ($what, $conf, $expect, $modules) = @$case;
+    my ($status, $out) = httpd_config_test(undef, conf => $conf, defined $modules ? (modules => $modules) : ());
+    if (defined $expect) {
+        ok t_cmp($status != 0 && $out =~ $expect ? 'refused' : "status $status: $out", 'refused',
+                 "httpd -t refuses $what, naming the directive and the section");
+        ok t_cmp($out =~ /AH00014: Configuration check failed/ ? 'failed' : $out, 'failed',
+                 "$what: httpd says the configuration check failed");
+    }
+    else {
+        ok t_cmp($status == 0 && $out =~ /Syntax OK/ ? 'ok' : "status $status: $out", 'ok',
+                 "httpd -t accepts $what");
+        ok t_cmp($out =~ /CP01/ ? $out : 'silent', 'silent', "$what: no message of the module's");
+    }
+}
+
+# A view URL's password is never echoed, whether or not the URL parses.
+for my $url ('http://admin:Secr3tViewPassw0rd@127.0.0.1:5984/db/_all_docs',
+             'admin:Secr3tViewPassw0rd@127.0.0.1:5984/db/_all_docs') {
+    my ($status, $out) = httpd_config_test("CouchPageView $url");
+    ok t_cmp($status != 0 && $out !~ /Secr3tViewPassw0rd/ ? 'refused, not echoed' : "status $status: $out",
+             'refused, not echoed', "a CouchPageView URL with a password: refused, the password not echoed");
+}
+
+# A correct configuration of nested sections starts and serves: the outer
+# section's view and handler, the inner one's page size under the virtual
+# host's maximum; a <Location> inside it that serves files keeps its own.
+{
+    my $root = tempdir(CLEANUP => 1);
+    my $backend = backend_url();
+    my ($port) = start_own_httpd($root, [qw(proxy proxy_http)], <<"CONF");
+CouchPageMaxSize 50
+<Location "/nested/">
+    SetHandler couchpage
+    CouchPageView "$backend/bands/_design/bands/_view/by-name"
+</Location>
+<Location "/nested/four/">
+    CouchPageSize 4
+</Location>
+<Location "/nested/four/none/">
+    SetHandler none
+</Location>
+CONF
+    my $http = HTTP::Tiny->new(timeout => 30);
+    my $res = $http->get("http://127.0.0.1:$port/nested/four/");
+    my $page = decode_json_or_undef($res->{content});
+    ok t_cmp($res->{status} . ' ' . (ref $page eq 'HASH' ? scalar @{ $page->{items} } : 'no page'), '200 4',
+             'nested sections: the inner section\'s page size, the outer one\'s view');
+    $res = $http->get("http://127.0.0.1:$port/nested/four/none/");
+    ok t_cmp($res->{status}, 404, 'SetHandler none inside it: not a page (no such file)');
 }
 
 # the password is never echoed, even when the directive is refused

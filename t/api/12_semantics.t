@@ -20,7 +20,8 @@ use utf8;
 
 use Apache::Test qw(-withtestmore);
 use Time::HiRes qw(time);
-use CouchPageTest qw(double_load double_log double_queries with_args httpd_config_test);
+use CouchPageTest qw(double_load double_log double_queries with_args httpd_config_test
+                     error_log_mark error_log_since);
 use Encode ();
 use CouchPageWalk qw(:all);
 
@@ -328,6 +329,7 @@ sub posts_of {
         [token(['p2 ', 1], 'c6-01'), 'a key of post "p2 " (above)'],
         [token('p2', 'x'), 'a key of another type'],
     );
+    my $forged_mark = error_log_mark();
     for my $case (@FORGED) {
         my ($tok, $what) = @$case;
         for my $loc ('/posts/p2/comments/', '/posts-desc/p2/comments/') {
@@ -336,6 +338,15 @@ sub posts_of {
                 or diag $page->{raw};
         }
     }
+    # CouchDB refuses a later query of the page's multi-query request and
+    # cuts its answer off: neither mod_proxy_http nor the module may log
+    # that at error level (a client could fill the log at will), nor call a
+    # refused query a read that failed in flight
+    my @forged_lines = error_log_since($forged_mark, wait => 1);
+    is(join("\n", grep { /:(?:error|crit|alert|emerg)\]|failed in flight/ } @forged_lines), '',
+       'forged tokens: no line at error level, none saying "failed in flight"');
+    is(scalar(grep { /CP0122: bad request: the start token is outside this location's key range \(CouchDB answered 400 / } @forged_lines),
+       2 * @FORGED, "forged tokens: each logged at info, with CouchDB's words");
     my $page = module_page('/posts/p2/comments/', start => token(['p2', 1], 'c1-same1'));
     is($page->{status}, 200, 'a token inside the range but between rows is served');
 

@@ -112,7 +112,7 @@ my @CONFIG = (
     ["CouchPageItem key\nCouchPageItemTemplate \"%{couchpage_html:key}\"",
      qr{CouchPageItemTemplate: CouchPageItem is set in this section already}],
     ['CouchPageText previos "Back"',
-     qr{CouchPageText: 'previos' is not a word of the fragment; the words are first, previous, next, last, of, empty, nav-label, current, thousands}],
+     qr{CouchPageText: 'previos' is not a word of the fragment; the words are first, previous, next, last, of, empty, nav-label, current, thousands, error}],
     ['CouchPageText previous', qr{CouchPageText takes two arguments}],
     ["CouchPageText next \"Suivant \xff\"", qr{CouchPageText: the text for next is not valid UTF-8}],
 );

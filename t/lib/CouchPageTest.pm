@@ -412,22 +412,29 @@ sub start_own_httpd {
 }
 
 # httpd -t on a configuration of one <Location "/x/"> with the handler and
-# DIRECTIVES, written as the bytes given. Returns (exit status, httpd's
+# DIRECTIVES, written as the bytes given, with mod_proxy and mod_proxy_http
+# loaded (which every view URL needs). Returns (exit status, httpd's
 # output): 0 and "Syntax OK", or httpd's message naming the directive.
+# Options: modules => [NAME, ...], the httpd modules loaded besides the MPM
+# and mod_authz_core (mod_NAME.so; default proxy, proxy_http); conf => TEXT,
+# the configuration after the LoadModule lines instead of the <Location>
+# (DIRECTIVES is then ignored).
+#   httpd_config_test("CouchPageView $url\nCouchPageSize 5")
+#   httpd_config_test(undef, modules => [], conf => qq{<Location "/a/">...</Location>\n})
 sub httpd_config_test {
-    my ($directives) = @_;
+    my ($directives, %opt) = @_;
     my $vars = Apache::Test::vars();
     chomp(my $libexec = `'$vars->{apxs}' -q LIBEXECDIR 2>/dev/null` || '/usr/lib/apache2/modules');
     my $dir = File::Temp::tempdir(CLEANUP => 1);
     my $conf = catfile($dir, 'httpd.conf');
     my $module = catfile($vars->{top_dir}, '.libs', 'mod_couchpage.so');
+    my @modules = ('mpm_event', 'authz_core', @{ $opt{modules} // [qw(proxy proxy_http)] });
     open my $fh, '>:raw', $conf or die "$conf: $!";
     print $fh qq{ServerRoot "$dir"\nServerName localhost\nListen 127.0.0.1:1\n},
         qq{PidFile "$dir/httpd.pid"\nErrorLog "$dir/error_log"\n},
-        qq{LoadModule mpm_event_module "$libexec/mod_mpm_event.so"\n},
-        qq{LoadModule authz_core_module "$libexec/mod_authz_core.so"\n},
+        map({ qq{LoadModule ${_}_module "$libexec/mod_$_.so"\n} } @modules),
         qq{LoadModule couchpage_module "$module"\n},
-        qq{<Location "/x/">\nSetHandler couchpage\n$directives\n</Location>\n};
+        $opt{conf} // qq{<Location "/x/">\nSetHandler couchpage\n$directives\n</Location>\n};
     close $fh;
     my $out = `'$vars->{httpd}' -t -f '$conf' 2>&1`;
     return ($? >> 8, $out);

@@ -241,6 +241,48 @@ static void a_range_bounds_every_query(void **state)
                            "&startkey=%22z%22\nforward "));
 }
 
+/* Which queries CouchDB may refuse as a reversed range: those with both
+ * startkey and endkey, on a view; never the probes, never _all_docs. */
+static const char *refusable_roles(const cp_plan *plan, const cp_token *start)
+{
+    static const char *const roles[] = { "range-start", "range-end", "forward", "ahead",
+                                         "backward" };
+    apr_array_header_t *queries = cp_plan_page(pool, plan, start);
+    const char *out = "";
+    int i;
+
+    for (i = 0; i < queries->nelts; i++) {
+        const cp_query *query = &APR_ARRAY_IDX(queries, i, cp_query);
+
+        if (query->refusable) {
+            out = apr_pstrcat(pool, out, *out ? " " : "", roles[query->role], NULL);
+        }
+    }
+    return out;
+}
+
+static void queries_couchdb_may_refuse_are_marked(void **state)
+{
+    cp_view view = view_of(VIEW_URL);
+    cp_plan plan = plan_of(&view, NULL, "[\"p\",0]", "[\"p\",{}]", 2);
+    cp_token start = token_of("[\"p\",7]", "c7", 0);
+    cp_token last = { 0 };
+
+    assert_string_equal(refusable_roles(&plan, NULL), "forward");
+    assert_string_equal(refusable_roles(&plan, &start), "forward backward");
+    last.at_end = 1;
+    assert_string_equal(refusable_roles(&plan, &last), "range-end");
+    /* open above: the forward query has no endkey */
+    plan = plan_of(&view, NULL, "1", NULL, 2);
+    assert_string_equal(refusable_roles(&plan, &start), "backward");
+    plan = plan_of(&view, NULL, NULL, NULL, 2);
+    assert_string_equal(refusable_roles(&plan, &start), "");
+    view = view_of(DB_URL "/_all_docs");
+    plan = plan_of(&view, NULL, "\"a\"", "\"z\"", 2);
+    start = token_of("\"b\"", "b", 0);
+    assert_string_equal(refusable_roles(&plan, &start), "");
+}
+
 static void descending_swaps_directions_and_bounds(void **state)
 {
     cp_view view = view_of(VIEW_URL);
@@ -1138,6 +1180,7 @@ int main(void)
         UNIT_TEST(the_batch_body_holds_the_same_queries),
         UNIT_TEST(keys_cannot_smuggle_parameters),
         UNIT_TEST(a_range_bounds_every_query),
+        UNIT_TEST(queries_couchdb_may_refuse_are_marked),
         UNIT_TEST(descending_swaps_directions_and_bounds),
         UNIT_TEST(grouped_rows_read_backward_from_their_own_group),
         UNIT_TEST(documents_only_for_the_page_itself),

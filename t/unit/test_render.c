@@ -145,9 +145,17 @@ static void prev_links_to_the_first_page_without_a_token(void **state)
 
 static void errors_inside_html_pages_are_escaped_html(void **state)
 {
-    assert_string_equal(cp_render_html_error(pool, "the start token is not JSON: near '<script>'"),
+    const char *words[CP_WORD_COUNT] = { NULL };
+
+    assert_string_equal(cp_render_html_error(pool, NULL),
         "<div class=\"couchpage couchpage-error\">\n"
-        "<p class=\"couchpage-error-reason\">the start token is not JSON: near '&lt;script&gt;'</p>\n"
+        "<p class=\"couchpage-error-reason\">The list could not be shown.</p>\n"
+        "</div>\n");
+    /* the site's word (CouchPageText error), escaped */
+    words[CP_WORD_ERROR] = "Liste indisponible <b>";
+    assert_string_equal(cp_render_html_error(pool, words),
+        "<div class=\"couchpage couchpage-error\">\n"
+        "<p class=\"couchpage-error-reason\">Liste indisponible &lt;b&gt;</p>\n"
         "</div>\n");
 }
 
