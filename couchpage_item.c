@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "couchpage_item.h"
+#include "couchpage_bytes.h"
 #include "couchpage_json.h"
 
 #include <apr_strings.h>
@@ -206,13 +207,37 @@ const char *cp_percent_encode(apr_pool_t *pool, const char *text, apr_size_t len
     return out;
 }
 
+/* Whether a byte is written as an entity (or, NUL, as U+FFFD). */
+static int needs_entity(char c)
+{
+    return c == '<' || c == '>' || c == '&' || c == '\'' || c == '"' || c == '\0';
+}
+
 const char *cp_html_text(apr_pool_t *pool, const char *text, apr_size_t len)
 {
-    apr_size_t size = 1, i;
+    apr_size_t size, i = 0, clean;
     char *out, *o;
 
+    /* most text has nothing to escape: find the first byte that has, 16
+     * bytes a step */
+    while (i + 16 <= len) {
+        cp_bytes16 v = cp_bytes16_at(text + i);
+
+        if (cp_bytes16_any((cp_bytes16)((v == '<') | (v == '>') | (v == '&') | (v == '\'')
+                                        | (v == '"') | (v == 0)))) {
+            break;
+        }
+        i += 16;
+    }
+    while (i < len && !needs_entity(text[i])) {
+        i++;
+    }
+    if (i == len) {
+        return apr_pstrmemdup(pool, text, len);
+    }
+    clean = i;
     /* apr_pescape_entity leaves ' as it is: a template may quote with it */
-    for (i = 0; i < len; i++) {
+    for (size = clean + 1; i < len; i++) {
         switch (text[i]) {
         case '\0': size += 3; break;
         case '<': case '>': size += 4; break;
@@ -221,8 +246,10 @@ const char *cp_html_text(apr_pool_t *pool, const char *text, apr_size_t len)
         default: size += 1;
         }
     }
-    out = o = apr_palloc(pool, size);
-    for (i = 0; i < len; i++) {
+    out = apr_palloc(pool, size);
+    memcpy(out, text, clean);
+    o = out + clean;
+    for (i = clean; i < len; i++) {
         const char *entity;
 
         switch (text[i]) {

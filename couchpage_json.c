@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "couchpage_json.h"
+#include "couchpage_bytes.h"
 
 #include <apr_strings.h>
 #include <stdio.h>
@@ -186,22 +187,14 @@ int cp_json_identical(const json_t *a, const json_t *b)
     }
 }
 
-/* Sixteen bytes a step, by GCC's (and clang's) vector extension: SSE2 on
- * x86-64, NEON on arm64, plain words elsewhere. A page of documents is
- * tens of kilobytes, and every byte of it passes here. */
-typedef unsigned char bytes16 __attribute__((vector_size(16)));
-
 /* 0xff in each of the 16 bytes at text that is <, > or &, 0 in the others;
  * *any: whether there is one. */
-static bytes16 html_specials16(const char *text, int *any)
+static cp_bytes16 html_specials16(const char *text, int *any)
 {
-    bytes16 v, m;
-    apr_uint64_t half[2];
+    cp_bytes16 v = cp_bytes16_at(text);
+    cp_bytes16 m = (cp_bytes16)((v == '<') | (v == '>') | (v == '&'));
 
-    memcpy(&v, text, 16);
-    m = (bytes16)((v == '<') | (v == '>') | (v == '&'));
-    memcpy(half, &m, 16);
-    *any = (half[0] | half[1]) != 0;
+    *any = cp_bytes16_any(m);
     return m;
 }
 
@@ -216,7 +209,7 @@ apr_size_t cp_json_html_specials(const char *text, apr_size_t len)
     int any, j;
 
     for (; i + 16 <= len; i += 16) {
-        bytes16 m = html_specials16(text + i, &any);
+        cp_bytes16 m = html_specials16(text + i, &any);
 
         for (j = 0; any && j < 16; j++) {
             count += m[j] != 0;

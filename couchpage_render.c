@@ -191,7 +191,7 @@ const char *cp_render_json(apr_pool_t *pool, const cp_page *page, const cp_links
 
 static const char *html(apr_pool_t *pool, const char *text)
 {
-    return apr_pescape_entity(pool, text, 0);
+    return cp_html_text(pool, text, strlen(text));
 }
 
 const char *const cp_word_names[CP_WORD_COUNT] = {

@@ -11,6 +11,7 @@
 #include <apr_strings.h>
 #include <simdjson.h>
 
+#include <new>
 #include <string.h>
 #include <string_view>
 #include <utility>
@@ -950,6 +951,36 @@ extern "C" char *cp_response_padded(apr_pool_t *pool, const char *text, apr_size
 
 namespace {
 
+/* The parser that reads the answer's values again, one for all of them (a
+ * template reads three fields a row): made at its first use, deleted with
+ * the answer's pool. */
+struct value_parser {
+    ondemand::parser parser;
+};
+
+apr_status_t delete_value_parser(void *data)
+{
+    delete static_cast<value_parser *>(data);
+    return APR_SUCCESS;
+}
+
+ondemand::parser *parser_of(const cp_answer *answer)
+{
+    cp_answer *mutable_answer = const_cast<cp_answer *>(answer);
+
+    if (!mutable_answer->value_parser) {
+        value_parser *made = new (std::nothrow) value_parser;
+
+        if (!made) {
+            return NULL;
+        }
+        apr_pool_cleanup_register(mutable_answer->pool, made, delete_value_parser,
+                                  apr_pool_cleanup_null);
+        mutable_answer->value_parser = made;
+    }
+    return &static_cast<value_parser *>(mutable_answer->value_parser)->parser;
+}
+
 /* The member name of members, the last one of that name. */
 cp_span member_named(const cp_members *members, const char *name)
 {
@@ -994,14 +1025,15 @@ cp_span token_span(std::string_view token)
 cp_span find_in(const cp_row *row, cp_span at, const char *name, apr_size_t index)
 {
     const char *end = row->answer->body + row->answer->body_len + CP_RESPONSE_PADDING;
-    ondemand::parser parser;
+    ondemand::parser *parser = parser_of(row->answer);
     ondemand::document doc;
     ondemand::value value;
     ondemand::json_type type;
     cp_span found = { "", 0 };
 
-    if (!at.len || parser.iterate(padded_string_view(at.text, at.len,
-                                                     (size_t)(end - at.text))).get(doc)
+    if (!at.len || !parser
+        || parser->iterate(padded_string_view(at.text, at.len,
+                                              (size_t)(end - at.text))).get(doc)
         || doc.get_value().get(value) || value.type().get(type)) {
         return found;
     }
@@ -1116,13 +1148,14 @@ extern "C" cp_span cp_row_element(const cp_row *row, cp_span at, apr_size_t inde
 extern "C" const json_t *cp_row_decode(apr_pool_t *pool, const cp_row *row, cp_span at)
 {
     const char *end = row->answer->body + row->answer->body_len + CP_RESPONSE_PADDING;
-    ondemand::parser parser;
+    ondemand::parser *parser = parser_of(row->answer);
     ondemand::document doc;
     json_t *value;
 
     /* at is a value of the body, read and checked already */
-    if (!at.len || parser.iterate(padded_string_view(at.text, at.len,
-                                                     (size_t)(end - at.text))).get(doc)
+    if (!at.len || !parser
+        || parser->iterate(padded_string_view(at.text, at.len,
+                                              (size_t)(end - at.text))).get(doc)
         || key_value(pool, doc, 0, &value)) {
         return NULL;
     }

@@ -72,6 +72,9 @@ struct cp_answer {
     apr_int64_t total_rows;   /* -1: none, or not a count */
     apr_int64_t offset;       /* -1: none, or not a count */
     apr_array_header_t *rows; /* of cp_row, in the answer's order */
+    void *value_parser;       /* simdjson's, for reading a value again (cp_row_find,
+                                 cp_row_decode): made at its first use, deleted
+                                 with the pool */
 };
 
 /* Reads one view response, text[0..len) followed by CP_RESPONSE_PADDING
