@@ -297,7 +297,7 @@ ok t_cmp(join('|', map { "$_->{method} " . ($_->{method} eq 'POST' ? $_->{header
          join('|', map { $_->{method} eq 'POST' ? 'POST application/json' : 'GET ' } @requests),
          'GETs of the view, and POSTs of its queries as application/json: nothing else');
 
-# Behind mod_proxy_balancer (README, "Scaling out"): a member that dropped
+# Behind mod_proxy_balancer (docs/scaling.md): a member that dropped
 # the connection before it answered goes into error state (failonstatus=502:
 # the module answers such a subrequest 502), so that the repeat, and the
 # queries after it, go to the other member, and not back to a node that may

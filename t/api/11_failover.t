@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Scaling out (README, "Scaling out"): CouchPageView balancer:// over two
+# Scaling out (docs/scaling.md): CouchPageView balancer:// over two
 # backends with the same data, and two httpd servers with the same
 # configuration. A token one server issued works on the other (the module
 # keeps no state), and stopping a backend under load loses at most the

@@ -208,7 +208,7 @@ couch_load('sem_types', docs => \@typed_docs, views => {
 
 if ($DOUBLE) {
     # Integers wider than 64 bits: the module reads such a key as a double
-    # (README, Tokens). The other integers of the same response must keep
+    # (docs/pages.md, Tokens). The other integers of the same response must keep
     # their digits, and no row may be lost.
     my $view = double_view('/sem_types/_design/d/_view/wide', reduce => 'false');
     my @want = map { s/key=(-?[0-9]{20,})/'key=' . num_sig(sprintf('%.17g', $1))/er } @{ $view->{rows} };
@@ -360,7 +360,7 @@ sub posts_of {
                                 endkey => jtext(['p2', 0]));
     is_deeply([ reverse @{ $from_desc->{rows} } ], $from->{rows}, 'oracle: its reverse');
     walk_ok('/sem/posts-from-p2-desc/', $_, $from_desc, "a range open above, descending, $_ a page") for 4, 7;
-    # the README's '' for an open side, as httpd -t reads it (the walks above
+    # docs/directives.md's '' for an open side, as httpd -t reads it (the walks above
     # use an expression that yields '' instead)
     for my $range (q{'' '["p2", {}]'}, q{'["p2", 0]' ''}, q{'%{env:SEM_OPEN}' '["p2", {}]'}) {
         my ($ok, $out) = httpd_t("CouchPageView http://127.0.0.1:5984/db/_design/d/_view/v\nCouchPageRange $range");

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-# A real 3-node CouchDB cluster behind mod_proxy_balancer (README, "Scaling
-# out"; issue 9): a node failure costs no client request.
+# A real 3-node CouchDB cluster behind mod_proxy_balancer (docs/scaling.md;
+# issue 9): a node failure costs no client request.
 #
 # Needs a running cluster, started as the user the suite runs as:
 #   COUCHDB_CLUSTER_URLS  the three node URLs with credentials, comma-separated,
@@ -135,7 +135,7 @@ sub load_database {
 
 # --- httpd -----------------------------------------------------------------------
 
-# The configuration README's "Scaling out" and conf/couchpage-cluster.conf
+# The configuration docs/scaling.md and conf/couchpage-cluster.conf
 # give an operator, with the test's nodes.
 sub start_httpd {
     my $root = catfile($dir, 'httpd');
