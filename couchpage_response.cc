@@ -11,7 +11,9 @@
 #include <apr_strings.h>
 #include <simdjson.h>
 
+#include <errno.h>
 #include <new>
+#include <stdlib.h>
 #include <string.h>
 #include <string_view>
 #include <utility>
@@ -421,25 +423,33 @@ error_code key_value(apr_pool_t *pool, V &v, int depth, json_t **value)
         return SUCCESS;
     }
     case ondemand::json_type::number: {
-        std::string_view token = token_of(v);
-        int64_t integer;
+        std::string_view text = scalar_text(v);
         double real;
+        error_code error = v.get_double().get(real);
 
-        error_code error;
+        /* the number checked and read as a double; jansson's rule for its
+         * value: one with a point or an exponent is a real, an integer
+         * that fits 64 bits (strtoll, as jansson reads it) an integer, one
+         * that does not the double. (simdjson 3.0's get_int64 takes some
+         * negative integers of 20 digits at a document's root.) */
+        if (!error) {
+            if (text.find_first_of(".eE") == std::string_view::npos) {
+                const char *digits = apr_pstrmemdup(pool, text.data(), text.size());
+                char *end;
+                long long integer;
 
-        /* jansson's rule: a number with a point or an exponent is a real;
-         * an integer that does not fit 64 bits is read as a double */
-        if (token.find_first_of(".eE") == std::string_view::npos
-            && !v.get_int64().get(integer)) {
-            *value = json_integer(integer);
-            return SUCCESS;
-        }
-        if (!(error = v.get_double().get(real))) {
+                errno = 0;
+                integer = strtoll(digits, &end, 10);
+                if (errno != ERANGE && !*end) {
+                    *value = json_integer(integer);
+                    return SUCCESS;
+                }
+            }
             *value = json_real(real);
             return SUCCESS;
         }
         if (error == NUMBER_ERROR) {
-            const json_t *number = number_by_jansson(pool, scalar_text(v));
+            const json_t *number = number_by_jansson(pool, text);
 
             if (json_is_number(number)) {
                 *value = json_incref((json_t *)number);
