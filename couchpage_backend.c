@@ -2,7 +2,7 @@
 #include "couchpage_backend.h"
 #include "couchpage_json.h"
 #include "couchpage_response.h"
-#include "mod_couchpage.h"
+#include "mod_couchpage_module.h"
 
 #include "http_log.h"
 #include "http_protocol.h"

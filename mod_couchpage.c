@@ -23,6 +23,7 @@
 #include "couchpage_page.h"
 #include "couchpage_seal.h"
 #include "couchpage_token.h"
+#include "mod_couchpage_status.h"
 
 #define HANDLER_NAME "couchpage"
 #define JSON_TYPE "application/json; charset=utf-8"

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * mod_couchpage: what the glue's files share. mod_couchpage.c holds the
- * hooks and the handler, mod_couchpage_config.c the directives and their
- * merge (the split mod_md has: mod_md.c, mod_md_config.c),
- * mod_couchpage_status.c what pages cost.
+ * mod_couchpage: the directory config that mod_couchpage.c (the hooks and
+ * the handler) and mod_couchpage_config.c (the directives and their merge)
+ * share: the split mod_md has (mod_md.c, mod_md_config.c). The module's
+ * symbol and log tags are in mod_couchpage_module.h, what pages cost in
+ * mod_couchpage_status.h.
  */
 #ifndef MOD_COUCHPAGE_H
 #define MOD_COUCHPAGE_H
@@ -13,15 +14,10 @@
 #include "ap_expr.h"
 
 #include "couchpage_args.h"
-#include "couchpage_backend.h"
 #include "couchpage_item.h"
 #include "couchpage_plan.h"
 #include "couchpage_render.h"
-
-extern module AP_MODULE_DECLARE_DATA couchpage_module;
-
-/* The module's own log tags: httpd's AH numbers belong to httpd. */
-#define CPLOGNO(n) "CP" #n ": "
+#include "mod_couchpage_module.h"
 
 #define DEFAULT_PAGE_SIZE 20
 #define DEFAULT_MAX_PAGE_SIZE 100
@@ -115,11 +111,5 @@ int couchpage_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
  * written ("<Location /x/>"), or "the server config". */
 const char *couchpage_directive_where(apr_pool_t *p, const ap_directive_t *directive);
 const char *couchpage_directive_section(apr_pool_t *p, const ap_directive_t *directive);
-
-/* What pages cost (mod_couchpage_status.c): the hooks of the shared
- * counters and of mod_status's section, called from register_hooks; and
- * the record of one page, called once at the end of the handler. */
-void couchpage_status_register(void);
-void couchpage_status_record(request_rec *r, const cp_backend_stats *stats);
 
 #endif

@@ -14,7 +14,8 @@
  * mod_status or mod_slotmem_shm the module runs as before: the notes are
  * still set, and the section is off (logged at startup).
  */
-#include "mod_couchpage.h"
+#include "mod_couchpage_status.h"
+#include "mod_couchpage_module.h"
 
 #include "ap_provider.h"
 #include "ap_slotmem.h"
