@@ -7,7 +7,7 @@
  * access log's notes, mod_status's section) in mod_couchpage_status.c.
  * Tokens, client arguments, query plans, page assembly and rendering live
  * in the httpd-free couchpage_* core; the backend fetch, a subrequest served
- * by mod_proxy, in couchpage_backend.c.
+ * by mod_proxy, in mod_couchpage_backend.c.
  */
 #include "mod_couchpage.h"
 
@@ -18,11 +18,11 @@
 #include "apr_strings.h"
 
 #include "couchpage_args.h"
-#include "couchpage_backend.h"
 #include "couchpage_json.h"
 #include "couchpage_page.h"
 #include "couchpage_seal.h"
 #include "couchpage_token.h"
+#include "mod_couchpage_backend.h"
 #include "mod_couchpage_status.h"
 
 #define HANDLER_NAME "couchpage"

@@ -8,7 +8,7 @@
 
 #include "httpd.h"
 
-#include "couchpage_backend.h"
+#include "mod_couchpage_backend.h"
 
 /* The hooks of the shared counters and of mod_status's section, called
  * from register_hooks. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "couchpage_backend.h"
+#include "mod_couchpage_backend.h"
 #include "couchpage_json.h"
 #include "couchpage_response.h"
 #include "mod_couchpage_module.h"

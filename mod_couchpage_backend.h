@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * couchpage_backend: ask CouchDB a page's queries as httpd subrequests that
- * mod_proxy serves, and read the JSON answers.
+ * mod_couchpage_backend: ask CouchDB a page's queries as httpd
+ * subrequests that mod_proxy serves, and read the JSON answers. Glue,
+ * linked into the module and not into the core, since it runs requests.
  *
  * The queries go as one multi-query request, POST INDEX/queries with the
  * body {"queries": [...]}, carried as the subrequest's kept body so that
@@ -13,8 +14,8 @@
  * mod_proxy does the HTTP: connection pooling, balancer://, TLS and
  * timeouts are configured with its directives, never here.
  */
-#ifndef COUCHPAGE_BACKEND_H
-#define COUCHPAGE_BACKEND_H
+#ifndef MOD_COUCHPAGE_BACKEND_H
+#define MOD_COUCHPAGE_BACKEND_H
 
 #include "httpd.h"
 #include <jansson.h>
