@@ -9,7 +9,7 @@
  * in the httpd-free couchpage_* core; the backend fetch, a subrequest served
  * by mod_proxy, in mod_couchpage_backend.c.
  */
-#include "mod_couchpage.h"
+#include "mod_couchpage_config.h"
 
 #include "http_core.h"
 #include "http_log.h"

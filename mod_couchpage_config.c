@@ -4,7 +4,7 @@
  * reads its configuration (apachectl -t names the directive and the fault),
  * and the per-directory merge.
  */
-#include "mod_couchpage.h"
+#include "mod_couchpage_config.h"
 
 #include "http_core.h"
 #include "http_log.h"

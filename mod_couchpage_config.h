@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * mod_couchpage: the directory config that mod_couchpage.c (the hooks and
- * the handler) and mod_couchpage_config.c (the directives and their merge)
- * share: the split mod_md has (mod_md.c, mod_md_config.c). The module's
- * symbol and log tags are in mod_couchpage_module.h, what pages cost in
- * mod_couchpage_status.h.
+ * mod_couchpage_config: the per-directory config, which the directives of
+ * mod_couchpage_config.c fill and merge, and the handler (mod_couchpage.c)
+ * reads: the split mod_md has (mod_md_config.h, mod_md_config.c, mod_md.c).
  */
-#ifndef MOD_COUCHPAGE_H
-#define MOD_COUCHPAGE_H
+#ifndef MOD_COUCHPAGE_CONFIG_H
+#define MOD_COUCHPAGE_CONFIG_H
 
 #include "httpd.h"
 #include "http_config.h"
