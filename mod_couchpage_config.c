@@ -13,6 +13,7 @@
 #include "apr_lib.h"
 
 #include "couchpage_json.h"
+#include "couchpage_plan.h"
 #include "couchpage_seal.h"
 #include "couchpage_token.h"
 

@@ -13,8 +13,8 @@
 
 #include "couchpage_args.h"
 #include "couchpage_item.h"
-#include "couchpage_plan.h"
 #include "couchpage_render.h"
+#include "couchpage_view.h"
 #include "mod_couchpage_module.h"
 
 #define DEFAULT_PAGE_SIZE 20
