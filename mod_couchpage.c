@@ -291,8 +291,7 @@ typedef struct {
     cp_format format;   /* json or html, decided */
     int chosen_format;  /* by the client's ?format=, which links then keep */
     cp_token start;     /* decoded from args.start, when there is one */
-    cp_plan plan;
-    cp_view view;       /* the location's view with its merged options */
+    cp_plan plan;       /* its view is the location's, merged (conf->view) */
     int with_docid;
 } page_request;
 
@@ -304,14 +303,7 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
     const char *reason, *low, *high, *partition = NULL;
     int count;
 
-    req->view = conf->view;
-    req->view.descending = conf->descending;
-    req->view.reduce = conf->reduce;
-    req->view.group_level = conf->group_level;
-    req->view.include_docs = conf->include_docs;
-    req->view.update = conf->update;
-    req->view.stable = conf->stable;
-    req->with_docid = cp_view_has_docids(&req->view);
+    req->with_docid = cp_view_has_docids(&conf->view);
 
     reason = cp_args_parse(r->pool, r->args, conf->max_page_size, &req->args);
     if (reason) {
@@ -363,11 +355,11 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
         || !eval_bound(r, "HIGH", &conf->high, &high)) {
         return 0;
     }
-    reason = cp_plan_init(r->pool, &req->plan, &req->view, partition, low, high, count,
+    reason = cp_plan_init(r->pool, &req->plan, &conf->view, partition, low, high, count,
                           conf->links);
     /* bounds merged from several sections, or yielded by expressions, are
      * the configuration's fault; a partition name may be the client's */
-    if (reason && cp_plan_check_range(r->pool, &req->view, low, high)) {
+    if (reason && cp_plan_check_range(r->pool, &conf->view, low, high)) {
         send_config_error(r, apr_pstrcat(r->pool, "CouchPageRange: ", reason, NULL));
         return 0;
     }
@@ -395,7 +387,7 @@ static int fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
 
     backend.authorization = conf->authorization;
     backend.max_response = conf->max_response;
-    if (cp_backend_fetch(r, &backend, req->view.backend, req->plan.index_url,
+    if (cp_backend_fetch(r, &backend, conf->view.backend, req->plan.index_url,
                          req->with_docid, queries, stats, &result) != OK) {
         if (req->args.start && result.backend_status == HTTP_BAD_REQUEST) {
             /* the client's doing: logged as a bad request, CouchDB's words
@@ -499,7 +491,7 @@ static int serve_page(request_rec *r, cp_backend_stats *stats)
     if (!conf->view_set) {
         return send_config_error(r, "no CouchPageView is set");
     }
-    if (conf->reduce && conf->include_docs) {
+    if (conf->view.reduce && conf->view.include_docs) {
         return send_config_error(r, "CouchPageReduce On and CouchPageIncludeDocs On "
                                  "are merged here; grouped rows have no documents");
     }

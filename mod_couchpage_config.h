@@ -42,8 +42,9 @@ typedef enum {
 } cp_handler;
 
 typedef struct {
-    cp_view view;              /* the URL's parts; options are merged apart */
-    int view_set;
+    cp_view view;              /* CouchPageView's URL and the options of every query:
+                                  the final view, each part merged from where it is set */
+    int view_set;              /* CouchPageView is set (the URL's parts) */
     const ap_directive_t *view_where; /* the CouchPageView line, for messages */
     const char *view_section;  /* the section it is set in, as written */
     int page_size;
@@ -63,14 +64,12 @@ typedef struct {
     int range_set;
     ap_expr_info_t *partition;
     int partition_set;
-    int descending;
-    int descending_set;
-    int reduce;
+    int descending_set;        /* the view's options, each set apart */
     int reduce_set;
-    int group_level;
     int group_level_set;
-    int include_docs;
     int include_docs_set;
+    int update_set;
+    int stable_set;
     apr_array_header_t *fields; /* CouchPageFields (const char *); NULL: whole docs */
     int fields_set;
     cp_format format;          /* CP_FORMAT_AUTO: by the Accept header */
@@ -86,10 +85,6 @@ typedef struct {
     int token_secret_set;
     apr_size_t max_token_length;
     int max_token_length_set;
-    const char *update;        /* CouchDB's update for every query; NULL: not sent */
-    int update_set;
-    const char *stable;        /* CouchDB's stable for every query; NULL: not sent */
-    int stable_set;
     const char *cache_control; /* a page's Cache-Control; NULL: none */
     int cache_control_set;
 } couchpage_dir_conf;
