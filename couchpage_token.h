@@ -23,9 +23,6 @@
 #include <apr_pools.h>
 #include <jansson.h>
 
-/* The default cap on a token's length, before any decoding. */
-#define CP_TOKEN_MAX_DEFAULT 4096
-
 /* The most rows one document may emit under one key, for tokens. */
 #define CP_TOKEN_MAX_INDEX 1000000
 
@@ -44,9 +41,11 @@ typedef struct {
 const char *cp_token_encode(apr_pool_t *pool, const json_t *key, const char *docid,
                             int index);
 
-/* Reads a token a client sent. with_docid says which form this location's
- * rows use. Returns NULL on success, else the reason the token is refused. */
-const char *cp_token_decode(apr_pool_t *pool, const char *text, apr_size_t max_len,
-                            int with_docid, cp_token *token);
+/* Reads a token a client sent, of any length: the caller caps what the
+ * client may send (CouchPageMaxTokenLength). with_docid says which form this
+ * location's rows use. Returns NULL on success, else the reason the token
+ * is refused. */
+const char *cp_token_decode(apr_pool_t *pool, const char *text, int with_docid,
+                            cp_token *token);
 
 #endif

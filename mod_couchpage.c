@@ -322,6 +322,9 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
     if (req->args.start) {
         const char *token_text = req->args.start;
 
+        /* The one cap on a token's length: on what the client sent, sealed
+         * or not, before it is unsealed (an HMAC over all of it) or
+         * decoded. A sealed token's payload is shorter than the token. */
         if (strlen(token_text) > conf->max_token_length) {
             send_bad_request(r, apr_psprintf(r->pool, "the start token is longer than %"
                                              APR_SIZE_T_FMT " bytes", conf->max_token_length));
@@ -335,8 +338,7 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
                 return 0;
             }
         }
-        reason = cp_token_decode(r->pool, token_text, conf->max_token_length,
-                                 req->with_docid, &req->start);
+        reason = cp_token_decode(r->pool, token_text, req->with_docid, &req->start);
         if (reason) {
             send_bad_request(r, reason);
             return 0;

@@ -15,7 +15,6 @@
 #include "couchpage_json.h"
 #include "couchpage_plan.h"
 #include "couchpage_seal.h"
-#include "couchpage_token.h"
 
 void *couchpage_create_dir_conf(apr_pool_t *p, char *dir)
 {
@@ -25,7 +24,7 @@ void *couchpage_create_dir_conf(apr_pool_t *p, char *dir)
     conf->max_page_size = DEFAULT_MAX_PAGE_SIZE;
     conf->max_response = DEFAULT_MAX_RESPONSE;
     conf->view.group_level = CP_GROUP_EXACT;
-    conf->max_token_length = CP_TOKEN_MAX_DEFAULT;
+    conf->max_token_length = DEFAULT_MAX_TOKEN_LENGTH;
     return conf;
 }
 

@@ -22,6 +22,7 @@
 #define PAGE_SIZE_CEILING 10000
 #define DEFAULT_MAX_RESPONSE (16 * 1024 * 1024)
 #define MAX_LINKS 20
+#define DEFAULT_MAX_TOKEN_LENGTH 4096 /* bytes of ?start=, as the client sent it */
 #define MAX_AGE_CEILING 31536000 /* a year, RFC 9111's advice for "never expires" */
 
 /* A key bound of CouchPageRange: constant JSON read at start-up, or an
