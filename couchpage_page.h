@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * couchpage_page: one page assembled from CouchDB's answers, as the
- * algorithm in seeds/algorithm.txt says, with links to several pages either
- * side (the recipe's "Jump to Page").
+ * couchpage_page: one page assembled from CouchDB's answers, as
+ * docs/algorithm.md describes, with links to several pages either side
+ * (the pagination recipe's "Jump to Page").
  */
 #ifndef COUCHPAGE_PAGE_H
 #define COUCHPAGE_PAGE_H

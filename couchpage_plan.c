@@ -197,7 +197,8 @@ static void add_query(apr_array_header_t *queries, cp_query_role role, int limit
 }
 
 /* Marks the queries CouchDB may refuse as a reversed range: its check
- * (check_range) compares startkey with endkey, on views only. */
+ * compares startkey with endkey, on views only (check_range in
+ * src/couch_mrview/src/couch_mrview_util.erl, CouchDB 3.4.3). */
 static void mark_refusable(const cp_plan *plan, apr_array_header_t *queries)
 {
     int i;

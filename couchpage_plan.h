@@ -2,7 +2,7 @@
 /*
  * couchpage_plan: the CouchDB queries that make one page.
  *
- * The algorithm (seeds/algorithm.txt): a first page is one query with
+ * The algorithm (docs/algorithm.md): a first page is one query with
  * limit = count + 1; a later page is a forward query from the token's row
  * with limit = count + 1 and a backward query from the same row in the
  * other direction. Never a skip that grows with depth, so every page costs

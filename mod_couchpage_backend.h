@@ -6,7 +6,9 @@
  *
  * The queries go as one multi-query request, POST INDEX/queries with the
  * body {"queries": [...]}, carried as the subrequest's kept body so that
- * mod_proxy keeps the backend connection pooled (design.md, section 1). A
+ * mod_proxy keeps the backend connection pooled (httpd 2.4's
+ * modules/proxy/mod_proxy_http.c closes a subrequest's connection unless it
+ * has a kept body: "Why DON'T sub-requests use keepalives?"). A
  * backend without that endpoint (pouchdb-server, CouchDB before 2.2) gets
  * one GET per query: learnt from its first answer, noted once in the error
  * log, and remembered for that backend in this process.
