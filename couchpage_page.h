@@ -3,6 +3,9 @@
  * couchpage_page: one page assembled from CouchDB's answers, as
  * docs/algorithm.md describes, with links to several pages either side
  * (the pagination recipe's "Jump to Page").
+ *
+ * Part of the httpd-free core: no httpd header, no request_rec. It reads
+ * answers; couchpage_plan makes the queries, the glue sends them.
  */
 #ifndef COUCHPAGE_PAGE_H
 #define COUCHPAGE_PAGE_H

@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * couchpage_plan.c: a page's CouchDB queries, as JSON parameters, a GET
+ * URL or a multi-query body, and their widening. Part of the httpd-free
+ * core: no httpd header, no request_rec; it sends nothing.
+ */
 #include "couchpage_plan.h"
 #include "couchpage_json.h"
 

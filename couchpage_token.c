@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * couchpage_token.c: page tokens written from a row and read back from a
+ * client. Part of the httpd-free core: no httpd header, no request_rec;
+ * the glue caps a token's length and unseals it first.
+ */
 #include "couchpage_token.h"
 #include "couchpage_json.h"
 

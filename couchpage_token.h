@@ -16,6 +16,8 @@
  * that page starts depends on how many rows there are when it is asked for,
  * so it is found then, from the rows read back from the end (see
  * cp_plan_page), and no other page has to ask.
+ *
+ * Part of the httpd-free core: no httpd header, no request_rec.
  */
 #ifndef COUCHPAGE_TOKEN_H
 #define COUCHPAGE_TOKEN_H

@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * couchpage_view.c: a CouchPageView URL parsed into the view's parts, once,
+ * when httpd reads the configuration. Part of the httpd-free core: no httpd
+ * header, no request_rec.
+ */
 #include "couchpage_view.h"
 
 #include <apr_strings.h>

@@ -9,7 +9,9 @@
  * functions and the item template in mod_couchpage_expr.c. Tokens, client
  * arguments, query plans, page assembly and rendering live in the
  * httpd-free couchpage_* core; the backend fetch, a subrequest served by
- * mod_proxy, in mod_couchpage_backend.c.
+ * mod_proxy, in mod_couchpage_backend.c. So this file reads no directive
+ * and makes no subrequest; what it reads and writes of JSON and HTML, the
+ * core does for it.
  */
 #include "mod_couchpage_config.h"
 

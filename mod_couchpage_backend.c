@@ -1,4 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * mod_couchpage_backend.c: a page's queries asked as subrequests that
+ * mod_proxy serves, with the filters that capture their answers, the one
+ * retry loop, and the memory of backends without the multi-query endpoint
+ * (see mod_couchpage_backend.h). Glue: it reads no directory config (the
+ * handler passes cp_backend_conf) and never answers the client.
+ */
 #include "mod_couchpage_backend.h"
 #include "couchpage_json.h"
 #include "couchpage_response.h"

@@ -14,7 +14,8 @@
  * log, and remembered for that backend in this process.
  *
  * mod_proxy does the HTTP: connection pooling, balancer://, TLS and
- * timeouts are configured with its directives, never here.
+ * timeouts are configured with its directives, never here. Nor does this
+ * room see the directory config, or answer the client: the handler does.
  */
 #ifndef MOD_COUCHPAGE_BACKEND_H
 #define MOD_COUCHPAGE_BACKEND_H

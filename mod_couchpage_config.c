@@ -2,7 +2,8 @@
 /*
  * mod_couchpage_config: the CouchPage* directives, each checked when httpd
  * reads its configuration (apachectl -t names the directive and the fault),
- * and the per-directory merge.
+ * the per-directory merge, and the start-up checks of the merged config.
+ * Glue: configuration time only; it serves no request.
  */
 #include "mod_couchpage_config.h"
 

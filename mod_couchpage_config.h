@@ -3,6 +3,7 @@
  * mod_couchpage_config: the per-directory config, which the directives of
  * mod_couchpage_config.c fill and merge, and the handler (mod_couchpage.c)
  * reads: the split mod_md has (mod_md_config.h, mod_md_config.c, mod_md.c).
+ * Glue: only these two files see the directory config.
  */
 #ifndef MOD_COUCHPAGE_CONFIG_H
 #define MOD_COUCHPAGE_CONFIG_H

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mod_couchpage_status: what pages cost, per request in the access log's
- * notes and summed over every process in mod_status's section.
+ * notes and summed over every process in mod_status's section. Glue: no
+ * directory config.
  */
 #ifndef MOD_COUCHPAGE_STATUS_H
 #define MOD_COUCHPAGE_STATUS_H

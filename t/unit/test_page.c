@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests of couchpage_page: pages assembled from answers, their tokens,
+ * links and numbers; they link the core alone. */
 #include "unit.h"
 #include "couchpage_json.h"
 #include "couchpage_page.h"

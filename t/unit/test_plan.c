@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests of couchpage_plan: the queries of every kind of page; they link
+ * the core alone. */
 #include "unit.h"
 #include "couchpage_plan.h"
 #include "couchpage_page.h"

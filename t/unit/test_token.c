@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests of couchpage_token: tokens written and read back; they link the
+ * core alone. */
 #include "unit.h"
 #include "couchpage_json.h"
 #include "couchpage_token.h"

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* couchpage_view: CouchPageView URLs, classified or refused. */
+/* Unit tests of couchpage_view: CouchPageView URLs, classified or refused;
+ * they link the core alone. */
 #include "unit.h"
 #include "couchpage_view.h"
 
