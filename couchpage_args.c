@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * couchpage_args.c: a client's query string read into cp_args, and the
+ * format its Accept header prefers. Part of the httpd-free core: no httpd
+ * header, no request_rec; it gives reasons, and the glue answers the client.
+ */
 #include "couchpage_args.h"
 
 #include <apr_escape.h>

@@ -4,6 +4,8 @@
  *
  * Only arguments the module knows are read; every other one is ignored, so
  * nothing a client adds to the query string ever reaches CouchDB.
+ *
+ * Part of the httpd-free core: no httpd header, no request_rec.
  */
 #ifndef COUCHPAGE_ARGS_H
 #define COUCHPAGE_ARGS_H

@@ -7,6 +7,8 @@
  * LINK is a URL pattern whose {FIELD} placeholders are replaced by the
  * row's values, each percent-encoded (every byte but A-Z a-z 0-9 - . _ ~),
  * so a value can never leave its place in the URL.
+ *
+ * Part of the httpd-free core: no httpd header, no request_rec.
  */
 #ifndef COUCHPAGE_ITEM_H
 #define COUCHPAGE_ITEM_H

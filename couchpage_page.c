@@ -1,4 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * couchpage_page.c: a page assembled from its queries' answers: its rows,
+ * tokens, page links and position, and which query to ask again wider.
+ * Part of the httpd-free core: no httpd header, no request_rec; it reads
+ * answers, and never plans or sends a query.
+ */
 #include "couchpage_page.h"
 #include "couchpage_json.h"
 #include "couchpage_plan.h"

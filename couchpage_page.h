@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * couchpage_page: one page assembled from CouchDB's answers, as the
- * algorithm in seeds/algorithm.txt says, with links to several pages either
- * side (the recipe's "Jump to Page").
+ * couchpage_page: one page assembled from CouchDB's answers, as
+ * docs/algorithm.md describes, with links to several pages either side
+ * (the pagination recipe's "Jump to Page").
+ *
+ * Part of the httpd-free core: no httpd header, no request_rec. It reads
+ * answers; couchpage_plan makes the queries, the glue sends them.
  */
 #ifndef COUCHPAGE_PAGE_H
 #define COUCHPAGE_PAGE_H
@@ -58,32 +61,14 @@ typedef struct {
 } cp_page;
 
 /* Builds the page from the answers (read and checked by
- * couchpage_response). Returns the query to ask again wider
- * (cp_plan_widen) when its answer cannot place the rows the pages behind
- * need, else NULL: the backward answer, when they reach into the last entry
- * of an answer its limit cut, whose rows nearest the page may be missing (a
- * document's rows under one key come in one order both ways), or into the
- * token's own entry when the limit cut that; or when the rows its skip
- * passed over cannot be counted (the forward answer does not show where the
- * token's entry ends, or fewer rows lie behind than were to be passed
- * over), or a page behind would start among them or in an entry that began
- * among them; the last page's answer, when the rows nearest the end that
- * the page and the pages behind need end in an entry its limit cut. The
- * page is built all the same, without the pages behind it cannot place.
- *
- * The position comes from CouchDB's offsets (see cp_plan_page): rows before
- * the page = the forward query's offset - the range start probe's (0
- * without one: the whole index); the location's rows = total_rows - both
- * probes' offsets. It is used only where it can be true: map rows (grouped
- * reduce rows have no offsets), and consistent with every row seen (some
- * CouchDB-compatible servers report offset 0 on every page): not fewer
- * rows before the page than were read behind it, exactly those when the
- * backward answer reached the range's start, 0 on a first page, and a total
- * that holds what the forward answer read. Otherwise page numbers are
- * relative to the current page. The last page's first row is row
- * (last - 1) * count + 1, the remainder's count back from the end: its link
- * is CP_TOKEN_LAST, and that page is built from the rows read back from the
- * end (the position from that answer's offsets, checked the same way). */
+ * couchpage_response), positioned by CouchDB's offsets where they agree
+ * with every row read, else numbered relative to this page
+ * (docs/algorithm.md, "Offsets and positions"). Returns the query to ask
+ * again wider (cp_plan_widen) when its answer cannot place the rows the
+ * page or the pages behind need (an entry of several rows cut by its limit
+ * or its skip, or fewer rows behind the token than it passed over: "The
+ * rare second round"), else NULL; the page is built all the same, without
+ * the pages behind it cannot place. */
 cp_query *cp_page_assemble(apr_pool_t *pool, const cp_page_answers *answers, cp_page *page);
 
 #endif

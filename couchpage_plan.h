@@ -1,42 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * couchpage_plan: the CouchDB queries that make one page.
+ * couchpage_plan: the CouchDB queries that make one page, each planned
+ * before any is sent, so that they can go as one multi-query POST
+ * (cp_plan_batch_body) or one GET each (cp_plan_query_url). The algorithm
+ * and the CouchDB facts it relies on are in docs/algorithm.md: no query
+ * skips by depth, and a key range goes into every query as its bound, so
+ * CouchDB collates and the module never does.
  *
- * The algorithm (seeds/algorithm.txt): a first page is one query with
- * limit = count + 1; a later page is a forward query from the token's row
- * with limit = count + 1 and a backward query from the same row in the
- * other direction. Never a skip that grows with depth, so every page costs
- * the same at any depth.
- *
- * Every query of a page is planned before any is sent, so that the backend
- * can send them all as one multi-query request (cp_plan_batch_body), or one
- * GET each (cp_plan_query_url) to a server without it; only the rare widening of
- * the backward query takes a second round (cp_plan_widen). So the backward
- * query starts at the token's own entry (skip=1 would need the forward
- * answer to tell how many rows that entry has). Of map rows it passes over
- * count - 2 rows with skip, a skip bounded by the page size, never by the
- * depth: those rows lie between the page and the previous page's start and
- * are only counted; the forward answer tells how many of them are the
- * token's own entry. The page needs only the rows where the pages behind
- * start, and the rows either side of each that show its entry's bounds.
- *
- * Grouped reduce rows have no document id, and with a group level shorter
- * than the keys, the group a token names does not lie at its key when read
- * backwards. The page assembler drops the group the token names, if it
- * comes first.
- *
- * With page links, the forward query also reads the first rows of the pages
- * ahead and the backward query the pages behind. Rows used only for links
- * never carry documents: with include_docs, the pages ahead come from a
- * keys-only query of their own from the token's row.
- *
- * A token at row n > 0 of a document's several rows under one key (see
- * couchpage_token.h) starts the forward query with skip=n: a skip bounded by
- * what one document emits, never by the page's depth.
- *
- * A key range goes into every query as its bound (endkey), so CouchDB's own
- * collation keeps rows outside it away; a token beyond a bound makes CouchDB
- * refuse the query as a reversed range. The module never collates.
+ * Part of the httpd-free core: nothing here knows about request_rec. It
+ * plans queries; it neither sends them nor reads their answers.
  */
 #ifndef COUCHPAGE_PLAN_H
 #define COUCHPAGE_PLAN_H
@@ -47,32 +19,7 @@
 
 #include "couchpage_response.h"
 #include "couchpage_token.h"
-
-#define CP_GROUP_EXACT (-1)
-
-/* What a location pages, fixed at configuration time. */
-typedef struct {
-    const char *url;         /* as configured, no query string */
-    const char *backend;     /* scheme://host[:port]: the server that answers */
-    const char *db_url;      /* scheme://host/db: where a partition goes */
-    const char *index_path;  /* /_design/D/_view/V or /_all_docs */
-    int is_all_docs;         /* keys are the ids; no reduce parameter */
-    int is_partitioned;      /* the URL names a partition already */
-    int descending;          /* pages run in reverse view order */
-    int reduce;              /* grouped reduce rows instead of map rows */
-    int group_level;         /* CP_GROUP_EXACT or a level, with reduce */
-    int include_docs;        /* items carry their documents */
-    const char *update;      /* CouchDB's update: "true", "false", "lazy"; NULL: not sent */
-    const char *stable;      /* CouchDB's stable: "true", "false"; NULL: not sent */
-} cp_view;
-
-/* Classifies a CouchPageView URL and fills url, backend, db_url,
- * index_path, is_all_docs and is_partitioned; the options are the caller's. Returns
- * NULL when it names a view or _all_docs, else the reason it does not. */
-const char *cp_view_init(apr_pool_t *pool, const char *url, cp_view *view);
-
-/* Whether this location's rows and tokens carry document ids. */
-int cp_view_has_docids(const cp_view *view);
+#include "couchpage_view.h"
 
 /* One request's queries. */
 typedef struct {
@@ -134,46 +81,17 @@ typedef struct {
                                query with both startkey and endkey */
 } cp_query;
 
-/* Every query of a page, planned before any is sent (start NULL: a first
- * page): an array of cp_query, in the order they are sent. No query
- * depends on another's answer:
- *  - forward: from the token's row (or the range's start) with
- *    limit = count + 1, or the rows of every page linked ahead; the
- *    documents with include_docs;
- *  - ahead: with include_docs and more than one page linked ahead, the
- *    pages ahead come keys-only from the token's row, not from the forward
- *    query's documents;
- *  - backward (later pages): from the token's row the other way: the rows
- *    start with the token's own (key, docid) entry, which the page
- *    assembler passes over. The rows it needs reach as far as the pages
- *    behind, the token's entry up to the token, and CP_PLAN_BACKWARD_SLACK
- *    rows more (see cp_page_assemble); of map rows the first
- *    count - 2 are passed over with skip, and the limit is the rest;
- *  - range start, first: when several queries go together and one of them
- *    CouchDB may refuse (a start beyond the range's end: a query with both
- *    startkey and endkey; never on _all_docs), a limit=0 query from the
- *    range's start without an endkey, which CouchDB never refuses. CouchDB
- *    3.4.3 answers a refusal of a multi-query request's first query with a
- *    400 and then writes the other queries' results after it on the same
- *    connection, which mod_proxy would hand to the next request; refusing a
- *    later query, it ends the response and the connection (the backend then
- *    asks the refused query alone). Its offset is the range's position.
- *    Map rows have offsets: there it also leads every page of a key range
- *    or a partition, as the position probe (offsets count from the index's
- *    start, in a partition from its shard's, so positions are differences);
- *  - range end, second (map rows of a key range or a partition): limit=0
- *    from the range's end the other way, without the range's start as bound
- *    (never refused). Its offset is the rows after the range, so the
- *    location holds total_rows - both offsets. Over the whole index,
- *    total_rows is the location's, and no probe is asked.
- *
- * The last page (start->at_end, CP_TOKEN_LAST) is one query read back from
- * the range's end (role range end), bounded by its start, with documents
- * under include_docs: limit a page, the pages behind and slack, so that
- * whatever the remainder, it holds the page and the rows behind it: the last
- * page holds the remainder, so pages stay aligned with the first page's;
- * fewer than a page's rows more than any page reads, never a skip. A range
- * start probe leads it as on other pages. */
+/* Every query of a page (start NULL: a first page; start->at_end: the Last
+ * page): an array of cp_query in the order they are sent, none depending on
+ * another's answer. Send the pending ones, set each answer, and hand them to
+ * cp_page_assemble. A first page is a forward query, a later page adds a
+ * backward one, and include_docs with page links an ahead query; map rows
+ * in a key range or a partition add the limit=0 probes of its start and
+ * end. The range start probe, which CouchDB never refuses, also leads any
+ * batch in which it may refuse a query (cp_query.refusable). The Last page
+ * is one range end query read back from the end, led by the range start
+ * probe likewise. Why each query is as it is: docs/algorithm.md, "The
+ * queries of a later page" and "Ranges and partitions". */
 apr_array_header_t *cp_plan_page(apr_pool_t *pool, const cp_plan *plan,
                                  const cp_token *start);
 

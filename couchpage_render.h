@@ -2,6 +2,9 @@
 /*
  * couchpage_render: the response bodies the module sends: JSON, the HTML
  * fragment, and errors.
+ *
+ * Part of the httpd-free core: no httpd header, no request_rec. It writes
+ * bodies; the glue sets the headers and sends them.
  */
 #ifndef COUCHPAGE_RENDER_H
 #define COUCHPAGE_RENDER_H

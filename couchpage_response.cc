@@ -3,7 +3,8 @@
  * couchpage_response.cc: CouchDB's answers read by simdjson's On-Demand
  * parser (see couchpage_response.h). C++ only because simdjson is; the
  * interface is C, and nothing here throws (built with -fno-exceptions:
- * simdjson reports errors as codes).
+ * simdjson reports errors as codes). Part of the httpd-free core: no
+ * httpd header, no request_rec.
  */
 #include "couchpage_response.h"
 #include "couchpage_json.h"

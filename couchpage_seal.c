@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * couchpage_seal.c: tokens sealed and opened with HMAC-SHA-256 (OpenSSL).
+ * Part of the httpd-free core: no httpd header, no request_rec; the glue
+ * holds the secrets and the binding.
+ */
 #include "couchpage_seal.h"
 
 #include <apr_encode.h>

@@ -6,6 +6,8 @@
  * taken over a version tag, the binding (what the token is valid for: the
  * location) and the payload, with OpenSSL's HMAC. A token sealed for one
  * location, or with another secret, does not open.
+ *
+ * Part of the httpd-free core: no httpd header, no request_rec.
  */
 #ifndef COUCHPAGE_SEAL_H
 #define COUCHPAGE_SEAL_H

@@ -16,15 +16,14 @@
  * that page starts depends on how many rows there are when it is asked for,
  * so it is found then, from the rows read back from the end (see
  * cp_plan_page), and no other page has to ask.
+ *
+ * Part of the httpd-free core: no httpd header, no request_rec.
  */
 #ifndef COUCHPAGE_TOKEN_H
 #define COUCHPAGE_TOKEN_H
 
 #include <apr_pools.h>
 #include <jansson.h>
-
-/* The default cap on a token's length, before any decoding. */
-#define CP_TOKEN_MAX_DEFAULT 4096
 
 /* The most rows one document may emit under one key, for tokens. */
 #define CP_TOKEN_MAX_INDEX 1000000
@@ -44,9 +43,11 @@ typedef struct {
 const char *cp_token_encode(apr_pool_t *pool, const json_t *key, const char *docid,
                             int index);
 
-/* Reads a token a client sent. with_docid says which form this location's
- * rows use. Returns NULL on success, else the reason the token is refused. */
-const char *cp_token_decode(apr_pool_t *pool, const char *text, apr_size_t max_len,
-                            int with_docid, cp_token *token);
+/* Reads a token a client sent, of any length: the caller caps what the
+ * client may send (CouchPageMaxTokenLength). with_docid says which form this
+ * location's rows use. Returns NULL on success, else the reason the token
+ * is refused. */
+const char *cp_token_decode(apr_pool_t *pool, const char *text, int with_docid,
+                            cp_token *token);
 
 #endif

@@ -2,14 +2,18 @@
 /*
  * mod_couchpage: linked-list pagination of CouchDB views.
  *
- * This file is glue: the hooks and the handler's outline; the directives
- * and their merge are in mod_couchpage_config.c, what pages cost (the
- * access log's notes, mod_status's section) in mod_couchpage_status.c.
- * Tokens, client arguments, query plans, page assembly and rendering live
- * in the httpd-free couchpage_* core; the backend fetch, a subrequest served
- * by mod_proxy, in couchpage_backend.c.
+ * This file is glue: the hooks and the handler, with its error responses
+ * and Link header; the directives and their merge are in
+ * mod_couchpage_config.c, what pages cost (the access log's notes,
+ * mod_status's section) in mod_couchpage_status.c, the expression
+ * functions and the item template in mod_couchpage_expr.c. Tokens, client
+ * arguments, query plans, page assembly and rendering live in the
+ * httpd-free couchpage_* core; the backend fetch, a subrequest served by
+ * mod_proxy, in mod_couchpage_backend.c. So this file reads no directive
+ * and makes no subrequest; what it reads and writes of JSON and HTML, the
+ * core does for it.
  */
-#include "mod_couchpage.h"
+#include "mod_couchpage_config.h"
 
 #include "http_core.h"
 #include "http_log.h"
@@ -18,11 +22,13 @@
 #include "apr_strings.h"
 
 #include "couchpage_args.h"
-#include "couchpage_backend.h"
 #include "couchpage_json.h"
 #include "couchpage_page.h"
 #include "couchpage_seal.h"
 #include "couchpage_token.h"
+#include "mod_couchpage_backend.h"
+#include "mod_couchpage_expr.h"
+#include "mod_couchpage_status.h"
 
 #define HANDLER_NAME "couchpage"
 #define JSON_TYPE "application/json; charset=utf-8"
@@ -139,148 +145,6 @@ static int send_config_error(request_rec *r, const char *reason)
                       "this location is misconfigured; see the server's error log");
 }
 
-#define JSON_ARG_REFUSED_NOTE "couchpage-json-refused"
-
-/* %{json:TEXT} in an expression: TEXT as a JSON string literal, so that a
- * request value can never add JSON structure to a range. Text that is not
- * UTF-8 has no such literal; the request is refused (see eval_bound). */
-static const char *expr_json_string(ap_expr_eval_ctx_t *ctx, const void *data,
-                                    const char *arg)
-{
-    const char *quoted = cp_json_quote(ctx->p, arg);
-
-    if (!quoted && ctx->r) {
-        apr_table_setn(ctx->r->notes, JSON_ARG_REFUSED_NOTE, "1");
-    }
-    return quoted ? quoted : "";
-}
-
-/* The row CouchPageItemTemplate is rendering: where its functions read. */
-typedef struct {
-    const cp_row *row;
-} template_row;
-
-/* What a %{couchpage_*:FIELD} function shows, checked at start-up. */
-typedef struct {
-    cp_show how;
-    const cp_field *field;
-} template_field;
-
-static const struct {
-    const char *name;
-    cp_show how;
-} template_functions[] = {
-    { "couchpage_html", CP_SHOW_HTML },
-    { "couchpage_url", CP_SHOW_URL },
-    { "couchpage_number", CP_SHOW_NUMBER },
-    { "couchpage_date", CP_SHOW_DATE },
-};
-
-/* %{couchpage_html:FIELD} and its kin: the field of the row being rendered,
- * HTML-safe. Outside an item template there is no row: nothing. */
-static const char *expr_template_field(ap_expr_eval_ctx_t *ctx, const void *data,
-                                       const char *arg)
-{
-    const template_field *shown = data;
-    const template_row *current = ctx->r ? ap_get_module_config(ctx->r->request_config,
-                                                                &couchpage_module)
-                                         : NULL;
-
-    if (!current || !current->row) {
-        return "";
-    }
-    return cp_field_show(ctx->p, shown->how, shown->field, current->row);
-}
-
-/* %{couchpage_escape:TEXT}: any text, such as a request value, HTML-escaped
- * for a template. */
-static const char *expr_html_escape(ap_expr_eval_ctx_t *ctx, const void *data,
-                                    const char *arg)
-{
-    return cp_html_text(ctx->p, arg, strlen(arg));
-}
-
-/* The field is compiled here, once: an unknown one fails the configuration. */
-static int lookup_template_function(ap_expr_lookup_parms *parms, cp_show how)
-{
-    template_field *shown;
-    const char *err = NULL;
-
-    if (!parms->arg) {
-        *parms->err = apr_psprintf(parms->ptemp, "%%{%s:FIELD} takes a field path "
-                                   "written out (such as doc.title), not an expression",
-                                   parms->name);
-        return HTTP_INTERNAL_SERVER_ERROR;
-    }
-    shown = apr_palloc(parms->pool, sizeof(*shown));
-    shown->how = how;
-    shown->field = cp_field_parse(parms->pool, parms->arg, &err);
-    if (!shown->field) {
-        *parms->err = apr_psprintf(parms->ptemp, "%%{%s:%s}: the field %s", parms->name,
-                                   parms->arg, err);
-        return HTTP_INTERNAL_SERVER_ERROR;
-    }
-    *parms->func = expr_template_field;
-    *parms->data = shown;
-    return OK;
-}
-
-static int couchpage_expr_lookup(ap_expr_lookup_parms *parms)
-{
-    size_t i;
-
-    if (parms->type != AP_EXPR_FUNC_STRING) {
-        return DECLINED;
-    }
-    if (strcasecmp(parms->name, "json") == 0) {
-        *parms->func = expr_json_string;
-        *parms->data = NULL;
-        return OK;
-    }
-    if (strcasecmp(parms->name, "couchpage_escape") == 0) {
-        *parms->func = expr_html_escape;
-        *parms->data = NULL;
-        return OK;
-    }
-    for (i = 0; i < sizeof(template_functions) / sizeof(template_functions[0]); i++) {
-        if (strcasecmp(parms->name, template_functions[i].name) == 0) {
-            return lookup_template_function(parms, template_functions[i].how);
-        }
-    }
-    return DECLINED;
-}
-
-/* cp_render_html's item renderer for CouchPageItemTemplate: the template
- * evaluated with its functions reading this row. */
-typedef struct {
-    request_rec *r;
-    ap_expr_info_t *template;
-} template_renderer;
-
-static const char *render_template_item(void *baton, apr_pool_t *pool, const cp_row *row,
-                                        const char **error)
-{
-    template_renderer *renderer = baton;
-    request_rec *r = renderer->r;
-    template_row *current = ap_get_module_config(r->request_config, &couchpage_module);
-    const char *html;
-
-    if (!current) {
-        current = apr_pcalloc(r->pool, sizeof(*current));
-        ap_set_module_config(r->request_config, &couchpage_module, current);
-    }
-    *error = NULL;
-    current->row = row;
-    html = ap_expr_str_exec(r, renderer->template, error);
-    current->row = NULL;
-    if (*error) {
-        *error = apr_pstrcat(pool, "CouchPageItemTemplate could not be evaluated: ",
-                             *error, NULL);
-        return NULL;
-    }
-    return html;
-}
-
 /* Text of an operator's expression result for the error log: request
  * values may be in it. */
 static const char *loggable(request_rec *r, const char *text)
@@ -302,20 +166,19 @@ static int eval_bound(request_rec *r, const char *which, const key_bound *bound,
                       const char **json)
 {
     const char *err = NULL, *text;
+    int not_utf8;
 
     *json = bound->json;
     if (!bound->expr) {
         return 1;
     }
-    /* the note may be left from another module's use of %{json:...} */
-    apr_table_unset(r->notes, JSON_ARG_REFUSED_NOTE);
-    text = ap_expr_str_exec(r, bound->expr, &err);
+    text = couchpage_expr_eval(r, bound->expr, &not_utf8, &err);
     if (err) {
         send_config_error(r, apr_psprintf(r->pool, "CouchPageRange %s could not be "
                                           "evaluated: %s", which, err));
         return 0;
     }
-    if (apr_table_get(r->notes, JSON_ARG_REFUSED_NOTE)) {
+    if (not_utf8) {
         send_bad_request(r, apr_psprintf(r->pool, "a request value for the %s bound of "
                                          "the key range is not valid UTF-8", which));
         return 0;
@@ -430,8 +293,7 @@ typedef struct {
     cp_format format;   /* json or html, decided */
     int chosen_format;  /* by the client's ?format=, which links then keep */
     cp_token start;     /* decoded from args.start, when there is one */
-    cp_plan plan;
-    cp_view view;       /* the location's view with its merged options */
+    cp_plan plan;       /* its view is the location's, merged (conf->view) */
     int with_docid;
 } page_request;
 
@@ -443,14 +305,7 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
     const char *reason, *low, *high, *partition = NULL;
     int count;
 
-    req->view = conf->view;
-    req->view.descending = conf->descending;
-    req->view.reduce = conf->reduce;
-    req->view.group_level = conf->group_level;
-    req->view.include_docs = conf->include_docs;
-    req->view.update = conf->update;
-    req->view.stable = conf->stable;
-    req->with_docid = cp_view_has_docids(&req->view);
+    req->with_docid = cp_view_has_docids(&conf->view);
 
     reason = cp_args_parse(r->pool, r->args, conf->max_page_size, &req->args);
     if (reason) {
@@ -469,6 +324,9 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
     if (req->args.start) {
         const char *token_text = req->args.start;
 
+        /* The one cap on a token's length: on what the client sent, sealed
+         * or not, before it is unsealed (an HMAC over all of it) or
+         * decoded. A sealed token's payload is shorter than the token. */
         if (strlen(token_text) > conf->max_token_length) {
             send_bad_request(r, apr_psprintf(r->pool, "the start token is longer than %"
                                              APR_SIZE_T_FMT " bytes", conf->max_token_length));
@@ -482,8 +340,7 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
                 return 0;
             }
         }
-        reason = cp_token_decode(r->pool, token_text, conf->max_token_length,
-                                 req->with_docid, &req->start);
+        reason = cp_token_decode(r->pool, token_text, req->with_docid, &req->start);
         if (reason) {
             send_bad_request(r, reason);
             return 0;
@@ -502,11 +359,11 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
         || !eval_bound(r, "HIGH", &conf->high, &high)) {
         return 0;
     }
-    reason = cp_plan_init(r->pool, &req->plan, &req->view, partition, low, high, count,
+    reason = cp_plan_init(r->pool, &req->plan, &conf->view, partition, low, high, count,
                           conf->links);
     /* bounds merged from several sections, or yielded by expressions, are
      * the configuration's fault; a partition name may be the client's */
-    if (reason && cp_plan_check_range(r->pool, &req->view, low, high)) {
+    if (reason && cp_plan_check_range(r->pool, &conf->view, low, high)) {
         send_config_error(r, apr_pstrcat(r->pool, "CouchPageRange: ", reason, NULL));
         return 0;
     }
@@ -534,7 +391,7 @@ static int fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
 
     backend.authorization = conf->authorization;
     backend.max_response = conf->max_response;
-    if (cp_backend_fetch(r, &backend, req->view.backend, req->plan.index_url,
+    if (cp_backend_fetch(r, &backend, conf->view.backend, req->plan.index_url,
                          req->with_docid, queries, stats, &result) != OK) {
         if (req->args.start && result.backend_status == HTTP_BAD_REQUEST) {
             /* the client's doing: logged as a bad request, CouchDB's words
@@ -592,7 +449,7 @@ static int send_page(request_rec *r, const couchpage_dir_conf *conf,
     set_link_header(r, page, &links);
     if (req->format == CP_FORMAT_HTML) {
         cp_html_spec html;
-        template_renderer renderer;
+        couchpage_template renderer;
         const char *body, *reason = NULL;
 
         html.item = &conf->item;
@@ -602,7 +459,7 @@ static int send_page(request_rec *r, const couchpage_dir_conf *conf,
         if (conf->item_template) {
             renderer.r = r;
             renderer.template = conf->item_template;
-            html.render_item = render_template_item;
+            html.render_item = couchpage_template_item;
             html.baton = &renderer;
         }
         body = cp_render_html(r->pool, page, &links, &html, &reason);
@@ -638,7 +495,7 @@ static int serve_page(request_rec *r, cp_backend_stats *stats)
     if (!conf->view_set) {
         return send_config_error(r, "no CouchPageView is set");
     }
-    if (conf->reduce && conf->include_docs) {
+    if (conf->view.reduce && conf->view.include_docs) {
         return send_config_error(r, "CouchPageReduce On and CouchPageIncludeDocs On "
                                  "are merged here; grouped rows have no documents");
     }

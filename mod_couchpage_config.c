@@ -2,9 +2,10 @@
 /*
  * mod_couchpage_config: the CouchPage* directives, each checked when httpd
  * reads its configuration (apachectl -t names the directive and the fault),
- * and the per-directory merge.
+ * the per-directory merge, and the start-up checks of the merged config.
+ * Glue: configuration time only; it serves no request.
  */
-#include "mod_couchpage.h"
+#include "mod_couchpage_config.h"
 
 #include "http_core.h"
 #include "http_log.h"
@@ -13,8 +14,8 @@
 #include "apr_lib.h"
 
 #include "couchpage_json.h"
+#include "couchpage_plan.h"
 #include "couchpage_seal.h"
-#include "couchpage_token.h"
 
 void *couchpage_create_dir_conf(apr_pool_t *p, char *dir)
 {
@@ -23,14 +24,16 @@ void *couchpage_create_dir_conf(apr_pool_t *p, char *dir)
     conf->page_size = DEFAULT_PAGE_SIZE;
     conf->max_page_size = DEFAULT_MAX_PAGE_SIZE;
     conf->max_response = DEFAULT_MAX_RESPONSE;
-    conf->group_level = CP_GROUP_EXACT;
-    conf->max_token_length = CP_TOKEN_MAX_DEFAULT;
+    conf->view.group_level = CP_GROUP_EXACT;
+    conf->max_token_length = DEFAULT_MAX_TOKEN_LENGTH;
     return conf;
 }
 
-#define MERGE(field) \
-    conf->field = add->field##_set ? add->field : base->field; \
-    conf->field##_set = add->field##_set || base->field##_set
+/* A field from the innermost section that sets it, as set says. */
+#define MERGE_AS(field, set) \
+    conf->field = add->set ? add->field : base->field; \
+    conf->set = add->set || base->set
+#define MERGE(field) MERGE_AS(field, field##_set)
 
 void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
 {
@@ -38,7 +41,16 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     couchpage_dir_conf *conf = apr_pcalloc(p, sizeof(*conf));
     int i;
 
+    /* the view: its URL's parts from the section that names it, each
+     * option from the innermost that sets it, so that the merge gives the
+     * final view every request reads */
     MERGE(view);
+    MERGE_AS(view.descending, descending_set);
+    MERGE_AS(view.reduce, reduce_set);
+    MERGE_AS(view.group_level, group_level_set);
+    MERGE_AS(view.include_docs, include_docs_set);
+    MERGE_AS(view.update, update_set);
+    MERGE_AS(view.stable, stable_set);
     conf->view_where = add->view_set ? add->view_where : base->view_where;
     conf->view_section = add->view_set ? add->view_section : base->view_section;
     MERGE(page_size);
@@ -53,10 +65,6 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     MERGE(authorization);
     MERGE(max_response);
     MERGE(partition);
-    MERGE(descending);
-    MERGE(reduce);
-    MERGE(group_level);
-    MERGE(include_docs);
     MERGE(fields);
     MERGE(format);
     /* CouchPageItem and CouchPageItemTemplate are one setting: a section's
@@ -68,8 +76,6 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     }
     MERGE(links);
     MERGE(max_token_length);
-    MERGE(update);
-    MERGE(stable);
     MERGE(cache_control);
     conf->token_secret = add->token_secret_set ? add->token_secret : base->token_secret;
     conf->previous_token_secret = add->token_secret_set ? add->previous_token_secret
@@ -364,7 +370,7 @@ static const char *set_descending(cmd_parms *cmd, void *dirconf, int on)
 {
     couchpage_dir_conf *conf = dirconf;
 
-    conf->descending = on;
+    conf->view.descending = on;
     conf->descending_set = 1;
     return NULL;
 }
@@ -373,11 +379,11 @@ static const char *set_reduce(cmd_parms *cmd, void *dirconf, int on)
 {
     couchpage_dir_conf *conf = dirconf;
 
-    if (on && conf->include_docs_set && conf->include_docs) {
+    if (on && conf->include_docs_set && conf->view.include_docs) {
         return "CouchPageReduce: grouped rows have no documents; "
                "CouchPageIncludeDocs is On here";
     }
-    conf->reduce = on;
+    conf->view.reduce = on;
     conf->reduce_set = 1;
     return NULL;
 }
@@ -389,14 +395,14 @@ static const char *set_group_level(cmd_parms *cmd, void *dirconf, const char *ar
     const char *err;
 
     if (strcasecmp(arg, "exact") == 0) {
-        conf->group_level = CP_GROUP_EXACT;
+        conf->view.group_level = CP_GROUP_EXACT;
     }
     else {
         err = parse_bounded(cmd, arg, 0, 1000, &n);
         if (err) {
             return apr_pstrcat(cmd->pool, err, ", nor 'exact'", NULL);
         }
-        conf->group_level = (int)n;
+        conf->view.group_level = (int)n;
     }
     conf->group_level_set = 1;
     return NULL;
@@ -406,11 +412,11 @@ static const char *set_include_docs(cmd_parms *cmd, void *dirconf, int on)
 {
     couchpage_dir_conf *conf = dirconf;
 
-    if (on && conf->reduce_set && conf->reduce) {
+    if (on && conf->reduce_set && conf->view.reduce) {
         return "CouchPageIncludeDocs: grouped rows have no documents; "
                "CouchPageReduce is On here";
     }
-    conf->include_docs = on;
+    conf->view.include_docs = on;
     conf->include_docs_set = 1;
     return NULL;
 }
@@ -620,7 +626,7 @@ static const char *set_update(cmd_parms *cmd, void *dirconf, const char *arg)
     /* CouchDB takes them in lower case only */
     for (i = 0; i < 3; i++) {
         if (strcasecmp(arg, values[i]) == 0) {
-            conf->update = values[i];
+            conf->view.update = values[i];
             conf->update_set = 1;
             return NULL;
         }
@@ -632,7 +638,7 @@ static const char *set_stable(cmd_parms *cmd, void *dirconf, int on)
 {
     couchpage_dir_conf *conf = dirconf;
 
-    conf->stable = on ? "true" : "false";
+    conf->view.stable = on ? "true" : "false";
     conf->stable_set = 1;
     return NULL;
 }

@@ -13,8 +13,12 @@
  * atomics, which work across processes on the shared mapping. Without
  * mod_status or mod_slotmem_shm the module runs as before: the notes are
  * still set, and the section is off (logged at startup).
+ *
+ * Glue: it reads what the handler hands it (cp_backend_stats), not the
+ * directory config, and changes no response.
  */
-#include "mod_couchpage.h"
+#include "mod_couchpage_status.h"
+#include "mod_couchpage_module.h"
 
 #include "ap_provider.h"
 #include "ap_slotmem.h"

@@ -367,9 +367,9 @@ bench_val() {
 bench_token() { printf '%%5B%d%%2C%%22item%06d%%22%%5D' "$1" "$1"; }
 
 # Floor (a): the seed algorithm's two queries for a page starting at row N
-# (/work/shared/seeds/algorithm.txt, count 20, the location's options: no
-# links, no documents): forward limit=count+1, backward descending skip=1
-# limit=count. bench/check.js checks before any timing that their rows make
+# (CouchDB's pagination recipe, docs/algorithm.md; count 20, the location's
+# options: no links, no documents): forward limit=count+1, backward
+# descending skip=1 limit=count. bench/check.js checks before any timing that their rows make
 # exactly the module's page, and fails the run when they do not.
 bench_forward() { printf '%s?limit=21&reduce=false&startkey=%d&startkey_docid=item%06d' "$VIEW_PATH" "$1" "$1"; }
 bench_backward() {

@@ -139,7 +139,7 @@ static void check_token(apr_pool_t *pool, const char *token, int with_docid,
     if (!token) {
         return;
     }
-    reason = cp_token_decode(pool, token, (apr_size_t)-1, with_docid, &decoded);
+    reason = cp_token_decode(pool, token, with_docid, &decoded);
     FUZZ_CHECK(!reason, "the %s token %s is refused: %s", what, token, reason);
 }
 
@@ -173,7 +173,7 @@ static void check_next(apr_pool_t *pool, const cp_page_answers *in, const cp_pag
         return;
     }
     FUZZ_CHECK(page->next, "no next token, though row %d follows the page", in->count);
-    FUZZ_CHECK(!cp_token_decode(pool, page->next, (apr_size_t)-1, in->with_docid, &next),
+    FUZZ_CHECK(!cp_token_decode(pool, page->next, in->with_docid, &next),
                "next token %s", page->next);
     FUZZ_CHECK(json_equal((json_t *)next.key, (json_t *)row->key),
                "the next token %s does not hold the next row's key", page->next);
@@ -250,7 +250,7 @@ static void one_page(apr_pool_t *pool, const uint8_t *data, size_t size, int wit
     if (part[1] && len[1] > 0 && part[2] && len[2] > 0) {
         const char *text = fuzz_strndup(pool, part[2], len[2]);
 
-        if (cp_token_decode(pool, text, CP_TOKEN_MAX_DEFAULT, with_docid, &token)) {
+        if (cp_token_decode(pool, text, with_docid, &token)) {
             return;
         }
         backward = response(pool, part[1], len[1], with_docid, &refused);

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # Backend connections are reused: paging under load opens no new TCP
-# connection per page (design.md: subrequests need a kept body, and the
-# backend a defined mod_proxy worker). Closed connections leave TIME_WAIT
-# sockets behind; pooled ones do not.
+# connection per page (mod_proxy_http closes a subrequest's backend
+# connection unless it has a kept body, and pools only for a defined
+# worker). Closed connections leave TIME_WAIT sockets behind; pooled ones
+# do not.
 use strict;
 use warnings FATAL => 'all';
 

@@ -57,7 +57,7 @@ my @SMUGGLE = (
     ['&descending=', '["Nirvana&descending=true","x"]'],
 );
 
-plan tests => 2 * @HOSTILE + 2 * @SMUGGLE + 2 + 19;
+plan tests => 2 * @HOSTILE + 2 * @SMUGGLE + 2 + 21;
 
 my @table;
 for my $case (@HOSTILE) {
@@ -138,3 +138,13 @@ ok t_cmp($code, 400, 'an unsealed start=last is refused where tokens are signed'
 ($code, $body) = get_json(with_args('/signed/', start => seal('the current secret of the test site', "$view\n/signed/", 'last')));
 ok t_cmp(join('|', $code, map { $_->{key} } @{ $body->{items} || [] }), '200|Tool',
          '"last" sealed as documented opens the last page');
+
+# CouchPageMaxTokenLength counts a token as the client sent it: a sealed
+# token longer than the cap is refused before it is unsealed, though the
+# payload inside is shorter than the cap.
+my $long_payload = '["' . ('a' x 3200) . '","a"]';
+my $long = seal('the current secret of the test site', "$view\n/signed/", $long_payload);
+($code, $body) = get_json(with_args('/signed/', start => $long));
+ok t_cmp(length($long_payload) . ' inside ' . length($long) . ": $code", qr/^\d{4} inside \d{4}: 400$/,
+         'a sealed token over CouchPageMaxTokenLength (4096) whose payload is under it: 400');
+ok t_cmp($body->{reason}, qr/longer than 4096 bytes/, 'and says so');

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests of couchpage_item: FIELD paths, LINK patterns and how a field
+ * shows; they link the core alone. */
 #include "unit.h"
 #include "couchpage_item.h"
 

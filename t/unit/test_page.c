@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests of couchpage_page: pages assembled from answers, their tokens,
+ * links and numbers; they link the core alone. */
 #include "unit.h"
 #include "couchpage_json.h"
 #include "couchpage_page.h"
@@ -83,7 +85,7 @@ static cp_page_answers answers_from(int count, const char *rows, const char *bac
                                  NULL, NULL);
     cp_token *token = apr_pcalloc(pool, sizeof(*token));
 
-    assert_null(cp_token_decode(pool, token_text, 4096, 1, token));
+    assert_null(cp_token_decode(pool, token_text, 1, token));
     add_answer(&in, CP_QUERY_BACKWARD,
                parse(apr_psprintf(pool, "{\"rows\":[%s]}", backward_rows)), backward_limit);
     in.start_token = token;
@@ -425,7 +427,7 @@ static cp_page_answers last_answers(int count, int links, const json_t *tail, in
         in.partial = 1;
     }
     add_answer(&in, CP_QUERY_RANGE_END, tail, limit);
-    assert_null(cp_token_decode(pool, CP_TOKEN_LAST, 4096, 1, token));
+    assert_null(cp_token_decode(pool, CP_TOKEN_LAST, 1, token));
     in.start_token = token;
     in.start = CP_TOKEN_LAST;
     return in;
@@ -766,7 +768,7 @@ static void sim_page(const sim_index *ix, const cp_plan *plan, const char *start
 
     if (start_text) {
         token = apr_pcalloc(pool, sizeof(*token));
-        assert_null(cp_token_decode(pool, start_text, 4096, 1, token));
+        assert_null(cp_token_decode(pool, start_text, 1, token));
     }
     queries = cp_plan_page(pool, plan, token);
     memset(&in, 0, sizeof(in));

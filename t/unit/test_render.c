@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests of couchpage_render: JSON, the HTML fragment, links and ETags;
+ * they link the core alone. */
 #include "unit.h"
 #include "couchpage_item.h"
 #include "couchpage_json.h"

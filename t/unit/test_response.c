@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests of couchpage_response: CouchDB's answers read and checked; they
+ * link the core alone. */
 #include "unit.h"
 #include "couchpage_item.h"
 #include "couchpage_response.h"

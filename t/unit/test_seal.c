@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests of couchpage_seal: tokens sealed and opened; they link the core
+ * alone. */
 #include "unit.h"
 #include "couchpage_seal.h"
 

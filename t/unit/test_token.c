@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests of couchpage_token: tokens written and read back; they link the
+ * core alone. */
 #include "unit.h"
 #include "couchpage_json.h"
 #include "couchpage_token.h"
@@ -11,7 +13,7 @@ static void round_trip(const char *key_text, const char *expected_key_json)
     const char *token = cp_token_encode(pool, key, "doc-1", 0);
     cp_token decoded;
 
-    assert_null(cp_token_decode(pool, token, CP_TOKEN_MAX_DEFAULT, 1, &decoded));
+    assert_null(cp_token_decode(pool, token, 1, &decoded));
     assert_string_equal(decoded.key_json, expected_key_json);
     assert_true(json_equal((json_t *)decoded.key, key));
     assert_string_equal(decoded.docid, "doc-1");
@@ -42,8 +44,7 @@ static void real_keys_keep_their_value(void **state)
         json_t *key = parse(reals[i]);
         cp_token decoded;
 
-        assert_null(cp_token_decode(pool, cp_token_encode(pool, key, "x", 0),
-                                    CP_TOKEN_MAX_DEFAULT, 1, &decoded));
+        assert_null(cp_token_decode(pool, cp_token_encode(pool, key, "x", 0), 1, &decoded));
         assert_true(json_is_real(decoded.key));
         assert_true(json_real_value(decoded.key) == json_real_value(key));
     }
@@ -55,8 +56,7 @@ static void integers_beyond_64_bits_are_read_as_doubles(void **state)
 {
     cp_token decoded;
 
-    assert_null(cp_token_decode(pool, "[100000000000000000000,\"a\"]",
-                                CP_TOKEN_MAX_DEFAULT, 1, &decoded));
+    assert_null(cp_token_decode(pool, "[100000000000000000000,\"a\"]", 1, &decoded));
     assert_true(json_is_real(decoded.key));
     assert_true(json_real_value(decoded.key) == 1e20);
 }
@@ -93,11 +93,11 @@ static void key_only_tokens_for_grouped_rows(void **state)
     cp_token decoded;
 
     assert_string_equal(token, "[[\"2026\",11]]");
-    assert_null(cp_token_decode(pool, token, CP_TOKEN_MAX_DEFAULT, 0, &decoded));
+    assert_null(cp_token_decode(pool, token, 0, &decoded));
     assert_null(decoded.docid);
     assert_string_equal(decoded.key_json, "[\"2026\",11]");
     /* A [key, docid] token does not fit a location of grouped rows. */
-    assert_non_null(cp_token_decode(pool, "[1,\"a\"]", CP_TOKEN_MAX_DEFAULT, 0, &decoded));
+    assert_non_null(cp_token_decode(pool, "[1,\"a\"]", 0, &decoded));
 }
 
 static void malformed_tokens_are_refused_with_a_reason(void **state)
@@ -126,8 +126,7 @@ static void malformed_tokens_are_refused_with_a_reason(void **state)
 
     for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         cp_token decoded;
-        const char *reason = cp_token_decode(pool, cases[i].token, CP_TOKEN_MAX_DEFAULT,
-                                             1, &decoded);
+        const char *reason = cp_token_decode(pool, cases[i].token, 1, &decoded);
         if (!reason || !strstr(reason, cases[i].reason_part)) {
             fail_msg("token '%s': expected a reason with '%s', got '%s'",
                      cases[i].token, cases[i].reason_part, reason ? reason : "(none)");
@@ -169,15 +168,6 @@ static void identical_means_the_same_json_text(void **state)
     assert_false(cp_json_identical(parse("null"), NULL));
 }
 
-static void tokens_longer_than_the_cap_are_refused_before_parsing(void **state)
-{
-    cp_token decoded;
-    const char *reason = cp_token_decode(pool, "[\"abcdefghij\",\"id\"]", 10, 1, &decoded);
-
-    assert_non_null(reason);
-    assert_non_null(strstr(reason, "longer than 10 bytes"));
-}
-
 /* The last page's token is the word, not JSON: it decodes to at_end, with
  * no key, for rows with ids and grouped rows; the JSON string "last", or
  * the word spelled otherwise, is no token. */
@@ -188,25 +178,23 @@ static void the_word_last_is_the_last_pages_token(void **state)
     size_t i;
 
     assert_string_equal(CP_TOKEN_LAST, "last");
-    assert_null(cp_token_decode(pool, CP_TOKEN_LAST, CP_TOKEN_MAX_DEFAULT, 1, &decoded));
+    assert_null(cp_token_decode(pool, CP_TOKEN_LAST, 1, &decoded));
     assert_true(decoded.at_end);
     assert_null(decoded.key);
     assert_null(decoded.key_json);
     assert_null(decoded.docid);
     assert_int_equal(decoded.index, 0);
-    assert_null(cp_token_decode(pool, CP_TOKEN_LAST, CP_TOKEN_MAX_DEFAULT, 0, &decoded));
+    assert_null(cp_token_decode(pool, CP_TOKEN_LAST, 0, &decoded));
     assert_true(decoded.at_end);
     for (i = 0; i < sizeof(not_last) / sizeof(not_last[0]); i++) {
-        const char *reason = cp_token_decode(pool, not_last[i], CP_TOKEN_MAX_DEFAULT, 1,
-                                             &decoded);
+        const char *reason = cp_token_decode(pool, not_last[i], 1, &decoded);
 
         if (!reason) {
             fail_msg("'%s' should be refused", not_last[i]);
         }
     }
     /* any other token is not at the end */
-    assert_null(cp_token_decode(pool, "[\"last\",\"d1\"]", CP_TOKEN_MAX_DEFAULT, 1,
-                                &decoded));
+    assert_null(cp_token_decode(pool, "[\"last\",\"d1\"]", 1, &decoded));
     assert_false(decoded.at_end);
     assert_string_equal(decoded.key_json, "\"last\"");
 }
@@ -221,7 +209,6 @@ int main(void)
         UNIT_TEST(key_only_tokens_for_grouped_rows),
         UNIT_TEST(malformed_tokens_are_refused_with_a_reason),
         UNIT_TEST(identical_means_the_same_json_text),
-        UNIT_TEST(tokens_longer_than_the_cap_are_refused_before_parsing),
         UNIT_TEST(the_word_last_is_the_last_pages_token),
     };
     RUN_UNIT_TESTS("token", tests);

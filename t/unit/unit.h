@@ -17,6 +17,7 @@
 
 #include "couchpage_json.h"
 #include "couchpage_response.h"
+#include "couchpage_view.h"
 
 static apr_pool_t *pool;
 
@@ -55,6 +56,20 @@ static inline json_t *parse(const char *text)
         fail_msg("bad test JSON '%s': %s", text, err.text);
     }
     return cp_json_pool_own(pool, value);
+}
+
+/* The view a CouchPageView URL names; the test fails if it is refused. */
+static inline cp_view view_of(const char *url)
+{
+    cp_view view;
+    const char *reason;
+
+    memset(&view, 0, sizeof(view));
+    reason = cp_view_init(pool, url, &view);
+    if (reason) {
+        fail_msg("'%s' refused: %s", url, reason);
+    }
+    return view;
 }
 
 /* A view response a test writes by hand, read as the backend reads one

@@ -1,33 +1,29 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * mod_couchpage: what the glue's files share. mod_couchpage.c holds the
- * hooks and the handler, mod_couchpage_config.c the directives and their
- * merge (the split mod_md has: mod_md.c, mod_md_config.c),
- * mod_couchpage_status.c what pages cost.
+ * mod_couchpage_config: the per-directory config, which the directives of
+ * mod_couchpage_config.c fill and merge, and the handler (mod_couchpage.c)
+ * reads: the split mod_md has (mod_md_config.h, mod_md_config.c, mod_md.c).
+ * Glue: only these two files see the directory config.
  */
-#ifndef MOD_COUCHPAGE_H
-#define MOD_COUCHPAGE_H
+#ifndef MOD_COUCHPAGE_CONFIG_H
+#define MOD_COUCHPAGE_CONFIG_H
 
 #include "httpd.h"
 #include "http_config.h"
 #include "ap_expr.h"
 
 #include "couchpage_args.h"
-#include "couchpage_backend.h"
 #include "couchpage_item.h"
-#include "couchpage_plan.h"
 #include "couchpage_render.h"
-
-extern module AP_MODULE_DECLARE_DATA couchpage_module;
-
-/* The module's own log tags: httpd's AH numbers belong to httpd. */
-#define CPLOGNO(n) "CP" #n ": "
+#include "couchpage_view.h"
+#include "mod_couchpage_module.h"
 
 #define DEFAULT_PAGE_SIZE 20
 #define DEFAULT_MAX_PAGE_SIZE 100
 #define PAGE_SIZE_CEILING 10000
 #define DEFAULT_MAX_RESPONSE (16 * 1024 * 1024)
 #define MAX_LINKS 20
+#define DEFAULT_MAX_TOKEN_LENGTH 4096 /* bytes of ?start=, as the client sent it */
 #define MAX_AGE_CEILING 31536000 /* a year, RFC 9111's advice for "never expires" */
 
 /* A key bound of CouchPageRange: constant JSON read at start-up, or an
@@ -48,8 +44,9 @@ typedef enum {
 } cp_handler;
 
 typedef struct {
-    cp_view view;              /* the URL's parts; options are merged apart */
-    int view_set;
+    cp_view view;              /* CouchPageView's URL and the options of every query:
+                                  the final view, each part merged from where it is set */
+    int view_set;              /* CouchPageView is set (the URL's parts) */
     const ap_directive_t *view_where; /* the CouchPageView line, for messages */
     const char *view_section;  /* the section it is set in, as written */
     int page_size;
@@ -69,14 +66,12 @@ typedef struct {
     int range_set;
     ap_expr_info_t *partition;
     int partition_set;
-    int descending;
-    int descending_set;
-    int reduce;
+    int descending_set;        /* the view's options, each set apart */
     int reduce_set;
-    int group_level;
     int group_level_set;
-    int include_docs;
     int include_docs_set;
+    int update_set;
+    int stable_set;
     apr_array_header_t *fields; /* CouchPageFields (const char *); NULL: whole docs */
     int fields_set;
     cp_format format;          /* CP_FORMAT_AUTO: by the Accept header */
@@ -92,10 +87,6 @@ typedef struct {
     int token_secret_set;
     apr_size_t max_token_length;
     int max_token_length_set;
-    const char *update;        /* CouchDB's update for every query; NULL: not sent */
-    int update_set;
-    const char *stable;        /* CouchDB's stable for every query; NULL: not sent */
-    int stable_set;
     const char *cache_control; /* a page's Cache-Control; NULL: none */
     int cache_control_set;
 } couchpage_dir_conf;
@@ -115,11 +106,5 @@ int couchpage_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
  * written ("<Location /x/>"), or "the server config". */
 const char *couchpage_directive_where(apr_pool_t *p, const ap_directive_t *directive);
 const char *couchpage_directive_section(apr_pool_t *p, const ap_directive_t *directive);
-
-/* What pages cost (mod_couchpage_status.c): the hooks of the shared
- * counters and of mod_status's section, called from register_hooks; and
- * the record of one page, called once at the end of the handler. */
-void couchpage_status_register(void);
-void couchpage_status_record(request_rec *r, const cp_backend_stats *stats);
 
 #endif

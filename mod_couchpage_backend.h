@@ -1,20 +1,24 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * couchpage_backend: ask CouchDB a page's queries as httpd subrequests that
- * mod_proxy serves, and read the JSON answers.
+ * mod_couchpage_backend: ask CouchDB a page's queries as httpd
+ * subrequests that mod_proxy serves, and read the JSON answers. Glue,
+ * linked into the module and not into the core, since it runs requests.
  *
  * The queries go as one multi-query request, POST INDEX/queries with the
  * body {"queries": [...]}, carried as the subrequest's kept body so that
- * mod_proxy keeps the backend connection pooled (design.md, section 1). A
+ * mod_proxy keeps the backend connection pooled (httpd 2.4's
+ * modules/proxy/mod_proxy_http.c closes a subrequest's connection unless it
+ * has a kept body: "Why DON'T sub-requests use keepalives?"). A
  * backend without that endpoint (pouchdb-server, CouchDB before 2.2) gets
  * one GET per query: learnt from its first answer, noted once in the error
  * log, and remembered for that backend in this process.
  *
  * mod_proxy does the HTTP: connection pooling, balancer://, TLS and
- * timeouts are configured with its directives, never here.
+ * timeouts are configured with its directives, never here. Nor does this
+ * room see the directory config, or answer the client: the handler does.
  */
-#ifndef COUCHPAGE_BACKEND_H
-#define COUCHPAGE_BACKEND_H
+#ifndef MOD_COUCHPAGE_BACKEND_H
+#define MOD_COUCHPAGE_BACKEND_H
 
 #include "httpd.h"
 #include <jansson.h>

@@ -1,8 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "couchpage_backend.h"
+/*
+ * mod_couchpage_backend.c: a page's queries asked as subrequests that
+ * mod_proxy serves, with the filters that capture their answers, the one
+ * retry loop, and the memory of backends without the multi-query endpoint
+ * (see mod_couchpage_backend.h). Glue: it reads no directory config (the
+ * handler passes cp_backend_conf) and never answers the client.
+ */
+#include "mod_couchpage_backend.h"
 #include "couchpage_json.h"
 #include "couchpage_response.h"
-#include "mod_couchpage.h"
+#include "mod_couchpage_module.h"
 
 #include "http_log.h"
 #include "http_protocol.h"
@@ -293,13 +300,20 @@ static const char *couchdb_reason(request_rec *r, int status, const char *text,
     return apr_psprintf(r->pool, "CouchDB answered %d", status);
 }
 
-/* One read: a GET, or a POST with a JSON body. */
+/* One read: a GET of one query, or the multi-query POST of several. */
 typedef struct {
     const char *url;
-    const char *body;       /* NULL for a GET */
+    const char *body;       /* the POST's {"queries": [...]}; NULL for a GET */
     apr_off_t max_bytes;
     int may_be_cut;         /* a query CouchDB may refuse follows the first: see
                                quiet_refusals */
+    int repeats;            /* how often it is repeated when it failed in flight:
+                               1, or 0 for the queries asked alone after a
+                               multi-query answer was cut off */
+    /* the POST's: */
+    int queries;            /* how many queries it asks */
+    int with_docid;         /* every row has a document id */
+    const cp_answer **results; /* where their results go, read */
 } backend_read;
 
 /* A multi-query answer whose later query CouchDB refuses (a reversed
@@ -389,6 +403,12 @@ typedef struct {
     int backend_status;  /* the status the backend answered, as the subrequest saw it */
     int timed_out;
     capture_ctx capture;
+    char *text;          /* the body, padded (flatten_padded), once it is read */
+    apr_size_t len;
+    int kept;            /* a multi-query answer cut off after its 200: the complete
+                            results before the cut, read into the read's results;
+                            -1 when they are not JSON (error says why) */
+    const char *error;
 } attempt;
 
 /* Runs one subrequest, counted in stats with its wall time: 1, or 0 when
@@ -441,9 +461,51 @@ static int is_nodedown(request_rec *r, int backend_status, const char *text, apr
 
 #define NODEDOWN_REASON "CouchDB answered 500 nodedown: a cluster node went down during the read"
 
+/* The body in one piece, followed by the zero padding the response reader
+ * may load past its end (CP_RESPONSE_PADDING). */
+static apr_status_t flatten_padded(apr_pool_t *pool, apr_bucket_brigade *body, char **text,
+                                   apr_size_t *len)
+{
+    apr_off_t length;
+    apr_status_t rv = apr_brigade_length(body, 1, &length);
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    *len = (apr_size_t)length;
+    *text = apr_palloc(pool, *len + CP_RESPONSE_PADDING);
+    memset(*text + *len, 0, CP_RESPONSE_PADDING);
+    return apr_brigade_flatten(body, *text, len);
+}
+
+/* Whether the attempt is a multi-query answer that CouchDB cut off after
+ * its 200 (it ends its answer so when it refuses a later query, or when a
+ * node it gathers from goes down). Such an answer is judged by what came
+ * before the cut: its complete results are read now (a->kept). */
+static int batch_cut_after_status(request_rec *r, const backend_read *read, attempt *a)
+{
+    if (!read->body || !a->capture.broken || a->capture.unanswered || a->rv != OK
+        || a->backend_status != HTTP_OK) {
+        return 0;
+    }
+    if (flatten_padded(r->pool, a->capture.body, &a->text, &a->len) != APR_SUCCESS) {
+        a->kept = -1;
+        a->error = "the backend response could not be read";
+    }
+    else {
+        a->kept = cp_response_read_batch(r->pool, a->text, a->len, 1, read->queries,
+                                         read->with_docid, read->results, &a->error);
+    }
+    return 1;
+}
+
 /* Why a read failed in flight, or NULL if it did not. A refused or reset
  * connection, a body cut off, or a cluster's 500 nodedown are safe to
- * repeat. A timeout is not repeated: it would double the client's wait.
+ * repeat. A timeout is not repeated: it would double the client's wait. A
+ * multi-query answer cut off after its 200 failed in flight only if no
+ * result came whole: complete results are kept, and the queries after
+ * them asked alone (cp_backend_fetch); results that are not JSON are the
+ * answer's fault.
  *
  * Behind a balancer, a member that refused the connection is put in error
  * state by mod_proxy, and one that dropped it before answering by
@@ -454,9 +516,15 @@ static int is_nodedown(request_rec *r, int backend_status, const char *text, apr
  * client's forged token can ask for), and the bytes do not tell these from
  * the member's own death. A member that died refuses the repeat's
  * connection, and mod_proxy passes the repeat on. */
-static const char *failed_in_flight(request_rec *r, const attempt *a)
+static const char *failed_in_flight(request_rec *r, const backend_read *read, attempt *a)
 {
-    if (a->capture.too_large || a->timed_out || a->rv == HTTP_GATEWAY_TIME_OUT) {
+    if (a->capture.too_large) {
+        return NULL;
+    }
+    if (batch_cut_after_status(r, read, a)) {
+        return a->kept == 0 ? "the response was cut off" : NULL;
+    }
+    if (a->timed_out || a->rv == HTTP_GATEWAY_TIME_OUT) {
         return NULL;
     }
     if (a->capture.unanswered) {
@@ -500,33 +568,19 @@ static int fail(cp_backend_result *result, int status, int backend_status,
     return status;
 }
 
-/* The body in one piece, followed by the zero padding the response reader
- * may load past its end (CP_RESPONSE_PADDING). */
-static apr_status_t flatten_padded(apr_pool_t *pool, apr_bucket_brigade *body, char **text,
-                                   apr_size_t *len)
-{
-    apr_off_t length;
-    apr_status_t rv = apr_brigade_length(body, 1, &length);
-
-    if (rv != APR_SUCCESS) {
-        return rv;
-    }
-    *len = (apr_size_t)length;
-    *text = apr_palloc(pool, *len + CP_RESPONSE_PADDING);
-    memset(*text + *len, 0, CP_RESPONSE_PADDING);
-    return apr_brigade_flatten(body, *text, len);
-}
-
-/* Reads once, and once more when the first read failed in flight and
- * may_repeat. Returns OK with the attempt's body in *text, *len (any HTTP
- * status: see a->backend_status), or a failure status with result set. A
- * POST cut off after its status gives OK too, with a->capture.broken: the
- * caller keeps what came. */
+/* The one retry loop, for a GET and for the multi-query POST alike: sends
+ * the read, and again while it failed in flight (failed_in_flight) and may
+ * be sent again. A connection never made (503) uses the read's repeat; a
+ * read no answer began to (failed_unanswered) is resent, up to
+ * CP_BACKEND_RESENDS times; any other failure in flight uses the repeat;
+ * then the last attempt stands. Returns OK with the attempt's body in
+ * a->text, a->len (any HTTP status: see a->backend_status; a multi-query
+ * answer cut off after its 200 with its complete results in a->kept), or
+ * a failure status with result set. */
 static int read_backend(request_rec *r, const cp_backend_conf *conf, const backend_read *read,
-                        int may_repeat, attempt *a, char **text, apr_size_t *len,
-                        cp_backend_stats *stats, cp_backend_result *result)
+                        attempt *a, cp_backend_stats *stats, cp_backend_result *result)
 {
-    int resends = 0, repeats = may_repeat ? 1 : 0;
+    int resends = 0, repeats = read->repeats;
     const char *why;
 
     for (;;) {
@@ -535,14 +589,18 @@ static int read_backend(request_rec *r, const cp_backend_conf *conf, const backe
                         apr_psprintf(r->pool, "the backend subrequest could not be "
                                      "set up (status %d)", a->rv));
         }
-        if (!(why = failed_in_flight(r, a))) {
+        if (!(why = failed_in_flight(r, read, a))) {
             break;
         }
         if (a->rv == HTTP_SERVICE_UNAVAILABLE && repeats > 0) {
             /* no connection was made: nothing was in flight */
             repeats--;
-            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0115) "the backend could not "
-                          "be reached (%s: no connection was made); trying once more", why);
+            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, read->body
+                          ? CPLOGNO(0117) "the backend could not be reached for the "
+                            "multi-query request (%s: no connection was made); trying "
+                            "once more"
+                          : CPLOGNO(0115) "the backend could not be reached (%s: no "
+                            "connection was made); trying once more", why);
         }
         else if (failed_unanswered(a) && resends < CP_BACKEND_RESENDS) {
             resends++;
@@ -551,8 +609,11 @@ static int read_backend(request_rec *r, const cp_backend_conf *conf, const backe
         }
         else if (repeats > 0) {
             repeats--;
-            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0116) "the backend read "
-                          "failed in flight (%s); repeating it once", why);
+            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, read->body
+                          ? CPLOGNO(0118) "the multi-query read failed in flight (%s); "
+                            "repeating it once"
+                          : CPLOGNO(0116) "the backend read failed in flight (%s); "
+                            "repeating it once", why);
         }
         else {
             break;
@@ -577,11 +638,13 @@ static int read_backend(request_rec *r, const cp_backend_conf *conf, const backe
                     apr_psprintf(r->pool, "the backend request failed (proxy status %d)",
                                  a->rv));
     }
-    if (a->capture.broken && !(read->body && a->backend_status == HTTP_OK)) {
+    if (a->capture.broken && a->kept <= 0) {
         apr_brigade_cleanup(a->capture.body);
-        return fail(result, HTTP_BAD_GATEWAY, 0, "the backend response was cut off");
+        return fail(result, HTTP_BAD_GATEWAY, 0,
+                    a->kept < 0 ? a->error : "the backend response was cut off");
     }
-    if (flatten_padded(r->pool, a->capture.body, text, len) != APR_SUCCESS) {
+    if (!a->text && flatten_padded(r->pool, a->capture.body, &a->text, &a->len)
+                    != APR_SUCCESS) {
         return fail(result, HTTP_BAD_GATEWAY, 0, "the backend response could not be read");
     }
     apr_brigade_cleanup(a->capture.body);
@@ -589,11 +652,10 @@ static int read_backend(request_rec *r, const cp_backend_conf *conf, const backe
 }
 
 /* A read's non-2xx answer as a failure carrying CouchDB's status and words. */
-static int backend_refused(request_rec *r, const attempt *a, const char *text,
-                           apr_size_t len, cp_backend_result *result)
+static int backend_refused(request_rec *r, const attempt *a, cp_backend_result *result)
 {
     return fail(result, HTTP_BAD_GATEWAY, a->backend_status,
-                couchdb_reason(r, a->backend_status, text, len));
+                couchdb_reason(r, a->backend_status, a->text, a->len));
 }
 
 /* Adds the rows of a query's result to stats. */
@@ -602,26 +664,27 @@ static void count_rows(cp_backend_stats *stats, const cp_answer *answer)
     stats->rows += cp_answer_rows(answer);
 }
 
-/* Asks one query with a GET and sets its answer. */
+/* Asks one query with a GET and sets its answer (repeats: backend_read.repeats). */
 static int get_query(request_rec *r, const cp_backend_conf *conf, const char *index_url,
-                     int with_docid, cp_query *query, int may_repeat,
+                     int with_docid, cp_query *query, int repeats,
                      cp_backend_stats *stats, cp_backend_result *result)
 {
-    backend_read read = { cp_plan_query_url(r->pool, index_url, query), NULL,
-                          conf->max_response, 0 };
+    backend_read read = { 0 };
     attempt a;
-    char *text;
-    apr_size_t len;
     const char *reason;
-    int status = read_backend(r, conf, &read, may_repeat, &a, &text, &len, stats, result);
+    int status;
 
+    read.url = cp_plan_query_url(r->pool, index_url, query);
+    read.max_bytes = conf->max_response;
+    read.repeats = repeats;
+    status = read_backend(r, conf, &read, &a, stats, result);
     if (status != OK) {
         return status;
     }
     if (a.backend_status < 200 || a.backend_status > 299) {
-        return backend_refused(r, &a, text, len, result);
+        return backend_refused(r, &a, result);
     }
-    reason = cp_response_read_view(r->pool, text, len, with_docid, &query->answer);
+    reason = cp_response_read_view(r->pool, a.text, a.len, with_docid, &query->answer);
     if (reason) {
         return fail(result, HTTP_BAD_GATEWAY, 0, reason);
     }
@@ -632,7 +695,7 @@ static int get_query(request_rec *r, const cp_backend_conf *conf, const char *in
 
 /* Asks every pending query with a GET of its own, in order. */
 static int get_each(request_rec *r, const cp_backend_conf *conf, const char *index_url,
-                    int with_docid, apr_array_header_t *queries, int may_repeat,
+                    int with_docid, apr_array_header_t *queries, int repeats,
                     cp_backend_stats *stats, cp_backend_result *result)
 {
     int i, status;
@@ -641,7 +704,7 @@ static int get_each(request_rec *r, const cp_backend_conf *conf, const char *ind
         cp_query *query = &APR_ARRAY_IDX(queries, i, cp_query);
 
         if (!query->answer
-            && (status = get_query(r, conf, index_url, with_docid, query, may_repeat, stats,
+            && (status = get_query(r, conf, index_url, with_docid, query, repeats, stats,
                                    result))
                != OK) {
             return status;
@@ -717,13 +780,10 @@ int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *ba
                      const char *index_url, int with_docid, apr_array_header_t *queries,
                      cp_backend_stats *stats, cp_backend_result *result)
 {
-    int pending = cp_plan_pending(queries), status, k = 0, cut, tries;
-    backend_read read;
+    int pending = cp_plan_pending(queries), status, k;
+    backend_read read = { 0 };
     attempt a;
-    char *text = NULL;
-    apr_size_t len = 0;
-    const cp_answer **results;
-    const char *error = NULL, *why;
+    const char *error = NULL;
 
     if (pending == 0) {
         return OK;
@@ -736,36 +796,18 @@ int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *ba
     read.may_be_cut = may_be_cut(queries);
     /* each query keeps its allowance of CouchPageMaxResponse */
     read.max_bytes = conf->max_response * pending;
-    results = apr_pcalloc(r->pool, sizeof(*results) * pending);
-    for (tries = 1;; tries++) {
-        status = read_backend(r, conf, &read, 0, &a, &text, &len, stats, result);
-        cut = status == OK && a.capture.broken;
-        k = cut ? cp_response_read_batch(r->pool, text, len, 1, pending, with_docid, results,
-                                         &error) : 0;
-        /* a cut with results in it is answered below, by asking the rest */
-        why = cut ? (k == 0 ? "the response was cut off" : NULL)
-            : status != OK ? failed_in_flight(r, &a)
-            : is_nodedown(r, a.backend_status, text, len) ? NODEDOWN_REASON : NULL;
-        if (tries == 1 && why && status != OK && a.rv == HTTP_SERVICE_UNAVAILABLE) {
-            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0117) "the backend could not "
-                          "be reached for the multi-query request (%s: no connection was "
-                          "made); trying once more", why);
-            continue;
-        }
-        if (tries == 1 && why) {
-            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0118) "the multi-query read "
-                          "failed in flight (%s); repeating it once", why);
-            continue;
-        }
-        break;
-    }
+    read.repeats = 1;
+    read.queries = pending;
+    read.with_docid = with_docid;
+    read.results = apr_pcalloc(r->pool, sizeof(*read.results) * pending);
+    status = read_backend(r, conf, &read, &a, stats, result);
     if (status != OK) {
         return status;
     }
     if (a.backend_status < 200 || a.backend_status > 299) {
         cp_backend_result refused;
 
-        backend_refused(r, &a, text, len, &refused);
+        backend_refused(r, &a, &refused);
         if (!may_lack_batch(a.backend_status)) {
             *result = refused;
             return result->status;
@@ -780,17 +822,13 @@ int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *ba
         remember_lacks_batch(r, backend, a.backend_status, refused.reason);
         return get_each(r, conf, index_url, with_docid, queries, 1, stats, result);
     }
-    if (cut && k <= 0) {
-        return fail(result, HTTP_BAD_GATEWAY, 0,
-                    k < 0 ? error : "the backend response was cut off");
+    k = a.capture.broken ? a.kept
+      : cp_response_read_batch(r->pool, a.text, a.len, 0, pending, with_docid, read.results,
+                               &error);
+    if (k < 0) {
+        return fail(result, HTTP_BAD_GATEWAY, 0, error);
     }
-    if (!cut) {
-        k = cp_response_read_batch(r->pool, text, len, 0, pending, with_docid, results, &error);
-        if (k < 0) {
-            return fail(result, HTTP_BAD_GATEWAY, 0, error);
-        }
-    }
-    set_answers(queries, results, k, stats);
+    set_answers(queries, read.results, k, stats);
     if (k < pending) {
         /* Cut off after k results: CouchDB refusing query k + 1 (a reversed
          * range), or a connection lost. Asking the rest alone is the one

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * couchpage_view: what a location pages (CouchPageView and the options
+ * that shape every query), a config object built once, when httpd reads
+ * the configuration, and read by every request.
+ *
+ * Part of the httpd-free core: nothing here knows about request_rec or
+ * the directory config.
+ */
+#ifndef COUCHPAGE_VIEW_H
+#define COUCHPAGE_VIEW_H
+
+#include <apr_pools.h>
+
+#define CP_GROUP_EXACT (-1)
+
+/* What a location pages, fixed at configuration time. */
+typedef struct {
+    const char *url;         /* as configured, no query string */
+    const char *backend;     /* scheme://host[:port]: the server that answers */
+    const char *db_url;      /* scheme://host/db: where a partition goes */
+    const char *index_path;  /* /_design/D/_view/V or /_all_docs */
+    int is_all_docs;         /* keys are the ids; no reduce parameter */
+    int is_partitioned;      /* the URL names a partition already */
+    int descending;          /* pages run in reverse view order */
+    int reduce;              /* grouped reduce rows instead of map rows */
+    int group_level;         /* CP_GROUP_EXACT or a level, with reduce */
+    int include_docs;        /* items carry their documents */
+    const char *update;      /* CouchDB's update: "true", "false", "lazy"; NULL: not sent */
+    const char *stable;      /* CouchDB's stable: "true", "false"; NULL: not sent */
+} cp_view;
+
+/* Classifies a CouchPageView URL and fills url, backend, db_url,
+ * index_path, is_all_docs and is_partitioned; the options are the
+ * caller's. Returns NULL when it names a view or _all_docs, else the
+ * reason it does not. */
+const char *cp_view_init(apr_pool_t *pool, const char *url, cp_view *view);
+
+/* Whether this location's rows and tokens carry document ids. */
+int cp_view_has_docids(const cp_view *view);
+
+#endif

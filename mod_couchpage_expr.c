@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * mod_couchpage_expr: the module's ap_expr functions and the item
+ * template's renderer (see mod_couchpage_expr.h). Glue: no directory
+ * config, no response to the client.
+ */
+#include "mod_couchpage_expr.h"
+
+#include "http_config.h"
+#include "apr_strings.h"
+
+#include "couchpage_item.h"
+#include "couchpage_json.h"
+#include "mod_couchpage_module.h"
+
+#define JSON_ARG_REFUSED_NOTE "couchpage-json-refused"
+
+/* %{json:TEXT} in an expression: TEXT as a JSON string literal, so that a
+ * request value can never add JSON structure to a range. Text that is not
+ * UTF-8 has no such literal: the note tells couchpage_expr_eval, and the
+ * request is refused. */
+static const char *expr_json_string(ap_expr_eval_ctx_t *ctx, const void *data,
+                                    const char *arg)
+{
+    const char *quoted = cp_json_quote(ctx->p, arg);
+
+    if (!quoted && ctx->r) {
+        apr_table_setn(ctx->r->notes, JSON_ARG_REFUSED_NOTE, "1");
+    }
+    return quoted ? quoted : "";
+}
+
+/* The row CouchPageItemTemplate is rendering: where its functions read. */
+typedef struct {
+    const cp_row *row;
+} template_row;
+
+/* What a %{couchpage_*:FIELD} function shows, checked at start-up. */
+typedef struct {
+    cp_show how;
+    const cp_field *field;
+} template_field;
+
+static const struct {
+    const char *name;
+    cp_show how;
+} template_functions[] = {
+    { "couchpage_html", CP_SHOW_HTML },
+    { "couchpage_url", CP_SHOW_URL },
+    { "couchpage_number", CP_SHOW_NUMBER },
+    { "couchpage_date", CP_SHOW_DATE },
+};
+
+/* %{couchpage_html:FIELD} and its kin: the field of the row being rendered,
+ * HTML-safe. Outside an item template there is no row: nothing. */
+static const char *expr_template_field(ap_expr_eval_ctx_t *ctx, const void *data,
+                                       const char *arg)
+{
+    const template_field *shown = data;
+    const template_row *current = ctx->r ? ap_get_module_config(ctx->r->request_config,
+                                                                &couchpage_module)
+                                         : NULL;
+
+    if (!current || !current->row) {
+        return "";
+    }
+    return cp_field_show(ctx->p, shown->how, shown->field, current->row);
+}
+
+/* %{couchpage_escape:TEXT}: any text, such as a request value, HTML-escaped
+ * for a template. */
+static const char *expr_html_escape(ap_expr_eval_ctx_t *ctx, const void *data,
+                                    const char *arg)
+{
+    return cp_html_text(ctx->p, arg, strlen(arg));
+}
+
+/* The field is compiled here, once: an unknown one fails the configuration. */
+static int lookup_template_function(ap_expr_lookup_parms *parms, cp_show how)
+{
+    template_field *shown;
+    const char *err = NULL;
+
+    if (!parms->arg) {
+        *parms->err = apr_psprintf(parms->ptemp, "%%{%s:FIELD} takes a field path "
+                                   "written out (such as doc.title), not an expression",
+                                   parms->name);
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    shown = apr_palloc(parms->pool, sizeof(*shown));
+    shown->how = how;
+    shown->field = cp_field_parse(parms->pool, parms->arg, &err);
+    if (!shown->field) {
+        *parms->err = apr_psprintf(parms->ptemp, "%%{%s:%s}: the field %s", parms->name,
+                                   parms->arg, err);
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    *parms->func = expr_template_field;
+    *parms->data = shown;
+    return OK;
+}
+
+int couchpage_expr_lookup(ap_expr_lookup_parms *parms)
+{
+    size_t i;
+
+    if (parms->type != AP_EXPR_FUNC_STRING) {
+        return DECLINED;
+    }
+    if (strcasecmp(parms->name, "json") == 0) {
+        *parms->func = expr_json_string;
+        *parms->data = NULL;
+        return OK;
+    }
+    if (strcasecmp(parms->name, "couchpage_escape") == 0) {
+        *parms->func = expr_html_escape;
+        *parms->data = NULL;
+        return OK;
+    }
+    for (i = 0; i < sizeof(template_functions) / sizeof(template_functions[0]); i++) {
+        if (strcasecmp(parms->name, template_functions[i].name) == 0) {
+            return lookup_template_function(parms, template_functions[i].how);
+        }
+    }
+    return DECLINED;
+}
+
+const char *couchpage_expr_eval(request_rec *r, const ap_expr_info_t *expr, int *not_utf8,
+                                const char **error)
+{
+    const char *text;
+
+    /* the note may be left from another module's use of %{json:...} */
+    apr_table_unset(r->notes, JSON_ARG_REFUSED_NOTE);
+    text = ap_expr_str_exec(r, expr, error);
+    *not_utf8 = apr_table_get(r->notes, JSON_ARG_REFUSED_NOTE) != NULL;
+    return text;
+}
+
+const char *couchpage_template_item(void *baton, apr_pool_t *pool, const cp_row *row,
+                                    const char **error)
+{
+    couchpage_template *renderer = baton;
+    request_rec *r = renderer->r;
+    template_row *current = ap_get_module_config(r->request_config, &couchpage_module);
+    const char *html;
+
+    if (!current) {
+        current = apr_pcalloc(r->pool, sizeof(*current));
+        ap_set_module_config(r->request_config, &couchpage_module, current);
+    }
+    *error = NULL;
+    current->row = row;
+    html = ap_expr_str_exec(r, renderer->template, error);
+    current->row = NULL;
+    if (*error) {
+        *error = apr_pstrcat(pool, "CouchPageItemTemplate could not be evaluated: ",
+                             *error, NULL);
+        return NULL;
+    }
+    return html;
+}

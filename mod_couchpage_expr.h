@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * mod_couchpage_expr: the module's functions in httpd's expressions
+ * (ap_expr): %{json:TEXT} for CouchPageRange's bounds, %{couchpage_escape:TEXT}
+ * and the item template's %{couchpage_html:FIELD} and its kin; and the
+ * renderer that evaluates CouchPageItemTemplate for each row.
+ *
+ * Glue: it knows request_rec and ap_expr, but not the directory config,
+ * and answers no client itself.
+ */
+#ifndef MOD_COUCHPAGE_EXPR_H
+#define MOD_COUCHPAGE_EXPR_H
+
+#include "httpd.h"
+#include "ap_expr.h"
+
+#include "couchpage_response.h"
+
+/* The expr_lookup hook: the functions above, each field path of a template
+ * function compiled once, when httpd reads the expression (an unknown field
+ * fails the configuration). */
+int couchpage_expr_lookup(ap_expr_lookup_parms *parms);
+
+/* A string expression's value for r, as ap_expr_str_exec gives it (*error
+ * set when it cannot be evaluated); *not_utf8 says whether a request value
+ * it gave %{json:...} has no JSON form (is not UTF-8): the client's fault,
+ * where an error is the configuration's. */
+const char *couchpage_expr_eval(request_rec *r, const ap_expr_info_t *expr, int *not_utf8,
+                                const char **error);
+
+/* CouchPageItemTemplate for one request: the baton of couchpage_template_item. */
+typedef struct {
+    request_rec *r;
+    ap_expr_info_t *template;
+} couchpage_template;
+
+/* cp_render_html's item renderer (cp_item_renderer): the template
+ * evaluated with its functions reading this row. */
+const char *couchpage_template_item(void *baton, apr_pool_t *pool, const cp_row *row,
+                                    const char **error);
+
+#endif
