@@ -577,7 +577,7 @@ static const char *set_links(cmd_parms *cmd, void *dirconf, const char *arg)
 }
 
 /* The secret the shipped examples show (debian/couchpage.conf,
- * conf/couchpage-cluster.conf, README): public, so it signs nothing. */
+ * conf/couchpage-cluster.conf, docs/scaling.md): public, so it signs nothing. */
 #define PLACEHOLDER_SECRET "replace with a long random string"
 
 static const char *set_token_secret(cmd_parms *cmd, void *dirconf, const char *secret,

@@ -37,7 +37,7 @@
 
 APLOG_USE_MODULE(couchpage);
 
-/* The request notes, for LogFormat's %{NAME}n (README, Observing). */
+/* The request notes, for LogFormat's %{NAME}n (docs/operations.md). */
 #define NOTE_REQUESTS "couchpage-backend-requests"
 #define NOTE_TIME "couchpage-backend-time"
 #define NOTE_ROWS "couchpage-rows"
