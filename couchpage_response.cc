@@ -873,6 +873,72 @@ const char *last_quote(const char *text, apr_size_t len)
     return NULL;
 }
 
+/* Whether simdjson's first pass reads text[0..*len): a text cut inside a
+ * string leaves it open, and is read up to that string's opening quote
+ * instead (*len shortened; a few times, for strings cut in a row). */
+bool first_pass_reads(ondemand::parser &parser, const char *text, apr_size_t *len)
+{
+    int tries;
+
+    for (tries = 0; tries < 3; tries++) {
+        ondemand::document doc;
+        error_code error;
+        const char *quote;
+
+        /* the first pass reads no byte past the length it is given */
+        error = parser.iterate(padded_string_view(text, *len, *len + CP_RESPONSE_PADDING))
+                    .get(doc);
+        if (error == SUCCESS) {
+            return true;
+        }
+        if (error != UNCLOSED_STRING || !(quote = last_quote(text, *len))) {
+            return false;
+        }
+        *len = (apr_size_t)(quote - text);
+    }
+    return false;
+}
+
+/* The longest beginning of a cut text that simdjson's first pass reads, in
+ * *len: the whole, or, when it holds what is not JSON (bytes that are not
+ * UTF-8, a control character), the beginning before that. A beginning of
+ * one that reads reads too when it ends between characters (valid UTF-8 is
+ * so), so it is found by halving. */
+bool cut_text_that_reads(ondemand::parser &parser, const char *text, apr_size_t *len)
+{
+    apr_size_t low = 0, high = *len, best = 0, mid, tried;
+    bool found = false;
+
+    tried = *len;
+    if (first_pass_reads(parser, text, &tried)) {
+        *len = tried;
+        return true;
+    }
+    /* low: a length that ends between characters; high: one that does not
+     * read */
+    while (low < high) {
+        mid = low + (high - low + 1) / 2;
+        /* back to the start of a UTF-8 character */
+        while (mid > low && ((unsigned char)text[mid] & 0xc0) == 0x80) {
+            mid--;
+        }
+        tried = mid;
+        if (mid > low && first_pass_reads(parser, text, &tried)) {
+            low = mid;
+            best = tried;
+            found = true;
+        }
+        else {
+            high = mid == low ? low : mid - 1;
+            if (mid == low) {
+                break;
+            }
+        }
+    }
+    *len = best;
+    return found;
+}
+
 } /* namespace */
 
 extern "C" int cp_response_read_batch(apr_pool_t *pool, const char *text, apr_size_t len,
@@ -885,8 +951,9 @@ extern "C" int cp_response_read_batch(apr_pool_t *pool, const char *text, apr_si
     reader rd;
     refusal refused;
     error_code failure;
+    apr_size_t usable;
     bool whole;
-    int k, tries;
+    int k;
 
     if (!cut_off) {
         if ((failure = start_reading(rd, parser, doc, pool, text, len))
@@ -917,28 +984,18 @@ extern "C" int cp_response_read_batch(apr_pool_t *pool, const char *text, apr_si
         return n;
     }
     /* Cut off: the results before the cut, whatever stops the reading after
-     * them. A cut inside a string leaves it unclosed, and simdjson's first
-     * pass then reads nothing: the text is read again up to the opening
-     * quote of the last string (a few times, for strings cut more than
-     * once in a row). */
-    for (tries = 0; tries < 3; tries++) {
-        const char *quote;
-
-        if ((failure = start_reading(rd, parser, doc, pool, text, len)) == SUCCESS
-            && (failure = root_value(doc, root)) == SUCCESS) {
-            break;
-        }
-        if (failure == NOT_AN_ARRAY_OR_OBJECT) {
-            return 0;
-        }
-        if (!(quote = last_quote(text, len))) {
-            return 0;
-        }
-        /* a copy: the bytes after the text must be the zero padding */
-        len = (apr_size_t)(quote - text);
-        text = cp_response_padded(pool, text, len);
+     * them. simdjson's first pass reads all of a text or nothing, so the
+     * reading starts from the longest beginning of it that the first pass
+     * reads (cut_text_that_reads); a copy of that, zeros after it. */
+    usable = len;
+    if (!cut_text_that_reads(parser, text, &usable)) {
+        return 0;
     }
-    if (failure) {
+    if (usable < len) {
+        text = cp_response_padded(pool, text, usable);
+    }
+    if ((failure = start_reading(rd, parser, doc, pool, text, usable))
+        || (failure = root_value(doc, root))) {
         return 0;
     }
     refused = read_results(rd, root, 1, n, with_docid, answers, &k, &whole);

@@ -105,6 +105,15 @@ static void batch_responses_are_read_whole_and_cut_off(void **state)
     assert_non_null(strstr(error, "not JSON"));
     assert_int_equal(read_batch("{\"results\":[{]}", 15, 1, 1, 0, results,
                                             &error), 0);
+    /* bytes that are not UTF-8 after complete results (simdjson's first
+     * pass then reads none of the text): the results before them, as a
+     * shorter text gives them */
+    {
+        static const char garbage[] = "{\"results\":[{\"rows\":[]},{\"rows\":[]},7}\xcb\xcb\xcb}";
+
+        assert_int_equal(read_batch(garbage, sizeof(garbage) - 1, 1, 4, 0, results, &error), 2);
+        assert_int_equal(read_batch(garbage, sizeof(garbage) - 5, 1, 4, 0, results, &error), 2);
+    }
     /* a result before the cut that is no view response: the reason */
     error = NULL;
     assert_int_equal(read_batch("{\"results\":[{\"rows\":[{}]},{", 27, 1, 2,
