@@ -141,6 +141,23 @@ const char *end_of_read(const reader &rd, const char *start)
     return next;
 }
 
+/* Opens a container for check_value (its first member or element is read
+ * next), unless it would nest deeper than CP_RESPONSE_MAX_DEPTH below base. */
+template <typename Container, typename Iterator>
+error_code open_container(reader &rd, size_t base, simdjson_result<Container> got)
+{
+    Container container;
+    Iterator first;
+
+    if (rd.open.size() - base >= CP_RESPONSE_MAX_DEPTH) {
+        return DEPTH_ERROR;
+    }
+    SIMDJSON_TRY(std::move(got).get(container));
+    SIMDJSON_TRY(container.begin().get(first));
+    rd.open.push_back(reader::frame{ first, false });
+    return SUCCESS;
+}
+
 /* Reads the value v to its end, checking every part of it as JSON. The
  * containers open inside it are kept in rd.open, not on the stack: a
  * document may nest deeply. */
@@ -156,30 +173,14 @@ error_code check_value(reader &rd, ondemand::value v)
 
             SIMDJSON_TRY(current.type().get(type));
             switch (type) {
-            case ondemand::json_type::object: {
-                ondemand::object object;
-                ondemand::object_iterator first;
-
-                if (rd.open.size() - base >= CP_RESPONSE_MAX_DEPTH) {
-                    return DEPTH_ERROR;
-                }
-                SIMDJSON_TRY(current.get_object().get(object));
-                SIMDJSON_TRY(object.begin().get(first));
-                rd.open.push_back(reader::frame{ first, false });
+            case ondemand::json_type::object:
+                SIMDJSON_TRY((open_container<ondemand::object, ondemand::object_iterator>(
+                    rd, base, current.get_object())));
                 break;
-            }
-            case ondemand::json_type::array: {
-                ondemand::array array;
-                ondemand::array_iterator first;
-
-                if (rd.open.size() - base >= CP_RESPONSE_MAX_DEPTH) {
-                    return DEPTH_ERROR;
-                }
-                SIMDJSON_TRY(current.get_array().get(array));
-                SIMDJSON_TRY(array.begin().get(first));
-                rd.open.push_back(reader::frame{ first, false });
+            case ondemand::json_type::array:
+                SIMDJSON_TRY((open_container<ondemand::array, ondemand::array_iterator>(
+                    rd, base, current.get_array())));
                 break;
-            }
             case ondemand::json_type::string: {
                 std::string_view text;
 
@@ -480,6 +481,14 @@ error_code key_value(apr_pool_t *pool, V &v, int depth, json_t **value)
     return INCORRECT_TYPE;
 }
 
+/* An object's next member, and its name decoded. */
+error_code member_of(simdjson_result<ondemand::field> next, ondemand::field &field,
+                     std::string_view &name)
+{
+    SIMDJSON_TRY(std::move(next).get(field));
+    return field.unescaped_key().get(name);
+}
+
 /* Why a read stopped: a JSON error (error), or the shape of a value that is
  * JSON (reason). */
 struct refusal {
@@ -497,37 +506,48 @@ refusal shape_refusal(const char *reason)
     return refusal{ SUCCESS, reason };
 }
 
+/* The value v as an object, in *object; a value of another kind is read
+ * and checked, and refused with not_object. */
+refusal open_object(reader &rd, ondemand::value v, const char *not_object,
+                    ondemand::object *object)
+{
+    ondemand::json_type type;
+    error_code error;
+
+    if ((error = v.type().get(type))) {
+        return json_refusal(error);
+    }
+    if (type != ondemand::json_type::object) {
+        return (error = check_value(rd, v)) ? json_refusal(error) : shape_refusal(not_object);
+    }
+    return (error = v.get_object().get(*object)) ? json_refusal(error) : shape_refusal(NULL);
+}
+
 /* Reads the row v, number n of its answer. */
 refusal read_row(reader &rd, ondemand::value v, int n, int with_docid, cp_answer *answer,
                  cp_row *row)
 {
     const char *start = v.raw_json_token().data();
-    ondemand::json_type type;
     ondemand::object object;
     error_code error;
     bool id_is_string = false;
+    refusal refused;
 
     memset(row, 0, sizeof(*row));
     row->answer = answer;
-    if ((error = v.type().get(type))) {
-        return json_refusal(error);
+    refused = open_object(rd, v, "not an object", &object);
+    if (refused.reason) {
+        return shape_refusal(apr_psprintf(rd.pool, "row %d of the view response has no key", n));
     }
-    if (type != ondemand::json_type::object) {
-        if ((error = check_value(rd, v))) {
-            return json_refusal(error);
-        }
-        return shape_refusal(apr_psprintf(rd.pool, "row %d of the view response has no key",
-                                          n));
-    }
-    if ((error = v.get_object().get(object))) {
-        return json_refusal(error);
+    if (refused.error) {
+        return refused;
     }
     /* the last member of a name counts, as a JSON parser keeps it */
     for (auto field_result : object) {
         ondemand::field field;
         std::string_view name;
 
-        if ((error = std::move(field_result).get(field)) || (error = field.unescaped_key().get(name))) {
+        if ((error = member_of(std::move(field_result), field, name))) {
             return json_refusal(error);
         }
         if (name == "id") {
@@ -615,32 +635,24 @@ refusal read_row(reader &rd, ondemand::value v, int n, int with_docid, cp_answer
 refusal read_answer(reader &rd, ondemand::value v, int with_docid, const cp_answer **out)
 {
     cp_answer *answer = (cp_answer *)apr_pcalloc(rd.pool, sizeof(*answer));
-    ondemand::json_type type;
     ondemand::object object;
     error_code error;
+    refusal refused;
 
     answer->body = rd.body;
     answer->body_len = rd.body_len;
     answer->pool = rd.pool;
     answer->total_rows = -1;
     answer->offset = -1;
-    if ((error = v.type().get(type))) {
-        return json_refusal(error);
-    }
-    if (type != ondemand::json_type::object) {
-        if ((error = check_value(rd, v))) {
-            return json_refusal(error);
-        }
-        return shape_refusal("the view response is not a JSON object");
-    }
-    if ((error = v.get_object().get(object))) {
-        return json_refusal(error);
+    refused = open_object(rd, v, "the view response is not a JSON object", &object);
+    if (refused.error || refused.reason) {
+        return refused;
     }
     for (auto field_result : object) {
         ondemand::field field;
         std::string_view name;
 
-        if ((error = std::move(field_result).get(field)) || (error = field.unescaped_key().get(name))) {
+        if ((error = member_of(std::move(field_result), field, name))) {
             return json_refusal(error);
         }
         if (name == "rows") {
@@ -806,7 +818,7 @@ refusal read_results(reader &rd, ondemand::value root, int cut_off, int n, int w
         ondemand::array results;
         int read = 0;
 
-        if ((error = std::move(field_result).get(field)) || (error = field.unescaped_key().get(name))) {
+        if ((error = member_of(std::move(field_result), field, name))) {
             return json_refusal(error);
         }
         if (cut_off && first && name != "results") {
@@ -1088,6 +1100,31 @@ cp_span token_span(std::string_view token)
     return span;
 }
 
+/* Reads past a value of a text already checked, and sets *span to its
+ * bytes: a container's by raw_json, a scalar's by its token. */
+error_code read_past(ondemand::value &v, cp_span *span)
+{
+    ondemand::json_type type;
+    ondemand::object object;
+    ondemand::array array;
+    std::string_view raw;
+
+    SIMDJSON_TRY(v.type().get(type));
+    if (type == ondemand::json_type::object) {
+        SIMDJSON_TRY(v.get_object().get(object));
+        SIMDJSON_TRY(object.raw_json().get(raw));
+    }
+    else if (type == ondemand::json_type::array) {
+        SIMDJSON_TRY(v.get_array().get(array));
+        SIMDJSON_TRY(array.raw_json().get(raw));
+    }
+    else {
+        raw = v.raw_json_token();
+    }
+    *span = token_span(raw);
+    return SUCCESS;
+}
+
 /* Reads at, a value of the row's body already checked, with a parser of
  * its own: the member name of an object, or the element index of an array. */
 cp_span find_in(const cp_row *row, cp_span at, const char *name, apr_size_t index)
@@ -1114,35 +1151,15 @@ cp_span find_in(const cp_row *row, cp_span at, const char *name, apr_size_t inde
         for (auto field_result : object) {
             ondemand::field field;
             std::string_view key;
-            ondemand::json_type member_type;
-            ondemand::object member_object;
-            ondemand::array member_array;
-            std::string_view raw;
-            bool named;
+            cp_span member;
 
+            /* every member is read past, so that the last of a name counts */
             if (std::move(field_result).get(field) || field.unescaped_key().get(key)
-                || field.value().type().get(member_type)) {
+                || read_past(field.value(), &member)) {
                 return found;
             }
-            named = key == std::string_view(name);
-            /* every member is read past, so that the last of a name counts */
-            if (member_type == ondemand::json_type::object) {
-                if (field.value().get_object().get(member_object)
-                    || member_object.raw_json().get(raw)) {
-                    return found;
-                }
-            }
-            else if (member_type == ondemand::json_type::array) {
-                if (field.value().get_array().get(member_array)
-                    || member_array.raw_json().get(raw)) {
-                    return found;
-                }
-            }
-            else {
-                raw = field.value().raw_json_token();
-            }
-            if (named) {
-                found = token_span(raw);
+            if (key == std::string_view(name)) {
+                found = member;
             }
         }
         return found;
@@ -1156,36 +1173,14 @@ cp_span find_in(const cp_row *row, cp_span at, const char *name, apr_size_t inde
         }
         for (auto element_result : array) {
             ondemand::value element;
-            ondemand::json_type element_type;
-            ondemand::object element_object;
-            ondemand::array element_array;
-            std::string_view raw;
 
             if (element_result.get(element)) {
                 return found;
             }
-            if (i++ < index) {
-                continue;
-            }
-            if (element.type().get(element_type)) {
+            if (i++ == index) {
+                read_past(element, &found);
                 return found;
             }
-            if (element_type == ondemand::json_type::object) {
-                if (element.get_object().get(element_object)
-                    || element_object.raw_json().get(raw)) {
-                    return found;
-                }
-            }
-            else if (element_type == ondemand::json_type::array) {
-                if (element.get_array().get(element_array)
-                    || element_array.raw_json().get(raw)) {
-                    return found;
-                }
-            }
-            else {
-                raw = element.raw_json_token();
-            }
-            return token_span(raw);
         }
     }
     return found;
