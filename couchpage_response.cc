@@ -97,6 +97,31 @@ const json_t *number_by_jansson(apr_pool_t *pool, std::string_view text)
     return cp_json_load(pool, text.data(), text.size(), NULL);
 }
 
+/* An object's next member, and its name decoded. */
+error_code member_of(simdjson_result<ondemand::field> next, ondemand::field &field,
+                     std::string_view &name)
+{
+    SIMDJSON_TRY(std::move(next).get(field));
+    return field.unescaped_key().get(name);
+}
+
+/* Reads the number v, checked: SUCCESS with *real its double, or, for one
+ * simdjson refuses that JSON allows, with *exact jansson's value of it
+ * (pool-owned); else the error. V is a value or a one-scalar document. */
+template <typename V>
+error_code read_number(apr_pool_t *pool, V &v, double *real, const json_t **exact)
+{
+    error_code error = v.get_double().get(*real);
+
+    *exact = NULL;
+    /* (a number left unread is passed over by its container) */
+    if (error == NUMBER_ERROR
+        && json_is_number(*exact = number_by_jansson(pool, scalar_text(v)))) {
+        return SUCCESS;
+    }
+    return error;
+}
+
 /* What a simdjson error says of the body. */
 const char *json_fault(error_code error)
 {
@@ -189,14 +214,9 @@ error_code check_value(reader &rd, ondemand::value v)
             }
             case ondemand::json_type::number: {
                 double number;
-                error_code error = current.get_double().get(number);
+                const json_t *exact;
 
-                /* (a number left unread is passed over by its container) */
-                if (error == NUMBER_ERROR
-                    && json_is_number(number_by_jansson(rd.pool, scalar_text(current)))) {
-                    error = SUCCESS;
-                }
-                SIMDJSON_TRY(error);
+                SIMDJSON_TRY(read_number(rd.pool, current, &number, &exact));
                 break;
             }
             case ondemand::json_type::boolean: {
@@ -238,8 +258,7 @@ error_code check_value(reader &rd, ondemand::value v)
                 rd.open.pop_back();
                 continue;
             }
-            SIMDJSON_TRY((**object_at).get(field));
-            SIMDJSON_TRY(field.unescaped_key().get(name));
+            SIMDJSON_TRY(member_of(**object_at, field, name));
             current = field.value();
         }
         else {
@@ -306,7 +325,8 @@ error_code read_members(reader &rd, ondemand::value v, cp_span *span,
 
         SIMDJSON_TRY(std::move(field_result).get(field));
         member = (cp_member *)apr_array_push(items);
-        /* the name's opening quote, before the text the raw key points at */
+        /* the name's opening quote, before the text the raw key points at
+         * (read before the name is decoded: decoding consumes the key) */
         member->from = (const char *)field.key().raw() - 1;
         SIMDJSON_TRY(field.unescaped_key().get(name));
         member->name = apr_pstrmemdup(rd.pool, name.data(), name.size());
@@ -380,8 +400,7 @@ error_code key_value(apr_pool_t *pool, V &v, int depth, json_t **value)
             json_t *member;
             error_code error;
 
-            if ((error = std::move(field_result).get(field))
-                || (error = field.unescaped_key().get(name))
+            if ((error = member_of(std::move(field_result), field, name))
                 || (error = key_value(pool, field.value(), depth + 1, &member))) {
                 json_decref(members);
                 return error;
@@ -426,39 +445,33 @@ error_code key_value(apr_pool_t *pool, V &v, int depth, json_t **value)
     }
     case ondemand::json_type::number: {
         std::string_view text = scalar_text(v);
+        const json_t *exact;
         double real;
-        error_code error = v.get_double().get(real);
 
         /* the number checked and read as a double; jansson's rule for its
          * value: one with a point or an exponent is a real, an integer
          * that fits 64 bits (strtoll, as jansson reads it) an integer, one
          * that does not the double. (simdjson 3.0's get_int64 takes some
          * negative integers of 20 digits at a document's root.) */
-        if (!error) {
-            if (text.find_first_of(".eE") == std::string_view::npos) {
-                const char *digits = apr_pstrmemdup(pool, text.data(), text.size());
-                char *end;
-                long long integer;
-
-                errno = 0;
-                integer = strtoll(digits, &end, 10);
-                if (errno != ERANGE && !*end) {
-                    *value = json_integer(integer);
-                    return SUCCESS;
-                }
-            }
-            *value = json_real(real);
+        SIMDJSON_TRY(read_number(pool, v, &real, &exact));
+        if (exact) {
+            *value = json_incref((json_t *)exact);
             return SUCCESS;
         }
-        if (error == NUMBER_ERROR) {
-            const json_t *number = number_by_jansson(pool, text);
+        if (text.find_first_of(".eE") == std::string_view::npos) {
+            const char *digits = apr_pstrmemdup(pool, text.data(), text.size());
+            char *end;
+            long long integer;
 
-            if (json_is_number(number)) {
-                *value = json_incref((json_t *)number);
+            errno = 0;
+            integer = strtoll(digits, &end, 10);
+            if (errno != ERANGE && !*end) {
+                *value = json_integer(integer);
                 return SUCCESS;
             }
         }
-        return error;
+        *value = json_real(real);
+        return SUCCESS;
     }
     case ondemand::json_type::boolean: {
         bool truth;
@@ -479,14 +492,6 @@ error_code key_value(apr_pool_t *pool, V &v, int depth, json_t **value)
     }
     }
     return INCORRECT_TYPE;
-}
-
-/* An object's next member, and its name decoded. */
-error_code member_of(simdjson_result<ondemand::field> next, ondemand::field &field,
-                     std::string_view &name)
-{
-    SIMDJSON_TRY(std::move(next).get(field));
-    return field.unescaped_key().get(name);
 }
 
 /* Why a read stopped: a JSON error (error), or the shape of a value that is
@@ -676,7 +681,6 @@ refusal read_answer(reader &rd, ondemand::value v, int with_docid, const cp_answ
             answer->rows = apr_array_make(rd.pool, 32, sizeof(cp_row));
             for (auto row_result : rows) {
                 ondemand::value row;
-                refusal refused;
 
                 if ((error = row_result.get(row))) {
                     return json_refusal(error);
@@ -1154,7 +1158,7 @@ cp_span find_in(const cp_row *row, cp_span at, const char *name, apr_size_t inde
             cp_span member;
 
             /* every member is read past, so that the last of a name counts */
-            if (std::move(field_result).get(field) || field.unescaped_key().get(key)
+            if (member_of(std::move(field_result), field, key)
                 || read_past(field.value(), &member)) {
                 return found;
             }
