@@ -13,7 +13,8 @@ use Apache::TestUtil qw(t_cmp);
 use File::Spec::Functions qw(catfile);
 use File::Temp qw(tempdir);
 use HTTP::Tiny ();
-use CouchPageTest qw(httpd_config_test start_own_httpd backend_url decode_json_or_undef);
+use CouchPageTest qw(httpd_config_test start_own_httpd backend_url decode_json_or_undef
+                     double_url double_load);
 
 my $vars = Apache::Test::vars();
 my $httpd = $vars->{httpd};
@@ -234,7 +235,47 @@ my @WORKERS = (
      qr{CP0132: CouchPageView balancer://couchdb/}, [qw(proxy proxy_http proxy_balancer)]],
 );
 
-plan tests => scalar @CASES + 2 * @CONFS + 2 * @WORKERS + 1 + 6;
+# --- CouchPageCredentials USER file:PATH ------------------------------------
+# The password is read from the file at start-up (as httpd reads its
+# configuration: root on a server, the test's user here); -t refuses a file
+# it cannot use, naming it, and warns of one others can read. The password
+# itself is never in httpd's output.
+my $pwdir = tempdir(CLEANUP => 1);
+my $FILE_SECRET = 'Pw-0f-The-Fil3';
+sub password_file {
+    my ($name, $content, $mode) = @_;
+    my $path = catfile($pwdir, $name);
+    open my $pf, '>', $path or die "$path: $!";
+    print $pf $content;
+    close $pf;
+    chmod $mode, $path or die "chmod $path: $!";
+    return $path;
+}
+# [what, path, expected refusal (regexp), or warning (regexp), or undef for neither]
+my @FILES = (
+    ['a missing password file', catfile($pwdir, 'none'),
+     qr{CouchPageCredentials: the password file \S+/none cannot be opened: No such file or directory}, 'refused'],
+    ['a password file its reader may not read', password_file('closed', "$FILE_SECRET\n", 0000),
+     qr{CouchPageCredentials: the password file \S+/closed cannot be opened: Permission denied}, 'refused'],
+    ['an empty password file', password_file('empty', '', 0600),
+     qr{CouchPageCredentials: the password file \S+/empty is empty}, 'refused'],
+    ['a password file of a newline alone', password_file('newline', "\n", 0600),
+     qr{the password file \S+/newline is empty}, 'refused'],
+    ['a password file of two lines', password_file('two', "$FILE_SECRET\nmore\n", 0600),
+     qr{the password file \S+/two holds more than one line}, 'refused'],
+    ['a password file over 4096 bytes', password_file('long', 'x' x 5000, 0600),
+     qr{the password file \S+/long is longer than 4096 bytes}, 'refused'],
+    ['a directory for a password file', $pwdir,
+     qr{the password file \S+ is not a regular file}, 'refused'],
+    ['a password file of its owner alone (0600)', password_file('owner', "$FILE_SECRET\n", 0600), undef, 'accepted'],
+    ['a password file with CRLF', password_file('crlf', "$FILE_SECRET\r\n", 0600), undef, 'accepted'],
+    ['a world-readable password file (0644)', password_file('world', "$FILE_SECRET\n", 0644),
+     qr{CP0134: CouchPageCredentials \(\S+:\d+\): the password file \S+/world can be read by every user of this machine \(mode 644\); httpd reads it as root: chown root:root it and chmod 0600 \(or 0640\) it},
+     'accepted'],
+    ['a password file its group may read (0640, not root\'s group)', password_file('group', "$FILE_SECRET\n", 0640),
+     qr{CP0134: .*the password file \S+/group can be read by the members of (group \S+|its group) \(mode 640\)}, 'accepted'],
+);
+plan tests => scalar @CASES + 2 * @CONFS + 2 * @WORKERS + 1 + 2 * @FILES + 3 + 6;
 
 for my $case (@CASES) {
     my ($directives, $expect) = @$case;
@@ -325,6 +366,56 @@ CONF
     my $log = do { local $/; open my $lf, '<', "$root/error_log" or die "$root/error_log: $!"; <$lf> };
     ok t_cmp($log, qr{CP0133: CouchPageView \Q$backend\E/bands/.* Define a worker: <Proxy "\Q$backend\E/">},
              'a view without a worker: the start-up log names the <Proxy> block to add');
+}
+
+for my $case (@FILES) {
+    my ($what, $path, $expect, $verdict) = @$case;
+    my ($status, $out) = httpd_config_test("CouchPageView $VIEW\nCouchPageCredentials reader \"file:$path\"");
+    my $got = $status != 0 ? 'refused' : $out =~ /Syntax OK/ ? 'accepted' : "status $status";
+    ok t_cmp($got eq $verdict && (defined $expect ? $out =~ $expect : $out !~ /CP0134/) ? 'as expected' : "$got: $out",
+             'as expected', "$what: $verdict" . (defined $expect && $verdict eq 'accepted' ? ', with a warning' : ''));
+    ok t_cmp(index($out, $FILE_SECRET), -1, "$what: the password is not in httpd's output");
+}
+
+# A page whose credentials come from a file: the right password serves it,
+# a wrong one gets the usual 502 with CouchDB's 401 in the error log.
+{
+    my $double = double_url();
+    double_load('creds', [ map { { _id => sprintf('c%02d', $_), n => $_ } } 1 .. 5 ],
+                { v => { map => 'function (doc) { emit(doc.n, null); }' } });
+    my $right = password_file('right', ($ENV{COUCHPAGE_DOUBLE_PASSWORD} // 'double-admin-secret') . "\n", 0600);
+    my $wrong = password_file('wrong', "not-the-password\n", 0600);
+    my $user = $ENV{COUCHPAGE_DOUBLE_USER} // 'admin';
+    my $root = tempdir(CLEANUP => 1);
+    my ($port) = start_own_httpd($root, [qw(proxy proxy_http)], <<"CONF");
+<Proxy "$double/">
+    ProxySet keepalive=On timeout=10
+</Proxy>
+<Location "/creds/right/">
+    SetHandler couchpage
+    CouchPageView "$double/creds/_design/d/_view/v"
+    CouchPageCredentials "$user" "file:$right"
+</Location>
+<Location "/creds/wrong/">
+    SetHandler couchpage
+    CouchPageView "$double/creds/_design/d/_view/v"
+    CouchPageCredentials "$user" "file:$wrong"
+</Location>
+CONF
+    my $http = HTTP::Tiny->new(timeout => 30);
+    my $res = $http->get("http://127.0.0.1:$port/creds/right/", { headers => { Accept => 'application/json' } });
+    my $page = decode_json_or_undef($res->{content});
+    ok t_cmp($res->{status} . ' ' . (ref $page eq 'HASH' ? join(',', map { $_->{key} } @{ $page->{items} }) : 'no page'),
+             '200 1,2,3,4,5', 'the password from a file: the page is served');
+    $res = $http->get("http://127.0.0.1:$port/creds/wrong/", { headers => { Accept => 'application/json' } });
+    ok t_cmp($res->{status}, 502, 'a wrong password in the file: 502');
+    my $log = '';
+    for (1 .. 30) {
+        $log = do { local $/; open my $lf, '<', "$root/error_log" or die "$root/error_log: $!"; <$lf> };
+        last if $log =~ /CP0101/;
+        select undef, undef, undef, 0.1;
+    }
+    ok t_cmp($log, qr{CP0101: .*/creds/wrong/.*CouchDB answered 401}, 'and the error log has CouchDB\'s 401 (CP0101)');
 }
 
 # the password is never echoed, even when the directive is refused
