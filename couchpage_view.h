@@ -36,6 +36,21 @@ typedef struct {
  * reason it does not. */
 const char *cp_view_init(apr_pool_t *pool, const char *url, cp_view *view);
 
+/* The start of every URL the location's queries go to: the view's URL, or
+ * with a partition named per request (CouchPagePartition), the database's
+ * URL and /_partition/. */
+const char *cp_view_query_prefix(apr_pool_t *pool, const cp_view *view, int by_partition);
+
+/* Whether mod_proxy serves url with the worker named name, as its worker
+ * lookup tests it (ap_proxy_get_worker_ex, modules/proxy/proxy_util.c):
+ * name, which mod_proxy normalised when it defined the worker (scheme and
+ * host in lower case, no default port), starts url once url's
+ * scheme://host[:port] is in lower case, and covers all of that part. A
+ * ProxyPassMatch worker's name (is_pattern) may hold $N, each standing for
+ * any run of characters, and \x for x. */
+int cp_view_worker_serves(apr_pool_t *pool, const char *name, int is_pattern,
+                          const char *url);
+
 /* Whether this location's rows and tokens carry document ids. */
 int cp_view_has_docids(const cp_view *view);
 

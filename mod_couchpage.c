@@ -317,7 +317,8 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
     req->format = choose_format(r, conf, req->args.format, 1);
     req->chosen_format = conf->format == CP_FORMAT_AUTO && !is_included_html(r)
                          && req->args.format != CP_FORMAT_AUTO;
-    /* A CouchPageSize above a CouchPageMaxSize merged from elsewhere is capped. */
+    /* The default size is capped by a smaller CouchPageMaxSize; a
+     * CouchPageSize set above it never gets here (couchpage_merged_fault). */
     count = req->args.limit ? req->args.limit
           : (conf->page_size < conf->max_page_size ? conf->page_size : conf->max_page_size);
 
@@ -477,6 +478,7 @@ static int send_page(request_rec *r, const couchpage_dir_conf *conf,
 static int serve_page(request_rec *r, cp_backend_stats *stats)
 {
     const couchpage_dir_conf *conf;
+    const char *fault;
     page_request req;
     const cp_token *start;
     apr_array_header_t *queries;
@@ -498,6 +500,11 @@ static int serve_page(request_rec *r, cp_backend_stats *stats)
     if (conf->view.reduce && conf->view.include_docs) {
         return send_config_error(r, "CouchPageReduce On and CouchPageIncludeDocs On "
                                  "are merged here; grouped rows have no documents");
+    }
+    /* what start-up could not place: a .htaccess file's, say */
+    fault = couchpage_merged_fault(r->pool, conf);
+    if (fault) {
+        return send_config_error(r, fault);
     }
     /* Each step answers the client itself when it fails. */
     if (!read_page_request(r, conf, &req)) {

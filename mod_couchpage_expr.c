@@ -75,11 +75,19 @@ static const char *expr_html_escape(ap_expr_eval_ctx_t *ctx, const void *data,
     return cp_html_text(ctx->p, arg, strlen(arg));
 }
 
+#define COLLECTED_FIELDS_KEY "couchpage-template-fields"
+
+void couchpage_expr_collect_fields(apr_pool_t *ptemp, apr_array_header_t *fields)
+{
+    apr_pool_userdata_setn(fields, COLLECTED_FIELDS_KEY, NULL, ptemp);
+}
+
 /* The field is compiled here, once: an unknown one fails the configuration. */
 static int lookup_template_function(ap_expr_lookup_parms *parms, cp_show how)
 {
     template_field *shown;
     const char *err = NULL;
+    void *collected = NULL;
 
     if (!parms->arg) {
         *parms->err = apr_psprintf(parms->ptemp, "%%{%s:FIELD} takes a field path "
@@ -94,6 +102,10 @@ static int lookup_template_function(ap_expr_lookup_parms *parms, cp_show how)
         *parms->err = apr_psprintf(parms->ptemp, "%%{%s:%s}: the field %s", parms->name,
                                    parms->arg, err);
         return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    apr_pool_userdata_get(&collected, COLLECTED_FIELDS_KEY, parms->ptemp);
+    if (collected) {
+        APR_ARRAY_PUSH((apr_array_header_t *)collected, const cp_field *) = shown->field;
     }
     *parms->func = expr_template_field;
     *parms->data = shown;

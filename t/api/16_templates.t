@@ -97,7 +97,7 @@ my $browser = -x $chromium && -r catfile($embedded, 'node_modules', 'playwright-
 # `httpd -t` on a location with these directives: [directives, expected message or undef].
 my $VIEW = 'http://127.0.0.1:5984/db/_design/d/_view/v';
 my @CONFIG = (
-    [qq{CouchPageView $VIEW\nCouchPageItemTemplate "<b>%{couchpage_html:doc.title}</b> %{couchpage_url:id} }
+    [qq{CouchPageView $VIEW\nCouchPageIncludeDocs On\nCouchPageItemTemplate "<b>%{couchpage_html:doc.title}</b> %{couchpage_url:id} }
      . qq{%{couchpage_number:value} %{couchpage_date:key[1]} %{REQUEST_URI}"\nCouchPageText previous "Pr\x{e9}c\x{e9}dent"}, undef],
     ['CouchPageItemTemplate "<b>%{couchpage_html:doc.title</b>"',
      qr{CouchPageItemTemplate: '<b>%\{couchpage_html:doc.title</b>' is not a valid template: .+}],
