@@ -70,7 +70,12 @@ const char *cp_plan_init(apr_pool_t *pool, cp_plan *plan, const cp_view *view,
         if (view->is_partitioned) {
             return "the view URL names a partition already";
         }
-        /* CouchDB's partition names: non-empty, no leading underscore. */
+        /* CouchDB's partition names: UTF-8 (else CouchDB refuses the query
+         * with 400 illegal_partition, which would count as the backend's
+         * failure), non-empty, no leading underscore. */
+        if (!cp_json_quote(pool, partition)) {
+            return "the partition name is not valid UTF-8";
+        }
         if (!*partition || *partition == '_' || strchr(partition, ':')) {
             return apr_psprintf(pool, "'%s' is not a CouchDB partition name", partition);
         }

@@ -9,6 +9,8 @@
 #    puts in error state, nor for the module's second try; on the first
 #    request and on the next, which meets the worker in error state;
 #  - LogLevel proxy:debug at a location gives mod_proxy's own lines back;
+#  - a partition name from the URL that CouchDB would refuse is the
+#    client's 400, at info;
 #  - LogLevel couchpage:debug at a location: a line for each backend request
 #    (what was asked, the answer's status, size and time, rows read and on
 #    the page: the size is the body's, fetched again straight from the
@@ -75,6 +77,19 @@ for my $which ('first request', 'next request (the worker in error state)') {
        "mod_proxy's own lines show: AH00957 (the refused connection), AH01114")
         or diag join "\n", @lines;
     ok(scalar(grep { /\[proxy:debug\]/ } @lines), '... and its debug lines');
+}
+
+# A client's partition name that CouchDB would refuse (not UTF-8: 400
+# illegal_partition) is the client's mistake, refused before any query and
+# logged at info.
+{
+    my ($res, @lines) = request_lines('/parts/%FF/view/');
+    my $body = decode_json_or_undef($res->content) // {};
+    is($res->code . ' ' . ($body->{reason} // ''), '400 the partition name is not valid UTF-8',
+       'a partition name that is not UTF-8: 400');
+    is(join("\n", grep { /$ERROR/ } @lines), '', '... and no line at error level');
+    is(scalar(grep { /\[couchpage:info\].*CP0102: bad request: the partition name is not valid UTF-8/ } @lines), 1,
+       '... but one at info');
 }
 
 # --- couchpage:debug ------------------------------------------------------------

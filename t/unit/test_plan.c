@@ -343,6 +343,10 @@ static void partitions_go_into_the_path(void **state)
     assert_non_null(cp_plan_init(pool, &plan, &view, "", NULL, NULL, 2, 0));
     assert_non_null(cp_plan_init(pool, &plan, &view, "_system", NULL, NULL, 2, 0));
     assert_non_null(cp_plan_init(pool, &plan, &view, "a:b", NULL, NULL, 2, 0));
+    /* CouchDB answers 400 illegal_partition: the client's mistake, said first */
+    assert_string_equal(cp_plan_init(pool, &plan, &view, "p\xff", NULL, NULL, 2, 0),
+                        "the partition name is not valid UTF-8");
+    assert_null(cp_plan_init(pool, &plan, &view, "caf\xc3\xa9", NULL, NULL, 2, 0));
     view = view_of(DB_URL "/_partition/p/_all_docs");
     reason = cp_plan_init(pool, &plan, &view, "q", NULL, NULL, 2, 0);
     assert_non_null(reason);
