@@ -8,7 +8,8 @@
 #    numbers), neither for the refused connection nor for the worker mod_proxy
 #    puts in error state, nor for the module's second try; on the first
 #    request and on the next, which meets the worker in error state;
-#  - LogLevel proxy:debug at a location gives mod_proxy's own lines back;
+#  - LogLevel proxy:debug (or couchpage:debug) at a location gives
+#    mod_proxy's own lines back;
 #  - a partition name from the URL that CouchDB would refuse is the
 #    client's 400, at info;
 #  - LogLevel couchpage:debug at a location: a line for each backend request
@@ -77,6 +78,18 @@ for my $which ('first request', 'next request (the worker in error state)') {
        "mod_proxy's own lines show: AH00957 (the refused connection), AH01114")
         or diag join "\n", @lines;
     ok(scalar(grep { /\[proxy:debug\]/ } @lines), '... and its debug lines');
+}
+
+# ... and so does one who asks for the module's: LogLevel couchpage:debug,
+# where mod_proxy's lines are at the server's level (warn: its errors)
+{
+    my ($res, @lines) = request_lines('/logs/down-debug/');
+    is($res->code, 503, 'with LogLevel couchpage:debug: 503 too');
+    is(scalar(grep { /\[proxy:error\].*AH00957: .*connect to 127\.0\.0\.1:4/ } @lines) . ' '
+       . scalar(grep { /\[proxy_http:error\].*AH01114: / } @lines), '2 2',
+       "mod_proxy's error lines show, for each of the two tries") or diag join "\n", @lines;
+    ok(scalar(grep { /\[couchpage:debug\].*CP0150: backend request 2 of 2: GET \S+: no answer \(mod_proxy 503\) in [\d.]+ ms; 0 rows read, no page$/ } @lines),
+       '... and the module\'s debug line for each') or diag join "\n", @lines;
 }
 
 # A client's partition name that CouchDB would refuse (not UTF-8: 400
