@@ -70,7 +70,12 @@ const char *cp_plan_init(apr_pool_t *pool, cp_plan *plan, const cp_view *view,
         if (view->is_partitioned) {
             return "the view URL names a partition already";
         }
-        /* CouchDB's partition names: non-empty, no leading underscore. */
+        /* CouchDB's partition names: UTF-8 (else CouchDB refuses the query
+         * with 400 illegal_partition, which would count as the backend's
+         * failure), non-empty, no leading underscore. */
+        if (!cp_json_quote(pool, partition)) {
+            return "the partition name is not valid UTF-8";
+        }
         if (!*partition || *partition == '_' || strchr(partition, ':')) {
             return apr_psprintf(pool, "'%s' is not a CouchDB partition name", partition);
         }
@@ -99,8 +104,16 @@ static void set_param(json_t *params, const char *name, json_t *value)
     json_object_set_new(params, name, value);
 }
 
-const char *cp_plan_query_url(apr_pool_t *pool, const char *index_url,
-                              const cp_query *query)
+/* A parameter whose value is a key or a document id. */
+static int is_key_param(const char *name)
+{
+    return !strcmp(name, "startkey") || !strcmp(name, "endkey")
+        || !strcmp(name, "startkey_docid") || !strcmp(name, "endkey_docid");
+}
+
+/* The query string of a GET: name=value for each parameter; with
+ * hide_keys, a key's or a document id's value is its length instead. */
+static const char *query_string(apr_pool_t *pool, const cp_query *query, int hide_keys)
 {
     apr_array_header_t *pairs = apr_array_make(pool, (int)json_object_size(query->params),
                                                sizeof(const char *));
@@ -112,9 +125,33 @@ const char *cp_plan_query_url(apr_pool_t *pool, const char *index_url,
                          ? json_string_value(value) : cp_json_text(pool, value);
 
         APR_ARRAY_PUSH(pairs, const char *) =
-            apr_pstrcat(pool, name, "=", apr_pescape_urlencoded(pool, text), NULL);
+            hide_keys && is_key_param(name)
+            ? apr_psprintf(pool, "%s=<%" APR_SIZE_T_FMT " bytes>", name, strlen(text))
+            : apr_pstrcat(pool, name, "=", apr_pescape_urlencoded(pool, text), NULL);
     }
-    return apr_pstrcat(pool, index_url, "?", apr_array_pstrcat(pool, pairs, '&'), NULL);
+    return apr_array_pstrcat(pool, pairs, '&');
+}
+
+const char *cp_plan_query_url(apr_pool_t *pool, const char *index_url,
+                              const cp_query *query)
+{
+    return apr_pstrcat(pool, index_url, "?", query_string(pool, query, 0), NULL);
+}
+
+const char *cp_plan_url_path(const char *url)
+{
+    const char *authority = strstr(url, "://"), *path;
+
+    authority = authority ? authority + 3 : url;
+    path = strchr(authority, '/');
+    return path ? path : "/";
+}
+
+const char *cp_plan_query_loggable(apr_pool_t *pool, const char *index_url,
+                                   const cp_query *query, int hide_keys)
+{
+    return apr_pstrcat(pool, cp_plan_url_path(index_url), "?",
+                       query_string(pool, query, hide_keys), NULL);
 }
 
 /* The parameters every query of the location shares. */

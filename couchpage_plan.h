@@ -106,6 +106,17 @@ int cp_plan_pending(const apr_array_header_t *queries);
 const char *cp_plan_query_url(apr_pool_t *pool, const char *index_url,
                               const cp_query *query);
 
+/* The path of a URL: what follows its scheme://authority ("/" if nothing). */
+const char *cp_plan_url_path(const char *url);
+
+/* The query as a log line shows it: cp_plan_query_url's path and query
+ * string, without the scheme and authority. With hide_keys (where tokens
+ * are sealed, their keys are confidential), the value of each key and
+ * document id (startkey, endkey, startkey_docid, endkey_docid) is its
+ * length instead: startkey=<12 bytes>. */
+const char *cp_plan_query_loggable(apr_pool_t *pool, const char *index_url,
+                                   const cp_query *query, int hide_keys);
+
 /* The body of a multi-query POST of the queries that have no answer yet,
  * in order: {"queries": [params, ...]}. */
 const char *cp_plan_batch_body(apr_pool_t *pool, const apr_array_header_t *queries);

@@ -392,6 +392,7 @@ static int fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
 
     backend.authorization = conf->authorization;
     backend.max_response = conf->max_response;
+    backend.hide_keys = conf->token_secret != NULL;
     if (cp_backend_fetch(r, &backend, conf->view.backend, req->plan.index_url,
                          req->with_docid, queries, stats, &result) != OK) {
         if (req->args.start && result.backend_status == HTTP_BAD_REQUEST) {
@@ -473,6 +474,105 @@ static int send_page(request_rec *r, const couchpage_dir_conf *conf,
                           cp_render_json(r->pool, page, &links, conf->fields));
 }
 
+/* How many of the page's rows came from the given answers. */
+static int rows_on_page(const cp_page *page, const cp_answer **answers, int n)
+{
+    int i, j, used = 0;
+
+    for (i = 0; i < page->rows->nelts; i++) {
+        const cp_row *row = APR_ARRAY_IDX(page->rows, i, const cp_row *);
+
+        for (j = 0; j < n; j++) {
+            used += row->answer == answers[j];
+        }
+    }
+    return used;
+}
+
+/* The debug log: a line for each backend request the page made, with what
+ * it asked (keys only by their length where tokens are sealed), what came
+ * back, and how many rows of it are on the page (page NULL: the page
+ * failed). Never a credential: they are in headers, which it leaves out. */
+static void log_backend_requests(request_rec *r, const cp_backend_stats *stats,
+                                 const cp_page *page)
+{
+    int i;
+
+    for (i = 0; stats->log && i < stats->log->nelts; i++) {
+        const cp_backend_request *q = APR_ARRAY_IDX(stats->log, i, cp_backend_request *);
+        apr_size_t rows = 0;
+        int j;
+
+        for (j = 0; j < q->answered; j++) {
+            rows += cp_answer_rows(q->answers[j]);
+        }
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, CPLOGNO(0150)
+                      "backend request %d of %d: %s %s%s: %s in %.2f ms; %" APR_SIZE_T_FMT
+                      " rows read, %s", i + 1, stats->log->nelts, q->method, q->asked,
+                      q->body_len ? apr_psprintf(r->pool, " (%d queries, %" APR_SIZE_T_FMT
+                                                 " bytes)", q->queries, q->body_len) : "",
+                      q->rv != OK ? apr_psprintf(r->pool, "no answer (mod_proxy %d)", q->rv)
+                      : apr_psprintf(r->pool, "answered %d, %" APR_OFF_T_FMT " bytes%s",
+                                     q->status, q->bytes, q->cut_off ? ", cut off" : ""),
+                      (double)q->time / 1000.0, rows,
+                      page ? apr_psprintf(r->pool, "%d on the page",
+                                          rows_on_page(page, q->answers, q->answered))
+                           : "no page");
+    }
+}
+
+/* Where the page is, for the debug log: as its JSON numbers it. */
+static const char *page_position(request_rec *r, const cp_page *page)
+{
+    int rows = page->rows->nelts;
+
+    if (!page->numbered || page->offset < 0) {
+        return apr_psprintf(r->pool, "%d rows, numbered relative to this page", rows);
+    }
+    if (rows == 0) {
+        return apr_psprintf(r->pool, "no rows, after row %" APR_INT64_T_FMT, page->offset);
+    }
+    return apr_psprintf(r->pool, "rows %" APR_INT64_T_FMT "-%" APR_INT64_T_FMT " of %s",
+                        page->offset + 1, page->offset + rows,
+                        page->total_rows >= 0
+                        ? apr_psprintf(r->pool, "%" APR_INT64_T_FMT, page->total_rows)
+                        : "an unknown number");
+}
+
+/* The debug log's line for a page answered with status: where it is, the
+ * tokens it hands out (how many, and the longest's length: never their
+ * text, which holds keys), its ETag and whether it was a 304. */
+static void log_page(request_rec *r, const couchpage_dir_conf *conf, const cp_page *page,
+                     int status)
+{
+    const char *tokens[3], *etag = apr_table_get(r->headers_out, "ETag");
+    apr_size_t longest = 0;
+    int i, issued = 0;
+
+    if (!APLOGrdebug(r)) {
+        return;
+    }
+    tokens[0] = page->next;
+    tokens[1] = page->prev;
+    tokens[2] = page->has_last && !page->last_is_current ? page->last : NULL;
+    for (i = 0; i < page->pages->nelts + 3; i++) {
+        const cp_page_link *link = i < 3 ? NULL
+                                 : &APR_ARRAY_IDX(page->pages, i - 3, cp_page_link);
+        const char *token = link ? (link->current ? NULL : link->start) : tokens[i];
+
+        if (token) {
+            issued++;
+            longest = strlen(token) > longest ? strlen(token) : longest;
+        }
+    }
+    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, CPLOGNO(0151)
+                  "page of %s: %s; %d tokens issued (%s, the longest %" APR_SIZE_T_FMT
+                  " bytes); %s; answered %d%s", r->uri, page_position(r, page), issued,
+                  conf->token_secret ? "sealed" : "plain", longest,
+                  etag ? apr_pstrcat(r->pool, "ETag ", etag, NULL) : "no ETag (included)",
+                  status, status == HTTP_NOT_MODIFIED ? " Not Modified" : "");
+}
+
 /* Answers the request with its page, or with the error that stops it;
  * what its backend reads cost is added to stats. */
 static int serve_page(request_rec *r, cp_backend_stats *stats)
@@ -484,6 +584,7 @@ static int serve_page(request_rec *r, cp_backend_stats *stats)
     apr_array_header_t *queries;
     cp_page_answers answers;
     cp_page page;
+    int status;
 
     conf = ap_get_module_config(r->per_dir_config, &couchpage_module);
     r->allowed |= (AP_METHOD_BIT << M_GET);
@@ -523,11 +624,15 @@ static int serve_page(request_rec *r, cp_backend_stats *stats)
     answers.start = req.args.start;
     do {
         if (!fetch_answers(r, conf, &req, queries, stats)) {
+            log_backend_requests(r, stats, NULL);
             return OK;
         }
     } while (cp_plan_widen(r->pool, &req.plan, start,
                            cp_page_assemble(r->pool, &answers, &page)));
-    return send_page(r, conf, &req, &page);
+    log_backend_requests(r, stats, &page);
+    status = send_page(r, conf, &req, &page);
+    log_page(r, conf, &page, status == OK ? r->status : status);
+    return status;
 }
 
 static int couchpage_handler(request_rec *r)
@@ -537,6 +642,9 @@ static int couchpage_handler(request_rec *r)
 
     if (!r->handler || strcmp(r->handler, HANDLER_NAME) != 0) {
         return DECLINED;
+    }
+    if (APLOGrdebug(r)) {
+        stats.log = apr_array_make(r->pool, 4, sizeof(cp_backend_request *));
     }
     rv = serve_page(r, &stats);
     couchpage_status_record(r, &stats);

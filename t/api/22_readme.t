@@ -154,14 +154,14 @@ ok(@shown >= 10, 'the README\'s JSON example shows members (' . scalar(@shown) .
 is(join(',', grep { !$members{$_} } sort @shown), '', 'every member of the README\'s JSON example is on the pages');
 
 # the troubleshooting table, row by row
-my @rows = $readme =~ /^\| (\d{3}) `(\w+)` \| `([^`]*)`/mg;
+my @rows = $readme =~ /^\| (\d{3}) `(\w+)` \| `([^`]*)`([^|]*)\|/mg;
 my %location_of = ('You are not authorized' => 'noauth', 'Name or password is incorrect' => 'wrongpw',
                    'missing_named_view' => 'noview', 'not_found: missing' => 'noddoc',
                    'Database does not exist' => 'nodb',
                    'the backend is unavailable' => 'down', 'query_parse_error' => 'reversed',
                    'did not answer in time' => undef);
 my $rows = 0;
-while (my ($code, $error, $says) = splice @rows, 0, 3) {
+while (my ($code, $error, $says, $aside) = splice @rows, 0, 4) {
     # a key ends where a word does: 'not_found: missing' is not the row 'not_found: missing_named_view'
     my ($key) = grep { $says =~ /\Q$_\E(?!\w)/ } keys %location_of;
     ok(defined $key, "the table's row '$says' is one this test knows") or next;
@@ -174,12 +174,21 @@ while (my ($code, $error, $says) = splice @rows, 0, 3) {
     is("$res->{status} " . ($answer->{error} // ''), "$code $error", "/$where/: visitors get $code $error");
     # the table's … stands for what it leaves out
     my $quoted = join '.*', map { quotemeta } split /…/, $says;
-    my ($line) = grep { m{CP0101: the backend queries for /$where/ } } do {
+    my @log = do {
         open my $log, '<', "$root/stdout.log" or die "$root/stdout.log: $!\n";
         <$log>;
     };
+    my ($line) = grep { m{CP0101: the backend queries for /$where/ } } @log;
     like($line // '(no CP0101 line)', qr/failed with $code: $quoted(?![\w])/,
          "/$where/: the error log says what the table quotes");
+    # a line the table says comes before it, at the level step 3 logs
+    if (my ($before) = $aside =~ /\(after `(CP\d{4}: [^`]*)`/) {
+        ok(scalar(grep { index($_, $before) >= 0 } @log), "/$where/: and before it, $before");
+    }
+    # and nothing else at error level: mod_proxy's lines for the module's
+    # requests are quiet
+    is(join('', grep { /:(?:error|crit|alert|emerg)\]/ && !m{CP0101: the backend queries for /(?:noauth|wrongpw|noview|nodb|down|reversed)/ } } @log),
+       '', "/$where/: no other line at error level");
 }
 ok($rows >= 7, "the table's rows were tried ($rows)");
 

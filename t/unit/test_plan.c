@@ -127,6 +127,27 @@ static void keys_cannot_smuggle_parameters(void **state)
                         "&startkey_docid=a%26endkey%3d%22z%22%0d%0a");
 }
 
+/* A log line shows the path and the parameters, never the scheme and
+ * host; with hide_keys, keys and ids only by their length. */
+static void a_logged_query_hides_keys_when_asked(void **state)
+{
+    cp_view view = view_of(VIEW_URL);
+    cp_plan plan = plan_of(&view, NULL, NULL, "\"zz\"", 5);
+    cp_token start = token_of("\"Nirvana\"", "band-7", 0);
+    const cp_query *forward = cp_plan_query(cp_plan_page(pool, &plan, &start),
+                                            CP_QUERY_FORWARD);
+
+    assert_string_equal(cp_plan_query_loggable(pool, plan.index_url, forward, 0),
+                        "/bands/_design/bands/_view/by-name?limit=6&reduce=false"
+                        "&startkey=%22Nirvana%22&startkey_docid=band-7&endkey=%22zz%22");
+    assert_string_equal(cp_plan_query_loggable(pool, plan.index_url, forward, 1),
+                        "/bands/_design/bands/_view/by-name?limit=6&reduce=false"
+                        "&startkey=<9 bytes>&startkey_docid=<6 bytes>&endkey=<4 bytes>");
+    assert_string_equal(cp_plan_url_path("balancer://couch/db/_all_docs/queries"),
+                        "/db/_all_docs/queries");
+    assert_string_equal(cp_plan_url_path("http://h:1"), "/");
+}
+
 static void a_range_bounds_every_query(void **state)
 {
     cp_view view = view_of(VIEW_URL);
@@ -322,6 +343,10 @@ static void partitions_go_into_the_path(void **state)
     assert_non_null(cp_plan_init(pool, &plan, &view, "", NULL, NULL, 2, 0));
     assert_non_null(cp_plan_init(pool, &plan, &view, "_system", NULL, NULL, 2, 0));
     assert_non_null(cp_plan_init(pool, &plan, &view, "a:b", NULL, NULL, 2, 0));
+    /* CouchDB answers 400 illegal_partition: the client's mistake, said first */
+    assert_string_equal(cp_plan_init(pool, &plan, &view, "p\xff", NULL, NULL, 2, 0),
+                        "the partition name is not valid UTF-8");
+    assert_null(cp_plan_init(pool, &plan, &view, "caf\xc3\xa9", NULL, NULL, 2, 0));
     view = view_of(DB_URL "/_partition/p/_all_docs");
     reason = cp_plan_init(pool, &plan, &view, "q", NULL, NULL, 2, 0);
     assert_non_null(reason);
@@ -1120,6 +1145,7 @@ int main(void)
         UNIT_TEST(later_pages_query_forward_and_backward_from_the_token),
         UNIT_TEST(the_batch_body_holds_the_same_queries),
         UNIT_TEST(keys_cannot_smuggle_parameters),
+        UNIT_TEST(a_logged_query_hides_keys_when_asked),
         UNIT_TEST(a_range_bounds_every_query),
         UNIT_TEST(queries_couchdb_may_refuse_are_marked),
         UNIT_TEST(descending_swaps_directions_and_bounds),
