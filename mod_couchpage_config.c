@@ -77,9 +77,9 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     MERGE(links);
     MERGE(max_token_length);
     MERGE(cache_control);
-    conf->token_secret = add->token_secret_set ? add->token_secret : base->token_secret;
-    conf->previous_token_secret = add->token_secret_set ? add->previous_token_secret
-                                                        : base->previous_token_secret;
+    conf->token_key = add->token_secret_set ? add->token_key : base->token_key;
+    conf->previous_token_key = add->token_secret_set ? add->previous_token_key
+                                                     : base->previous_token_key;
     conf->token_secret_set = add->token_secret_set || base->token_secret_set;
     conf->low = add->range_set ? add->low : base->low;
     conf->high = add->range_set ? add->high : base->high;
@@ -577,13 +577,14 @@ static const char *set_links(cmd_parms *cmd, void *dirconf, const char *arg)
 }
 
 /* The secret the shipped examples show (debian/couchpage.conf,
- * conf/couchpage-cluster.conf, docs/scaling.md): public, so it signs nothing. */
+ * conf/couchpage-cluster.conf, docs/scaling.md): public, so it seals nothing. */
 #define PLACEHOLDER_SECRET "replace with a long random string"
 
 static const char *set_token_secret(cmd_parms *cmd, void *dirconf, const char *secret,
                                     const char *previous)
 {
     couchpage_dir_conf *conf = dirconf;
+    const char *reason;
 
     /* Secrets are never part of a message: they could end up in a log. */
     if (strlen(secret) < CP_SEAL_MIN_SECRET
@@ -597,8 +598,15 @@ static const char *set_token_secret(cmd_parms *cmd, void *dirconf, const char *s
                "replace it with a long random string of your own "
                "(such as: openssl rand -base64 32)";
     }
-    conf->token_secret = secret;
-    conf->previous_token_secret = previous;
+    /* derived once, here in the config pool: a page only encrypts */
+    conf->previous_token_key = NULL;
+    reason = cp_seal_key_derive(cmd->pool, secret, &conf->token_key);
+    if (!reason && previous) {
+        reason = cp_seal_key_derive(cmd->pool, previous, &conf->previous_token_key);
+    }
+    if (reason) {
+        return apr_pstrcat(cmd->pool, "CouchPageTokenSecret: ", reason, NULL);
+    }
     conf->token_secret_set = 1;
     return NULL;
 }
@@ -732,8 +740,8 @@ const command_rec couchpage_cmds[] = {
     AP_INIT_TAKE1("CouchPageLinks", set_links, NULL, OR_OPTIONS,
         "how many numbered page links to show either side, 0 to 20 (default 0)"),
     AP_INIT_TAKE12("CouchPageTokenSecret", set_token_secret, NULL, OR_OPTIONS,
-        "a secret (16 characters or more) that makes tokens opaque and signed, bound to "
-        "the location; a second, previous secret is still accepted, for rotation"),
+        "a secret (16 characters or more) that makes tokens opaque: encrypted and "
+        "authenticated (AES-256-GCM), bound to the location; a second, previous secret is still accepted, for rotation"),
     AP_INIT_TAKE1("CouchPageMaxTokenLength", set_max_token_length, NULL, OR_OPTIONS,
         "the longest start token accepted, in bytes, 64 to 65536 (default 4096)"),
     AP_INIT_TAKE1("CouchPageUpdate", set_update, NULL, OR_OPTIONS,
