@@ -98,43 +98,76 @@ static int add_aad(EVP_CIPHER_CTX *ctx, const unsigned char *format, const char 
                                binding_len) == 1;
 }
 
-const char *cp_seal(apr_pool_t *pool, const cp_seal_key *key, const char *binding,
-                    const char *payload, const char **error)
+/* Seals payload with ctx, which holds the key, under nonce: the token, or
+ * NULL. */
+static const char *seal_one(apr_pool_t *pool, EVP_CIPHER_CTX *ctx, const char *binding,
+                            int binding_len, const char *payload, const unsigned char *nonce)
 {
-    apr_size_t payload_len = strlen(payload), binding_len = strlen(binding);
+    apr_size_t payload_len = strlen(payload);
     unsigned char *raw, *ciphertext;
-    EVP_CIPHER_CTX *ctx;
-    int len, final_len, ok;
+    int len, final_len;
 
-    if (payload_len > INT_MAX - CP_SEAL_OVERHEAD || binding_len > INT_MAX) {
-        *error = "the token is too long to seal";
+    if (payload_len > INT_MAX - CP_SEAL_OVERHEAD) {
         return NULL;
     }
     raw = apr_palloc(pool, CP_SEAL_OVERHEAD + payload_len);
     ciphertext = raw + HEADER_LEN;
     raw[0] = SEAL_FORMAT;
-    /* a nonce never repeats under one key, but by chance: 96 random bits */
-    if (RAND_bytes(raw + 1, NONCE_LEN) != 1) {
-        *error = "libcrypto's random generator failed";
-        return NULL;
-    }
-    ctx = EVP_CIPHER_CTX_new();
-    ok = ctx
-         && EVP_EncryptInit_ex2(ctx, key->cipher, key->bytes, raw + 1, NULL) == 1
-         && add_aad(ctx, raw, binding, (int)binding_len)
-         && EVP_EncryptUpdate(ctx, ciphertext, &len, (const unsigned char *)payload,
-                              (int)payload_len) == 1
-         && EVP_EncryptFinal_ex(ctx, ciphertext + len, &final_len) == 1
-         && (apr_size_t)(len + final_len) == payload_len
-         && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, TAG_LEN,
-                                ciphertext + payload_len) == 1;
-    EVP_CIPHER_CTX_free(ctx);
-    if (!ok) {
-        *error = "libcrypto could not encrypt the token (AES-256-GCM)";
+    memcpy(raw + 1, nonce, NONCE_LEN);
+    /* a new nonce with the key kept: GCM starts over */
+    if (EVP_EncryptInit_ex2(ctx, NULL, NULL, raw + 1, NULL) != 1
+        || !add_aad(ctx, raw, binding, binding_len)
+        || EVP_EncryptUpdate(ctx, ciphertext, &len, (const unsigned char *)payload,
+                             (int)payload_len) != 1
+        || EVP_EncryptFinal_ex(ctx, ciphertext + len, &final_len) != 1
+        || (apr_size_t)(len + final_len) != payload_len
+        || EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, TAG_LEN,
+                               ciphertext + payload_len) != 1) {
         return NULL;
     }
     return apr_pencode_base64_binary(pool, raw, CP_SEAL_OVERHEAD + payload_len,
                                      APR_ENCODE_BASE64URL, NULL);
+}
+
+const char *cp_seal_tokens(apr_pool_t *pool, const cp_seal_key *key, const char *binding,
+                           const char **const tokens[], int count)
+{
+    apr_size_t binding_len = strlen(binding);
+    unsigned char *nonces;
+    EVP_CIPHER_CTX *ctx;
+    const char *sealed = "";
+    int i, n = 0;
+
+    for (i = 0; i < count; i++) {
+        n += *tokens[i] != NULL;
+    }
+    if (!n) {
+        return NULL;
+    }
+    if (binding_len > INT_MAX) {
+        return "the binding is too long to seal tokens for";
+    }
+    /* The page's nonces in one draw: the generator costs per call. A nonce
+     * never repeats under one key, but by chance: 96 random bits. */
+    nonces = apr_palloc(pool, (apr_size_t)n * NONCE_LEN);
+    if (RAND_bytes(nonces, n * NONCE_LEN) != 1) {
+        return "libcrypto's random generator failed";
+    }
+    /* one context, keyed once, for the page's tokens */
+    ctx = EVP_CIPHER_CTX_new();
+    if (!ctx || EVP_EncryptInit_ex2(ctx, key->cipher, key->bytes, NULL, NULL) != 1) {
+        EVP_CIPHER_CTX_free(ctx);
+        return "libcrypto could not set up AES-256-GCM";
+    }
+    for (i = 0, n = 0; i < count && sealed; i++) {
+        if (*tokens[i]) {
+            sealed = seal_one(pool, ctx, binding, (int)binding_len, *tokens[i],
+                              nonces + (apr_size_t)n++ * NONCE_LEN);
+            *tokens[i] = sealed ? sealed : *tokens[i];
+        }
+    }
+    EVP_CIPHER_CTX_free(ctx);
+    return sealed ? NULL : "a token could not be encrypted (AES-256-GCM)";
 }
 
 /* Decrypts raw's ciphertext with key into plain: 1 when it is authentic, 0
@@ -208,7 +241,7 @@ cp_unseal_result cp_unseal(apr_pool_t *pool, const cp_seal_key *key,
         *error = NOT_AUTHENTIC;
         return CP_UNSEAL_REFUSED;
     }
-    /* authentic: what cp_seal sealed, a string without NUL */
+    /* authentic: what cp_seal_tokens sealed, a string without NUL */
     plain[raw_len - CP_SEAL_OVERHEAD] = '\0';
     *payload = (const char *)plain;
     return CP_UNSEAL_OPENED;

@@ -36,10 +36,11 @@ typedef struct cp_seal_key cp_seal_key;
 const char *cp_seal_key_derive(apr_pool_t *pool, const char *secret,
                                const cp_seal_key **key);
 
-/* Seals payload for binding with key: the token, or NULL with *error set
- * (libcrypto failed: the server's trouble, never the client's). */
-const char *cp_seal(apr_pool_t *pool, const cp_seal_key *key, const char *binding,
-                    const char *payload, const char **error);
+/* Seals, in place, each of a page's count tokens that is not NULL, for
+ * binding with key: NULL, or why libcrypto could not (the server's
+ * trouble, never the client's; the tokens are then not all sealed). */
+const char *cp_seal_tokens(apr_pool_t *pool, const cp_seal_key *key, const char *binding,
+                           const char **const tokens[], int count);
 
 /* What cp_unseal made of a token. */
 typedef enum {

@@ -217,37 +217,28 @@ static const char *token_binding(request_rec *r, const couchpage_dir_conf *conf)
     return apr_pstrcat(r->pool, conf->view.url, "\n", r->uri, NULL);
 }
 
-/* Seals *token in place, unless it is NULL or an earlier seal failed. */
-static void seal_token(request_rec *r, const couchpage_dir_conf *conf, const char *binding,
-                       const char **token, const char **error)
-{
-    if (*token && !*error) {
-        *token = cp_seal(r->pool, conf->token_key, binding, *token, error);
-    }
-}
-
 /* With CouchPageTokenSecret, every token the page hands out is sealed; the
  * current page's own is the client's, sealed already. NULL, or why
  * libcrypto could not. */
 static const char *seal_page_tokens(request_rec *r, const couchpage_dir_conf *conf,
                                     cp_page *page)
 {
-    const char *binding = token_binding(r, conf), *error = NULL;
-    int i;
+    const char ***tokens = apr_palloc(r->pool, (3 + page->pages->nelts) * sizeof(*tokens));
+    int i, count = 0;
 
-    seal_token(r, conf, binding, &page->next, &error);
-    seal_token(r, conf, binding, &page->prev, &error);
+    tokens[count++] = &page->next;
+    tokens[count++] = &page->prev;
     if (!page->last_is_current) {
-        seal_token(r, conf, binding, &page->last, &error);
+        tokens[count++] = &page->last;
     }
     for (i = 0; i < page->pages->nelts; i++) {
         cp_page_link *link = &APR_ARRAY_IDX(page->pages, i, cp_page_link);
 
         if (!link->current) {
-            seal_token(r, conf, binding, &link->start, &error);
+            tokens[count++] = &link->start;
         }
     }
-    return error;
+    return cp_seal_tokens(r->pool, conf->token_key, token_binding(r, conf), tokens, count);
 }
 
 /* libcrypto failing is the server's trouble: logged, and a 500 that says

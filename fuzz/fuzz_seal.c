@@ -3,11 +3,12 @@
  * libFuzzer target: sealed tokens (CouchPageTokenSecret, AES-256-GCM). The
  * input after its first byte is a token a client sent, into cp_unseal,
  * which opens it only as what a sealed token is (its length the payload's
- * and the overhead) and never fails inside libcrypto; it is also a payload,
- * sealed with cp_seal, which must be base64url of the payload's length and
- * the overhead, open again to the same payload, with the previous secret
- * too, differ when sealed again, and not open for another location or
- * secret, with one byte changed, or one character short.
+ * and the overhead) and never fails inside libcrypto; it is also a
+ * payload, sealed twice on one page with cp_seal_tokens, each of which must
+ * be base64url of the payload's length and the overhead, open again to the
+ * same payload, with the previous secret too, and differ from the other;
+ * and not open for another location or secret, with one byte changed, or
+ * one character short.
  *
  * First byte ('0'..'3' in the seed corpus): bit 0, a previous secret is
  * configured; bit 1, the other location; bits 2-7, which byte of the
@@ -54,6 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     apr_pool_t *pool;
     const char *text, *binding, *other_binding, *sealed, *again, *payload, *error;
+    const char **const tokens[] = { &sealed, &again };
     const cp_seal_key *previous_key;
     unsigned char *raw;
     apr_size_t raw_len;
@@ -89,9 +91,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
 
     /* what the module hands out */
-    error = NULL;
-    sealed = cp_seal(pool, secret, binding, text, &error);
-    FUZZ_CHECK(sealed, "%s not sealed: %s", text, error ? error : "(no reason)");
+    sealed = again = text;
+    error = cp_seal_tokens(pool, secret, binding, tokens, 2);
+    FUZZ_CHECK(!error && sealed != text && again != text, "%s not sealed: %s", text,
+               error ? error : "(no reason)");
     FUZZ_CHECK(strlen(sealed) == sealed_length(strlen(text))
                && strspn(sealed, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
                                  "0123456789-_") == strlen(sealed),
@@ -109,8 +112,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                == CP_UNSEAL_REFUSED, "%s sealed for one location opens for the other", sealed);
     FUZZ_CHECK(cp_unseal(pool, previous, other, binding, sealed, &payload, &error)
                == CP_UNSEAL_REFUSED, "%s opens with another secret", sealed);
-    again = cp_seal(pool, secret, binding, text, &error);
-    FUZZ_CHECK(again && strcmp(again, sealed), "%s sealed twice as the same %s", text, sealed);
+    FUZZ_CHECK(strcmp(again, sealed), "%s sealed twice as the same %s", text, sealed);
+    payload = NULL;
+    result = cp_unseal(pool, secret, NULL, binding, again, &payload, &error);
+    FUZZ_CHECK(result == CP_UNSEAL_OPENED && !strcmp(payload, text),
+               "%s sealed second as %s opens as %s", text, again, payload ? payload : "(null)");
 
     /* one byte changed (a bit of it), and one character short */
     raw = (unsigned char *)apr_pdecode_base64_binary(pool, sealed, APR_ENCODE_STRING,

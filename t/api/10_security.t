@@ -57,7 +57,7 @@ my @SMUGGLE = (
     ['&descending=', '["Nirvana&descending=true","x"]'],
 );
 
-plan tests => 2 * @HOSTILE + 2 * @SMUGGLE + 2 + 23;
+plan tests => 2 * @HOSTILE + 2 * @SMUGGLE + 2 + 24;
 
 my @table;
 for my $case (@HOSTILE) {
@@ -160,6 +160,15 @@ ok t_cmp(join('|', $code, map { $_->{key} } @{ $prev_page->{items} || [] }),
          join('|', 200, @ORDER[5 .. 9]), 'sealed: and its prev the page before');
 ($code, $body) = get_json('/signed/?start=last');
 ok t_cmp($code, 400, 'an unsealed start=last is refused where tokens are sealed');
+
+# The numbered page links of the HTML fragment (CouchPageLinks 1) are
+# sealed too, and open.
+my $html = Apache::TestRequest::GET(with_args('/signed/', start => $pages[1]{body}{next},
+                                              format => 'html'))->content;
+my @starts = $html =~ /[?;]start=([^&"]+)/g;
+my @opened = map { (get_json(with_args('/signed/', start => $_)))[0] } grep { /^[A-Za-z0-9_-]+$/ } @starts;
+ok t_cmp(@starts >= 2 ? join(' ', @opened) : 'only ' . @starts . ' links', join(' ', ('200') x @starts),
+         'sealed: the HTML page links (' . @starts . ') are sealed tokens, each opens its page');
 
 # CouchPageMaxTokenLength counts a token as the client sent it: a token
 # longer than the cap is refused before it is decoded or decrypted.

@@ -27,11 +27,12 @@ static const cp_seal_key *key_of(const char *secret)
 
 static const char *seal(const cp_seal_key *key, const char *binding, const char *payload)
 {
-    const char *error = NULL;
-    const char *sealed = cp_seal(pool, key, binding, payload, &error);
+    const char *sealed = payload;
+    const char **const tokens[] = { &sealed };
+    const char *error = cp_seal_tokens(pool, key, binding, tokens, 1);
 
-    if (!sealed) {
-        fail_msg("%s not sealed: %s", payload, error ? error : "(no reason)");
+    if (error) {
+        fail_msg("%s not sealed: %s", payload, error);
     }
     return sealed;
 }
@@ -135,6 +136,27 @@ static void a_sealed_token_shows_nothing_of_its_key_or_id(void **state)
     assert_int_not_equal(memcmp(raw_of(again, &raw_len) + 1, raw + 1, 12), 0);
     assert_string_equal(opened(key, NULL, BINDING, again, &error), PAYLOAD);
     assert_string_equal(opened(key, NULL, BINDING, sealed, &error), PAYLOAD);
+}
+
+static void a_page_s_tokens_are_sealed_together_each_with_its_nonce(void **state)
+{
+    const cp_seal_key *key = key_of(SECRET);
+    const char *next = "[21,\"a\"]", *prev = NULL, *last = "last", *same = "[21,\"a\"]";
+    const char **const tokens[] = { &next, &prev, &last, &same };
+    const char *error;
+    apr_size_t len;
+
+    assert_null(cp_seal_tokens(pool, key, BINDING, tokens, 4));
+    assert_null(prev);
+    assert_string_equal(opened(key, NULL, BINDING, next, &error), "[21,\"a\"]");
+    assert_string_equal(opened(key, NULL, BINDING, last, &error), "last");
+    assert_string_equal(opened(key, NULL, BINDING, same, &error), "[21,\"a\"]");
+    /* the same token twice on a page: two nonces, two tokens */
+    assert_int_not_equal(memcmp(raw_of(next, &len) + 1, raw_of(same, &len) + 1, 12), 0);
+    assert_int_not_equal(memcmp(raw_of(next, &len) + 1, raw_of(last, &len) + 1, 12), 0);
+    /* nothing to seal: nothing done */
+    assert_null(cp_seal_tokens(pool, key, BINDING, tokens + 1, 1));
+    assert_null(cp_seal_tokens(pool, key, BINDING, tokens, 0));
 }
 
 static void the_previous_secret_still_opens_tokens(void **state)
@@ -252,6 +274,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         UNIT_TEST(sealed_tokens_open_with_their_secret_and_binding),
         UNIT_TEST(a_sealed_token_shows_nothing_of_its_key_or_id),
+        UNIT_TEST(a_page_s_tokens_are_sealed_together_each_with_its_nonce),
         UNIT_TEST(the_previous_secret_still_opens_tokens),
         UNIT_TEST(tokens_of_another_location_or_secret_do_not_open),
         UNIT_TEST(a_token_changed_in_any_byte_or_character_does_not_open),
