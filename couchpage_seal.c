@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/kdf.h>
 #include <openssl/params.h>
@@ -39,6 +40,21 @@ struct cp_seal_key {
     unsigned char bytes[KEY_LEN];
     EVP_CIPHER *cipher; /* fetched once: an implicit fetch per token costs a lookup */
 };
+
+/* what failed, and libcrypto's first reason, taken off the thread's error
+ * queue: the next user of the thread (mod_ssl) must not find it there */
+static const char *crypto_failure(apr_pool_t *pool, const char *what)
+{
+    unsigned long code = ERR_get_error();
+    char reason[256];
+
+    ERR_clear_error();
+    if (!code) {
+        return what;
+    }
+    ERR_error_string_n(code, reason, sizeof(reason));
+    return apr_pstrcat(pool, what, " (", reason, ")", NULL);
+}
 
 static apr_status_t wipe_key(void *data)
 {
@@ -76,11 +92,11 @@ const char *cp_seal_key_derive(apr_pool_t *pool, const char *secret,
     ok = ctx && EVP_KDF_derive(ctx, derived->bytes, KEY_LEN, params) == 1;
     EVP_KDF_CTX_free(ctx);
     if (!ok) {
-        return "libcrypto could not derive the key (HKDF-SHA-256)";
+        return crypto_failure(pool, "libcrypto could not derive the key (HKDF-SHA-256)");
     }
     derived->cipher = EVP_CIPHER_fetch(NULL, "AES-256-GCM", NULL);
     if (!derived->cipher) {
-        return "libcrypto has no AES-256-GCM";
+        return crypto_failure(pool, "libcrypto has no AES-256-GCM");
     }
     *key = derived;
     return NULL;
@@ -151,13 +167,13 @@ const char *cp_seal_tokens(apr_pool_t *pool, const cp_seal_key *key, const char 
      * never repeats under one key, but by chance: 96 random bits. */
     nonces = apr_palloc(pool, (apr_size_t)n * NONCE_LEN);
     if (RAND_bytes(nonces, n * NONCE_LEN) != 1) {
-        return "libcrypto's random generator failed";
+        return crypto_failure(pool, "libcrypto's random generator failed");
     }
     /* one context, keyed once, for the page's tokens */
     ctx = EVP_CIPHER_CTX_new();
     if (!ctx || EVP_EncryptInit_ex2(ctx, key->cipher, key->bytes, NULL, NULL) != 1) {
         EVP_CIPHER_CTX_free(ctx);
-        return "libcrypto could not set up AES-256-GCM";
+        return crypto_failure(pool, "libcrypto could not set up AES-256-GCM");
     }
     for (i = 0, n = 0; i < count && sealed; i++) {
         if (*tokens[i]) {
@@ -167,7 +183,7 @@ const char *cp_seal_tokens(apr_pool_t *pool, const cp_seal_key *key, const char 
         }
     }
     EVP_CIPHER_CTX_free(ctx);
-    return sealed ? NULL : "a token could not be encrypted (AES-256-GCM)";
+    return sealed ? NULL : crypto_failure(pool, "a token could not be encrypted (AES-256-GCM)");
 }
 
 /* Decrypts raw's ciphertext with key into plain: 1 when it is authentic, 0
@@ -234,7 +250,7 @@ cp_unseal_result cp_unseal(apr_pool_t *pool, const cp_seal_key *key,
                            (int)binding_len, plain);
     }
     if (opened < 0) {
-        *error = "libcrypto could not decrypt the token (AES-256-GCM)";
+        *error = crypto_failure(pool, "libcrypto could not decrypt the token (AES-256-GCM)");
         return CP_UNSEAL_FAILED;
     }
     if (!opened) {
