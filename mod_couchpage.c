@@ -211,35 +211,44 @@ static const char *links_path(request_rec *r)
     return ap_escape_uri(r->pool, top->uri);
 }
 
-/* What a signed token is valid for: this location's view, at this path. */
+/* What a sealed token is valid for: this location's view, at this path. */
 static const char *token_binding(request_rec *r, const couchpage_dir_conf *conf)
 {
     return apr_pstrcat(r->pool, conf->view.url, "\n", r->uri, NULL);
 }
 
 /* With CouchPageTokenSecret, every token the page hands out is sealed; the
- * current page's own is the client's, sealed already. */
-static void seal_page_tokens(request_rec *r, const couchpage_dir_conf *conf, cp_page *page)
+ * current page's own is the client's, sealed already. NULL, or why
+ * libcrypto could not. */
+static const char *seal_page_tokens(request_rec *r, const couchpage_dir_conf *conf,
+                                    cp_page *page)
 {
-    const char *binding = token_binding(r, conf);
-    int i;
+    const char ***tokens = apr_palloc(r->pool, (3 + page->pages->nelts) * sizeof(*tokens));
+    int i, count = 0;
 
-    if (page->next) {
-        page->next = cp_seal(r->pool, conf->token_secret, binding, page->next);
-    }
-    if (page->prev) {
-        page->prev = cp_seal(r->pool, conf->token_secret, binding, page->prev);
-    }
-    if (page->last && !page->last_is_current) {
-        page->last = cp_seal(r->pool, conf->token_secret, binding, page->last);
+    tokens[count++] = &page->next;
+    tokens[count++] = &page->prev;
+    if (!page->last_is_current) {
+        tokens[count++] = &page->last;
     }
     for (i = 0; i < page->pages->nelts; i++) {
         cp_page_link *link = &APR_ARRAY_IDX(page->pages, i, cp_page_link);
 
-        if (!link->current && link->start) {
-            link->start = cp_seal(r->pool, conf->token_secret, binding, link->start);
+        if (!link->current) {
+            tokens[count++] = &link->start;
         }
     }
+    return cp_seal_tokens(r->pool, conf->token_key, token_binding(r, conf), tokens, count);
+}
+
+/* libcrypto failing is the server's trouble: logged, and a 500 that says
+ * nothing of it. */
+static int send_seal_error(request_rec *r, const char *reason)
+{
+    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, CPLOGNO(0140)
+                  "the tokens of %s could not be sealed or opened: %s", r->uri, reason);
+    return send_error(r, HTTP_INTERNAL_SERVER_ERROR, "internal_error",
+                      "the server could not serve this page");
 }
 
 /* A key can make a token longer than the module accepts back: the pages
@@ -326,18 +335,25 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
         const char *token_text = req->args.start;
 
         /* The one cap on a token's length: on what the client sent, sealed
-         * or not, before it is unsealed (an HMAC over all of it) or
-         * decoded. A sealed token's payload is shorter than the token. */
+         * or not, before it is unsealed (decrypted whole) or decoded. A
+         * sealed token's payload is shorter than the token. */
         if (strlen(token_text) > conf->max_token_length) {
             send_bad_request(r, apr_psprintf(r->pool, "the start token is longer than %"
                                              APR_SIZE_T_FMT " bytes", conf->max_token_length));
             return 0;
         }
-        if (conf->token_secret) {
-            token_text = cp_unseal(r->pool, conf->token_secret, conf->previous_token_secret,
-                                   token_binding(r, conf), token_text, &reason);
-            if (!token_text) {
+        if (conf->token_key) {
+            switch (cp_unseal(r->pool, conf->token_key, conf->previous_token_key,
+                              token_binding(r, conf), req->args.start, &token_text,
+                              &reason)) {
+            case CP_UNSEAL_OPENED:
+                break;
+            case CP_UNSEAL_REFUSED:
                 send_bad_request(r, reason);
+                return 0;
+            case CP_UNSEAL_FAILED:
+            default:
+                send_seal_error(r, reason);
                 return 0;
             }
         }
@@ -440,8 +456,12 @@ static int send_page(request_rec *r, const couchpage_dir_conf *conf,
 {
     cp_links links;
 
-    if (conf->token_secret) {
-        seal_page_tokens(r, conf, page);
+    if (conf->token_key) {
+        const char *reason = seal_page_tokens(r, conf, page);
+
+        if (reason) {
+            return send_seal_error(r, reason);
+        }
     }
     warn_of_long_tokens(r, conf, page);
     links.path = links_path(r);

@@ -85,9 +85,9 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     MERGE(links);
     MERGE(max_token_length);
     MERGE(cache_control);
-    conf->token_secret = add->token_secret_set ? add->token_secret : base->token_secret;
-    conf->previous_token_secret = add->token_secret_set ? add->previous_token_secret
-                                                        : base->previous_token_secret;
+    conf->token_key = add->token_secret_set ? add->token_key : base->token_key;
+    conf->previous_token_key = add->token_secret_set ? add->previous_token_key
+                                                     : base->previous_token_key;
     conf->token_secret_set = add->token_secret_set || base->token_secret_set;
     conf->low = add->range_set ? add->low : base->low;
     conf->high = add->range_set ? add->high : base->high;
@@ -740,7 +740,7 @@ static const char *set_links(cmd_parms *cmd, void *dirconf, const char *arg)
 }
 
 /* The secret the shipped examples show (debian/couchpage.conf,
- * conf/couchpage-cluster.conf, docs/scaling.md): public, so it signs nothing. */
+ * conf/couchpage-cluster.conf, docs/scaling.md): public, so it seals nothing. */
 #define PLACEHOLDER_SECRET "replace with a long random string"
 
 static const char *set_token_secret(cmd_parms *cmd, void *dirconf, const char *secret,
@@ -748,6 +748,7 @@ static const char *set_token_secret(cmd_parms *cmd, void *dirconf, const char *s
 {
     const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
     couchpage_dir_conf *conf = dirconf;
+    const char *reason;
 
     if (forbidden) {
         return forbidden;
@@ -764,8 +765,15 @@ static const char *set_token_secret(cmd_parms *cmd, void *dirconf, const char *s
                "replace it with a long random string of your own "
                "(such as: openssl rand -base64 32)";
     }
-    conf->token_secret = secret;
-    conf->previous_token_secret = previous;
+    /* derived once, here in the config pool: a page only encrypts */
+    conf->previous_token_key = NULL;
+    reason = cp_seal_key_derive(cmd->pool, secret, &conf->token_key);
+    if (!reason && previous) {
+        reason = cp_seal_key_derive(cmd->pool, previous, &conf->previous_token_key);
+    }
+    if (reason) {
+        return apr_pstrcat(cmd->pool, "CouchPageTokenSecret: ", reason, NULL);
+    }
     conf->token_secret_set = 1;
     return NULL;
 }
@@ -923,8 +931,8 @@ const command_rec couchpage_cmds[] = {
     AP_INIT_TAKE1("CouchPageLinks", set_links, NULL, PRESENTATION,
         "how many numbered page links to show either side, 0 to 20 (default 0)"),
     AP_INIT_TAKE12("CouchPageTokenSecret", set_token_secret, NULL, SERVER_ONLY,
-        "a secret (16 characters or more) that makes tokens opaque and signed, bound to "
-        "the location; a second, previous secret is still accepted, for rotation"),
+        "a secret (16 characters or more) that makes tokens opaque: encrypted and "
+        "authenticated (AES-256-GCM), bound to the location; a second, previous secret is still accepted, for rotation"),
     AP_INIT_TAKE1("CouchPageMaxTokenLength", set_max_token_length, NULL, SERVER_ONLY,
         "the longest start token accepted, in bytes, 64 to 65536 (default 4096)"),
     AP_INIT_TAKE1("CouchPageUpdate", set_update, NULL, SERVER_ONLY,

@@ -15,6 +15,7 @@
 #include "couchpage_args.h"
 #include "couchpage_item.h"
 #include "couchpage_render.h"
+#include "couchpage_seal.h"
 #include "couchpage_view.h"
 #include "mod_couchpage_module.h"
 
@@ -85,8 +86,8 @@ typedef struct {
     const char *words[CP_WORD_COUNT]; /* CouchPageText; NULL: inherited or English */
     int links;                 /* page links either side */
     int links_set;
-    const char *token_secret;  /* NULL: tokens are plain JSON */
-    const char *previous_token_secret;
+    const cp_seal_key *token_key; /* CouchPageTokenSecret's, derived; NULL: plain JSON */
+    const cp_seal_key *previous_token_key; /* its PREVIOUS-SECRET's; NULL: none */
     int token_secret_set;
     apr_size_t max_token_length;
     int max_token_length_set;
