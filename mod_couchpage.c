@@ -408,7 +408,7 @@ static int fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
 
     backend.authorization = conf->authorization;
     backend.max_response = conf->max_response;
-    backend.hide_keys = conf->token_secret != NULL;
+    backend.hide_keys = conf->token_key != NULL;
     if (cp_backend_fetch(r, &backend, conf->view.backend, req->plan.index_url,
                          req->with_docid, queries, stats, &result) != OK) {
         if (req->args.start && result.backend_status == HTTP_BAD_REQUEST) {
@@ -588,7 +588,7 @@ static void log_page(request_rec *r, const couchpage_dir_conf *conf, const cp_pa
     ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, CPLOGNO(0151)
                   "page of %s: %s; %d tokens issued (%s, the longest %" APR_SIZE_T_FMT
                   " bytes); %s; answered %d%s", r->uri, page_position(r, page), issued,
-                  conf->token_secret ? "sealed" : "plain", longest,
+                  conf->token_key ? "sealed" : "plain", longest,
                   etag ? apr_pstrcat(r->pool, "ETag ", etag, NULL) : "no ETag (included)",
                   status, status == HTTP_NOT_MODIFIED ? " Not Modified" : "");
 }
