@@ -419,9 +419,18 @@ static int send_page_body(request_rec *r, const couchpage_dir_conf *conf,
                           const char *content_type, const char *body)
 {
     if (!r->main) {
+        const char *etag = cp_render_etag(r->pool, body);
         int status;
 
-        apr_table_setn(r->headers_out, "ETag", cp_render_etag(r->pool, body));
+        /* without a digest (libcrypto failed), the page goes without a
+         * validator: never a header without a value */
+        if (etag) {
+            apr_table_setn(r->headers_out, "ETag", etag);
+        }
+        else {
+            ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, CPLOGNO(0182)
+                          "no ETag for %s: libcrypto could not digest the page", r->uri);
+        }
         if (conf->cache_control) {
             apr_table_setn(r->headers_out, "Cache-Control", conf->cache_control);
         }
