@@ -919,6 +919,7 @@ static void positions_are_exact_in_every_location(void **state)
         assert_null(cp_view_init(pool, all_docs ? "http://h/db/_all_docs"
                                                 : "http://h/db/_design/d/_view/v", &view));
         view.descending = descending;
+        view.max_emits = UNIT_MAX_EMITS;
         if (lo > -1000) {
             low = all_docs ? apr_psprintf(pool, "\"d%03d\"", lo) : apr_itoa(pool, lo);
         }
@@ -953,6 +954,7 @@ static void offsets_of_the_skip_fall_back_to_relative(void **state)
 
     memset(&view, 0, sizeof(view));
     assert_null(cp_view_init(pool, "http://h/db/_design/d/_view/v", &view));
+    view.max_emits = UNIT_MAX_EMITS;
     assert_null(cp_plan_init(pool, &plan, &view, NULL, NULL, NULL, 4, 2));
     sim_page(&ix, &plan, NULL, &page);
     assert_true(page.numbered);
