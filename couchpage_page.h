@@ -85,7 +85,8 @@ cp_query *cp_page_assemble(apr_pool_t *pool, const cp_page_answers *answers, cp_
  * in page->withheld, and a page link keeps its number without a token
  * (withheld). A previous page that is the first page keeps its link, which
  * needs no token. The current page's token is the client's, taken already,
- * and the last page's is the word CP_TOKEN_LAST: neither is left out.
+ * and the last page's is the word CP_TOKEN_LAST, some 50 bytes sealed, under
+ * the smallest cap (64): neither is left out.
  * Returns the length of the longest token left out, 0 for none. */
 apr_size_t cp_page_withhold_long_tokens(cp_page *page, apr_size_t max_length);
 

@@ -4,6 +4,7 @@
 #include "unit.h"
 #include "couchpage_json.h"
 #include "couchpage_page.h"
+#include "couchpage_seal.h"
 
 /* A view response with rows keyed first..first+n-1 (or downwards), ids
  * "d<key>", total_rows 100 and the given offset (negative: none). */
@@ -969,10 +970,22 @@ static void offsets_of_the_skip_fall_back_to_relative(void **state)
     assert_int_equal(pages, 5);
 }
 
+/* cp_page_withhold_long_tokens never leaves out the Last page's link: its
+ * token, the word CP_TOKEN_LAST, fits the smallest CouchPageMaxTokenLength
+ * (64) sealed too, whatever the binding. */
+static void the_last_pages_token_fits_every_cap(void **state)
+{
+    const char *binding = apr_psprintf(pool, "http://h/db/_design/d/_view/v\n/%01000d", 0);
+
+    assert_true(strlen(CP_TOKEN_LAST) <= 64);
+    assert_true(strlen(cp_seal(pool, "a secret of sixteen", binding, CP_TOKEN_LAST)) <= 64);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         UNIT_TEST(a_short_first_page_has_no_links),
+        UNIT_TEST(the_last_pages_token_fits_every_cap),
         UNIT_TEST(the_extra_row_starts_the_next_page),
         UNIT_TEST(the_last_backward_row_starts_the_previous_page),
         UNIT_TEST(grouped_rows_make_key_only_tokens),
