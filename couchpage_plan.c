@@ -49,6 +49,22 @@ const char *cp_plan_check_range(apr_pool_t *pool, const cp_view *view, const cha
     return read_range(pool, view, low, high, &low_key, &high_key);
 }
 
+const char *cp_plan_check_partition(apr_pool_t *pool, const char *partition)
+{
+    /* CouchDB's rule (couch_partition:validate_partition): not empty, no
+     * leading underscore, no colon, UTF-8. The name is one path segment,
+     * percent-encoded ('/' too); "." and ".." would still be read as the
+     * path's own dot segments, /db/_partition/../_design/... */
+    if (!cp_json_quote(pool, partition)) {
+        return "the partition name is not valid UTF-8";
+    }
+    if (!*partition || *partition == '_' || strchr(partition, ':')
+        || !strcmp(partition, ".") || !strcmp(partition, "..")) {
+        return apr_psprintf(pool, "'%s' is not a CouchDB partition name", partition);
+    }
+    return NULL;
+}
+
 const char *cp_plan_init(apr_pool_t *pool, cp_plan *plan, const cp_view *view,
                          const char *partition, const char *low, const char *high,
                          int count, int links)
@@ -70,14 +86,9 @@ const char *cp_plan_init(apr_pool_t *pool, cp_plan *plan, const cp_view *view,
         if (view->is_partitioned) {
             return "the view URL names a partition already";
         }
-        /* CouchDB's partition names: UTF-8 (else CouchDB refuses the query
-         * with 400 illegal_partition, which would count as the backend's
-         * failure), non-empty, no leading underscore. */
-        if (!cp_json_quote(pool, partition)) {
-            return "the partition name is not valid UTF-8";
-        }
-        if (!*partition || *partition == '_' || strchr(partition, ':')) {
-            return apr_psprintf(pool, "'%s' is not a CouchDB partition name", partition);
+        reason = cp_plan_check_partition(pool, partition);
+        if (reason) {
+            return reason;
         }
         plan->index_url = apr_pstrcat(pool, view->db_url, "/_partition/",
                                       apr_pescape_path_segment(pool, partition),
@@ -470,22 +481,48 @@ const char *cp_plan_batch_body(apr_pool_t *pool, const apr_array_header_t *queri
     return cp_json_text(pool, cp_json_pool_own(pool, json_pack("{s:o}", "queries", list)));
 }
 
+int cp_plan_max_reach(const cp_plan *plan)
+{
+    /* what the pages either side and the page need, and room for an entry
+     * of max_emits rows at either end of the rows read (the token's own and
+     * the far one), with the slack; see the header for each query's share */
+    return (1 + cp_plan_pages_either_side(plan->links)) * plan->count
+           + 2 * plan->view->max_emits + CP_PLAN_BACKWARD_SLACK;
+}
+
 int cp_plan_widen(apr_pool_t *pool, const cp_plan *plan, const cp_token *start,
                   cp_query *query)
 {
-    int limit;
+    int limit, reach = cp_plan_max_reach(plan);
 
-    if (!query || query->widened >= CP_PLAN_MAX_WIDENINGS) {
+    if (!query || query->widened >= CP_PLAN_MAX_WIDENINGS
+        || query->limit + cp_plan_skip(query) >= reach) {
         return 0;
     }
     /* as the widening before it grew: each time well beyond the entry, and
-     * every row read, none passed over */
+     * every row read, none passed over; never beyond what entries of
+     * max_emits rows need, so that a token cannot make it read more */
     limit = (query->limit + cp_plan_skip(query)) * 8 + plan->count;
+    limit = limit < reach ? limit : reach;
     set_query(query, query->role, limit,
               query->role == CP_QUERY_RANGE_END ? tail_params(pool, plan, limit)
                                                 : backward_params(pool, plan, start, limit, 0),
               query->widened + 1);
     return 1;
+}
+
+const cp_query *cp_plan_overfull(const apr_array_header_t *queries)
+{
+    int i;
+
+    for (i = 0; i < queries->nelts; i++) {
+        const cp_query *query = &APR_ARRAY_IDX(queries, i, cp_query);
+
+        if (query->answer && cp_answer_rows(query->answer) > (apr_size_t)query->limit) {
+            return query;
+        }
+    }
+    return NULL;
 }
 
 int cp_plan_skip(const cp_query *query)
@@ -514,6 +551,12 @@ const char *cp_plan_check_start(apr_pool_t *pool, const cp_plan *plan,
     const json_t *bounds[2] = { plan->low_key, plan->high_key };
     int side;
 
+    /* the forward query skips index rows: no more than one document emits */
+    if (start->index >= plan->view->max_emits) {
+        return apr_psprintf(pool, "the start token's row %d is beyond the %d rows one "
+                            "document emits under one key here", start->index,
+                            plan->view->max_emits);
+    }
     if (!plan->view->is_all_docs || !(plan->low_key || plan->high_key) || start->at_end) {
         return NULL;
     }

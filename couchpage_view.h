@@ -28,6 +28,9 @@ typedef struct {
     int include_docs;        /* items carry their documents */
     const char *update;      /* CouchDB's update: "true", "false", "lazy"; NULL: not sent */
     const char *stable;      /* CouchDB's stable: "true", "false"; NULL: not sent */
+    int max_emits;           /* the most rows one document emits under one key: a
+                                token's row index is below it, and it bounds what
+                                every query reads (cp_plan_max_reach) */
 } cp_view;
 
 /* Classifies a CouchPageView URL and fills url, backend, db_url,

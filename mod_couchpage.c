@@ -251,27 +251,21 @@ static int send_seal_error(request_rec *r, const char *reason)
                       "the server could not serve this page");
 }
 
-/* A key can make a token longer than the module accepts back: the pages
- * past it could not be reached. Say so, so that the operator raises the cap. */
-static void warn_of_long_tokens(request_rec *r, const couchpage_dir_conf *conf,
-                                const cp_page *page)
+/* A key can make a token longer than the module takes back: the page
+ * leaves such links out (a link the module would refuse, in a header that
+ * may be hundreds of kilobytes), and says so once. Logged at info, once a
+ * page: the operator raises CouchPageMaxTokenLength for such keys. */
+static void withhold_long_tokens(request_rec *r, const couchpage_dir_conf *conf,
+                                 cp_page *page)
 {
-    apr_size_t longest = 0;
-    int i;
+    apr_size_t longest = cp_page_withhold_long_tokens(page, conf->max_token_length);
 
-    longest = page->next && strlen(page->next) > longest ? strlen(page->next) : longest;
-    longest = page->prev && strlen(page->prev) > longest ? strlen(page->prev) : longest;
-    longest = page->last && strlen(page->last) > longest ? strlen(page->last) : longest;
-    for (i = 0; i < page->pages->nelts; i++) {
-        const char *start = APR_ARRAY_IDX(page->pages, i, cp_page_link).start;
-
-        longest = start && strlen(start) > longest ? strlen(start) : longest;
-    }
-    if (longest > conf->max_token_length) {
-        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, CPLOGNO(0105)
-                      "a token of this page is %" APR_SIZE_T_FMT " bytes, more than "
-                      "CouchPageMaxTokenLength %" APR_SIZE_T_FMT ": raise it, or the pages "
-                      "past it cannot be reached", longest, conf->max_token_length);
+    if (longest) {
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0180)
+                      "a link of %s is left out: its token is %" APR_SIZE_T_FMT " bytes, "
+                      "more than CouchPageMaxTokenLength %" APR_SIZE_T_FMT " (CouchPageView "
+                      "%s); raise it, or the pages past it cannot be reached", r->uri,
+                      longest, conf->max_token_length, conf->view.url);
     }
 }
 
@@ -394,11 +388,32 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
     return 1;
 }
 
+/* An answer with more rows than its query's limit (a backend that ignored
+ * it) is refused, not used: 1 when every answer is within its limit, else 0
+ * when the client has been answered 502. */
+static int overfull_answer(request_rec *r, const couchpage_dir_conf *conf,
+                           const apr_array_header_t *queries)
+{
+    const cp_query *overfull = cp_plan_overfull(queries);
+
+    if (!overfull) {
+        return 1;
+    }
+    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, CPLOGNO(0181)
+                  "the backend answered a query for %s with %" APR_SIZE_T_FMT " rows, more "
+                  "than its limit of %d: refused (CouchPageView %s, %s at %s)", r->uri,
+                  cp_answer_rows(overfull->answer), overfull->limit, conf->view.url,
+                  conf->view_section, couchpage_directive_where(r->pool, conf->view_where));
+    send_error(r, HTTP_BAD_GATEWAY, "backend_error", "the backend could not serve this page");
+    return 0;
+}
+
 /* Asks CouchDB the queries that have no answer yet: 1 with every answer
- * in, read and checked, or 0 when the client has been answered with the error. A
- * CouchDB 400 on a page that starts at a client's token means the token
- * lies outside the location's key range (CouchDB refuses a reversed range):
- * the client's error. What the reads cost is added to stats. */
+ * in, read and checked (none over its limit), or 0 when the client has been
+ * answered with the error. A CouchDB 400 on a page that starts at a
+ * client's token means the token lies outside the location's key range
+ * (CouchDB refuses a reversed range): the client's error. What the reads
+ * cost is added to stats. */
 static int fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
                          const page_request *req, apr_array_header_t *queries,
                          cp_backend_stats *stats)
@@ -425,7 +440,7 @@ static int fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
         }
         return 0;
     }
-    return 1;
+    return overfull_answer(r, conf, queries);
 }
 
 /* A page is answered with its validator (a strong ETag of the body) and the
@@ -437,9 +452,18 @@ static int send_page_body(request_rec *r, const couchpage_dir_conf *conf,
                           const char *content_type, const char *body)
 {
     if (!r->main) {
+        const char *etag = cp_render_etag(r->pool, body);
         int status;
 
-        apr_table_setn(r->headers_out, "ETag", cp_render_etag(r->pool, body));
+        /* without a digest (libcrypto failed), the page goes without a
+         * validator: never a header without a value */
+        if (etag) {
+            apr_table_setn(r->headers_out, "ETag", etag);
+        }
+        else {
+            ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, CPLOGNO(0182)
+                          "no ETag for %s: libcrypto could not digest the page", r->uri);
+        }
         if (conf->cache_control) {
             apr_table_setn(r->headers_out, "Cache-Control", conf->cache_control);
         }
@@ -463,7 +487,7 @@ static int send_page(request_rec *r, const couchpage_dir_conf *conf,
             return send_seal_error(r, reason);
         }
     }
-    warn_of_long_tokens(r, conf, page);
+    withhold_long_tokens(r, conf, page);
     links.path = links_path(r);
     links.limit = req->args.limit;
     links.format = !req->chosen_format ? NULL

@@ -56,7 +56,7 @@ static struct {
 #endif
 } no_batch;
 
-typedef struct {
+typedef struct couchpage_capture {
     apr_bucket_brigade *body;
     apr_off_t bytes;
     apr_off_t max_bytes;
@@ -196,7 +196,8 @@ static apr_status_t watch_batch_status(ap_filter_t *f, apr_bucket_brigade *bb,
  * behalf of r: a multi-query POST of ours gets its status watched. */
 static int watch_batch_request(request_rec *r, request_rec *pr)
 {
-    const capture_ctx *ctx = ap_get_module_config(r->request_config, &couchpage_module);
+    const couchpage_request_config *slot = couchpage_request_config_of(r, 0);
+    const capture_ctx *ctx = slot ? slot->capture : NULL;
 
     if (ctx && ctx->batch) {
         ap_add_input_filter_handle(batch_status_filter_handle, NULL, pr, pr->connection);
@@ -451,7 +452,7 @@ static request_rec *make_proxy_subrequest(request_rec *r, const cp_backend_conf 
     rr->output_filters = rr->proto_output_filters = NULL;
     ap_add_output_filter_handle(capture_filter_handle, ctx, rr, r->connection);
     ctx->batch = read->body != NULL;
-    ap_set_module_config(rr->request_config, &couchpage_module, ctx);
+    couchpage_request_config_of(rr, 1)->capture = ctx;
     quiet_proxy(r, rr);
     return rr;
 }

@@ -31,6 +31,7 @@ void *couchpage_create_dir_conf(apr_pool_t *p, char *dir)
     conf->max_response = DEFAULT_MAX_RESPONSE;
     conf->view.group_level = CP_GROUP_EXACT;
     conf->max_token_length = DEFAULT_MAX_TOKEN_LENGTH;
+    conf->view.max_emits = DEFAULT_MAX_EMITS;
     return conf;
 }
 
@@ -56,6 +57,7 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     MERGE_AS(view.include_docs, include_docs_set);
     MERGE_AS(view.update, update_set);
     MERGE_AS(view.stable, stable_set);
+    MERGE_AS(view.max_emits, max_emits_set);
     conf->view_where = add->view_set ? add->view_where : base->view_where;
     conf->view_section = add->view_set ? add->view_section : base->view_section;
     MERGE(page_size);
@@ -486,6 +488,14 @@ static const char *set_partition(cmd_parms *cmd, void *dirconf, const char *arg)
     if (conf->view_set && conf->view.is_partitioned) {
         return "CouchPagePartition: the CouchPageView URL names a partition already";
     }
+    /* a name written out is checked now; one an expression makes, per
+     * request (cp_plan_init) */
+    if (!strstr(arg, "%{")) {
+        err = cp_plan_check_partition(cmd->pool, arg);
+        if (err) {
+            return apr_pstrcat(cmd->pool, "CouchPagePartition: ", err, NULL);
+        }
+    }
     err = parse_string_expr(cmd, NULL, arg, "expression", &conf->partition);
     if (err) {
         return err;
@@ -796,6 +806,24 @@ static const char *set_max_token_length(cmd_parms *cmd, void *dirconf, const cha
     return NULL;
 }
 
+static const char *set_max_emits(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
+    couchpage_dir_conf *conf = dirconf;
+    apr_int64_t n;
+    const char *err = parse_bounded(cmd, arg, 1, CP_TOKEN_MAX_EMITS, &n);
+
+    if (forbidden) {
+        return forbidden;
+    }
+    if (err) {
+        return err;
+    }
+    conf->view.max_emits = (int)n;
+    conf->max_emits_set = 1;
+    return NULL;
+}
+
 static const char *set_update(cmd_parms *cmd, void *dirconf, const char *arg)
 {
     static const char *const values[] = { "true", "false", "lazy" };
@@ -935,6 +963,12 @@ const command_rec couchpage_cmds[] = {
         "authenticated (AES-256-GCM), bound to the location; a second, previous secret is still accepted, for rotation"),
     AP_INIT_TAKE1("CouchPageMaxTokenLength", set_max_token_length, NULL, SERVER_ONLY,
         "the longest start token accepted, in bytes, 64 to 65536 (default 4096)"),
+    /* it bounds what a client's token makes the module ask of CouchDB:
+     * never .htaccess's */
+    AP_INIT_TAKE1("CouchPageMaxEmits", set_max_emits, NULL, SERVER_ONLY,
+        "the most rows one document emits under one key in the view, 1 to 1000 "
+        "(default 64): a start token's row index stays below it, and it bounds every "
+        "query's limit and skip"),
     AP_INIT_TAKE1("CouchPageUpdate", set_update, NULL, SERVER_ONLY,
         "CouchDB's update for every query: true (CouchDB's default) brings the index up "
         "to date first, lazy answers from the index as it is and updates it after, "

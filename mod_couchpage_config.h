@@ -25,6 +25,7 @@
 #define DEFAULT_MAX_RESPONSE (16 * 1024 * 1024)
 #define MAX_LINKS 20
 #define DEFAULT_MAX_TOKEN_LENGTH 4096 /* bytes of ?start=, as the client sent it */
+#define DEFAULT_MAX_EMITS 64 /* rows one document emits under one key */
 #define MAX_AGE_CEILING 31536000 /* a year, RFC 9111's advice for "never expires" */
 
 /* A key bound of CouchPageRange: constant JSON read at start-up, or an
@@ -73,6 +74,7 @@ typedef struct {
     int include_docs_set;
     int update_set;
     int stable_set;
+    int max_emits_set;         /* CouchPageMaxEmits (view.max_emits) */
     apr_array_header_t *fields; /* CouchPageFields (const char *); NULL: whole docs */
     int fields_set;
     const ap_directive_t *fields_where;

@@ -31,7 +31,7 @@ static const char *expr_json_string(ap_expr_eval_ctx_t *ctx, const void *data,
 }
 
 /* The row CouchPageItemTemplate is rendering: where its functions read. */
-typedef struct {
+typedef struct couchpage_template_row {
     const cp_row *row;
 } template_row;
 
@@ -57,9 +57,9 @@ static const char *expr_template_field(ap_expr_eval_ctx_t *ctx, const void *data
                                        const char *arg)
 {
     const template_field *shown = data;
-    const template_row *current = ctx->r ? ap_get_module_config(ctx->r->request_config,
-                                                                &couchpage_module)
-                                         : NULL;
+    const couchpage_request_config *slot = ctx->r ? couchpage_request_config_of(ctx->r, 0)
+                                                  : NULL;
+    const template_row *current = slot ? slot->template_row : NULL;
 
     if (!current || !current->row) {
         return "";
@@ -154,12 +154,12 @@ const char *couchpage_template_item(void *baton, apr_pool_t *pool, const cp_row 
 {
     couchpage_template *renderer = baton;
     request_rec *r = renderer->r;
-    template_row *current = ap_get_module_config(r->request_config, &couchpage_module);
+    couchpage_request_config *slot = couchpage_request_config_of(r, 1);
+    template_row *current = slot->template_row;
     const char *html;
 
     if (!current) {
-        current = apr_pcalloc(r->pool, sizeof(*current));
-        ap_set_module_config(r->request_config, &couchpage_module, current);
+        current = slot->template_row = apr_pcalloc(r->pool, sizeof(*current));
     }
     *error = NULL;
     current->row = row;
