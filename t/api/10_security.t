@@ -57,7 +57,7 @@ my @SMUGGLE = (
     ['&descending=', '["Nirvana&descending=true","x"]'],
 );
 
-plan tests => 2 * @HOSTILE + 2 * @SMUGGLE + 2 + 24;
+plan tests => 2 * @HOSTILE + 2 * @SMUGGLE + 2 + 26;
 
 my @table;
 for my $case (@HOSTILE) {
@@ -97,14 +97,23 @@ my @words = map { map { ($_->{key}, $_->{id}) } @{ $_->{body}{items} } } @pages;
 ok t_cmp(@tokens . ' tokens, ' . @seen . ' show one of ' . @words . ' keys and ids',
          @tokens . ' tokens, 0 show one of 22 keys and ids',
          'no next or prev token of the walk shows a key or docid');
-# What a sealed token tells: its length, the plain token's plus 29 bytes
-# (format, nonce, tag). And a fresh nonce makes every token differ.
+# What a sealed token tells: its length, the plain token's plus 17 bytes
+# (format, SIV).
 my ($s, $plain_page) = get_json('/bands/?limit=5');
-ok t_cmp(length(decode_base64url($next)), length($plain_page->{next}) + 29,
-         "its bytes are the plain token's ($plain_page->{next}) and 29 more");
-(undef, my $again) = get_json('/signed/');
-ok t_cmp($again->{next} ne $next ? 'differ' : "same: $next", 'differ',
-         'the same page sealed twice gives another token');
+ok t_cmp(length(decode_base64url($next)), length($plain_page->{next}) + 17,
+         "its bytes are the plain token's ($plain_page->{next}) and 17 more");
+# Sealing is deterministic (AES-SIV): the same page asked again has the same
+# tokens, so the same ETag, and a conditional GET gets 304.
+my $second = with_args('/signed/', start => $next);
+my ($code2, $first_ask, $first_res) = get_json($second);
+my ($code3, $second_ask, $second_res) = get_json($second);
+ok t_cmp(join(' ', $code3, map { $_ // 'null' } @$second_ask{qw(prev next)}, $second_res->header('ETag') // '(none)'),
+         join(' ', $code2, map { $_ // 'null' } @$first_ask{qw(prev next)}, $first_res->header('ETag') // '(none)'),
+         'a sealed page asked twice: the same prev and next tokens, the same ETag');
+ok t_cmp(defined $first_ask->{prev} && defined $first_ask->{next} && defined $first_res->header('ETag')
+         ? 'all three' : 'one missing', 'all three', 'that page has a prev, a next and an ETag');
+my $conditional = Apache::TestRequest::GET($second, 'If-None-Match' => $first_res->header('ETag') // '"none"');
+ok t_cmp($conditional->code, 304, 'a conditional GET of a sealed page with its ETag: 304');
 ($s, my $prev_page) = get_json(with_args('/signed/', start => $pages[1]{body}{prev}));
 ok t_cmp(join('|', map { $_->{key} } @{ $prev_page->{items} }), join('|', @ORDER[0 .. 4]),
          'sealed: prev leads back to the first page');
