@@ -57,7 +57,7 @@ my @SMUGGLE = (
     ['&descending=', '["Nirvana&descending=true","x"]'],
 );
 
-plan tests => 2 * @HOSTILE + 2 * @SMUGGLE + 2 + 26;
+plan tests => 2 * @HOSTILE + 2 * @SMUGGLE + 2 + 27;
 
 my @table;
 for my $case (@HOSTILE) {
@@ -143,6 +143,12 @@ ok t_cmp($code, 400, 'a location without a secret refuses a sealed token');
                                     . encode_base64url('m' x 32)));
 ok t_cmp("$code $body->{reason}", '400 the start token is not a token of this site',
          'a signed token of the format before gets 400: the client starts again');
+# The AES-256-GCM tokens of development versions: format 2, a 12-byte nonce,
+# the ciphertext, a 16-byte tag.
+($code, $body) = get_json(with_args('/signed/', start => encode_base64url(
+    pack('C', 2) . ("\x5a" x 12) . ('c' x length $plain) . ("\xa5" x 16))));
+ok t_cmp("$code $body->{reason}", '400 the start token is of a format this site does not read',
+         'an AES-256-GCM token (format 2) gets 400');
 
 # Rotation: the same location, as it was before (its one secret is now the
 # previous one), and with a secret since retired.
