@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * couchpage_seal.c: tokens sealed and opened with AES-256-GCM, the key
- * HKDF-SHA-256 of the secret (OpenSSL 3's libcrypto; every return checked).
+ * couchpage_seal.c: tokens sealed and opened with AES-256-SIV (RFC 5297,
+ * deterministic), the key HKDF-SHA-256 of the secret (OpenSSL 3's
+ * libcrypto; every return checked).
  * Part of the httpd-free core: no httpd header, no request_rec; the glue
  * holds the keys and the binding.
  */
@@ -16,20 +17,21 @@
 #include <openssl/evp.h>
 #include <openssl/kdf.h>
 #include <openssl/params.h>
-#include <openssl/rand.h>
 #include <string.h>
 
-/* Format 1 was the signed, readable token before it (payload.HMAC). */
-#define SEAL_FORMAT 2
-#define NONCE_LEN 12
-#define TAG_LEN 16
-#define KEY_LEN 32
-#define HEADER_LEN (1 + NONCE_LEN)
+/* Format 1 was the signed, readable token (payload.HMAC), format 2 the
+ * AES-256-GCM one, whose random nonce changed a page's tokens, and so its
+ * ETag, on every request. */
+#define SEAL_FORMAT 3
+#define SIV_LEN 16
+#define KEY_LEN 64 /* AES-SIV's two keys: CMAC's for the SIV, CTR's */
+#define HEADER_LEN (1 + SIV_LEN)
+#define CIPHER_NAME "AES-256-SIV"
 
 /* HKDF's salt and info name the use, so that the secret's key for tokens
  * is no key of anything else, and a later format gets a key of its own. */
 #define HKDF_SALT "mod_couchpage"
-#define HKDF_INFO "couchpage token format 2: AES-256-GCM"
+#define HKDF_INFO "couchpage token format 3: AES-256-SIV"
 
 /* Not a sealed token at all; or one that does not open here: forged,
  * changed, or sealed for another location or with another secret. */
@@ -94,30 +96,29 @@ const char *cp_seal_key_derive(apr_pool_t *pool, const char *secret,
     if (!ok) {
         return crypto_failure(pool, "libcrypto could not derive the key (HKDF-SHA-256)");
     }
-    derived->cipher = EVP_CIPHER_fetch(NULL, "AES-256-GCM", NULL);
-    if (!derived->cipher) {
-        return crypto_failure(pool, "libcrypto has no AES-256-GCM");
+    derived->cipher = EVP_CIPHER_fetch(NULL, CIPHER_NAME, NULL);
+    if (!derived->cipher || EVP_CIPHER_get_key_length(derived->cipher) != KEY_LEN) {
+        return crypto_failure(pool, "libcrypto has no " CIPHER_NAME);
     }
     *key = derived;
     return NULL;
 }
 
-/* The associated data, after the format byte: the binding. Lengths are
- * ints in EVP's calls. */
-static int add_aad(EVP_CIPHER_CTX *ctx, const unsigned char *format, const char *binding,
-                   int binding_len)
+/* The associated data, the S2V's components before the plaintext: the
+ * format byte, then the binding. Lengths are ints in EVP's calls. */
+static int add_aad(EVP_CIPHER_CTX *ctx, const char *binding, int binding_len)
 {
+    static const unsigned char format = SEAL_FORMAT;
     int len;
 
-    return EVP_CipherUpdate(ctx, NULL, &len, format, 1) == 1
+    return EVP_CipherUpdate(ctx, NULL, &len, &format, 1) == 1
            && EVP_CipherUpdate(ctx, NULL, &len, (const unsigned char *)binding,
                                binding_len) == 1;
 }
 
-/* Seals payload with ctx, which holds the key, under nonce: the token, or
- * NULL. */
-static const char *seal_one(apr_pool_t *pool, EVP_CIPHER_CTX *ctx, const char *binding,
-                            int binding_len, const char *payload, const unsigned char *nonce)
+/* Seals payload (not empty) with ctx and key: the token, or NULL. */
+static const char *seal_one(apr_pool_t *pool, EVP_CIPHER_CTX *ctx, const cp_seal_key *key,
+                            const char *binding, int binding_len, const char *payload)
 {
     apr_size_t payload_len = strlen(payload);
     unsigned char *raw, *ciphertext;
@@ -129,16 +130,15 @@ static const char *seal_one(apr_pool_t *pool, EVP_CIPHER_CTX *ctx, const char *b
     raw = apr_palloc(pool, CP_SEAL_OVERHEAD + payload_len);
     ciphertext = raw + HEADER_LEN;
     raw[0] = SEAL_FORMAT;
-    memcpy(raw + 1, nonce, NONCE_LEN);
-    /* a new nonce with the key kept: GCM starts over */
-    if (EVP_EncryptInit_ex2(ctx, NULL, NULL, raw + 1, NULL) != 1
-        || !add_aad(ctx, raw, binding, binding_len)
+    /* keyed for each token: OpenSSL's SIV context does one operation per
+     * key set; the plaintext in one call, as SIV needs it whole */
+    if (EVP_EncryptInit_ex2(ctx, NULL, key->bytes, NULL, NULL) != 1
+        || !add_aad(ctx, binding, binding_len)
         || EVP_EncryptUpdate(ctx, ciphertext, &len, (const unsigned char *)payload,
                              (int)payload_len) != 1
         || EVP_EncryptFinal_ex(ctx, ciphertext + len, &final_len) != 1
         || (apr_size_t)(len + final_len) != payload_len
-        || EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, TAG_LEN,
-                               ciphertext + payload_len) != 1) {
+        || EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, SIV_LEN, raw + 1) != 1) {
         return NULL;
     }
     return apr_pencode_base64_binary(pool, raw, CP_SEAL_OVERHEAD + payload_len,
@@ -149,12 +149,15 @@ const char *cp_seal_tokens(apr_pool_t *pool, const cp_seal_key *key, const char 
                            const char **const tokens[], int count)
 {
     apr_size_t binding_len = strlen(binding);
-    unsigned char *nonces;
     EVP_CIPHER_CTX *ctx;
     const char *sealed = "";
     int i, n = 0;
 
     for (i = 0; i < count; i++) {
+        if (*tokens[i] && !**tokens[i]) {
+            /* OpenSSL 3.0's SIV takes no empty plaintext; no token is empty */
+            return "an empty token cannot be sealed";
+        }
         n += *tokens[i] != NULL;
     }
     if (!n) {
@@ -163,27 +166,20 @@ const char *cp_seal_tokens(apr_pool_t *pool, const cp_seal_key *key, const char 
     if (binding_len > INT_MAX) {
         return "the binding is too long to seal tokens for";
     }
-    /* The page's nonces in one draw: the generator costs per call. A nonce
-     * never repeats under one key, but by chance: 96 random bits. */
-    nonces = apr_palloc(pool, (apr_size_t)n * NONCE_LEN);
-    if (RAND_bytes(nonces, n * NONCE_LEN) != 1) {
-        return crypto_failure(pool, "libcrypto's random generator failed");
-    }
-    /* one context, keyed once, for the page's tokens */
+    /* one context for the page's tokens, the cipher set once */
     ctx = EVP_CIPHER_CTX_new();
-    if (!ctx || EVP_EncryptInit_ex2(ctx, key->cipher, key->bytes, NULL, NULL) != 1) {
+    if (!ctx || EVP_EncryptInit_ex2(ctx, key->cipher, NULL, NULL, NULL) != 1) {
         EVP_CIPHER_CTX_free(ctx);
-        return crypto_failure(pool, "libcrypto could not set up AES-256-GCM");
+        return crypto_failure(pool, "libcrypto could not set up " CIPHER_NAME);
     }
-    for (i = 0, n = 0; i < count && sealed; i++) {
+    for (i = 0; i < count && sealed; i++) {
         if (*tokens[i]) {
-            sealed = seal_one(pool, ctx, binding, (int)binding_len, *tokens[i],
-                              nonces + (apr_size_t)n++ * NONCE_LEN);
+            sealed = seal_one(pool, ctx, key, binding, (int)binding_len, *tokens[i]);
             *tokens[i] = sealed ? sealed : *tokens[i];
         }
     }
     EVP_CIPHER_CTX_free(ctx);
-    return sealed ? NULL : crypto_failure(pool, "a token could not be encrypted (AES-256-GCM)");
+    return sealed ? NULL : crypto_failure(pool, "a token could not be encrypted (" CIPHER_NAME ")");
 }
 
 /* Decrypts raw's ciphertext with key into plain: 1 when it is authentic, 0
@@ -192,27 +188,28 @@ static int open_with(const cp_seal_key *key, const unsigned char *raw,
                      apr_size_t plain_len, const char *binding, int binding_len,
                      unsigned char *plain)
 {
-    const unsigned char *ciphertext = raw + HEADER_LEN;
     EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
     int len, final_len, ok, authentic = 0;
 
+    /* the SIV first: decrypting checks it */
     ok = ctx
-         && EVP_DecryptInit_ex2(ctx, key->cipher, key->bytes, raw + 1, NULL) == 1
-         && add_aad(ctx, raw, binding, binding_len)
-         && EVP_DecryptUpdate(ctx, plain, &len, ciphertext, (int)plain_len) == 1
-         && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, TAG_LEN,
-                                (void *)(ciphertext + plain_len)) == 1;
-    /* only the tag's check may fail here: what it fails on is the token */
+         && EVP_DecryptInit_ex2(ctx, key->cipher, key->bytes, NULL, NULL) == 1
+         && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, SIV_LEN, (void *)(raw + 1)) == 1
+         && add_aad(ctx, binding, binding_len);
+    /* only the SIV's check may fail here: what it fails on is the token */
     if (ok) {
-        authentic = EVP_DecryptFinal_ex(ctx, plain + len, &final_len) == 1;
+        authentic = EVP_DecryptUpdate(ctx, plain, &len, raw + HEADER_LEN, (int)plain_len) == 1
+                    && EVP_DecryptFinal_ex(ctx, plain + len, &final_len) == 1;
     }
     EVP_CIPHER_CTX_free(ctx);
     if (!ok) {
         return -1;
     }
     if (!authentic) {
-        /* what was decrypted of a forgery is not kept */
+        /* what was decrypted of a forgery is not kept, nor a trace of it
+         * on the thread's error queue */
         OPENSSL_cleanse(plain, plain_len);
+        ERR_clear_error();
     }
     return authentic;
 }
@@ -230,7 +227,7 @@ cp_unseal_result cp_unseal(apr_pool_t *pool, const cp_seal_key *key,
                                     &raw_len);
     /* one spelling per token: APR's decoder also takes padding, +/ and
      * stray low bits in the last character */
-    if (!raw || raw_len < CP_SEAL_OVERHEAD || raw_len - CP_SEAL_OVERHEAD > INT_MAX
+    if (!raw || raw_len <= CP_SEAL_OVERHEAD || raw_len - CP_SEAL_OVERHEAD > INT_MAX
         || binding_len > INT_MAX
         || strcmp(sealed, apr_pencode_base64_binary(pool, raw, raw_len,
                                                     APR_ENCODE_BASE64URL, NULL)) != 0) {
@@ -250,7 +247,7 @@ cp_unseal_result cp_unseal(apr_pool_t *pool, const cp_seal_key *key,
                            (int)binding_len, plain);
     }
     if (opened < 0) {
-        *error = crypto_failure(pool, "libcrypto could not decrypt the token (AES-256-GCM)");
+        *error = crypto_failure(pool, "libcrypto could not decrypt the token (" CIPHER_NAME ")");
         return CP_UNSEAL_FAILED;
     }
     if (!opened) {

@@ -1,18 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * couchpage_seal: opaque tokens (CouchPageTokenSecret), encrypted and
- * authenticated with AES-256-GCM (OpenSSL's libcrypto).
+ * authenticated with AES-256-SIV (RFC 5297; OpenSSL's libcrypto).
  *
  * A sealed token is base64url, without padding, of
  *
- *     format (1 byte, 2) | nonce (12 random bytes) | ciphertext | tag (16 bytes)
+ *     format (1 byte, 3) | SIV (16 bytes) | ciphertext
  *
  * the ciphertext as long as the payload; the associated data is the format
  * byte and the binding (what the token is valid for: the location's view
- * and path). The key is HKDF-SHA-256 of the secret, derived once. Nothing
- * of the payload can be read from a token but its length; a token sealed
- * for another binding, with another secret, or changed in any byte does
- * not open.
+ * and path). The key (64 bytes) is HKDF-SHA-256 of the secret, derived
+ * once. SIV is deterministic: the same payload under the same key and
+ * binding always seals to the same token, so a page and its ETag stay the
+ * same from one request to the next. Nothing of the payload can be read
+ * from a token but its length and whether two tokens hold the same
+ * payload; a token sealed for another binding, with another secret, or
+ * changed in any byte does not open.
  *
  * Part of the httpd-free core: no httpd header, no request_rec.
  */
@@ -24,9 +27,9 @@
 /* The shortest secret accepted. */
 #define CP_SEAL_MIN_SECRET 16
 
-/* The format byte, the nonce and the tag: a token's bytes are the
- * payload's and these. */
-#define CP_SEAL_OVERHEAD (1 + 12 + 16)
+/* The format byte and the SIV: a token's bytes are the payload's and
+ * these. */
+#define CP_SEAL_OVERHEAD (1 + 16)
 
 /* A key derived from a secret: opaque. */
 typedef struct cp_seal_key cp_seal_key;
@@ -36,8 +39,8 @@ typedef struct cp_seal_key cp_seal_key;
 const char *cp_seal_key_derive(apr_pool_t *pool, const char *secret,
                                const cp_seal_key **key);
 
-/* Seals, in place, each of a page's count tokens that is not NULL, for
- * binding with key: NULL, or why libcrypto could not (the server's
+/* Seals, in place, each of a page's count tokens that is not NULL (nor
+ * empty), for binding with key: NULL, or why it could not (the server's
  * trouble, never the client's; the tokens are then not all sealed). */
 const char *cp_seal_tokens(apr_pool_t *pool, const cp_seal_key *key, const char *binding,
                            const char **const tokens[], int count);

@@ -960,7 +960,7 @@ const command_rec couchpage_cmds[] = {
         "how many numbered page links to show either side, 0 to 20 (default 0)"),
     AP_INIT_TAKE12("CouchPageTokenSecret", set_token_secret, NULL, SERVER_ONLY,
         "a secret (16 characters or more) that makes tokens opaque: encrypted and "
-        "authenticated (AES-256-GCM), bound to the location; a second, previous secret is still accepted, for rotation"),
+        "authenticated (AES-256-SIV), bound to the location; a second, previous secret is still accepted, for rotation"),
     AP_INIT_TAKE1("CouchPageMaxTokenLength", set_max_token_length, NULL, SERVER_ONLY,
         "the longest start token accepted, in bytes, 64 to 65536 (default 4096)"),
     /* it bounds what a client's token makes the module ask of CouchDB:

@@ -57,7 +57,7 @@ my @SMUGGLE = (
     ['&descending=', '["Nirvana&descending=true","x"]'],
 );
 
-plan tests => 2 * @HOSTILE + 2 * @SMUGGLE + 2 + 24;
+plan tests => 2 * @HOSTILE + 2 * @SMUGGLE + 2 + 27;
 
 my @table;
 for my $case (@HOSTILE) {
@@ -97,14 +97,23 @@ my @words = map { map { ($_->{key}, $_->{id}) } @{ $_->{body}{items} } } @pages;
 ok t_cmp(@tokens . ' tokens, ' . @seen . ' show one of ' . @words . ' keys and ids',
          @tokens . ' tokens, 0 show one of 22 keys and ids',
          'no next or prev token of the walk shows a key or docid');
-# What a sealed token tells: its length, the plain token's plus 29 bytes
-# (format, nonce, tag). And a fresh nonce makes every token differ.
+# What a sealed token tells: its length, the plain token's plus 17 bytes
+# (format, SIV).
 my ($s, $plain_page) = get_json('/bands/?limit=5');
-ok t_cmp(length(decode_base64url($next)), length($plain_page->{next}) + 29,
-         "its bytes are the plain token's ($plain_page->{next}) and 29 more");
-(undef, my $again) = get_json('/signed/');
-ok t_cmp($again->{next} ne $next ? 'differ' : "same: $next", 'differ',
-         'the same page sealed twice gives another token');
+ok t_cmp(length(decode_base64url($next)), length($plain_page->{next}) + 17,
+         "its bytes are the plain token's ($plain_page->{next}) and 17 more");
+# Sealing is deterministic (AES-SIV): the same page asked again has the same
+# tokens, so the same ETag, and a conditional GET gets 304.
+my $second = with_args('/signed/', start => $next);
+my ($code2, $first_ask, $first_res) = get_json($second);
+my ($code3, $second_ask, $second_res) = get_json($second);
+ok t_cmp(join(' ', $code3, map { $_ // 'null' } @$second_ask{qw(prev next)}, $second_res->header('ETag') // '(none)'),
+         join(' ', $code2, map { $_ // 'null' } @$first_ask{qw(prev next)}, $first_res->header('ETag') // '(none)'),
+         'a sealed page asked twice: the same prev and next tokens, the same ETag');
+ok t_cmp(defined $first_ask->{prev} && defined $first_ask->{next} && defined $first_res->header('ETag')
+         ? 'all three' : 'one missing', 'all three', 'that page has a prev, a next and an ETag');
+my $conditional = Apache::TestRequest::GET($second, 'If-None-Match' => $first_res->header('ETag') // '"none"');
+ok t_cmp($conditional->code, 304, 'a conditional GET of a sealed page with its ETag: 304');
 ($s, my $prev_page) = get_json(with_args('/signed/', start => $pages[1]{body}{prev}));
 ok t_cmp(join('|', map { $_->{key} } @{ $prev_page->{items} }), join('|', @ORDER[0 .. 4]),
          'sealed: prev leads back to the first page');
@@ -134,6 +143,12 @@ ok t_cmp($code, 400, 'a location without a secret refuses a sealed token');
                                     . encode_base64url('m' x 32)));
 ok t_cmp("$code $body->{reason}", '400 the start token is not a token of this site',
          'a signed token of the format before gets 400: the client starts again');
+# The AES-256-GCM tokens of development versions: format 2, a 12-byte nonce,
+# the ciphertext, a 16-byte tag.
+($code, $body) = get_json(with_args('/signed/', start => encode_base64url(
+    pack('C', 2) . ("\x5a" x 12) . ('c' x length $plain) . ("\xa5" x 16))));
+ok t_cmp("$code $body->{reason}", '400 the start token is of a format this site does not read',
+         'an AES-256-GCM token (format 2) gets 400');
 
 # Rotation: the same location, as it was before (its one secret is now the
 # previous one), and with a secret since retired.
