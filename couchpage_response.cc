@@ -10,6 +10,12 @@
 #include "couchpage_json.h"
 
 #include <apr_strings.h>
+/* simdjson turns on its development checks in a build without optimisation
+ * (no __OPTIMIZE__: -O0, Debian's noopt), and they assert (abort the child)
+ * on a document nested 1,024 levels deep, which CouchDB stores and the
+ * reader accepts (CP_RESPONSE_MAX_DEPTH keeps its own depth). The reader
+ * checks every value itself: off at every optimisation level. */
+#define SIMDJSON_DEVELOPMENT_CHECKS 0
 #include <simdjson.h>
 
 #include <errno.h>
@@ -60,6 +66,28 @@ struct reader {
 bool is_space(char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* The type of the value (or one-scalar document) v. A token that is no
+ * JSON value is an error: simdjson 4 reports one (NaN, undefined, a bare
+ * word) as json_type::unknown, and no error, and its bytes would be copied
+ * into pages. Every switch on a type has a default arm for the same reason
+ * (and the build has -Werror=switch). */
+template <typename V>
+error_code type_of(V &v, ondemand::json_type &type)
+{
+    SIMDJSON_TRY(v.type().get(type));
+    switch (type) {
+    case ondemand::json_type::object:
+    case ondemand::json_type::array:
+    case ondemand::json_type::string:
+    case ondemand::json_type::number:
+    case ondemand::json_type::boolean:
+    case ondemand::json_type::null:
+        return SUCCESS;
+    default:
+        return TAPE_ERROR;
+    }
 }
 
 /* A value's token (the white space after it included), of a value or of a
@@ -196,7 +224,7 @@ error_code check_value(reader &rd, ondemand::value v)
         if (have) {
             ondemand::json_type type;
 
-            SIMDJSON_TRY(current.type().get(type));
+            SIMDJSON_TRY(type_of(current, type));
             switch (type) {
             case ondemand::json_type::object:
                 SIMDJSON_TRY((open_container<ondemand::object, ondemand::object_iterator>(
@@ -234,6 +262,8 @@ error_code check_value(reader &rd, ondemand::value v)
                 }
                 break;
             }
+            default:
+                return TAPE_ERROR;
             }
             have = false;
         }
@@ -286,7 +316,7 @@ error_code read_value(reader &rd, ondemand::value v, cp_span *span)
     ondemand::json_type type;
     std::string_view scalar;
 
-    SIMDJSON_TRY(v.type().get(type));
+    SIMDJSON_TRY(type_of(v, type));
     if (type != ondemand::json_type::object && type != ondemand::json_type::array) {
         scalar = scalar_text(v);
         SIMDJSON_TRY(check_value(rd, v));
@@ -312,7 +342,7 @@ error_code read_members(reader &rd, ondemand::value v, cp_span *span,
     cp_members *read;
 
     *members = NULL;
-    SIMDJSON_TRY(v.type().get(type));
+    SIMDJSON_TRY(type_of(v, type));
     if (type != ondemand::json_type::object) {
         return read_value(rd, v, span);
     }
@@ -383,7 +413,7 @@ error_code key_value(apr_pool_t *pool, V &v, int depth, json_t **value)
     ondemand::json_type type;
 
     *value = NULL;
-    SIMDJSON_TRY(v.type().get(type));
+    SIMDJSON_TRY(type_of(v, type));
     switch (type) {
     case ondemand::json_type::object: {
         ondemand::object object;
@@ -490,8 +520,9 @@ error_code key_value(apr_pool_t *pool, V &v, int depth, json_t **value)
         *value = json_null();
         return SUCCESS;
     }
+    default:
+        return TAPE_ERROR;
     }
-    return INCORRECT_TYPE;
 }
 
 /* Why a read stopped: a JSON error (error), or the shape of a value that is
@@ -519,7 +550,7 @@ refusal open_object(reader &rd, ondemand::value v, const char *not_object,
     ondemand::json_type type;
     error_code error;
 
-    if ((error = v.type().get(type))) {
+    if ((error = type_of(v, type))) {
         return json_refusal(error);
     }
     if (type != ondemand::json_type::object) {
@@ -559,7 +590,7 @@ refusal read_row(reader &rd, ondemand::value v, int n, int with_docid, cp_answer
             ondemand::json_type id_type;
             std::string_view id;
 
-            if ((error = field.value().type().get(id_type))) {
+            if ((error = type_of(field.value(), id_type))) {
                 return json_refusal(error);
             }
             id_is_string = id_type == ondemand::json_type::string;
@@ -585,7 +616,7 @@ refusal read_row(reader &rd, ondemand::value v, int n, int with_docid, cp_answer
             std::string_view scalar;
             json_t *key;
 
-            if ((error = field.value().type().get(key_type))) {
+            if ((error = type_of(field.value(), key_type))) {
                 return json_refusal(error);
             }
             if (key_type != ondemand::json_type::object
@@ -665,7 +696,7 @@ refusal read_answer(reader &rd, ondemand::value v, int with_docid, const cp_answ
             ondemand::array rows;
             int n = 0;
 
-            if ((error = field.value().type().get(rows_type))) {
+            if ((error = type_of(field.value(), rows_type))) {
                 return json_refusal(error);
             }
             if (rows_type != ondemand::json_type::array) {
@@ -754,7 +785,7 @@ error_code root_value(ondemand::document &doc, ondemand::value &root)
 {
     ondemand::json_type type;
 
-    SIMDJSON_TRY(doc.type().get(type));
+    SIMDJSON_TRY(type_of(doc, type));
     if (type != ondemand::json_type::object && type != ondemand::json_type::array) {
         return NOT_AN_ARRAY_OR_OBJECT;
     }
@@ -806,7 +837,7 @@ refusal read_results(reader &rd, ondemand::value root, int cut_off, int n, int w
 
     *k = 0;
     *whole = false;
-    if ((error = root.type().get(root_type))) {
+    if ((error = type_of(root, root_type))) {
         return json_refusal(error);
     }
     if (root_type != ondemand::json_type::object) {
@@ -829,7 +860,7 @@ refusal read_results(reader &rd, ondemand::value root, int cut_off, int n, int w
             return json_refusal(TAPE_ERROR);
         }
         first = false;
-        if (name != "results" || (error = field.value().type().get(type))
+        if (name != "results" || (error = type_of(field.value(), type))
             || type != ondemand::json_type::array) {
             if (error || (error = check_value(rd, field.value()))) {
                 return json_refusal(error);
@@ -850,7 +881,7 @@ refusal read_results(reader &rd, ondemand::value root, int cut_off, int n, int w
             }
             /* before a cut, CouchDB's results are objects: anything else
              * ends what it sent */
-            if (cut_off && (value.type().get(type) || type != ondemand::json_type::object)) {
+            if (cut_off && (type_of(value, type) || type != ondemand::json_type::object)) {
                 return json_refusal(TAPE_ERROR);
             }
             if (read++ >= n) {
@@ -1113,7 +1144,7 @@ error_code read_past(ondemand::value &v, cp_span *span)
     ondemand::array array;
     std::string_view raw;
 
-    SIMDJSON_TRY(v.type().get(type));
+    SIMDJSON_TRY(type_of(v, type));
     if (type == ondemand::json_type::object) {
         SIMDJSON_TRY(v.get_object().get(object));
         SIMDJSON_TRY(object.raw_json().get(raw));
@@ -1143,7 +1174,7 @@ cp_span find_in(const cp_row *row, cp_span at, const char *name, apr_size_t inde
     if (!at.len || !parser
         || parser->iterate(padded_string_view(at.text, at.len,
                                               (size_t)(end - at.text))).get(doc)
-        || doc.get_value().get(value) || value.type().get(type)) {
+        || doc.get_value().get(value) || type_of(value, type)) {
         return found;
     }
     if (name && type == ondemand::json_type::object) {
