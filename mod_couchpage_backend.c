@@ -304,7 +304,6 @@ static const char *couchdb_reason(request_rec *r, int status, const char *text,
 typedef struct {
     const char *url;
     const char *body;       /* the POST's {"queries": [...]}; NULL for a GET */
-    apr_off_t max_bytes;
     int may_be_cut;         /* a query CouchDB may refuse follows the first: see
                                quiet_refusals */
     int repeats;            /* how often it is repeated when it failed in flight:
@@ -420,7 +419,8 @@ static int run_attempt(request_rec *r, const cp_backend_conf *conf, const backen
     apr_time_t started;
 
     memset(out, 0, sizeof(*out));
-    out->capture.max_bytes = read->max_bytes;
+    /* what the request's earlier answers left of CouchPageMaxResponse */
+    out->capture.max_bytes = conf->max_response - stats->bytes;
     out->capture.body = apr_brigade_create(r->pool, r->connection->bucket_alloc);
     rr = make_proxy_subrequest(r, conf, read, &out->capture);
     if (rr->status != HTTP_OK) {
@@ -623,9 +623,13 @@ static int read_backend(request_rec *r, const cp_backend_conf *conf, const backe
 
     if (a->capture.too_large) {
         apr_brigade_cleanup(a->capture.body);
-        return fail(result, HTTP_BAD_GATEWAY, 0,
-                    apr_psprintf(r->pool, "the backend response is larger than %"
-                                 APR_OFF_T_FMT " bytes", read->max_bytes));
+        return fail(result, HTTP_BAD_GATEWAY, 0, stats->bytes == 0
+                    ? apr_psprintf(r->pool, "the backend response is larger than %"
+                                   APR_OFF_T_FMT " bytes", conf->max_response)
+                    : apr_psprintf(r->pool, "the backend responses for this request are "
+                                   "larger than %" APR_OFF_T_FMT " bytes together (this "
+                                   "one came after %" APR_OFF_T_FMT ")", conf->max_response,
+                                   stats->bytes));
     }
     if (a->rv == HTTP_GATEWAY_TIME_OUT || (a->rv != OK && a->timed_out)) {
         return fail(result, HTTP_GATEWAY_TIME_OUT, 0, "the backend did not answer in time");
@@ -648,6 +652,7 @@ static int read_backend(request_rec *r, const cp_backend_conf *conf, const backe
         return fail(result, HTTP_BAD_GATEWAY, 0, "the backend response could not be read");
     }
     apr_brigade_cleanup(a->capture.body);
+    stats->bytes += a->capture.bytes;
     return OK;
 }
 
@@ -675,7 +680,6 @@ static int get_query(request_rec *r, const cp_backend_conf *conf, const char *in
     int status;
 
     read.url = cp_plan_query_url(r->pool, index_url, query);
-    read.max_bytes = conf->max_response;
     read.repeats = repeats;
     status = read_backend(r, conf, &read, &a, stats, result);
     if (status != OK) {
@@ -794,8 +798,6 @@ int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *ba
     read.url = apr_pstrcat(r->pool, index_url, "/queries", NULL);
     read.body = cp_plan_batch_body(r->pool, queries);
     read.may_be_cut = may_be_cut(queries);
-    /* each query keeps its allowance of CouchPageMaxResponse */
-    read.max_bytes = conf->max_response * pending;
     read.repeats = 1;
     read.queries = pending;
     read.with_docid = with_docid;
