@@ -195,14 +195,15 @@ const char *end_of_read(const reader &rd, const char *start)
 }
 
 /* Opens a container for check_value (its first member or element is read
- * next), unless it would nest deeper than CP_RESPONSE_MAX_DEPTH below base. */
+ * next), unless it would nest deeper than max_depth below base. */
 template <typename Container, typename Iterator>
-error_code open_container(reader &rd, size_t base, simdjson_result<Container> got)
+error_code open_container(reader &rd, size_t base, size_t max_depth,
+                          simdjson_result<Container> got)
 {
     Container container;
     Iterator first;
 
-    if (rd.open.size() - base >= CP_RESPONSE_MAX_DEPTH) {
+    if (rd.open.size() - base >= max_depth) {
         return DEPTH_ERROR;
     }
     SIMDJSON_TRY(std::move(got).get(container));
@@ -211,10 +212,11 @@ error_code open_container(reader &rd, size_t base, simdjson_result<Container> go
     return SUCCESS;
 }
 
-/* Reads the value v to its end, checking every part of it as JSON. The
- * containers open inside it are kept in rd.open, not on the stack: a
- * document may nest deeply. */
-error_code check_value(reader &rd, ondemand::value v)
+/* Reads the value v to its end, checking every part of it as JSON, and
+ * nested at most max_depth levels (else DEPTH_ERROR). The containers open
+ * inside it are kept in rd.open, not on the stack: a document may nest
+ * deeply. */
+error_code check_value(reader &rd, ondemand::value v, size_t max_depth = CP_RESPONSE_MAX_DEPTH)
 {
     size_t base = rd.open.size();
     ondemand::value current = v;
@@ -228,11 +230,11 @@ error_code check_value(reader &rd, ondemand::value v)
             switch (type) {
             case ondemand::json_type::object:
                 SIMDJSON_TRY((open_container<ondemand::object, ondemand::object_iterator>(
-                    rd, base, current.get_object())));
+                    rd, base, max_depth, current.get_object())));
                 break;
             case ondemand::json_type::array:
                 SIMDJSON_TRY((open_container<ondemand::array, ondemand::array_iterator>(
-                    rd, base, current.get_array())));
+                    rd, base, max_depth, current.get_array())));
                 break;
             case ondemand::json_type::string: {
                 std::string_view text;
@@ -308,9 +310,11 @@ error_code check_value(reader &rd, ondemand::value v)
     }
 }
 
-/* Reads and checks the value v, and sets *span to its bytes: a scalar's
- * token, a container's up to where the reading of it ended. */
-error_code read_value(reader &rd, ondemand::value v, cp_span *span)
+/* Reads and checks the value v (nested at most max_depth levels), and
+ * sets *span to its bytes: a scalar's token, a container's up to where the
+ * reading of it ended. */
+error_code read_value(reader &rd, ondemand::value v, cp_span *span,
+                      size_t max_depth = CP_RESPONSE_MAX_DEPTH)
 {
     const char *start = v.raw_json_token().data();
     ondemand::json_type type;
@@ -319,12 +323,12 @@ error_code read_value(reader &rd, ondemand::value v, cp_span *span)
     SIMDJSON_TRY(type_of(v, type));
     if (type != ondemand::json_type::object && type != ondemand::json_type::array) {
         scalar = scalar_text(v);
-        SIMDJSON_TRY(check_value(rd, v));
+        SIMDJSON_TRY(check_value(rd, v, max_depth));
         span->text = scalar.data();
         span->len = scalar.size();
         return SUCCESS;
     }
-    SIMDJSON_TRY(check_value(rd, v));
+    SIMDJSON_TRY(check_value(rd, v, max_depth));
     span->text = start;
     span->len = (apr_size_t)(end_of_read(rd, start) - start);
     return SUCCESS;
@@ -611,30 +615,12 @@ refusal read_row(reader &rd, ondemand::value v, int n, int with_docid, cp_answer
             }
         }
         else if (name == "key") {
-            const char *start = field.value().raw_json_token().data();
-            ondemand::json_type key_type;
-            std::string_view scalar;
-            json_t *key;
-
-            if ((error = type_of(field.value(), key_type))) {
-                return json_refusal(error);
-            }
-            if (key_type != ondemand::json_type::object
-                && key_type != ondemand::json_type::array) {
-                scalar = scalar_text(field.value());
-            }
-            error = key_value(rd.pool, field.value(), 0, &key);
+            /* checked now, decoded when the page asks (cp_row_key) */
+            error = read_value(rd, field.value(), &row->key_text, KEY_MAX_DEPTH);
             if (error == DEPTH_ERROR) {
                 return shape_refusal(apr_psprintf(rd.pool, "row %d of the view response has "
                                                   "a key the module cannot read (nested "
                                                   "deeper than %d)", n, KEY_MAX_DEPTH));
-            }
-            if (!error) {
-                /* a scalar's token; a container up to where its reading ended */
-                row->key = cp_json_pool_own(rd.pool, key);
-                row->key_text.text = scalar.data() ? scalar.data() : start;
-                row->key_text.len = scalar.data() ? scalar.size()
-                                  : (apr_size_t)(end_of_read(rd, start) - start);
             }
         }
         else if (name == "value") {
@@ -665,6 +651,37 @@ refusal read_row(reader &rd, ondemand::value v, int n, int with_docid, cp_answer
                                           "document id with a NUL character", n));
     }
     return shape_refusal(NULL);
+}
+
+/* An answer's rows are one array of malloc's, grown by realloc, which
+ * moves a large one by remapping its pages: a pool's array would leave
+ * every smaller copy behind, as much again as the rows. Freed with the
+ * answer's pool. */
+apr_status_t release_rows(void *data)
+{
+    cp_answer *answer = static_cast<cp_answer *>(data);
+
+    free(answer->rows);
+    answer->rows = NULL;
+    answer->row_count = answer->row_capacity = 0;
+    return APR_SUCCESS;
+}
+
+/* Room for twice the rows (16 at first): false when memory runs out. */
+bool grow_rows(apr_pool_t *pool, cp_answer *answer)
+{
+    apr_size_t capacity = answer->rows ? answer->row_capacity * 2 : 16;
+    void *grown = realloc(answer->rows, capacity * sizeof(cp_row));
+
+    if (!grown) {
+        return false;
+    }
+    if (!answer->rows) {
+        apr_pool_cleanup_register(pool, answer, release_rows, apr_pool_cleanup_null);
+    }
+    answer->rows = (cp_row *)grown;
+    answer->row_capacity = capacity;
+    return true;
 }
 
 /* Reads the view response v. */
@@ -703,21 +720,28 @@ refusal read_answer(reader &rd, ondemand::value v, int with_docid, const cp_answ
                 if ((error = check_value(rd, field.value()))) {
                     return json_refusal(error);
                 }
-                answer->rows = NULL;
+                apr_pool_cleanup_run(rd.pool, answer, release_rows);
                 continue;
             }
             if ((error = field.value().get_array().get(rows))) {
                 return json_refusal(error);
             }
-            answer->rows = apr_array_make(rd.pool, 32, sizeof(cp_row));
+            /* the last rows member counts, as a JSON parser keeps it */
+            apr_pool_cleanup_run(rd.pool, answer, release_rows);
+            if (!grow_rows(rd.pool, answer)) {
+                return shape_refusal("out of memory for the view response's rows");
+            }
             for (auto row_result : rows) {
                 ondemand::value row;
 
                 if ((error = row_result.get(row))) {
                     return json_refusal(error);
                 }
+                if (answer->row_count == answer->row_capacity && !grow_rows(rd.pool, answer)) {
+                    return shape_refusal("out of memory for the view response's rows");
+                }
                 refused = read_row(rd, row, n++, with_docid, answer,
-                                   (cp_row *)apr_array_push(answer->rows));
+                                   &answer->rows[answer->row_count++]);
                 if (refused.error || refused.reason) {
                     return refused;
                 }
@@ -1229,6 +1253,15 @@ extern "C" cp_span cp_row_member(const cp_row *row, const char *name)
 
     return !strcmp(name, "id") ? row->id_text : !strcmp(name, "key") ? row->key_text
          : !strcmp(name, "value") ? row->value : !strcmp(name, "doc") ? row->doc : none;
+}
+
+extern "C" const json_t *cp_row_key(const cp_row *row)
+{
+    if (!row->key && row->key_text.len) {
+        /* read and checked with the body; the first use decodes it */
+        const_cast<cp_row *>(row)->key = cp_row_decode(row->answer->pool, row, row->key_text);
+    }
+    return row->key;
 }
 
 extern "C" cp_span cp_row_find(const cp_row *row, cp_span at, const char *name)

@@ -19,6 +19,9 @@
 #include "apr_hash.h"
 #include "apr_lib.h"
 #include "apr_strings.h"
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #if APR_HAS_THREADS
 #include "apr_thread_mutex.h"
 #endif
@@ -49,8 +52,60 @@ static struct {
 #endif
 } no_batch;
 
+/* A backend body as it is captured: one buffer of malloc's grown by
+ * realloc (which moves a large one by remapping its pages), with room for
+ * the CP_RESPONSE_PADDING bytes the response reader takes after a body. So
+ * a body is held once, never as buckets and a flattened copy of them
+ * together, and goes back to the system with the request's pool. */
 typedef struct {
-    apr_bucket_brigade *body;
+    char *text;
+    apr_size_t len;
+    apr_size_t room;
+} captured_body;
+
+static apr_status_t free_captured(void *data)
+{
+    captured_body *body = data;
+
+    free(body->text);
+    body->text = NULL;
+    body->len = body->room = 0;
+    return APR_SUCCESS;
+}
+
+static captured_body *captured_body_make(apr_pool_t *pool)
+{
+    captured_body *body = apr_pcalloc(pool, sizeof(*body));
+
+    apr_pool_cleanup_register(pool, body, free_captured, apr_pool_cleanup_null);
+    return body;
+}
+
+/* Appends data[0..len): 0 when memory runs out. */
+static int captured_append(captured_body *body, const char *data, apr_size_t len)
+{
+    apr_size_t need = body->len + len + CP_RESPONSE_PADDING, room;
+    char *grown;
+
+    if (need > body->room) {
+        for (room = body->room ? body->room : 16384; room < need; room *= 2) {
+        }
+        grown = realloc(body->text, room);
+        if (!grown) {
+            return 0;
+        }
+        body->text = grown;
+        body->room = room;
+    }
+    if (len) {
+        memcpy(body->text + body->len, data, len);
+        body->len += len;
+    }
+    return 1;
+}
+
+typedef struct {
+    captured_body *body;
     apr_off_t bytes;
     apr_off_t max_bytes;
     int too_large;
@@ -75,7 +130,7 @@ static void body_broken(ap_filter_t *f, capture_ctx *ctx)
     ctx->broken = 1;
 }
 
-/* Sets every data bucket aside into our own brigade: the subrequest's output
+/* Copies every data bucket into the captured body: the subrequest's output
  * must never reach the client, and mod_proxy's buckets are transient. */
 static apr_status_t capture_body(ap_filter_t *f, apr_bucket_brigade *bb)
 {
@@ -105,8 +160,12 @@ static apr_status_t capture_body(ap_filter_t *f, apr_bucket_brigade *bb)
             rv = APR_ENOSPC;
             break;
         }
+        if (!captured_append(ctx->body, data, len)) {
+            body_broken(f, ctx);
+            rv = APR_ENOMEM;
+            break;
+        }
         ctx->bytes += len;
-        apr_brigade_write(ctx->body, NULL, NULL, data, len);
     }
     apr_brigade_cleanup(bb);
     return rv;
@@ -265,12 +324,29 @@ static void remember_lacks_batch(request_rec *r, const char *backend, int status
     }
 }
 
+/* A request that reads a large answer allocates a few large blocks (the
+ * body, its rows, simdjson's working memory) and frees them at its end.
+ * glibc's malloc raises its mmap threshold to the size of every mmapped
+ * block freed (up to 32 MB), and its heap's trim threshold to twice that:
+ * after one large answer, the next ones' blocks come from the heap, and up
+ * to 64 MB of it stays with the child, free, for good. A fixed threshold
+ * turns that adjustment off: blocks of CP_MMAP_THRESHOLD and more are
+ * mapped, and unmapped when freed. */
+#define CP_MMAP_THRESHOLD (256 * 1024)
+
 static void child_init(apr_pool_t *pchild, server_rec *s)
 {
     module *proxy_http = ap_find_linked_module("mod_proxy_http.c");
 
     proxy_http_index = proxy_http ? proxy_http->module_index : -1;
     no_batch_init(pchild, s);
+#if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD)
+    if (!mallopt(M_MMAP_THRESHOLD, CP_MMAP_THRESHOLD)) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, CPLOGNO(0190) "mallopt("
+                     "M_MMAP_THRESHOLD) failed: memory of large answers may stay with "
+                     "the child after its request");
+    }
+#endif
 }
 
 void cp_backend_register(void)
@@ -421,7 +497,7 @@ static int run_attempt(request_rec *r, const cp_backend_conf *conf, const backen
     memset(out, 0, sizeof(*out));
     /* what the request's earlier answers left of CouchPageMaxResponse */
     out->capture.max_bytes = conf->max_response - stats->bytes;
-    out->capture.body = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+    out->capture.body = captured_body_make(r->pool);
     rr = make_proxy_subrequest(r, conf, read, &out->capture);
     if (rr->status != HTTP_OK) {
         out->rv = rr->status;
@@ -461,21 +537,17 @@ static int is_nodedown(request_rec *r, int backend_status, const char *text, apr
 
 #define NODEDOWN_REASON "CouchDB answered 500 nodedown: a cluster node went down during the read"
 
-/* The body in one piece, followed by the zero padding the response reader
- * may load past its end (CP_RESPONSE_PADDING). */
-static apr_status_t flatten_padded(apr_pool_t *pool, apr_bucket_brigade *body, char **text,
-                                   apr_size_t *len)
+/* The captured body, followed by the zero padding the response reader may
+ * load past its end (CP_RESPONSE_PADDING). */
+static apr_status_t padded_body(captured_body *body, char **text, apr_size_t *len)
 {
-    apr_off_t length;
-    apr_status_t rv = apr_brigade_length(body, 1, &length);
-
-    if (rv != APR_SUCCESS) {
-        return rv;
+    if (!captured_append(body, NULL, 0)) {
+        return APR_ENOMEM;
     }
-    *len = (apr_size_t)length;
-    *text = apr_palloc(pool, *len + CP_RESPONSE_PADDING);
-    memset(*text + *len, 0, CP_RESPONSE_PADDING);
-    return apr_brigade_flatten(body, *text, len);
+    memset(body->text + body->len, 0, CP_RESPONSE_PADDING);
+    *text = body->text;
+    *len = body->len;
+    return APR_SUCCESS;
 }
 
 /* Whether the attempt is a multi-query answer that CouchDB cut off after
@@ -488,7 +560,7 @@ static int batch_cut_after_status(request_rec *r, const backend_read *read, atte
         || a->backend_status != HTTP_OK) {
         return 0;
     }
-    if (flatten_padded(r->pool, a->capture.body, &a->text, &a->len) != APR_SUCCESS) {
+    if (padded_body(a->capture.body, &a->text, &a->len) != APR_SUCCESS) {
         a->kept = -1;
         a->error = "the backend response could not be read";
     }
@@ -540,7 +612,7 @@ static const char *failed_in_flight(request_rec *r, const backend_read *read, at
         char *text;
         apr_size_t len;
 
-        if (apr_brigade_pflatten(a->capture.body, &text, &len, r->pool) == APR_SUCCESS
+        if (padded_body(a->capture.body, &text, &len) == APR_SUCCESS
             && is_nodedown(r, a->backend_status, text, len)) {
             return NODEDOWN_REASON;
         }
@@ -618,11 +690,11 @@ static int read_backend(request_rec *r, const cp_backend_conf *conf, const backe
         else {
             break;
         }
-        apr_brigade_cleanup(a->capture.body);
+        free_captured(a->capture.body);
     }
 
     if (a->capture.too_large) {
-        apr_brigade_cleanup(a->capture.body);
+        free_captured(a->capture.body);
         return fail(result, HTTP_BAD_GATEWAY, 0, stats->bytes == 0
                     ? apr_psprintf(r->pool, "the backend response is larger than %"
                                    APR_OFF_T_FMT " bytes", conf->max_response)
@@ -643,15 +715,13 @@ static int read_backend(request_rec *r, const cp_backend_conf *conf, const backe
                                  a->rv));
     }
     if (a->capture.broken && a->kept <= 0) {
-        apr_brigade_cleanup(a->capture.body);
+        free_captured(a->capture.body);
         return fail(result, HTTP_BAD_GATEWAY, 0,
                     a->kept < 0 ? a->error : "the backend response was cut off");
     }
-    if (!a->text && flatten_padded(r->pool, a->capture.body, &a->text, &a->len)
-                    != APR_SUCCESS) {
+    if (!a->text && padded_body(a->capture.body, &a->text, &a->len) != APR_SUCCESS) {
         return fail(result, HTTP_BAD_GATEWAY, 0, "the backend response could not be read");
     }
-    apr_brigade_cleanup(a->capture.body);
     stats->bytes += a->capture.bytes;
     return OK;
 }
