@@ -970,6 +970,31 @@ bool first_pass_reads(ondemand::parser &parser, const char *text, apr_size_t *le
     return false;
 }
 
+/* Where the last '}' outside a string in text[0..len) ends, or 0. */
+apr_size_t after_last_brace(const char *text, apr_size_t len)
+{
+    apr_size_t i, end = 0;
+    bool in_string = false;
+
+    for (i = 0; i < len; i++) {
+        if (in_string) {
+            if (text[i] == '\\') {
+                i++;
+            }
+            else if (text[i] == '"') {
+                in_string = false;
+            }
+        }
+        else if (text[i] == '"') {
+            in_string = true;
+        }
+        else if (text[i] == '}') {
+            end = i + 1;
+        }
+    }
+    return end;
+}
+
 /* The longest beginning of a cut text that simdjson's first pass reads, in
  * *len: the whole, or, when it holds what is not JSON (bytes that are not
  * UTF-8, a control character), the beginning before that. A beginning of
@@ -1062,6 +1087,12 @@ extern "C" int cp_response_read_batch(apr_pool_t *pool, const char *text, apr_si
     if (!cut_text_that_reads(parser, text, &usable)) {
         return 0;
     }
+    /* What follows the last object closed before the cut completes
+     * nothing (a result ends with its '}'): left out, since simdjson 4
+     * refuses an object document whose last token is not a '}'
+     * (INCOMPLETE_ARRAY_OR_OBJECT, check_root_object) where 3.0 reads up
+     * to the cut. */
+    usable = after_last_brace(text, usable);
     if (usable < len) {
         text = cp_response_padded(pool, text, usable);
     }
