@@ -103,6 +103,11 @@ cp_field *cp_field_parse(apr_pool_t *pool, const char *path, const char **error)
     return field;
 }
 
+int cp_field_reads(const cp_field *field, const char *member)
+{
+    return strcmp(APR_ARRAY_IDX(field->steps, 0, field_step).member, member) == 0;
+}
+
 const json_t *cp_field_get(apr_pool_t *pool, const cp_field *field, const cp_row *row)
 {
     cp_span at = cp_row_member(row, APR_ARRAY_IDX(field->steps, 0, field_step).member);
@@ -167,6 +172,20 @@ cp_pattern *cp_pattern_parse(apr_pool_t *pool, const char *text, const char **er
         p += len + 2;
     }
     return pattern;
+}
+
+int cp_pattern_reads(const cp_pattern *pattern, const char *member)
+{
+    int i;
+
+    for (i = 0; i < pattern->parts->nelts; i++) {
+        const pattern_part *part = &APR_ARRAY_IDX(pattern->parts, i, pattern_part);
+
+        if (part->field && cp_field_reads(part->field, member)) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 const char *cp_pattern_expand(apr_pool_t *pool, const cp_pattern *pattern,

@@ -29,6 +29,10 @@ typedef struct cp_pattern cp_pattern; /* a compiled LINK pattern */
 /* Compiles a FIELD path; NULL with *error set when it is not one. */
 cp_field *cp_field_parse(apr_pool_t *pool, const char *path, const char **error);
 
+/* Whether the path starts at the row's member named (id, key, value, doc):
+ * a path into doc reads nothing where rows carry no document. */
+int cp_field_reads(const cp_field *field, const char *member);
+
 /* The JSON value at the path in the row, decoded (pool-owned), or NULL
  * when the row has none. */
 const json_t *cp_field_get(apr_pool_t *pool, const cp_field *field, const cp_row *row);
@@ -41,6 +45,9 @@ const char *cp_field_text(apr_pool_t *pool, const json_t *value, apr_size_t *len
 /* Compiles a LINK pattern; NULL with *error set for a bad placeholder or an
  * unbalanced brace. */
 cp_pattern *cp_pattern_parse(apr_pool_t *pool, const char *pattern, const char **error);
+
+/* Whether a placeholder of the pattern starts at the row's member named. */
+int cp_pattern_reads(const cp_pattern *pattern, const char *member);
 
 /* The pattern filled in from the row; a missing value fills in as empty. */
 const char *cp_pattern_expand(apr_pool_t *pool, const cp_pattern *pattern,

@@ -450,6 +450,7 @@ static void add_link(apr_array_header_t *pages, apr_int64_t number, const char *
     link->number = number;
     link->start = start;
     link->current = current;
+    link->withheld = 0;
 }
 
 /* The page's offset, the location's total and its last page, once the
@@ -485,6 +486,7 @@ static void link_pages(apr_pool_t *pool, const cp_page_answers *in, json_int_t b
     apr_int64_t current = page->numbered ? pages_for(before, in->count) + 1 : 0;
     int i;
 
+    page->withheld = 0;
     page->prev = behind->nelts ? APR_ARRAY_IDX(behind, 0, const char *) : NULL;
     page->prev_is_first = first_at == 1;
     page->pages = apr_array_make(pool, 2 * in->links + 1, sizeof(cp_page_link));
@@ -594,4 +596,40 @@ cp_query *cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page 
     set_position(in, forward_rows, rows_before, total, page);
     link_pages(pool, in, rows_before, before, first_at, after, page);
     return widen;
+}
+
+/* Whether a token is too long to be taken back; *longest keeps the longest. */
+static int too_long(const char *token, apr_size_t max_length, apr_size_t *longest)
+{
+    apr_size_t len = token ? strlen(token) : 0;
+
+    if (len <= max_length) {
+        return 0;
+    }
+    *longest = len > *longest ? len : *longest;
+    return 1;
+}
+
+apr_size_t cp_page_withhold_long_tokens(cp_page *page, apr_size_t max_length)
+{
+    apr_size_t longest = 0;
+    int i;
+
+    if (too_long(page->next, max_length, &longest)) {
+        page->next = NULL;
+        page->withheld |= CP_WITHHELD_NEXT;
+    }
+    if (too_long(page->prev, max_length, &longest)) {
+        page->prev = NULL;
+        page->withheld |= CP_WITHHELD_PREV;
+    }
+    for (i = 0; i < page->pages->nelts; i++) {
+        cp_page_link *link = &APR_ARRAY_IDX(page->pages, i, cp_page_link);
+
+        if (!link->current && too_long(link->start, max_length, &longest)) {
+            link->start = NULL;
+            link->withheld = 1;
+        }
+    }
+    return longest;
 }

@@ -23,7 +23,13 @@ typedef struct {
     const char *start; /* its token; NULL for the first page, unless it is the
                           current page and was reached with one */
     int current;
+    int withheld;       /* its token is left out, too long to be taken back
+                           (cp_page_withhold_long_tokens): no link, number only */
 } cp_page_link;
+
+/* Links of a page left out because their token is too long to be taken back. */
+#define CP_WITHHELD_NEXT 1
+#define CP_WITHHELD_PREV 2
 
 /* CouchDB's answers for one page. */
 typedef struct {
@@ -58,6 +64,8 @@ typedef struct {
                                  this page); NULL when it is the first page */
     int last_is_current;      /* it is this page (last is the client's token) */
     apr_int64_t last_number;  /* its number */
+    int withheld;             /* CP_WITHHELD_NEXT, CP_WITHHELD_PREV: that page exists,
+                                 but its token is left out (next or prev NULL) */
 } cp_page;
 
 /* Builds the page from the answers (read and checked by
@@ -70,5 +78,16 @@ typedef struct {
  * rare second round"), else NULL; the page is built all the same, without
  * the pages behind it cannot place. */
 cp_query *cp_page_assemble(apr_pool_t *pool, const cp_page_answers *answers, cp_page *page);
+
+/* Leaves out of the page every token longer than max_length bytes, which
+ * the module would refuse when a client sent it back
+ * (CouchPageMaxTokenLength): such a next or prev becomes NULL with its bit
+ * in page->withheld, and a page link keeps its number without a token
+ * (withheld). A previous page that is the first page keeps its link, which
+ * needs no token. The current page's token is the client's, taken already,
+ * and the last page's is the word CP_TOKEN_LAST, some 50 bytes sealed, under
+ * the smallest cap (64): neither is left out.
+ * Returns the length of the longest token left out, 0 for none. */
+apr_size_t cp_page_withhold_long_tokens(cp_page *page, apr_size_t max_length);
 
 #endif

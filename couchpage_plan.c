@@ -49,6 +49,22 @@ const char *cp_plan_check_range(apr_pool_t *pool, const cp_view *view, const cha
     return read_range(pool, view, low, high, &low_key, &high_key);
 }
 
+const char *cp_plan_check_partition(apr_pool_t *pool, const char *partition)
+{
+    /* CouchDB's rule (couch_partition:validate_partition): not empty, no
+     * leading underscore, no colon, UTF-8. The name is one path segment,
+     * percent-encoded ('/' too); "." and ".." would still be read as the
+     * path's own dot segments, /db/_partition/../_design/... */
+    if (!cp_json_quote(pool, partition)) {
+        return "the partition name is not valid UTF-8";
+    }
+    if (!*partition || *partition == '_' || strchr(partition, ':')
+        || !strcmp(partition, ".") || !strcmp(partition, "..")) {
+        return apr_psprintf(pool, "'%s' is not a CouchDB partition name", partition);
+    }
+    return NULL;
+}
+
 const char *cp_plan_init(apr_pool_t *pool, cp_plan *plan, const cp_view *view,
                          const char *partition, const char *low, const char *high,
                          int count, int links)
@@ -70,9 +86,9 @@ const char *cp_plan_init(apr_pool_t *pool, cp_plan *plan, const cp_view *view,
         if (view->is_partitioned) {
             return "the view URL names a partition already";
         }
-        /* CouchDB's partition names: non-empty, no leading underscore. */
-        if (!*partition || *partition == '_' || strchr(partition, ':')) {
-            return apr_psprintf(pool, "'%s' is not a CouchDB partition name", partition);
+        reason = cp_plan_check_partition(pool, partition);
+        if (reason) {
+            return reason;
         }
         plan->index_url = apr_pstrcat(pool, view->db_url, "/_partition/",
                                       apr_pescape_path_segment(pool, partition),
@@ -99,8 +115,16 @@ static void set_param(json_t *params, const char *name, json_t *value)
     json_object_set_new(params, name, value);
 }
 
-const char *cp_plan_query_url(apr_pool_t *pool, const char *index_url,
-                              const cp_query *query)
+/* A parameter whose value is a key or a document id. */
+static int is_key_param(const char *name)
+{
+    return !strcmp(name, "startkey") || !strcmp(name, "endkey")
+        || !strcmp(name, "startkey_docid") || !strcmp(name, "endkey_docid");
+}
+
+/* The query string of a GET: name=value for each parameter; with
+ * hide_keys, a key's or a document id's value is its length instead. */
+static const char *query_string(apr_pool_t *pool, const cp_query *query, int hide_keys)
 {
     apr_array_header_t *pairs = apr_array_make(pool, (int)json_object_size(query->params),
                                                sizeof(const char *));
@@ -112,9 +136,33 @@ const char *cp_plan_query_url(apr_pool_t *pool, const char *index_url,
                          ? json_string_value(value) : cp_json_text(pool, value);
 
         APR_ARRAY_PUSH(pairs, const char *) =
-            apr_pstrcat(pool, name, "=", apr_pescape_urlencoded(pool, text), NULL);
+            hide_keys && is_key_param(name)
+            ? apr_psprintf(pool, "%s=<%" APR_SIZE_T_FMT " bytes>", name, strlen(text))
+            : apr_pstrcat(pool, name, "=", apr_pescape_urlencoded(pool, text), NULL);
     }
-    return apr_pstrcat(pool, index_url, "?", apr_array_pstrcat(pool, pairs, '&'), NULL);
+    return apr_array_pstrcat(pool, pairs, '&');
+}
+
+const char *cp_plan_query_url(apr_pool_t *pool, const char *index_url,
+                              const cp_query *query)
+{
+    return apr_pstrcat(pool, index_url, "?", query_string(pool, query, 0), NULL);
+}
+
+const char *cp_plan_url_path(const char *url)
+{
+    const char *authority = strstr(url, "://"), *path;
+
+    authority = authority ? authority + 3 : url;
+    path = strchr(authority, '/');
+    return path ? path : "/";
+}
+
+const char *cp_plan_query_loggable(apr_pool_t *pool, const char *index_url,
+                                   const cp_query *query, int hide_keys)
+{
+    return apr_pstrcat(pool, cp_plan_url_path(index_url), "?",
+                       query_string(pool, query, hide_keys), NULL);
 }
 
 /* The parameters every query of the location shares. */
@@ -433,22 +481,48 @@ const char *cp_plan_batch_body(apr_pool_t *pool, const apr_array_header_t *queri
     return cp_json_text(pool, cp_json_pool_own(pool, json_pack("{s:o}", "queries", list)));
 }
 
+int cp_plan_max_reach(const cp_plan *plan)
+{
+    /* what the pages either side and the page need, and room for an entry
+     * of max_emits rows at either end of the rows read (the token's own and
+     * the far one), with the slack; see the header for each query's share */
+    return (1 + cp_plan_pages_either_side(plan->links)) * plan->count
+           + 2 * plan->view->max_emits + CP_PLAN_BACKWARD_SLACK;
+}
+
 int cp_plan_widen(apr_pool_t *pool, const cp_plan *plan, const cp_token *start,
                   cp_query *query)
 {
-    int limit;
+    int limit, reach = cp_plan_max_reach(plan);
 
-    if (!query || query->widened >= CP_PLAN_MAX_WIDENINGS) {
+    if (!query || query->widened >= CP_PLAN_MAX_WIDENINGS
+        || query->limit + cp_plan_skip(query) >= reach) {
         return 0;
     }
     /* as the widening before it grew: each time well beyond the entry, and
-     * every row read, none passed over */
+     * every row read, none passed over; never beyond what entries of
+     * max_emits rows need, so that a token cannot make it read more */
     limit = (query->limit + cp_plan_skip(query)) * 8 + plan->count;
+    limit = limit < reach ? limit : reach;
     set_query(query, query->role, limit,
               query->role == CP_QUERY_RANGE_END ? tail_params(pool, plan, limit)
                                                 : backward_params(pool, plan, start, limit, 0),
               query->widened + 1);
     return 1;
+}
+
+const cp_query *cp_plan_overfull(const apr_array_header_t *queries)
+{
+    int i;
+
+    for (i = 0; i < queries->nelts; i++) {
+        const cp_query *query = &APR_ARRAY_IDX(queries, i, cp_query);
+
+        if (query->answer && cp_answer_rows(query->answer) > (apr_size_t)query->limit) {
+            return query;
+        }
+    }
+    return NULL;
 }
 
 int cp_plan_skip(const cp_query *query)
@@ -477,6 +551,12 @@ const char *cp_plan_check_start(apr_pool_t *pool, const cp_plan *plan,
     const json_t *bounds[2] = { plan->low_key, plan->high_key };
     int side;
 
+    /* the forward query skips index rows: no more than one document emits */
+    if (start->index >= plan->view->max_emits) {
+        return apr_psprintf(pool, "the start token's row %d is beyond the %d rows one "
+                            "document emits under one key here", start->index,
+                            plan->view->max_emits);
+    }
     if (!plan->view->is_all_docs || !(plan->low_key || plan->high_key) || start->at_end) {
         return NULL;
     }

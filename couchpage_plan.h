@@ -41,6 +41,11 @@ typedef struct {
 const char *cp_plan_check_range(apr_pool_t *pool, const cp_view *view, const char *low,
                                 const char *high);
 
+/* NULL when partition can name a CouchDB partition in a URL's path, else
+ * the reason: CouchDB's rule (not empty, no leading '_', no ':', UTF-8),
+ * and neither "." nor "..", which a path reads as its dot segments. */
+const char *cp_plan_check_partition(apr_pool_t *pool, const char *partition);
+
 /* partition may be NULL; low and high are compact JSON (or NULL). Returns
  * NULL, or the reason the bounds (cp_plan_check_range's) or the partition
  * name cannot be used. */
@@ -106,6 +111,17 @@ int cp_plan_pending(const apr_array_header_t *queries);
 const char *cp_plan_query_url(apr_pool_t *pool, const char *index_url,
                               const cp_query *query);
 
+/* The path of a URL: what follows its scheme://authority ("/" if nothing). */
+const char *cp_plan_url_path(const char *url);
+
+/* The query as a log line shows it: cp_plan_query_url's path and query
+ * string, without the scheme and authority. With hide_keys (where tokens
+ * are sealed, their keys are confidential), the value of each key and
+ * document id (startkey, endkey, startkey_docid, endkey_docid) is its
+ * length instead: startkey=<12 bytes>. */
+const char *cp_plan_query_loggable(apr_pool_t *pool, const char *index_url,
+                                   const cp_query *query, int hide_keys);
+
 /* The body of a multi-query POST of the queries that have no answer yet,
  * in order: {"queries": [params, ...]}. */
 const char *cp_plan_batch_body(apr_pool_t *pool, const apr_array_header_t *queries);
@@ -116,14 +132,34 @@ const char *cp_plan_batch_body(apr_pool_t *pool, const apr_array_header_t *queri
  * twice (the token's own after it, or one at the far end). */
 #define CP_PLAN_BACKWARD_SLACK 3
 
+/* The most rows a query of the page reads, those it passes over with skip
+ * included (limit + skip):
+ *     (1 + P) × count + 2 × max_emits + CP_PLAN_BACKWARD_SLACK
+ * where P is cp_plan_pages_either_side(links) and max_emits the view's.
+ * Every query cp_plan_page and cp_plan_widen plan keeps within it, whatever
+ * the token, once cp_plan_check_start has held the token's row index below
+ * max_emits: forward and ahead read P × count + 1 rows after skipping
+ * index (< max_emits); backward passes over count − 2 and reads to
+ * P × count + index + 1 + slack rows in all; the last page's query reads
+ * (1 + P) × count + slack; a widening grows a query up to this bound and
+ * no further (entries of up to max_emits rows at either end fit in it);
+ * the range probes read none. So no client can make the module ask CouchDB
+ * for more than the page it may ask for, whatever its depth or token. */
+int cp_plan_max_reach(const cp_plan *plan);
+
+/* The first query whose answer holds more rows than its limit asked for
+ * (a backend that ignored it), or NULL: such an answer is refused, not used. */
+const cp_query *cp_plan_overfull(const apr_array_header_t *queries);
+
 /* The rare second round: when the page assembler cannot place the rows
  * the pages behind need from an answer (cp_page_assemble names it: the
  * backward query's, an entry of several rows cut by its limit or its skip,
  * or fewer rows behind the token than it passed over; or the last page's,
  * ending inside an entry where the page or the pages behind need it), that
  * query is replaced by a wider one, with no answer and no skip, and 1 is
- * returned: send the pending queries again. 0 for NULL, or a query widened
- * CP_PLAN_MAX_WIDENINGS times already. */
+ * returned: send the pending queries again. 0 for NULL, a query widened
+ * CP_PLAN_MAX_WIDENINGS times already, or one that reads cp_plan_max_reach
+ * rows already. */
 #define CP_PLAN_MAX_WIDENINGS 3
 int cp_plan_widen(apr_pool_t *pool, const cp_plan *plan, const cp_token *start,
                   cp_query *query);
@@ -135,9 +171,11 @@ int cp_plan_skip(const cp_query *query);
  * partition), so that CouchDB's offsets do not count from their start. */
 int cp_plan_is_partial(const cp_plan *plan);
 
-/* CouchDB refuses a view query whose start lies beyond its range, but makes
- * no such check on _all_docs; there ids collate as raw bytes, so the start
- * is checked here. Returns NULL, or the reason a token is refused. */
+/* A start token's row index must be below the view's max_emits, which
+ * bounds the forward query's skip. CouchDB refuses a view query whose start
+ * lies beyond its range, but makes no such check on _all_docs; there ids
+ * collate as raw bytes, so the start is checked here. Returns NULL, or the
+ * reason a token is refused. */
 const char *cp_plan_check_start(apr_pool_t *pool, const cp_plan *plan,
                                 const cp_token *start);
 

@@ -37,10 +37,13 @@ const char *cp_link_url(apr_pool_t *pool, const cp_links *links, const char *tok
 
 const char *cp_prev_url(apr_pool_t *pool, const cp_links *links, const cp_page *page)
 {
-    if (!page->prev) {
-        return NULL;
+    int has_prev = page->prev || (page->withheld & CP_WITHHELD_PREV);
+
+    /* the first page's link needs no token, one left out included */
+    if (has_prev && page->prev_is_first) {
+        return cp_link_url(pool, links, NULL);
     }
-    return cp_link_url(pool, links, page->prev_is_first ? NULL : page->prev);
+    return page->prev ? cp_link_url(pool, links, page->prev) : NULL;
 }
 
 static json_t *string_or_null(const char *text)
@@ -152,15 +155,27 @@ const char *cp_render_json(apr_pool_t *pool, const cp_page *page, const cp_links
         json_object_set_new(link_urls, "last", json_string(cp_link_url(pool, links, page->last)));
     }
     json_object_set_new(body, "links", link_urls);
+    if (page->withheld) {
+        json_t *withheld = json_array();
+
+        if (page->withheld & CP_WITHHELD_NEXT) {
+            json_array_append_new(withheld, json_string("next"));
+        }
+        if (page->withheld & CP_WITHHELD_PREV) {
+            json_array_append_new(withheld, json_string("prev"));
+        }
+        json_object_set_new(body, "withheld", withheld);
+    }
     if (page->pages->nelts > 0) {
         json_t *pages = json_array();
 
         for (p = 0; p < page->pages->nelts; p++) {
             const cp_page_link *link = &APR_ARRAY_IDX(page->pages, p, cp_page_link);
 
-            json_array_append_new(pages, json_pack("{s:I, s:o, s:b, s:s}",
+            json_array_append_new(pages, json_pack("{s:I, s:o, s:b, s:o}",
                 "number", (json_int_t)link->number, "start", string_or_null(link->start),
-                "current", link->current, "url", cp_link_url(pool, links, link->start)));
+                "current", link->current, "url", string_or_null(
+                    link->withheld ? NULL : cp_link_url(pool, links, link->start))));
         }
         json_object_set_new(body, "pages", pages);
     }
@@ -325,17 +340,23 @@ static const char *page_entry(apr_pool_t *pool, const cp_page *page, const cp_li
         return apr_pstrcat(pool, "<li><span aria-current=\"page\">", label, "</span></li>\n",
                            NULL);
     }
+    if (link->withheld) {
+        return apr_pstrcat(pool, "<li><span class=\"couchpage-withheld\">", label,
+                           "</span></li>\n", NULL);
+    }
     return apr_pstrcat(pool, "<li><a href=\"", html(pool, cp_link_url(pool, links, link->start)),
                        "\">", label, "</a></li>\n", NULL);
 }
 
+/* A link of the nav, or without url a disabled span: couchpage-withheld
+ * when there is such a page, but its token was left out. */
 static const char *nav_link(apr_pool_t *pool, const char *rel, const char *label,
-                            const char *url)
+                            const char *url, int withheld)
 {
     if (!url) {
-        return apr_pstrcat(pool, "<span class=\"couchpage-", rel,
-                           " couchpage-disabled\" aria-disabled=\"true\">", label,
-                           "</span>\n", NULL);
+        return apr_pstrcat(pool, "<span class=\"couchpage-", rel, " couchpage-disabled",
+                           withheld ? " couchpage-withheld" : "",
+                           "\" aria-disabled=\"true\">", label, "</span>\n", NULL);
     }
     return apr_pstrcat(pool, "<a class=\"couchpage-", rel, "\" rel=\"", rel, "\" href=\"",
                        html(pool, url), "\">", label, "</a>\n", NULL);
@@ -378,10 +399,11 @@ const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links
     /* without page links, the first page has a link of its own */
     if (page->pages->nelts == 0) {
         EMIT(nav_link(pool, "first", word(pool, spec, CP_WORD_FIRST),
-                      page->prev ? cp_link_url(pool, links, NULL) : NULL));
+                      page->prev || (page->withheld & CP_WITHHELD_PREV)
+                      ? cp_link_url(pool, links, NULL) : NULL, 0));
     }
     EMIT(nav_link(pool, "prev", word(pool, spec, CP_WORD_PREVIOUS),
-                  cp_prev_url(pool, links, page)));
+                  cp_prev_url(pool, links, page), page->withheld & CP_WITHHELD_PREV));
     if (page->pages->nelts > 0) {
         EMIT("<ol class=\"couchpage-pages\">\n");
         for (p = 0; p < page->pages->nelts; p++) {
@@ -404,12 +426,13 @@ const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links
         EMIT("</ol>\n");
     }
     EMIT(nav_link(pool, "next", word(pool, spec, CP_WORD_NEXT),
-                  page->next ? cp_link_url(pool, links, page->next) : NULL));
+                  page->next ? cp_link_url(pool, links, page->next) : NULL,
+                  page->withheld & CP_WITHHELD_NEXT));
     /* without page links, the last page has a link of its own, but on the
      * last page itself */
     if (page->pages->nelts == 0 && page->has_last) {
         EMIT(nav_link(pool, "last", word(pool, spec, CP_WORD_LAST),
-                      page->last_is_current ? NULL : cp_link_url(pool, links, page->last)));
+                      page->last_is_current ? NULL : cp_link_url(pool, links, page->last), 0));
     }
     EMIT("</nav>\n</div>\n");
 #undef EMIT

@@ -24,8 +24,9 @@ typedef struct {
 /* The URL of the page that starts at token; NULL token: the first page. */
 const char *cp_link_url(apr_pool_t *pool, const cp_links *links, const char *token);
 
-/* The URL of the previous page, NULL without one: the first page's own URL
- * when it is the first page (cp_page.prev_is_first). */
+/* The URL of the previous page, NULL without one (or when its token was
+ * left out): the first page's own URL when it is the first page
+ * (cp_page.prev_is_first), its token left out or not. */
 const char *cp_prev_url(apr_pool_t *pool, const cp_links *links, const cp_page *page);
 
 /* {"items":[{"id","key","value","doc"}...],"next","prev",
@@ -35,7 +36,11 @@ const char *cp_prev_url(apr_pool_t *pool, const cp_links *links, const cp_page *
  *  links; numbering "absolute" when the position is known, else "relative";
  *  total_rows the location's rows when known (see cp_page), offset, first_row
  *  and last_row (1-based, only on a page with rows) only with the position,
- *  links.last and last_page only when the last page is known. Each row's id,
+ *  links.last and last_page only when the last page is known; "withheld"
+ *  (["next"], ["prev"] or both) only when that page exists but its token was
+ *  left out (cp_page_withhold_long_tokens), its token null, its link null but
+ *  for a previous page that is the first; a page link whose token was left
+ *  out has a null start and url. Each row's id,
  *  key, value and doc are the bytes CouchDB sent (< > & written as \u
  *  escapes, as everywhere in the body), the doc reduced to its members named
  *  in fields (const char *, CouchPageFields; NULL: the whole doc). */
@@ -93,7 +98,9 @@ typedef struct {
  * li.couchpage-gap for the pages between; the current page a span with
  * aria-current="page", not a link), next; without a page list,
  * a.couchpage-first before prev and a.couchpage-last after next when the
- * last page is known, each a disabled span on its own page. Every number
+ * last page is known, each a disabled span on its own page. A link whose
+ * token was left out is a span.couchpage-withheld (prev and next disabled
+ * too), its number shown. Every number
  * shown has the thousands word between its groups of three digits.
  * Every text, word and URL is escaped; render_item's output is taken as it
  * is. NULL with *error set when render_item fails. */

@@ -1,11 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * couchpage_seal: opaque, signed tokens (CouchPageTokenSecret).
+ * couchpage_seal: opaque tokens (CouchPageTokenSecret), encrypted and
+ * authenticated with AES-256-GCM (OpenSSL's libcrypto).
  *
- * A sealed token is base64url(payload) "." base64url(HMAC-SHA-256), the MAC
- * taken over a version tag, the binding (what the token is valid for: the
- * location) and the payload, with OpenSSL's HMAC. A token sealed for one
- * location, or with another secret, does not open.
+ * A sealed token is base64url, without padding, of
+ *
+ *     format (1 byte, 2) | nonce (12 random bytes) | ciphertext | tag (16 bytes)
+ *
+ * the ciphertext as long as the payload; the associated data is the format
+ * byte and the binding (what the token is valid for: the location's view
+ * and path). The key is HKDF-SHA-256 of the secret, derived once. Nothing
+ * of the payload can be read from a token but its length; a token sealed
+ * for another binding, with another secret, or changed in any byte does
+ * not open.
  *
  * Part of the httpd-free core: no httpd header, no request_rec.
  */
@@ -17,13 +24,35 @@
 /* The shortest secret accepted. */
 #define CP_SEAL_MIN_SECRET 16
 
-/* Seals payload for binding with secret. */
-const char *cp_seal(apr_pool_t *pool, const char *secret, const char *binding,
-                    const char *payload);
+/* The format byte, the nonce and the tag: a token's bytes are the
+ * payload's and these. */
+#define CP_SEAL_OVERHEAD (1 + 12 + 16)
 
-/* Opens a sealed token with secret, or else with previous_secret (may be
- * NULL): the payload, or NULL with *error set. */
-const char *cp_unseal(apr_pool_t *pool, const char *secret, const char *previous_secret,
-                      const char *binding, const char *sealed, const char **error);
+/* A key derived from a secret: opaque. */
+typedef struct cp_seal_key cp_seal_key;
+
+/* Derives the key of secret into *key, in pool, which wipes it when it is
+ * cleared: NULL, or why libcrypto could not. */
+const char *cp_seal_key_derive(apr_pool_t *pool, const char *secret,
+                               const cp_seal_key **key);
+
+/* Seals, in place, each of a page's count tokens that is not NULL, for
+ * binding with key: NULL, or why libcrypto could not (the server's
+ * trouble, never the client's; the tokens are then not all sealed). */
+const char *cp_seal_tokens(apr_pool_t *pool, const cp_seal_key *key, const char *binding,
+                           const char **const tokens[], int count);
+
+/* What cp_unseal made of a token. */
+typedef enum {
+    CP_UNSEAL_OPENED,
+    CP_UNSEAL_REFUSED,  /* not a token sealed here for this binding: the client's error */
+    CP_UNSEAL_FAILED    /* libcrypto failed: the server's */
+} cp_unseal_result;
+
+/* Opens sealed with key, or else with previous_key (may be NULL): on
+ * CP_UNSEAL_OPENED, *payload; otherwise *error says why. */
+cp_unseal_result cp_unseal(apr_pool_t *pool, const cp_seal_key *key,
+                           const cp_seal_key *previous_key, const char *binding,
+                           const char *sealed, const char **payload, const char **error);
 
 #endif

@@ -64,9 +64,9 @@ const char *cp_token_decode(apr_pool_t *pool, const char *text, int with_docid,
         const json_t *index = json_array_get(value, 2);
 
         if (!json_is_integer(index) || json_integer_value(index) < 1
-            || json_integer_value(index) > CP_TOKEN_MAX_INDEX) {
+            || json_integer_value(index) >= CP_TOKEN_MAX_EMITS) {
             return apr_psprintf(pool, "the start token's third member must be a whole "
-                                "number from 1 to %d", CP_TOKEN_MAX_INDEX);
+                                "number from 1 to %d", CP_TOKEN_MAX_EMITS - 1);
         }
         token->index = (int)json_integer_value(index);
     }

@@ -25,8 +25,11 @@
 #include <apr_pools.h>
 #include <jansson.h>
 
-/* The most rows one document may emit under one key, for tokens. */
-#define CP_TOKEN_MAX_INDEX 1000000
+/* The most rows one document may emit under one key at any location
+ * (CouchPageMaxEmits's maximum): a token's row index is below it. Each
+ * location has its own, smaller ceiling (cp_view.max_emits), which
+ * cp_plan_check_start applies. */
+#define CP_TOKEN_MAX_EMITS 1000
 
 #define CP_TOKEN_LAST "last"
 

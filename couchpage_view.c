@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * couchpage_view.c: a CouchPageView URL parsed into the view's parts, once,
- * when httpd reads the configuration. Part of the httpd-free core: no httpd
+ * when httpd reads the configuration, and matched against mod_proxy's
+ * worker names as mod_proxy matches them. Part of the httpd-free core: no httpd
  * header, no request_rec.
  */
 #include "couchpage_view.h"
 
+#include <apr_lib.h>
 #include <apr_strings.h>
 #include <apr_uri.h>
 #include <string.h>
@@ -71,6 +73,62 @@ const char *cp_view_init(apr_pool_t *pool, const char *url, cp_view *view)
     view->backend = apr_pstrcat(pool, uri.scheme, "://", uri.hostinfo, NULL);
     view->is_all_docs = 0;
     return split_index_path(pool, url, uri.path ? uri.path : "", view);
+}
+
+const char *cp_view_query_prefix(apr_pool_t *pool, const cp_view *view, int by_partition)
+{
+    return by_partition ? apr_pstrcat(pool, view->db_url, "/_partition/", NULL) : view->url;
+}
+
+/* Whether text starts with what pattern matches: $N matches any run of
+ * characters, \x the character x, any other character itself. */
+static int pattern_starts(const char *text, const char *pattern)
+{
+    for (; *pattern; pattern++, text++) {
+        if (pattern[0] == '$' && apr_isdigit(pattern[1])) {
+            while (pattern[0] == '$' && apr_isdigit(pattern[1])) {
+                pattern += 2;
+            }
+            if (!*pattern) {
+                return 1;
+            }
+            for (; *text; text++) {
+                if (pattern_starts(text, pattern)) {
+                    return 1;
+                }
+            }
+            return 0;
+        }
+        if (pattern[0] == '\\' && pattern[1]) {
+            pattern++;
+        }
+        if (*text != *pattern) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int cp_view_worker_serves(apr_pool_t *pool, const char *name, int is_pattern,
+                          const char *url)
+{
+    const char *authority = strstr(url, "://");
+    char *lowered = apr_pstrdup(pool, url);
+    apr_size_t head, i;
+
+    if (!authority || !authority[3]) {
+        return 0;
+    }
+    /* scheme://host[:port], the part every worker must cover */
+    head = (apr_size_t)(authority + 3 - url) + strcspn(authority + 3, "/");
+    for (i = 0; i < head; i++) {
+        lowered[i] = (char)apr_tolower(lowered[i]);
+    }
+    if (strlen(name) < head || strlen(name) > strlen(url)) {
+        return 0;
+    }
+    return is_pattern ? pattern_starts(lowered, name)
+                      : strncmp(lowered, name, strlen(name)) == 0;
 }
 
 int cp_view_has_docids(const cp_view *view)

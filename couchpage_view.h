@@ -28,6 +28,9 @@ typedef struct {
     int include_docs;        /* items carry their documents */
     const char *update;      /* CouchDB's update: "true", "false", "lazy"; NULL: not sent */
     const char *stable;      /* CouchDB's stable: "true", "false"; NULL: not sent */
+    int max_emits;           /* the most rows one document emits under one key: a
+                                token's row index is below it, and it bounds what
+                                every query reads (cp_plan_max_reach) */
 } cp_view;
 
 /* Classifies a CouchPageView URL and fills url, backend, db_url,
@@ -35,6 +38,21 @@ typedef struct {
  * caller's. Returns NULL when it names a view or _all_docs, else the
  * reason it does not. */
 const char *cp_view_init(apr_pool_t *pool, const char *url, cp_view *view);
+
+/* The start of every URL the location's queries go to: the view's URL, or
+ * with a partition named per request (CouchPagePartition), the database's
+ * URL and /_partition/. */
+const char *cp_view_query_prefix(apr_pool_t *pool, const cp_view *view, int by_partition);
+
+/* Whether mod_proxy serves url with the worker named name, as its worker
+ * lookup tests it (ap_proxy_get_worker_ex, modules/proxy/proxy_util.c):
+ * name, which mod_proxy normalised when it defined the worker (scheme and
+ * host in lower case, no default port), starts url once url's
+ * scheme://host[:port] is in lower case, and covers all of that part. A
+ * ProxyPassMatch worker's name (is_pattern) may hold $N, each standing for
+ * any run of characters, and \x for x. */
+int cp_view_worker_serves(apr_pool_t *pool, const char *name, int is_pattern,
+                          const char *url);
 
 /* Whether this location's rows and tokens carry document ids. */
 int cp_view_has_docids(const cp_view *view);

@@ -211,58 +211,61 @@ static const char *links_path(request_rec *r)
     return ap_escape_uri(r->pool, top->uri);
 }
 
-/* What a signed token is valid for: this location's view, at this path. */
+/* What a sealed token is valid for: this location's view, at this path. */
 static const char *token_binding(request_rec *r, const couchpage_dir_conf *conf)
 {
     return apr_pstrcat(r->pool, conf->view.url, "\n", r->uri, NULL);
 }
 
 /* With CouchPageTokenSecret, every token the page hands out is sealed; the
- * current page's own is the client's, sealed already. */
-static void seal_page_tokens(request_rec *r, const couchpage_dir_conf *conf, cp_page *page)
+ * current page's own is the client's, sealed already. NULL, or why
+ * libcrypto could not. */
+static const char *seal_page_tokens(request_rec *r, const couchpage_dir_conf *conf,
+                                    cp_page *page)
 {
-    const char *binding = token_binding(r, conf);
-    int i;
+    const char ***tokens = apr_palloc(r->pool, (3 + page->pages->nelts) * sizeof(*tokens));
+    int i, count = 0;
 
-    if (page->next) {
-        page->next = cp_seal(r->pool, conf->token_secret, binding, page->next);
-    }
-    if (page->prev) {
-        page->prev = cp_seal(r->pool, conf->token_secret, binding, page->prev);
-    }
-    if (page->last && !page->last_is_current) {
-        page->last = cp_seal(r->pool, conf->token_secret, binding, page->last);
+    tokens[count++] = &page->next;
+    tokens[count++] = &page->prev;
+    if (!page->last_is_current) {
+        tokens[count++] = &page->last;
     }
     for (i = 0; i < page->pages->nelts; i++) {
         cp_page_link *link = &APR_ARRAY_IDX(page->pages, i, cp_page_link);
 
-        if (!link->current && link->start) {
-            link->start = cp_seal(r->pool, conf->token_secret, binding, link->start);
+        if (!link->current) {
+            tokens[count++] = &link->start;
         }
     }
+    return cp_seal_tokens(r->pool, conf->token_key, token_binding(r, conf), tokens, count);
 }
 
-/* A key can make a token longer than the module accepts back: the pages
- * past it could not be reached. Say so, so that the operator raises the cap. */
-static void warn_of_long_tokens(request_rec *r, const couchpage_dir_conf *conf,
-                                const cp_page *page)
+/* libcrypto failing is the server's trouble: logged, and a 500 that says
+ * nothing of it. */
+static int send_seal_error(request_rec *r, const char *reason)
 {
-    apr_size_t longest = 0;
-    int i;
+    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, CPLOGNO(0140)
+                  "the tokens of %s could not be sealed or opened: %s", r->uri, reason);
+    return send_error(r, HTTP_INTERNAL_SERVER_ERROR, "internal_error",
+                      "the server could not serve this page");
+}
 
-    longest = page->next && strlen(page->next) > longest ? strlen(page->next) : longest;
-    longest = page->prev && strlen(page->prev) > longest ? strlen(page->prev) : longest;
-    longest = page->last && strlen(page->last) > longest ? strlen(page->last) : longest;
-    for (i = 0; i < page->pages->nelts; i++) {
-        const char *start = APR_ARRAY_IDX(page->pages, i, cp_page_link).start;
+/* A key can make a token longer than the module takes back: the page
+ * leaves such links out (a link the module would refuse, in a header that
+ * may be hundreds of kilobytes), and says so once. Logged at info, once a
+ * page: the operator raises CouchPageMaxTokenLength for such keys. */
+static void withhold_long_tokens(request_rec *r, const couchpage_dir_conf *conf,
+                                 cp_page *page)
+{
+    apr_size_t longest = cp_page_withhold_long_tokens(page, conf->max_token_length);
 
-        longest = start && strlen(start) > longest ? strlen(start) : longest;
-    }
-    if (longest > conf->max_token_length) {
-        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, CPLOGNO(0105)
-                      "a token of this page is %" APR_SIZE_T_FMT " bytes, more than "
-                      "CouchPageMaxTokenLength %" APR_SIZE_T_FMT ": raise it, or the pages "
-                      "past it cannot be reached", longest, conf->max_token_length);
+    if (longest) {
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0180)
+                      "a link of %s is left out: its token is %" APR_SIZE_T_FMT " bytes, "
+                      "more than CouchPageMaxTokenLength %" APR_SIZE_T_FMT " (CouchPageView "
+                      "%s); raise it, or the pages past it cannot be reached", r->uri,
+                      longest, conf->max_token_length, conf->view.url);
     }
 }
 
@@ -317,7 +320,8 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
     req->format = choose_format(r, conf, req->args.format, 1);
     req->chosen_format = conf->format == CP_FORMAT_AUTO && !is_included_html(r)
                          && req->args.format != CP_FORMAT_AUTO;
-    /* A CouchPageSize above a CouchPageMaxSize merged from elsewhere is capped. */
+    /* The default size is capped by a smaller CouchPageMaxSize; a
+     * CouchPageSize set above it never gets here (couchpage_merged_fault). */
     count = req->args.limit ? req->args.limit
           : (conf->page_size < conf->max_page_size ? conf->page_size : conf->max_page_size);
 
@@ -325,18 +329,25 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
         const char *token_text = req->args.start;
 
         /* The one cap on a token's length: on what the client sent, sealed
-         * or not, before it is unsealed (an HMAC over all of it) or
-         * decoded. A sealed token's payload is shorter than the token. */
+         * or not, before it is unsealed (decrypted whole) or decoded. A
+         * sealed token's payload is shorter than the token. */
         if (strlen(token_text) > conf->max_token_length) {
             send_bad_request(r, apr_psprintf(r->pool, "the start token is longer than %"
                                              APR_SIZE_T_FMT " bytes", conf->max_token_length));
             return 0;
         }
-        if (conf->token_secret) {
-            token_text = cp_unseal(r->pool, conf->token_secret, conf->previous_token_secret,
-                                   token_binding(r, conf), token_text, &reason);
-            if (!token_text) {
+        if (conf->token_key) {
+            switch (cp_unseal(r->pool, conf->token_key, conf->previous_token_key,
+                              token_binding(r, conf), req->args.start, &token_text,
+                              &reason)) {
+            case CP_UNSEAL_OPENED:
+                break;
+            case CP_UNSEAL_REFUSED:
                 send_bad_request(r, reason);
+                return 0;
+            case CP_UNSEAL_FAILED:
+            default:
+                send_seal_error(r, reason);
                 return 0;
             }
         }
@@ -377,11 +388,32 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
     return 1;
 }
 
+/* An answer with more rows than its query's limit (a backend that ignored
+ * it) is refused, not used: 1 when every answer is within its limit, else 0
+ * when the client has been answered 502. */
+static int overfull_answer(request_rec *r, const couchpage_dir_conf *conf,
+                           const apr_array_header_t *queries)
+{
+    const cp_query *overfull = cp_plan_overfull(queries);
+
+    if (!overfull) {
+        return 1;
+    }
+    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, CPLOGNO(0181)
+                  "the backend answered a query for %s with %" APR_SIZE_T_FMT " rows, more "
+                  "than its limit of %d: refused (CouchPageView %s, %s at %s)", r->uri,
+                  cp_answer_rows(overfull->answer), overfull->limit, conf->view.url,
+                  conf->view_section, couchpage_directive_where(r->pool, conf->view_where));
+    send_error(r, HTTP_BAD_GATEWAY, "backend_error", "the backend could not serve this page");
+    return 0;
+}
+
 /* Asks CouchDB the queries that have no answer yet: 1 with every answer
- * in, read and checked, or 0 when the client has been answered with the error. A
- * CouchDB 400 on a page that starts at a client's token means the token
- * lies outside the location's key range (CouchDB refuses a reversed range):
- * the client's error. What the reads cost is added to stats. */
+ * in, read and checked (none over its limit), or 0 when the client has been
+ * answered with the error. A CouchDB 400 on a page that starts at a
+ * client's token means the token lies outside the location's key range
+ * (CouchDB refuses a reversed range): the client's error. What the reads
+ * cost is added to stats. */
 static int fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
                          const page_request *req, apr_array_header_t *queries,
                          cp_backend_stats *stats)
@@ -391,6 +423,7 @@ static int fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
 
     backend.authorization = conf->authorization;
     backend.max_response = conf->max_response;
+    backend.hide_keys = conf->token_key != NULL;
     if (cp_backend_fetch(r, &backend, conf->view.backend, req->plan.index_url,
                          req->with_docid, queries, stats, &result) != OK) {
         if (req->args.start && result.backend_status == HTTP_BAD_REQUEST) {
@@ -407,7 +440,7 @@ static int fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
         }
         return 0;
     }
-    return 1;
+    return overfull_answer(r, conf, queries);
 }
 
 /* A page is answered with its validator (a strong ETag of the body) and the
@@ -419,9 +452,18 @@ static int send_page_body(request_rec *r, const couchpage_dir_conf *conf,
                           const char *content_type, const char *body)
 {
     if (!r->main) {
+        const char *etag = cp_render_etag(r->pool, body);
         int status;
 
-        apr_table_setn(r->headers_out, "ETag", cp_render_etag(r->pool, body));
+        /* without a digest (libcrypto failed), the page goes without a
+         * validator: never a header without a value */
+        if (etag) {
+            apr_table_setn(r->headers_out, "ETag", etag);
+        }
+        else {
+            ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, CPLOGNO(0182)
+                          "no ETag for %s: libcrypto could not digest the page", r->uri);
+        }
         if (conf->cache_control) {
             apr_table_setn(r->headers_out, "Cache-Control", conf->cache_control);
         }
@@ -438,10 +480,14 @@ static int send_page(request_rec *r, const couchpage_dir_conf *conf,
 {
     cp_links links;
 
-    if (conf->token_secret) {
-        seal_page_tokens(r, conf, page);
+    if (conf->token_key) {
+        const char *reason = seal_page_tokens(r, conf, page);
+
+        if (reason) {
+            return send_seal_error(r, reason);
+        }
     }
-    warn_of_long_tokens(r, conf, page);
+    withhold_long_tokens(r, conf, page);
     links.path = links_path(r);
     links.limit = req->args.limit;
     links.format = !req->chosen_format ? NULL
@@ -472,16 +518,117 @@ static int send_page(request_rec *r, const couchpage_dir_conf *conf,
                           cp_render_json(r->pool, page, &links, conf->fields));
 }
 
+/* How many of the page's rows came from the given answers. */
+static int rows_on_page(const cp_page *page, const cp_answer **answers, int n)
+{
+    int i, j, used = 0;
+
+    for (i = 0; i < page->rows->nelts; i++) {
+        const cp_row *row = APR_ARRAY_IDX(page->rows, i, const cp_row *);
+
+        for (j = 0; j < n; j++) {
+            used += row->answer == answers[j];
+        }
+    }
+    return used;
+}
+
+/* The debug log: a line for each backend request the page made, with what
+ * it asked (keys only by their length where tokens are sealed), what came
+ * back, and how many rows of it are on the page (page NULL: the page
+ * failed). Never a credential: they are in headers, which it leaves out. */
+static void log_backend_requests(request_rec *r, const cp_backend_stats *stats,
+                                 const cp_page *page)
+{
+    int i;
+
+    for (i = 0; stats->log && i < stats->log->nelts; i++) {
+        const cp_backend_request *q = APR_ARRAY_IDX(stats->log, i, cp_backend_request *);
+        apr_size_t rows = 0;
+        int j;
+
+        for (j = 0; j < q->answered; j++) {
+            rows += cp_answer_rows(q->answers[j]);
+        }
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, CPLOGNO(0150)
+                      "backend request %d of %d: %s %s%s: %s in %.2f ms; %" APR_SIZE_T_FMT
+                      " rows read, %s", i + 1, stats->log->nelts, q->method, q->asked,
+                      q->body_len ? apr_psprintf(r->pool, " (%d queries, %" APR_SIZE_T_FMT
+                                                 " bytes)", q->queries, q->body_len) : "",
+                      q->rv != OK ? apr_psprintf(r->pool, "no answer (mod_proxy %d)", q->rv)
+                      : apr_psprintf(r->pool, "answered %d, %" APR_OFF_T_FMT " bytes%s",
+                                     q->status, q->bytes, q->cut_off ? ", cut off" : ""),
+                      (double)q->time / 1000.0, rows,
+                      page ? apr_psprintf(r->pool, "%d on the page",
+                                          rows_on_page(page, q->answers, q->answered))
+                           : "no page");
+    }
+}
+
+/* Where the page is, for the debug log: as its JSON numbers it. */
+static const char *page_position(request_rec *r, const cp_page *page)
+{
+    int rows = page->rows->nelts;
+
+    if (!page->numbered || page->offset < 0) {
+        return apr_psprintf(r->pool, "%d rows, numbered relative to this page", rows);
+    }
+    if (rows == 0) {
+        return apr_psprintf(r->pool, "no rows, after row %" APR_INT64_T_FMT, page->offset);
+    }
+    return apr_psprintf(r->pool, "rows %" APR_INT64_T_FMT "-%" APR_INT64_T_FMT " of %s",
+                        page->offset + 1, page->offset + rows,
+                        page->total_rows >= 0
+                        ? apr_psprintf(r->pool, "%" APR_INT64_T_FMT, page->total_rows)
+                        : "an unknown number");
+}
+
+/* The debug log's line for a page answered with status: where it is, the
+ * tokens it hands out (how many, and the longest's length: never their
+ * text, which holds keys), its ETag and whether it was a 304. */
+static void log_page(request_rec *r, const couchpage_dir_conf *conf, const cp_page *page,
+                     int status)
+{
+    const char *tokens[3], *etag = apr_table_get(r->headers_out, "ETag");
+    apr_size_t longest = 0;
+    int i, issued = 0;
+
+    if (!APLOGrdebug(r)) {
+        return;
+    }
+    tokens[0] = page->next;
+    tokens[1] = page->prev;
+    tokens[2] = page->has_last && !page->last_is_current ? page->last : NULL;
+    for (i = 0; i < page->pages->nelts + 3; i++) {
+        const cp_page_link *link = i < 3 ? NULL
+                                 : &APR_ARRAY_IDX(page->pages, i - 3, cp_page_link);
+        const char *token = link ? (link->current ? NULL : link->start) : tokens[i];
+
+        if (token) {
+            issued++;
+            longest = strlen(token) > longest ? strlen(token) : longest;
+        }
+    }
+    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, CPLOGNO(0151)
+                  "page of %s: %s; %d tokens issued (%s, the longest %" APR_SIZE_T_FMT
+                  " bytes); %s; answered %d%s", r->uri, page_position(r, page), issued,
+                  conf->token_key ? "sealed" : "plain", longest,
+                  etag ? apr_pstrcat(r->pool, "ETag ", etag, NULL) : "no ETag (included)",
+                  status, status == HTTP_NOT_MODIFIED ? " Not Modified" : "");
+}
+
 /* Answers the request with its page, or with the error that stops it;
  * what its backend reads cost is added to stats. */
 static int serve_page(request_rec *r, cp_backend_stats *stats)
 {
     const couchpage_dir_conf *conf;
+    const char *fault;
     page_request req;
     const cp_token *start;
     apr_array_header_t *queries;
     cp_page_answers answers;
     cp_page page;
+    int status;
 
     conf = ap_get_module_config(r->per_dir_config, &couchpage_module);
     r->allowed |= (AP_METHOD_BIT << M_GET);
@@ -498,6 +645,11 @@ static int serve_page(request_rec *r, cp_backend_stats *stats)
     if (conf->view.reduce && conf->view.include_docs) {
         return send_config_error(r, "CouchPageReduce On and CouchPageIncludeDocs On "
                                  "are merged here; grouped rows have no documents");
+    }
+    /* what start-up could not place: a .htaccess file's, say */
+    fault = couchpage_merged_fault(r->pool, conf);
+    if (fault) {
+        return send_config_error(r, fault);
     }
     /* Each step answers the client itself when it fails. */
     if (!read_page_request(r, conf, &req)) {
@@ -516,11 +668,15 @@ static int serve_page(request_rec *r, cp_backend_stats *stats)
     answers.start = req.args.start;
     do {
         if (!fetch_answers(r, conf, &req, queries, stats)) {
+            log_backend_requests(r, stats, NULL);
             return OK;
         }
     } while (cp_plan_widen(r->pool, &req.plan, start,
                            cp_page_assemble(r->pool, &answers, &page)));
-    return send_page(r, conf, &req, &page);
+    log_backend_requests(r, stats, &page);
+    status = send_page(r, conf, &req, &page);
+    log_page(r, conf, &page, status == OK ? r->status : status);
+    return status;
 }
 
 static int couchpage_handler(request_rec *r)
@@ -530,6 +686,9 @@ static int couchpage_handler(request_rec *r)
 
     if (!r->handler || strcmp(r->handler, HANDLER_NAME) != 0) {
         return DECLINED;
+    }
+    if (APLOGrdebug(r)) {
+        stats.log = apr_array_make(r->pool, 4, sizeof(cp_backend_request *));
     }
     rv = serve_page(r, &stats);
     couchpage_status_record(r, &stats);

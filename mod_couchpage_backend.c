@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mod_couchpage_backend.c: a page's queries asked as subrequests that
- * mod_proxy serves, with the filters that capture their answers, the one
- * retry loop, and the memory of backends without the multi-query endpoint
- * (see mod_couchpage_backend.h). Glue: it reads no directory config (the
- * handler passes cp_backend_conf) and never answers the client.
+ * mod_proxy serves, with the filters that capture their answers, mod_proxy's
+ * lines for them kept to crit (quiet_proxy), the one retry loop, what each
+ * request asked and got for the debug log, and the memory of backends
+ * without the multi-query endpoint (see mod_couchpage_backend.h). Glue: it
+ * reads no directory config (the handler passes cp_backend_conf) and never
+ * answers the client.
  */
 #include "mod_couchpage_backend.h"
 #include "couchpage_json.h"
@@ -32,10 +34,15 @@ APLOG_USE_MODULE(couchpage);
 #define KEPT_BODY_FILTER "COUCHPAGE_KEPT_BODY"
 #define BATCH_STATUS_FILTER "COUCHPAGE_BATCH_STATUS"
 
-/* mod_proxy_http's module index, for the log level of a read whose answer
- * CouchDB may cut off when it refuses a query (see quiet_refusals); -1 when
- * it is not loaded. */
-static int proxy_http_index = -1;
+/* What the module's subrequests log of mod_proxy's (see quiet_proxy): the
+ * module indexes of mod_proxy and its modules (mod_proxy_http,
+ * mod_proxy_balancer, ...), and for each server of this process (keyed by
+ * its address) its quiet twin, made once a process, since a backend
+ * connection that mod_proxy makes for a subrequest keeps the subrequest's
+ * server for as long as it is pooled. */
+static int proxy_index = -1;
+static apr_array_header_t *proxy_modules;
+static apr_hash_t *quiet_servers;
 
 static ap_filter_rec_t *capture_filter_handle;
 static ap_filter_rec_t *kept_body_filter_handle;
@@ -104,7 +111,7 @@ static int captured_append(captured_body *body, const char *data, apr_size_t len
     return 1;
 }
 
-typedef struct {
+typedef struct couchpage_capture {
     captured_body *body;
     apr_off_t bytes;
     apr_off_t max_bytes;
@@ -248,7 +255,8 @@ static apr_status_t watch_batch_status(ap_filter_t *f, apr_bucket_brigade *bb,
  * behalf of r: a multi-query POST of ours gets its status watched. */
 static int watch_batch_request(request_rec *r, request_rec *pr)
 {
-    const capture_ctx *ctx = ap_get_module_config(r->request_config, &couchpage_module);
+    const couchpage_request_config *slot = couchpage_request_config_of(r, 0);
+    const capture_ctx *ctx = slot ? slot->capture : NULL;
 
     if (ctx && ctx->batch) {
         ap_add_input_filter_handle(batch_status_filter_handle, NULL, pr, pr->connection);
@@ -334,11 +342,61 @@ static void remember_lacks_batch(request_rec *r, const char *backend, int status
  * mapped, and unmapped when freed. */
 #define CP_MMAP_THRESHOLD (256 * 1024)
 
+/* A module's level in a log config (ap_get_module_loglevel, which AP_DEBUG
+ * builds lack). */
+static int module_level(const struct ap_logconf *log, int index)
+{
+    return log->module_levels && log->module_levels[index] >= 0
+           ? log->module_levels[index] : log->level;
+}
+
+/* A copy of log in which mod_proxy's modules write only critical lines. */
+static struct ap_logconf *quiet_log_config(apr_pool_t *pool, const struct ap_logconf *log)
+{
+    struct ap_logconf *quiet = ap_new_log_config(pool, log);
+    int i;
+
+    for (i = 0; i < proxy_modules->nelts; i++) {
+        int index = APR_ARRAY_IDX(proxy_modules, i, int);
+
+        if (module_level(quiet, index) > APLOG_CRIT) {
+            ap_set_module_loglevel(pool, quiet, index, APLOG_CRIT);
+        }
+    }
+    return quiet;
+}
+
+/* mod_proxy's modules, and a quiet twin of each server: a copy whose own
+ * log config is quiet_log_config's (mod_proxy logs some lines with
+ * ap_log_error on the request's server, which no request's log config
+ * reaches). The twins live as long as the process. */
+static void quiet_init(apr_pool_t *pchild, server_rec *main_server)
+{
+    module *m;
+    server_rec *s;
+
+    proxy_modules = apr_array_make(pchild, 8, sizeof(int));
+    for (m = ap_top_module; m; m = m->next) {
+        if (strncmp(m->name, "mod_proxy", 9) == 0) {
+            APR_ARRAY_PUSH(proxy_modules, int) = m->module_index;
+        }
+        if (strcmp(m->name, "mod_proxy.c") == 0) {
+            proxy_index = m->module_index;
+        }
+    }
+    quiet_servers = apr_hash_make(pchild);
+    for (s = main_server; s; s = s->next) {
+        server_rec *twin = apr_pmemdup(pchild, s, sizeof(*s));
+        server_rec **key = apr_pmemdup(pchild, &s, sizeof(s));
+
+        twin->log = *quiet_log_config(pchild, &s->log);
+        apr_hash_set(quiet_servers, key, sizeof(*key), twin);
+    }
+}
+
 static void child_init(apr_pool_t *pchild, server_rec *s)
 {
-    module *proxy_http = ap_find_linked_module("mod_proxy_http.c");
-
-    proxy_http_index = proxy_http ? proxy_http->module_index : -1;
+    quiet_init(pchild, s);
     no_batch_init(pchild, s);
 #if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD)
     if (!mallopt(M_MMAP_THRESHOLD, CP_MMAP_THRESHOLD)) {
@@ -379,9 +437,8 @@ static const char *couchdb_reason(request_rec *r, int status, const char *text,
 /* One read: a GET of one query, or the multi-query POST of several. */
 typedef struct {
     const char *url;
+    const char *asked;      /* for the debug log: cp_backend_request.asked */
     const char *body;       /* the POST's {"queries": [...]}; NULL for a GET */
-    int may_be_cut;         /* a query CouchDB may refuse follows the first: see
-                               quiet_refusals */
     int repeats;            /* how often it is repeated when it failed in flight:
                                1, or 0 for the queries asked alone after a
                                multi-query answer was cut off */
@@ -391,30 +448,35 @@ typedef struct {
     const cp_answer **results; /* where their results go, read */
 } backend_read;
 
-/* A multi-query answer whose later query CouchDB refuses (a reversed
- * range: a client's token outside the location's range, or the operator's
- * reversed bounds) ends after the results before it, and mod_proxy_http
- * logs the cut at error level ("AH01110: error reading response"): a
- * client could write error lines at will. The module cannot tell before
- * asking (it never collates CouchDB's keys), so for such a read only
- * mod_proxy_http's critical lines are kept; the module logs what happened
- * itself (cp_backend_fetch), and the queries it then asks alone are
- * logged as ever, so a backend in real trouble still shows its errors. */
-static void quiet_refusals(request_rec *rr)
+/* mod_proxy's own lines for the module's subrequests: only critical ones.
+ * The module reports what its reads came to itself, one line for a page
+ * that fails (CP0101, at error; a client's mistake at info), and what each
+ * read met at info (CP0106, CP0115 to CP0121); mod_proxy's lines would add
+ * four error lines a request when CouchDB is down (a refused connection and
+ * a failed attempt for each try; more for a balancer's member it puts in
+ * error state), and a client could make it write some (AH01110 when CouchDB cuts off a
+ * multi-query answer because it refuses a query that the client's token
+ * chose). Its lines written with the request (ap_log_rerror) follow the
+ * subrequest's log config; those it writes with the server (ap_log_error:
+ * connecting, a worker's state) follow the server's, so the subrequest
+ * runs on the server's quiet twin (quiet_init). An operator who asks for
+ * mod_proxy's lines, with LogLevel proxy:debug or couchpage:debug for the
+ * request, gets them all as configured. */
+static void quiet_proxy(request_rec *r, request_rec *rr)
 {
-    struct ap_logconf *log;
-    int level;
+    server_rec *twin;
 
-    if (proxy_http_index < 0) {
+    if (proxy_index < 0 || APLOGrdebug(r)
+        || ap_get_request_module_loglevel(r, proxy_index) >= APLOG_DEBUG) {
         return;
     }
-    level = ap_get_request_module_loglevel(rr, proxy_http_index);
-    log = ap_new_log_config(rr->pool, rr->log ? rr->log
-                                      : rr->connection->log ? rr->connection->log
-                                      : &rr->server->log);
-    ap_set_module_loglevel(rr->pool, log, proxy_http_index,
-                           level < APLOG_CRIT ? level : APLOG_CRIT);
-    rr->log = log;
+    rr->log = quiet_log_config(rr->pool, rr->log ? rr->log
+                                         : rr->connection->log ? rr->connection->log
+                                         : &rr->server->log);
+    twin = apr_hash_get(quiet_servers, &rr->server, sizeof(rr->server));
+    if (twin) {
+        rr->server = twin;
+    }
 }
 
 static request_rec *make_proxy_subrequest(request_rec *r, const cp_backend_conf *conf,
@@ -465,10 +527,8 @@ static request_rec *make_proxy_subrequest(request_rec *r, const cp_backend_conf 
     rr->output_filters = rr->proto_output_filters = NULL;
     ap_add_output_filter_handle(capture_filter_handle, ctx, rr, r->connection);
     ctx->batch = read->body != NULL;
-    ap_set_module_config(rr->request_config, &couchpage_module, ctx);
-    if (read->may_be_cut) {
-        quiet_refusals(rr);
-    }
+    couchpage_request_config_of(rr, 1)->capture = ctx;
+    quiet_proxy(r, rr);
     return rr;
 }
 
@@ -484,7 +544,35 @@ typedef struct {
                             results before the cut, read into the read's results;
                             -1 when they are not JSON (error says why) */
     const char *error;
+    cp_backend_request *log; /* its entry in the debug log, or NULL */
 } attempt;
+
+/* The debug log's entry for an attempt. */
+static cp_backend_request *log_request(request_rec *r, const backend_read *read,
+                                       const attempt *a, apr_interval_time_t time)
+{
+    cp_backend_request *entry = apr_pcalloc(r->pool, sizeof(*entry));
+
+    entry->method = read->body ? "POST" : "GET";
+    entry->asked = read->asked;
+    entry->queries = read->body ? read->queries : 1;
+    entry->body_len = read->body ? strlen(read->body) : 0;
+    entry->rv = a->rv;
+    entry->status = a->backend_status;
+    entry->bytes = a->capture.bytes;
+    entry->cut_off = a->capture.broken;
+    entry->time = time;
+    return entry;
+}
+
+/* Notes in the debug log the results read from an attempt's answer. */
+static void log_answers(const attempt *a, const cp_answer **answers, int n)
+{
+    if (a->log) {
+        a->log->answers = answers;
+        a->log->answered = n;
+    }
+}
 
 /* Runs one subrequest, counted in stats with its wall time: 1, or 0 when
  * it could not be set up (then nothing was sent). */
@@ -511,6 +599,10 @@ static int run_attempt(request_rec *r, const cp_backend_conf *conf, const backen
     out->backend_status = rr->status;
     out->timed_out = apr_table_get(rr->notes, "proxy_timedout") != NULL;
     ap_destroy_sub_req(rr);
+    if (stats->log) {
+        out->log = log_request(r, read, out, apr_time_now() - started);
+        APR_ARRAY_PUSH(stats->log, cp_backend_request *) = out->log;
+    }
     return 1;
 }
 
@@ -652,10 +744,11 @@ static int fail(cp_backend_result *result, int status, int backend_status,
 static int read_backend(request_rec *r, const cp_backend_conf *conf, const backend_read *read,
                         attempt *a, cp_backend_stats *stats, cp_backend_result *result)
 {
-    int resends = 0, repeats = read->repeats;
+    int resends = 0, repeats = read->repeats, tries = 0;
     const char *why;
 
     for (;;) {
+        tries++;
         if (!run_attempt(r, conf, read, stats, a)) {
             return fail(result, HTTP_INTERNAL_SERVER_ERROR, 0,
                         apr_psprintf(r->pool, "the backend subrequest could not be "
@@ -707,7 +800,13 @@ static int read_backend(request_rec *r, const cp_backend_conf *conf, const backe
         return fail(result, HTTP_GATEWAY_TIME_OUT, 0, "the backend did not answer in time");
     }
     if (a->rv == HTTP_SERVICE_UNAVAILABLE) {
-        return fail(result, HTTP_SERVICE_UNAVAILABLE, 0, "the backend is unavailable");
+        /* a refused or timed-out connection, or mod_proxy's worker in error
+         * state after one (for its retry= time): mod_proxy's own lines,
+         * quiet for the module's subrequests, tell which (quiet_proxy) */
+        return fail(result, HTTP_SERVICE_UNAVAILABLE, 0,
+                    apr_psprintf(r->pool, "the backend is unavailable (mod_proxy made no "
+                                 "connection to it, %d %s)", tries,
+                                 tries == 1 ? "try" : "tries"));
     }
     if (a->rv != OK) {
         return fail(result, HTTP_BAD_GATEWAY, 0,
@@ -750,6 +849,8 @@ static int get_query(request_rec *r, const cp_backend_conf *conf, const char *in
     int status;
 
     read.url = cp_plan_query_url(r->pool, index_url, query);
+    read.asked = stats->log ? cp_plan_query_loggable(r->pool, index_url, query,
+                                                     conf->hide_keys) : NULL;
     read.repeats = repeats;
     status = read_backend(r, conf, &read, &a, stats, result);
     if (status != OK) {
@@ -763,6 +864,7 @@ static int get_query(request_rec *r, const cp_backend_conf *conf, const char *in
         return fail(result, HTTP_BAD_GATEWAY, 0, reason);
     }
     count_rows(stats, query->answer);
+    log_answers(&a, &query->answer, 1);
     stats->served_by |= CP_SERVED_BY_GET;
     return OK;
 }
@@ -796,26 +898,6 @@ static int may_lack_batch(int status)
     return status == HTTP_BAD_REQUEST || status == HTTP_NOT_FOUND
         || status == HTTP_METHOD_NOT_ALLOWED || status == HTTP_UNSUPPORTED_MEDIA_TYPE
         || status == HTTP_NOT_IMPLEMENTED;
-}
-
-/* Whether CouchDB may refuse a query of the batch after its first, and so
- * end its answer early (cp_query.refusable; a refused first query is a
- * complete 400 answer). */
-static int may_be_cut(const apr_array_header_t *queries)
-{
-    int i, first = 1;
-
-    for (i = 0; i < queries->nelts; i++) {
-        const cp_query *query = &APR_ARRAY_IDX(queries, i, cp_query);
-
-        if (!query->answer) {
-            if (!first && query->refusable) {
-                return 1;
-            }
-            first = 0;
-        }
-    }
-    return 0;
 }
 
 static cp_query *first_pending(apr_array_header_t *queries)
@@ -866,8 +948,8 @@ int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *ba
         return get_each(r, conf, index_url, with_docid, queries, 1, stats, result);
     }
     read.url = apr_pstrcat(r->pool, index_url, "/queries", NULL);
+    read.asked = cp_plan_url_path(read.url);
     read.body = cp_plan_batch_body(r->pool, queries);
-    read.may_be_cut = may_be_cut(queries);
     read.repeats = 1;
     read.queries = pending;
     read.with_docid = with_docid;
@@ -901,6 +983,7 @@ int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *ba
         return fail(result, HTTP_BAD_GATEWAY, 0, error);
     }
     set_answers(queries, read.results, k, stats);
+    log_answers(&a, read.results, k);
     if (k < pending) {
         /* Cut off after k results: CouchDB refusing query k + 1 (a reversed
          * range), or a connection lost. Asking the rest alone is the one

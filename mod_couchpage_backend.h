@@ -29,7 +29,25 @@ typedef struct {
     const char *authorization; /* Authorization header for CouchDB, or NULL */
     apr_off_t max_response;    /* the most body bytes one request reads, every
                                   answer of every round together */
+    int hide_keys;             /* the request log shows keys by their length only
+                                  (cp_plan_query_loggable): tokens are sealed */
 } cp_backend_conf;
+
+/* One backend request, as the debug log tells it (cp_backend_stats.log). */
+typedef struct {
+    const char *method;         /* GET or POST */
+    const char *asked;          /* the path and query string (cp_plan_query_loggable),
+                                   or the POST's path */
+    int queries;                /* the queries it asked */
+    apr_size_t body_len;        /* the POST's body, in bytes; 0 for a GET */
+    int rv;                     /* mod_proxy's answer (OK, or a status: no answer) */
+    int status;                 /* the status the backend answered */
+    apr_off_t bytes;            /* the answer's body, in bytes, as far as it was read */
+    int cut_off;                /* the answer was cut off */
+    apr_interval_time_t time;   /* its wall time, in microseconds */
+    const cp_answer **answers;  /* the query results read from it, in order */
+    int answered;               /* how many */
+} cp_backend_request;
 
 /* What answered a page's queries: cp_backend_stats.served_by. */
 #define CP_SERVED_BY_BATCH 0x1  /* a multi-query POST */
@@ -45,6 +63,8 @@ typedef struct {
                                  asked again, the one kept): bounded by
                                  cp_backend_conf.max_response */
     unsigned served_by;       /* CP_SERVED_BY_*: what brought the answers used */
+    apr_array_header_t *log;  /* of cp_backend_request *, one a subrequest sent, when
+                                 the caller makes it (the debug log); else NULL */
 } cp_backend_stats;
 
 typedef struct {

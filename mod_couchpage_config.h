@@ -15,6 +15,7 @@
 #include "couchpage_args.h"
 #include "couchpage_item.h"
 #include "couchpage_render.h"
+#include "couchpage_seal.h"
 #include "couchpage_view.h"
 #include "mod_couchpage_module.h"
 
@@ -24,6 +25,7 @@
 #define DEFAULT_MAX_RESPONSE (16 * 1024 * 1024)
 #define MAX_LINKS 20
 #define DEFAULT_MAX_TOKEN_LENGTH 4096 /* bytes of ?start=, as the client sent it */
+#define DEFAULT_MAX_EMITS 64 /* rows one document emits under one key */
 #define MAX_AGE_CEILING 31536000 /* a year, RFC 9111's advice for "never expires" */
 
 /* A key bound of CouchPageRange: constant JSON read at start-up, or an
@@ -72,18 +74,22 @@ typedef struct {
     int include_docs_set;
     int update_set;
     int stable_set;
+    int max_emits_set;         /* CouchPageMaxEmits (view.max_emits) */
     apr_array_header_t *fields; /* CouchPageFields (const char *); NULL: whole docs */
     int fields_set;
+    const ap_directive_t *fields_where;
     cp_format format;          /* CP_FORMAT_AUTO: by the Accept header */
     int format_set;
     cp_item_spec item;         /* what an HTML item shows ... */
     ap_expr_info_t *item_template; /* ... or CouchPageItemTemplate's, when set */
     int item_set;              /* either: the innermost section's one wins */
+    int item_reads_doc;        /* the item's fields or link read the row's doc */
+    const ap_directive_t *item_where;
     const char *words[CP_WORD_COUNT]; /* CouchPageText; NULL: inherited or English */
     int links;                 /* page links either side */
     int links_set;
-    const char *token_secret;  /* NULL: tokens are plain JSON */
-    const char *previous_token_secret;
+    const cp_seal_key *token_key; /* CouchPageTokenSecret's, derived; NULL: plain JSON */
+    const cp_seal_key *previous_token_key; /* its PREVIOUS-SECRET's; NULL: none */
     int token_secret_set;
     apr_size_t max_token_length;
     int max_token_length_set;
@@ -98,9 +104,18 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv);
 
 /* The check_config hook: the mistakes only the merged configuration
  * shows, and view URLs whose scheme has no proxy module loaded, refused
- * at start-up and by apachectl -t. */
+ * at start-up and by apachectl -t; views no mod_proxy worker serves (and
+ * balancer:// views without their balancer), warned of. */
 int couchpage_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
                            server_rec *s);
+
+/* What makes a request's merged configuration unusable, though each section
+ * in it passed: a CouchPageSize above the CouchPageMaxSize merged with it
+ * (one may come from a .htaccess file), an item or CouchPageFields that
+ * reads the rows' documents where CouchPageIncludeDocs is not On. NULL, or
+ * what is wrong, naming the directives and where each is written. Start-up
+ * refuses it wherever it can place the sections; a request gets 500. */
+const char *couchpage_merged_fault(apr_pool_t *p, const couchpage_dir_conf *conf);
 
 /* Where a directive was written, "FILE:LINE", and the section it is in as
  * written ("<Location /x/>"), or "the server config". */

@@ -31,7 +31,7 @@ static const char *expr_json_string(ap_expr_eval_ctx_t *ctx, const void *data,
 }
 
 /* The row CouchPageItemTemplate is rendering: where its functions read. */
-typedef struct {
+typedef struct couchpage_template_row {
     const cp_row *row;
 } template_row;
 
@@ -57,9 +57,9 @@ static const char *expr_template_field(ap_expr_eval_ctx_t *ctx, const void *data
                                        const char *arg)
 {
     const template_field *shown = data;
-    const template_row *current = ctx->r ? ap_get_module_config(ctx->r->request_config,
-                                                                &couchpage_module)
-                                         : NULL;
+    const couchpage_request_config *slot = ctx->r ? couchpage_request_config_of(ctx->r, 0)
+                                                  : NULL;
+    const template_row *current = slot ? slot->template_row : NULL;
 
     if (!current || !current->row) {
         return "";
@@ -75,11 +75,19 @@ static const char *expr_html_escape(ap_expr_eval_ctx_t *ctx, const void *data,
     return cp_html_text(ctx->p, arg, strlen(arg));
 }
 
+#define COLLECTED_FIELDS_KEY "couchpage-template-fields"
+
+void couchpage_expr_collect_fields(apr_pool_t *ptemp, apr_array_header_t *fields)
+{
+    apr_pool_userdata_setn(fields, COLLECTED_FIELDS_KEY, NULL, ptemp);
+}
+
 /* The field is compiled here, once: an unknown one fails the configuration. */
 static int lookup_template_function(ap_expr_lookup_parms *parms, cp_show how)
 {
     template_field *shown;
     const char *err = NULL;
+    void *collected = NULL;
 
     if (!parms->arg) {
         *parms->err = apr_psprintf(parms->ptemp, "%%{%s:FIELD} takes a field path "
@@ -94,6 +102,10 @@ static int lookup_template_function(ap_expr_lookup_parms *parms, cp_show how)
         *parms->err = apr_psprintf(parms->ptemp, "%%{%s:%s}: the field %s", parms->name,
                                    parms->arg, err);
         return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    apr_pool_userdata_get(&collected, COLLECTED_FIELDS_KEY, parms->ptemp);
+    if (collected) {
+        APR_ARRAY_PUSH((apr_array_header_t *)collected, const cp_field *) = shown->field;
     }
     *parms->func = expr_template_field;
     *parms->data = shown;
@@ -142,12 +154,12 @@ const char *couchpage_template_item(void *baton, apr_pool_t *pool, const cp_row 
 {
     couchpage_template *renderer = baton;
     request_rec *r = renderer->r;
-    template_row *current = ap_get_module_config(r->request_config, &couchpage_module);
+    couchpage_request_config *slot = couchpage_request_config_of(r, 1);
+    template_row *current = slot->template_row;
     const char *html;
 
     if (!current) {
-        current = apr_pcalloc(r->pool, sizeof(*current));
-        ap_set_module_config(r->request_config, &couchpage_module, current);
+        current = slot->template_row = apr_pcalloc(r->pool, sizeof(*current));
     }
     *error = NULL;
     current->row = row;

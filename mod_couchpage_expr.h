@@ -2,8 +2,9 @@
 /*
  * mod_couchpage_expr: the module's functions in httpd's expressions
  * (ap_expr): %{json:TEXT} for CouchPageRange's bounds, %{couchpage_escape:TEXT}
- * and the item template's %{couchpage_html:FIELD} and its kin; and the
- * renderer that evaluates CouchPageItemTemplate for each row.
+ * and the item template's %{couchpage_html:FIELD} and its kin, with the
+ * fields a template reads; and the renderer that evaluates
+ * CouchPageItemTemplate for each row.
  *
  * Glue: it knows request_rec and ap_expr, but not the directory config,
  * and answers no client itself.
@@ -20,6 +21,14 @@
  * function compiled once, when httpd reads the expression (an unknown field
  * fails the configuration). */
 int couchpage_expr_lookup(ap_expr_lookup_parms *parms);
+
+/* The field path of every template function in the expressions parsed with
+ * the temporary pool ptemp (cmd->temp_pool) is added to fields (const
+ * cp_field *), until this is called again with NULL: how
+ * CouchPageItemTemplate learns which members of a row its template reads.
+ * The pool, not a global, carries it: a .htaccess file is read per request,
+ * in the request's own pool and thread. */
+void couchpage_expr_collect_fields(apr_pool_t *ptemp, apr_array_header_t *fields);
 
 /* A string expression's value for r, as ap_expr_str_exec gives it (*error
  * set when it cannot be evaluated); *not_utf8 says whether a request value

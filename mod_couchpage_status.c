@@ -162,7 +162,7 @@ static int status_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *p
     }
     storage = ap_lookup_provider(AP_SLOTMEM_PROVIDER_GROUP, "shm", AP_SLOTMEM_PROVIDER_VERSION);
     if (!storage) {
-        ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s, CPLOGNO(0110) "mod_slotmem_shm is not "
+        ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, CPLOGNO(0110) "mod_slotmem_shm is not "
                      "loaded: the CouchPage section of server-status is off (load it, "
                      "on Debian with 'a2enmod slotmem_shm', to count pages across processes)");
         return OK;

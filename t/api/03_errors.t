@@ -37,7 +37,7 @@ my @CASES = (
     ['/errors/missing-db/', 'GET', 502, 'backend_error', qr/^the backend could not serve this page$/,
      qr{CP0101: the backend queries for /errors/missing-db/ failed with 502: CouchDB answered 404 not_found: Database does not exist\. $IN}],
     ['/errors/unreachable/', 'GET', 503, 'backend_unavailable', qr/^the backend is unavailable$/,
-     qr{CP0101: the backend queries for /errors/unreachable/ failed with 503: the backend is unavailable \(CouchPageView http://127\.0\.0\.1:1/}],
+     qr{CP0101: the backend queries for /errors/unreachable/ failed with 503: the backend is unavailable \(mod_proxy made no connection to it, 2 tries\) \(CouchPageView http://127\.0\.0\.1:1/}],
     # the operator's reversed constant range: CouchDB refuses the page's query
     ['/errors/range-reversed/', 'GET', 502, 'backend_error', qr/^the backend could not serve this page$/,
      qr{\[couchpage:error\].*CP0101: the backend queries for /errors/range-reversed/ failed with 502: CouchDB answered 400 query_parse_error: .*; does CouchDB collate CouchPageRange's LOW after its HIGH\? $IN}],

@@ -13,7 +13,8 @@ use Apache::TestUtil qw(t_cmp);
 use File::Spec::Functions qw(catfile);
 use File::Temp qw(tempdir);
 use HTTP::Tiny ();
-use CouchPageTest qw(httpd_config_test start_own_httpd backend_url decode_json_or_undef);
+use CouchPageTest qw(httpd_config_test start_own_httpd backend_url decode_json_or_undef
+                     double_url double_load);
 
 my $vars = Apache::Test::vars();
 my $httpd = $vars->{httpd};
@@ -61,14 +62,14 @@ my @CASES = (
     # CouchPageFields: names of document members (bytes as written, UTF-8), or * alone
     ["CouchPageView $VIEW\nCouchPageIncludeDocs On\nCouchPageFields title date summary", undef],
     ["CouchPageView $VIEW\nCouchPageFields *", undef],
-    ["CouchPageView $VIEW\nCouchPageFields \"r\xc3\xa9sum\xc3\xa9\" 'two words' _id \xf0\x9f\x98\x80", undef],
+    ["CouchPageView $VIEW\nCouchPageIncludeDocs On\nCouchPageFields \"r\xc3\xa9sum\xc3\xa9\" 'two words' _id \xf0\x9f\x98\x80", undef],
     ['CouchPageFields * title', qr{CouchPageFields: \* \(every member\) stands alone}],
     ['CouchPageFields title *', qr{CouchPageFields: \* \(every member\) stands alone}],
     ['CouchPageFields * *', qr{CouchPageFields: \* \(every member\) stands alone}],
     ['CouchPageFields title date title', qr{CouchPageFields: 'title' is named twice}],
     ['CouchPageFields', qr{CouchPageFields takes the names of document members, or \*}],
     # the empty name is a name (JSON allows it, CouchDB keeps it), once
-    ["CouchPageView $VIEW\nCouchPageFields \"\" title", undef],
+    ["CouchPageView $VIEW\nCouchPageIncludeDocs On\nCouchPageFields \"\" title", undef],
     ['CouchPageFields title "" ""', qr{CouchPageFields: '' is named twice}],
     ['CouchPageFields "*" title', qr{CouchPageFields: \* \(every member\) stands alone}],
     # a byte shown as \xHH (httpd -t escapes the backslash once more)
@@ -105,7 +106,10 @@ my @CONFS = (
      qr{CP0112: SetHandler couchpage \(\S+:12\) applies in <Directory "/srv/pages/?">}],
     ['CouchPageSize above the default CouchPageMaxSize',
      qq{<Location "/a/">\nSetHandler couchpage\nCouchPageView $ALL\nCouchPageSize 500\n</Location>\n},
-     qr{CP0113: CouchPageSize 500 \(\S+:14\) is larger than CouchPageMaxSize 100 \(the default\) in <Location "/a/">: pages there would have 100 rows}],
+     qr{CP0113: CouchPageSize 500 \(\S+:14\) is larger than CouchPageMaxSize 100 \(the default\) in <Location "/a/">: every request there would be answered 500}],
+    # the default size is no fault: a smaller maximum caps it
+    ['CouchPageMaxSize below the default CouchPageSize',
+     qq{<Location "/a/">\nSetHandler couchpage\nCouchPageView $ALL\nCouchPageMaxSize 10\n</Location>\n}, undef],
     ['CouchPageSize above a CouchPageMaxSize merged from an inner section',
      qq{<Location "/a/">\nSetHandler couchpage\nCouchPageView $ALL\nCouchPageMaxSize 500\nCouchPageSize 300\n</Location>\n}
      . qq{<Location "/a/b/">\nCouchPageMaxSize 200\n</Location>\n},
@@ -122,11 +126,48 @@ my @CONFS = (
      . qq{<Location "/d/">\nSetHandler "%{env:HANDLER}"\n</Location>\n},
      undef],
     # what start-up cannot place is never refused: a view a <Directory> sets
-    # may reach the location, and so may a .htaccess file
+    # may reach the location; a .htaccess file never sets a view (CouchPageView
+    # is server config, virtual host and directory only), whatever it may set
     ['a view a <Directory> may add',
      qq{<Directory "/srv">\nCouchPageView $ALL\n</Directory>\n<Location "/a/">\nSetHandler couchpage\n</Location>\n}, undef],
-    ['a view a .htaccess file may add (AllowOverride Options)',
-     qq{<Directory "/srv">\nAllowOverride Options\n</Directory>\n<Location "/a/">\nSetHandler couchpage\n</Location>\n}, undef],
+    ['a view that no .htaccess file can add (AllowOverride All)',
+     qq{<Directory "/srv">\nAllowOverride All\n</Directory>\n<Location "/a/">\nSetHandler couchpage\n</Location>\n},
+     qr{CP0112: SetHandler couchpage \(\S+:15\) applies in <Location "/a/">, where no CouchPageView is set}],
+    ['a view that no .htaccess file can add (AllowOverrideList CouchPageView)',
+     qq{<Directory "/srv">\nAllowOverride None\nAllowOverrideList SetHandler CouchPageView\n</Directory>\n<Location "/a/">\nSetHandler couchpage\n</Location>\n},
+     qr{CP0112: SetHandler couchpage \(\S+:16\) applies in <Location "/a/">, where no CouchPageView is set}],
+    # an item, a template or CouchPageFields that reads the rows' documents
+    # where CouchPageIncludeDocs is not On
+    ['CouchPageItem of a doc field without CouchPageIncludeDocs',
+     qq{<Location "/a/">\nSetHandler couchpage\nCouchPageView $ALL\nCouchPageItem doc.title\n</Location>\n},
+     qr{CP0130: CouchPageItem \(\S+:14\) reads the rows' documents \(doc\), and CouchPageIncludeDocs is not On in <Location "/a/">: every item there would show nothing\. Set CouchPageIncludeDocs On there, or show the row's key, value or id}],
+    ['CouchPageItem whose link reads a doc field, without CouchPageIncludeDocs',
+     qq{<Location "/a/">\nSetHandler couchpage\nCouchPageView $ALL\nCouchPageItem key "/posts/{doc.slug}"\n</Location>\n},
+     qr{CP0130: CouchPageItem \(\S+:14\) reads the rows' documents}],
+    ['CouchPageItemTemplate of a doc field without CouchPageIncludeDocs',
+     qq{<Location "/a/">\nSetHandler couchpage\nCouchPageView $ALL\nCouchPageItemTemplate "<b>%{couchpage_html:key}</b> %{couchpage_date:doc.date}"\n</Location>\n},
+     qr{CP0130: CouchPageItemTemplate \(\S+:14\) reads the rows' documents \(doc\), and CouchPageIncludeDocs is not On in <Location "/a/">}],
+    ['CouchPageFields without CouchPageIncludeDocs',
+     qq{<Location "/a/">\nSetHandler couchpage\nCouchPageView $ALL\nCouchPageFields title date\n</Location>\n},
+     qr{CP0131: CouchPageFields \(\S+:14\) picks members of the rows' documents, and CouchPageIncludeDocs is not On in <Location "/a/">: it would pick nothing\. Set CouchPageIncludeDocs On there, or remove CouchPageFields}],
+    ['a server-wide item of a doc field, in a location without documents',
+     qq{CouchPageItem doc.title\n<Location "/docs/">\nSetHandler couchpage\nCouchPageView $ALL\nCouchPageIncludeDocs On\n</Location>\n}
+     . qq{<Location "/keys/">\nSetHandler couchpage\nCouchPageView $ALL\n</Location>\n},
+     qr{CP0130: CouchPageItem \(\S+:11\) reads the rows' documents \(doc\), and CouchPageIncludeDocs is not On in <Location "/keys/">}],
+    ['CouchPageIncludeDocs Off in an inner location under an item of a doc field',
+     qq{<Location "/a/">\nSetHandler couchpage\nCouchPageView $ALL\nCouchPageIncludeDocs On\nCouchPageItem doc.title\n</Location>\n}
+     . qq{<Location "/a/b/">\nCouchPageIncludeDocs Off\n</Location>\n},
+     qr{CP0130: CouchPageItem \(\S+:15\) reads the rows' documents \(doc\), and CouchPageIncludeDocs is not On in <Location "/a/b/">}],
+    ['documents from an outer location, the item in an inner one; a JSON-only location',
+     qq{<Location "/a/">\nSetHandler couchpage\nCouchPageView $ALL\nCouchPageIncludeDocs On\n</Location>\n}
+     . qq{<Location "/a/b/">\nCouchPageItemTemplate "%{couchpage_html:doc.title}"\nCouchPageFields title\n</Location>\n}
+     . qq{<Location "/json/">\nSetHandler couchpage\nCouchPageView $ALL\nCouchPageFormat json\nCouchPageItem doc.title\n</Location>\n},
+     undef],
+    # what start-up cannot place is never refused: a .htaccess file may set
+    # another item (AllowOverride FileInfo); a request still gets 500
+    ['a server-wide item of a doc field that a .htaccess file may replace',
+     qq{CouchPageItem doc.title\n<Directory "/srv">\nAllowOverride FileInfo\n</Directory>\n<Location "/a/">\nSetHandler couchpage\nCouchPageView $ALL\n</Location>\n},
+     undef],
     # the proxy modules a view URL's scheme needs
     ['http:// without any proxy module',
      qq{<Location "/a/">\nSetHandler couchpage\nCouchPageView $ALL\n</Location>\n},
@@ -138,17 +179,103 @@ my @CONFS = (
      qq{<Location "/a/">\nSetHandler couchpage\nCouchPageView https://127.0.0.1:6984/db/_all_docs\n</Location>\n},
      qr{CP0114: .*: https:// needs modules that are not loaded: mod_ssl \(LoadModule ssl_module\)$}m],
     ['https:// with mod_ssl',
-     qq{<Location "/a/">\nSetHandler couchpage\nCouchPageView https://127.0.0.1:6984/db/_all_docs\n</Location>\n},
+     qq{<Location "/a/">\nSetHandler couchpage\nCouchPageView https://127.0.0.1:6984/db/_all_docs\n</Location>\n}
+     . qq{<Proxy "https://127.0.0.1:6984/">\nProxySet keepalive=On\n</Proxy>\n},
      undef, [qw(proxy proxy_http ssl)]],
     ['balancer:// without mod_proxy_balancer',
      qq{<Location "/a/">\nSetHandler couchpage\nCouchPageView balancer://couchdb/db/_all_docs\n</Location>\n},
      qr{CP0114: .*: balancer:// needs modules that are not loaded: mod_proxy_balancer \(LoadModule proxy_balancer_module\)$}m],
     ['balancer:// with mod_proxy_balancer',
-     qq{<Location "/a/">\nSetHandler couchpage\nCouchPageView balancer://couchdb/db/_all_docs\n</Location>\n},
+     qq{<Location "/a/">\nSetHandler couchpage\nCouchPageView balancer://couchdb/db/_all_docs\n</Location>\n}
+     . qq{<Proxy "balancer://couchdb">\nBalancerMember "http://127.0.0.1:5984"\n</Proxy>\n},
      undef, [qw(proxy proxy_http proxy_balancer)]],
 );
 
-plan tests => scalar @CASES + 2 * @CONFS + 5;
+# A worker for the views of @CONFS, after each configuration (so that line
+# numbers stay), where mod_proxy is loaded: without one, start-up warns.
+my $WORKER = qq{<Proxy "http://127.0.0.1:5984/">\nProxySet keepalive=On\n</Proxy>\n};
+
+# Views no mod_proxy worker serves: start-up warns (CP0133; CP0132 for a
+# balancer:// view without its balancer), naming the <Proxy> block to add,
+# and starts. [what, configuration, expected warning (regexp) or undef for
+# none, modules (default proxy, proxy_http)]
+my $V5 = 'http://127.0.0.1:5985/db/_all_docs';
+my $AT_A = qq{<Location "/a/">\nSetHandler couchpage\nCouchPageView $V5\n</Location>\n};
+my @WORKERS = (
+    ['a view without a worker', $AT_A,
+     qr{CP0133: CouchPageView http://127\.0\.0\.1:5985/db/_all_docs \(\S+:13\): no mod_proxy worker serves http://127\.0\.0\.1:5985, so mod_proxy's default worker makes its queries, which keeps no connection: each query opens a new one\. Define a worker: <Proxy "http://127\.0\.0\.1:5985/"> with ProxySet keepalive=On}],
+    ['a worker for localhost, the view on 127.0.0.1',
+     qq{<Proxy "http://localhost:5985/">\nProxySet keepalive=On\n</Proxy>\n$AT_A},
+     qr{CP0133: CouchPageView http://127\.0\.0\.1:5985/db/_all_docs \(\S+:16\): no mod_proxy worker serves .*<Proxy "http://127\.0\.0\.1:5985/">.*; the worker http://localhost:5985/ is not it: mod_proxy compares host names as written}],
+    ['a <Proxy> block without ProxySet (it defines no worker)',
+     qq{<Proxy "http://127.0.0.1:5985/">\nRequire all granted\n</Proxy>\n$AT_A}, qr{CP0133: CouchPageView http://127\.0\.0\.1:5985/}],
+    ['a worker for another port',
+     qq{<Proxy "http://127.0.0.1:5986/">\nProxySet keepalive=On\n</Proxy>\n$AT_A}, qr{CP0133: CouchPageView http://127\.0\.0\.1:5985/}],
+    ['a worker for another database only',
+     qq{<Proxy "http://127.0.0.1:5985/other/">\nProxySet keepalive=On\n</Proxy>\n$AT_A}, qr{CP0133: CouchPageView http://127\.0\.0\.1:5985/}],
+    ['a worker in another virtual host',
+     qq{<VirtualHost 127.0.0.1:1>\n<Proxy "http://127.0.0.1:5985/">\nProxySet keepalive=On\n</Proxy>\n</VirtualHost>\n<VirtualHost 127.0.0.1:2>\n$AT_A</VirtualHost>\n},
+     qr{CP0133: CouchPageView http://127\.0\.0\.1:5985/db/_all_docs \(\S+:19\): no mod_proxy worker serves http://127\.0\.0\.1:5985 in this virtual host}],
+    ['the worker of a <Proxy> block with ProxySet',
+     qq{<Proxy "http://127.0.0.1:5985/">\nProxySet keepalive=On\n</Proxy>\n$AT_A}, undef],
+    ['the worker of a <Proxy> block with parameters',
+     qq{<Proxy "HTTP://127.0.0.1:5985" timeout=5>\n</Proxy>\n$AT_A}, undef],
+    ['the worker of a ProxyPass',
+     qq{ProxyPass "/couch/" "http://127.0.0.1:5985/"\n$AT_A}, undef],
+    ['the worker of a ProxyPassMatch',
+     qq{ProxyPassMatch "^/couch/(.*)\$" "http://127.0.0.1:5985/\$1"\n$AT_A}, undef],
+    ['the main server\'s worker, the view in a virtual host',
+     qq{<Proxy "http://127.0.0.1:5985/">\nProxySet keepalive=On\n</Proxy>\n<VirtualHost 127.0.0.1:1>\n$AT_A</VirtualHost>\n}, undef],
+    ['a balancer:// view without its balancer',
+     qq{<Location "/a/">\nSetHandler couchpage\nCouchPageView balancer://couchdb/db/_all_docs\n</Location>\n},
+     qr{CP0132: CouchPageView balancer://couchdb/db/_all_docs \(\S+:14\): no balancer balancer://couchdb is defined, and every page there would fail\. Define it: <Proxy "balancer://couchdb"> with a BalancerMember for each CouchDB node},
+     [qw(proxy proxy_http proxy_balancer)]],
+    ['a balancer:// view of another balancer',
+     qq{<Proxy "balancer://other">\nBalancerMember "http://127.0.0.1:5985"\n</Proxy>\n<Location "/a/">\nSetHandler couchpage\nCouchPageView balancer://couchdb/db/_all_docs\n</Location>\n},
+     qr{CP0132: CouchPageView balancer://couchdb/}, [qw(proxy proxy_http proxy_balancer)]],
+);
+
+# --- CouchPageCredentials USER file:PATH ------------------------------------
+# The password is read from the file at start-up (as httpd reads its
+# configuration: root on a server, the test's user here); -t refuses a file
+# it cannot use, naming it, and warns of one others can read. The password
+# itself is never in httpd's output.
+my $pwdir = tempdir(CLEANUP => 1);
+my $FILE_SECRET = 'Pw-0f-The-Fil3';
+sub password_file {
+    my ($name, $content, $mode) = @_;
+    my $path = catfile($pwdir, $name);
+    open my $pf, '>', $path or die "$path: $!";
+    print $pf $content;
+    close $pf;
+    chmod $mode, $path or die "chmod $path: $!";
+    return $path;
+}
+# [what, path, expected refusal (regexp), or warning (regexp), or undef for neither]
+my @FILES = (
+    ['a missing password file', catfile($pwdir, 'none'),
+     qr{CouchPageCredentials: the password file \S+/none cannot be opened: No such file or directory}, 'refused'],
+    ['a password file its reader may not read', password_file('closed', "$FILE_SECRET\n", 0000),
+     qr{CouchPageCredentials: the password file \S+/closed cannot be opened: Permission denied}, 'refused'],
+    ['an empty password file', password_file('empty', '', 0600),
+     qr{CouchPageCredentials: the password file \S+/empty is empty}, 'refused'],
+    ['a password file of a newline alone', password_file('newline', "\n", 0600),
+     qr{the password file \S+/newline is empty}, 'refused'],
+    ['a password file of two lines', password_file('two', "$FILE_SECRET\nmore\n", 0600),
+     qr{the password file \S+/two holds more than one line}, 'refused'],
+    ['a password file over 4096 bytes', password_file('long', 'x' x 5000, 0600),
+     qr{the password file \S+/long is longer than 4096 bytes}, 'refused'],
+    ['a directory for a password file', $pwdir,
+     qr{the password file \S+ is not a regular file}, 'refused'],
+    ['a password file of its owner alone (0600)', password_file('owner', "$FILE_SECRET\n", 0600), undef, 'accepted'],
+    ['a password file with CRLF', password_file('crlf', "$FILE_SECRET\r\n", 0600), undef, 'accepted'],
+    ['a world-readable password file (0644)', password_file('world', "$FILE_SECRET\n", 0644),
+     qr{CP0134: CouchPageCredentials \(\S+:\d+\): the password file \S+/world can be read by every user of this machine \(mode 644\); httpd reads it as root: chown root:root it and chmod 0600 \(or 0640\) it},
+     'accepted'],
+    ['a password file its group may read (0640, not root\'s group)', password_file('group', "$FILE_SECRET\n", 0640),
+     qr{CP0134: .*the password file \S+/group can be read by the members of (group \S+|its group) \(mode 640\)}, 'accepted'],
+);
+plan tests => scalar @CASES + 2 * @CONFS + 2 * @WORKERS + 1 + 2 * @FILES + 3 + 6;
 
 for my $case (@CASES) {
     my ($directives, $expect) = @$case;
@@ -166,6 +293,7 @@ for my $case (@CASES) {
 
 for my $case (@CONFS) {
     my ($what, $conf, $expect, $modules) = @$case;
+    $conf .= $WORKER if grep { $_ eq 'proxy' } @{ $modules // ['proxy'] };
     my ($status, $out) = httpd_config_test(undef, conf => $conf, defined $modules ? (modules => $modules) : ());
     if (defined $expect) {
         ok t_cmp($status != 0 && $out =~ $expect ? 'refused' : "status $status: $out", 'refused',
@@ -178,6 +306,26 @@ for my $case (@CONFS) {
                  "httpd -t accepts $what");
         ok t_cmp($out =~ /CP01/ ? $out : 'silent', 'silent', "$what: no message of the module's");
     }
+}
+
+for my $case (@WORKERS) {
+    my ($what, $conf, $expect, $modules) = @$case;
+    my ($status, $out) = httpd_config_test(undef, conf => $conf, defined $modules ? (modules => $modules) : ());
+    ok t_cmp($status == 0 && $out =~ /Syntax OK/ ? 'ok' : "status $status: $out", 'ok',
+             "httpd -t accepts $what");
+    if (defined $expect) {
+        ok t_cmp($out =~ $expect ? 'warned' : $out, 'warned', "$what: a warning names the block to add");
+    }
+    else {
+        ok t_cmp($out =~ /CP013[23]/ ? $out : 'silent', 'silent', "$what: no warning");
+    }
+}
+{
+    # one warning a URL, however many locations page it
+    my ($status, $out) = httpd_config_test(undef, conf => $AT_A . $AT_A =~ s{/a/}{/b/}r
+                                                    . qq{<Location "/c/">\nSetHandler couchpage\nCouchPageView $V5\n</Location>\n});
+    my $count = () = $out =~ /CP0133/g;
+    ok t_cmp($count, 1, 'three locations of one view URL without a worker: one warning');
 }
 
 # A view URL's password is never echoed, whether or not the URL parses.
@@ -214,6 +362,60 @@ CONF
              'nested sections: the inner section\'s page size, the outer one\'s view');
     $res = $http->get("http://127.0.0.1:$port/nested/four/none/");
     ok t_cmp($res->{status}, 404, 'SetHandler none inside it: not a page (no such file)');
+    # no <Proxy> for the backend here: the start-up log says which to add
+    my $log = do { local $/; open my $lf, '<', "$root/error_log" or die "$root/error_log: $!"; <$lf> };
+    ok t_cmp($log, qr{CP0133: CouchPageView \Q$backend\E/bands/.* Define a worker: <Proxy "\Q$backend\E/">},
+             'a view without a worker: the start-up log names the <Proxy> block to add');
+}
+
+for my $case (@FILES) {
+    my ($what, $path, $expect, $verdict) = @$case;
+    my ($status, $out) = httpd_config_test("CouchPageView $VIEW\nCouchPageCredentials reader \"file:$path\"");
+    my $got = $status != 0 ? 'refused' : $out =~ /Syntax OK/ ? 'accepted' : "status $status";
+    ok t_cmp($got eq $verdict && (defined $expect ? $out =~ $expect : $out !~ /CP0134/) ? 'as expected' : "$got: $out",
+             'as expected', "$what: $verdict" . (defined $expect && $verdict eq 'accepted' ? ', with a warning' : ''));
+    ok t_cmp(index($out, $FILE_SECRET), -1, "$what: the password is not in httpd's output");
+}
+
+# A page whose credentials come from a file: the right password serves it,
+# a wrong one gets the usual 502 with CouchDB's 401 in the error log.
+{
+    my $double = double_url();
+    double_load('creds', [ map { { _id => sprintf('c%02d', $_), n => $_ } } 1 .. 5 ],
+                { v => { map => 'function (doc) { emit(doc.n, null); }' } });
+    my $right = password_file('right', ($ENV{COUCHPAGE_DOUBLE_PASSWORD} // 'double-admin-secret') . "\n", 0600);
+    my $wrong = password_file('wrong', "not-the-password\n", 0600);
+    my $user = $ENV{COUCHPAGE_DOUBLE_USER} // 'admin';
+    my $root = tempdir(CLEANUP => 1);
+    my ($port) = start_own_httpd($root, [qw(proxy proxy_http)], <<"CONF");
+<Proxy "$double/">
+    ProxySet keepalive=On timeout=10
+</Proxy>
+<Location "/creds/right/">
+    SetHandler couchpage
+    CouchPageView "$double/creds/_design/d/_view/v"
+    CouchPageCredentials "$user" "file:$right"
+</Location>
+<Location "/creds/wrong/">
+    SetHandler couchpage
+    CouchPageView "$double/creds/_design/d/_view/v"
+    CouchPageCredentials "$user" "file:$wrong"
+</Location>
+CONF
+    my $http = HTTP::Tiny->new(timeout => 30);
+    my $res = $http->get("http://127.0.0.1:$port/creds/right/", { headers => { Accept => 'application/json' } });
+    my $page = decode_json_or_undef($res->{content});
+    ok t_cmp($res->{status} . ' ' . (ref $page eq 'HASH' ? join(',', map { $_->{key} } @{ $page->{items} }) : 'no page'),
+             '200 1,2,3,4,5', 'the password from a file: the page is served');
+    $res = $http->get("http://127.0.0.1:$port/creds/wrong/", { headers => { Accept => 'application/json' } });
+    ok t_cmp($res->{status}, 502, 'a wrong password in the file: 502');
+    my $log = '';
+    for (1 .. 30) {
+        $log = do { local $/; open my $lf, '<', "$root/error_log" or die "$root/error_log: $!"; <$lf> };
+        last if $log =~ /CP0101/;
+        select undef, undef, undef, 0.1;
+    }
+    ok t_cmp($log, qr{CP0101: .*/creds/wrong/.*CouchDB answered 401}, 'and the error log has CouchDB\'s 401 (CP0101)');
 }
 
 # the password is never echoed, even when the directive is refused

@@ -2,8 +2,9 @@
 # Backend faults, through the CouchDB view double's fault switches: each is
 # answered with the right status and a JSON error body, logged once, and the
 # next request is served normally. A read that failed in flight is repeated
-# once, never more; behind a balancer, on another member. Also: what exactly
-# reaches CouchDB.
+# once, never more; behind a balancer, on another member. An answer with
+# more rows than its query's limit is refused. Also: what exactly reaches
+# CouchDB.
 use strict;
 use warnings FATAL => 'all';
 
@@ -118,7 +119,7 @@ my @GOOD_VALUES = (
     ['an array nested 20,000 levels', '[' x 20000 . ']' x 20000],
 );
 
-plan tests => 8 * @FAULTS + 5 * $REPEATED + 5 * @BAD_BODIES + 2 * @GOOD_VALUES + 1 + 5 * 4 + 3 + 7 + 9 + 6 + 5;
+plan tests => 8 * @FAULTS + 5 * $REPEATED + 5 * @BAD_BODIES + 2 * @GOOD_VALUES + 2 * 4 + 1 + 5 * 4 + 3 + 7 + 9 + 6 + 5;
 
 my ($status, $page) = get_json('/faults/');
 ok t_cmp($status, 200, 'the faults location serves before any fault');
@@ -200,6 +201,29 @@ for my $case (@GOOD_VALUES) {
     (my $trimmed = $value) =~ s/^[ \t\r\n]+|[ \t\r\n]+$//g;
     ok t_cmp($item ? jraw(jget($item, 'value')) : 'no item: ' . $res->content, $trimmed,
              "valid JSON, $what: the value as it came");
+}
+
+# A backend that ignores limit: its answer of 5,000 rows to a limit=3 query
+# (CouchPageSize 2) is refused, 502, never used; one CP0181 line names the
+# location, the view, the limit and the rows; the next page is served.
+double_load('faults_many', [ map { { _id => sprintf('m%04d', $_), n => $_ } } 0 .. 4999 ],
+            { v => { map => 'function (doc) { emit(doc.n, null); }' } });
+for my $case (['a first page (one query)', '/faults-many/', 5000],
+              ['a later page (forward and backward)', with_args('/faults-many/', start => '[10,"m0010"]'), 4990]) {
+    my ($what, $path, $rows) = @$case;
+    double_fault(mode => 'ignore_limit', path => '/faults_many/', count => 1);
+    my $mark = error_log_mark();
+    my ($code, $body) = get_json($path);
+    double_fault(mode => 'none');
+    ok t_cmp("$code " . ($body && $body->{error} // ''), '502 backend_error', "over its limit, $what: 502 backend_error");
+    my @lines = error_log_since($mark, wait => 3, until => qr/CP0181/);
+    my @over = grep { /CP0181/ } @lines;
+    ok t_cmp(scalar(@over) . ' ' . scalar(grep { /CP0101/ } @lines), '1 0', "over its limit, $what: one CP0181 line, no other");
+    ok t_cmp($over[0] // '', qr{for /faults-many/ with $rows rows, more than its limit of 3: refused \(CouchPageView \S+/faults_many/_design/d/_view/v},
+             "over its limit, $what: the line names the location, the rows, the limit and the view");
+    ($code, $body) = get_json($path);
+    ok t_cmp("$code " . join(',', map { $_->{key} } @{ $body->{items} || [] }),
+             $path eq '/faults-many/' ? '200 0,1' : '200 10,11', "over its limit, $what: the next request is served");
 }
 
 # The same checks on a later page, whose queries go as one multi-query POST:

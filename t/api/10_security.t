@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-# Hostile input gets a clear 4xx, never a 5xx; signed tokens are opaque,
-# bound to their location, and refuse tampering. The table of what was tried
+# Hostile input gets a clear 4xx, never a 5xx; sealed tokens are opaque
+# (nothing of the key or docid shows), bound to their location, refuse
+# tampering, and rotate. The table of what was tried
 # and what came back is printed with the results.
 use strict;
 use warnings FATAL => 'all';
@@ -8,9 +9,8 @@ use warnings FATAL => 'all';
 use Apache::Test qw(plan ok);
 use Apache::TestUtil qw(t_cmp);
 use Apache::TestRequest ();
-use CouchPageTest qw(get_json with_args walk_pages backend_url);
-use Digest::SHA qw(hmac_sha256);
-use MIME::Base64 qw(encode_base64url);
+use CouchPageTest qw(get_json with_args walk_pages token_shows);
+use MIME::Base64 qw(encode_base64url decode_base64url);
 use JSON::PP ();
 
 my $JSON = JSON::PP->new->utf8->canonical;
@@ -57,7 +57,7 @@ my @SMUGGLE = (
     ['&descending=', '["Nirvana&descending=true","x"]'],
 );
 
-plan tests => 2 * @HOSTILE + 2 * @SMUGGLE + 2 + 21;
+plan tests => 2 * @HOSTILE + 2 * @SMUGGLE + 2 + 24;
 
 my @table;
 for my $case (@HOSTILE) {
@@ -81,70 +81,99 @@ ok t_cmp($code, 400, 'CouchPageMaxTokenLength 64 refuses a longer token');
 ok t_cmp($body->{reason}, qr/longer than 64 bytes/, 'and says so');
 print "# what was tried                     status\n", map { "#   $_\n" } @table;
 
-# --- signed tokens ---------------------------------------------------------
+# --- sealed tokens ---------------------------------------------------------
 my @pages = walk_pages('/signed/');
-ok t_cmp(join('|', map { $_->{status} } @pages), '200|200|200', 'signed: three pages of 5');
+ok t_cmp(join('|', map { $_->{status} } @pages), '200|200|200', 'sealed: three pages of 5');
 ok t_cmp(join('|', map { map { $_->{key} } @{ $_->{body}{items} } } @pages), join('|', @ORDER),
-         'signed: walking next yields every band in order');
+         'sealed: walking next yields every band in order');
 my $next = $pages[0]{body}{next};
-ok t_cmp($next, qr/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, 'signed tokens are opaque base64url');
-ok t_cmp(index($next, 'Nirvana'), -1, 'a signed token does not show the key');
-my ($s, $prev_page) = get_json(with_args('/signed/', start => $pages[1]{body}{prev}));
+ok t_cmp($next, qr/^[A-Za-z0-9_-]+$/, 'sealed tokens are base64url, unpadded, one piece');
+my @seen = grep { token_shows($next, $_) } ('Nirvana', $nirvana_id, '["Nirvana"', qq("$nirvana_id"));
+ok t_cmp(join(', ', @seen), '', 'the next token shows neither the key nor the docid, '
+                                . 'plainly or in base64');
+my @tokens = map { ($_->{body}{next} // (), $_->{body}{prev} // ()) } @pages;
+my @words = map { map { ($_->{key}, $_->{id}) } @{ $_->{body}{items} } } @pages;
+@seen = grep { my $t = $_; grep { token_shows($t, $_) } @words } @tokens;
+ok t_cmp(@tokens . ' tokens, ' . @seen . ' show one of ' . @words . ' keys and ids',
+         @tokens . ' tokens, 0 show one of 22 keys and ids',
+         'no next or prev token of the walk shows a key or docid');
+# What a sealed token tells: its length, the plain token's plus 29 bytes
+# (format, nonce, tag). And a fresh nonce makes every token differ.
+my ($s, $plain_page) = get_json('/bands/?limit=5');
+ok t_cmp(length(decode_base64url($next)), length($plain_page->{next}) + 29,
+         "its bytes are the plain token's ($plain_page->{next}) and 29 more");
+(undef, my $again) = get_json('/signed/');
+ok t_cmp($again->{next} ne $next ? 'differ' : "same: $next", 'differ',
+         'the same page sealed twice gives another token');
+($s, my $prev_page) = get_json(with_args('/signed/', start => $pages[1]{body}{prev}));
 ok t_cmp(join('|', map { $_->{key} } @{ $prev_page->{items} }), join('|', @ORDER[0 .. 4]),
-         'signed: prev leads back to the first page');
+         'sealed: prev leads back to the first page');
 
 my $plain = qq(["Nirvana","$nirvana_id"]);
 ($code, $body) = get_json(with_args('/signed/', start => $plain));
-ok t_cmp($code, 400, 'a plain JSON token is refused where tokens are signed');
-(my $tampered = $next) =~ s/^(.)/$1 eq 'A' ? 'B' : 'A'/e;
-($code, $body) = get_json(with_args('/signed/', start => $tampered));
-ok t_cmp($code, 400, 'a tampered token gets 400');
-ok t_cmp($body->{reason}, qr/not (issued for this location|a token of this site)/, 'and says why');
-($code, $body) = get_json(with_args('/signed-other/', start => $next));
-ok t_cmp($code, 400, 'a token of another location gets 400, though the secret is the same');
-($code, $body) = get_json(with_args('/bands/', start => $next));
-ok t_cmp($code, 400, 'an unsigned location refuses a signed token');
-
-# The documented format, sealed here with the previous secret: rotation.
-sub seal {
-    my ($secret, $binding, $payload) = @_;
-    my $mac = hmac_sha256("couchpage-token-1\0$binding\0$payload", $secret);
-    return encode_base64url($payload) . '.' . encode_base64url($mac);
+ok t_cmp($code, 400, 'a plain JSON token is refused where tokens are sealed');
+my @raw = unpack 'C*', decode_base64url($next);
+my @refused;
+for my $i (0 .. $#raw) {
+    my @changed = @raw;
+    $changed[$i] ^= 0x01;
+    ($code, $body) = get_json(with_args('/signed/', start => encode_base64url(pack 'C*', @changed)));
+    push @refused, $code == 400 && $body->{reason} =~ /not issued for this location|format this site does not read/
+        ? () : "byte $i: $code";
 }
-my $view = backend_url() . '/bands/_design/bands/_view/by-name';
-my $old = seal('the previous secret of the test site', "$view\n/signed/", $plain);
-($code, $body) = get_json(with_args('/signed/', start => $old));
-ok t_cmp($code, 200, 'a token sealed with the previous secret is still accepted');
-ok t_cmp($body->{items}[0]{key}, 'Nirvana', 'and starts where it says');
-my $retired = seal('a secret this site no longer has', "$view\n/signed/", $plain);
-($code, $body) = get_json(with_args('/signed/', start => $retired));
-ok t_cmp($code, 400, 'a token sealed with a retired secret is refused');
-my $current = seal('the current secret of the test site', "$view\n/signed/", $plain);
-($code, $body) = get_json(with_args('/signed/', start => $current));
-ok t_cmp($code, 200, 'a token sealed as documented with the current secret opens');
+ok t_cmp(join(', ', @refused), '', 'a token changed in any of its ' . @raw . ' bytes gets 400, and says why');
+($code, $body) = get_json(with_args('/signed/', start => substr($next, 0, -4)));
+ok t_cmp($code, 400, 'a truncated token gets 400');
+($code, $body) = get_json(with_args('/signed-other/', start => $next));
+ok t_cmp("$code $body->{reason}", '400 the start token was not issued for this location',
+         'a token of another location gets 400, though the secret is the same');
+($code, $body) = get_json(with_args('/bands/', start => $next));
+ok t_cmp($code, 400, 'a location without a secret refuses a sealed token');
+# The signed tokens of before (base64url payload, a dot, HMAC) after an upgrade.
+($code, $body) = get_json(with_args('/signed/', start => encode_base64url($plain) . '.'
+                                    . encode_base64url('m' x 32)));
+ok t_cmp("$code $body->{reason}", '400 the start token is not a token of this site',
+         'a signed token of the format before gets 400: the client starts again');
+
+# Rotation: the same location, as it was before (its one secret is now the
+# previous one), and with a secret since retired.
+(undef, my $before) = get_json('/signed/', 'X-Test-Secret' => 'previous');
+($code, $body) = get_json(with_args('/signed/', start => $before->{next} // ''));
+ok t_cmp(join('|', $code, map { $_->{key} } @{ $body->{items} || [] }),
+         join('|', 200, @ORDER[5 .. 9]), 'a token sealed with the previous secret is still accepted');
+($code, $body) = get_json(with_args('/signed/', start => $next), 'X-Test-Secret' => 'previous');
+ok t_cmp($code, 400, 'the location before the rotation refuses a token of the new secret');
+(undef, my $retired) = get_json('/signed/', 'X-Test-Secret' => 'retired');
+($code, $body) = get_json(with_args('/signed/', start => $retired->{next} // ''));
+ok t_cmp("$code $body->{reason}", '400 the start token was not issued for this location',
+         'a token sealed with a retired secret is refused');
 
 # The Last page's token, the word "last", is sealed like any other: the
 # link is opaque, opens the last page, and the bare word is refused here.
 my $last_link = $pages[0]{body}{links}{last} // '';
-ok t_cmp($last_link, qr{^/signed/\?start=[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$}, 'signed: links.last is sealed');
+ok t_cmp($last_link, qr{^/signed/\?start=[A-Za-z0-9_-]+$}, 'sealed: links.last is sealed');
 ($code, $body) = get_json($last_link);
 ok t_cmp(join('|', $code, map { $_->{key} } @{ $body->{items} || [] }), '200|Tool',
-         'signed: links.last opens the last page');
+         'sealed: links.last opens the last page');
 ($code, $prev_page) = get_json($body->{links}{prev} // '/signed/?start=none');
 ok t_cmp(join('|', $code, map { $_->{key} } @{ $prev_page->{items} || [] }),
-         join('|', 200, @ORDER[5 .. 9]), 'signed: and its prev the page before');
+         join('|', 200, @ORDER[5 .. 9]), 'sealed: and its prev the page before');
 ($code, $body) = get_json('/signed/?start=last');
-ok t_cmp($code, 400, 'an unsealed start=last is refused where tokens are signed');
-($code, $body) = get_json(with_args('/signed/', start => seal('the current secret of the test site', "$view\n/signed/", 'last')));
-ok t_cmp(join('|', $code, map { $_->{key} } @{ $body->{items} || [] }), '200|Tool',
-         '"last" sealed as documented opens the last page');
+ok t_cmp($code, 400, 'an unsealed start=last is refused where tokens are sealed');
 
-# CouchPageMaxTokenLength counts a token as the client sent it: a sealed
-# token longer than the cap is refused before it is unsealed, though the
-# payload inside is shorter than the cap.
-my $long_payload = '["' . ('a' x 3200) . '","a"]';
-my $long = seal('the current secret of the test site', "$view\n/signed/", $long_payload);
+# The numbered page links of the HTML fragment (CouchPageLinks 1) are
+# sealed too, and open.
+my $html = Apache::TestRequest::GET(with_args('/signed/', start => $pages[1]{body}{next},
+                                              format => 'html'))->content;
+my @starts = $html =~ /[?;]start=([^&"]+)/g;
+my @opened = map { (get_json(with_args('/signed/', start => $_)))[0] } grep { /^[A-Za-z0-9_-]+$/ } @starts;
+ok t_cmp(@starts >= 2 ? join(' ', @opened) : 'only ' . @starts . ' links', join(' ', ('200') x @starts),
+         'sealed: the HTML page links (' . @starts . ') are sealed tokens, each opens its page');
+
+# CouchPageMaxTokenLength counts a token as the client sent it: a token
+# longer than the cap is refused before it is decoded or decrypted.
+my $long = encode_base64url(pack('C', 2) . ('x' x 3100));
 ($code, $body) = get_json(with_args('/signed/', start => $long));
-ok t_cmp(length($long_payload) . ' inside ' . length($long) . ": $code", qr/^\d{4} inside \d{4}: 400$/,
-         'a sealed token over CouchPageMaxTokenLength (4096) whose payload is under it: 400');
+ok t_cmp(length($long) . ": $code", qr/^\d{4}: 400$/,
+         'a token over CouchPageMaxTokenLength (4096): 400');
 ok t_cmp($body->{reason}, qr/longer than 4096 bytes/, 'and says so');

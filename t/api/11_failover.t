@@ -17,7 +17,8 @@ use LWP::UserAgent ();
 use URI::Escape ();
 use POSIX ();
 use Time::HiRes qw(sleep time);
-use CouchPageTest qw(free_port wait_for_port spawn_process reap_process start_own_httpd);
+use CouchPageTest qw(free_port wait_for_port spawn_process reap_process start_own_httpd
+                     token_shows);
 
 my $vars = Apache::Test::vars();
 my $embedded = $ENV{COUCHPAGE_EMBEDDED_DIR} || catfile($vars->{top_dir}, 'embedded');
@@ -62,7 +63,7 @@ sub get {
     return ($res->code, $body);
 }
 
-plan tests => 8;
+plan tests => 9;
 
 my ($x_pid, $x_port) = start_backend('backend-x');
 my ($y_pid, $y_port) = start_backend('backend-y');
@@ -74,8 +75,10 @@ my $ua = LWP::UserAgent->new(keep_alive => 1, timeout => 30);
 my ($status, $first) = get($ua, $a_port, '/bands/');
 ok t_cmp($status, 200, 'server A serves the first page through the balancer');
 my $token = $first->{next} // '';
+ok t_cmp(join(', ', grep { token_shows($token, $_) } 'Nirvana', 'nirvana', '"Nirvana"'), '',
+         'the sealed next token shows neither the key nor the docid, plainly or in base64');
 ($status, my $second) = get($ua, $b_port, '/bands/?start=' . URI::Escape::uri_escape($token));
-ok t_cmp($status, 200, "server B accepts server A's signed token");
+ok t_cmp($status, 200, "server B accepts server A's sealed token");
 ok t_cmp(join('|', map { $_->{key} } @{ $second->{items} || [] }),
          'Nirvana|Perfect Circle|Queens of the Stone Age|Silverchair|Tenacious D',
          "server B shows the page A's token names");

@@ -97,7 +97,7 @@ my $browser = -x $chromium && -r catfile($embedded, 'node_modules', 'playwright-
 # `httpd -t` on a location with these directives: [directives, expected message or undef].
 my $VIEW = 'http://127.0.0.1:5984/db/_design/d/_view/v';
 my @CONFIG = (
-    [qq{CouchPageView $VIEW\nCouchPageItemTemplate "<b>%{couchpage_html:doc.title}</b> %{couchpage_url:id} }
+    [qq{CouchPageView $VIEW\nCouchPageIncludeDocs On\nCouchPageItemTemplate "<b>%{couchpage_html:doc.title}</b> %{couchpage_url:id} }
      . qq{%{couchpage_number:value} %{couchpage_date:key[1]} %{REQUEST_URI}"\nCouchPageText previous "Pr\x{e9}c\x{e9}dent"}, undef],
     ['CouchPageItemTemplate "<b>%{couchpage_html:doc.title</b>"',
      qr{CouchPageItemTemplate: '<b>%\{couchpage_html:doc.title</b>' is not a valid template: .+}],
@@ -117,7 +117,7 @@ my @CONFIG = (
     ["CouchPageText next \"Suivant \xff\"", qr{CouchPageText: the text for next is not valid UTF-8}],
 );
 
-plan tests => 36 + 14 + @DOCS + @CONFIG + ($browser ? 8 : 1);
+plan tests => 36 + 5 + 14 + @DOCS + @CONFIG + ($browser ? 8 : 1);
 binmode Test::More->builder->$_, ':encoding(UTF-8)' for qw(output failure_output todo_output);
 
 # --- 1. every function, on plain and hostile documents -----------------------
@@ -163,6 +163,20 @@ double_load('tmpl', [ map { $_->{doc} } @DOCS ], { v => { map => 'function(doc){
     double_fault(mode => 'none');
     is($bad->code, 502, 'a lone surrogate (\ud800) from the backend: 502');
     unlike($bad->content, qr/<script|couchpage-item/, '... and no item, no markup');
+}
+
+{
+    # a whole href or src from a document, through %{couchpage_url:...}: a
+    # relative reference, whatever the document holds (javascript:,
+    # JAVASCRIPT:, a NUL before it), never a URL with a scheme
+    my ($res, $tree) = get_html('/tmpl-href/');
+    my @urls = map { (map { $_->{attrs}{href} } by_tag($_, 'a')), (map { $_->{attrs}{src} } by_tag($_, 'img')) }
+               by_class($tree, 'couchpage-item');
+    is(scalar(@urls), 2 * @DOCS, '%{couchpage_url:...} as a whole href and src: one each an item');
+    is_deeply([grep { defined URI->new($_)->scheme } @urls], [], '... none has a scheme: javascript: cannot become one');
+    is_deeply([grep { URI->new_abs($_, 'http://localhost/tmpl-href/')->scheme ne 'http' } @urls], [],
+              '... each leads under the page, as a relative path');
+    like($res->content, qr{href="javascript%3Aalert%28document.cookie%29"}, '... javascript:alert(document.cookie) stays a path segment');
 }
 
 # --- 2. words in French, merged per location ---------------------------------

@@ -102,6 +102,7 @@ my %MISTAKE = (
     noauth   => qq{CouchPageView "$view"},
     wrongpw  => qq{CouchPageView "$view"\n    CouchPageCredentials pager "not-the-password"},
     noview   => qq{CouchPageView "http://$HOST_PORT/blog/_design/posts/_view/by_title"\n    CouchPageCredentials pager "READER-PASSWORD"},
+    noddoc   => qq{CouchPageView "http://$HOST_PORT/blog/_design/post/_view/by_date"\n    CouchPageCredentials pager "READER-PASSWORD"},
     nodb     => qq{CouchPageView "http://$HOST_PORT/no_such_blog/_design/posts/_view/by_date"\n    CouchPageCredentials pager "READER-PASSWORD"},
     down     => qq{CouchPageView "$down"},
     reversed => qq{CouchPageView "$view"\n    CouchPageCredentials pager "READER-PASSWORD"\n    CouchPageRange '"2024-06"' '"2024-05"'},
@@ -145,21 +146,24 @@ for my $n (1 .. 10) {
     last unless $page->{links}{next};
     $path = $page->{links}{next};
 }
-my @want = map { $_->{_id} } sort { $a->{date} cmp $b->{date} || $a->{_id} cmp $b->{_id} } @posts;
+# newest first (CouchPageDescending On): the view's order, date and id, reversed
+my @want = map { $_->{_id} } sort { $b->{date} cmp $a->{date} || $b->{_id} cmp $a->{_id} } @posts;
 is_deeply(\@problems, [], 'step 3 pages the view: numbered absolutely, with documents, one page after another');
-is(join(',', @seen), join(',', @want), 'the walk by links.next gives every post once, in the view\'s order');
+is(join(',', @seen), join(',', @want), 'the walk by links.next gives every post once, newest first');
 ok(@shown >= 10, 'the README\'s JSON example shows members (' . scalar(@shown) . ')');
 is(join(',', grep { !$members{$_} } sort @shown), '', 'every member of the README\'s JSON example is on the pages');
 
 # the troubleshooting table, row by row
-my @rows = $readme =~ /^\| (\d{3}) `(\w+)` \| `([^`]*)`/mg;
+my @rows = $readme =~ /^\| (\d{3}) `(\w+)` \| `([^`]*)`([^|]*)\|/mg;
 my %location_of = ('You are not authorized' => 'noauth', 'Name or password is incorrect' => 'wrongpw',
-                   'missing_named_view' => 'noview', 'Database does not exist' => 'nodb',
+                   'missing_named_view' => 'noview', 'not_found: missing' => 'noddoc',
+                   'Database does not exist' => 'nodb',
                    'the backend is unavailable' => 'down', 'query_parse_error' => 'reversed',
                    'did not answer in time' => undef);
 my $rows = 0;
-while (my ($code, $error, $says) = splice @rows, 0, 3) {
-    my ($key) = grep { index($says, $_) >= 0 } keys %location_of;
+while (my ($code, $error, $says, $aside) = splice @rows, 0, 4) {
+    # a key ends where a word does: 'not_found: missing' is not the row 'not_found: missing_named_view'
+    my ($key) = grep { $says =~ /\Q$_\E(?!\w)/ } keys %location_of;
     ok(defined $key, "the table's row '$says' is one this test knows") or next;
     # a timeout needs a backend that stalls: t/api/06_faults.t on the view double
     next unless defined $location_of{$key};
@@ -170,14 +174,24 @@ while (my ($code, $error, $says) = splice @rows, 0, 3) {
     is("$res->{status} " . ($answer->{error} // ''), "$code $error", "/$where/: visitors get $code $error");
     # the table's … stands for what it leaves out
     my $quoted = join '.*', map { quotemeta } split /…/, $says;
-    my ($line) = grep { m{CP0101: the backend queries for /$where/ } } do {
+    my @log = do {
         open my $log, '<', "$root/stdout.log" or die "$root/stdout.log: $!\n";
         <$log>;
     };
-    like($line // '(no CP0101 line)', qr/failed with $code: $quoted/,
+    my ($line) = grep { m{CP0101: the backend queries for /$where/ } } @log;
+    like($line // '(no CP0101 line)', qr/failed with $code: $quoted(?![\w])/,
          "/$where/: the error log says what the table quotes");
+    # a line the table says comes before it, at the level step 3 logs
+    if (my ($before) = $aside =~ /\(after `(CP\d{4}: [^`]*)`/) {
+        ok(scalar(grep { index($_, $before) >= 0 } @log), "/$where/: and before it, $before");
+    }
+    # and nothing else at error level: mod_proxy's lines for the module's
+    # requests are quiet
+    my $tried = join '|', grep { defined } values %location_of;
+    is(join('', grep { /:(?:error|crit|alert|emerg)\]/ && !m{CP0101: the backend queries for /(?:$tried)/ } } @log),
+       '', "/$where/: no other line at error level");
 }
-ok($rows >= 6, "the table's rows were tried ($rows)");
+ok($rows >= 7, "the table's rows were tried ($rows)");
 
 kill 'TERM', $pid;
 reap_process($pid, time + 20);

@@ -1286,6 +1286,14 @@ function applyLimit(a) {
   if (a.limit > BigInt(MAX_VIEW_LIMIT)) throw qpe(`Limit is too large, must not exceed ${MAX_VIEW_LIMIT}`);
 }
 
+// The ignore_limit fault: set while a request it applies to is routed (a
+// synchronous call: route awaits nothing), so that every query of that
+// request, each of a multi-query POST too, is answered as without a limit.
+let limitIgnored = false;
+function faultLimit(a) {
+  if (limitIgnored) a.limit = BigInt(MAX_VIEW_LIMIT);
+}
+
 // couch_mrview_util:validate_args_int/1, same checks, same order.
 function validateArgsInt(a) {
   const gl = determineGroupLevel(a);
@@ -1641,6 +1649,7 @@ function prepareView(opened, args, partitionFromPath) {
   a.viewType = view.def.reduce !== null ? (a.reduce === false ? 'map' : 'red') : 'map';
   if (partitionFromPath !== undefined) a.partition = partitionFromPath;
   applyLimit(a);
+  faultLimit(a);
   validateArgsInt(a);
   if (a.partition !== undefined && a.partition === '') throw qpe('Invalid value for `partition`.');
   const viewPartitioned = dindex.opts.partitioned;
@@ -1787,6 +1796,7 @@ function prepareAllDocs(db, args, partitionFromPath) {
   if (!db.partitioned && a.partition !== undefined) throw qpe('`partition` parameter is not supported on this db');
   // apply_limit runs only for partition queries: _all_docs takes any limit.
   if (a.partition !== undefined) applyLimit(a);
+  faultLimit(a);
   return a;
 }
 
@@ -2147,7 +2157,14 @@ class Double {
 
     let result;
     try {
-      result = await this.route(req, res, rawPath, qsPairs, body);
+      limitIgnored = !!fault && fault.mode === 'ignore_limit';
+      let routed;
+      try {
+        routed = this.route(req, res, rawPath, qsPairs, body);
+      } finally {
+        limitIgnored = false;
+      }
+      result = await routed;
     } catch (e) {
       if (e instanceof HttpError) { this.sendError(req, res, e); return undefined; }
       throw e;
@@ -2588,7 +2605,7 @@ class Double {
         if (m === 'GET') return send(200, this.fault);
         if (m === 'POST' || m === 'PUT') {
           const f = JSON.parse(body.toString('utf8') || '{}');
-          const modes = ['none', 'slow', 'stall', 'status', 'garbage', 'truncate', 'reset', 'huge'];
+          const modes = ['none', 'slow', 'stall', 'status', 'garbage', 'truncate', 'reset', 'huge', 'ignore_limit'];
           if (!modes.includes(f.mode)) return send(400, { error: 'bad_request', reason: `mode must be one of ${modes.join(', ')}` });
           if (f.count !== undefined && !(Number.isInteger(f.count) && f.count >= 0)) return send(400, { error: 'bad_request', reason: 'count must be a non-negative integer' });
           this.fault = f.mode === 'none' ? { mode: 'none' } : f;

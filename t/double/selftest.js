@@ -813,6 +813,13 @@ describe('the double over HTTP', () => {
       assert.equal(j.rows.length, j.total_rows);
     });
 
+    it('ignore_limit: the rows as without a limit, the skip kept', async () => {
+      await fault({ mode: 'ignore_limit', count: 1 });
+      const r = json(await get(B, V + '&skip=2'));
+      assert.equal(r.rows.length, r.total_rows - 2);
+      assert.equal(json(await get(B, V)).rows.length, 1, 'count=1 applies once');
+    });
+
     it('path filters and counts', async () => {
       await fault({ mode: 'status', status: 500, path: '/_all_docs', count: 2 });
       assert.equal((await get(B, V)).status, 200);
@@ -1307,6 +1314,13 @@ describe('multi-query endpoints (POST .../queries)', () => {
       await request(B, 'DELETE', '/_double/log');
       assert.deepEqual(json(await post(V, Q)), whole);
       assert.equal(json(await get(B, '/_double/log'))[0].fault, 'slow');
+    });
+
+    it('ignore_limit: every query of a multi-query POST without its limit', async () => {
+      await fault({ mode: 'ignore_limit', count: 1 });
+      const j = json(await post(V, { queries: [{ limit: 1 }, { limit: 0, skip: 3 }] }));
+      assert.deepEqual(j.results.map((x) => x.rows.length), [20, 17]);
+      assert.deepEqual(json(await post(V, { queries: [{ limit: 1 }] })).results[0].rows.length, 1);
     });
 
     it('huge: a valid multi-query body of at least N bytes, one result per query', async () => {

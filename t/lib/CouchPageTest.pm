@@ -13,6 +13,7 @@ use warnings FATAL => 'all';
 use Exporter 'import';
 use JSON::PP ();
 use URI::Escape qw(uri_escape_utf8);
+use MIME::Base64 qw(encode_base64url decode_base64url);
 use Apache::Test ();
 use Apache::TestRequest ();
 use File::Basename ();
@@ -30,7 +31,7 @@ our @EXPORT_OK = qw(
     error_log_path error_log_mark error_log_since
     time_wait_count
     free_port wait_for_port own_process spawn_process reap_process start_own_httpd
-    httpd_config_test browser_walk
+    httpd_config_test browser_walk token_shows
 );
 our %EXPORT_TAGS = (all => \@EXPORT_OK);
 
@@ -85,6 +86,19 @@ sub walk_pages {
         last unless defined $token;
     }
     return @pages;
+}
+
+# Whether a sealed token shows $word: plainly, in base64url at any of the
+# three offsets a byte string can start at, or among its decoded bytes.
+sub token_shows {
+    my ($token, $word) = @_;
+    return 1 if index($token, $word) >= 0;
+    for my $k (0 .. 2) {
+        my $b64 = encode_base64url(("\0" x $k) . $word);
+        my ($first, $end) = (int((8 * $k + 5) / 6), int(8 * ($k + length $word) / 6));
+        return 1 if index($token, substr($b64, $first, $end - $first)) >= 0;
+    }
+    return index(decode_base64url($token), $word) >= 0 ? 1 : 0;
 }
 
 # A backend's base URL as t/TEST exported it (no trailing slash): from the

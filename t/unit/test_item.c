@@ -81,6 +81,28 @@ static void bad_link_patterns_are_refused(void **state)
     }
 }
 
+/* what start-up asks of an item: does it read the row's document? */
+static void fields_and_links_tell_the_member_they_read(void **state)
+{
+    const char *err = NULL;
+    const cp_field *doc = cp_field_parse(pool, "doc", &err);
+    const cp_field *deep = cp_field_parse(pool, "doc.tags[0]", &err);
+    const cp_field *value = cp_field_parse(pool, "value.doc", &err);
+    const cp_pattern *by_doc = cp_pattern_parse(pool, "/p/{key}?s={doc.slug}", &err);
+    const cp_pattern *by_key = cp_pattern_parse(pool, "/p/{key}?id={id}&d={value.doc}", &err);
+    const cp_pattern *literal = cp_pattern_parse(pool, "/doc/", &err);
+
+    assert_true(cp_field_reads(doc, "doc"));
+    assert_true(cp_field_reads(deep, "doc"));
+    assert_false(cp_field_reads(deep, "key"));
+    assert_false(cp_field_reads(value, "doc"));
+    assert_true(cp_field_reads(value, "value"));
+    assert_true(cp_pattern_reads(by_doc, "doc"));
+    assert_false(cp_pattern_reads(by_key, "doc"));
+    assert_true(cp_pattern_reads(by_key, "id"));
+    assert_false(cp_pattern_reads(literal, "doc"));
+}
+
 static void percent_encoding_keeps_only_unreserved_bytes(void **state)
 {
     const char *all = "AZaz09-._~ /?#[]@!$&'()*+,;=%\"<>\\^`{|}";
@@ -185,6 +207,7 @@ int main(void)
         UNIT_TEST(bad_field_paths_are_refused),
         UNIT_TEST(links_fill_in_percent_encoded_values),
         UNIT_TEST(bad_link_patterns_are_refused),
+        UNIT_TEST(fields_and_links_tell_the_member_they_read),
         UNIT_TEST(percent_encoding_keeps_only_unreserved_bytes),
         UNIT_TEST(fields_show_as_inert_text),
         UNIT_TEST(dates_are_iso_strings_or_epoch_milliseconds),

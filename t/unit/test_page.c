@@ -4,6 +4,7 @@
 #include "unit.h"
 #include "couchpage_json.h"
 #include "couchpage_page.h"
+#include "couchpage_seal.h"
 
 /* A view response with rows keyed first..first+n-1 (or downwards), ids
  * "d<key>", total_rows 100 and the given offset (negative: none). */
@@ -919,6 +920,7 @@ static void positions_are_exact_in_every_location(void **state)
         assert_null(cp_view_init(pool, all_docs ? "http://h/db/_all_docs"
                                                 : "http://h/db/_design/d/_view/v", &view));
         view.descending = descending;
+        view.max_emits = UNIT_MAX_EMITS;
         if (lo > -1000) {
             low = all_docs ? apr_psprintf(pool, "\"d%03d\"", lo) : apr_itoa(pool, lo);
         }
@@ -953,6 +955,7 @@ static void offsets_of_the_skip_fall_back_to_relative(void **state)
 
     memset(&view, 0, sizeof(view));
     assert_null(cp_view_init(pool, "http://h/db/_design/d/_view/v", &view));
+    view.max_emits = UNIT_MAX_EMITS;
     assert_null(cp_plan_init(pool, &plan, &view, NULL, NULL, NULL, 4, 2));
     sim_page(&ix, &plan, NULL, &page);
     assert_true(page.numbered);
@@ -967,10 +970,28 @@ static void offsets_of_the_skip_fall_back_to_relative(void **state)
     assert_int_equal(pages, 5);
 }
 
+/* cp_page_withhold_long_tokens never leaves out the Last page's link: its
+ * token, the word CP_TOKEN_LAST, fits the smallest CouchPageMaxTokenLength
+ * (64) sealed too, whatever the binding. */
+static void the_last_pages_token_fits_every_cap(void **state)
+{
+    const char *binding = apr_psprintf(pool, "http://h/db/_design/d/_view/v\n/%01000d", 0);
+    const char *token = CP_TOKEN_LAST;
+    const char **const tokens[] = { &token };
+    const cp_seal_key *key;
+
+    assert_true(strlen(CP_TOKEN_LAST) <= 64);
+    assert_null(cp_seal_key_derive(pool, "a secret of sixteen", &key));
+    assert_null(cp_seal_tokens(pool, key, binding, tokens, 1));
+    assert_true(strcmp(token, CP_TOKEN_LAST) != 0);
+    assert_true(strlen(token) <= 64);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         UNIT_TEST(a_short_first_page_has_no_links),
+        UNIT_TEST(the_last_pages_token_fits_every_cap),
         UNIT_TEST(the_extra_row_starts_the_next_page),
         UNIT_TEST(the_last_backward_row_starts_the_previous_page),
         UNIT_TEST(grouped_rows_make_key_only_tokens),

@@ -127,6 +127,27 @@ static void keys_cannot_smuggle_parameters(void **state)
                         "&startkey_docid=a%26endkey%3d%22z%22%0d%0a");
 }
 
+/* A log line shows the path and the parameters, never the scheme and
+ * host; with hide_keys, keys and ids only by their length. */
+static void a_logged_query_hides_keys_when_asked(void **state)
+{
+    cp_view view = view_of(VIEW_URL);
+    cp_plan plan = plan_of(&view, NULL, NULL, "\"zz\"", 5);
+    cp_token start = token_of("\"Nirvana\"", "band-7", 0);
+    const cp_query *forward = cp_plan_query(cp_plan_page(pool, &plan, &start),
+                                            CP_QUERY_FORWARD);
+
+    assert_string_equal(cp_plan_query_loggable(pool, plan.index_url, forward, 0),
+                        "/bands/_design/bands/_view/by-name?limit=6&reduce=false"
+                        "&startkey=%22Nirvana%22&startkey_docid=band-7&endkey=%22zz%22");
+    assert_string_equal(cp_plan_query_loggable(pool, plan.index_url, forward, 1),
+                        "/bands/_design/bands/_view/by-name?limit=6&reduce=false"
+                        "&startkey=<9 bytes>&startkey_docid=<6 bytes>&endkey=<4 bytes>");
+    assert_string_equal(cp_plan_url_path("balancer://couch/db/_all_docs/queries"),
+                        "/db/_all_docs/queries");
+    assert_string_equal(cp_plan_url_path("http://h:1"), "/");
+}
+
 static void a_range_bounds_every_query(void **state)
 {
     cp_view view = view_of(VIEW_URL);
@@ -322,6 +343,10 @@ static void partitions_go_into_the_path(void **state)
     assert_non_null(cp_plan_init(pool, &plan, &view, "", NULL, NULL, 2, 0));
     assert_non_null(cp_plan_init(pool, &plan, &view, "_system", NULL, NULL, 2, 0));
     assert_non_null(cp_plan_init(pool, &plan, &view, "a:b", NULL, NULL, 2, 0));
+    /* CouchDB answers 400 illegal_partition: the client's mistake, said first */
+    assert_string_equal(cp_plan_init(pool, &plan, &view, "p\xff", NULL, NULL, 2, 0),
+                        "the partition name is not valid UTF-8");
+    assert_null(cp_plan_init(pool, &plan, &view, "caf\xc3\xa9", NULL, NULL, 2, 0));
     view = view_of(DB_URL "/_partition/p/_all_docs");
     reason = cp_plan_init(pool, &plan, &view, "q", NULL, NULL, 2, 0);
     assert_non_null(reason);
@@ -550,15 +575,30 @@ static void a_cut_entry_behind_widens_the_backward_query(void **state)
     backward->answer = rows_text(
         "{\"id\":\"d5\",\"key\":\"r\",\"value\":0},{\"id\":\"d4\",\"key\":\"q\",\"value\":0}");
     assert_false(widen(&plan, &start, queries));
-    /* never more than CP_PLAN_MAX_WIDENINGS rounds */
+    /* growing to cp_plan_max_reach and no further: an entry longer than
+     * max_emits is not read whole (2 × 2 + 2 × 64 + 3 = 135 rows) */
+    assert_int_equal(cp_plan_max_reach(&plan), 135);
+    backward->answer = rows_of_one_entry(backward->limit);
+    assert_true(widen(&plan, &start, queries));
+    assert_int_equal(backward->widened, 2);
+    assert_int_equal(backward->limit, 135);
+    backward->answer = rows_of_one_entry(backward->limit);
+    assert_false(widen(&plan, &start, queries));
+    /* never more than CP_PLAN_MAX_WIDENINGS rounds, where the bound is wider */
+    view.max_emits = CP_TOKEN_MAX_EMITS - 1;
+    plan = plan_of(&view, NULL, NULL, NULL, 2);
+    queries = cp_plan_page(pool, &plan, &start);
+    backward = cp_plan_query(queries, CP_QUERY_BACKWARD);
+    cp_plan_query(queries, CP_QUERY_FORWARD)->answer = rows_text(row_of("d5", "r", 0));
     for (i = 1; i <= CP_PLAN_MAX_WIDENINGS + 1; i++) {
         backward->answer = rows_of_one_entry(backward->limit);
-        if (i == CP_PLAN_MAX_WIDENINGS) {
+        if (i == CP_PLAN_MAX_WIDENINGS + 1) {
             assert_false(widen(&plan, &start, queries));
             break;
         }
         assert_true(widen(&plan, &start, queries));
-        assert_int_equal(backward->widened, i + 1);
+        assert_int_equal(backward->widened, i);
+        assert_true(backward->limit <= cp_plan_max_reach(&plan));
     }
 }
 
@@ -791,15 +831,28 @@ static void a_cut_entry_in_the_tail_widens_it(void **state)
     /* an answer shorter than its limit reached the range's start: complete */
     tail->answer = rows_of_one_entry(6);
     assert_false(widen(&plan, &last, queries));
-    /* never more than CP_PLAN_MAX_WIDENINGS rounds */
+    /* growing to cp_plan_max_reach and no further */
+    tail->answer = rows_of_one_entry(tail->limit);
+    assert_true(widen(&plan, &last, queries));
+    assert_int_equal(tail->widened, 2);
+    assert_int_equal(tail->limit, cp_plan_max_reach(&plan));
+    tail->answer = rows_of_one_entry(tail->limit);
+    assert_false(widen(&plan, &last, queries));
+    /* never more than CP_PLAN_MAX_WIDENINGS rounds, where the bound is wider */
+    view.max_emits = CP_TOKEN_MAX_EMITS - 1;
+    plan = plan_of(&view, NULL, "\"a\"", "\"z\"", 2);
+    queries = cp_plan_page(pool, &plan, &last);
+    cp_plan_query(queries, CP_QUERY_RANGE_START)->answer = rows_text("");
+    tail = cp_plan_query(queries, CP_QUERY_RANGE_END);
     for (i = 1; i <= CP_PLAN_MAX_WIDENINGS + 1; i++) {
         tail->answer = rows_of_one_entry(tail->limit);
-        if (i == CP_PLAN_MAX_WIDENINGS) {
+        if (i == CP_PLAN_MAX_WIDENINGS + 1) {
             assert_false(widen(&plan, &last, queries));
             break;
         }
         assert_true(widen(&plan, &last, queries));
-        assert_int_equal(tail->widened, i + 1);
+        assert_int_equal(tail->widened, i);
+        assert_true(tail->limit <= cp_plan_max_reach(&plan));
     }
 }
 
@@ -1113,13 +1166,154 @@ static void every_option_combination_is_planned(void **state)
     assert_int_equal(checked, 2 * 4 * 2 * 3 * (6 * 2 + 2));
 }
 
+/* Every limit and skip the module sends is bounded by the page, never by
+ * the token: for every kind of location and page, every page size and
+ * number of page links, every ceiling of rows one document emits, and every
+ * token row index below it, each query (and each widening of it, as often as
+ * cp_plan_widen allows) reads at most
+ * (1 + pages either side) × count + 2 × max_emits + CP_PLAN_BACKWARD_SLACK
+ * rows, skipped ones included; a token at the ceiling is refused. */
+static void every_query_is_bounded_by_the_page(void **state)
+{
+    static const int reduce_modes[][2] = { { 0, 0 }, { 1, CP_GROUP_EXACT }, { 1, 2 } };
+    static const int counts[] = { 1, 2, 3, 5, 100, 10000 };
+    static const int links[] = { 0, 1, 3, 20 };
+    static const int ceilings[] = { 1, 2, 64, CP_TOKEN_MAX_EMITS };
+    static const char *const ranges[][2] = { { NULL, NULL }, { "[\"a\"]", "[\"z\",{}]" } };
+    int all_docs, r, docs, descending, range, partition, c, l, e, kind, checked = 0;
+
+    for (all_docs = 0; all_docs <= 1; all_docs++)
+    for (r = 0; r < 3; r++)
+    for (docs = 0; docs <= 1; docs++)
+    for (descending = 0; descending <= 1; descending++)
+    for (range = 0; range <= 1; range++)
+    for (partition = 0; partition <= 1; partition++)
+    for (c = 0; c < (int)(sizeof(counts) / sizeof(counts[0])); c++)
+    for (l = 0; l < (int)(sizeof(links) / sizeof(links[0])); l++)
+    for (e = 0; e < (int)(sizeof(ceilings) / sizeof(ceilings[0])); e++)
+    for (kind = 0; kind < 3; kind++) {
+        cp_view view = view_of(all_docs ? DB_URL "/_all_docs" : VIEW_URL);
+        int count = counts[c], max_emits = ceilings[e];
+        int bound = (1 + (links[l] > 1 ? links[l] : 1)) * count + 2 * max_emits
+                  + CP_PLAN_BACKWARD_SLACK;
+        int indexes[4] = { 0, 1, max_emits / 2, max_emits - 1 }, x;
+        cp_plan plan;
+
+        if (reduce_modes[r][0] && (docs || all_docs)) {
+            continue;
+        }
+        view.reduce = reduce_modes[r][0];
+        view.group_level = reduce_modes[r][1];
+        view.include_docs = docs;
+        view.descending = descending;
+        view.max_emits = max_emits;
+        assert_null(cp_plan_init(pool, &plan, &view, partition ? "p" : NULL,
+                                 all_docs && range ? "\"a\"" : ranges[range][0],
+                                 all_docs && range ? "\"z\"" : ranges[range][1], count,
+                                 links[l]));
+        assert_int_equal(cp_plan_max_reach(&plan), bound);
+        /* kind 0: a first page; 1: a later page, for each index; 2: the last */
+        for (x = 0; x < (kind == 1 ? 4 : 1); x++) {
+            int index = cp_view_has_docids(&view) ? indexes[x] : 0;
+            cp_token start = token_of(all_docs ? "\"k\"" : "[\"k\",1]",
+                                      cp_view_has_docids(&view) ? "d7" : NULL, index);
+            cp_token last = { NULL, NULL, NULL, 0, 1 };
+            const cp_token *token = kind == 0 ? NULL : kind == 1 ? &start : &last;
+            apr_array_header_t *queries;
+            int q;
+
+            if (index < 0 || (index > 0 && index >= max_emits)) {
+                continue;
+            }
+            if (token) {
+                assert_null(cp_plan_check_start(pool, &plan, token));
+            }
+            queries = cp_plan_page(pool, &plan, token);
+            for (q = 0; q < queries->nelts; q++) {
+                cp_query *query = &APR_ARRAY_IDX(queries, q, cp_query);
+
+                do {
+                    int limit = (int)json_integer_value(json_object_get(query->params,
+                                                                        "limit"));
+                    int skip = cp_plan_skip(query);
+
+                    assert_int_equal(limit, query->limit);
+                    if (limit + skip > bound) {
+                        fail_msg("count %d links %d max_emits %d index %d kind %d: query %d "
+                                 "(role %d, widened %d) reads %d + skips %d, over %d",
+                                 count, links[l], max_emits, index, kind, q, query->role,
+                                 query->widened, limit, skip, bound);
+                    }
+                } while ((query->role == CP_QUERY_BACKWARD
+                          || (query->role == CP_QUERY_RANGE_END && kind == 2))
+                         && cp_plan_widen(pool, &plan, token, query));
+            }
+            checked++;
+        }
+        /* a token at the ceiling, or past it, is refused before any query */
+        if (kind == 1 && cp_view_has_docids(&view)) {
+            cp_token over = token_of(all_docs ? "\"k\"" : "[\"k\",1]", "d7", max_emits);
+
+            assert_non_null(cp_plan_check_start(pool, &plan, &over));
+            over.index = max_emits + 1000;
+            assert_non_null(cp_plan_check_start(pool, &plan, &over));
+        }
+    }
+    assert_true(checked > 10000);
+}
+
+/* An answer with more rows than its query's limit is named, to be refused. */
+static void an_answer_over_its_limit_is_named(void **state)
+{
+    cp_view view = view_of(VIEW_URL);
+    cp_plan plan = plan_of(&view, NULL, NULL, NULL, 2);
+    cp_token start = token_of("\"r\"", "d5", 0);
+    apr_array_header_t *queries = cp_plan_page(pool, &plan, &start);
+    cp_query *forward = cp_plan_query(queries, CP_QUERY_FORWARD);
+    cp_query *backward = cp_plan_query(queries, CP_QUERY_BACKWARD);
+
+    assert_null(cp_plan_overfull(queries));
+    forward->answer = rows_of_one_entry(forward->limit);
+    backward->answer = rows_of_one_entry(backward->limit);
+    assert_null(cp_plan_overfull(queries));
+    backward->answer = rows_of_one_entry(backward->limit + 1);
+    assert_ptr_equal(cp_plan_overfull(queries), backward);
+    forward->answer = rows_of_one_entry(5000);
+    assert_ptr_equal(cp_plan_overfull(queries), forward);
+}
+
+/* Partition names: CouchDB's rule, and never a path's dot segment. */
+static void partition_names_are_checked(void **state)
+{
+    static const char *const bad[] = { "", ".", "..", "_design", "_", "a:b", "\xff" };
+    static const char *const good[] = { "a", "a.b", "...", ".a", "a/b", "caf\xc3\xa9", "-" };
+    size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        if (!cp_plan_check_partition(pool, bad[i])) {
+            fail_msg("partition '%s' accepted", bad[i]);
+        }
+    }
+    for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        const char *reason = cp_plan_check_partition(pool, good[i]);
+
+        if (reason) {
+            fail_msg("partition '%s' refused: %s", good[i], reason);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         UNIT_TEST(first_page_asks_for_one_row_more),
+        UNIT_TEST(every_query_is_bounded_by_the_page),
+        UNIT_TEST(an_answer_over_its_limit_is_named),
+        UNIT_TEST(partition_names_are_checked),
         UNIT_TEST(later_pages_query_forward_and_backward_from_the_token),
         UNIT_TEST(the_batch_body_holds_the_same_queries),
         UNIT_TEST(keys_cannot_smuggle_parameters),
+        UNIT_TEST(a_logged_query_hides_keys_when_asked),
         UNIT_TEST(a_range_bounds_every_query),
         UNIT_TEST(queries_couchdb_may_refuse_are_marked),
         UNIT_TEST(descending_swaps_directions_and_bounds),

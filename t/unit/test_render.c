@@ -145,6 +145,56 @@ static void prev_links_to_the_first_page_without_a_token(void **state)
     assert_null(cp_prev_url(pool, &links, &page));
 }
 
+/* A token longer than the module takes back is never handed out: its link
+ * is left out of the JSON and the HTML, and the page says which; a previous
+ * page that is the first keeps its link, which needs no token. */
+static void links_of_tokens_too_long_are_withheld(void **state)
+{
+    const char *long_token = apr_psprintf(pool, "[\"%0100d\",\"b\"]", 0);
+    cp_page page = page_of("[]", long_token, long_token, 40, 20);
+    cp_links links = { "/p/", 0, NULL };
+    cp_page_link *link;
+    const char *json, *html;
+
+    link = apr_array_push(page.pages);
+    *link = (cp_page_link){ 1, NULL, 0, 0 };
+    link = apr_array_push(page.pages);
+    *link = (cp_page_link){ 2, long_token, 0, 0 };
+    link = apr_array_push(page.pages);
+    *link = (cp_page_link){ 3, "[\"c\",\"c\"]", 1, 0 };
+    link = apr_array_push(page.pages);
+    *link = (cp_page_link){ 4, "[\"d\",\"d\"]", 0, 0 };
+    assert_int_equal(cp_page_withhold_long_tokens(&page, 200), 0);
+    assert_int_equal(cp_page_withhold_long_tokens(&page, 64), strlen(long_token));
+    assert_null(page.next);
+    assert_null(page.prev);
+    assert_int_equal(page.withheld, CP_WITHHELD_NEXT | CP_WITHHELD_PREV);
+    json = cp_render_json(pool, &page, &links, NULL);
+    assert_non_null(strstr(json, "\"next\":null,\"prev\":null,\"links\":{\"next\":null,"
+                                 "\"prev\":null,\"first\":\"/p/\"},\"withheld\":[\"next\",\"prev\"],"
+                                 "\"pages\":[{\"number\":1,\"start\":null,\"current\":false,"
+                                 "\"url\":\"/p/\"},{\"number\":2,\"start\":null,\"current\":false,"
+                                 "\"url\":null},{\"number\":3,"));
+    assert_non_null(strstr(json, "\"number\":4,\"start\":\"[\\\"d\\\",\\\"d\\\"]\""));
+    html = html_of(&page, &links, &(cp_item_spec){ NULL, NULL });
+    assert_non_null(strstr(html, "<span class=\"couchpage-prev couchpage-disabled "
+                                 "couchpage-withheld\" aria-disabled=\"true\">Previous</span>"));
+    assert_non_null(strstr(html, "<li><span class=\"couchpage-withheld\">2</span></li>"));
+    assert_non_null(strstr(html, "<span class=\"couchpage-next couchpage-disabled "
+                                 "couchpage-withheld\" aria-disabled=\"true\">Next</span>"));
+    assert_null(strstr(html, "0000"));
+    /* the previous page is the first: linked by its own URL all the same */
+    page = page_of("[]", NULL, long_token, -1, -1);
+    page.prev_is_first = 1;
+    cp_page_withhold_long_tokens(&page, 64);
+    assert_int_equal(page.withheld, CP_WITHHELD_PREV);
+    assert_string_equal(cp_prev_url(pool, &links, &page), "/p/");
+    assert_non_null(strstr(cp_render_json(pool, &page, &links, NULL),
+                           "\"prev\":null,\"links\":{\"next\":null,\"prev\":\"/p/\""));
+    assert_non_null(strstr(html_of(&page, &links, &(cp_item_spec){ NULL, NULL }),
+                           "<a class=\"couchpage-prev\" rel=\"prev\" href=\"/p/\">"));
+}
+
 static void errors_inside_html_pages_are_escaped_html(void **state)
 {
     const char *words[CP_WORD_COUNT] = { NULL };
@@ -541,6 +591,7 @@ int main(void)
         UNIT_TEST(documents_and_page_links_in_json),
         UNIT_TEST(links_keep_the_clients_limit_and_format),
         UNIT_TEST(prev_links_to_the_first_page_without_a_token),
+        UNIT_TEST(links_of_tokens_too_long_are_withheld),
         UNIT_TEST(errors_are_json_with_error_and_reason),
         UNIT_TEST(errors_inside_html_pages_are_escaped_html),
         UNIT_TEST(html_fragment_lists_items_and_navigation),

@@ -53,11 +53,49 @@ static void unusable_view_urls_are_refused(void **state)
     }
 }
 
+/* mod_proxy's worker lookup, as ap_proxy_get_worker_ex does it */
+static void worker_names_serve_urls_as_mod_proxy_matches_them(void **state)
+{
+    assert_true(cp_view_worker_serves(pool, "http://127.0.0.1:5984/", 0, VIEW_URL));
+    assert_true(cp_view_worker_serves(pool, "http://127.0.0.1:5984", 0, VIEW_URL));
+    assert_true(cp_view_worker_serves(pool, "http://127.0.0.1:5984/bands/", 0, VIEW_URL));
+    /* the scheme and host of the URL are compared in lower case, its path not */
+    assert_true(cp_view_worker_serves(pool, "http://couch.example:5984/",
+                                      0, "HTTP://Couch.Example:5984/db/_all_docs"));
+    assert_false(cp_view_worker_serves(pool, "http://couch.example:5984/DB/",
+                                       0, "http://couch.example:5984/db/_all_docs"));
+    /* host names as written: localhost is not 127.0.0.1 */
+    assert_false(cp_view_worker_serves(pool, "http://localhost:5984/", 0, VIEW_URL));
+    /* another port, a longer port, another path, another scheme */
+    assert_false(cp_view_worker_serves(pool, "http://127.0.0.1:5985/", 0, VIEW_URL));
+    assert_false(cp_view_worker_serves(pool, "http://127.0.0.1:59", 0, VIEW_URL));
+    assert_false(cp_view_worker_serves(pool, "http://127.0.0.1:5984/other/", 0, VIEW_URL));
+    assert_false(cp_view_worker_serves(pool, "https://127.0.0.1:5984/", 0, VIEW_URL));
+    /* a name longer than the URL */
+    assert_false(cp_view_worker_serves(pool, VIEW_URL "/more", 0, VIEW_URL));
+    /* ProxyPassMatch workers: $N stands for any run */
+    assert_true(cp_view_worker_serves(pool, "http://127.0.0.1:5984/$1", 1, VIEW_URL));
+    assert_true(cp_view_worker_serves(pool, "http://127.0.0.1:5984/$1/_design/$2", 1, VIEW_URL));
+    assert_false(cp_view_worker_serves(pool, "http://127.0.0.1:5984/$1/_all_docs", 1, VIEW_URL));
+    assert_false(cp_view_worker_serves(pool, "http://127.0.0.1:5984/$1", 0, VIEW_URL));
+    assert_false(cp_view_worker_serves(pool, "http://127.0.0.1:5984/", 0, "not a url"));
+}
+
+static void query_urls_start_at_the_view_or_the_partitions(void **state)
+{
+    cp_view view = view_of(VIEW_URL);
+
+    assert_string_equal(cp_view_query_prefix(pool, &view, 0), VIEW_URL);
+    assert_string_equal(cp_view_query_prefix(pool, &view, 1), DB_URL "/_partition/");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         UNIT_TEST(view_urls_are_classified),
         UNIT_TEST(unusable_view_urls_are_refused),
+        UNIT_TEST(worker_names_serve_urls_as_mod_proxy_matches_them),
+        UNIT_TEST(query_urls_start_at_the_view_or_the_partitions),
     };
     RUN_UNIT_TESTS("view", tests);
 }

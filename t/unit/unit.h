@@ -58,7 +58,11 @@ static inline json_t *parse(const char *text)
     return cp_json_pool_own(pool, value);
 }
 
-/* The view a CouchPageView URL names; the test fails if it is refused. */
+/* CouchPageMaxEmits's default, as the tests' views have it. */
+#define UNIT_MAX_EMITS 64
+
+/* The view a CouchPageView URL names, no option set but max_emits; the
+ * test fails if it is refused. */
 static inline cp_view view_of(const char *url)
 {
     cp_view view;
@@ -69,6 +73,7 @@ static inline cp_view view_of(const char *url)
     if (reason) {
         fail_msg("'%s' refused: %s", url, reason);
     }
+    view.max_emits = UNIT_MAX_EMITS;
     return view;
 }
 
