@@ -17,7 +17,7 @@
  * compare as their JSON text would, member order included. */
 static int row_is_entry(const cp_row *row, const char *docid, const json_t *key)
 {
-    return row->id && docid && !strcmp(row->id, docid) && cp_json_identical(row->key, key);
+    return row->id && docid && !strcmp(row->id, docid) && cp_json_identical(cp_row_key(row), key);
 }
 
 /* Whether two rows are one entry: a document that emitted one key several
@@ -29,7 +29,7 @@ static int same_entry(const cp_row *a, const cp_row *b)
     }
     return (a->key_text.len == b->key_text.len
             && !memcmp(a->key_text.text, b->key_text.text, a->key_text.len))
-        || cp_json_identical(a->key, b->key);
+        || cp_json_identical(cp_row_key(a), cp_row_key(b));
 }
 
 /* Whether a row is the token's own entry. */
@@ -69,7 +69,7 @@ static int entry_index(const cp_answer *rows, size_t x, int first, int with_doci
 
 static const char *row_token(apr_pool_t *pool, const cp_row *row, int with_docid, int index)
 {
-    return cp_token_encode(pool, row->key, with_docid ? row->id : NULL, index);
+    return cp_token_encode(pool, cp_row_key(row), with_docid ? row->id : NULL, index);
 }
 
 /* Whether a query's answer is short of its limit: it read every row there
@@ -171,7 +171,7 @@ static apr_array_header_t *rows_behind(apr_pool_t *pool, const cp_answer *rows,
     cp_row *own_row = NULL;
 
     if (!with_docid) {
-        if (n > 0 && token && cp_json_identical(row_at(rows, 0)->key, token->key)) {
+        if (n > 0 && token && cp_json_identical(cp_row_key(row_at(rows, 0)), token->key)) {
             i = 1;
         }
         for (; i < n; i++) {

@@ -10,6 +10,12 @@
 #include "couchpage_json.h"
 
 #include <apr_strings.h>
+/* simdjson turns on its development checks in a build without optimisation
+ * (no __OPTIMIZE__: -O0, Debian's noopt), and they assert (abort the child)
+ * on a document nested 1,024 levels deep, which CouchDB stores and the
+ * reader accepts (CP_RESPONSE_MAX_DEPTH keeps its own depth). The reader
+ * checks every value itself: off at every optimisation level. */
+#define SIMDJSON_DEVELOPMENT_CHECKS 0
 #include <simdjson.h>
 
 #include <errno.h>
@@ -60,6 +66,28 @@ struct reader {
 bool is_space(char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* The type of the value (or one-scalar document) v. A token that is no
+ * JSON value is an error: simdjson 4 reports one (NaN, undefined, a bare
+ * word) as json_type::unknown, and no error, and its bytes would be copied
+ * into pages. Every switch on a type has a default arm for the same reason
+ * (and the build has -Werror=switch). */
+template <typename V>
+error_code type_of(V &v, ondemand::json_type &type)
+{
+    SIMDJSON_TRY(v.type().get(type));
+    switch (type) {
+    case ondemand::json_type::object:
+    case ondemand::json_type::array:
+    case ondemand::json_type::string:
+    case ondemand::json_type::number:
+    case ondemand::json_type::boolean:
+    case ondemand::json_type::null:
+        return SUCCESS;
+    default:
+        return TAPE_ERROR;
+    }
 }
 
 /* A value's token (the white space after it included), of a value or of a
@@ -167,14 +195,15 @@ const char *end_of_read(const reader &rd, const char *start)
 }
 
 /* Opens a container for check_value (its first member or element is read
- * next), unless it would nest deeper than CP_RESPONSE_MAX_DEPTH below base. */
+ * next), unless it would nest deeper than max_depth below base. */
 template <typename Container, typename Iterator>
-error_code open_container(reader &rd, size_t base, simdjson_result<Container> got)
+error_code open_container(reader &rd, size_t base, size_t max_depth,
+                          simdjson_result<Container> got)
 {
     Container container;
     Iterator first;
 
-    if (rd.open.size() - base >= CP_RESPONSE_MAX_DEPTH) {
+    if (rd.open.size() - base >= max_depth) {
         return DEPTH_ERROR;
     }
     SIMDJSON_TRY(std::move(got).get(container));
@@ -183,10 +212,11 @@ error_code open_container(reader &rd, size_t base, simdjson_result<Container> go
     return SUCCESS;
 }
 
-/* Reads the value v to its end, checking every part of it as JSON. The
- * containers open inside it are kept in rd.open, not on the stack: a
- * document may nest deeply. */
-error_code check_value(reader &rd, ondemand::value v)
+/* Reads the value v to its end, checking every part of it as JSON, and
+ * nested at most max_depth levels (else DEPTH_ERROR). The containers open
+ * inside it are kept in rd.open, not on the stack: a document may nest
+ * deeply. */
+error_code check_value(reader &rd, ondemand::value v, size_t max_depth = CP_RESPONSE_MAX_DEPTH)
 {
     size_t base = rd.open.size();
     ondemand::value current = v;
@@ -196,15 +226,15 @@ error_code check_value(reader &rd, ondemand::value v)
         if (have) {
             ondemand::json_type type;
 
-            SIMDJSON_TRY(current.type().get(type));
+            SIMDJSON_TRY(type_of(current, type));
             switch (type) {
             case ondemand::json_type::object:
                 SIMDJSON_TRY((open_container<ondemand::object, ondemand::object_iterator>(
-                    rd, base, current.get_object())));
+                    rd, base, max_depth, current.get_object())));
                 break;
             case ondemand::json_type::array:
                 SIMDJSON_TRY((open_container<ondemand::array, ondemand::array_iterator>(
-                    rd, base, current.get_array())));
+                    rd, base, max_depth, current.get_array())));
                 break;
             case ondemand::json_type::string: {
                 std::string_view text;
@@ -234,6 +264,8 @@ error_code check_value(reader &rd, ondemand::value v)
                 }
                 break;
             }
+            default:
+                return TAPE_ERROR;
             }
             have = false;
         }
@@ -278,23 +310,25 @@ error_code check_value(reader &rd, ondemand::value v)
     }
 }
 
-/* Reads and checks the value v, and sets *span to its bytes: a scalar's
- * token, a container's up to where the reading of it ended. */
-error_code read_value(reader &rd, ondemand::value v, cp_span *span)
+/* Reads and checks the value v (nested at most max_depth levels), and
+ * sets *span to its bytes: a scalar's token, a container's up to where the
+ * reading of it ended. */
+error_code read_value(reader &rd, ondemand::value v, cp_span *span,
+                      size_t max_depth = CP_RESPONSE_MAX_DEPTH)
 {
     const char *start = v.raw_json_token().data();
     ondemand::json_type type;
     std::string_view scalar;
 
-    SIMDJSON_TRY(v.type().get(type));
+    SIMDJSON_TRY(type_of(v, type));
     if (type != ondemand::json_type::object && type != ondemand::json_type::array) {
         scalar = scalar_text(v);
-        SIMDJSON_TRY(check_value(rd, v));
+        SIMDJSON_TRY(check_value(rd, v, max_depth));
         span->text = scalar.data();
         span->len = scalar.size();
         return SUCCESS;
     }
-    SIMDJSON_TRY(check_value(rd, v));
+    SIMDJSON_TRY(check_value(rd, v, max_depth));
     span->text = start;
     span->len = (apr_size_t)(end_of_read(rd, start) - start);
     return SUCCESS;
@@ -312,7 +346,7 @@ error_code read_members(reader &rd, ondemand::value v, cp_span *span,
     cp_members *read;
 
     *members = NULL;
-    SIMDJSON_TRY(v.type().get(type));
+    SIMDJSON_TRY(type_of(v, type));
     if (type != ondemand::json_type::object) {
         return read_value(rd, v, span);
     }
@@ -383,7 +417,7 @@ error_code key_value(apr_pool_t *pool, V &v, int depth, json_t **value)
     ondemand::json_type type;
 
     *value = NULL;
-    SIMDJSON_TRY(v.type().get(type));
+    SIMDJSON_TRY(type_of(v, type));
     switch (type) {
     case ondemand::json_type::object: {
         ondemand::object object;
@@ -490,8 +524,9 @@ error_code key_value(apr_pool_t *pool, V &v, int depth, json_t **value)
         *value = json_null();
         return SUCCESS;
     }
+    default:
+        return TAPE_ERROR;
     }
-    return INCORRECT_TYPE;
 }
 
 /* Why a read stopped: a JSON error (error), or the shape of a value that is
@@ -519,7 +554,7 @@ refusal open_object(reader &rd, ondemand::value v, const char *not_object,
     ondemand::json_type type;
     error_code error;
 
-    if ((error = v.type().get(type))) {
+    if ((error = type_of(v, type))) {
         return json_refusal(error);
     }
     if (type != ondemand::json_type::object) {
@@ -559,7 +594,7 @@ refusal read_row(reader &rd, ondemand::value v, int n, int with_docid, cp_answer
             ondemand::json_type id_type;
             std::string_view id;
 
-            if ((error = field.value().type().get(id_type))) {
+            if ((error = type_of(field.value(), id_type))) {
                 return json_refusal(error);
             }
             id_is_string = id_type == ondemand::json_type::string;
@@ -580,30 +615,12 @@ refusal read_row(reader &rd, ondemand::value v, int n, int with_docid, cp_answer
             }
         }
         else if (name == "key") {
-            const char *start = field.value().raw_json_token().data();
-            ondemand::json_type key_type;
-            std::string_view scalar;
-            json_t *key;
-
-            if ((error = field.value().type().get(key_type))) {
-                return json_refusal(error);
-            }
-            if (key_type != ondemand::json_type::object
-                && key_type != ondemand::json_type::array) {
-                scalar = scalar_text(field.value());
-            }
-            error = key_value(rd.pool, field.value(), 0, &key);
+            /* checked now, decoded when the page asks (cp_row_key) */
+            error = read_value(rd, field.value(), &row->key_text, KEY_MAX_DEPTH);
             if (error == DEPTH_ERROR) {
                 return shape_refusal(apr_psprintf(rd.pool, "row %d of the view response has "
                                                   "a key the module cannot read (nested "
                                                   "deeper than %d)", n, KEY_MAX_DEPTH));
-            }
-            if (!error) {
-                /* a scalar's token; a container up to where its reading ended */
-                row->key = cp_json_pool_own(rd.pool, key);
-                row->key_text.text = scalar.data() ? scalar.data() : start;
-                row->key_text.len = scalar.data() ? scalar.size()
-                                  : (apr_size_t)(end_of_read(rd, start) - start);
             }
         }
         else if (name == "value") {
@@ -636,6 +653,37 @@ refusal read_row(reader &rd, ondemand::value v, int n, int with_docid, cp_answer
     return shape_refusal(NULL);
 }
 
+/* An answer's rows are one array of malloc's, grown by realloc, which
+ * moves a large one by remapping its pages: a pool's array would leave
+ * every smaller copy behind, as much again as the rows. Freed with the
+ * answer's pool. */
+apr_status_t release_rows(void *data)
+{
+    cp_answer *answer = static_cast<cp_answer *>(data);
+
+    free(answer->rows);
+    answer->rows = NULL;
+    answer->row_count = answer->row_capacity = 0;
+    return APR_SUCCESS;
+}
+
+/* Room for twice the rows (16 at first): false when memory runs out. */
+bool grow_rows(apr_pool_t *pool, cp_answer *answer)
+{
+    apr_size_t capacity = answer->rows ? answer->row_capacity * 2 : 16;
+    void *grown = realloc(answer->rows, capacity * sizeof(cp_row));
+
+    if (!grown) {
+        return false;
+    }
+    if (!answer->rows) {
+        apr_pool_cleanup_register(pool, answer, release_rows, apr_pool_cleanup_null);
+    }
+    answer->rows = (cp_row *)grown;
+    answer->row_capacity = capacity;
+    return true;
+}
+
 /* Reads the view response v. */
 refusal read_answer(reader &rd, ondemand::value v, int with_docid, const cp_answer **out)
 {
@@ -665,28 +713,35 @@ refusal read_answer(reader &rd, ondemand::value v, int with_docid, const cp_answ
             ondemand::array rows;
             int n = 0;
 
-            if ((error = field.value().type().get(rows_type))) {
+            if ((error = type_of(field.value(), rows_type))) {
                 return json_refusal(error);
             }
             if (rows_type != ondemand::json_type::array) {
                 if ((error = check_value(rd, field.value()))) {
                     return json_refusal(error);
                 }
-                answer->rows = NULL;
+                apr_pool_cleanup_run(rd.pool, answer, release_rows);
                 continue;
             }
             if ((error = field.value().get_array().get(rows))) {
                 return json_refusal(error);
             }
-            answer->rows = apr_array_make(rd.pool, 32, sizeof(cp_row));
+            /* the last rows member counts, as a JSON parser keeps it */
+            apr_pool_cleanup_run(rd.pool, answer, release_rows);
+            if (!grow_rows(rd.pool, answer)) {
+                return shape_refusal("out of memory for the view response's rows");
+            }
             for (auto row_result : rows) {
                 ondemand::value row;
 
                 if ((error = row_result.get(row))) {
                     return json_refusal(error);
                 }
+                if (answer->row_count == answer->row_capacity && !grow_rows(rd.pool, answer)) {
+                    return shape_refusal("out of memory for the view response's rows");
+                }
                 refused = read_row(rd, row, n++, with_docid, answer,
-                                   (cp_row *)apr_array_push(answer->rows));
+                                   &answer->rows[answer->row_count++]);
                 if (refused.error || refused.reason) {
                     return refused;
                 }
@@ -754,7 +809,7 @@ error_code root_value(ondemand::document &doc, ondemand::value &root)
 {
     ondemand::json_type type;
 
-    SIMDJSON_TRY(doc.type().get(type));
+    SIMDJSON_TRY(type_of(doc, type));
     if (type != ondemand::json_type::object && type != ondemand::json_type::array) {
         return NOT_AN_ARRAY_OR_OBJECT;
     }
@@ -806,7 +861,7 @@ refusal read_results(reader &rd, ondemand::value root, int cut_off, int n, int w
 
     *k = 0;
     *whole = false;
-    if ((error = root.type().get(root_type))) {
+    if ((error = type_of(root, root_type))) {
         return json_refusal(error);
     }
     if (root_type != ondemand::json_type::object) {
@@ -829,7 +884,7 @@ refusal read_results(reader &rd, ondemand::value root, int cut_off, int n, int w
             return json_refusal(TAPE_ERROR);
         }
         first = false;
-        if (name != "results" || (error = field.value().type().get(type))
+        if (name != "results" || (error = type_of(field.value(), type))
             || type != ondemand::json_type::array) {
             if (error || (error = check_value(rd, field.value()))) {
                 return json_refusal(error);
@@ -850,7 +905,7 @@ refusal read_results(reader &rd, ondemand::value root, int cut_off, int n, int w
             }
             /* before a cut, CouchDB's results are objects: anything else
              * ends what it sent */
-            if (cut_off && (value.type().get(type) || type != ondemand::json_type::object)) {
+            if (cut_off && (type_of(value, type) || type != ondemand::json_type::object)) {
                 return json_refusal(TAPE_ERROR);
             }
             if (read++ >= n) {
@@ -913,6 +968,31 @@ bool first_pass_reads(ondemand::parser &parser, const char *text, apr_size_t *le
         *len = (apr_size_t)(quote - text);
     }
     return false;
+}
+
+/* Where the last '}' outside a string in text[0..len) ends, or 0. */
+apr_size_t after_last_brace(const char *text, apr_size_t len)
+{
+    apr_size_t i, end = 0;
+    bool in_string = false;
+
+    for (i = 0; i < len; i++) {
+        if (in_string) {
+            if (text[i] == '\\') {
+                i++;
+            }
+            else if (text[i] == '"') {
+                in_string = false;
+            }
+        }
+        else if (text[i] == '"') {
+            in_string = true;
+        }
+        else if (text[i] == '}') {
+            end = i + 1;
+        }
+    }
+    return end;
 }
 
 /* The longest beginning of a cut text that simdjson's first pass reads, in
@@ -1007,6 +1087,12 @@ extern "C" int cp_response_read_batch(apr_pool_t *pool, const char *text, apr_si
     if (!cut_text_that_reads(parser, text, &usable)) {
         return 0;
     }
+    /* What follows the last object closed before the cut completes
+     * nothing (a result ends with its '}'): left out, since simdjson 4
+     * refuses an object document whose last token is not a '}'
+     * (INCOMPLETE_ARRAY_OR_OBJECT, check_root_object) where 3.0 reads up
+     * to the cut. */
+    usable = after_last_brace(text, usable);
     if (usable < len) {
         text = cp_response_padded(pool, text, usable);
     }
@@ -1113,7 +1199,7 @@ error_code read_past(ondemand::value &v, cp_span *span)
     ondemand::array array;
     std::string_view raw;
 
-    SIMDJSON_TRY(v.type().get(type));
+    SIMDJSON_TRY(type_of(v, type));
     if (type == ondemand::json_type::object) {
         SIMDJSON_TRY(v.get_object().get(object));
         SIMDJSON_TRY(object.raw_json().get(raw));
@@ -1143,7 +1229,7 @@ cp_span find_in(const cp_row *row, cp_span at, const char *name, apr_size_t inde
     if (!at.len || !parser
         || parser->iterate(padded_string_view(at.text, at.len,
                                               (size_t)(end - at.text))).get(doc)
-        || doc.get_value().get(value) || value.type().get(type)) {
+        || doc.get_value().get(value) || type_of(value, type)) {
         return found;
     }
     if (name && type == ondemand::json_type::object) {
@@ -1198,6 +1284,15 @@ extern "C" cp_span cp_row_member(const cp_row *row, const char *name)
 
     return !strcmp(name, "id") ? row->id_text : !strcmp(name, "key") ? row->key_text
          : !strcmp(name, "value") ? row->value : !strcmp(name, "doc") ? row->doc : none;
+}
+
+extern "C" const json_t *cp_row_key(const cp_row *row)
+{
+    if (!row->key && row->key_text.len) {
+        /* read and checked with the body; the first use decodes it */
+        const_cast<cp_row *>(row)->key = cp_row_decode(row->answer->pool, row, row->key_text);
+    }
+    return row->key;
 }
 
 extern "C" cp_span cp_row_find(const cp_row *row, cp_span at, const char *name)

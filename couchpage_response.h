@@ -8,10 +8,17 @@
  * characters, escapes and surrogates, numbers (their syntax, and a
  * double's range), true/false/null, and the separators between values. A
  * body that is not JSON is refused with the reason. Only what the page
- * needs is decoded: total_rows and offset, and each row's id and key
- * (tokens, entry checks, positions). A row's value and doc stay spans of
- * the body, the bytes CouchDB sent, which the page copies as they are, and
- * from which an item reads only the fields it names.
+ * needs is decoded: total_rows and offset, and each row's id; a row's key
+ * (tokens, entry checks, positions) when the page first asks for it
+ * (cp_row_key), so that rows read only to be counted or passed over cost
+ * no decoding. A row's value and doc stay spans of the body, the bytes
+ * CouchDB sent, which the page copies as they are, and from which an item
+ * reads only the fields it names.
+ *
+ * Memory: the body, the rows (a few words each), and simdjson's working
+ * memory while a body is read (about 5 bytes a byte of it, reserved; a
+ * parser made for each read and freed after it, so that nothing of a large
+ * answer outlives its request).
  *
  * Part of the httpd-free core: nothing here knows about request_rec.
  */
@@ -55,7 +62,8 @@ typedef struct {
     cp_span text;            /* the row object */
     const char *id;          /* the document id, decoded; NULL: the row has no
                                 id string, or one with a NUL character */
-    const json_t *key;       /* decoded (pool-owned) */
+    const json_t *key;       /* decoded at its first use: read it with
+                                cp_row_key (NULL until then) */
     cp_span id_text;         /* the row's id member (any JSON value) */
     cp_span key_text;
     cp_span value;
@@ -71,7 +79,9 @@ struct cp_answer {
     apr_pool_t *pool;
     apr_int64_t total_rows;   /* -1: none, or not a count */
     apr_int64_t offset;       /* -1: none, or not a count */
-    apr_array_header_t *rows; /* of cp_row, in the answer's order */
+    cp_row *rows;             /* in the answer's order (cp_answer_row) */
+    apr_size_t row_count;
+    apr_size_t row_capacity;  /* rows there is room for */
     void *value_parser;       /* simdjson's, for reading a value again (cp_row_find,
                                  cp_row_decode): made at its first use, deleted
                                  with the pool */
@@ -102,8 +112,12 @@ int cp_response_read_batch(apr_pool_t *pool, const char *text, apr_size_t len, i
 char *cp_response_padded(apr_pool_t *pool, const char *text, apr_size_t len);
 
 /* Rows in an answer. */
-#define cp_answer_rows(answer) ((apr_size_t)(answer)->rows->nelts)
-#define cp_answer_row(answer, i) (&APR_ARRAY_IDX((answer)->rows, (i), cp_row))
+#define cp_answer_rows(answer) ((answer)->row_count)
+#define cp_answer_row(answer, i) (&(answer)->rows[(i)])
+
+/* The row's key, decoded (owned by its answer's pool) at the first call;
+ * NULL only when memory runs out. A row made by hand may set key itself. */
+const json_t *cp_row_key(const cp_row *row);
 
 /* A value in a row, one step a call, as a span: the row member (id, key,
  * value or doc); the member name of the object at `at` (the last one of

@@ -21,6 +21,9 @@
 #include "apr_hash.h"
 #include "apr_lib.h"
 #include "apr_strings.h"
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #if APR_HAS_THREADS
 #include "apr_thread_mutex.h"
 #endif
@@ -56,8 +59,60 @@ static struct {
 #endif
 } no_batch;
 
+/* A backend body as it is captured: one buffer of malloc's grown by
+ * realloc (which moves a large one by remapping its pages), with room for
+ * the CP_RESPONSE_PADDING bytes the response reader takes after a body. So
+ * a body is held once, never as buckets and a flattened copy of them
+ * together, and goes back to the system with the request's pool. */
+typedef struct {
+    char *text;
+    apr_size_t len;
+    apr_size_t room;
+} captured_body;
+
+static apr_status_t free_captured(void *data)
+{
+    captured_body *body = data;
+
+    free(body->text);
+    body->text = NULL;
+    body->len = body->room = 0;
+    return APR_SUCCESS;
+}
+
+static captured_body *captured_body_make(apr_pool_t *pool)
+{
+    captured_body *body = apr_pcalloc(pool, sizeof(*body));
+
+    apr_pool_cleanup_register(pool, body, free_captured, apr_pool_cleanup_null);
+    return body;
+}
+
+/* Appends data[0..len): 0 when memory runs out. */
+static int captured_append(captured_body *body, const char *data, apr_size_t len)
+{
+    apr_size_t need = body->len + len + CP_RESPONSE_PADDING, room;
+    char *grown;
+
+    if (need > body->room) {
+        for (room = body->room ? body->room : 16384; room < need; room *= 2) {
+        }
+        grown = realloc(body->text, room);
+        if (!grown) {
+            return 0;
+        }
+        body->text = grown;
+        body->room = room;
+    }
+    if (len) {
+        memcpy(body->text + body->len, data, len);
+        body->len += len;
+    }
+    return 1;
+}
+
 typedef struct couchpage_capture {
-    apr_bucket_brigade *body;
+    captured_body *body;
     apr_off_t bytes;
     apr_off_t max_bytes;
     int too_large;
@@ -82,7 +137,7 @@ static void body_broken(ap_filter_t *f, capture_ctx *ctx)
     ctx->broken = 1;
 }
 
-/* Sets every data bucket aside into our own brigade: the subrequest's output
+/* Copies every data bucket into the captured body: the subrequest's output
  * must never reach the client, and mod_proxy's buckets are transient. */
 static apr_status_t capture_body(ap_filter_t *f, apr_bucket_brigade *bb)
 {
@@ -112,8 +167,12 @@ static apr_status_t capture_body(ap_filter_t *f, apr_bucket_brigade *bb)
             rv = APR_ENOSPC;
             break;
         }
+        if (!captured_append(ctx->body, data, len)) {
+            body_broken(f, ctx);
+            rv = APR_ENOMEM;
+            break;
+        }
         ctx->bytes += len;
-        apr_brigade_write(ctx->body, NULL, NULL, data, len);
     }
     apr_brigade_cleanup(bb);
     return rv;
@@ -273,6 +332,16 @@ static void remember_lacks_batch(request_rec *r, const char *backend, int status
     }
 }
 
+/* A request that reads a large answer allocates a few large blocks (the
+ * body, its rows, simdjson's working memory) and frees them at its end.
+ * glibc's malloc raises its mmap threshold to the size of every mmapped
+ * block freed (up to 32 MB), and its heap's trim threshold to twice that:
+ * after one large answer, the next ones' blocks come from the heap, and up
+ * to 64 MB of it stays with the child, free, for good. A fixed threshold
+ * turns that adjustment off: blocks of CP_MMAP_THRESHOLD and more are
+ * mapped, and unmapped when freed. */
+#define CP_MMAP_THRESHOLD (256 * 1024)
+
 /* A module's level in a log config (ap_get_module_loglevel, which AP_DEBUG
  * builds lack). */
 static int module_level(const struct ap_logconf *log, int index)
@@ -329,6 +398,13 @@ static void child_init(apr_pool_t *pchild, server_rec *s)
 {
     quiet_init(pchild, s);
     no_batch_init(pchild, s);
+#if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD)
+    if (!mallopt(M_MMAP_THRESHOLD, CP_MMAP_THRESHOLD)) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, CPLOGNO(0190) "mallopt("
+                     "M_MMAP_THRESHOLD) failed: memory of large answers may stay with "
+                     "the child after its request");
+    }
+#endif
 }
 
 void cp_backend_register(void)
@@ -363,7 +439,6 @@ typedef struct {
     const char *url;
     const char *asked;      /* for the debug log: cp_backend_request.asked */
     const char *body;       /* the POST's {"queries": [...]}; NULL for a GET */
-    apr_off_t max_bytes;
     int repeats;            /* how often it is repeated when it failed in flight:
                                1, or 0 for the queries asked alone after a
                                multi-query answer was cut off */
@@ -508,8 +583,9 @@ static int run_attempt(request_rec *r, const cp_backend_conf *conf, const backen
     apr_time_t started;
 
     memset(out, 0, sizeof(*out));
-    out->capture.max_bytes = read->max_bytes;
-    out->capture.body = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+    /* what the request's earlier answers left of CouchPageMaxResponse */
+    out->capture.max_bytes = conf->max_response - stats->bytes;
+    out->capture.body = captured_body_make(r->pool);
     rr = make_proxy_subrequest(r, conf, read, &out->capture);
     if (rr->status != HTTP_OK) {
         out->rv = rr->status;
@@ -553,21 +629,17 @@ static int is_nodedown(request_rec *r, int backend_status, const char *text, apr
 
 #define NODEDOWN_REASON "CouchDB answered 500 nodedown: a cluster node went down during the read"
 
-/* The body in one piece, followed by the zero padding the response reader
- * may load past its end (CP_RESPONSE_PADDING). */
-static apr_status_t flatten_padded(apr_pool_t *pool, apr_bucket_brigade *body, char **text,
-                                   apr_size_t *len)
+/* The captured body, followed by the zero padding the response reader may
+ * load past its end (CP_RESPONSE_PADDING). */
+static apr_status_t padded_body(captured_body *body, char **text, apr_size_t *len)
 {
-    apr_off_t length;
-    apr_status_t rv = apr_brigade_length(body, 1, &length);
-
-    if (rv != APR_SUCCESS) {
-        return rv;
+    if (!captured_append(body, NULL, 0)) {
+        return APR_ENOMEM;
     }
-    *len = (apr_size_t)length;
-    *text = apr_palloc(pool, *len + CP_RESPONSE_PADDING);
-    memset(*text + *len, 0, CP_RESPONSE_PADDING);
-    return apr_brigade_flatten(body, *text, len);
+    memset(body->text + body->len, 0, CP_RESPONSE_PADDING);
+    *text = body->text;
+    *len = body->len;
+    return APR_SUCCESS;
 }
 
 /* Whether the attempt is a multi-query answer that CouchDB cut off after
@@ -580,7 +652,7 @@ static int batch_cut_after_status(request_rec *r, const backend_read *read, atte
         || a->backend_status != HTTP_OK) {
         return 0;
     }
-    if (flatten_padded(r->pool, a->capture.body, &a->text, &a->len) != APR_SUCCESS) {
+    if (padded_body(a->capture.body, &a->text, &a->len) != APR_SUCCESS) {
         a->kept = -1;
         a->error = "the backend response could not be read";
     }
@@ -632,7 +704,7 @@ static const char *failed_in_flight(request_rec *r, const backend_read *read, at
         char *text;
         apr_size_t len;
 
-        if (apr_brigade_pflatten(a->capture.body, &text, &len, r->pool) == APR_SUCCESS
+        if (padded_body(a->capture.body, &text, &len) == APR_SUCCESS
             && is_nodedown(r, a->backend_status, text, len)) {
             return NODEDOWN_REASON;
         }
@@ -711,14 +783,18 @@ static int read_backend(request_rec *r, const cp_backend_conf *conf, const backe
         else {
             break;
         }
-        apr_brigade_cleanup(a->capture.body);
+        free_captured(a->capture.body);
     }
 
     if (a->capture.too_large) {
-        apr_brigade_cleanup(a->capture.body);
-        return fail(result, HTTP_BAD_GATEWAY, 0,
-                    apr_psprintf(r->pool, "the backend response is larger than %"
-                                 APR_OFF_T_FMT " bytes", read->max_bytes));
+        free_captured(a->capture.body);
+        return fail(result, HTTP_BAD_GATEWAY, 0, stats->bytes == 0
+                    ? apr_psprintf(r->pool, "the backend response is larger than %"
+                                   APR_OFF_T_FMT " bytes", conf->max_response)
+                    : apr_psprintf(r->pool, "the backend responses for this request are "
+                                   "larger than %" APR_OFF_T_FMT " bytes together (this "
+                                   "one came after %" APR_OFF_T_FMT ")", conf->max_response,
+                                   stats->bytes));
     }
     if (a->rv == HTTP_GATEWAY_TIME_OUT || (a->rv != OK && a->timed_out)) {
         return fail(result, HTTP_GATEWAY_TIME_OUT, 0, "the backend did not answer in time");
@@ -738,15 +814,14 @@ static int read_backend(request_rec *r, const cp_backend_conf *conf, const backe
                                  a->rv));
     }
     if (a->capture.broken && a->kept <= 0) {
-        apr_brigade_cleanup(a->capture.body);
+        free_captured(a->capture.body);
         return fail(result, HTTP_BAD_GATEWAY, 0,
                     a->kept < 0 ? a->error : "the backend response was cut off");
     }
-    if (!a->text && flatten_padded(r->pool, a->capture.body, &a->text, &a->len)
-                    != APR_SUCCESS) {
+    if (!a->text && padded_body(a->capture.body, &a->text, &a->len) != APR_SUCCESS) {
         return fail(result, HTTP_BAD_GATEWAY, 0, "the backend response could not be read");
     }
-    apr_brigade_cleanup(a->capture.body);
+    stats->bytes += a->capture.bytes;
     return OK;
 }
 
@@ -776,7 +851,6 @@ static int get_query(request_rec *r, const cp_backend_conf *conf, const char *in
     read.url = cp_plan_query_url(r->pool, index_url, query);
     read.asked = stats->log ? cp_plan_query_loggable(r->pool, index_url, query,
                                                      conf->hide_keys) : NULL;
-    read.max_bytes = conf->max_response;
     read.repeats = repeats;
     status = read_backend(r, conf, &read, &a, stats, result);
     if (status != OK) {
@@ -876,8 +950,6 @@ int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *ba
     read.url = apr_pstrcat(r->pool, index_url, "/queries", NULL);
     read.asked = cp_plan_url_path(read.url);
     read.body = cp_plan_batch_body(r->pool, queries);
-    /* each query keeps its allowance of CouchPageMaxResponse */
-    read.max_bytes = conf->max_response * pending;
     read.repeats = 1;
     read.queries = pending;
     read.with_docid = with_docid;

@@ -27,7 +27,8 @@
 
 typedef struct {
     const char *authorization; /* Authorization header for CouchDB, or NULL */
-    apr_off_t max_response;    /* largest body read for one query, in bytes */
+    apr_off_t max_response;    /* the most body bytes one request reads, every
+                                  answer of every round together */
     int hide_keys;             /* the request log shows keys by their length only
                                   (cp_plan_query_loggable): tokens are sealed */
 } cp_backend_conf;
@@ -58,6 +59,9 @@ typedef struct {
     int requests;             /* subrequests sent, repeats and refused POSTs included */
     apr_interval_time_t time; /* their wall time, summed, in microseconds */
     apr_size_t rows;          /* rows in every query result read */
+    apr_off_t bytes;          /* body bytes of the answers read (of an answer
+                                 asked again, the one kept): bounded by
+                                 cp_backend_conf.max_response */
     unsigned served_by;       /* CP_SERVED_BY_*: what brought the answers used */
     apr_array_header_t *log;  /* of cp_backend_request *, one a subrequest sent, when
                                  the caller makes it (the debug log); else NULL */
@@ -85,7 +89,8 @@ void cp_backend_register(void);
  * a later query as a reversed range) keeps those k and asks the rest alone,
  * to learn CouchDB's own answer. A read that failed in flight is repeated
  * once, never more. Every subrequest sent, and every result read, is
- * added to stats, on failure too. */
+ * added to stats, on failure too. A read may bring only what is left of
+ * conf->max_response after stats->bytes: more is a 502. */
 int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *backend,
                      const char *index_url, int with_docid, apr_array_header_t *queries,
                      cp_backend_stats *stats, cp_backend_result *result);

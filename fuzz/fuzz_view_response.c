@@ -84,7 +84,7 @@ static void check_answer(apr_pool_t *pool, const cp_answer *answer, const json_t
                            "row %zu's %s differs from jansson's", (size_t)i, *member);
             }
         }
-        FUZZ_CHECK(json_equal((json_t *)row->key, json_object_get(expected, "key")),
+        FUZZ_CHECK(json_equal((json_t *)cp_row_key(row), json_object_get(expected, "key")),
                    "row %zu's key", (size_t)i);
         if (row->id) {
             const json_t *id = json_object_get(expected, "id");

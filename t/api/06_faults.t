@@ -84,6 +84,9 @@ my @BAD_BODIES = (
     ['a fraction whose exponent takes it past a double (0.001e312)', flawed_doc('[0.001e312]')],
     ['NaN', flawed_doc('NaN')],
     ['-Infinity', flawed_doc('-Infinity')],
+    # simdjson 4 reads these as a type "unknown", without an error
+    ['a bare word (undefined)', flawed_doc('undefined')],
+    ['markup (</script>)', flawed_doc('</script>')],
     ['a leading zero (012)', flawed_doc('012')],
     ['a number ending in its point (1.)', flawed_doc('1.')],
     ['a number with a plus sign (+1)', flawed_doc('+1')],
@@ -116,7 +119,7 @@ my @GOOD_VALUES = (
     ['an array nested 20,000 levels', '[' x 20000 . ']' x 20000],
 );
 
-plan tests => 8 * @FAULTS + 5 * $REPEATED + 5 * @BAD_BODIES + 2 * @GOOD_VALUES + 2 * 4 + 1 + 5 * 4 + 7 + 9 + 6 + 5;
+plan tests => 8 * @FAULTS + 5 * $REPEATED + 5 * @BAD_BODIES + 2 * @GOOD_VALUES + 2 * 4 + 1 + 5 * 4 + 3 + 7 + 9 + 6 + 5;
 
 my ($status, $page) = get_json('/faults/');
 ok t_cmp($status, 200, 'the faults location serves before any fault');
@@ -241,6 +244,20 @@ for my $case (['a first page (one query)', '/faults-many/', 5000],
                   ['a batch: a trailing comma between results', qq({"results":[\r\n) . join(",\r\n", ($empty) x $n) . qq(,\r\n]}\n)]) {
         refused_ok(@$case, '/faults/_design/d/_view/v/queries', $later);
     }
+    # CouchPageMaxResponse 65536 bounds a request's answers together: each
+    # result of 40,000 bytes is under it, the batch of them over it.
+    double_log(clear => 1);
+    double_fault(mode => 'huge', bytes => 40_000, each => 1, path => '/faults/', count => 4);
+    my $mark = error_log_mark();
+    my ($code, $body) = get_json($later);
+    double_fault(mode => 'none');
+    ok t_cmp("$code " . ($body->{error} // ''), '502 backend_error',
+             'answers of 40,000 bytes each, over CouchPageMaxResponse 65536 together: 502');
+    my @logged = grep { /CP0101/ } error_log_since($mark, wait => 3, until => qr/CP0101/);
+    ok t_cmp(scalar(@logged) . (@logged == 1 && $logged[0] =~ /larger than 65536 bytes/ ? ' saying why' : ": @logged"),
+             '1 saying why', 'logged once: the answers are larger than 65536 bytes');
+    ok t_cmp(scalar(grep { ($_->{url} // '') =~ m{^/faults/} } double_log()), 1,
+             'one read, not repeated, no query asked after it');
 }
 
 # CouchDB 3.4 answers a failure of a multi-query POST's first query (here a

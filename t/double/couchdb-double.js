@@ -2153,7 +2153,7 @@ class Double {
       res.end();
       return undefined;
     }
-    if (fault && fault.mode === 'huge') return this.sendHuge(req, res, fault.bytes || 1048576, entry.queries);
+    if (fault && fault.mode === 'huge') return this.sendHuge(req, res, fault.bytes || 1048576, entry.queries, fault.each);
 
     let result;
     try {
@@ -2194,8 +2194,8 @@ class Double {
 
   // For a multi-query (multiQueries: its logged queries, null when the body
   // has none) the huge rows are the first result, every other query gets an
-  // empty one.
-  async sendHuge(req, res, bytes, multiQueries) {
+  // empty one; with each, every result gets them.
+  async sendHuge(req, res, bytes, multiQueries, each) {
     const pad = 'x'.repeat(900);
     const rowFor = (k) => {
       const id = 'huge-' + String(k).padStart(9, '0');
@@ -2216,7 +2216,20 @@ class Double {
     }
     let tail = '\r\n]}';
     if (multi) {
-      for (let k = 1; k < (multiQueries || []).length; k++) tail += `,\r\n{"total_rows":${nrows},"offset":0,"rows":[\r\n\r\n]}`;
+      for (let k = 1; k < (multiQueries || []).length; k++) {
+        if (!each) {
+          tail += `,\r\n{"total_rows":${nrows},"offset":0,"rows":[\r\n\r\n]}`;
+          continue;
+        }
+        buf += tail + `,\r\n{"total_rows":${nrows},"offset":0,"rows":[\r\n`;
+        for (let j = 0; j < nrows; j++) {
+          buf += (j ? ',\r\n' : '') + rowFor(j);
+          if (buf.length > 65536) {
+            if (!(await writeAsync(res, buf))) return;
+            buf = '';
+          }
+        }
+      }
       tail += '\r\n]}';
     }
     await writeAsync(res, buf + tail);

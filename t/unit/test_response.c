@@ -34,7 +34,7 @@ static int same_answer(const cp_answer *a, const cp_answer *b)
         const cp_row *x = cp_answer_row(a, i), *y = cp_answer_row(b, i);
 
         if ((x->id == NULL) != (y->id == NULL) || (x->id && strcmp(x->id, y->id))
-            || !cp_json_identical(x->key, y->key) || x->text.len != y->text.len
+            || !cp_json_identical(cp_row_key(x), cp_row_key(y)) || x->text.len != y->text.len
             || memcmp(x->text.text, y->text.text, x->text.len)) {
             return 0;
         }
@@ -63,7 +63,7 @@ static void batch_responses_are_read_whole_and_cut_off(void **state)
     assert_int_equal(whole[1]->total_rows, 74);
     assert_int_equal(whole[2]->offset, -1);
     assert_string_equal(cp_answer_row(whole[1], 0)->id, "c}\"{");
-    assert_true(cp_json_identical(cp_answer_row(whole[1], 0)->key,
+    assert_true(cp_json_identical(cp_row_key(cp_answer_row(whole[1], 0)),
                                   parse("[\"]\",{\"a\":\"\\\\\"}]")));
     /* the first 57 bytes of the response to a refused second query */
     assert_int_equal(read_batch(body, 57, 1, 3, 0, results, &error), 1);
@@ -315,7 +315,7 @@ static void json_passes_through_as_sent(void **state)
             }
             /* the key as the module decoded it is jansson's, member order,
              * integers and reals alike */
-            if (!strcmp(member, "key") && !cp_json_identical(row->key, expected)) {
+            if (!strcmp(member, "key") && !cp_json_identical(cp_row_key(row), expected)) {
                 fail_msg("row %zu: the key differs from jansson's", i);
             }
             /* the span is JSON that jansson reads as the whole's member */
@@ -390,6 +390,58 @@ static void fields_are_found_and_projected(void **state)
     assert_int_equal(cp_row_project(pool, row_text("{\"key\":1}"), names).len, 0);
 }
 
+/* Rows cost no decoding until the page asks for a key: many rows read,
+ * each key decoded at its first cp_row_key, as jansson reads it; the last
+ * rows member counts. */
+static void rows_are_read_and_keys_decoded_when_asked(void **state)
+{
+    const int count = 5000, depth = 2048;
+    char *body = apr_palloc(pool, (apr_size_t)count * 64 + 2 * depth + 128), *o = body;
+    const cp_answer *answer = NULL;
+    const cp_row *row;
+    const json_t *key;
+    const char *reason;
+    int i, d;
+
+    o += sprintf(o, "{\"total_rows\":%d,\"rows\":[{\"id\":\"x\",\"key\":0}],\"rows\":[",
+                 count);
+    for (i = 0; i < count; i++) {
+        o += sprintf(o, "%s{\"id\":\"d%d\",\"key\":[%d,\"k\\u00e9\"],\"value\":null}",
+                     i ? "," : "", i, i);
+    }
+    /* a key nested as deep as a token may carry one */
+    o += sprintf(o, ",{\"id\":\"deep\",\"key\":");
+    for (d = 0; d < depth; d++) {
+        *o++ = '[';
+    }
+    for (d = 0; d < depth; d++) {
+        *o++ = ']';
+    }
+    o += sprintf(o, "}]}");
+    reason = read_view(body, (size_t)(o - body), 1, &answer);
+    assert_null(reason);
+    assert_int_equal(cp_answer_rows(answer), count + 1);
+    for (i = 0; i < count + 1; i++) {
+        assert_null(cp_answer_row(answer, i)->key);
+    }
+    for (i = 0; i < count; i += 997) {
+        row = cp_answer_row(answer, i);
+        key = cp_row_key(row);
+        assert_non_null(key);
+        assert_ptr_equal(cp_row_key(row), key);
+        assert_int_equal(json_integer_value(json_array_get(key, 0)), i);
+        assert_string_equal(json_string_value(json_array_get(key, 1)), "k\xc3\xa9");
+        assert_string_equal(row->id, apr_psprintf(pool, "d%d", i));
+    }
+    assert_null(cp_answer_row(answer, 1)->key);
+    key = cp_row_key(cp_answer_row(answer, count));
+    for (d = 1; d < depth; d++) {
+        assert_true(json_is_array(key) && json_array_size(key) == 1);
+        key = json_array_get(key, 0);
+    }
+    assert_true(json_is_array(key) && json_array_size(key) == 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -398,6 +450,7 @@ int main(void)
         UNIT_TEST(what_is_not_json_is_refused),
         UNIT_TEST(json_passes_through_as_sent),
         UNIT_TEST(fields_are_found_and_projected),
+        UNIT_TEST(rows_are_read_and_keys_decoded_when_asked),
     };
 
     RUN_UNIT_TESTS("response", tests);
