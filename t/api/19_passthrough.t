@@ -139,10 +139,10 @@ couch_load('pass_fields', docs => \@FIELDS, views => { v => { map => $FIELDS_MAP
 couch_load('pass_deep', docs => [ map { qq({"_id":"$_->[0]","nested":) . nested($_->[1], '"<&>"') . '}' }
                                   ['a-flat', 1], ['b-deep', $DOC_DEPTH], ['c-flat', 2], ['d-flat', 0] ]);
 backend_load('pass', [ pass_docs($POUCH_DEPTH) ], { v => { map => $PASS_MAP } }) if $POUCH;
-# A large answer: 1,000 documents of 30 rows each, keys [n, i], read whole
-# by the first page of /pass/many/ (CouchPageSize 10000, CouchPageLinks 20:
-# its query asks for 200,001 rows).
-couch_load('pass_many', docs => [ map { qq({"_id":"m$_","n":$_,"s":"<&> \\u00e9"}) } 1000 .. 1999 ],
+# A large answer: 200 documents of 30 rows each, keys [n, i], read whole
+# by the first page of /pass/many/ (CouchPageSize 2000, CouchPageLinks 20:
+# its query asks for 42,001 rows).
+couch_load('pass_many', docs => [ map { qq({"_id":"m$_","n":$_,"s":"<&> \\u00e9"}) } 1000 .. 1199 ],
            views => { v => { map => 'function (doc) { for (var i = 0; i < 30; i++) emit([doc.n, i], doc.s); }' } });
 
 # The paging backend's database (pouchdb-server: no credentials, no
@@ -330,21 +330,21 @@ for my $source (@SOURCES) {
                 "_all_docs with a document nested $DOC_DEPTH levels: byte for byte as sent");
 }
 
-# A large answer (30,000 rows) read whole: the pages made of it carry every
+# A large answer (6,000 rows) read whole: the pages made of it carry every
 # row as sent, in order (the reader keeps keys as spans and decodes those
 # the page asks for: its tokens)
 {
     my $view = straight(\&double_raw, '/pass_many/_design/d/_view/v');
     my $first = module_page('/pass/many/');
-    is(($first->{status} // '') . ' ' . scalar(@{ $first->{items} || [] }), '200 10000',
-       'a page of 10,000 rows out of an answer of 30,000: 200, 10,000 items');
-    problems_ok([ item_bytes_problems([ page_items($first) ], [ @{ $view->{items} }[0 .. 9999] ]) ],
+    is(($first->{status} // '') . ' ' . scalar(@{ $first->{items} || [] }), '200 2000',
+       'a page of 2,000 rows out of an answer of 6,000: 200, 2,000 items');
+    problems_ok([ item_bytes_problems([ page_items($first) ], [ @{ $view->{items} }[0 .. 1999] ]) ],
                 'its rows byte for byte as sent');
     my $second = module_page('/pass/many/', start => $first->{next});
     problems_ok([ $second->{status} == 200
-                  ? item_bytes_problems([ page_items($second) ], [ @{ $view->{items} }[10000 .. 19999] ])
+                  ? item_bytes_problems([ page_items($second) ], [ @{ $view->{items} }[2000 .. 3999] ])
                   : "status $second->{status}" ],
-                'the next page, rows 10,000 to 19,999, byte for byte');
+                'the next page, rows 2,000 to 3,999, byte for byte');
 }
 
 # ---------------------------------------------------------------------------
