@@ -12,7 +12,9 @@
 #                       127.0.0.1:PORT, its data in DIR/data (kept), log DIR/server.log
 #   cp_track PID        stop PID (TERM, then KILL) when the script exits
 #   cp_at_exit CMD      run CMD when the script exits
-#   cp_tap_counts LOG   what a Test::Harness run failed (its Test Summary Report)
+#   cp_tap_counts LOG TAPDIR
+#                       a Test::Harness run counted test by test: passed, failed,
+#                       skipped, TODO, oracle checks
 # Everything a script starts is stopped by its recorded PID, on any exit.
 set -euo pipefail
 
@@ -173,51 +175,83 @@ cp_start_embedded() {
     cp_log "embedded backend on http://127.0.0.1:$port (pid $pid), data in $dir/data"
 }
 
-# Reads the output of a Test::Harness run (t/TEST, prove) and prints what its
-# Test Summary Report says, one line a file that needs a word:
-#   failed FILE N           N tests failed
+# Counts a Test::Harness run (t/TEST, prove) test by test. LOG is its output
+# (the Test Summary Report and the closing 'Files=N, Tests=N' line); TAPDIR
+# holds the TAP of each file as the harness read it (the harness writes it
+# there when PERL_TEST_HARNESS_DUMP_TAP=TAPDIR). Prints one line for each test
+# that needs a word, then the counts:
+#   failed FILE N DESC      a failed test of the module
+#   oracle_failed FILE N DESC   a failed oracle check
+#   skip FILE N REASON      a skipped test (N is '-' for a file that skipped all)
+#   todo FILE N DESC        a TODO test that failed: a known failure
+#   todo_passed FILE N DESC a TODO test that passed (counted as passed)
 #   broken FILE REASON      the file died or missed its plan: a non-zero exit
-#                           status without a failed test, or a parse error
-#                           (bad plan, no plan)
-#   todo FILE LIST          TODO tests that passed unexpectedly (not failures)
-# then 'counts TESTS FAILED BROKEN TODO_PASSED', TESTS from the closing
-# 'Files=N, Tests=N' line ('-' when there is none: the run did not finish).
+#                           status without a failed test, or a parse error;
+#                           or TAPDIR lacks tests the harness counted
+#   counts PASSED FAILED SKIPPED TODO ORACLE_PASSED ORACLE_FAILED BROKEN TODO_PASSED
+# An oracle check tests the backend (the double, CouchDB), not the module:
+# its description starts with 'oracle:'; it counts apart, unless skipped or
+# TODO. PASSED is '-' when LOG has no closing line (the run did not finish).
 cp_tap_counts() {
-    perl -ne '
-        our ($file, $wstat, $failed, $parse, $todo, $label, $tests, $f, $b, $u);
-        BEGIN { ($tests, $f, $b, $u) = ("-", 0, 0, 0) }
-        sub finish {
+    perl -MTAP::Parser -MFile::Find -e '
+        my ($log, $dir) = @ARGV;
+        my ($tests, $broken, %n) = ("-", 0);
+        $n{$_} = 0 for qw(passed failed skipped todo oracle_passed oracle_failed todo_passed);
+        my (@lines, $file, $wstat, $failed, $parse);
+        sub finish_file {
             return unless defined $file;
-            $f += $failed;
-            print "failed $file $failed\n" if $failed;
             if ($parse or ($wstat and !$failed)) {
-                $b++;
-                print "broken $file ", ($parse ? "parse errors" : "exit status $wstat"), "\n";
+                $broken++;
+                push @lines, "broken $file " . ($parse ? "parse errors" : "exit status $wstat");
             }
-            my @todo = grep { length } split /[,\s]+/, $todo;
-            for (@todo) { $u += /^(\d+)-(\d+)$/ ? $2 - $1 + 1 : 1 }
-            print "todo $file ", join(", ", @todo), "\n" if @todo;
             undef $file;
         }
-        if (/^(\S.*?)\s+\(Wstat: (\d+)(?: \([^)]*\))? Tests: \d+ Failed: (\d+)\)$/) {
-            finish();
-            ($file, $wstat, $failed, $parse, $todo, $label) = ($1, $2, $3, 0, "", "");
+        open my $in, "<", $log or die "$log: $!\n";
+        while (<$in>) {
+            if (/^(\S.*?)\s+\(Wstat: (\d+)(?: \([^)]*\))? Tests: \d+ Failed: (\d+)\)$/) {
+                finish_file();
+                ($file, $wstat, $failed, $parse) = ($1, $2, $3, 0);
+            }
+            elsif (/^Files=\d+, Tests=(\d+),/) { finish_file(); $tests = $1 }
+            elsif (defined $file and /^  Parse errors:/) { $parse = 1 }
+            elsif (defined $file and !/^\s/) { finish_file() }
         }
-        elsif (/^Files=\d+, Tests=(\d+),/) {
-            finish();
-            $tests = $1;
+        finish_file();
+        my @tap;
+        find({ no_chdir => 1, wanted => sub { push @tap, $_ if -f } }, $dir) if -d $dir;
+        my $seen = 0;
+        for my $path (sort @tap) {
+            (my $name = substr($path, length $dir)) =~ s{^/+}{};
+            open my $fh, "<", $path or die "$path: $!\n";
+            my $parser = TAP::Parser->new({ tap => do { local $/; <$fh> } });
+            while (my $r = $parser->next) {
+                next unless $r->is_test;
+                $seen++;
+                my ($num, $desc) = ($r->number, $r->description // "");
+                $desc =~ s/^-\s*//;
+                my $say = sub { push @lines, "$_[0] $name $num " . ($_[1] // $desc) };
+                if ($r->has_skip) { $n{skipped}++; $say->("skip", $r->explanation) }
+                elsif ($r->has_todo) {
+                    if ($r->is_actual_ok) { $n{todo_passed}++; $n{passed}++; $say->("todo_passed") }
+                    else { $n{todo}++; $say->("todo", $desc . " (TODO: " . $r->explanation . ")") }
+                }
+                elsif ($desc =~ /^oracle:/) {
+                    if ($r->is_ok) { $n{oracle_passed}++ } else { $n{oracle_failed}++; $say->("oracle_failed") }
+                }
+                elsif ($r->is_ok) { $n{passed}++ }
+                else { $n{failed}++; $say->("failed") }
+            }
+            if (defined(my $why = $parser->skip_all)) {
+                $n{skipped}++;
+                push @lines, "skip $name - " . ($why eq "" ? "(no reason given)" : $why);
+            }
         }
-        elsif (defined $file and /^  (\S[^:]*):\s*(.*)$/) {
-            $label = $1;
-            $parse = 1 if $label eq "Parse errors";
-            $todo .= " $2" if $label eq "TODO passed";
+        if ($tests ne "-" and $seen != $tests) {
+            $broken++;
+            push @lines, "broken - the harness counted $tests tests, the TAP in $dir holds $seen";
         }
-        elsif (defined $file and /^\s+(\S.*)$/) {
-            $todo .= " $1" if $label eq "TODO passed";    # a long list goes on
-        }
-        elsif (defined $file) {
-            finish();
-        }
-        END { finish(); print "counts $tests $f $b $u\n" }
-    ' "$1"
+        print "$_\n" for @lines;
+        print join(" ", "counts", $tests eq "-" ? "-" : $n{passed},
+                   @n{qw(failed skipped todo oracle_passed oracle_failed)}, $broken, $n{todo_passed}), "\n";
+    ' "$1" "$2"
 }

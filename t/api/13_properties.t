@@ -25,7 +25,9 @@
 # startkey_docid, so only unique keys page right there).
 #
 # Seeds: COUCHPAGE_PROP_SEEDS=1,2,3 runs those data sets; by default two
-# fixed seeds and one new one per run. Every failure names its seed.
+# fixed seeds and COUCHPAGE_SEED, which defaults to a fixed one under CI=true
+# (CI's runs are the same every time) and to a new one per run otherwise.
+# The seeds are printed first; every failure names its seed.
 # COUCHPAGE_PROP_ROWS sets the rows per data set (default 200).
 use strict;
 use warnings FATAL => 'all';
@@ -42,8 +44,10 @@ binmode Test::More->builder->$_, ':encoding(UTF-8)' for qw(output failure_output
 
 my $STARTED = time;
 my $ROWS = $ENV{COUCHPAGE_PROP_ROWS} || 200;
-my @SEEDS = $ENV{COUCHPAGE_PROP_SEEDS} ? split(/,/, $ENV{COUCHPAGE_PROP_SEEDS})
-          : (20261121, 4242, int(time * 1000) % 1_000_000_007);
+my $SEED = $ENV{COUCHPAGE_SEED}
+        // (($ENV{CI} // '') eq 'true' ? 20261125 : int(time * 1000) % 1_000_000_007);
+my @SEEDS = $ENV{COUCHPAGE_PROP_SEEDS} ? split(/,/, $ENV{COUCHPAGE_PROP_SEEDS}) : (20261121, 4242, $SEED);
+diag '13_properties: seeds ', join(',', @SEEDS), ' (rerun with COUCHPAGE_PROP_SEEDS=', join(',', @SEEDS), ')';
 my @SIZES = (1 .. 25);
 my $JSON = JSON::PP->new->canonical;
 
@@ -213,6 +217,16 @@ sub in_parallel {
     return @results;
 }
 
+# On pouchdb-server (offsets wrong) a page that claims an absolute position
+# must be exact; the unique keys on the double: positions exact.
+my @POUCH = (
+    { name => 'plain', path => '/prop/pouch/plain/', view => ['/propuniq/_design/d/_view/v'] },
+    { name => 'descending', path => '/prop/pouch/desc/', view => ['/propuniq/_design/d/_view/v', descending => 'true'] },
+);
+# each seed, each option; the first seed's unique keys, each @POUCH option on
+# the backend and on the double
+plan tests => @SEEDS * @OPTIONS + 2 * @POUCH;
+
 for my $seed (@SEEDS) {
     load_prop_db(data_set($seed));
     load_partitioned_db(data_set($seed));
@@ -241,12 +255,6 @@ sub unique_set {
     return \@docs;
 }
 
-# On pouchdb-server (offsets wrong) a page that claims an absolute position
-# must be exact; the unique keys on the double: positions exact.
-my @POUCH = (
-    { name => 'plain', path => '/prop/pouch/plain/', view => ['/propuniq/_design/d/_view/v'] },
-    { name => 'descending', path => '/prop/pouch/desc/', view => ['/propuniq/_design/d/_view/v', descending => 'true'] },
-);
 for my $seed ($SEEDS[0]) {
     my $docs = unique_set($seed, 90);
     load_db_in_both($docs);
@@ -275,4 +283,3 @@ sub load_db_in_both {
 }
 
 diag sprintf('13_properties: %.1f s, seeds %s', time - $STARTED, join(',', @SEEDS));
-done_testing();

@@ -11,9 +11,8 @@
 #    counters, /_node/_local/_stats/couchdb/httpd: requests (those answered
 #    whole; each read counts itself) and aborted_requests (a response ended
 #    mid-stream), read as the admin around each combination's pages;
-#  - on the CouchDB view double: its request log, once the double answers
-#    the multi-query endpoint (probed); until then the check says it is
-#    skipped, and the module pages it with one GET per query.
+#  - on the CouchDB view double: its request log (the double answers the
+#    multi-query endpoint, as CouchDB does; without it these checks fail).
 # Also: a token outside the range costs one more request, only then, and is
 # the client's 400; a document's many rows under one key take at most one
 # more request (the backward query widened); the POSTs keep backend
@@ -24,15 +23,18 @@ use warnings FATAL => 'all';
 
 use Apache::Test qw(-withtestmore);
 use Time::HiRes qw(sleep time);
-use CouchPageTest qw(double_log double_has_batch double_queries double_port time_wait_count
+use CouchPageTest qw(double_log double_queries double_port time_wait_count
                      error_log_path backend_url backend_kind);
 use CouchPageWalk qw(:all);
 
 my $STARTED = time;
 my $DOUBLE = backend_is_double();
-my $BATCH = double_has_batch();
-note $DOUBLE ? 'backend: the CouchDB view double' . ($BATCH ? '' : ' (no multi-query endpoint yet)')
-             : 'backend: a CouchDB (not the double)';
+note $DOUBLE ? 'backend: the CouchDB view double' : 'backend: a CouchDB (not the double)';
+
+# every combination (2), a later page's POST (1), the first page (5), two
+# forged tokens (2 each), one document's many rows (2), pooling (2), a
+# backend without the endpoint (3)
+plan tests => 2 + 1 + 5 + 2 * 2 + 2 + 2 + 3;
 
 # --- data ----------------------------------------------------------------------
 # Five groups of twelve documents keyed [group, k] with repeated k; every
@@ -129,8 +131,7 @@ sub walk_some {
     return (\@pages, \@problems);
 }
 
-SKIP: {
-    skip 'the double has no multi-query endpoint yet: one GET per query', 2 if $DOUBLE and !$BATCH;
+{
     my (@wrong, @problems, $pages);
     for my $path (@COMBINATIONS) {
         my ($walked, $problems);
@@ -145,7 +146,6 @@ SKIP: {
 }
 
 SKIP: {
-    skip 'the double has no multi-query endpoint yet', 1 if $DOUBLE and !$BATCH;
     # what the double saw: one POST of every query of a later page
     skip 'only the double logs what it received', 1 unless $DOUBLE;
     my $first = module_page('/batch/map/docs.links.range/');
@@ -163,8 +163,7 @@ SKIP: {
 # The backward query passes over rows it only counts (skip); behind a token
 # at the location's first row there are none to count, so that page takes
 # a second round. The module's links never lead there.
-SKIP: {
-    skip 'the double has no multi-query endpoint yet', 5 if $DOUBLE and !$BATCH;
+{
     my $path = '/batch/map/plain/';
     my $first = module_page($path);
     my $second = module_page($path, start => $first->{next});
@@ -180,8 +179,7 @@ SKIP: {
 }
 
 # --- errors and the second round -------------------------------------------------
-SKIP: {
-    skip 'the double has no multi-query endpoint yet', 4 if $DOUBLE and !$BATCH;
+{
     my @forged = (['["a", 1]', 'a0', 'below'], ['["e", 1]', 'e0', 'above']);
     for my $case (@forged) {
         my ($key, $id, $where) = @$case;
@@ -209,8 +207,7 @@ SKIP: {
         $token = $page->{next} // last;
     }
     my $most = (sort { $b <=> $a } @counts)[0];
-    my $per_query = $DOUBLE && !$BATCH;
-    ok($per_query ? $most <= 3 : $most <= 2 && grep({ $_ == 2 } @counts) && grep({ $_ == 1 } @counts),
+    ok($most <= 2 && grep({ $_ == 2 } @counts) && grep({ $_ == 1 } @counts),
        'one request a page, two where the backward query widens (' . join(',', @counts) . ')');
 }
 
@@ -253,4 +250,3 @@ SKIP: {
 }
 
 diag sprintf('15_batch: %.1f s', time - $STARTED);
-done_testing();

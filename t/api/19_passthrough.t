@@ -293,7 +293,7 @@ for my $source (@SOURCES) {
         is(join('; ', @seen), join('; ', scalar(@PASS) . ' rows', $docs ? 'a document of over 1 MB' : (),
                                    'value-string over 100 kB, value-object over 100 kB, value-array over 100 kB',
                                    "the value nested $source->{depth} levels"),
-           "$where: oracle: the view as $source->{name} sends it holds the rows this test is about");
+           "oracle: $where: the view as $source->{name} sends it holds the rows this test is about");
 
         my $pages = walk_ok($path, $limit, $view->{rows},
                             "$where, $limit a page: every row once, in order, by next and by prev, value for value");

@@ -22,6 +22,10 @@ use CouchPageHTML qw(parse_html by_class);
 
 my $JSON = JSON::PP->new->canonical->allow_nonref;
 
+# 1. forged tokens: 4 cases x 3; 2. at the ceiling: 3 x 2, and the walk;
+# 3. the 100 KB key: 14; 4. partitions: 5 x 2 and 2; httpd -t: 3 + 2 + 1
+plan tests => 4 * 3 + 3 * 2 + 1 + 14 + 5 * 2 + 2 + 3 + 2 + 1;
+
 # 'bounds': d00 to d19, each emitting its number once; 'three' emits 100
 # three times, one entry of three rows.
 double_load('bounds', [ (map { { _id => sprintf('d%02d', $_), n => $_ } } 0 .. 19),
@@ -189,4 +193,3 @@ for my $case (['0', qr/CouchPageMaxEmits: '0' is not a whole number from 1 to 10
     ok($status == 0 && $out =~ /Syntax OK/, 'CouchPageMaxEmits 1000 and a partition expression pass httpd -t') or diag $out;
 }
 
-done_testing();

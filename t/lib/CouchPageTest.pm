@@ -27,7 +27,7 @@ our @EXPORT_OK = qw(
     decode_json_or_undef get_json walk_pages with_args
     backend_url backend_port backend_auth backend_request backend_open_db backend_kind
     double_url double_port double_request double_fault double_log double_load
-    double_has_batch double_queries
+    double_queries
     error_log_path error_log_mark error_log_since
     time_wait_count
     free_port wait_for_port own_process spawn_process reap_process start_own_httpd
@@ -215,33 +215,17 @@ sub double_log {
     return ref $log eq 'HASH' ? @{ $log->{requests} || [] } : ref $log eq 'ARRAY' ? @$log : ();
 }
 
-# Whether the double answers CouchDB's multi-query endpoint (POST
-# .../_all_docs/queries, .../_view/V/queries), as CouchDB 2.2 and later do:
-# probed once, on a database of its own.
-my $HAS_BATCH;
-sub double_has_batch {
-    return $HAS_BATCH //= do {
-        double_request(PUT => '/couchpage_batch_probe');
-        my ($status, $body) = double_request(POST => '/couchpage_batch_probe/_all_docs/queries',
-                                             { queries => [{ limit => 0 }] });
-        $status == 200 && ref $body eq 'HASH' && ref $body->{results} eq 'ARRAY' ? 1 : 0;
-    };
-}
-
 # The view queries in entries of the double's log (double_log), one
 #   { method, path, query => [[name, value], ...], request => the entry }
 # per query: a GET's own query string, and each query in the body of a
 # multi-query POST (path without its /queries; values as a query string
-# carries them: JSON text, document ids raw). When the double has no
-# multi-query endpoint its POSTs were answered 404, and the module asked
-# their queries again: they are left out.
+# carries them: JSON text, document ids raw).
 sub double_queries {
     my @queries;
     my $json = JSON::PP->new->canonical->allow_nonref;
     for my $entry (@_) {
         my $path = $entry->{path} // '';
         if (($entry->{method} // '') eq 'POST' and $path =~ m{^(.*/(?:_view/[^/]+|_all_docs))/queries$}) {
-            next unless double_has_batch();
             my $index = $1;
             my $body = eval { $json->decode($entry->{body} // '') };
             for my $query (ref $body eq 'HASH' && ref $body->{queries} eq 'ARRAY' ? @{ $body->{queries} } : ()) {

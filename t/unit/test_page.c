@@ -804,13 +804,19 @@ static int row_number(const cp_page *page, size_t j)
 }
 
 /* Checks a page that should hold rows `at`... of the location's `expected`
- * row numbers (in the view's order), of `total` rows: every row. */
+ * row numbers (in the view's order), of `total` rows: every row. Only the
+ * first page of an empty location may be empty: a page at or past the
+ * last row (an extra empty last page) fails. */
 static void sim_check(const char *what, const cp_page *page, const int *expected,
                       int total, int count, int at)
 {
     int last = total ? (total + count - 1) / count : 0, n = total - at < count
                                                               ? total - at : count, j;
 
+    if (at > 0 && at >= total) {
+        fail_msg("%s: a page at row %d of %d: past the last row (%d rows)", what, at, total,
+                 (int)page->rows->nelts);
+    }
     if (!page->numbered || page->offset != at
         || page->total_rows != total
         || (int)page->rows->nelts != n) {
