@@ -610,6 +610,27 @@ static int too_long(const char *token, apr_size_t max_length, apr_size_t *longes
     return 1;
 }
 
+apr_array_header_t *cp_page_issued_tokens(apr_pool_t *pool, cp_page *page)
+{
+    apr_array_header_t *tokens = apr_array_make(pool, 3 + page->pages->nelts,
+                                                sizeof(const char **));
+    int i;
+
+    APR_ARRAY_PUSH(tokens, const char **) = &page->next;
+    APR_ARRAY_PUSH(tokens, const char **) = &page->prev;
+    if (!page->last_is_current) {
+        APR_ARRAY_PUSH(tokens, const char **) = &page->last;
+    }
+    for (i = 0; i < page->pages->nelts; i++) {
+        cp_page_link *link = &APR_ARRAY_IDX(page->pages, i, cp_page_link);
+
+        if (!link->current) {
+            APR_ARRAY_PUSH(tokens, const char **) = &link->start;
+        }
+    }
+    return tokens;
+}
+
 apr_size_t cp_page_withhold_long_tokens(cp_page *page, apr_size_t max_length)
 {
     apr_size_t longest = 0;

@@ -79,6 +79,12 @@ typedef struct {
  * the pages behind it cannot place. */
 cp_query *cp_page_assemble(apr_pool_t *pool, const cp_page_answers *answers, cp_page *page);
 
+/* The places of the tokens the page hands out, as const char **: next,
+ * prev, the last page's unless it is this page, and every other page
+ * link's; a place may hold NULL. What sealing writes back into, and what
+ * the debug log counts: the one list of a page's tokens. */
+apr_array_header_t *cp_page_issued_tokens(apr_pool_t *pool, cp_page *page);
+
 /* Leaves out of the page every token longer than max_length bytes, which
  * the module would refuse when a client sent it back
  * (CouchPageMaxTokenLength): such a next or prev becomes NULL with its bit

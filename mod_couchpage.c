@@ -223,22 +223,10 @@ static const char *token_binding(request_rec *r, const couchpage_dir_conf *conf)
 static const char *seal_page_tokens(request_rec *r, const couchpage_dir_conf *conf,
                                     cp_page *page)
 {
-    const char ***tokens = apr_palloc(r->pool, (3 + page->pages->nelts) * sizeof(*tokens));
-    int i, count = 0;
+    const apr_array_header_t *tokens = cp_page_issued_tokens(r->pool, page);
 
-    tokens[count++] = &page->next;
-    tokens[count++] = &page->prev;
-    if (!page->last_is_current) {
-        tokens[count++] = &page->last;
-    }
-    for (i = 0; i < page->pages->nelts; i++) {
-        cp_page_link *link = &APR_ARRAY_IDX(page->pages, i, cp_page_link);
-
-        if (!link->current) {
-            tokens[count++] = &link->start;
-        }
-    }
-    return cp_seal_tokens(r->pool, conf->token_key, token_binding(r, conf), tokens, count);
+    return cp_seal_tokens(r->pool, conf->token_key, token_binding(r, conf),
+                          (const char **const *)tokens->elts, tokens->nelts);
 }
 
 /* libcrypto failing is the server's trouble: logged, and a 500 that says
@@ -586,23 +574,20 @@ static const char *page_position(request_rec *r, const cp_page *page)
 /* The debug log's line for a page answered with status: where it is, the
  * tokens it hands out (how many, and the longest's length: never their
  * text, which holds keys), its ETag and whether it was a 304. */
-static void log_page(request_rec *r, const couchpage_dir_conf *conf, const cp_page *page,
+static void log_page(request_rec *r, const couchpage_dir_conf *conf, cp_page *page,
                      int status)
 {
-    const char *tokens[3], *etag = apr_table_get(r->headers_out, "ETag");
+    const char *etag = apr_table_get(r->headers_out, "ETag");
+    const apr_array_header_t *tokens;
     apr_size_t longest = 0;
     int i, issued = 0;
 
     if (!APLOGrdebug(r)) {
         return;
     }
-    tokens[0] = page->next;
-    tokens[1] = page->prev;
-    tokens[2] = page->has_last && !page->last_is_current ? page->last : NULL;
-    for (i = 0; i < page->pages->nelts + 3; i++) {
-        const cp_page_link *link = i < 3 ? NULL
-                                 : &APR_ARRAY_IDX(page->pages, i - 3, cp_page_link);
-        const char *token = link ? (link->current ? NULL : link->start) : tokens[i];
+    tokens = cp_page_issued_tokens(r->pool, page);
+    for (i = 0; i < tokens->nelts; i++) {
+        const char *token = *APR_ARRAY_IDX(tokens, i, const char **);
 
         if (token) {
             issued++;

@@ -142,6 +142,38 @@ static void a_short_first_page_has_no_links(void **state)
     assert_int_equal(page.pages->nelts, 0);
 }
 
+/* A page hands out next, prev, the last page's token unless it is this
+ * page, and every other page link's: the places sealing writes into. */
+static void a_pages_issued_tokens_are_its_links_but_its_own(void **state)
+{
+    cp_page page;
+    cp_page_link links[3] = { { 1, NULL, 0, 0 }, { 2, "[2]", 1, 0 }, { 3, "[3]", 0, 0 } };
+    const apr_array_header_t *tokens;
+    int i;
+
+    memset(&page, 0, sizeof(page));
+    page.next = "[3]";
+    page.prev = NULL;
+    page.last = "[2]";
+    page.last_is_current = 1;
+    page.pages = apr_array_make(pool, 3, sizeof(cp_page_link));
+    for (i = 0; i < 3; i++) {
+        APR_ARRAY_PUSH(page.pages, cp_page_link) = links[i];
+    }
+    tokens = cp_page_issued_tokens(pool, &page);
+    assert_int_equal(tokens->nelts, 4);
+    assert_ptr_equal(APR_ARRAY_IDX(tokens, 0, const char **), &page.next);
+    assert_ptr_equal(APR_ARRAY_IDX(tokens, 1, const char **), &page.prev);
+    assert_ptr_equal(APR_ARRAY_IDX(tokens, 2, const char **),
+                     &APR_ARRAY_IDX(page.pages, 0, cp_page_link).start);
+    assert_ptr_equal(APR_ARRAY_IDX(tokens, 3, const char **),
+                     &APR_ARRAY_IDX(page.pages, 2, cp_page_link).start);
+    page.last_is_current = 0;
+    tokens = cp_page_issued_tokens(pool, &page);
+    assert_int_equal(tokens->nelts, 5);
+    assert_ptr_equal(APR_ARRAY_IDX(tokens, 2, const char **), &page.last);
+}
+
 static void the_extra_row_starts_the_next_page(void **state)
 {
     cp_page_answers in = answers(5, 0, response(0, 6, 0, 0), NULL, NULL);
@@ -998,6 +1030,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         UNIT_TEST(a_short_first_page_has_no_links),
         UNIT_TEST(the_last_pages_token_fits_every_cap),
+        UNIT_TEST(a_pages_issued_tokens_are_its_links_but_its_own),
         UNIT_TEST(the_extra_row_starts_the_next_page),
         UNIT_TEST(the_last_backward_row_starts_the_previous_page),
         UNIT_TEST(grouped_rows_make_key_only_tokens),
