@@ -8,7 +8,9 @@
  * CouchDB collates and the module never does.
  *
  * Part of the httpd-free core: nothing here knows about request_rec. It
- * plans queries; it neither sends them nor reads their answers.
+ * plans queries and says which wait for an answer (cp_plan_waiting); it
+ * neither sends them nor reads their answers, only takes them
+ * (cp_plan_take_answers).
  */
 #ifndef COUCHPAGE_PLAN_H
 #define COUCHPAGE_PLAN_H
@@ -17,7 +19,6 @@
 #include <apr_tables.h>
 #include <jansson.h>
 
-#include "couchpage_response.h"
 #include "couchpage_token.h"
 #include "couchpage_view.h"
 
@@ -66,9 +67,14 @@ typedef enum {
     CP_QUERY_FORWARD,  /* the page's rows, then the first rows of the pages ahead */
     CP_QUERY_AHEAD,    /* keys-only rows from the page's start for the pages ahead
                           (include_docs with more than one page linked ahead) */
-    CP_QUERY_BACKWARD  /* rows read backward from the token's row, its own entry
+    CP_QUERY_BACKWARD, /* rows read backward from the token's row, its own entry
                           first: prev and the pages behind */
+    CP_QUERY_ROLES     /* how many roles there are; a page asks at most one query
+                          of each */
 } cp_query_role;
+
+/* An answer read and checked by couchpage_response: the plan only holds it. */
+struct cp_answer;
 
 /* One CouchDB query. Its parameters are a JSON object, sent as they are in
  * a multi-query POST body, and written out as a GET URL's query string
@@ -79,8 +85,8 @@ typedef struct {
     cp_query_role role;
     int limit;              /* the rows it asks for */
     json_t *params;         /* name: value, in the order sent (pool-owned) */
-    const cp_answer *answer; /* CouchDB's answer, read and checked; NULL until the
-                                backend has it */
+    const struct cp_answer *answer; /* CouchDB's answer, read and checked; NULL while
+                                       the query waits (cp_plan_take_answers sets it) */
     int widened;            /* how often the query was asked again, wider */
     int refusable;          /* CouchDB may refuse it as a reversed range: a view
                                query with both startkey and endkey */
@@ -103,8 +109,21 @@ apr_array_header_t *cp_plan_page(apr_pool_t *pool, const cp_plan *plan,
 /* The first query of that role, or NULL. */
 cp_query *cp_plan_query(const apr_array_header_t *queries, cp_query_role role);
 
-/* How many queries have no answer yet. */
-int cp_plan_pending(const apr_array_header_t *queries);
+/* The queries that wait for an answer, in the order they are sent (const
+ * cp_query *): what the backend is asked, one GET each or one multi-query
+ * POST (cp_plan_batch_body). The one place that says which queries wait:
+ * those without an answer, a widened one (cp_plan_widen) among them. */
+apr_array_header_t *cp_plan_waiting(apr_pool_t *pool, const apr_array_header_t *queries);
+
+/* The answers a backend brought, by the role of the query each answers
+ * (a page asks at most one query of each role); NULL where none came. */
+typedef struct {
+    const struct cp_answer *of[CP_QUERY_ROLES];
+} cp_plan_answers;
+
+/* Gives each waiting query the answer brought for its role, if any; a query
+ * that has its answer keeps it. Returns how many queries still wait. */
+int cp_plan_take_answers(apr_array_header_t *queries, const cp_plan_answers *answers);
 
 /* The query as a GET URL of index_url: name=value for each parameter, each
  * value percent-encoded; keys as JSON, document ids raw. */
@@ -122,9 +141,9 @@ const char *cp_plan_url_path(const char *url);
 const char *cp_plan_query_loggable(apr_pool_t *pool, const char *index_url,
                                    const cp_query *query, int hide_keys);
 
-/* The body of a multi-query POST of the queries that have no answer yet,
- * in order: {"queries": [params, ...]}. */
-const char *cp_plan_batch_body(apr_pool_t *pool, const apr_array_header_t *queries);
+/* The body of a multi-query POST of the waiting queries (cp_plan_waiting's
+ * const cp_query *), in order: {"queries": [params, ...]}. */
+const char *cp_plan_batch_body(apr_pool_t *pool, const apr_array_header_t *waiting);
 
 /* Rows the backward query asks beyond the pages behind and the token's
  * entry up to the token: one past the far end shows whether the limit cut
