@@ -94,15 +94,16 @@ typedef struct {
 
 /* Every query of a page (start NULL: a first page; start->at_end: the Last
  * page): an array of cp_query in the order they are sent, none depending on
- * another's answer. Send the pending ones, set each answer, and hand them to
- * cp_page_assemble. A first page is a forward query, a later page adds a
- * backward one, and include_docs with page links an ahead query; map rows
- * in a key range or a partition add the limit=0 probes of its start and
- * end. The range start probe, which CouchDB never refuses, also leads any
- * batch in which it may refuse a query (cp_query.refusable). The Last page
- * is one range end query read back from the end, led by the range start
- * probe likewise. Why each query is as it is: docs/algorithm.md, "The
- * queries of a later page" and "Ranges and partitions". */
+ * another's answer. Send the waiting ones (cp_plan_waiting), give them their
+ * answers (cp_plan_take_answers), and hand them to cp_page_assemble. A
+ * first page is a forward query, a later page adds a backward one, and
+ * include_docs with page links an ahead query; map rows in a key range or a
+ * partition add the limit=0 probes of its start and end. The range start
+ * probe, which CouchDB never refuses, also leads any batch in which it may
+ * refuse a query (cp_query.refusable). The Last page is one range end query
+ * read back from the end, led by the range start probe likewise. Why each
+ * query is as it is: docs/algorithm.md, "The queries of a later page" and
+ * "Ranges and partitions". */
 apr_array_header_t *cp_plan_page(apr_pool_t *pool, const cp_plan *plan,
                                  const cp_token *start);
 
@@ -176,7 +177,7 @@ const cp_query *cp_plan_overfull(const apr_array_header_t *queries);
  * or fewer rows behind the token than it passed over; or the last page's,
  * ending inside an entry where the page or the pages behind need it), that
  * query is replaced by a wider one, with no answer and no skip, and 1 is
- * returned: send the pending queries again. 0 for NULL, a query widened
+ * returned: send the waiting queries again. 0 for NULL, a query widened
  * CP_PLAN_MAX_WIDENINGS times already, or one that reads cp_plan_max_reach
  * rows already. */
 #define CP_PLAN_MAX_WIDENINGS 3

@@ -47,6 +47,16 @@ my @CASES = (
     # a bound without %{...} must be JSON as written
     [q|CouchPageRange "[1" "2"|, qr{CouchPageRange: LOW '\[1' is not JSON \(.+\); a bound that varies per request is an expression with %\{\.\.\.\}}],
     [q|CouchPageRange '"a"' zebra|, qr{CouchPageRange: HIGH 'zebra' is not JSON}],
+    # two words, each as httpd quotes them ('' for an open side), no more, no fewer
+    [q|CouchPageRange '"a"'|, qr{CouchPageRange takes two arguments, LOW and HIGH}],
+    [q|CouchPageRange   ''  |, qr{CouchPageRange takes two arguments, LOW and HIGH}],
+    [q|CouchPageRange 1 2 3|, qr{CouchPageRange takes two arguments, LOW and HIGH}],
+    [q|CouchPageRange|, qr{CouchPageRange takes two arguments, LOW and HIGH}],
+    ["CouchPageView $VIEW\nCouchPageRange '' ''  ", undef],
+    # a keyword, case-blind as httpd's own
+    ["CouchPageView $VIEW\nCouchPageFormat HTML", undef],
+    ["CouchPageView $VIEW\nCouchPageFormat Auto", undef],
+    ['CouchPageFormat xml', qr{CouchPageFormat: 'xml' is not json, html or auto}],
     [q|CouchPageRange '[%{json:%{env:X}, 0]' ''|, qr{CouchPageRange: LOW '\[%\{json:%\{env:X\}, 0\]' is not a valid expression}],
     ["CouchPageView http://127.0.0.1:5984/db/_all_docs\nCouchPageRange 5 ''", qr{CouchPageRange: LOW '5' is not a document id}],
     ["CouchPageRange '\"a\"' '[\"b\"]'\nCouchPageView http://127.0.0.1:5984/db/_all_docs", qr{CouchPageRange: HIGH '\[\"b\"\]' is not a document id}],

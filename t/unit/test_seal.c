@@ -121,7 +121,7 @@ static void a_sealed_token_shows_nothing_of_its_key_or_id(void **state)
 {
     const cp_seal_key *key = key_of(SECRET);
     const char *words[] = { PAYLOAD, "Nirvana", "nirvana-1994", "[\"Nirvana\"", "1994" };
-    const char *sealed, *again, *error;
+    const char *sealed, *error;
     apr_size_t i, raw_len;
     const unsigned char *raw;
 
