@@ -10,11 +10,8 @@
 
 #include "http_core.h"
 #include "http_log.h"
-#include "apr_file_info.h"
-#include "apr_file_io.h"
 #include "apr_strings.h"
 #include "apr_lib.h"
-#include "apr_user.h"
 
 #include "couchpage_json.h"
 #include "couchpage_plan.h"
@@ -259,92 +256,8 @@ static const char *set_max_page_size(cmd_parms *cmd, void *dirconf, const char *
 }
 
 /* CouchPageCredentials USER file:PATH names a file that holds the password
- * alone (a trailing newline is no part of it): read when httpd reads its
- * configuration, as root, so that the file can be root's alone. */
+ * (couchpage_read_password_file). */
 #define PASSWORD_FILE_PREFIX "file:"
-#define PASSWORD_FILE_MAX 4096
-
-/* Readable by others than root and the owner: warned of, once per read of
- * the configuration. APR's permission bits are the octal mode's digits,
- * written in hexadecimal (APR_FPROT_UREAD is 0x0400). */
-static void warn_if_readable(cmd_parms *cmd, const char *path, const apr_finfo_t *finfo)
-{
-    const char *who = NULL;
-    char *group = NULL;
-
-    if ((finfo->valid & APR_FINFO_PROT) && (finfo->protection & APR_FPROT_WREAD)) {
-        who = "every user of this machine";
-    }
-    else if ((finfo->valid & (APR_FINFO_PROT | APR_FINFO_GROUP))
-             == (APR_FINFO_PROT | APR_FINFO_GROUP)
-             && (finfo->protection & APR_FPROT_GREAD) && finfo->group != 0) {
-        who = apr_gid_name_get(&group, finfo->group, cmd->temp_pool) == APR_SUCCESS
-              ? apr_psprintf(cmd->temp_pool, "the members of group %s", group)
-              : "the members of its group";
-    }
-    if (who) {
-        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, cmd->server, CPLOGNO(0134)
-                     "CouchPageCredentials (%s): the password file %s can be read by %s "
-                     "(mode %03x); httpd reads it as root: chown root:root it and "
-                     "chmod 0600 (or 0640) it",
-                     couchpage_directive_where(cmd->temp_pool, cmd->directive), path, who,
-                     (unsigned)(finfo->protection & 0x0777));
-    }
-}
-
-/* The password in the file at path (relative to ServerRoot, as httpd's own
- * file arguments), or the error. Messages name the file, never its bytes. */
-static const char *read_password_file(cmd_parms *cmd, const char *path, const char **password)
-{
-    char buf[PASSWORD_FILE_MAX + 1], error[128];
-    const char *fault = NULL;
-    apr_file_t *file;
-    apr_finfo_t finfo;
-    apr_size_t len = 0;
-    apr_status_t rv;
-
-    path = ap_server_root_relative(cmd->temp_pool, path);
-    if (!path) {
-        return "CouchPageCredentials: the password file's path is not valid";
-    }
-    rv = apr_file_open(&file, path, APR_FOPEN_READ, APR_FPROT_OS_DEFAULT, cmd->temp_pool);
-    if (rv != APR_SUCCESS) {
-        return apr_psprintf(cmd->pool, "CouchPageCredentials: the password file %s cannot "
-                            "be opened: %s", path, apr_strerror(rv, error, sizeof(error)));
-    }
-    rv = apr_file_info_get(&finfo, APR_FINFO_TYPE | APR_FINFO_PROT | APR_FINFO_GROUP, file);
-    if ((rv == APR_SUCCESS || rv == APR_INCOMPLETE) && (finfo.valid & APR_FINFO_TYPE)
-        && finfo.filetype != APR_REG) {
-        fault = "is not a regular file";
-    }
-    else {
-        rv = apr_file_read_full(file, buf, sizeof(buf), &len);
-        if (rv != APR_SUCCESS && rv != APR_EOF) {
-            fault = apr_pstrcat(cmd->temp_pool, "cannot be read: ",
-                                apr_strerror(rv, error, sizeof(error)), NULL);
-        }
-    }
-    apr_file_close(file);
-    if (!fault) {
-        if (len > 0 && buf[len - 1] == '\n') {
-            len -= len > 1 && buf[len - 2] == '\r' ? 2 : 1;
-        }
-        fault = len > PASSWORD_FILE_MAX
-              ? apr_psprintf(cmd->temp_pool, "is longer than %d bytes; it holds the "
-                             "password alone", PASSWORD_FILE_MAX)
-              : len == 0 ? "is empty; it holds the password alone"
-              : memchr(buf, '\n', len) || memchr(buf, '\r', len) || memchr(buf, '\0', len)
-              ? "holds more than one line, or a NUL; it holds the password alone, on one line"
-              : NULL;
-    }
-    if (fault) {
-        return apr_psprintf(cmd->pool, "CouchPageCredentials: the password file %s %s",
-                            path, fault);
-    }
-    *password = apr_pstrmemdup(cmd->pool, buf, len);
-    warn_if_readable(cmd, path, &finfo);
-    return NULL;
-}
 
 static const char *set_credentials(cmd_parms *cmd, void *dirconf, const char *user,
                                    const char *password)
@@ -362,7 +275,8 @@ static const char *set_credentials(cmd_parms *cmd, void *dirconf, const char *us
                "have no colon";
     }
     if (strncmp(password, PASSWORD_FILE_PREFIX, sizeof(PASSWORD_FILE_PREFIX) - 1) == 0) {
-        err = read_password_file(cmd, password + sizeof(PASSWORD_FILE_PREFIX) - 1, &password);
+        err = couchpage_read_password_file(cmd, password + sizeof(PASSWORD_FILE_PREFIX) - 1,
+                                           &password);
         if (err) {
             return err;
         }
