@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * couchpage_args.c: a client's query string read into cp_args, and the
- * format its Accept header prefers. Part of the httpd-free core: no httpd
+ * couchpage_args.c: a client's query string read into cp_args, the
+ * format its Accept header prefers, and the names of formats. Part of the httpd-free core: no httpd
  * header, no request_rec; it gives reasons, and the glue answers the client.
  */
 #include "couchpage_args.h"
@@ -11,6 +11,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+/* Indexed by cp_format. */
+static const char *const format_names[] = { "auto", "json", "html" };
+
+int cp_format_named(const char *name)
+{
+    int i;
+
+    for (i = 0; i < (int)(sizeof(format_names) / sizeof(format_names[0])); i++) {
+        if (strcmp(name, format_names[i]) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+const char *cp_format_name(cp_format format)
+{
+    return format_names[format];
+}
 
 /* A decimal number of at most 9 digits, so it fits an int; -1 otherwise. */
 static int parse_count(const char *text)
@@ -42,6 +62,7 @@ const char *cp_args_parse(apr_pool_t *pool, const char *query, int max_limit,
 {
     char *copy, *pair, *state = NULL;
     const char *limit_text = NULL;
+    int named;
 
     args->start = NULL;
     args->limit = 0;
@@ -81,15 +102,11 @@ const char *cp_args_parse(apr_pool_t *pool, const char *query, int max_limit,
             if (args->format != CP_FORMAT_AUTO) {
                 return "the format argument is given more than once";
             }
-            if (strcmp(value, "json") == 0) {
-                args->format = CP_FORMAT_JSON;
-            }
-            else if (strcmp(value, "html") == 0) {
-                args->format = CP_FORMAT_HTML;
-            }
-            else {
+            named = cp_format_named(value);
+            if (named != CP_FORMAT_JSON && named != CP_FORMAT_HTML) {
                 return "format must be json or html";
             }
+            args->format = (cp_format)named;
         }
         else {
             if (limit_text) {

@@ -18,6 +18,14 @@ typedef enum {
     CP_FORMAT_HTML
 } cp_format;
 
+/* The format a name names: "json", "html", or "auto" (CP_FORMAT_AUTO); -1
+ * for any other. The one reading of format names, for ?format= (which takes
+ * json and html) and CouchPageFormat (which lower-cases its word first). */
+int cp_format_named(const char *name);
+
+/* A format's name, as cp_format_named reads it: "auto", "json" or "html". */
+const char *cp_format_name(cp_format format);
+
 typedef struct {
     const char *start; /* token text, percent-decoded; NULL when absent */
     int limit;         /* rows per page asked for; 0 when absent */

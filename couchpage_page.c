@@ -8,6 +8,7 @@
 #include "couchpage_page.h"
 #include "couchpage_json.h"
 #include "couchpage_plan.h"
+#include "couchpage_response.h"
 #include "couchpage_token.h"
 
 #include <apr_strings.h>
@@ -558,6 +559,19 @@ static cp_query *assemble_last(apr_pool_t *pool, const cp_page_answers *in, cp_p
            ? NULL : tail;
 }
 
+void cp_page_answers_init(cp_page_answers *answers, const cp_plan *plan,
+                          const apr_array_header_t *queries, const cp_token *start_token,
+                          const char *start)
+{
+    answers->count = plan->count;
+    answers->links = plan->links;
+    answers->with_docid = cp_view_has_docids(plan->view);
+    answers->partial = cp_plan_is_partial(plan);
+    answers->queries = queries;
+    answers->start_token = start_token;
+    answers->start = start;
+}
+
 cp_query *cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page)
 {
     const cp_answer *forward_rows = answer_of(in, CP_QUERY_FORWARD);
@@ -629,6 +643,23 @@ apr_array_header_t *cp_page_issued_tokens(apr_pool_t *pool, cp_page *page)
         }
     }
     return tokens;
+}
+
+int cp_page_issued_count(cp_page *page, apr_pool_t *pool, apr_size_t *longest)
+{
+    const apr_array_header_t *tokens = cp_page_issued_tokens(pool, page);
+    int i, issued = 0;
+
+    *longest = 0;
+    for (i = 0; i < tokens->nelts; i++) {
+        const char *token = *APR_ARRAY_IDX(tokens, i, const char **);
+
+        if (token) {
+            issued++;
+            *longest = strlen(token) > *longest ? strlen(token) : *longest;
+        }
+    }
+    return issued;
 }
 
 apr_size_t cp_page_withhold_long_tokens(cp_page *page, apr_size_t max_length)

@@ -68,6 +68,14 @@ typedef struct {
                                  but its token is left out (next or prev NULL) */
 } cp_page;
 
+/* The answers of the queries cp_plan_page planned for plan from start_token
+ * (NULL on a first page; start is the token as the client sent it), as
+ * cp_page_assemble reads them: the page's size, links and partiality are the
+ * plan's, document ids its view's. */
+void cp_page_answers_init(cp_page_answers *answers, const cp_plan *plan,
+                          const apr_array_header_t *queries, const cp_token *start_token,
+                          const char *start);
+
 /* Builds the page from the answers (read and checked by
  * couchpage_response), positioned by CouchDB's offsets where they agree
  * with every row read, else numbered relative to this page
@@ -84,6 +92,11 @@ cp_query *cp_page_assemble(apr_pool_t *pool, const cp_page_answers *answers, cp_
  * link's; a place may hold NULL. What sealing writes back into, and what
  * the debug log counts: the one list of a page's tokens. */
 apr_array_header_t *cp_page_issued_tokens(apr_pool_t *pool, cp_page *page);
+
+/* How many tokens the page hands out (cp_page_issued_tokens, the places that
+ * hold one), and in *longest the length of the longest: what the debug log
+ * tells of them, never their text, which holds keys. */
+int cp_page_issued_count(cp_page *page, apr_pool_t *pool, apr_size_t *longest);
 
 /* Leaves out of the page every token longer than max_length bytes, which
  * the module would refuse when a client sent it back

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * couchpage_plan.c: a page's CouchDB queries, as JSON parameters, a GET
- * URL or a multi-query body, and their widening. Part of the httpd-free
- * core: no httpd header, no request_rec; it sends nothing.
+ * URL or a multi-query body, which of them wait for an answer, the answers
+ * taken by role, and their widening. Part of the httpd-free core: no httpd
+ * header, no request_rec; it sends nothing.
  */
 #include "couchpage_plan.h"
 #include "couchpage_json.h"
+#include "couchpage_response.h"
 
 #include <apr_escape.h>
 #include <apr_strings.h>
@@ -456,27 +458,43 @@ cp_query *cp_plan_query(const apr_array_header_t *queries, cp_query_role role)
     return NULL;
 }
 
-int cp_plan_pending(const apr_array_header_t *queries)
+apr_array_header_t *cp_plan_waiting(apr_pool_t *pool, const apr_array_header_t *queries)
 {
-    int i, pending = 0;
-
-    for (i = 0; i < queries->nelts; i++) {
-        pending += APR_ARRAY_IDX(queries, i, cp_query).answer == NULL;
-    }
-    return pending;
-}
-
-const char *cp_plan_batch_body(apr_pool_t *pool, const apr_array_header_t *queries)
-{
-    json_t *list = json_array();
+    apr_array_header_t *waiting = apr_array_make(pool, queries->nelts, sizeof(cp_query *));
     int i;
 
     for (i = 0; i < queries->nelts; i++) {
         const cp_query *query = &APR_ARRAY_IDX(queries, i, cp_query);
 
         if (!query->answer) {
-            json_array_append(list, query->params);
+            APR_ARRAY_PUSH(waiting, const cp_query *) = query;
         }
+    }
+    return waiting;
+}
+
+int cp_plan_take_answers(apr_array_header_t *queries, const cp_plan_answers *answers)
+{
+    int i, waiting = 0;
+
+    for (i = 0; i < queries->nelts; i++) {
+        cp_query *query = &APR_ARRAY_IDX(queries, i, cp_query);
+
+        if (!query->answer) {
+            query->answer = answers->of[query->role];
+            waiting += query->answer == NULL;
+        }
+    }
+    return waiting;
+}
+
+const char *cp_plan_batch_body(apr_pool_t *pool, const apr_array_header_t *waiting)
+{
+    json_t *list = json_array();
+    int i;
+
+    for (i = 0; i < waiting->nelts; i++) {
+        json_array_append(list, APR_ARRAY_IDX(waiting, i, const cp_query *)->params);
     }
     return cp_json_text(pool, cp_json_pool_own(pool, json_pack("{s:o}", "queries", list)));
 }

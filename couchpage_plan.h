@@ -8,7 +8,9 @@
  * CouchDB collates and the module never does.
  *
  * Part of the httpd-free core: nothing here knows about request_rec. It
- * plans queries; it neither sends them nor reads their answers.
+ * plans queries and says which wait for an answer (cp_plan_waiting); it
+ * neither sends them nor reads their answers, only takes them
+ * (cp_plan_take_answers).
  */
 #ifndef COUCHPAGE_PLAN_H
 #define COUCHPAGE_PLAN_H
@@ -17,7 +19,6 @@
 #include <apr_tables.h>
 #include <jansson.h>
 
-#include "couchpage_response.h"
 #include "couchpage_token.h"
 #include "couchpage_view.h"
 
@@ -66,9 +67,14 @@ typedef enum {
     CP_QUERY_FORWARD,  /* the page's rows, then the first rows of the pages ahead */
     CP_QUERY_AHEAD,    /* keys-only rows from the page's start for the pages ahead
                           (include_docs with more than one page linked ahead) */
-    CP_QUERY_BACKWARD  /* rows read backward from the token's row, its own entry
+    CP_QUERY_BACKWARD, /* rows read backward from the token's row, its own entry
                           first: prev and the pages behind */
+    CP_QUERY_ROLES     /* how many roles there are; a page asks at most one query
+                          of each */
 } cp_query_role;
+
+/* An answer read and checked by couchpage_response: the plan only holds it. */
+struct cp_answer;
 
 /* One CouchDB query. Its parameters are a JSON object, sent as they are in
  * a multi-query POST body, and written out as a GET URL's query string
@@ -79,8 +85,8 @@ typedef struct {
     cp_query_role role;
     int limit;              /* the rows it asks for */
     json_t *params;         /* name: value, in the order sent (pool-owned) */
-    const cp_answer *answer; /* CouchDB's answer, read and checked; NULL until the
-                                backend has it */
+    const struct cp_answer *answer; /* CouchDB's answer, read and checked; NULL while
+                                       the query waits (cp_plan_take_answers sets it) */
     int widened;            /* how often the query was asked again, wider */
     int refusable;          /* CouchDB may refuse it as a reversed range: a view
                                query with both startkey and endkey */
@@ -88,23 +94,37 @@ typedef struct {
 
 /* Every query of a page (start NULL: a first page; start->at_end: the Last
  * page): an array of cp_query in the order they are sent, none depending on
- * another's answer. Send the pending ones, set each answer, and hand them to
- * cp_page_assemble. A first page is a forward query, a later page adds a
- * backward one, and include_docs with page links an ahead query; map rows
- * in a key range or a partition add the limit=0 probes of its start and
- * end. The range start probe, which CouchDB never refuses, also leads any
- * batch in which it may refuse a query (cp_query.refusable). The Last page
- * is one range end query read back from the end, led by the range start
- * probe likewise. Why each query is as it is: docs/algorithm.md, "The
- * queries of a later page" and "Ranges and partitions". */
+ * another's answer. Send the waiting ones (cp_plan_waiting), give them their
+ * answers (cp_plan_take_answers), and hand them to cp_page_assemble. A
+ * first page is a forward query, a later page adds a backward one, and
+ * include_docs with page links an ahead query; map rows in a key range or a
+ * partition add the limit=0 probes of its start and end. The range start
+ * probe, which CouchDB never refuses, also leads any batch in which it may
+ * refuse a query (cp_query.refusable). The Last page is one range end query
+ * read back from the end, led by the range start probe likewise. Why each
+ * query is as it is: docs/algorithm.md, "The queries of a later page" and
+ * "Ranges and partitions". */
 apr_array_header_t *cp_plan_page(apr_pool_t *pool, const cp_plan *plan,
                                  const cp_token *start);
 
 /* The first query of that role, or NULL. */
 cp_query *cp_plan_query(const apr_array_header_t *queries, cp_query_role role);
 
-/* How many queries have no answer yet. */
-int cp_plan_pending(const apr_array_header_t *queries);
+/* The queries that wait for an answer, in the order they are sent (const
+ * cp_query *): what the backend is asked, one GET each or one multi-query
+ * POST (cp_plan_batch_body). The one place that says which queries wait:
+ * those without an answer, a widened one (cp_plan_widen) among them. */
+apr_array_header_t *cp_plan_waiting(apr_pool_t *pool, const apr_array_header_t *queries);
+
+/* The answers a backend brought, by the role of the query each answers
+ * (a page asks at most one query of each role); NULL where none came. */
+typedef struct {
+    const struct cp_answer *of[CP_QUERY_ROLES];
+} cp_plan_answers;
+
+/* Gives each waiting query the answer brought for its role, if any; a query
+ * that has its answer keeps it. Returns how many queries still wait. */
+int cp_plan_take_answers(apr_array_header_t *queries, const cp_plan_answers *answers);
 
 /* The query as a GET URL of index_url: name=value for each parameter, each
  * value percent-encoded; keys as JSON, document ids raw. */
@@ -122,9 +142,9 @@ const char *cp_plan_url_path(const char *url);
 const char *cp_plan_query_loggable(apr_pool_t *pool, const char *index_url,
                                    const cp_query *query, int hide_keys);
 
-/* The body of a multi-query POST of the queries that have no answer yet,
- * in order: {"queries": [params, ...]}. */
-const char *cp_plan_batch_body(apr_pool_t *pool, const apr_array_header_t *queries);
+/* The body of a multi-query POST of the waiting queries (cp_plan_waiting's
+ * const cp_query *), in order: {"queries": [params, ...]}. */
+const char *cp_plan_batch_body(apr_pool_t *pool, const apr_array_header_t *waiting);
 
 /* Rows the backward query asks beyond the pages behind and the token's
  * entry up to the token: one past the far end shows whether the limit cut
@@ -157,7 +177,7 @@ const cp_query *cp_plan_overfull(const apr_array_header_t *queries);
  * or fewer rows behind the token than it passed over; or the last page's,
  * ending inside an entry where the page or the pages behind need it), that
  * query is replaced by a wider one, with no answer and no skip, and 1 is
- * returned: send the pending queries again. 0 for NULL, a query widened
+ * returned: send the waiting queries again. 0 for NULL, a query widened
  * CP_PLAN_MAX_WIDENINGS times already, or one that reads cp_plan_max_reach
  * rows already. */
 #define CP_PLAN_MAX_WIDENINGS 3

@@ -24,6 +24,8 @@
 
 #include <apr_pools.h>
 
+#include "couchpage_page.h"
+
 /* The shortest secret accepted. */
 #define CP_SEAL_MIN_SECRET 16
 
@@ -44,6 +46,11 @@ const char *cp_seal_key_derive(apr_pool_t *pool, const char *secret,
  * trouble, never the client's; the tokens are then not all sealed). */
 const char *cp_seal_tokens(apr_pool_t *pool, const cp_seal_key *key, const char *binding,
                            const char **const tokens[], int count);
+
+/* Seals, in place, every token the page hands out (cp_page_issued_tokens)
+ * for binding with key, as cp_seal_tokens does: NULL, or why it could not. */
+const char *cp_seal_page_tokens(apr_pool_t *pool, const cp_seal_key *key,
+                                const char *binding, cp_page *page);
 
 /* What cp_unseal made of a token. */
 typedef enum {

@@ -6,7 +6,8 @@
  * and Link header; the directives and their merge are in
  * mod_couchpage_config.c, what pages cost (the access log's notes,
  * mod_status's section) in mod_couchpage_status.c, the expression
- * functions and the item template in mod_couchpage_expr.c. Tokens, client
+ * functions and the item template in mod_couchpage_expr.c, the checks of
+ * the merged config in mod_couchpage_check.c. Tokens, client
  * arguments, query plans, page assembly and rendering live in the
  * httpd-free couchpage_* core; the backend fetch, a subrequest served by
  * mod_proxy, in mod_couchpage_backend.c. So this file reads no directive
@@ -27,6 +28,7 @@
 #include "couchpage_seal.h"
 #include "couchpage_token.h"
 #include "mod_couchpage_backend.h"
+#include "mod_couchpage_check.h"
 #include "mod_couchpage_expr.h"
 #include "mod_couchpage_status.h"
 
@@ -80,6 +82,26 @@ static cp_format choose_format(request_rec *r, const couchpage_dir_conf *conf,
     return cp_format_from_accept(r->pool, apr_table_get(r->headers_in, "Accept"));
 }
 
+/* The client's arguments, parsed once a request: the page reads them, and
+ * so does an error's format, as far as they parse. */
+struct couchpage_client_args {
+    cp_args args;
+    const char *fault; /* why they are refused, or NULL */
+};
+
+static const struct couchpage_client_args *client_args(request_rec *r,
+                                                       const couchpage_dir_conf *conf)
+{
+    couchpage_request_config *slot = couchpage_request_config_of(r, 1);
+
+    if (!slot->client_args) {
+        slot->client_args = apr_palloc(r->pool, sizeof(*slot->client_args));
+        slot->client_args->fault = cp_args_parse(r->pool, r->args, conf->max_page_size,
+                                                 &slot->client_args->args);
+    }
+    return slot->client_args;
+}
+
 /* Errors come in the format a page would: JSON, which front-end code
  * reads, with the error and a reason; HTML (a browser's page, an included
  * fragment) with the location's CouchPageText error word alone. No cache
@@ -88,12 +110,9 @@ static int send_error(request_rec *r, int status, const char *error, const char 
 {
     const couchpage_dir_conf *conf = ap_get_module_config(r->per_dir_config,
                                                           &couchpage_module);
-    cp_args args;
 
     apr_table_setn(r->headers_out, "Cache-Control", "no-store");
-    /* the client's ?format=, as far as its arguments parse */
-    cp_args_parse(r->pool, r->args, conf->max_page_size, &args);
-    if (choose_format(r, conf, args.format, 0) == CP_FORMAT_HTML) {
+    if (choose_format(r, conf, client_args(r, conf)->args.format, 0) == CP_FORMAT_HTML) {
         return send_body(r, status, HTML_TYPE, cp_render_html_error(r->pool, conf->words));
     }
     return send_body(r, status, JSON_TYPE, cp_render_error(r->pool, error, reason));
@@ -102,7 +121,7 @@ static int send_error(request_rec *r, int status, const char *error, const char 
 /* The backend's trouble, in full, goes to the error log with the request's
  * path and the location's view; visitors learn only which kind it was. */
 static int send_backend_error(request_rec *r, const couchpage_dir_conf *conf,
-                              const cp_backend_result *result)
+                              const couchpage_backend_result *result)
 {
     const char *hint = "";
 
@@ -162,7 +181,7 @@ static const char *loggable(request_rec *r, const char *text)
  * The expression is the operator's: a result that is not JSON is the
  * configuration's fault (request values enter as JSON through %{json:...}),
  * and only a request value that has no JSON form is the client's. */
-static int eval_bound(request_rec *r, const char *which, const key_bound *bound,
+static int eval_bound(request_rec *r, const char *which, const couchpage_key_bound *bound,
                       const char **json)
 {
     const char *err = NULL, *text;
@@ -215,18 +234,6 @@ static const char *links_path(request_rec *r)
 static const char *token_binding(request_rec *r, const couchpage_dir_conf *conf)
 {
     return apr_pstrcat(r->pool, conf->view.url, "\n", r->uri, NULL);
-}
-
-/* With CouchPageTokenSecret, every token the page hands out is sealed; the
- * current page's own is the client's, sealed already. NULL, or why
- * libcrypto could not. */
-static const char *seal_page_tokens(request_rec *r, const couchpage_dir_conf *conf,
-                                    cp_page *page)
-{
-    const apr_array_header_t *tokens = cp_page_issued_tokens(r->pool, page);
-
-    return cp_seal_tokens(r->pool, conf->token_key, token_binding(r, conf),
-                          (const char **const *)tokens->elts, tokens->nelts);
 }
 
 /* libcrypto failing is the server's trouble: logged, and a 500 that says
@@ -293,12 +300,13 @@ typedef struct {
 static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
                              page_request *req)
 {
+    const struct couchpage_client_args *client = client_args(r, conf);
     const char *reason, *low, *high, *partition = NULL;
     int count;
 
     req->with_docid = cp_view_has_docids(&conf->view);
-
-    reason = cp_args_parse(r->pool, r->args, conf->max_page_size, &req->args);
+    req->args = client->args;
+    reason = client->fault;
     if (reason) {
         send_bad_request(r, reason);
         return 0;
@@ -404,16 +412,14 @@ static int overfull_answer(request_rec *r, const couchpage_dir_conf *conf,
  * cost is added to stats. */
 static int fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
                          const page_request *req, apr_array_header_t *queries,
-                         cp_backend_stats *stats)
+                         couchpage_backend_stats *stats)
 {
-    cp_backend_conf backend;
-    cp_backend_result result;
+    cp_plan_answers answers = { { NULL } };
+    couchpage_backend_result result;
 
-    backend.authorization = conf->authorization;
-    backend.max_response = conf->max_response;
-    backend.hide_keys = conf->token_key != NULL;
-    if (cp_backend_fetch(r, &backend, conf->view.backend, req->plan.index_url,
-                         req->with_docid, queries, stats, &result) != OK) {
+    if (couchpage_backend_fetch(r, &conf->backend, conf->view.backend, req->plan.index_url,
+                                req->with_docid, cp_plan_waiting(r->pool, queries), &answers,
+                                stats, &result) != OK) {
         if (req->args.start && result.backend_status == HTTP_BAD_REQUEST) {
             /* the client's doing: logged as a bad request, CouchDB's words
              * kept for the log */
@@ -428,6 +434,7 @@ static int fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
         }
         return 0;
     }
+    cp_plan_take_answers(queries, &answers);
     return overfull_answer(r, conf, queries);
 }
 
@@ -469,7 +476,8 @@ static int send_page(request_rec *r, const couchpage_dir_conf *conf,
     cp_links links;
 
     if (conf->token_key) {
-        const char *reason = seal_page_tokens(r, conf, page);
+        const char *reason = cp_seal_page_tokens(r->pool, conf->token_key,
+                                                 token_binding(r, conf), page);
 
         if (reason) {
             return send_seal_error(r, reason);
@@ -478,23 +486,14 @@ static int send_page(request_rec *r, const couchpage_dir_conf *conf,
     withhold_long_tokens(r, conf, page);
     links.path = links_path(r);
     links.limit = req->args.limit;
-    links.format = !req->chosen_format ? NULL
-                 : req->format == CP_FORMAT_HTML ? "html" : "json";
+    links.format = req->chosen_format ? cp_format_name(req->format) : NULL;
     set_link_header(r, page, &links);
     if (req->format == CP_FORMAT_HTML) {
-        cp_html_spec html;
-        couchpage_template renderer;
+        cp_html_spec html = conf->html;
         const char *body, *reason = NULL;
 
-        html.item = &conf->item;
-        html.render_item = NULL;
-        html.baton = NULL;
-        html.words = conf->words;
         if (conf->item_template) {
-            renderer.r = r;
-            renderer.template = conf->item_template;
-            html.render_item = couchpage_template_item;
-            html.baton = &renderer;
+            couchpage_template_use(r, conf->item_template, &html);
         }
         body = cp_render_html(r->pool, page, &links, &html, &reason);
         if (!body) {
@@ -525,13 +524,13 @@ static int rows_on_page(const cp_page *page, const cp_answer **answers, int n)
  * it asked (keys only by their length where tokens are sealed), what came
  * back, and how many rows of it are on the page (page NULL: the page
  * failed). Never a credential: they are in headers, which it leaves out. */
-static void log_backend_requests(request_rec *r, const cp_backend_stats *stats,
+static void log_backend_requests(request_rec *r, const couchpage_backend_stats *stats,
                                  const cp_page *page)
 {
     int i;
 
     for (i = 0; stats->log && i < stats->log->nelts; i++) {
-        const cp_backend_request *q = APR_ARRAY_IDX(stats->log, i, cp_backend_request *);
+        const couchpage_backend_request *q = APR_ARRAY_IDX(stats->log, i, couchpage_backend_request *);
         apr_size_t rows = 0;
         int j;
 
@@ -578,22 +577,13 @@ static void log_page(request_rec *r, const couchpage_dir_conf *conf, cp_page *pa
                      int status)
 {
     const char *etag = apr_table_get(r->headers_out, "ETag");
-    const apr_array_header_t *tokens;
-    apr_size_t longest = 0;
-    int i, issued = 0;
+    apr_size_t longest;
+    int issued;
 
     if (!APLOGrdebug(r)) {
         return;
     }
-    tokens = cp_page_issued_tokens(r->pool, page);
-    for (i = 0; i < tokens->nelts; i++) {
-        const char *token = *APR_ARRAY_IDX(tokens, i, const char **);
-
-        if (token) {
-            issued++;
-            longest = strlen(token) > longest ? strlen(token) : longest;
-        }
-    }
+    issued = cp_page_issued_count(page, r->pool, &longest);
     ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, CPLOGNO(0151)
                   "page of %s: %s; %d tokens issued (%s, the longest %" APR_SIZE_T_FMT
                   " bytes); %s; answered %d%s", r->uri, page_position(r, page), issued,
@@ -604,7 +594,7 @@ static void log_page(request_rec *r, const couchpage_dir_conf *conf, cp_page *pa
 
 /* Answers the request with its page, or with the error that stops it;
  * what its backend reads cost is added to stats. */
-static int serve_page(request_rec *r, cp_backend_stats *stats)
+static int serve_page(request_rec *r, couchpage_backend_stats *stats)
 {
     const couchpage_dir_conf *conf;
     const char *fault;
@@ -644,13 +634,7 @@ static int serve_page(request_rec *r, cp_backend_stats *stats)
      * a query whose answer cannot place the pages behind asks again. */
     start = req.args.start ? &req.start : NULL;
     queries = cp_plan_page(r->pool, &req.plan, start);
-    answers.count = req.plan.count;
-    answers.links = req.plan.links;
-    answers.with_docid = req.with_docid;
-    answers.partial = cp_plan_is_partial(&req.plan);
-    answers.queries = queries;
-    answers.start_token = start;
-    answers.start = req.args.start;
+    cp_page_answers_init(&answers, &req.plan, queries, start, req.args.start);
     do {
         if (!fetch_answers(r, conf, &req, queries, stats)) {
             log_backend_requests(r, stats, NULL);
@@ -666,14 +650,14 @@ static int serve_page(request_rec *r, cp_backend_stats *stats)
 
 static int couchpage_handler(request_rec *r)
 {
-    cp_backend_stats stats = { 0 };
+    couchpage_backend_stats stats = { 0 };
     int rv;
 
     if (!r->handler || strcmp(r->handler, HANDLER_NAME) != 0) {
         return DECLINED;
     }
     if (APLOGrdebug(r)) {
-        stats.log = apr_array_make(r->pool, 4, sizeof(cp_backend_request *));
+        stats.log = apr_array_make(r->pool, 4, sizeof(couchpage_backend_request *));
     }
     rv = serve_page(r, &stats);
     couchpage_status_record(r, &stats);
@@ -682,7 +666,7 @@ static int couchpage_handler(request_rec *r)
 
 static void register_hooks(apr_pool_t *p)
 {
-    cp_backend_register();
+    couchpage_backend_register();
     couchpage_status_register();
     ap_hook_expr_lookup(couchpage_expr_lookup, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_check_config(couchpage_check_config, NULL, NULL, APR_HOOK_MIDDLE);

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * mod_couchpage_backend.c: a page's queries asked as subrequests that
- * mod_proxy serves, with the filters that capture their answers, mod_proxy's
- * lines for them kept to crit (quiet_proxy), the one retry loop, what each
- * request asked and got for the debug log, and the memory of backends
- * without the multi-query endpoint (see mod_couchpage_backend.h). Glue: it
- * reads no directory config (the handler passes cp_backend_conf) and never
- * answers the client.
+ * mod_couchpage_backend.c: a page's waiting queries (the plan says which)
+ * asked as subrequests that mod_proxy serves, their answers returned by
+ * role, with the filters that capture them, mod_proxy's lines for them kept
+ * to crit (quiet_proxy), the one retry loop, what each request asked and got
+ * for the debug log, and the memory of backends without the multi-query
+ * endpoint (see mod_couchpage_backend.h). Glue: it reads no directory config
+ * (the handler passes couchpage_backend_conf), writes into no query of the
+ * plan's, and never answers the client.
  */
 #include "mod_couchpage_backend.h"
 #include "couchpage_json.h"
@@ -407,7 +408,7 @@ static void child_init(apr_pool_t *pchild, server_rec *s)
 #endif
 }
 
-void cp_backend_register(void)
+void couchpage_backend_register(void)
 {
     capture_filter_handle = ap_register_output_filter(CAPTURE_FILTER, capture_body,
                                                       NULL, AP_FTYPE_RESOURCE);
@@ -437,7 +438,7 @@ static const char *couchdb_reason(request_rec *r, int status, const char *text,
 /* One read: a GET of one query, or the multi-query POST of several. */
 typedef struct {
     const char *url;
-    const char *asked;      /* for the debug log: cp_backend_request.asked */
+    const char *asked;      /* for the debug log: couchpage_backend_request.asked */
     const char *body;       /* the POST's {"queries": [...]}; NULL for a GET */
     int repeats;            /* how often it is repeated when it failed in flight:
                                1, or 0 for the queries asked alone after a
@@ -479,7 +480,7 @@ static void quiet_proxy(request_rec *r, request_rec *rr)
     }
 }
 
-static request_rec *make_proxy_subrequest(request_rec *r, const cp_backend_conf *conf,
+static request_rec *make_proxy_subrequest(request_rec *r, const couchpage_backend_conf *conf,
                                           const backend_read *read, capture_ctx *ctx)
 {
     /* Looked up as the client's own method, so that the location's access
@@ -540,18 +541,19 @@ typedef struct {
     capture_ctx capture;
     char *text;          /* the body, padded (flatten_padded), once it is read */
     apr_size_t len;
-    int kept;            /* a multi-query answer cut off after its 200: the complete
-                            results before the cut, read into the read's results;
-                            -1 when they are not JSON (error says why) */
+    int cut_batch;       /* a multi-query answer cut off after its 200 (read_cut_batch) */
+    int kept;            /* of such an answer, the complete results before the cut,
+                            read into the read's results; -1 when they are not JSON
+                            (error says why) */
     const char *error;
-    cp_backend_request *log; /* its entry in the debug log, or NULL */
+    couchpage_backend_request *log; /* its entry in the debug log, or NULL */
 } attempt;
 
 /* The debug log's entry for an attempt. */
-static cp_backend_request *log_request(request_rec *r, const backend_read *read,
+static couchpage_backend_request *log_request(request_rec *r, const backend_read *read,
                                        const attempt *a, apr_interval_time_t time)
 {
-    cp_backend_request *entry = apr_pcalloc(r->pool, sizeof(*entry));
+    couchpage_backend_request *entry = apr_pcalloc(r->pool, sizeof(*entry));
 
     entry->method = read->body ? "POST" : "GET";
     entry->asked = read->asked;
@@ -566,18 +568,18 @@ static cp_backend_request *log_request(request_rec *r, const backend_read *read,
 }
 
 /* Notes in the debug log the results read from an attempt's answer. */
-static void log_answers(const attempt *a, const cp_answer **answers, int n)
+static void log_answers(request_rec *r, const attempt *a, const cp_answer **answers, int n)
 {
     if (a->log) {
-        a->log->answers = answers;
+        a->log->answers = apr_pmemdup(r->pool, answers, sizeof(*answers) * (n ? n : 1));
         a->log->answered = n;
     }
 }
 
 /* Runs one subrequest, counted in stats with its wall time: 1, or 0 when
  * it could not be set up (then nothing was sent). */
-static int run_attempt(request_rec *r, const cp_backend_conf *conf, const backend_read *read,
-                       cp_backend_stats *stats, attempt *out)
+static int run_attempt(request_rec *r, const couchpage_backend_conf *conf, const backend_read *read,
+                       couchpage_backend_stats *stats, attempt *out)
 {
     request_rec *rr;
     apr_time_t started;
@@ -601,7 +603,7 @@ static int run_attempt(request_rec *r, const cp_backend_conf *conf, const backen
     ap_destroy_sub_req(rr);
     if (stats->log) {
         out->log = log_request(r, read, out, apr_time_now() - started);
-        APR_ARRAY_PUSH(stats->log, cp_backend_request *) = out->log;
+        APR_ARRAY_PUSH(stats->log, couchpage_backend_request *) = out->log;
     }
     return 1;
 }
@@ -642,16 +644,18 @@ static apr_status_t padded_body(captured_body *body, char **text, apr_size_t *le
     return APR_SUCCESS;
 }
 
-/* Whether the attempt is a multi-query answer that CouchDB cut off after
- * its 200 (it ends its answer so when it refuses a later query, or when a
- * node it gathers from goes down). Such an answer is judged by what came
- * before the cut: its complete results are read now (a->kept). */
-static int batch_cut_after_status(request_rec *r, const backend_read *read, attempt *a)
+/* A multi-query answer that CouchDB cut off after its 200 (it ends its
+ * answer so when it refuses a later query, or when a node it gathers from
+ * goes down) is judged by what came before the cut: its complete results
+ * are read into the read's results, and a->kept says how many (-1 when
+ * they are not JSON, a->error says why). Any other attempt keeps none. */
+static void read_cut_batch(request_rec *r, const backend_read *read, attempt *a)
 {
     if (!read->body || !a->capture.broken || a->capture.unanswered || a->rv != OK
         || a->backend_status != HTTP_OK) {
-        return 0;
+        return;
     }
+    a->cut_batch = 1;
     if (padded_body(a->capture.body, &a->text, &a->len) != APR_SUCCESS) {
         a->kept = -1;
         a->error = "the backend response could not be read";
@@ -660,7 +664,6 @@ static int batch_cut_after_status(request_rec *r, const backend_read *read, atte
         a->kept = cp_response_read_batch(r->pool, a->text, a->len, 1, read->queries,
                                          read->with_docid, read->results, &a->error);
     }
-    return 1;
 }
 
 /* Why a read failed in flight, or NULL if it did not. A refused or reset
@@ -668,7 +671,7 @@ static int batch_cut_after_status(request_rec *r, const backend_read *read, atte
  * repeat. A timeout is not repeated: it would double the client's wait. A
  * multi-query answer cut off after its 200 failed in flight only if no
  * result came whole: complete results are kept, and the queries after
- * them asked alone (cp_backend_fetch); results that are not JSON are the
+ * them asked alone (couchpage_backend_fetch); results that are not JSON are the
  * answer's fault.
  *
  * Behind a balancer, a member that refused the connection is put in error
@@ -680,12 +683,12 @@ static int batch_cut_after_status(request_rec *r, const backend_read *read, atte
  * client's forged token can ask for), and the bytes do not tell these from
  * the member's own death. A member that died refuses the repeat's
  * connection, and mod_proxy passes the repeat on. */
-static const char *failed_in_flight(request_rec *r, const backend_read *read, attempt *a)
+static const char *failed_in_flight(request_rec *r, const attempt *a)
 {
     if (a->capture.too_large) {
         return NULL;
     }
-    if (batch_cut_after_status(r, read, a)) {
+    if (a->cut_batch) {
         return a->kept == 0 ? "the response was cut off" : NULL;
     }
     if (a->timed_out || a->rv == HTTP_GATEWAY_TIME_OUT) {
@@ -716,14 +719,14 @@ static const char *failed_in_flight(request_rec *r, const backend_read *read, at
  * connection it had taken (a node going down), and mod_proxy_http answered
  * 502 or passed only an error bucket. Such a member is in error state now
  * (failonstatus=502), and nothing of the read was answered: it is sent
- * again, up to CP_BACKEND_RESENDS times, besides the one repeat. */
-#define CP_BACKEND_RESENDS 2
+ * again, up to BACKEND_RESENDS times, besides the one repeat. */
+#define BACKEND_RESENDS 2
 static int failed_unanswered(const attempt *a)
 {
     return a->capture.unanswered || (a->rv == HTTP_BAD_GATEWAY && !a->capture.broken);
 }
 
-static int fail(cp_backend_result *result, int status, int backend_status,
+static int fail(couchpage_backend_result *result, int status, int backend_status,
                 const char *reason)
 {
     result->status = status;
@@ -736,13 +739,13 @@ static int fail(cp_backend_result *result, int status, int backend_status,
  * the read, and again while it failed in flight (failed_in_flight) and may
  * be sent again. A connection never made (503) uses the read's repeat; a
  * read no answer began to (failed_unanswered) is resent, up to
- * CP_BACKEND_RESENDS times; any other failure in flight uses the repeat;
+ * BACKEND_RESENDS times; any other failure in flight uses the repeat;
  * then the last attempt stands. Returns OK with the attempt's body in
  * a->text, a->len (any HTTP status: see a->backend_status; a multi-query
  * answer cut off after its 200 with its complete results in a->kept), or
  * a failure status with result set. */
-static int read_backend(request_rec *r, const cp_backend_conf *conf, const backend_read *read,
-                        attempt *a, cp_backend_stats *stats, cp_backend_result *result)
+static int read_backend(request_rec *r, const couchpage_backend_conf *conf, const backend_read *read,
+                        attempt *a, couchpage_backend_stats *stats, couchpage_backend_result *result)
 {
     int resends = 0, repeats = read->repeats, tries = 0;
     const char *why;
@@ -754,7 +757,8 @@ static int read_backend(request_rec *r, const cp_backend_conf *conf, const backe
                         apr_psprintf(r->pool, "the backend subrequest could not be "
                                      "set up (status %d)", a->rv));
         }
-        if (!(why = failed_in_flight(r, read, a))) {
+        read_cut_batch(r, read, a);
+        if (!(why = failed_in_flight(r, a))) {
             break;
         }
         if (a->rv == HTTP_SERVICE_UNAVAILABLE && repeats > 0) {
@@ -767,7 +771,7 @@ static int read_backend(request_rec *r, const cp_backend_conf *conf, const backe
                           : CPLOGNO(0115) "the backend could not be reached (%s: no "
                             "connection was made); trying once more", why);
         }
-        else if (failed_unanswered(a) && resends < CP_BACKEND_RESENDS) {
+        else if (failed_unanswered(a) && resends < BACKEND_RESENDS) {
             resends++;
             ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0106) "the backend read "
                           "failed in flight before any answer (%s); sending it again", why);
@@ -826,25 +830,28 @@ static int read_backend(request_rec *r, const cp_backend_conf *conf, const backe
 }
 
 /* A read's non-2xx answer as a failure carrying CouchDB's status and words. */
-static int backend_refused(request_rec *r, const attempt *a, cp_backend_result *result)
+static int backend_refused(request_rec *r, const attempt *a, couchpage_backend_result *result)
 {
     return fail(result, HTTP_BAD_GATEWAY, a->backend_status,
                 couchdb_reason(r, a->backend_status, a->text, a->len));
 }
 
 /* Adds the rows of a query's result to stats. */
-static void count_rows(cp_backend_stats *stats, const cp_answer *answer)
+static void count_rows(couchpage_backend_stats *stats, const cp_answer *answer)
 {
     stats->rows += cp_answer_rows(answer);
 }
 
-/* Asks one query with a GET and sets its answer (repeats: backend_read.repeats). */
-static int get_query(request_rec *r, const cp_backend_conf *conf, const char *index_url,
-                     int with_docid, cp_query *query, int repeats,
-                     cp_backend_stats *stats, cp_backend_result *result)
+/* Asks one query with a GET (repeats: backend_read.repeats); its answer
+ * goes to answers, by the query's role. */
+static int get_query(request_rec *r, const couchpage_backend_conf *conf, const char *index_url,
+                     int with_docid, const cp_query *query, int repeats,
+                     cp_plan_answers *answers, couchpage_backend_stats *stats,
+                     couchpage_backend_result *result)
 {
     backend_read read = { 0 };
     attempt a;
+    const cp_answer *answer;
     const char *reason;
     int status;
 
@@ -859,30 +866,30 @@ static int get_query(request_rec *r, const cp_backend_conf *conf, const char *in
     if (a.backend_status < 200 || a.backend_status > 299) {
         return backend_refused(r, &a, result);
     }
-    reason = cp_response_read_view(r->pool, a.text, a.len, with_docid, &query->answer);
+    reason = cp_response_read_view(r->pool, a.text, a.len, with_docid, &answer);
     if (reason) {
         return fail(result, HTTP_BAD_GATEWAY, 0, reason);
     }
-    count_rows(stats, query->answer);
-    log_answers(&a, &query->answer, 1);
-    stats->served_by |= CP_SERVED_BY_GET;
+    count_rows(stats, answer);
+    log_answers(r, &a, &answer, 1);
+    answers->of[query->role] = answer;
+    stats->served_by |= COUCHPAGE_SERVED_BY_GET;
     return OK;
 }
 
-/* Asks every pending query with a GET of its own, in order. */
-static int get_each(request_rec *r, const cp_backend_conf *conf, const char *index_url,
-                    int with_docid, apr_array_header_t *queries, int repeats,
-                    cp_backend_stats *stats, cp_backend_result *result)
+/* Asks the queries asked[from..] with a GET each, in order. */
+static int get_each(request_rec *r, const couchpage_backend_conf *conf, const char *index_url,
+                    int with_docid, const apr_array_header_t *asked, int from, int repeats,
+                    cp_plan_answers *answers, couchpage_backend_stats *stats,
+                    couchpage_backend_result *result)
 {
     int i, status;
 
-    for (i = 0; i < queries->nelts; i++) {
-        cp_query *query = &APR_ARRAY_IDX(queries, i, cp_query);
-
-        if (!query->answer
-            && (status = get_query(r, conf, index_url, with_docid, query, repeats, stats,
-                                   result))
-               != OK) {
+    for (i = from; i < asked->nelts; i++) {
+        status = get_query(r, conf, index_url, with_docid,
+                           APR_ARRAY_IDX(asked, i, const cp_query *), repeats, answers, stats,
+                           result);
+        if (status != OK) {
             return status;
         }
     }
@@ -900,66 +907,35 @@ static int may_lack_batch(int status)
         || status == HTTP_NOT_IMPLEMENTED;
 }
 
-static cp_query *first_pending(apr_array_header_t *queries)
+int couchpage_backend_fetch(request_rec *r, const couchpage_backend_conf *conf,
+                            const char *backend, const char *index_url, int with_docid,
+                            const apr_array_header_t *asked, cp_plan_answers *answers,
+                            couchpage_backend_stats *stats, couchpage_backend_result *result)
 {
-    int i;
-
-    for (i = 0; i < queries->nelts; i++) {
-        if (!APR_ARRAY_IDX(queries, i, cp_query).answer) {
-            return &APR_ARRAY_IDX(queries, i, cp_query);
-        }
-    }
-    return NULL;
-}
-
-/* Sets the answers of the pending queries, in order, from a multi-query's
- * results[0..k). */
-static void set_answers(apr_array_header_t *queries, const cp_answer **results, int k,
-                        cp_backend_stats *stats)
-{
-    int i, j = 0;
-
-    for (i = 0; i < queries->nelts && j < k; i++) {
-        cp_query *query = &APR_ARRAY_IDX(queries, i, cp_query);
-
-        if (!query->answer) {
-            count_rows(stats, results[j]);
-            query->answer = results[j++];
-        }
-    }
-    if (k > 0) {
-        stats->served_by |= CP_SERVED_BY_BATCH;
-    }
-}
-
-int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *backend,
-                     const char *index_url, int with_docid, apr_array_header_t *queries,
-                     cp_backend_stats *stats, cp_backend_result *result)
-{
-    int pending = cp_plan_pending(queries), status, k;
+    int n = asked->nelts, status, k, i;
     backend_read read = { 0 };
     attempt a;
     const char *error = NULL;
 
-    if (pending == 0) {
+    if (n == 0) {
         return OK;
     }
-    if (pending == 1 || lacks_batch(backend)) {
-        return get_each(r, conf, index_url, with_docid, queries, 1, stats, result);
+    if (n == 1 || lacks_batch(backend)) {
+        return get_each(r, conf, index_url, with_docid, asked, 0, 1, answers, stats, result);
     }
     read.url = apr_pstrcat(r->pool, index_url, "/queries", NULL);
     read.asked = cp_plan_url_path(read.url);
-    read.body = cp_plan_batch_body(r->pool, queries);
+    read.body = cp_plan_batch_body(r->pool, asked);
     read.repeats = 1;
-    read.queries = pending;
+    read.queries = n;
     read.with_docid = with_docid;
-    read.results = apr_pcalloc(r->pool, sizeof(*read.results) * pending);
+    read.results = apr_pcalloc(r->pool, sizeof(*read.results) * n);
     status = read_backend(r, conf, &read, &a, stats, result);
     if (status != OK) {
         return status;
     }
     if (a.backend_status < 200 || a.backend_status > 299) {
-        cp_backend_result refused;
+        couchpage_backend_result refused;
 
         backend_refused(r, &a, &refused);
         if (!may_lack_batch(a.backend_status)) {
@@ -968,43 +944,50 @@ int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *ba
         }
         /* the server refused the request, or has no such endpoint: the
          * first query alone tells */
-        status = get_query(r, conf, index_url, with_docid, first_pending(queries), 1, stats,
+        status = get_query(r, conf, index_url, with_docid,
+                           APR_ARRAY_IDX(asked, 0, const cp_query *), 1, answers, stats,
                            result);
         if (status != OK) {
             return status;
         }
         remember_lacks_batch(r, backend, a.backend_status, refused.reason);
-        return get_each(r, conf, index_url, with_docid, queries, 1, stats, result);
+        return get_each(r, conf, index_url, with_docid, asked, 1, 1, answers, stats, result);
     }
     k = a.capture.broken ? a.kept
-      : cp_response_read_batch(r->pool, a.text, a.len, 0, pending, with_docid, read.results,
+      : cp_response_read_batch(r->pool, a.text, a.len, 0, n, with_docid, read.results,
                                &error);
     if (k < 0) {
         return fail(result, HTTP_BAD_GATEWAY, 0, error);
     }
-    set_answers(queries, read.results, k, stats);
-    log_answers(&a, read.results, k);
-    if (k < pending) {
+    for (i = 0; i < k; i++) {
+        count_rows(stats, read.results[i]);
+        answers->of[APR_ARRAY_IDX(asked, i, const cp_query *)->role] = read.results[i];
+    }
+    if (k > 0) {
+        stats->served_by |= COUCHPAGE_SERVED_BY_BATCH;
+    }
+    log_answers(r, &a, read.results, k);
+    if (k < n) {
         /* Cut off after k results: CouchDB refusing query k + 1 (a reversed
          * range), or a connection lost. Asking the rest alone is the one
          * repeat: it brings CouchDB's own answer, or the rows; which it
          * was is known only then. */
-        status = get_each(r, conf, index_url, with_docid, queries, 0, stats, result);
+        status = get_each(r, conf, index_url, with_docid, asked, k, 0, answers, stats, result);
         if (status == OK) {
             ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0119) "the multi-query read "
                           "failed in flight (cut off after %d of %d results); the other "
-                          "queries, asked alone, were answered", k, pending);
+                          "queries, asked alone, were answered", k, n);
         }
         else if (result->backend_status >= 400 && result->backend_status < 500) {
             /* the caller logs CouchDB's words, at the level they deserve */
             ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, CPLOGNO(0120) "CouchDB ended its "
                           "multi-query answer after %d of %d results: it refused query %d "
-                          "(%d)", k, pending, k + 1, result->backend_status);
+                          "(%d)", k, n, k + 1, result->backend_status);
         }
         else {
             ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0121) "the multi-query read "
                           "was cut off after %d of %d results, and the other queries, "
-                          "asked alone, failed too (%s)", k, pending, result->reason);
+                          "asked alone, failed too (%s)", k, n, result->reason);
         }
         return status;
     }

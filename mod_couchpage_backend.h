@@ -21,9 +21,9 @@
 #define MOD_COUCHPAGE_BACKEND_H
 
 #include "httpd.h"
-#include <jansson.h>
 
 #include "couchpage_plan.h"
+#include "couchpage_response.h"
 
 typedef struct {
     const char *authorization; /* Authorization header for CouchDB, or NULL */
@@ -31,9 +31,9 @@ typedef struct {
                                   answer of every round together */
     int hide_keys;             /* the request log shows keys by their length only
                                   (cp_plan_query_loggable): tokens are sealed */
-} cp_backend_conf;
+} couchpage_backend_conf;
 
-/* One backend request, as the debug log tells it (cp_backend_stats.log). */
+/* One backend request, as the debug log tells it (couchpage_backend_stats.log). */
 typedef struct {
     const char *method;         /* GET or POST */
     const char *asked;          /* the path and query string (cp_plan_query_loggable),
@@ -47,52 +47,57 @@ typedef struct {
     apr_interval_time_t time;   /* its wall time, in microseconds */
     const cp_answer **answers;  /* the query results read from it, in order */
     int answered;               /* how many */
-} cp_backend_request;
+} couchpage_backend_request;
 
-/* What answered a page's queries: cp_backend_stats.served_by. */
-#define CP_SERVED_BY_BATCH 0x1  /* a multi-query POST */
-#define CP_SERVED_BY_GET   0x2  /* a GET of one query (one query, or the fallback) */
+/* What answered a page's queries: couchpage_backend_stats.served_by. */
+#define COUCHPAGE_SERVED_BY_BATCH 0x1  /* a multi-query POST */
+#define COUCHPAGE_SERVED_BY_GET   0x2  /* a GET of one query (one query, or the fallback) */
 
-/* What a page's backend reads cost, added up over every cp_backend_fetch
- * of the page: the caller zeroes it once. */
-typedef struct {
+/* What a page's backend reads cost, added up over every couchpage_backend_fetch
+ * of the page: the caller zeroes it once. (mod_couchpage_status.h names it by
+ * its tag, needing nothing else of this header.) */
+typedef struct couchpage_backend_stats {
     int requests;             /* subrequests sent, repeats and refused POSTs included */
     apr_interval_time_t time; /* their wall time, summed, in microseconds */
     apr_size_t rows;          /* rows in every query result read */
     apr_off_t bytes;          /* body bytes of the answers read (of an answer
                                  asked again, the one kept): bounded by
-                                 cp_backend_conf.max_response */
-    unsigned served_by;       /* CP_SERVED_BY_*: what brought the answers used */
-    apr_array_header_t *log;  /* of cp_backend_request *, one a subrequest sent, when
+                                 couchpage_backend_conf.max_response */
+    unsigned served_by;       /* COUCHPAGE_SERVED_BY_*: what brought the answers used */
+    apr_array_header_t *log;  /* of couchpage_backend_request *, one a subrequest sent, when
                                  the caller makes it (the debug log); else NULL */
-} cp_backend_stats;
+} couchpage_backend_stats;
 
 typedef struct {
     int status;             /* on failure: 502, 503 or 504 for the client */
     int backend_status;     /* the HTTP status CouchDB answered; 0 without one */
     const char *reason;     /* on failure: why, fit for the client and the log */
-} cp_backend_result;
+} couchpage_backend_result;
 
 /* The subrequest's filters and the per-process memory of backends without
  * the multi-query endpoint; called from the module's register_hooks. */
-void cp_backend_register(void);
+void couchpage_backend_register(void);
 
-/* Asks every query of queries (cp_query) that has no answer yet, and sets
- * their answers, read and checked as view responses (couchpage_response;
- * with_docid: every row has a document id). backend names the server for the memory of
- * endpoints (cp_view.backend), index_url is where the queries go
- * (cp_plan.index_url). Returns OK, or a failure status with result set:
- * CouchDB's own answer to the query that failed, or the trouble reaching it.
+/* Asks CouchDB the queries in asked (const cp_query *, the plan's waiting
+ * ones: cp_plan_waiting), and puts each answer it reads, checked as a view
+ * response (couchpage_response; with_docid: every row has a document id),
+ * into answers by the query's role; it never writes into a query: the plan
+ * takes the answers (cp_plan_take_answers). backend names the server for the
+ * memory of endpoints (cp_view.backend), index_url is where the queries go
+ * (cp_plan.index_url). Returns OK with every query answered, or a failure
+ * status with result set: CouchDB's own answer to the query that failed, or
+ * the trouble reaching it.
  *
- * One pending query is one GET. Several are one POST; a response cut off
- * after k complete results (CouchDB 3.4 ends it mid-stream when it refuses
- * a later query as a reversed range) keeps those k and asks the rest alone,
- * to learn CouchDB's own answer. A read that failed in flight is repeated
- * once, never more. Every subrequest sent, and every result read, is
- * added to stats, on failure too. A read may bring only what is left of
- * conf->max_response after stats->bytes: more is a 502. */
-int cp_backend_fetch(request_rec *r, const cp_backend_conf *conf, const char *backend,
-                     const char *index_url, int with_docid, apr_array_header_t *queries,
-                     cp_backend_stats *stats, cp_backend_result *result);
+ * One query is one GET. Several are one POST; a response cut off after k
+ * complete results (CouchDB 3.4 ends it mid-stream when it refuses a later
+ * query as a reversed range) keeps those k and asks the rest alone, to learn
+ * CouchDB's own answer. A read that failed in flight is repeated once, never
+ * more. Every subrequest sent, and every result read, is added to stats, on
+ * failure too. A read may bring only what is left of conf->max_response
+ * after stats->bytes: more is a 502. */
+int couchpage_backend_fetch(request_rec *r, const couchpage_backend_conf *conf,
+                            const char *backend, const char *index_url, int with_docid,
+                            const apr_array_header_t *asked, cp_plan_answers *answers,
+                            couchpage_backend_stats *stats, couchpage_backend_result *result);
 
 #endif

@@ -2,25 +2,41 @@
 /*
  * mod_couchpage_config: the CouchPage* directives, each checked when httpd
  * reads its configuration (apachectl -t names the directive and the fault),
- * the per-directory merge, and the start-up checks of the merged config.
- * Glue: configuration time only; it serves no request.
+ * and the per-directory merge. The checks of the merged config, at start-up
+ * and per request, are mod_couchpage_check.c's. Glue: configuration time
+ * only; it serves no request.
  */
 #include "mod_couchpage_config.h"
 
 #include "http_core.h"
 #include "http_log.h"
-#include "apr_file_info.h"
-#include "apr_file_io.h"
-#include "apr_fnmatch.h"
 #include "apr_strings.h"
 #include "apr_lib.h"
-#include "apr_user.h"
 
 #include "couchpage_json.h"
 #include "couchpage_plan.h"
 #include "couchpage_seal.h"
+#include "mod_couchpage_check.h"
 #include "mod_couchpage_expr.h"
-#include "mod_proxy.h"
+
+APLOG_USE_MODULE(couchpage);
+
+#define DEFAULT_PAGE_SIZE 20
+#define DEFAULT_MAX_PAGE_SIZE 100
+#define PAGE_SIZE_CEILING 10000
+#define DEFAULT_MAX_RESPONSE (16 * 1024 * 1024)
+#define MAX_LINKS 20
+#define DEFAULT_MAX_TOKEN_LENGTH 4096 /* bytes of ?start=, as the client sent it */
+#define DEFAULT_MAX_EMITS 64 /* rows one document emits under one key */
+#define MAX_AGE_CEILING 31536000 /* a year, RFC 9111's advice for "never expires" */
+
+/* The HTML fragment's spec points at the config's own item and words: set
+ * once a config is made, so that a request only adds an item template. */
+static void point_html_spec(couchpage_dir_conf *conf)
+{
+    conf->html.item = &conf->item;
+    conf->html.words = conf->words;
+}
 
 void *couchpage_create_dir_conf(apr_pool_t *p, char *dir)
 {
@@ -28,17 +44,20 @@ void *couchpage_create_dir_conf(apr_pool_t *p, char *dir)
 
     conf->page_size = DEFAULT_PAGE_SIZE;
     conf->max_page_size = DEFAULT_MAX_PAGE_SIZE;
-    conf->max_response = DEFAULT_MAX_RESPONSE;
+    conf->backend.max_response = DEFAULT_MAX_RESPONSE;
     conf->view.group_level = CP_GROUP_EXACT;
     conf->max_token_length = DEFAULT_MAX_TOKEN_LENGTH;
     conf->view.max_emits = DEFAULT_MAX_EMITS;
+    point_html_spec(conf);
     return conf;
 }
 
 /* A field from the innermost section that sets it, as set says. */
 #define MERGE_AS(field, set) \
-    conf->field = add->set ? add->field : base->field; \
-    conf->set = add->set || base->set
+    do { \
+        conf->field = add->set ? add->field : base->field; \
+        conf->set = add->set || base->set; \
+    } while (0)
 #define MERGE(field) MERGE_AS(field, field##_set)
 
 void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
@@ -69,8 +88,8 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     /* as core merges SetHandler: the innermost section's, "none" included */
     conf->handler = add->handler ? add->handler : base->handler;
     conf->handler_where = add->handler ? add->handler_where : base->handler_where;
-    MERGE(authorization);
-    MERGE(max_response);
+    MERGE_AS(backend.authorization, authorization_set);
+    MERGE_AS(backend.max_response, max_response_set);
     MERGE(partition);
     MERGE(fields);
     conf->fields_where = add->fields_set ? add->fields_where : base->fields_where;
@@ -90,10 +109,12 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     conf->token_key = add->token_secret_set ? add->token_key : base->token_key;
     conf->previous_token_key = add->token_secret_set ? add->previous_token_key
                                                      : base->previous_token_key;
+    conf->backend.hide_keys = conf->token_key != NULL;
     conf->token_secret_set = add->token_secret_set || base->token_secret_set;
     conf->low = add->range_set ? add->low : base->low;
     conf->high = add->range_set ? add->high : base->high;
     conf->range_set = add->range_set || base->range_set;
+    point_html_spec(conf);
     return conf;
 }
 
@@ -102,7 +123,9 @@ const char *couchpage_directive_where(apr_pool_t *p, const ap_directive_t *direc
     return apr_psprintf(p, "%s:%d", directive->filename, directive->line_num);
 }
 
-const char *couchpage_directive_section(apr_pool_t *p, const ap_directive_t *directive)
+/* The section a directive is in, as written ("<Location /x/>"), or "the
+ * server config". */
+static const char *directive_section(apr_pool_t *p, const ap_directive_t *directive)
 {
     const ap_directive_t *section = directive->parent;
 
@@ -144,34 +167,6 @@ static const char *check_constant_range(cmd_parms *cmd, const couchpage_dir_conf
     return reason ? apr_pstrcat(cmd->pool, "CouchPageRange: ", reason, NULL) : NULL;
 }
 
-/* The proxy modules that serve a view URL's scheme: mod_proxy_http makes
- * the HTTP requests, mod_ssl the TLS of https, mod_proxy_balancer picks a
- * balancer's member (the members' own http:// needs mod_proxy_http). */
-static const struct {
-    const char *scheme;
-    const char *modules[3]; /* source names, as ap_find_linked_module knows them */
-} view_schemes[] = {
-    { "http", { "mod_proxy.c", "mod_proxy_http.c", NULL } },
-    { "https", { "mod_proxy.c", "mod_proxy_http.c", "mod_ssl.c" } },
-    { "balancer", { "mod_proxy.c", "mod_proxy_balancer.c", "mod_proxy_http.c" } },
-};
-#define VIEW_SCHEMES (sizeof(view_schemes) / sizeof(view_schemes[0]))
-
-/* The index of url's scheme in view_schemes, or -1. */
-static int view_scheme(const char *url)
-{
-    const char *colon = strchr(url, ':');
-    apr_size_t i;
-
-    for (i = 0; colon && i < VIEW_SCHEMES; i++) {
-        if (strlen(view_schemes[i].scheme) == (apr_size_t)(colon - url)
-            && strncasecmp(url, view_schemes[i].scheme, colon - url) == 0) {
-            return (int)i;
-        }
-    }
-    return -1;
-}
-
 /* A URL as written, fit for a message: any user and password before an
  * '@' in its authority become "***", whether or not the URL parses. */
 static const char *url_without_credentials(apr_pool_t *p, const char *url)
@@ -196,18 +191,13 @@ static const char *set_view(cmd_parms *cmd, void *dirconf, const char *arg)
     const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
     couchpage_dir_conf *conf = dirconf;
     const char *reason;
-    apr_size_t i;
 
     if (forbidden) {
         return forbidden;
     }
     reason = cp_view_init(cmd->pool, arg, &conf->view);
-    if (!reason && view_scheme(arg) < 0) {
-        reason = "has a scheme the module does not serve; use";
-        for (i = 0; i < VIEW_SCHEMES; i++) {
-            reason = apr_pstrcat(cmd->pool, reason, !i ? " " : i + 1 < VIEW_SCHEMES ? ", "
-                                 : " or ", view_schemes[i].scheme, "://", NULL);
-        }
+    if (!reason) {
+        reason = couchpage_view_scheme_fault(cmd->pool, arg);
     }
     if (reason) {
         return apr_psprintf(cmd->pool, "CouchPageView: '%s' %s",
@@ -219,7 +209,7 @@ static const char *set_view(cmd_parms *cmd, void *dirconf, const char *arg)
     }
     conf->view_set = 1;
     conf->view_where = cmd->directive;
-    conf->view_section = couchpage_directive_section(cmd->pool, cmd->directive);
+    conf->view_section = directive_section(cmd->pool, cmd->directive);
     return check_constant_range(cmd, conf);
 }
 
@@ -266,92 +256,8 @@ static const char *set_max_page_size(cmd_parms *cmd, void *dirconf, const char *
 }
 
 /* CouchPageCredentials USER file:PATH names a file that holds the password
- * alone (a trailing newline is no part of it): read when httpd reads its
- * configuration, as root, so that the file can be root's alone. */
+ * (couchpage_read_password_file). */
 #define PASSWORD_FILE_PREFIX "file:"
-#define PASSWORD_FILE_MAX 4096
-
-/* Readable by others than root and the owner: warned of, once per read of
- * the configuration. APR's permission bits are the octal mode's digits,
- * written in hexadecimal (APR_FPROT_UREAD is 0x0400). */
-static void warn_if_readable(cmd_parms *cmd, const char *path, const apr_finfo_t *finfo)
-{
-    const char *who = NULL;
-    char *group = NULL;
-
-    if ((finfo->valid & APR_FINFO_PROT) && (finfo->protection & APR_FPROT_WREAD)) {
-        who = "every user of this machine";
-    }
-    else if ((finfo->valid & (APR_FINFO_PROT | APR_FINFO_GROUP))
-             == (APR_FINFO_PROT | APR_FINFO_GROUP)
-             && (finfo->protection & APR_FPROT_GREAD) && finfo->group != 0) {
-        who = apr_gid_name_get(&group, finfo->group, cmd->temp_pool) == APR_SUCCESS
-              ? apr_psprintf(cmd->temp_pool, "the members of group %s", group)
-              : "the members of its group";
-    }
-    if (who) {
-        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, cmd->server, CPLOGNO(0134)
-                     "CouchPageCredentials (%s): the password file %s can be read by %s "
-                     "(mode %03x); httpd reads it as root: chown root:root it and "
-                     "chmod 0600 (or 0640) it",
-                     couchpage_directive_where(cmd->temp_pool, cmd->directive), path, who,
-                     (unsigned)(finfo->protection & 0x0777));
-    }
-}
-
-/* The password in the file at path (relative to ServerRoot, as httpd's own
- * file arguments), or the error. Messages name the file, never its bytes. */
-static const char *read_password_file(cmd_parms *cmd, const char *path, const char **password)
-{
-    char buf[PASSWORD_FILE_MAX + 1], error[128];
-    const char *fault = NULL;
-    apr_file_t *file;
-    apr_finfo_t finfo;
-    apr_size_t len = 0;
-    apr_status_t rv;
-
-    path = ap_server_root_relative(cmd->temp_pool, path);
-    if (!path) {
-        return "CouchPageCredentials: the password file's path is not valid";
-    }
-    rv = apr_file_open(&file, path, APR_FOPEN_READ, APR_FPROT_OS_DEFAULT, cmd->temp_pool);
-    if (rv != APR_SUCCESS) {
-        return apr_psprintf(cmd->pool, "CouchPageCredentials: the password file %s cannot "
-                            "be opened: %s", path, apr_strerror(rv, error, sizeof(error)));
-    }
-    rv = apr_file_info_get(&finfo, APR_FINFO_TYPE | APR_FINFO_PROT | APR_FINFO_GROUP, file);
-    if ((rv == APR_SUCCESS || rv == APR_INCOMPLETE) && (finfo.valid & APR_FINFO_TYPE)
-        && finfo.filetype != APR_REG) {
-        fault = "is not a regular file";
-    }
-    else {
-        rv = apr_file_read_full(file, buf, sizeof(buf), &len);
-        if (rv != APR_SUCCESS && rv != APR_EOF) {
-            fault = apr_pstrcat(cmd->temp_pool, "cannot be read: ",
-                                apr_strerror(rv, error, sizeof(error)), NULL);
-        }
-    }
-    apr_file_close(file);
-    if (!fault) {
-        if (len > 0 && buf[len - 1] == '\n') {
-            len -= len > 1 && buf[len - 2] == '\r' ? 2 : 1;
-        }
-        fault = len > PASSWORD_FILE_MAX
-              ? apr_psprintf(cmd->temp_pool, "is longer than %d bytes; it holds the "
-                             "password alone", PASSWORD_FILE_MAX)
-              : len == 0 ? "is empty; it holds the password alone"
-              : memchr(buf, '\n', len) || memchr(buf, '\r', len) || memchr(buf, '\0', len)
-              ? "holds more than one line, or a NUL; it holds the password alone, on one line"
-              : NULL;
-    }
-    if (fault) {
-        return apr_psprintf(cmd->pool, "CouchPageCredentials: the password file %s %s",
-                            path, fault);
-    }
-    *password = apr_pstrmemdup(cmd->pool, buf, len);
-    warn_if_readable(cmd, path, &finfo);
-    return NULL;
-}
 
 static const char *set_credentials(cmd_parms *cmd, void *dirconf, const char *user,
                                    const char *password)
@@ -369,12 +275,13 @@ static const char *set_credentials(cmd_parms *cmd, void *dirconf, const char *us
                "have no colon";
     }
     if (strncmp(password, PASSWORD_FILE_PREFIX, sizeof(PASSWORD_FILE_PREFIX) - 1) == 0) {
-        err = read_password_file(cmd, password + sizeof(PASSWORD_FILE_PREFIX) - 1, &password);
+        err = couchpage_read_password_file(cmd, password + sizeof(PASSWORD_FILE_PREFIX) - 1,
+                                           &password);
         if (err) {
             return err;
         }
     }
-    conf->authorization = apr_pstrcat(cmd->pool, "Basic ",
+    conf->backend.authorization = apr_pstrcat(cmd->pool, "Basic ",
         ap_pbase64encode(cmd->pool, apr_pstrcat(cmd->pool, user, ":", password, NULL)),
         NULL);
     conf->authorization_set = 1;
@@ -394,7 +301,7 @@ static const char *set_max_response(cmd_parms *cmd, void *dirconf, const char *a
     if (err) {
         return err;
     }
-    conf->max_response = (apr_off_t)n;
+    conf->backend.max_response = (apr_off_t)n;
     conf->max_response_set = 1;
     return NULL;
 }
@@ -419,7 +326,7 @@ static const char *parse_string_expr(cmd_parms *cmd, const char *which, const ch
  * any other must be JSON as written, read now, once: so that a typo such as
  * '[1' is the operator's error at start-up, not every client's 400. */
 static const char *parse_bound(cmd_parms *cmd, const char *which, const char *text,
-                               key_bound *bound)
+                               couchpage_key_bound *bound)
 {
     const char *err = NULL;
 
@@ -440,6 +347,16 @@ static const char *parse_bound(cmd_parms *cmd, const char *which, const char *te
     return parse_string_expr(cmd, which, text, "expression", &bound->expr);
 }
 
+/* The next word of a RAW_ARGS directive's arguments, as httpd quotes them,
+ * the empty one ('') too; NULL when none is left. */
+static const char *next_word(apr_pool_t *p, const char **args)
+{
+    while (apr_isspace(**args)) {
+        (*args)++;
+    }
+    return **args ? ap_getword_conf(p, args) : NULL;
+}
+
 /* RAW_ARGS, because httpd's TAKE2 takes an empty word ('') for a missing
  * one, and '' is how a side of the range is left open. */
 static const char *set_range(cmd_parms *cmd, void *dirconf, const char *args)
@@ -451,18 +368,9 @@ static const char *set_range(cmd_parms *cmd, void *dirconf, const char *args)
     if (forbidden) {
         return forbidden;
     }
-    while (apr_isspace(*args)) {
-        args++;
-    }
-    low = ap_getword_conf(cmd->pool, &args);
-    if (!*args) {
-        return "CouchPageRange takes two arguments, LOW and HIGH ('' for an open side)";
-    }
-    high = ap_getword_conf(cmd->pool, &args);
-    while (apr_isspace(*args)) {
-        args++;
-    }
-    if (*args) {
+    low = next_word(cmd->pool, &args);
+    high = low ? next_word(cmd->pool, &args) : NULL;
+    if (!high || next_word(cmd->pool, &args)) {
         return "CouchPageRange takes two arguments, LOW and HIGH ('' for an open side)";
     }
     err = parse_bound(cmd, "LOW", low, &conf->low);
@@ -590,19 +498,9 @@ static const char *set_fields(cmd_parms *cmd, void *dirconf, const char *args)
     }
     /* every word up to the end, the empty one ("") too: JSON allows a
      * member of that name, and CouchDB keeps it */
-    for (;;) {
-        while (apr_isspace(*args)) {
-            args++;
-        }
-        if (!*args) {
-            break;
-        }
-        name = ap_getword_conf(cmd->pool, &args);
+    while ((name = next_word(cmd->pool, &args)) != NULL) {
         if (!strcmp(name, "*")) {
-            while (apr_isspace(*args)) {
-                args++;
-            }
-            if (fields->nelts > 0 || *args) {
+            if (fields->nelts > 0 || next_word(cmd->pool, &args)) {
                 return "CouchPageFields: * (every member) stands alone";
             }
             conf->fields = NULL;
@@ -634,20 +532,17 @@ static const char *set_fields(cmd_parms *cmd, void *dirconf, const char *args)
 static const char *set_format(cmd_parms *cmd, void *dirconf, const char *arg)
 {
     couchpage_dir_conf *conf = dirconf;
+    char *word = apr_pstrdup(cmd->temp_pool, arg);
+    int named;
 
-    if (strcasecmp(arg, "json") == 0) {
-        conf->format = CP_FORMAT_JSON;
-    }
-    else if (strcasecmp(arg, "html") == 0) {
-        conf->format = CP_FORMAT_HTML;
-    }
-    else if (strcasecmp(arg, "auto") == 0) {
-        conf->format = CP_FORMAT_AUTO;
-    }
-    else {
+    /* a keyword, case-blind as httpd's own */
+    ap_str_tolower(word);
+    named = cp_format_named(word);
+    if (named < 0) {
         return apr_psprintf(cmd->pool, "CouchPageFormat: '%s' is not json, html or auto",
                             arg);
     }
+    conf->format = (cp_format)named;
     conf->format_set = 1;
     return NULL;
 }
@@ -784,6 +679,9 @@ static const char *set_token_secret(cmd_parms *cmd, void *dirconf, const char *s
     if (reason) {
         return apr_pstrcat(cmd->pool, "CouchPageTokenSecret: ", reason, NULL);
     }
+    /* where tokens are sealed, their keys are confidential: the backend's
+     * log lines show their lengths only */
+    conf->backend.hide_keys = 1;
     conf->token_secret_set = 1;
     return NULL;
 }
@@ -893,9 +791,8 @@ static const char *note_handler(cmd_parms *cmd, void *dirconf, const char *arg)
 {
     couchpage_dir_conf *conf = dirconf;
 
-    conf->handler = strstr(arg, "%{") ? CP_HANDLER_EXPRESSION
-                  : strcasecmp(arg, "couchpage") == 0 ? CP_HANDLER_COUCHPAGE
-                  : CP_HANDLER_OTHER;
+    conf->handler = !strstr(arg, "%{") && strcasecmp(arg, "couchpage") == 0
+                  ? COUCHPAGE_HANDLER_COUCHPAGE : COUCHPAGE_HANDLER_OTHER;
     conf->handler_where = cmd->directive;
     return DECLINE_CMD;
 }
@@ -955,7 +852,7 @@ const command_rec couchpage_cmds[] = {
         "%{couchpage_escape:TEXT} escapes request values"),
     AP_INIT_TAKE2("CouchPageText", set_text, NULL, PRESENTATION,
         "a word of the HTML fragment and its text in UTF-8: first, previous, next, last, of, "
-        "empty, nav-label or current"),
+        "empty, nav-label, current, thousands or error"),
     AP_INIT_TAKE1("CouchPageLinks", set_links, NULL, PRESENTATION,
         "how many numbered page links to show either side, 0 to 20 (default 0)"),
     AP_INIT_TAKE12("CouchPageTokenSecret", set_token_secret, NULL, SERVER_ONLY,
@@ -981,500 +878,3 @@ const command_rec couchpage_cmds[] = {
         "optionally public or private; default: no Cache-Control on pages"),
     { NULL }
 };
-
-/* --- start-up checks ------------------------------------------------------
- *
- * httpd keeps no list of merged per-directory configurations: a request's
- * is merged when it is served, from the server's and every section that
- * applies to it. So for each section of each server that has the module's
- * directives (and for the server's own), the checks merge what a request
- * at that section's own path would merge, as httpd does, and refuse only
- * what is certain there: what sections the checks cannot place might change
- * (below) counts as unknown, and an unknown setting is never refused.
- *
- * A literal <Location> is placed exactly: a request for its own path merges
- * the server's configuration, then every <Location> and <LocationMatch>
- * that matches that path, in order (ap_location_walk's matching, repeated
- * here); <Directory>, <Files> and .htaccess come before the <Location>s, so
- * they can change only what no matching <Location> sets, and <If> sections
- * come last and can change anything. Any other section (regular expression
- * or wildcard, <Directory>, <Files>, <If>) is checked merged onto the
- * server's alone, with whatever any other section sets counted as unknown.
- * The server's own configuration is checked for a path that only the
- * <Location "/"> sections match. */
-
-enum {
-    SETS_HANDLER = 1,
-    SETS_VIEW = 2,
-    SETS_PAGE_SIZE = 4,
-    SETS_MAX_PAGE_SIZE = 8,
-    SETS_INCLUDE_DOCS = 16,
-    SETS_ITEM = 32,            /* CouchPageItem or CouchPageItemTemplate */
-    SETS_FIELDS = 64,
-    SETS_FORMAT = 128,
-    /* what a .htaccess file may set with AllowOverride FileInfo */
-    SETS_FILEINFO = SETS_HANDLER | SETS_PAGE_SIZE | SETS_ITEM | SETS_FORMAT
-};
-
-typedef enum {
-    SECTION_LOCATION,
-    SECTION_DIRECTORY,
-    SECTION_FILES,
-    SECTION_IF
-} section_kind;
-
-typedef struct {
-    section_kind kind;
-    const core_dir_config *core;
-    const couchpage_dir_conf *conf; /* NULL: none of the module's directives */
-    unsigned sets;                  /* SETS_*: what conf sets */
-} config_section;
-
-static unsigned settings_of(const couchpage_dir_conf *conf)
-{
-    if (!conf) {
-        return 0;
-    }
-    return (conf->handler ? SETS_HANDLER : 0) | (conf->view_set ? SETS_VIEW : 0)
-         | (conf->page_size_set ? SETS_PAGE_SIZE : 0)
-         | (conf->max_page_size_set ? SETS_MAX_PAGE_SIZE : 0)
-         | (conf->include_docs_set ? SETS_INCLUDE_DOCS : 0)
-         | (conf->item_set ? SETS_ITEM : 0) | (conf->fields_set ? SETS_FIELDS : 0)
-         | (conf->format_set ? SETS_FORMAT : 0);
-}
-
-static void collect_sections(apr_array_header_t *out, section_kind kind,
-                             const apr_array_header_t *vectors);
-
-/* A section, and the <Files> and <If> sections nested in it. */
-static void collect_section(apr_array_header_t *out, section_kind kind,
-                            ap_conf_vector_t *vector)
-{
-    config_section *section = apr_array_push(out);
-
-    section->kind = kind;
-    section->core = ap_get_core_module_config(vector);
-    section->conf = ap_get_module_config(vector, &couchpage_module);
-    section->sets = settings_of(section->conf);
-    collect_sections(out, SECTION_FILES, section->core->sec_file);
-    collect_sections(out, SECTION_IF, section->core->sec_if);
-}
-
-static void collect_sections(apr_array_header_t *out, section_kind kind,
-                             const apr_array_header_t *vectors)
-{
-    int i;
-
-    for (i = 0; vectors && i < vectors->nelts; i++) {
-        collect_section(out, kind, APR_ARRAY_IDX(vectors, i, ap_conf_vector_t *));
-    }
-}
-
-/* What .htaccess files may set: with AllowOverride FileInfo, SetHandler and
- * the module's presentation directives, or those AllowOverrideList names;
- * never a view or what else decides the queries (SERVER_ONLY). */
-static unsigned htaccess_settings(const core_dir_config *core)
-{
-    static const struct {
-        const char *directive;
-        unsigned sets;
-    } listed[] = {
-        { "SetHandler", SETS_HANDLER }, { "CouchPageSize", SETS_PAGE_SIZE },
-        { "CouchPageItem", SETS_ITEM }, { "CouchPageItemTemplate", SETS_ITEM },
-        { "CouchPageFormat", SETS_FORMAT },
-    };
-    unsigned sets = 0;
-    apr_size_t i;
-
-    if (!(core->override & OR_UNSET)) {
-        sets |= core->override & OR_FILEINFO ? SETS_FILEINFO : 0;
-    }
-    for (i = 0; core->override_list && i < sizeof(listed) / sizeof(listed[0]); i++) {
-        sets |= apr_table_get(core->override_list, listed[i].directive) ? listed[i].sets : 0;
-    }
-    return sets;
-}
-
-/* Whether a <Location> or <LocationMatch> applies to a request for uri:
- * ap_location_walk's test. */
-static int location_applies(const core_dir_config *location, const char *uri)
-{
-    apr_size_t len = strlen(location->d);
-
-    if (location->r) {
-        return ap_regexec(location->r, uri, 0, NULL, 0) == 0;
-    }
-    if (location->d_is_fnmatch) {
-        return apr_fnmatch(location->d, uri, APR_FNM_PATHNAME) == APR_SUCCESS;
-    }
-    return strncmp(location->d, uri, len) == 0
-        && !(len > 0 && location->d[len - 1] != '/' && uri[len] != '/' && uri[len] != '\0');
-}
-
-/* A plain <Location> (no pattern): a request for its own path is known. */
-static int is_literal_location(const config_section *section)
-{
-    return section->kind == SECTION_LOCATION && !section->core->r
-        && !section->core->d_is_fnmatch;
-}
-
-/* A <Location> that every request's path matches. */
-static int location_matches_all(const config_section *section)
-{
-    return is_literal_location(section)
-        && (!*section->core->d || strcmp(section->core->d, "/") == 0);
-}
-
-/* The section as an operator wrote it, and the virtual host it is in. */
-static const char *section_name(apr_pool_t *p, const config_section *section,
-                                const server_rec *s)
-{
-    static const char *const kinds[] = { "Location", "Directory", "Files" };
-    const char *name;
-
-    if (!section) {
-        name = "the server config";
-    }
-    else if (section->kind == SECTION_IF) {
-        name = section->core->condition_ifelse == AP_CONDITION_ELSE ? "<Else>"
-             : section->core->condition_ifelse == AP_CONDITION_ELSEIF ? "<ElseIf>" : "<If>";
-    }
-    else {
-        name = apr_psprintf(p, "<%s%s \"%s\">", kinds[section->kind],
-                            section->core->r ? "Match" : "", section->core->d);
-    }
-    if (s->is_virtual) {
-        name = apr_psprintf(p, "%s of the <VirtualHost> at %s:%d", name, s->defn_name,
-                            s->defn_line_number);
-    }
-    return name;
-}
-
-/* A CouchPageSize above the CouchPageMaxSize merged with it: which, and
- * where each is written. The default size is no fault: a smaller maximum
- * caps it (the handler's read_page_request). */
-static const char *page_size_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
-{
-    if (!conf->page_size_set || conf->page_size <= conf->max_page_size) {
-        return NULL;
-    }
-    return apr_psprintf(p, "CouchPageSize %d (%s) is larger than CouchPageMaxSize %d (%s)",
-                        conf->page_size, couchpage_directive_where(p, conf->page_size_where),
-                        conf->max_page_size, conf->max_page_size_set
-                        ? couchpage_directive_where(p, conf->max_page_size_where)
-                        : "the default");
-}
-
-/* An HTML item that reads the rows' documents, which the queries do not
- * ask for: every item would show nothing. */
-static const char *item_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
-{
-    if (!conf->item_reads_doc || conf->view.include_docs || conf->format == CP_FORMAT_JSON) {
-        return NULL;
-    }
-    return apr_psprintf(p, "%s (%s) reads the rows' documents (doc), and "
-                        "CouchPageIncludeDocs is not On",
-                        conf->item_template ? "CouchPageItemTemplate" : "CouchPageItem",
-                        couchpage_directive_where(p, conf->item_where));
-}
-
-/* CouchPageFields without documents to pick members of. */
-static const char *fields_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
-{
-    if (!conf->fields || conf->view.include_docs) {
-        return NULL;
-    }
-    return apr_psprintf(p, "CouchPageFields (%s) picks members of the rows' documents, "
-                        "and CouchPageIncludeDocs is not On",
-                        couchpage_directive_where(p, conf->fields_where));
-}
-
-const char *couchpage_merged_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
-{
-    const char *fault = page_size_fault(p, conf);
-
-    if (!fault) {
-        fault = item_fault(p, conf);
-    }
-    return fault ? fault : fields_fault(p, conf);
-}
-
-/* One merged configuration and what other sections may change in it. */
-static int check_merged(apr_pool_t *p, server_rec *s, const config_section *section,
-                        const couchpage_dir_conf *merged, unsigned unknown)
-{
-    const char *fault;
-
-    if (merged->handler != CP_HANDLER_COUCHPAGE || (unknown & SETS_HANDLER)) {
-        return OK;
-    }
-    if (!merged->view_set && !(unknown & SETS_VIEW)) {
-        ap_log_error(APLOG_MARK, APLOG_ERR | APLOG_STARTUP, 0, s, CPLOGNO(0112)
-                     "SetHandler couchpage (%s) applies in %s, where no CouchPageView "
-                     "is set: every request there would be answered 500. Set "
-                     "CouchPageView there, or SetHandler couchpage only where a view "
-                     "is set", couchpage_directive_where(p, merged->handler_where),
-                     section_name(p, section, s));
-        return !OK;
-    }
-    if (!(unknown & (SETS_PAGE_SIZE | SETS_MAX_PAGE_SIZE))
-        && (fault = page_size_fault(p, merged))) {
-        ap_log_error(APLOG_MARK, APLOG_ERR | APLOG_STARTUP, 0, s, CPLOGNO(0113)
-                     "%s in %s: every request there would be answered 500. Raise "
-                     "CouchPageMaxSize or lower CouchPageSize", fault,
-                     section_name(p, section, s));
-        return !OK;
-    }
-    if (!(unknown & (SETS_INCLUDE_DOCS | SETS_ITEM | SETS_FORMAT))
-        && (fault = item_fault(p, merged))) {
-        ap_log_error(APLOG_MARK, APLOG_ERR | APLOG_STARTUP, 0, s, CPLOGNO(0130)
-                     "%s in %s: every item there would show nothing. Set "
-                     "CouchPageIncludeDocs On there, or show the row's key, value or id",
-                     fault, section_name(p, section, s));
-        return !OK;
-    }
-    if (!(unknown & (SETS_INCLUDE_DOCS | SETS_FIELDS)) && (fault = fields_fault(p, merged))) {
-        ap_log_error(APLOG_MARK, APLOG_ERR | APLOG_STARTUP, 0, s, CPLOGNO(0131)
-                     "%s in %s: it would pick nothing. Set CouchPageIncludeDocs On there, "
-                     "or remove CouchPageFields",
-                     fault, section_name(p, section, s));
-        return !OK;
-    }
-    return OK;
-}
-
-/* The view URL's scheme needs its proxy modules loaded: without them
- * mod_proxy answers every page's subrequest with an error that names
- * nothing of the module's. */
-static int check_view_modules(apr_pool_t *p, server_rec *s, const couchpage_dir_conf *conf)
-{
-    const char *missing = NULL;
-    int scheme, i;
-
-    if (!conf || !conf->view_set || (scheme = view_scheme(conf->view.url)) < 0) {
-        return OK;
-    }
-    for (i = 0; i < 3 && view_schemes[scheme].modules[i]; i++) {
-        const char *module = view_schemes[scheme].modules[i];
-
-        if (!ap_find_linked_module(module)) {
-            /* "mod_proxy_http.c" is loaded as proxy_http_module */
-            const char *name = apr_pstrndup(p, module + 4, strlen(module) - 6);
-
-            missing = apr_psprintf(p, "%s%s%s (LoadModule %s_module)", missing ? missing : "",
-                                   missing ? ", " : "", apr_pstrndup(p, module, strlen(module) - 2),
-                                   name);
-        }
-    }
-    if (missing) {
-        ap_log_error(APLOG_MARK, APLOG_ERR | APLOG_STARTUP, 0, s, CPLOGNO(0114)
-                     "CouchPageView %s (%s): %s:// needs modules that are not loaded: %s",
-                     conf->view.url, couchpage_directive_where(p, conf->view_where),
-                     view_schemes[scheme].scheme, missing);
-        return !OK;
-    }
-    return OK;
-}
-
-/* mod_proxy's name of a worker, as its lookup compares it, and whether it
- * is a pattern: name_ex and is_name_matchable since httpd 2.4.51 (MMN
- * 20120211.124); before, name, always a plain prefix. */
-static const char *worker_name(const proxy_worker *worker, int *is_pattern)
-{
-#if AP_MODULE_MAGIC_AT_LEAST(20120211, 124)
-    *is_pattern = worker->s->is_name_matchable;
-    return worker->s->name_ex;
-#else
-    *is_pattern = 0;
-    return worker->s->name;
-#endif
-}
-
-/* A worker for the same scheme and port on another host name, which an
- * operator may take for the view's (localhost for 127.0.0.1): its name,
- * or NULL. */
-static const char *worker_of_other_host(apr_pool_t *p, const proxy_server_conf *proxy,
-                                        const char *url)
-{
-    const proxy_worker *workers = (const proxy_worker *)proxy->workers->elts;
-    apr_uri_t view, uri;
-    int i, is_pattern;
-
-    if (apr_uri_parse(p, url, &view) != APR_SUCCESS || !view.hostname) {
-        return NULL;
-    }
-    for (i = 0; i < proxy->workers->nelts; i++) {
-        const char *name = worker_name(&workers[i], &is_pattern);
-
-        if (!is_pattern && apr_uri_parse(p, name, &uri) == APR_SUCCESS && uri.hostname
-            && uri.scheme && strcasecmp(uri.scheme, view.scheme) == 0
-            && (uri.port ? uri.port : apr_uri_port_of_scheme(uri.scheme))
-               == (view.port ? view.port : apr_uri_port_of_scheme(view.scheme))
-            && strcasecmp(uri.hostname, view.hostname) != 0) {
-            return name;
-        }
-    }
-    return NULL;
-}
-
-/* A view's queries keep their backend connections only with a worker of
- * mod_proxy's that serves the view's URL: without one mod_proxy's default
- * worker makes them, which keeps no connection, and every query opens a new
- * one (it still works). A balancer:// view needs its balancer, without
- * which every page fails. Either is warned of, once a URL and server; the
- * configuration is read through mod_proxy's structures (mod_proxy.h), never
- * its functions, so that the module loads without it. */
-static void check_view_worker(apr_pool_t *p, server_rec *s, const couchpage_dir_conf *conf,
-                              apr_hash_t *warned)
-{
-    module *proxy_module = ap_find_linked_module("mod_proxy.c");
-    const proxy_server_conf *proxy;
-    const char *url, *key, *other;
-    int i, is_pattern;
-
-    if (!proxy_module || !conf || !conf->view_set) {
-        return;
-    }
-    proxy = ap_get_module_config(s->module_config, proxy_module);
-    url = cp_view_query_prefix(p, &conf->view, conf->partition != NULL);
-    key = apr_psprintf(p, "%pp %s", (const void *)proxy, url);
-    if (apr_hash_get(warned, key, APR_HASH_KEY_STRING)) {
-        return;
-    }
-    if (strncasecmp(url, "balancer:", 9) == 0) {
-        const proxy_balancer *balancers = (const proxy_balancer *)proxy->balancers->elts;
-
-        for (i = 0; i < proxy->balancers->nelts; i++) {
-            if (strcasecmp(balancers[i].s->name, conf->view.backend) == 0) {
-                return;
-            }
-        }
-        ap_log_error(APLOG_MARK, APLOG_WARNING | APLOG_STARTUP, 0, s, CPLOGNO(0132)
-                     "CouchPageView %s (%s): no balancer %s is defined%s, and every page "
-                     "there would fail. Define it: <Proxy \"%s\"> with a BalancerMember "
-                     "for each CouchDB node", conf->view.url,
-                     couchpage_directive_where(p, conf->view_where), conf->view.backend,
-                     s->is_virtual ? " for this virtual host" : "", conf->view.backend);
-        apr_hash_set(warned, key, APR_HASH_KEY_STRING, key);
-        return;
-    }
-    for (i = 0; i < proxy->workers->nelts; i++) {
-        const char *name = worker_name(&((const proxy_worker *)proxy->workers->elts)[i],
-                                       &is_pattern);
-
-        if (cp_view_worker_serves(p, name, is_pattern, url)) {
-            return;
-        }
-    }
-    other = worker_of_other_host(p, proxy, url);
-    ap_log_error(APLOG_MARK, APLOG_WARNING | APLOG_STARTUP, 0, s, CPLOGNO(0133)
-                 "CouchPageView %s (%s): no mod_proxy worker serves %s%s, so mod_proxy's "
-                 "default worker makes its queries, which keeps no connection: each "
-                 "query opens a new one. Define a worker: <Proxy \"%s/\"> with "
-                 "ProxySet keepalive=On (a <Proxy> block without ProxySet defines none)%s%s%s",
-                 conf->view.url, couchpage_directive_where(p, conf->view_where),
-                 conf->view.backend, s->is_virtual ? " in this virtual host" : "",
-                 conf->view.backend, other ? "; the worker " : "", other ? other : "",
-                 other ? " is not it: mod_proxy compares host names as written" : "");
-    apr_hash_set(warned, key, APR_HASH_KEY_STRING, key);
-}
-
-static int check_server(apr_pool_t *p, server_rec *s, apr_hash_t *warned)
-{
-    core_server_config *server = ap_get_core_module_config(s->module_config);
-    const core_dir_config *defaults_core = ap_get_core_module_config(s->lookup_defaults);
-    couchpage_dir_conf *defaults = ap_get_module_config(s->lookup_defaults,
-                                                        &couchpage_module);
-    apr_array_header_t *sections = apr_array_make(p, 16, sizeof(config_section));
-    const config_section *all;
-    unsigned htaccess = htaccess_settings(defaults_core), before_locations = 0, in_ifs = 0;
-    unsigned in_patterns = 0, in_others = 0;
-    couchpage_dir_conf *merged;
-    int i, j;
-
-    collect_sections(sections, SECTION_FILES, defaults_core->sec_file);
-    collect_sections(sections, SECTION_IF, defaults_core->sec_if);
-    collect_sections(sections, SECTION_DIRECTORY, server->sec_dir);
-    collect_sections(sections, SECTION_LOCATION, server->sec_url);
-    all = (const config_section *)sections->elts;
-    for (i = 0; i < sections->nelts; i++) {
-        if (all[i].kind == SECTION_DIRECTORY) {
-            before_locations |= all[i].sets;
-            htaccess |= htaccess_settings(all[i].core);
-        }
-        else if (all[i].kind == SECTION_FILES) {
-            before_locations |= all[i].sets;
-        }
-        else if (all[i].kind == SECTION_IF) {
-            in_ifs |= all[i].sets;
-        }
-        else if (!is_literal_location(&all[i])) {
-            in_patterns |= all[i].sets;
-        }
-        if (check_view_modules(p, s, all[i].conf) != OK) {
-            return !OK;
-        }
-        check_view_worker(p, s, all[i].conf, warned);
-    }
-    if (check_view_modules(p, s, defaults) != OK) {
-        return !OK;
-    }
-    check_view_worker(p, s, defaults, warned);
-    before_locations |= htaccess;
-
-    /* the server's own, for a path only <Location "/"> matches */
-    merged = defaults;
-    for (i = 0; i < sections->nelts; i++) {
-        if (location_matches_all(&all[i]) && all[i].conf) {
-            merged = couchpage_merge_dir_conf(p, merged, (void *)all[i].conf);
-            in_others |= all[i].sets;
-        }
-    }
-    if (check_merged(p, s, NULL, merged,
-                     in_ifs | in_patterns | (before_locations & ~in_others)) != OK) {
-        return !OK;
-    }
-
-    for (i = 0; i < sections->nelts; i++) {
-        unsigned unknown = 0, in_locations = 0;
-
-        if (!all[i].conf) {
-            continue;
-        }
-        merged = defaults;
-        if (is_literal_location(&all[i])) {
-            for (j = 0; j < sections->nelts; j++) {
-                if (all[j].kind == SECTION_LOCATION && all[j].conf
-                    && location_applies(all[j].core, all[i].core->d)) {
-                    merged = couchpage_merge_dir_conf(p, merged, (void *)all[j].conf);
-                    in_locations |= all[j].sets;
-                }
-            }
-            unknown = in_ifs | (before_locations & ~in_locations);
-        }
-        else {
-            merged = couchpage_merge_dir_conf(p, merged, (void *)all[i].conf);
-            for (j = 0; j < sections->nelts; j++) {
-                unknown |= j != i ? all[j].sets : 0;
-            }
-            unknown |= htaccess;
-        }
-        if (check_merged(p, s, &all[i], merged, unknown) != OK) {
-            return !OK;
-        }
-    }
-    return OK;
-}
-
-int couchpage_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
-                           server_rec *s)
-{
-    apr_hash_t *warned = apr_hash_make(ptemp);
-
-    for (; s; s = s->next) {
-        if (check_server(ptemp, s, warned) != OK) {
-            return !OK;
-        }
-    }
-    return OK;
-}

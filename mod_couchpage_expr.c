@@ -149,10 +149,17 @@ const char *couchpage_expr_eval(request_rec *r, const ap_expr_info_t *expr, int 
     return text;
 }
 
-const char *couchpage_template_item(void *baton, apr_pool_t *pool, const cp_row *row,
-                                    const char **error)
+/* CouchPageItemTemplate for one request: the baton of template_item. */
+typedef struct {
+    request_rec *r;
+    ap_expr_info_t *template;
+} item_template;
+
+/* cp_render_html's item renderer (cp_item_renderer). */
+static const char *template_item(void *baton, apr_pool_t *pool, const cp_row *row,
+                                 const char **error)
 {
-    couchpage_template *renderer = baton;
+    item_template *renderer = baton;
     request_rec *r = renderer->r;
     couchpage_request_config *slot = couchpage_request_config_of(r, 1);
     template_row *current = slot->template_row;
@@ -171,4 +178,14 @@ const char *couchpage_template_item(void *baton, apr_pool_t *pool, const cp_row 
         return NULL;
     }
     return html;
+}
+
+void couchpage_template_use(request_rec *r, ap_expr_info_t *template, cp_html_spec *spec)
+{
+    item_template *renderer = apr_palloc(r->pool, sizeof(*renderer));
+
+    renderer->r = r;
+    renderer->template = template;
+    spec->render_item = template_item;
+    spec->baton = renderer;
 }

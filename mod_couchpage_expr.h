@@ -15,7 +15,7 @@
 #include "httpd.h"
 #include "ap_expr.h"
 
-#include "couchpage_response.h"
+#include "couchpage_render.h"
 
 /* The expr_lookup hook: the functions above, each field path of a template
  * function compiled once, when httpd reads the expression (an unknown field
@@ -37,15 +37,8 @@ void couchpage_expr_collect_fields(apr_pool_t *ptemp, apr_array_header_t *fields
 const char *couchpage_expr_eval(request_rec *r, const ap_expr_info_t *expr, int *not_utf8,
                                 const char **error);
 
-/* CouchPageItemTemplate for one request: the baton of couchpage_template_item. */
-typedef struct {
-    request_rec *r;
-    ap_expr_info_t *template;
-} couchpage_template;
-
-/* cp_render_html's item renderer (cp_item_renderer): the template
- * evaluated with its functions reading this row. */
-const char *couchpage_template_item(void *baton, apr_pool_t *pool, const cp_row *row,
-                                    const char **error);
+/* Makes spec render each item with CouchPageItemTemplate's template for r:
+ * the template evaluated with its functions reading the item's row. */
+void couchpage_template_use(request_rec *r, ap_expr_info_t *template, cp_html_spec *spec);
 
 #endif

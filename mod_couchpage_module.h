@@ -20,9 +20,12 @@ extern module AP_MODULE_DECLARE_DATA couchpage_module;
  * each use, so that no reader takes one use's pointer for another's. */
 struct couchpage_capture;      /* mod_couchpage_backend.c */
 struct couchpage_template_row; /* mod_couchpage_expr.c */
+struct couchpage_client_args;  /* mod_couchpage.c */
 typedef struct {
     struct couchpage_capture *capture; /* a backend subrequest: what collects its
                                           answer */
+    struct couchpage_client_args *client_args; /* a page's request: the client's
+                                                  arguments, parsed once */
     struct couchpage_template_row *template_row; /* a page's request: the row its
                                                     item template renders */
 } couchpage_request_config;

@@ -14,11 +14,12 @@
  * mod_status or mod_slotmem_shm the module runs as before: the notes are
  * still set, and the section is off (logged at startup).
  *
- * Glue: it reads what the handler hands it (cp_backend_stats), not the
+ * Glue: it reads what the handler hands it (couchpage_backend_stats), not the
  * directory config, and changes no response.
  */
 #include "mod_couchpage_status.h"
 #include "mod_couchpage_module.h"
+#include "mod_couchpage_backend.h"
 
 #include "ap_provider.h"
 #include "ap_slotmem.h"
@@ -81,7 +82,7 @@ static void add_to_note(request_rec *r, const char *name, apr_uint64_t value)
 /* The notes go to the request the access log writes: the main request. A
  * page included by mod_include is a subrequest, whose notes the log never
  * sees; there the including page's notes add up those of its fragments. */
-static void set_notes(request_rec *r, const cp_backend_stats *stats)
+static void set_notes(request_rec *r, const couchpage_backend_stats *stats)
 {
     request_rec *top = r;
     unsigned served_by = stats->served_by;
@@ -95,19 +96,19 @@ static void set_notes(request_rec *r, const cp_backend_stats *stats)
     add_to_note(top, NOTE_ROWS, (apr_uint64_t)stats->rows);
     before = apr_table_get(top->notes, NOTE_SERVED_BY);
     if (before) {
-        served_by |= (strstr(before, "batch") ? CP_SERVED_BY_BATCH : 0)
-                   | (strstr(before, "get") ? CP_SERVED_BY_GET : 0);
+        served_by |= (strstr(before, "batch") ? COUCHPAGE_SERVED_BY_BATCH : 0)
+                   | (strstr(before, "get") ? COUCHPAGE_SERVED_BY_GET : 0);
     }
     if (served_by) {
         apr_table_setn(top->notes, NOTE_SERVED_BY,
-                       served_by == CP_SERVED_BY_BATCH ? "batch"
-                       : served_by == CP_SERVED_BY_GET ? "get" : "batch+get");
+                       served_by == COUCHPAGE_SERVED_BY_BATCH ? "batch"
+                       : served_by == COUCHPAGE_SERVED_BY_GET ? "get" : "batch+get");
     }
 }
 
 /* --- the shared counters ------------------------------------------------ */
 
-static void count_page(const request_rec *r, const cp_backend_stats *stats)
+static void count_page(const request_rec *r, const couchpage_backend_stats *stats)
 {
     apr_size_t i;
 
@@ -128,7 +129,7 @@ static void count_page(const request_rec *r, const cp_backend_stats *stats)
     }
 }
 
-void couchpage_status_record(request_rec *r, const cp_backend_stats *stats)
+void couchpage_status_record(request_rec *r, const couchpage_backend_stats *stats)
 {
     set_notes(r, stats);
     count_page(r, stats);

@@ -9,13 +9,14 @@
 
 #include "httpd.h"
 
-#include "mod_couchpage_backend.h"
+/* What a page's backend reads cost (mod_couchpage_backend.h). */
+struct couchpage_backend_stats;
 
 /* The hooks of the shared counters and of mod_status's section, called
  * from register_hooks. */
 void couchpage_status_register(void);
 
 /* The record of one page, called once at the end of the handler. */
-void couchpage_status_record(request_rec *r, const cp_backend_stats *stats);
+void couchpage_status_record(request_rec *r, const struct couchpage_backend_stats *stats);
 
 #endif

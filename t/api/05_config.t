@@ -47,6 +47,16 @@ my @CASES = (
     # a bound without %{...} must be JSON as written
     [q|CouchPageRange "[1" "2"|, qr{CouchPageRange: LOW '\[1' is not JSON \(.+\); a bound that varies per request is an expression with %\{\.\.\.\}}],
     [q|CouchPageRange '"a"' zebra|, qr{CouchPageRange: HIGH 'zebra' is not JSON}],
+    # two words, each as httpd quotes them ('' for an open side), no more, no fewer
+    [q|CouchPageRange '"a"'|, qr{CouchPageRange takes two arguments, LOW and HIGH}],
+    [q|CouchPageRange   ''  |, qr{CouchPageRange takes two arguments, LOW and HIGH}],
+    [q|CouchPageRange 1 2 3|, qr{CouchPageRange takes two arguments, LOW and HIGH}],
+    [q|CouchPageRange|, qr{CouchPageRange takes two arguments, LOW and HIGH}],
+    ["CouchPageView $VIEW\nCouchPageRange '' ''  ", undef],
+    # a keyword, case-blind as httpd's own
+    ["CouchPageView $VIEW\nCouchPageFormat HTML", undef],
+    ["CouchPageView $VIEW\nCouchPageFormat Auto", undef],
+    ['CouchPageFormat xml', qr{CouchPageFormat: 'xml' is not json, html or auto}],
     [q|CouchPageRange '[%{json:%{env:X}, 0]' ''|, qr{CouchPageRange: LOW '\[%\{json:%\{env:X\}, 0\]' is not a valid expression}],
     ["CouchPageView http://127.0.0.1:5984/db/_all_docs\nCouchPageRange 5 ''", qr{CouchPageRange: LOW '5' is not a document id}],
     ["CouchPageRange '\"a\"' '[\"b\"]'\nCouchPageView http://127.0.0.1:5984/db/_all_docs", qr{CouchPageRange: HIGH '\[\"b\"\]' is not a document id}],
@@ -275,7 +285,7 @@ my @FILES = (
     ['a password file its group may read (0640, not root\'s group)', password_file('group', "$FILE_SECRET\n", 0640),
      qr{CP0134: .*the password file \S+/group can be read by the members of (group \S+|its group) \(mode 640\)}, 'accepted'],
 );
-plan tests => scalar @CASES + 2 * @CONFS + 2 * @WORKERS + 1 + 2 * @FILES + 3 + 6;
+plan tests => scalar @CASES + 2 * @CONFS + 2 * @WORKERS + 1 + 2 * @FILES + 3 + 6 + 4;
 
 for my $case (@CASES) {
     my ($directives, $expect) = @$case;
@@ -427,3 +437,25 @@ close $fh;
 my $out = `'$httpd' -t -f '$conf' 2>&1`;
 ok t_cmp($out =~ /TopSecretPassword/ ? 'echoed' : 'not echoed', 'not echoed',
          'a refused CouchPageCredentials does not echo the password');
+
+# The start-up checks' lines carry the module's tag: the module's LogLevel
+# governs them, not the server's (httpd -t prints them without the error
+# log's prefix, so the tag shows by what LogLevel couchpage: does).
+{
+    my $no_view = qq{<Location "/a/">\nSetHandler couchpage\n</Location>\n};
+    my ($status, $out) = httpd_config_test(undef, conf => "LogLevel crit couchpage:error\n$no_view");
+    ok t_cmp($status != 0 && $out =~ /CP0112: SetHandler couchpage/ ? 'shown' : "status $status: $out",
+             'shown', 'CP0112 is the module\'s: LogLevel crit couchpage:error shows it');
+    ($status, $out) = httpd_config_test(undef, conf => "LogLevel error couchpage:crit\n$no_view");
+    ok t_cmp($status != 0 && $out !~ /CP0112/ ? 'quiet' : "status $status: $out",
+             'quiet', 'CP0112 is the module\'s: LogLevel couchpage:crit keeps it out');
+    ($status, $out) = httpd_config_test(undef, conf => "LogLevel crit couchpage:error\n"
+                                              . qq{<Location "/a/">\nSetHandler couchpage\nCouchPageView $V5\nCouchPageSize 500\n</Location>\n}
+                                              . $WORKER);
+    ok t_cmp($status != 0 && $out =~ /CP0113: CouchPageSize 500/ ? 'shown' : "status $status: $out",
+             'shown', 'CP0113 is the module\'s: LogLevel crit couchpage:error shows it');
+    ($status, $out) = httpd_config_test(undef, modules => [], conf => "LogLevel crit couchpage:error\n"
+                                              . qq{<Location "/a/">\nSetHandler couchpage\nCouchPageView $V5\n</Location>\n});
+    ok t_cmp($status != 0 && $out =~ /CP0114: .*needs modules that are not loaded/ ? 'shown' : "status $status: $out",
+             'shown', 'CP0114 is the module\'s: LogLevel crit couchpage:error shows it');
+}

@@ -44,6 +44,8 @@ my @HOSTILE = (
     ['limit 0x10', 'limit=0x10', 400, qr/from 1 to 100/],
     ['two limits', 'limit=1&limit=2', 400, qr/more than once/],
     ['format xml', 'format=xml', 400, qr/json or html/],
+    ['format auto', 'format=auto', 400, qr/json or html/],
+    ['format JSON', 'format=JSON', 400, qr/json or html/],
 );
 
 # Keys that try to smuggle CouchDB options: each must stay one startkey

@@ -100,6 +100,27 @@ static void format_is_json_or_html(void **state)
                            "more than once"));
 }
 
+/* One reading of format names: ?format= takes json and html, CouchPageFormat
+ * (lower-cased) auto too; the names a link writes read back the same. */
+static void format_names_are_read_one_way(void **state)
+{
+    cp_args args;
+
+    assert_int_equal(cp_format_named("json"), CP_FORMAT_JSON);
+    assert_int_equal(cp_format_named("html"), CP_FORMAT_HTML);
+    assert_int_equal(cp_format_named("auto"), CP_FORMAT_AUTO);
+    assert_int_equal(cp_format_named("JSON"), -1);
+    assert_int_equal(cp_format_named(""), -1);
+    assert_int_equal(cp_format_named("xml"), -1);
+    assert_int_equal(cp_format_named(cp_format_name(CP_FORMAT_HTML)), CP_FORMAT_HTML);
+    assert_int_equal(cp_format_named(cp_format_name(CP_FORMAT_JSON)), CP_FORMAT_JSON);
+    assert_int_equal(cp_format_named(cp_format_name(CP_FORMAT_AUTO)), CP_FORMAT_AUTO);
+    assert_string_equal(cp_args_parse(pool, "format=auto", 100, &args),
+                        "format must be json or html");
+    assert_string_equal(cp_args_parse(pool, "format=HTML", 100, &args),
+                        "format must be json or html");
+}
+
 static void accept_header_picks_the_format(void **state)
 {
     struct { const char *accept; cp_format format; } cases[] = {
@@ -140,6 +161,7 @@ int main(void)
         UNIT_TEST(malformed_escapes_and_nul_are_refused),
         UNIT_TEST(an_empty_start_is_passed_on_for_the_token_check),
         UNIT_TEST(format_is_json_or_html),
+        UNIT_TEST(format_names_are_read_one_way),
         UNIT_TEST(accept_header_picks_the_format),
     };
     RUN_UNIT_TESTS("args", tests);

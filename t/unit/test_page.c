@@ -149,6 +149,7 @@ static void a_pages_issued_tokens_are_its_links_but_its_own(void **state)
     cp_page page;
     cp_page_link links[3] = { { 1, NULL, 0, 0 }, { 2, "[2]", 1, 0 }, { 3, "[3]", 0, 0 } };
     const apr_array_header_t *tokens;
+    apr_size_t longest;
     int i;
 
     memset(&page, 0, sizeof(page));
@@ -162,6 +163,9 @@ static void a_pages_issued_tokens_are_its_links_but_its_own(void **state)
     }
     tokens = cp_page_issued_tokens(pool, &page);
     assert_int_equal(tokens->nelts, 4);
+    /* what the debug log tells: the places that hold a token, and the longest */
+    assert_int_equal(cp_page_issued_count(&page, pool, &longest), 2);
+    assert_int_equal(longest, 3);
     assert_ptr_equal(APR_ARRAY_IDX(tokens, 0, const char **), &page.next);
     assert_ptr_equal(APR_ARRAY_IDX(tokens, 1, const char **), &page.prev);
     assert_ptr_equal(APR_ARRAY_IDX(tokens, 2, const char **),
@@ -172,6 +176,48 @@ static void a_pages_issued_tokens_are_its_links_but_its_own(void **state)
     tokens = cp_page_issued_tokens(pool, &page);
     assert_int_equal(tokens->nelts, 5);
     assert_ptr_equal(APR_ARRAY_IDX(tokens, 2, const char **), &page.last);
+    page.last = "[\"the last\"]";
+    assert_int_equal(cp_page_issued_count(&page, pool, &longest), 3);
+    assert_int_equal(longest, strlen(page.last));
+    page.next = NULL;
+    APR_ARRAY_IDX(page.pages, 2, cp_page_link).start = NULL;
+    page.last = NULL;
+    assert_int_equal(cp_page_issued_count(&page, pool, &longest), 0);
+    assert_int_equal(longest, 0);
+}
+
+/* The answers a page reads, as the core builds them from the plan: its size,
+ * links and partiality, document ids by the view, the queries and token. */
+static void a_pages_answers_are_built_from_its_plan(void **state)
+{
+    cp_view view;
+    cp_plan plan;
+    cp_page_answers in;
+    cp_token token;
+    apr_array_header_t *queries;
+
+    memset(&token, 0, sizeof(token));
+    memset(&view, 0, sizeof(view));
+    assert_null(cp_view_init(pool, "http://127.0.0.1:5984/db/_design/d/_view/v", &view));
+    assert_null(cp_plan_init(pool, &plan, &view, NULL, "0", "9", 7, 3));
+    queries = cp_plan_page(pool, &plan, NULL);
+    cp_page_answers_init(&in, &plan, queries, &token, "[1,\"d1\"]");
+    assert_int_equal(in.count, 7);
+    assert_int_equal(in.links, 3);
+    assert_true(in.with_docid);
+    assert_true(in.partial);
+    assert_ptr_equal(in.queries, queries);
+    assert_ptr_equal(in.start_token, &token);
+    assert_string_equal(in.start, "[1,\"d1\"]");
+    view.reduce = 1;
+    assert_null(cp_plan_init(pool, &plan, &view, NULL, NULL, NULL, 5, 0));
+    cp_page_answers_init(&in, &plan, queries, NULL, NULL);
+    assert_int_equal(in.count, 5);
+    assert_int_equal(in.links, 0);
+    assert_false(in.with_docid);
+    assert_false(in.partial);
+    assert_null(in.start_token);
+    assert_null(in.start);
 }
 
 static void the_extra_row_starts_the_next_page(void **state)
@@ -1031,6 +1077,7 @@ int main(void)
         UNIT_TEST(a_short_first_page_has_no_links),
         UNIT_TEST(the_last_pages_token_fits_every_cap),
         UNIT_TEST(a_pages_issued_tokens_are_its_links_but_its_own),
+        UNIT_TEST(a_pages_answers_are_built_from_its_plan),
         UNIT_TEST(the_extra_row_starts_the_next_page),
         UNIT_TEST(the_last_backward_row_starts_the_previous_page),
         UNIT_TEST(grouped_rows_make_key_only_tokens),

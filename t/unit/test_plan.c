@@ -90,7 +90,7 @@ static void the_batch_body_holds_the_same_queries(void **state)
     cp_token start = token_of("[\"p\",7.5]", "c\"7", 1);
     apr_array_header_t *queries = cp_plan_page(pool, &plan, &start);
 
-    assert_string_equal(cp_plan_batch_body(pool, queries),
+    assert_string_equal(cp_plan_batch_body(pool, cp_plan_waiting(pool, queries)),
                         "{\"queries\":["
                         "{\"limit\":0,\"reduce\":false,\"startkey\":[\"p\",0]},"
                         "{\"limit\":0,\"reduce\":false,\"descending\":true,"
@@ -100,16 +100,65 @@ static void the_batch_body_holds_the_same_queries(void **state)
                         "{\"limit\":7,\"reduce\":false,\"descending\":true,"
                         "\"startkey\":[\"p\",7.5],\"startkey_docid\":\"c\\\"7\","
                         "\"endkey\":[\"p\",0]}]}");
-    /* only the queries without an answer */
-    assert_int_equal(cp_plan_pending(queries), 4);
+    /* only the queries that wait */
+    assert_int_equal(cp_plan_waiting(pool, queries)->nelts, 4);
     APR_ARRAY_IDX(queries, 0, cp_query).answer = answer_text("{\"rows\":[]}");
     APR_ARRAY_IDX(queries, 1, cp_query).answer = answer_text("{\"rows\":[]}");
     APR_ARRAY_IDX(queries, 2, cp_query).answer = answer_text("{\"rows\":[]}");
-    assert_int_equal(cp_plan_pending(queries), 1);
-    assert_string_equal(cp_plan_batch_body(pool, queries),
+    assert_int_equal(cp_plan_waiting(pool, queries)->nelts, 1);
+    assert_string_equal(cp_plan_batch_body(pool, cp_plan_waiting(pool, queries)),
                         "{\"queries\":[{\"limit\":7,\"reduce\":false,\"descending\":true,"
                         "\"startkey\":[\"p\",7.5],\"startkey_docid\":\"c\\\"7\","
                         "\"endkey\":[\"p\",0]}]}");
+}
+
+/* Which queries wait is the plan's to say: those without an answer, in the
+ * order sent; the answers a backend brings go to them by role, never over an
+ * answer a query has, and a widened query waits again. */
+static void the_plan_says_which_queries_wait_and_takes_their_answers(void **state)
+{
+    cp_view view = view_of(VIEW_URL);
+    cp_plan plan = plan_of(&view, NULL, "[\"p\",0]", "[\"p\",{}]", 2);
+    cp_token start = token_of("[\"p\",7.5]", "c7", 1);
+    apr_array_header_t *queries = cp_plan_page(pool, &plan, &start);
+    const cp_answer *forward = answer_text("{\"rows\":[]}");
+    const cp_answer *backward = answer_text("{\"rows\":[]}");
+    const cp_answer *other = answer_text("{\"rows\":[]}");
+    cp_plan_answers answers = { { NULL } };
+    apr_array_header_t *waiting = cp_plan_waiting(pool, queries);
+    cp_query *query;
+    int i;
+
+    assert_int_equal(waiting->nelts, queries->nelts);
+    for (i = 0; i < waiting->nelts; i++) {
+        assert_ptr_equal(APR_ARRAY_IDX(waiting, i, const cp_query *),
+                         &APR_ARRAY_IDX(queries, i, cp_query));
+    }
+    /* a round that brought two answers: the other two still wait */
+    answers.of[CP_QUERY_FORWARD] = forward;
+    answers.of[CP_QUERY_BACKWARD] = backward;
+    assert_int_equal(cp_plan_take_answers(queries, &answers), 2);
+    assert_ptr_equal(cp_plan_query(queries, CP_QUERY_FORWARD)->answer, forward);
+    assert_ptr_equal(cp_plan_query(queries, CP_QUERY_BACKWARD)->answer, backward);
+    waiting = cp_plan_waiting(pool, queries);
+    assert_int_equal(waiting->nelts, 2);
+    assert_int_equal(APR_ARRAY_IDX(waiting, 0, const cp_query *)->role,
+                     CP_QUERY_RANGE_START);
+    assert_int_equal(APR_ARRAY_IDX(waiting, 1, const cp_query *)->role, CP_QUERY_RANGE_END);
+    /* the next round's answers: a query keeps the answer it has */
+    memset(&answers, 0, sizeof(answers));
+    answers.of[CP_QUERY_RANGE_START] = other;
+    answers.of[CP_QUERY_RANGE_END] = other;
+    answers.of[CP_QUERY_FORWARD] = other;
+    assert_int_equal(cp_plan_take_answers(queries, &answers), 0);
+    assert_ptr_equal(cp_plan_query(queries, CP_QUERY_FORWARD)->answer, forward);
+    assert_int_equal(cp_plan_waiting(pool, queries)->nelts, 0);
+    /* widened, the backward query waits again, alone */
+    query = cp_plan_query(queries, CP_QUERY_BACKWARD);
+    assert_true(cp_plan_widen(pool, &plan, &start, query));
+    waiting = cp_plan_waiting(pool, queries);
+    assert_int_equal(waiting->nelts, 1);
+    assert_ptr_equal(APR_ARRAY_IDX(waiting, 0, const cp_query *), query);
 }
 
 /* Whatever a key or id holds stays one parameter value. */
@@ -567,8 +616,8 @@ static void a_cut_entry_behind_widens_the_backward_query(void **state)
     assert_null(backward->answer);
     assert_int_equal(backward->widened, 1);
     assert_int_equal(backward->limit, 6 * 8 + 2);
-    assert_int_equal(cp_plan_pending(queries), 1);
-    assert_string_equal(cp_plan_batch_body(pool, queries),
+    assert_int_equal(cp_plan_waiting(pool, queries)->nelts, 1);
+    assert_string_equal(cp_plan_batch_body(pool, cp_plan_waiting(pool, queries)),
                         "{\"queries\":[{\"limit\":50,\"reduce\":false,\"descending\":true,"
                         "\"startkey\":\"r\",\"startkey_docid\":\"d5\"}]}");
     /* an answer shorter than its limit reached the start: complete */
@@ -824,8 +873,8 @@ static void a_cut_entry_in_the_tail_widens_it(void **state)
     assert_non_null(range_start->answer);
     assert_int_equal(tail->widened, 1);
     assert_int_equal(tail->limit, 7 * 8 + 2);
-    assert_int_equal(cp_plan_pending(queries), 1);
-    assert_string_equal(cp_plan_batch_body(pool, queries),
+    assert_int_equal(cp_plan_waiting(pool, queries)->nelts, 1);
+    assert_string_equal(cp_plan_batch_body(pool, cp_plan_waiting(pool, queries)),
                         "{\"queries\":[{\"limit\":58,\"reduce\":false,\"descending\":true,"
                         "\"startkey\":\"z\",\"endkey\":\"a\"}]}");
     /* an answer shorter than its limit reached the range's start: complete */
@@ -965,7 +1014,7 @@ static void check_combination(const combination *c)
     /* ... and it probes the position of a key range or a partition */
     guarded |= probed && (c->range || c->partition);
     assert_int_equal(queries->nelts, guarded + probed + 1 + keys_apart + c->later);
-    assert_int_equal(cp_plan_pending(queries), queries->nelts);
+    assert_int_equal(cp_plan_waiting(pool, queries)->nelts, queries->nelts);
     assert_string_equal(plan.index_url,
                         c->partition ? apr_pstrcat(pool, DB_URL "/_partition/", c->partition,
                                                    view.index_path, NULL) : url);
@@ -1048,7 +1097,7 @@ static void check_combination(const combination *c)
         expect_url_matches_params(c, &plan, query);
     }
     /* the POST body: the same parameters, in order */
-    body = parse(cp_plan_batch_body(pool, queries));
+    body = parse(cp_plan_batch_body(pool, cp_plan_waiting(pool, queries)));
     assert_int_equal(json_object_size(body), 1);
     assert_int_equal(json_array_size(json_object_get(body, "queries")), queries->nelts);
     for (i = 0; i < queries->nelts; i++) {
@@ -1097,7 +1146,7 @@ static void index_freshness_goes_into_every_query(void **state)
         assert_non_null(strstr(url, "&update=false"));
         assert_null(strstr(url, "stable"));
     }
-    assert_non_null(strstr(cp_plan_batch_body(pool, queries), "\"update\":\"false\""));
+    assert_non_null(strstr(cp_plan_batch_body(pool, cp_plan_waiting(pool, queries)), "\"update\":\"false\""));
 
     /* the backward answer cut inside the token's entry: the wider query keeps it */
     view.include_docs = 0;
@@ -1116,7 +1165,7 @@ static void index_freshness_goes_into_every_query(void **state)
     assert_int_equal(backward->widened, 1);
     assert_string_equal(json_string_value(json_object_get(backward->params, "update")), "true");
     assert_string_equal(json_string_value(json_object_get(backward->params, "stable")), "false");
-    assert_string_equal(cp_plan_batch_body(pool, queries),
+    assert_string_equal(cp_plan_batch_body(pool, cp_plan_waiting(pool, queries)),
                         apr_psprintf(pool, "{\"queries\":[{\"limit\":%d,\"reduce\":false,"
                                      "\"descending\":true,\"update\":\"true\","
                                      "\"stable\":\"false\",\"startkey\":\"r\","
@@ -1312,6 +1361,7 @@ int main(void)
         UNIT_TEST(partition_names_are_checked),
         UNIT_TEST(later_pages_query_forward_and_backward_from_the_token),
         UNIT_TEST(the_batch_body_holds_the_same_queries),
+        UNIT_TEST(the_plan_says_which_queries_wait_and_takes_their_answers),
         UNIT_TEST(keys_cannot_smuggle_parameters),
         UNIT_TEST(a_logged_query_hides_keys_when_asked),
         UNIT_TEST(a_range_bounds_every_query),

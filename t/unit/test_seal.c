@@ -121,7 +121,7 @@ static void a_sealed_token_shows_nothing_of_its_key_or_id(void **state)
 {
     const cp_seal_key *key = key_of(SECRET);
     const char *words[] = { PAYLOAD, "Nirvana", "nirvana-1994", "[\"Nirvana\"", "1994" };
-    const char *sealed, *again, *error;
+    const char *sealed, *error;
     apr_size_t i, raw_len;
     const unsigned char *raw;
 
@@ -179,6 +179,31 @@ static void a_page_s_tokens_are_sealed_together(void **state)
     /* nothing to seal: nothing done */
     assert_null(cp_seal_tokens(pool, key, BINDING, tokens + 1, 1));
     assert_null(cp_seal_tokens(pool, key, BINDING, tokens, 0));
+}
+
+/* cp_seal_page_tokens seals every token the page hands out, and the current
+ * page's own (the client's, sealed already) not again. */
+static void a_page_is_sealed_in_the_core(void **state)
+{
+    const cp_seal_key *key = key_of(SECRET);
+    cp_page page;
+    cp_page_link link = { 2, "[2,\"b\"]", 0, 0 }, current = { 3, "sealed", 1, 0 };
+    const char *error;
+
+    memset(&page, 0, sizeof(page));
+    page.next = "[21,\"a\"]";
+    page.last = "last";
+    page.pages = apr_array_make(pool, 2, sizeof(cp_page_link));
+    APR_ARRAY_PUSH(page.pages, cp_page_link) = link;
+    APR_ARRAY_PUSH(page.pages, cp_page_link) = current;
+    assert_null(cp_seal_page_tokens(pool, key, BINDING, &page));
+    assert_null(page.prev);
+    assert_string_equal(opened(key, NULL, BINDING, page.next, &error), "[21,\"a\"]");
+    assert_string_equal(opened(key, NULL, BINDING, page.last, &error), "last");
+    assert_string_equal(opened(key, NULL, BINDING,
+                               APR_ARRAY_IDX(page.pages, 0, cp_page_link).start, &error),
+                        "[2,\"b\"]");
+    assert_string_equal(APR_ARRAY_IDX(page.pages, 1, cp_page_link).start, "sealed");
 }
 
 static void an_empty_token_is_not_sealed(void **state)
@@ -321,6 +346,7 @@ int main(void)
         UNIT_TEST(a_sealed_token_shows_nothing_of_its_key_or_id),
         UNIT_TEST(the_same_token_key_and_binding_seal_to_the_same_text),
         UNIT_TEST(a_page_s_tokens_are_sealed_together),
+        UNIT_TEST(a_page_is_sealed_in_the_core),
         UNIT_TEST(an_empty_token_is_not_sealed),
         UNIT_TEST(the_previous_secret_still_opens_tokens),
         UNIT_TEST(tokens_of_another_location_or_secret_do_not_open),

@@ -1,0 +1,650 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * mod_couchpage_check.c: the checks of what the directives of
+ * mod_couchpage_config.c name (a view URL's scheme, the password file of
+ * CouchPageCredentials, read and its permissions checked) and the start-up
+ * checks (the check_config hook) of the configuration they made: each
+ * section merged as a request at its path would merge it (httpd's location
+ * walk, repeated), the modules a view's scheme needs, the mod_proxy worker
+ * or balancer that serves a view; and couchpage_merged_fault, which a
+ * request whose merged configuration start-up could not place meets. The
+ * split mod_md has: its directives in mod_md_config.c, what it does with
+ * the configuration at start-up apart. Glue: configuration time, and a
+ * request's merged config only read.
+ */
+#include "mod_couchpage_check.h"
+
+#include "http_core.h"
+#include "http_log.h"
+#include "apr_file_info.h"
+#include "apr_file_io.h"
+#include "apr_fnmatch.h"
+#include "apr_hash.h"
+#include "apr_strings.h"
+#include "apr_user.h"
+
+#include "couchpage_view.h"
+#include "mod_proxy.h"
+
+APLOG_USE_MODULE(couchpage);
+
+/* The proxy modules that serve a view URL's scheme: mod_proxy_http makes
+ * the HTTP requests, mod_ssl the TLS of https, mod_proxy_balancer picks a
+ * balancer's member (the members' own http:// needs mod_proxy_http). */
+static const struct {
+    const char *scheme;
+    const char *modules[3]; /* source names, as ap_find_linked_module knows them */
+} view_schemes[] = {
+    { "http", { "mod_proxy.c", "mod_proxy_http.c", NULL } },
+    { "https", { "mod_proxy.c", "mod_proxy_http.c", "mod_ssl.c" } },
+    { "balancer", { "mod_proxy.c", "mod_proxy_balancer.c", "mod_proxy_http.c" } },
+};
+#define VIEW_SCHEMES (sizeof(view_schemes) / sizeof(view_schemes[0]))
+
+/* The index of url's scheme in view_schemes, or -1. */
+static int view_scheme(const char *url)
+{
+    const char *colon = strchr(url, ':');
+    apr_size_t i;
+
+    for (i = 0; colon && i < VIEW_SCHEMES; i++) {
+        if (strlen(view_schemes[i].scheme) == (apr_size_t)(colon - url)
+            && strncasecmp(url, view_schemes[i].scheme, colon - url) == 0) {
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+const char *couchpage_view_scheme_fault(apr_pool_t *p, const char *url)
+{
+    const char *reason = "has a scheme the module does not serve; use";
+    apr_size_t i;
+
+    if (view_scheme(url) >= 0) {
+        return NULL;
+    }
+    for (i = 0; i < VIEW_SCHEMES; i++) {
+        reason = apr_pstrcat(p, reason, !i ? " " : i + 1 < VIEW_SCHEMES ? ", " : " or ",
+                             view_schemes[i].scheme, "://", NULL);
+    }
+    return reason;
+}
+
+#define PASSWORD_FILE_MAX 4096
+
+/* Readable by others than root and the owner: warned of, once per read of
+ * the configuration. APR's permission bits are the octal mode's digits,
+ * written in hexadecimal (APR_FPROT_UREAD is 0x0400). */
+static void warn_if_readable(cmd_parms *cmd, const char *path, const apr_finfo_t *finfo)
+{
+    const char *who = NULL;
+    char *group = NULL;
+
+    if ((finfo->valid & APR_FINFO_PROT) && (finfo->protection & APR_FPROT_WREAD)) {
+        who = "every user of this machine";
+    }
+    else if ((finfo->valid & (APR_FINFO_PROT | APR_FINFO_GROUP))
+             == (APR_FINFO_PROT | APR_FINFO_GROUP)
+             && (finfo->protection & APR_FPROT_GREAD) && finfo->group != 0) {
+        who = apr_gid_name_get(&group, finfo->group, cmd->temp_pool) == APR_SUCCESS
+              ? apr_psprintf(cmd->temp_pool, "the members of group %s", group)
+              : "the members of its group";
+    }
+    if (who) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, cmd->server, CPLOGNO(0134)
+                     "CouchPageCredentials (%s): the password file %s can be read by %s "
+                     "(mode %03x); httpd reads it as root: chown root:root it and "
+                     "chmod 0600 (or 0640) it",
+                     couchpage_directive_where(cmd->temp_pool, cmd->directive), path, who,
+                     (unsigned)(finfo->protection & 0x0777));
+    }
+}
+
+const char *couchpage_read_password_file(cmd_parms *cmd, const char *path,
+                                         const char **password)
+{
+    char buf[PASSWORD_FILE_MAX + 1], error[128];
+    const char *fault = NULL;
+    apr_file_t *file;
+    apr_finfo_t finfo;
+    apr_size_t len = 0;
+    apr_status_t rv;
+
+    path = ap_server_root_relative(cmd->temp_pool, path);
+    if (!path) {
+        return "CouchPageCredentials: the password file's path is not valid";
+    }
+    rv = apr_file_open(&file, path, APR_FOPEN_READ, APR_FPROT_OS_DEFAULT, cmd->temp_pool);
+    if (rv != APR_SUCCESS) {
+        return apr_psprintf(cmd->pool, "CouchPageCredentials: the password file %s cannot "
+                            "be opened: %s", path, apr_strerror(rv, error, sizeof(error)));
+    }
+    rv = apr_file_info_get(&finfo, APR_FINFO_TYPE | APR_FINFO_PROT | APR_FINFO_GROUP, file);
+    if ((rv == APR_SUCCESS || rv == APR_INCOMPLETE) && (finfo.valid & APR_FINFO_TYPE)
+        && finfo.filetype != APR_REG) {
+        fault = "is not a regular file";
+    }
+    else {
+        rv = apr_file_read_full(file, buf, sizeof(buf), &len);
+        if (rv != APR_SUCCESS && rv != APR_EOF) {
+            fault = apr_pstrcat(cmd->temp_pool, "cannot be read: ",
+                                apr_strerror(rv, error, sizeof(error)), NULL);
+        }
+    }
+    apr_file_close(file);
+    if (!fault) {
+        if (len > 0 && buf[len - 1] == '\n') {
+            len -= len > 1 && buf[len - 2] == '\r' ? 2 : 1;
+        }
+        fault = len > PASSWORD_FILE_MAX
+              ? apr_psprintf(cmd->temp_pool, "is longer than %d bytes; it holds the "
+                             "password alone", PASSWORD_FILE_MAX)
+              : len == 0 ? "is empty; it holds the password alone"
+              : memchr(buf, '\n', len) || memchr(buf, '\r', len) || memchr(buf, '\0', len)
+              ? "holds more than one line, or a NUL; it holds the password alone, on one line"
+              : NULL;
+    }
+    if (fault) {
+        return apr_psprintf(cmd->pool, "CouchPageCredentials: the password file %s %s",
+                            path, fault);
+    }
+    *password = apr_pstrmemdup(cmd->pool, buf, len);
+    warn_if_readable(cmd, path, &finfo);
+    return NULL;
+}
+
+/* httpd keeps no list of merged per-directory configurations: a request's
+ * is merged when it is served, from the server's and every section that
+ * applies to it. So for each section of each server that has the module's
+ * directives (and for the server's own), the checks merge what a request
+ * at that section's own path would merge, as httpd does, and refuse only
+ * what is certain there: what sections the checks cannot place might change
+ * (below) counts as unknown, and an unknown setting is never refused.
+ *
+ * A literal <Location> is placed exactly: a request for its own path merges
+ * the server's configuration, then every <Location> and <LocationMatch>
+ * that matches that path, in order (ap_location_walk's matching, repeated
+ * here); <Directory>, <Files> and .htaccess come before the <Location>s, so
+ * they can change only what no matching <Location> sets, and <If> sections
+ * come last and can change anything. Any other section (regular expression
+ * or wildcard, <Directory>, <Files>, <If>) is checked merged onto the
+ * server's alone, with whatever any other section sets counted as unknown.
+ * The server's own configuration is checked for a path that only the
+ * <Location "/"> sections match. */
+
+enum {
+    SETS_HANDLER = 1,
+    SETS_VIEW = 2,
+    SETS_PAGE_SIZE = 4,
+    SETS_MAX_PAGE_SIZE = 8,
+    SETS_INCLUDE_DOCS = 16,
+    SETS_ITEM = 32,            /* CouchPageItem or CouchPageItemTemplate */
+    SETS_FIELDS = 64,
+    SETS_FORMAT = 128,
+    /* what a .htaccess file may set with AllowOverride FileInfo */
+    SETS_FILEINFO = SETS_HANDLER | SETS_PAGE_SIZE | SETS_ITEM | SETS_FORMAT
+};
+
+typedef enum {
+    SECTION_LOCATION,
+    SECTION_DIRECTORY,
+    SECTION_FILES,
+    SECTION_IF
+} section_kind;
+
+typedef struct {
+    section_kind kind;
+    const core_dir_config *core;
+    const couchpage_dir_conf *conf; /* NULL: none of the module's directives */
+    unsigned sets;                  /* SETS_*: what conf sets */
+} config_section;
+
+static unsigned settings_of(const couchpage_dir_conf *conf)
+{
+    if (!conf) {
+        return 0;
+    }
+    return (conf->handler ? SETS_HANDLER : 0) | (conf->view_set ? SETS_VIEW : 0)
+         | (conf->page_size_set ? SETS_PAGE_SIZE : 0)
+         | (conf->max_page_size_set ? SETS_MAX_PAGE_SIZE : 0)
+         | (conf->include_docs_set ? SETS_INCLUDE_DOCS : 0)
+         | (conf->item_set ? SETS_ITEM : 0) | (conf->fields_set ? SETS_FIELDS : 0)
+         | (conf->format_set ? SETS_FORMAT : 0);
+}
+
+static void collect_sections(apr_array_header_t *out, section_kind kind,
+                             const apr_array_header_t *vectors);
+
+/* A section, and the <Files> and <If> sections nested in it. */
+static void collect_section(apr_array_header_t *out, section_kind kind,
+                            ap_conf_vector_t *vector)
+{
+    config_section *section = apr_array_push(out);
+
+    section->kind = kind;
+    section->core = ap_get_core_module_config(vector);
+    section->conf = ap_get_module_config(vector, &couchpage_module);
+    section->sets = settings_of(section->conf);
+    collect_sections(out, SECTION_FILES, section->core->sec_file);
+    collect_sections(out, SECTION_IF, section->core->sec_if);
+}
+
+static void collect_sections(apr_array_header_t *out, section_kind kind,
+                             const apr_array_header_t *vectors)
+{
+    int i;
+
+    for (i = 0; vectors && i < vectors->nelts; i++) {
+        collect_section(out, kind, APR_ARRAY_IDX(vectors, i, ap_conf_vector_t *));
+    }
+}
+
+/* What .htaccess files may set: with AllowOverride FileInfo, SetHandler and
+ * the module's presentation directives, or those AllowOverrideList names;
+ * never a view or what else decides the queries (SERVER_ONLY). */
+static unsigned htaccess_settings(const core_dir_config *core)
+{
+    static const struct {
+        const char *directive;
+        unsigned sets;
+    } listed[] = {
+        { "SetHandler", SETS_HANDLER }, { "CouchPageSize", SETS_PAGE_SIZE },
+        { "CouchPageItem", SETS_ITEM }, { "CouchPageItemTemplate", SETS_ITEM },
+        { "CouchPageFormat", SETS_FORMAT },
+    };
+    unsigned sets = 0;
+    apr_size_t i;
+
+    if (!(core->override & OR_UNSET)) {
+        sets |= core->override & OR_FILEINFO ? SETS_FILEINFO : 0;
+    }
+    for (i = 0; core->override_list && i < sizeof(listed) / sizeof(listed[0]); i++) {
+        sets |= apr_table_get(core->override_list, listed[i].directive) ? listed[i].sets : 0;
+    }
+    return sets;
+}
+
+/* Whether a <Location> or <LocationMatch> applies to a request for uri:
+ * ap_location_walk's test. */
+static int location_applies(const core_dir_config *location, const char *uri)
+{
+    apr_size_t len = strlen(location->d);
+
+    if (location->r) {
+        return ap_regexec(location->r, uri, 0, NULL, 0) == 0;
+    }
+    if (location->d_is_fnmatch) {
+        return apr_fnmatch(location->d, uri, APR_FNM_PATHNAME) == APR_SUCCESS;
+    }
+    return strncmp(location->d, uri, len) == 0
+        && !(len > 0 && location->d[len - 1] != '/' && uri[len] != '/' && uri[len] != '\0');
+}
+
+/* A plain <Location> (no pattern): a request for its own path is known. */
+static int is_literal_location(const config_section *section)
+{
+    return section->kind == SECTION_LOCATION && !section->core->r
+        && !section->core->d_is_fnmatch;
+}
+
+/* A <Location> that every request's path matches. */
+static int location_matches_all(const config_section *section)
+{
+    return is_literal_location(section)
+        && (!*section->core->d || strcmp(section->core->d, "/") == 0);
+}
+
+/* The section as an operator wrote it, and the virtual host it is in. */
+static const char *section_name(apr_pool_t *p, const config_section *section,
+                                const server_rec *s)
+{
+    static const char *const kinds[] = { "Location", "Directory", "Files" };
+    const char *name;
+
+    if (!section) {
+        name = "the server config";
+    }
+    else if (section->kind == SECTION_IF) {
+        name = section->core->condition_ifelse == AP_CONDITION_ELSE ? "<Else>"
+             : section->core->condition_ifelse == AP_CONDITION_ELSEIF ? "<ElseIf>" : "<If>";
+    }
+    else {
+        name = apr_psprintf(p, "<%s%s \"%s\">", kinds[section->kind],
+                            section->core->r ? "Match" : "", section->core->d);
+    }
+    if (s->is_virtual) {
+        name = apr_psprintf(p, "%s of the <VirtualHost> at %s:%d", name, s->defn_name,
+                            s->defn_line_number);
+    }
+    return name;
+}
+
+/* A CouchPageSize above the CouchPageMaxSize merged with it: which, and
+ * where each is written. The default size is no fault: a smaller maximum
+ * caps it (the handler's read_page_request). */
+static const char *page_size_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
+{
+    if (!conf->page_size_set || conf->page_size <= conf->max_page_size) {
+        return NULL;
+    }
+    return apr_psprintf(p, "CouchPageSize %d (%s) is larger than CouchPageMaxSize %d (%s)",
+                        conf->page_size, couchpage_directive_where(p, conf->page_size_where),
+                        conf->max_page_size, conf->max_page_size_set
+                        ? couchpage_directive_where(p, conf->max_page_size_where)
+                        : "the default");
+}
+
+/* An HTML item that reads the rows' documents, which the queries do not
+ * ask for: every item would show nothing. */
+static const char *item_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
+{
+    if (!conf->item_reads_doc || conf->view.include_docs || conf->format == CP_FORMAT_JSON) {
+        return NULL;
+    }
+    return apr_psprintf(p, "%s (%s) reads the rows' documents (doc), and "
+                        "CouchPageIncludeDocs is not On",
+                        conf->item_template ? "CouchPageItemTemplate" : "CouchPageItem",
+                        couchpage_directive_where(p, conf->item_where));
+}
+
+/* CouchPageFields without documents to pick members of. */
+static const char *fields_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
+{
+    if (!conf->fields || conf->view.include_docs) {
+        return NULL;
+    }
+    return apr_psprintf(p, "CouchPageFields (%s) picks members of the rows' documents, "
+                        "and CouchPageIncludeDocs is not On",
+                        couchpage_directive_where(p, conf->fields_where));
+}
+
+const char *couchpage_merged_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
+{
+    const char *fault = page_size_fault(p, conf);
+
+    if (!fault) {
+        fault = item_fault(p, conf);
+    }
+    return fault ? fault : fields_fault(p, conf);
+}
+
+/* One merged configuration and what other sections may change in it. */
+static int check_merged(apr_pool_t *p, server_rec *s, const config_section *section,
+                        const couchpage_dir_conf *merged, unsigned unknown)
+{
+    const char *fault;
+
+    if (merged->handler != COUCHPAGE_HANDLER_COUCHPAGE || (unknown & SETS_HANDLER)) {
+        return OK;
+    }
+    if (!merged->view_set && !(unknown & SETS_VIEW)) {
+        ap_log_error(APLOG_MARK, APLOG_ERR | APLOG_STARTUP, 0, s, CPLOGNO(0112)
+                     "SetHandler couchpage (%s) applies in %s, where no CouchPageView "
+                     "is set: every request there would be answered 500. Set "
+                     "CouchPageView there, or SetHandler couchpage only where a view "
+                     "is set", couchpage_directive_where(p, merged->handler_where),
+                     section_name(p, section, s));
+        return !OK;
+    }
+    if (!(unknown & (SETS_PAGE_SIZE | SETS_MAX_PAGE_SIZE))
+        && (fault = page_size_fault(p, merged))) {
+        ap_log_error(APLOG_MARK, APLOG_ERR | APLOG_STARTUP, 0, s, CPLOGNO(0113)
+                     "%s in %s: every request there would be answered 500. Raise "
+                     "CouchPageMaxSize or lower CouchPageSize", fault,
+                     section_name(p, section, s));
+        return !OK;
+    }
+    if (!(unknown & (SETS_INCLUDE_DOCS | SETS_ITEM | SETS_FORMAT))
+        && (fault = item_fault(p, merged))) {
+        ap_log_error(APLOG_MARK, APLOG_ERR | APLOG_STARTUP, 0, s, CPLOGNO(0130)
+                     "%s in %s: every item there would show nothing. Set "
+                     "CouchPageIncludeDocs On there, or show the row's key, value or id",
+                     fault, section_name(p, section, s));
+        return !OK;
+    }
+    if (!(unknown & (SETS_INCLUDE_DOCS | SETS_FIELDS)) && (fault = fields_fault(p, merged))) {
+        ap_log_error(APLOG_MARK, APLOG_ERR | APLOG_STARTUP, 0, s, CPLOGNO(0131)
+                     "%s in %s: it would pick nothing. Set CouchPageIncludeDocs On there, "
+                     "or remove CouchPageFields",
+                     fault, section_name(p, section, s));
+        return !OK;
+    }
+    return OK;
+}
+
+/* The view URL's scheme needs its proxy modules loaded: without them
+ * mod_proxy answers every page's subrequest with an error that names
+ * nothing of the module's. */
+static int check_view_modules(apr_pool_t *p, server_rec *s, const couchpage_dir_conf *conf)
+{
+    const char *missing = NULL;
+    int scheme, i;
+
+    if (!conf || !conf->view_set || (scheme = view_scheme(conf->view.url)) < 0) {
+        return OK;
+    }
+    for (i = 0; i < 3 && view_schemes[scheme].modules[i]; i++) {
+        const char *module = view_schemes[scheme].modules[i];
+
+        if (!ap_find_linked_module(module)) {
+            /* "mod_proxy_http.c" is loaded as proxy_http_module */
+            const char *name = apr_pstrndup(p, module + 4, strlen(module) - 6);
+
+            missing = apr_psprintf(p, "%s%s%s (LoadModule %s_module)", missing ? missing : "",
+                                   missing ? ", " : "", apr_pstrndup(p, module, strlen(module) - 2),
+                                   name);
+        }
+    }
+    if (missing) {
+        ap_log_error(APLOG_MARK, APLOG_ERR | APLOG_STARTUP, 0, s, CPLOGNO(0114)
+                     "CouchPageView %s (%s): %s:// needs modules that are not loaded: %s",
+                     conf->view.url, couchpage_directive_where(p, conf->view_where),
+                     view_schemes[scheme].scheme, missing);
+        return !OK;
+    }
+    return OK;
+}
+
+/* mod_proxy's name of a worker, as its lookup compares it, and whether it
+ * is a pattern: name_ex and is_name_matchable since httpd 2.4.51 (MMN
+ * 20120211.124); before, name, always a plain prefix. */
+static const char *worker_name(const proxy_worker *worker, int *is_pattern)
+{
+#if AP_MODULE_MAGIC_AT_LEAST(20120211, 124)
+    *is_pattern = worker->s->is_name_matchable;
+    return worker->s->name_ex;
+#else
+    *is_pattern = 0;
+    return worker->s->name;
+#endif
+}
+
+/* A worker for the same scheme and port on another host name, which an
+ * operator may take for the view's (localhost for 127.0.0.1): its name,
+ * or NULL. */
+static const char *worker_of_other_host(apr_pool_t *p, const proxy_server_conf *proxy,
+                                        const char *url)
+{
+    const proxy_worker *workers = (const proxy_worker *)proxy->workers->elts;
+    apr_uri_t view, uri;
+    int i, is_pattern;
+
+    if (apr_uri_parse(p, url, &view) != APR_SUCCESS || !view.hostname) {
+        return NULL;
+    }
+    for (i = 0; i < proxy->workers->nelts; i++) {
+        const char *name = worker_name(&workers[i], &is_pattern);
+
+        if (!is_pattern && apr_uri_parse(p, name, &uri) == APR_SUCCESS && uri.hostname
+            && uri.scheme && strcasecmp(uri.scheme, view.scheme) == 0
+            && (uri.port ? uri.port : apr_uri_port_of_scheme(uri.scheme))
+               == (view.port ? view.port : apr_uri_port_of_scheme(view.scheme))
+            && strcasecmp(uri.hostname, view.hostname) != 0) {
+            return name;
+        }
+    }
+    return NULL;
+}
+
+/* A view's queries keep their backend connections only with a worker of
+ * mod_proxy's that serves the view's URL: without one mod_proxy's default
+ * worker makes them, which keeps no connection, and every query opens a new
+ * one (it still works). A balancer:// view needs its balancer, without
+ * which every page fails. Either is warned of, once a URL and server; the
+ * configuration is read through mod_proxy's structures (mod_proxy.h), never
+ * its functions, so that the module loads without it. */
+static void check_view_worker(apr_pool_t *p, server_rec *s, const couchpage_dir_conf *conf,
+                              apr_hash_t *warned)
+{
+    module *proxy_module = ap_find_linked_module("mod_proxy.c");
+    const proxy_server_conf *proxy;
+    const char *url, *key, *other;
+    int i, is_pattern;
+
+    if (!proxy_module || !conf || !conf->view_set) {
+        return;
+    }
+    proxy = ap_get_module_config(s->module_config, proxy_module);
+    url = cp_view_query_prefix(p, &conf->view, conf->partition != NULL);
+    key = apr_psprintf(p, "%pp %s", (const void *)proxy, url);
+    if (apr_hash_get(warned, key, APR_HASH_KEY_STRING)) {
+        return;
+    }
+    if (strncasecmp(url, "balancer:", 9) == 0) {
+        const proxy_balancer *balancers = (const proxy_balancer *)proxy->balancers->elts;
+
+        for (i = 0; i < proxy->balancers->nelts; i++) {
+            if (strcasecmp(balancers[i].s->name, conf->view.backend) == 0) {
+                return;
+            }
+        }
+        ap_log_error(APLOG_MARK, APLOG_WARNING | APLOG_STARTUP, 0, s, CPLOGNO(0132)
+                     "CouchPageView %s (%s): no balancer %s is defined%s, and every page "
+                     "there would fail. Define it: <Proxy \"%s\"> with a BalancerMember "
+                     "for each CouchDB node", conf->view.url,
+                     couchpage_directive_where(p, conf->view_where), conf->view.backend,
+                     s->is_virtual ? " for this virtual host" : "", conf->view.backend);
+        apr_hash_set(warned, key, APR_HASH_KEY_STRING, key);
+        return;
+    }
+    for (i = 0; i < proxy->workers->nelts; i++) {
+        const char *name = worker_name(&((const proxy_worker *)proxy->workers->elts)[i],
+                                       &is_pattern);
+
+        if (cp_view_worker_serves(p, name, is_pattern, url)) {
+            return;
+        }
+    }
+    other = worker_of_other_host(p, proxy, url);
+    ap_log_error(APLOG_MARK, APLOG_WARNING | APLOG_STARTUP, 0, s, CPLOGNO(0133)
+                 "CouchPageView %s (%s): no mod_proxy worker serves %s%s, so mod_proxy's "
+                 "default worker makes its queries, which keeps no connection: each "
+                 "query opens a new one. Define a worker: <Proxy \"%s/\"> with "
+                 "ProxySet keepalive=On (a <Proxy> block without ProxySet defines none)%s%s%s",
+                 conf->view.url, couchpage_directive_where(p, conf->view_where),
+                 conf->view.backend, s->is_virtual ? " in this virtual host" : "",
+                 conf->view.backend, other ? "; the worker " : "", other ? other : "",
+                 other ? " is not it: mod_proxy compares host names as written" : "");
+    apr_hash_set(warned, key, APR_HASH_KEY_STRING, key);
+}
+
+static int check_server(apr_pool_t *p, server_rec *s, apr_hash_t *warned)
+{
+    core_server_config *server = ap_get_core_module_config(s->module_config);
+    const core_dir_config *defaults_core = ap_get_core_module_config(s->lookup_defaults);
+    couchpage_dir_conf *defaults = ap_get_module_config(s->lookup_defaults,
+                                                        &couchpage_module);
+    apr_array_header_t *sections = apr_array_make(p, 16, sizeof(config_section));
+    const config_section *all;
+    unsigned htaccess = htaccess_settings(defaults_core), before_locations = 0, in_ifs = 0;
+    unsigned in_patterns = 0, in_others = 0;
+    couchpage_dir_conf *merged;
+    int i, j;
+
+    collect_sections(sections, SECTION_FILES, defaults_core->sec_file);
+    collect_sections(sections, SECTION_IF, defaults_core->sec_if);
+    collect_sections(sections, SECTION_DIRECTORY, server->sec_dir);
+    collect_sections(sections, SECTION_LOCATION, server->sec_url);
+    all = (const config_section *)sections->elts;
+    for (i = 0; i < sections->nelts; i++) {
+        if (all[i].kind == SECTION_DIRECTORY) {
+            before_locations |= all[i].sets;
+            htaccess |= htaccess_settings(all[i].core);
+        }
+        else if (all[i].kind == SECTION_FILES) {
+            before_locations |= all[i].sets;
+        }
+        else if (all[i].kind == SECTION_IF) {
+            in_ifs |= all[i].sets;
+        }
+        else if (!is_literal_location(&all[i])) {
+            in_patterns |= all[i].sets;
+        }
+        if (check_view_modules(p, s, all[i].conf) != OK) {
+            return !OK;
+        }
+        check_view_worker(p, s, all[i].conf, warned);
+    }
+    if (check_view_modules(p, s, defaults) != OK) {
+        return !OK;
+    }
+    check_view_worker(p, s, defaults, warned);
+    before_locations |= htaccess;
+
+    /* the server's own, for a path only <Location "/"> matches */
+    merged = defaults;
+    for (i = 0; i < sections->nelts; i++) {
+        if (location_matches_all(&all[i]) && all[i].conf) {
+            merged = couchpage_merge_dir_conf(p, merged, (void *)all[i].conf);
+            in_others |= all[i].sets;
+        }
+    }
+    if (check_merged(p, s, NULL, merged,
+                     in_ifs | in_patterns | (before_locations & ~in_others)) != OK) {
+        return !OK;
+    }
+
+    for (i = 0; i < sections->nelts; i++) {
+        unsigned unknown = 0, in_locations = 0;
+
+        if (!all[i].conf) {
+            continue;
+        }
+        merged = defaults;
+        if (is_literal_location(&all[i])) {
+            for (j = 0; j < sections->nelts; j++) {
+                if (all[j].kind == SECTION_LOCATION && all[j].conf
+                    && location_applies(all[j].core, all[i].core->d)) {
+                    merged = couchpage_merge_dir_conf(p, merged, (void *)all[j].conf);
+                    in_locations |= all[j].sets;
+                }
+            }
+            unknown = in_ifs | (before_locations & ~in_locations);
+        }
+        else {
+            merged = couchpage_merge_dir_conf(p, merged, (void *)all[i].conf);
+            for (j = 0; j < sections->nelts; j++) {
+                unknown |= j != i ? all[j].sets : 0;
+            }
+            unknown |= htaccess;
+        }
+        if (check_merged(p, s, &all[i], merged, unknown) != OK) {
+            return !OK;
+        }
+    }
+    return OK;
+}
+
+int couchpage_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
+                           server_rec *s)
+{
+    apr_hash_t *warned = apr_hash_make(ptemp);
+
+    for (; s; s = s->next) {
+        if (check_server(ptemp, s, warned) != OK) {
+            return !OK;
+        }
+    }
+    return OK;
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * mod_couchpage_check: the checks of the merged configuration, at start-up
+ * (the check_config hook) and for a request (couchpage_merged_fault), and
+ * of what directives name: the view URL schemes the module serves, the
+ * password file of CouchPageCredentials. Glue, beside mod_couchpage_config
+ * (the directives and their merge), as mod_md keeps its directives
+ * (mod_md_config.c) apart from its start-up work.
+ */
+#ifndef MOD_COUCHPAGE_CHECK_H
+#define MOD_COUCHPAGE_CHECK_H
+
+#include "mod_couchpage_config.h"
+
+/* The check_config hook: the mistakes only the merged configuration
+ * shows, and view URLs whose scheme has no proxy module loaded, refused
+ * at start-up and by apachectl -t; views no mod_proxy worker serves (and
+ * balancer:// views without their balancer), warned of. */
+int couchpage_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
+                           server_rec *s);
+
+/* What makes a request's merged configuration unusable, though each section
+ * in it passed: a CouchPageSize above the CouchPageMaxSize merged with it
+ * (one may come from a .htaccess file), an item or CouchPageFields that
+ * reads the rows' documents where CouchPageIncludeDocs is not On. NULL, or
+ * what is wrong, naming the directives and where each is written. Start-up
+ * refuses it wherever it can place the sections; a request gets 500. */
+const char *couchpage_merged_fault(apr_pool_t *p, const couchpage_dir_conf *conf);
+
+/* The password in the file at path that CouchPageCredentials USER
+ * file:PATH names (relative to ServerRoot, as httpd's own file arguments):
+ * the file holds the password alone (a trailing newline is no part of it),
+ * and is read when httpd reads its configuration, as root, so that it can
+ * be root's alone; one others may read is warned of (CP0134). NULL, or the
+ * error; messages name the file, never its bytes. */
+const char *couchpage_read_password_file(cmd_parms *cmd, const char *path,
+                                         const char **password);
+
+/* NULL when the module serves url's scheme (http, https, balancer), else
+ * the reason, naming the schemes it serves: CouchPageView's check. */
+const char *couchpage_view_scheme_fault(apr_pool_t *p, const char *url);
+
+#endif
