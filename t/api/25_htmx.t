@@ -21,9 +21,9 @@ use Apache::Test qw(-withtestmore);
 use Apache::TestRequest ();
 use Encode qw(decode_utf8);
 use File::Spec::Functions qw(catfile);
-use CouchPageTest qw(with_args double_load decode_json_or_undef);
+use CouchPageTest qw(with_args double_load decode_json_or_undef backend_kind);
 
-plan tests => 32;
+plan tests => 33;
 binmode Test::More->builder->$_, ':encoding(UTF-8)' for qw(output failure_output todo_output);
 
 my $vars = Apache::Test::vars();
@@ -114,6 +114,12 @@ like($lib->content, qr/version:"\Q$pinned\E"/, "... the version embedded/package
 my $de = get('/fragments/bands-de/');
 like(body($de), qr{^<div class="couchpage" data-couchpage-status="Seite 1, 1–5 von 11" data-couchpage-more-label="Mehr &lt;laden&gt;">},
      'the fragment carries the announcement (CouchPageText page, of) and the Load more label (more), escaped');
+# page 2: CouchDB's offsets number it; pouchdb-server's do not (its later
+# pages are relative), and then there is nothing to announce but the items
+my $de2 = get('/fragments/bands-de/?' . ($next =~ s/^[^?]*\?//r));
+my ($status2) = body($de2) =~ /^<div class="couchpage"( data-couchpage-status="[^"]*")?/;
+is($status2 // '', backend_kind() eq 'couchdb' ? ' data-couchpage-status="Seite 2, 6–10 von 11"' : '',
+   'page 2 says "Seite 2, 6–10 von 11" where the backend tells its position (' . backend_kind() . ')');
 my $script = get('/couchpage/couchpage.js');
 is($script->code, 200, 'couchpage.js at the Alias of debian/couchpage.conf');
 my $src = catfile($vars->{top_dir}, 'conf', 'demo-htdocs', 'couchpage.js');

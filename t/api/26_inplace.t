@@ -7,7 +7,8 @@
 #  - couchpage.js, paged (/demo/blog/): Next three times and Back twice
 #    show the right page each time, the URL that page's link, focus on the
 #    new list, the live region saying the page's data-couchpage-status, the
-#    document never reloaded; the pushed URL opened afresh is that page;
+#    document never reloaded; after a reload Forward brings the next page
+#    back; the pushed URL opened afresh is that page;
 #    prefers-reduced-motion: reduce turns the list's transition off;
 #  - the keyboard alone (Tab to Next, Enter) moves the same way;
 #  - Load more (/more.shtml, data-couchpage="more"): every post once, none
@@ -33,7 +34,7 @@ my $vars = Apache::Test::vars();
 my $chromium = $ENV{COUCHPAGE_CHROMIUM} || '/usr/bin/chromium';
 my $embedded = $ENV{COUCHPAGE_EMBEDDED_DIR} || catdir($vars->{top_dir}, 'embedded');
 
-plan tests => 52, Apache::Test::need(
+plan tests => 54, Apache::Test::need(
     { "no chromium at $chromium (apt-get install chromium)" => -x $chromium },
     { "no playwright-core in $embedded/node_modules (npm ci)" =>
           -r catfile($embedded, 'node_modules', 'playwright-core', 'package.json') },
@@ -93,6 +94,9 @@ is($steps[1]{liveRole}, 'status/polite', '... a role=status, aria-live=polite re
 is_deeply([map { $_->{marker} // 'lost' } @steps], [('kept') x 6], '... the document was never reloaded');
 is($r{paged}{loads}, 1, '... it loaded once');
 is_deeply([map { $_->{fragments} } @steps], [(1) x 6], '... one fragment on the page at every step');
+is_deeply($r{paged}{reloaded}{items}, $pages[1]{items}, 'a reload on page 2 shows page 2');
+is_deeply([$r{paged}{forward}{url}, $r{paged}{forward}{items}], [$pages[2]{url}, $pages[2]{items}],
+          '... and Forward after it page 3, at its URL');
 is($r{paged}{fresh}{url}, $steps[3]{url}, 'the pushed URL of page 4 opened afresh');
 is_deeply($r{paged}{fresh}{items}, $pages[3]{items}, '... shows page 4');
 is_deeply($r{paged}{freshNext}{items}, $pages[4]{items}, '... and moves on to page 5 in place');

@@ -10,7 +10,7 @@
 // BASE is the test server (http://127.0.0.1:PORT). Prints one JSON line per
 // scenario, {"scenario": NAME, ...what it saw}, then {"done": true}:
 //   paged     /demo/blog/: Next clicked three times, Back twice, each step's
-//             state; then the last pushed URL opened afresh
+//             state; a reload, then Forward; the last pushed URL opened afresh
 //   keyboard  /demo/blog/ with the keyboard alone: Tab to Next, Enter, twice
 //   more      /more.shtml: Load more until the view's end, each step's
 //             state; then the page reloaded with its URL (?shown=N)
@@ -145,6 +145,15 @@ async function scenarios(browser) {
     axes.push(await axe(page, 'paged mode, after moving'));
     const pushed = steps[3].url;
     const loads = page.loads;
+    // after a reload (of page 2), Forward still brings page 3 back
+    await page.reload({ waitUntil: 'load' });
+    const reloaded = { step: 'reload', ...(await read(page)) };
+    await page.evaluate(() => history.forward());
+    await page.waitForFunction((t) => {
+      const li = document.querySelector('.couchpage-item');
+      return li && (li.querySelector('.post-title') || li).textContent.trim() === t;
+    }, steps[2].items[0], { timeout: 15000 });
+    const forward = { step: 'forward after reload', ...(await read(page)) };
     const fresh = await newPage();
     await fresh.goto(pushed, { waitUntil: 'load' });
     const opened = { step: 'fresh', ...(await read(fresh)) };
@@ -154,7 +163,7 @@ async function scenarios(browser) {
     const after = { step: 'fresh next', ...(await read(fresh)) };
     // motion for those who did not ask for less
     const motion = (await read(fresh)).transition;
-    say({ scenario: 'paged', steps, loads, fresh: opened, freshNext: after, reducedTransition: steps[0].transition,
+    say({ scenario: 'paged', steps, loads, reloaded, forward, fresh: opened, freshNext: after, reducedTransition: steps[0].transition,
       transition: motion, errors: page.errors.concat(fresh.errors) });
     await page.context().close();
     await fresh.context().close();
