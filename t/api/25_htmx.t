@@ -12,7 +12,8 @@
 #  - the fragment carries couchpage.js's words: data-couchpage-status
 #    ("Page 1, 1–5 of 11", CouchPageText page and of) and
 #    data-couchpage-more-label (CouchPageText more), escaped;
-#  - couchpage.js is served at the Alias of debian/couchpage.conf.
+#  - couchpage.js is served at the Alias of debian/couchpage.conf, and
+#    docs/pages.md gives its size.
 use strict;
 use warnings FATAL => 'all';
 use utf8;
@@ -23,7 +24,7 @@ use Encode qw(decode_utf8);
 use File::Spec::Functions qw(catfile);
 use CouchPageTest qw(with_args double_load decode_json_or_undef backend_kind);
 
-plan tests => 33;
+plan tests => 34;
 binmode Test::More->builder->$_, ':encoding(UTF-8)' for qw(output failure_output todo_output);
 
 my $vars = Apache::Test::vars();
@@ -124,3 +125,11 @@ my $script = get('/couchpage/couchpage.js');
 is($script->code, 200, 'couchpage.js at the Alias of debian/couchpage.conf');
 my $src = catfile($vars->{top_dir}, 'conf', 'demo-htdocs', 'couchpage.js');
 is(length($script->content), -s $src, '... the shipped file');
+my $pages_md = do {
+    my $md = catfile($vars->{top_dir}, 'docs', 'pages.md');
+    open my $fh, '<:encoding(UTF-8)', $md or die "$md: $!";
+    local $/;
+    <$fh>;
+};
+my ($said) = $pages_md =~ /couchpage\.js`: ([\d,]+) bytes as\s+shipped/;
+is($said =~ tr/,//dr, -s $src, "docs/pages.md gives its size: $said bytes");
