@@ -140,7 +140,7 @@
       });
       if (status) frag.setAttribute('data-couchpage-status', status);
       else frag.removeAttribute('data-couchpage-status');
-      history.replaceState({ couchpage: true }, '', shownUrl(st.base, st.loaded.length + 1));
+      mark(shownUrl(st.base, st.loaded.length + 1));
       button(frag);
       if (!quiet) {
         focusOn(items[0]);
@@ -169,6 +169,12 @@
     list.after(b);
   }
 
+  // Marks the current history entry as one this script restores, keeping
+  // whatever state the site's own code put there.
+  function mark(url) {
+    var state = history.state && typeof history.state === 'object' ? history.state : {};
+    history.replaceState(Object.assign({}, state, { couchpage: true }), '', url);
+  }
   // Makes frag a fragment this script moves; url is the page it shows.
   function enhance(frag, url) {
     frag.couchpage = { base: shownUrl(url, 1), loaded: [], busy: false };
@@ -196,7 +202,7 @@
       enhance(f, location.href);
       if (modeOf(f) === 'more') moreUntil(f, shownOf(location.href));
     });
-    history.replaceState({ couchpage: true }, '', location.href);
+    mark(location.href);
 
     document.addEventListener('click', function (e) {
       var a = e.target.closest && e.target.closest('.couchpage-nav a[href]');
@@ -215,9 +221,7 @@
       all(document).filter(function (f) { return f.couchpage; }).forEach(function (f) {
         show(f, shownUrl(url, 1), false).then(function (fresh) {
           if (fresh && modeOf(fresh) === 'more') {
-            moreUntil(fresh, shownOf(url)).then(function () {
-              history.replaceState({ couchpage: true }, '', url);
-            });
+            moreUntil(fresh, shownOf(url)).then(function () { mark(url); });
           }
         });
       });
