@@ -216,12 +216,12 @@ static const char *html(apr_pool_t *pool, const char *text)
 
 const char *const cp_word_names[CP_WORD_COUNT] = {
     "first", "previous", "next", "last", "of", "empty", "nav-label", "current", "thousands",
-    "error"
+    "error", "page", "more"
 };
 
 const char *const cp_word_defaults[CP_WORD_COUNT] = {
     "First", "Previous", "Next", "Last", "of", "No items.", "Pages", "current", ",",
-    "The list could not be shown."
+    "The list could not be shown.", "Page", "Load more"
 };
 
 int cp_word_find(const char *name)
@@ -282,8 +282,8 @@ static const char *number_html(apr_pool_t *pool, apr_int64_t n, const char *sepa
 }
 
 /* "11–15 of 42" ("11 of 42" for one row), when CouchDB's offset is the
- * page's true position. */
-static const char *position_html(apr_pool_t *pool, const cp_page *page,
+ * page's true position; else NULL. */
+static const char *position_text(apr_pool_t *pool, const cp_page *page,
                                  const cp_html_spec *spec, const char *separator)
 {
     apr_int64_t offset = page->offset, total = page->total_rows;
@@ -291,15 +291,37 @@ static const char *position_html(apr_pool_t *pool, const cp_page *page,
     const char *rows;
 
     if (offset < 0 || total < 0) {
-        return "";
+        return NULL;
     }
     rows = n == 0 ? "0"
          : n == 1 ? number_html(pool, offset + 1, separator)
          : apr_pstrcat(pool, number_html(pool, offset + 1, separator), "\xe2\x80\x93",
                        number_html(pool, offset + n, separator), NULL);
-    return apr_pstrcat(pool, "<p class=\"couchpage-position\">", rows, " ",
-                       word(pool, spec, CP_WORD_OF), " ", number_html(pool, total, separator),
-                       "</p>\n", NULL);
+    return apr_pstrcat(pool, rows, " ", word(pool, spec, CP_WORD_OF), " ",
+                       number_html(pool, total, separator), NULL);
+}
+
+/* The page's announcement for couchpage.js's live region: "Page 3,
+ * 41–60 of 1,000", its number where the page list numbers it, its position
+ * where known; NULL when neither is. */
+static const char *status_text(apr_pool_t *pool, const cp_page *page, const cp_html_spec *spec,
+                               const char *position, const char *separator)
+{
+    const char *number = NULL;
+    int p;
+
+    for (p = 0; page->numbered && p < page->pages->nelts; p++) {
+        const cp_page_link *link = &APR_ARRAY_IDX(page->pages, p, cp_page_link);
+
+        if (link->current) {
+            number = apr_pstrcat(pool, word(pool, spec, CP_WORD_PAGE), " ",
+                                 number_html(pool, link->number, separator), NULL);
+        }
+    }
+    if (number && position) {
+        return apr_pstrcat(pool, number, ", ", position, NULL);
+    }
+    return number ? number : position;
 }
 
 static const char *page_label(apr_pool_t *pool, const cp_page *page, const cp_page_link *link,
@@ -368,10 +390,17 @@ const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links
     apr_array_header_t *out = apr_array_make(pool, 16 + 3 * page->rows->nelts,
                                              sizeof(const char *));
     const char *separator = word(pool, spec, CP_WORD_THOUSANDS);
+    const char *position = position_text(pool, page, spec, separator);
+    const char *status = status_text(pool, page, spec, position, separator);
     int p;
 
 #define EMIT(s) (APR_ARRAY_PUSH(out, const char *) = (s))
-    EMIT("<div class=\"couchpage\">\n");
+    /* the words and the announcement couchpage.js needs ride on the fragment */
+    EMIT(apr_pstrcat(pool, "<div class=\"couchpage\"",
+                     status ? apr_pstrcat(pool, " data-couchpage-status=\"", status, "\"", NULL)
+                            : "",
+                     " data-couchpage-more-label=\"", word(pool, spec, CP_WORD_MORE), "\">\n",
+                     NULL));
     if (page->rows->nelts == 0) {
         EMIT(apr_pstrcat(pool, "<p class=\"couchpage-empty\">",
                          word(pool, spec, CP_WORD_EMPTY), "</p>\n", NULL));
@@ -393,7 +422,9 @@ const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links
         }
         EMIT("</ul>\n");
     }
-    EMIT(position_html(pool, page, spec, separator));
+    if (position) {
+        EMIT(apr_pstrcat(pool, "<p class=\"couchpage-position\">", position, "</p>\n", NULL));
+    }
     EMIT(apr_pstrcat(pool, "<nav class=\"couchpage-nav\" aria-label=\"",
                      word(pool, spec, CP_WORD_NAV_LABEL), "\">\n", NULL));
     /* without page links, the first page has a link of its own */

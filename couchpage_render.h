@@ -67,6 +67,8 @@ typedef enum {
     CP_WORD_CURRENT,    /* the current page in a page list without numbers */
     CP_WORD_THOUSANDS,  /* between groups of three digits: "100,000"; "" for none */
     CP_WORD_ERROR,      /* the text of an error, in place of the page */
+    CP_WORD_PAGE,       /* "Page 3, 41-60 of 1,000": what couchpage.js announces */
+    CP_WORD_MORE,       /* the label of couchpage.js's Load more button */
     CP_WORD_COUNT
 } cp_word;
 

@@ -62,11 +62,14 @@ static int is_included_html(const request_rec *r)
 
 /* The format of the answer, a page or an error: the location's, if fixed;
  * HTML inside an included page; else the client's ?format= (asked), else
- * what its Accept header prefers, which then varies a page (vary: add
- * Vary: Accept; an error is never kept by a cache). */
+ * HTML for htmx (HX-Request: true, whose requests accept anything), else
+ * what its Accept header prefers. Those two headers then vary a page (vary:
+ * add Vary: Accept, HX-Request; an error is never kept by a cache). */
 static cp_format choose_format(request_rec *r, const couchpage_dir_conf *conf,
                                cp_format asked, int vary)
 {
+    const char *htmx = apr_table_get(r->headers_in, "HX-Request");
+
     if (conf->format != CP_FORMAT_AUTO) {
         return conf->format;
     }
@@ -77,7 +80,10 @@ static cp_format choose_format(request_rec *r, const couchpage_dir_conf *conf,
         return asked;
     }
     if (vary) {
-        apr_table_mergen(r->headers_out, "Vary", "Accept");
+        apr_table_mergen(r->headers_out, "Vary", "Accept, HX-Request");
+    }
+    if (htmx && ap_cstr_casecmp(htmx, "true") == 0) {
+        return CP_FORMAT_HTML;
     }
     return cp_format_from_accept(r->pool, apr_table_get(r->headers_in, "Accept"));
 }

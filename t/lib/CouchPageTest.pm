@@ -31,7 +31,7 @@ our @EXPORT_OK = qw(
     error_log_path error_log_mark error_log_since
     time_wait_count
     free_port wait_for_port own_process spawn_process reap_process start_own_httpd
-    httpd_config_test browser_walk token_shows
+    httpd_config_test browser_walk browser_script token_shows
 );
 our %EXPORT_TAGS = (all => \@EXPORT_OK);
 
@@ -442,10 +442,13 @@ sub httpd_config_test {
 # killed after LIMIT seconds; its output in t/logs/browser-NAME.out and .err.
 # Returns (exit code, the JSON lines it reported, walk.js's own failures
 # from stderr, the whole stderr).
-sub browser_walk {
-    my ($name, $url, $limit, @args) = @_;
+sub browser_walk { return browser_script('walk', @_) }
+
+# The same for t/browser/SCRIPT.js (walk, inplace).
+sub browser_script {
+    my ($script, $name, $url, $limit, @args) = @_;
     my $vars = Apache::Test::vars();
-    my $walk = catfile($vars->{top_dir}, 't', 'browser', 'walk.js');
+    my $walk = catfile($vars->{top_dir}, 't', 'browser', "$script.js");
     my $out = catfile($vars->{t_logs}, "browser-$name.out");
     my $err = catfile($vars->{t_logs}, "browser-$name.err");
     my $pid = fork // die "fork: $!";
@@ -470,7 +473,7 @@ sub browser_walk {
                  do { open my $fh, '<', $out or die "$out: $!"; <$fh> };
     my $stderr = do { local $/; open my $fh, '<', $err or die "$err: $!"; <$fh> } // '';
     # chromium's wrapper script and its own noise are not failures; walk.js's are
-    my @failures = grep { /^walk\.js:/ } split /\n/, $stderr;
+    my @failures = grep { /^\Q$script\E\.js:/ } split /\n/, $stderr;
     return ($rc, \@report, \@failures, $stderr);
 }
 

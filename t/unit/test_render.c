@@ -228,7 +228,8 @@ static void html_fragment_lists_items_and_navigation(void **state)
     add_page(&page, 2, "[\"A\",\"a\"]", 0);
     add_page(&page, 3, "[\"Nirvana\",\"n\"]", 1);
     assert_string_equal(html_of(&page, &links, &item),
-        "<div class=\"couchpage\">\n"
+        "<div class=\"couchpage\" data-couchpage-status=\"Page 3, 6\xe2\x80\x93" "7 of 11\" "
+        "data-couchpage-more-label=\"Load more\">\n"
         "<ul class=\"couchpage-items\">\n"
         "<li class=\"couchpage-item\">Nirvana</li>\n"
         "<li class=\"couchpage-item\">Tool</li>\n"
@@ -492,6 +493,8 @@ static void words_are_replaced_and_escaped(void **state)
     words[CP_WORD_EMPTY] = "Aucun \"article\".";
     words[CP_WORD_NAV_LABEL] = "Pages d'articles";
     words[CP_WORD_CURRENT] = "ici";
+    words[CP_WORD_PAGE] = "Page \"n\xc2\xb0\"";
+    words[CP_WORD_MORE] = "Plus <d'articles>";
     page.has_last = 1;
     page.last = "[\"Z\",\"z\"]";
     page.last_number = 3;
@@ -505,12 +508,23 @@ static void words_are_replaced_and_escaped(void **state)
         "Suivant &lt;b&gt;</a>\n"
         "<a class=\"couchpage-last\" rel=\"last\" href=\"/x/?start=%5b%22Z%22%2c%22z%22%5d\">"
         "Derni\xc3\xa8re</a>\n</nav>"));
-    /* the relative page list's current page */
+    /* couchpage.js's words ride on the fragment, escaped; without a page
+     * list the announcement is the position alone */
+    assert_non_null(strstr(out, "<div class=\"couchpage\" data-couchpage-status=\"6 sur 11\" "
+                                "data-couchpage-more-label=\"Plus &lt;d&#39;articles&gt;\">\n"));
+    /* with a numbered page list, the page's number and the word for it */
+    add_page(&page, 2, "[\"k\",\"a\"]", 1);
+    out = cp_render_html(pool, &page, &links, &spec, &error);
+    assert_non_null(strstr(out, "data-couchpage-status=\"Page &quot;n\xc2\xb0&quot; 2, 6 sur 11\""));
+    /* the relative page list's current page: no number, no position, no
+     * announcement */
     page.offset = -1;
     page.numbered = 0;
+    page.pages = apr_array_make(pool, 1, sizeof(cp_page_link));
     add_page(&page, 0, "[\"k\",\"a\"]", 1);
     out = cp_render_html(pool, &page, &links, &spec, &error);
     assert_non_null(strstr(out, "<span aria-current=\"page\">ici</span>"));
+    assert_null(strstr(out, "data-couchpage-status"));
     /* the empty page; words left NULL keep their English default */
     page = page_of("[]", NULL, NULL, 0, 0);
     words[CP_WORD_PREVIOUS] = NULL;

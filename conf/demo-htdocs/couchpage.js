@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* couchpage.js: moves mod_couchpage's HTML fragments (.couchpage) in place,
+ * for sites without htmx. No dependency; include it once, anywhere:
+ *   <script src="/couchpage/couchpage.js" defer></script>
+ * A page link fetches that page (the link's own URL), swaps its fragment in,
+ * pushes the URL, and Back/Forward bring the right page back; focus moves to
+ * the new list and a live region announces it (the fragment's
+ * data-couchpage-status). data-couchpage="more" on the fragment or around
+ * it: a Load more button appends the next page's items; ?shown=N in the URL
+ * says how many pages are shown from its start. data-couchpage="off": left
+ * alone. Without this script, or when a fetch fails, the links are links.
+ * Events (bubbling, on the fragment): couchpage:load {url, mode, items},
+ * couchpage:error {url, error}. docs/pages.md has the contract. */
+(function () {
+  'use strict';
+  if (!window.fetch || !window.DOMParser || !history.pushState || !Element.prototype.closest) {
+    return;
+  }
+  var reduced = window.matchMedia && matchMedia('(prefers-reduced-motion: reduce)');
+  var live = null;
+  var asked = []; // by a fragment's place: the newest page asked for wins
+
+  function modeOf(frag) {
+    var m = frag.closest('[data-couchpage]');
+    return m ? m.getAttribute('data-couchpage') : 'page';
+  }
+  function all(root) {
+    return Array.prototype.slice.call(root.querySelectorAll('.couchpage'));
+  }
+  // A URL's query without shown=, and with shown=N when more than one page shows.
+  function shownUrl(url, n) {
+    var hash = url.indexOf('#'), q, parts;
+    url = hash < 0 ? url : url.slice(0, hash);
+    q = url.indexOf('?');
+    parts = q < 0 ? [] : url.slice(q + 1).split('&').filter(function (p) {
+      return p && p.split('=')[0] !== 'shown';
+    });
+    if (n > 1) parts.push('shown=' + n);
+    return (q < 0 ? url : url.slice(0, q)) + (parts.length ? '?' + parts.join('&') : '');
+  }
+  function shownOf(url) {
+    var m = /[?&]shown=(\d+)/.exec(url.split('#')[0]);
+    return m ? Math.min(parseInt(m[1], 10), 1000) : 1;
+  }
+  function emit(frag, name, detail) {
+    frag.dispatchEvent(new CustomEvent(name, { bubbles: true, detail: detail }));
+  }
+  // What the live region says: the fragment's status ("Page 3, 41-60 of
+  // 1,000"), else (a position the backend does not tell) the first and the
+  // last item shown, by their first link or their text.
+  function statusOf(frag) {
+    var items = itemsOf(frag), name = function (li) {
+      return (li.querySelector('a') || li).textContent.trim().slice(0, 80);
+    };
+    return frag.getAttribute('data-couchpage-status') ||
+      (items.length ? name(items[0]) + (items.length > 1 ? ' \u2013 ' + name(items[items.length - 1]) : '') : '');
+  }
+  function announce(frag, text) {
+    if (!live) return;
+    // emptied first, so that the same words are announced again
+    live.textContent = '';
+    setTimeout(function () { live.textContent = text || statusOf(frag); }, 50);
+  }
+  function focusOn(el) {
+    if (!el) return;
+    el.setAttribute('tabindex', '-1');
+    el.focus({ preventScroll: true });
+  }
+  function reveal(frag) {
+    var top = frag.getBoundingClientRect().top;
+    if (top < 0 || top > window.innerHeight) {
+      frag.scrollIntoView({ block: 'start', behavior: reduced && !reduced.matches ? 'smooth' : 'auto' });
+    }
+  }
+
+  // The fragment that answers for frag in the page at url (the including
+  // page, or the fragment alone): the one at frag's place, or the only one.
+  function fetchFragment(frag, url) {
+    var index = all(document).indexOf(frag);
+    return fetch(url, { headers: { Accept: 'text/html' }, credentials: 'same-origin' })
+      .then(function (res) {
+        if (!res.ok) throw new Error(res.status + ' ' + url);
+        return res.text();
+      })
+      .then(function (html) {
+        var found = all(new DOMParser().parseFromString(html, 'text/html'));
+        var fresh = found.length === 1 ? found[0] : found[index];
+        if (!fresh || fresh.classList.contains('couchpage-error')) throw new Error('no page in ' + url);
+        return document.importNode(fresh, true);
+      });
+  }
+  // A failed fetch: the link does what a link does.
+  function fail(frag, url, error) {
+    frag.removeAttribute('aria-busy');
+    emit(frag, 'couchpage:error', { url: url, error: error });
+    window.location.assign(url);
+  }
+
+  // Shows the page at url in place of frag: push says whether it is a new
+  // history entry (a click) or the entry already there (Back, Forward).
+  function show(frag, url, push) {
+    var index = all(document).indexOf(frag), mine = (asked[index] || 0) + 1;
+    asked[index] = mine;
+    frag.setAttribute('aria-busy', 'true');
+    return fetchFragment(frag, url).then(function (fresh) {
+      if (mine !== asked[index]) return null;
+      frag.replaceWith(fresh);
+      if (push) history.pushState({ couchpage: true }, '', url);
+      enhance(fresh, url);
+      focusOn(fresh.querySelector('.couchpage-items, .couchpage-empty'));
+      reveal(fresh);
+      announce(fresh);
+      emit(fresh, 'couchpage:load', { url: url, mode: 'page', items: itemsOf(fresh) });
+      return fresh;
+    }, function (e) { if (mine === asked[index]) fail(frag, url, e); return null; });
+  }
+  function itemsOf(frag) {
+    return Array.prototype.slice.call(frag.querySelectorAll('.couchpage-item'));
+  }
+
+  // Load more: the next page's items after frag's, its position and nav in
+  // place of frag's. A page is appended once, whatever is clicked meanwhile.
+  function more(frag, quiet) {
+    var next = frag.querySelector('.couchpage-nav a.couchpage-next');
+    var st = frag.couchpage;
+    if (!next || st.busy || st.loaded.indexOf(next.href) >= 0) return Promise.resolve(null);
+    st.busy = true;
+    frag.setAttribute('aria-busy', 'true');
+    return fetchFragment(frag, next.href).then(function (fresh) {
+      var list = frag.querySelector('.couchpage-items');
+      var items = itemsOf(fresh), parts = ['.couchpage-position', '.couchpage-nav'];
+      var said = statusOf(fresh), status = fresh.getAttribute('data-couchpage-status');
+      st.busy = false;
+      frag.removeAttribute('aria-busy');
+      st.loaded.push(next.href);
+      items.forEach(function (li) { list.appendChild(li); });
+      parts.forEach(function (sel) {
+        var mine = frag.querySelector(sel), theirs = fresh.querySelector(sel);
+        if (mine && theirs) mine.replaceWith(theirs);
+      });
+      if (status) frag.setAttribute('data-couchpage-status', status);
+      else frag.removeAttribute('data-couchpage-status');
+      mark(shownUrl(st.base, st.loaded.length + 1));
+      button(frag);
+      if (!quiet) {
+        focusOn(items[0]);
+        announce(frag, said);
+      }
+      emit(frag, 'couchpage:load', { url: next.href, mode: 'more', items: items });
+      return frag;
+    }, function (e) { st.busy = false; fail(frag, next.href, e); return null; });
+  }
+  // The Load more button, while there is a next page (its word:
+  // data-couchpage-more-label, CouchPageText more).
+  function button(frag) {
+    var b = frag.querySelector('.couchpage-more');
+    var next = frag.querySelector('.couchpage-nav a.couchpage-next');
+    var list = frag.querySelector('.couchpage-items');
+    if (!next || !list) {
+      if (b) b.remove();
+      return;
+    }
+    if (b) return;
+    b = document.createElement('button');
+    b.type = 'button';
+    b.className = 'couchpage-more';
+    b.textContent = frag.getAttribute('data-couchpage-more-label') || 'Load more';
+    b.addEventListener('click', function () { more(frag); });
+    list.after(b);
+  }
+
+  // Marks the current history entry as one this script restores, keeping
+  // whatever state the site's own code put there.
+  function mark(url) {
+    var state = history.state && typeof history.state === 'object' ? history.state : {};
+    history.replaceState(Object.assign({}, state, { couchpage: true }), '', url);
+  }
+  // Makes frag a fragment this script moves; url is the page it shows.
+  function enhance(frag, url) {
+    frag.couchpage = { base: shownUrl(url, 1), loaded: [], busy: false };
+    if (modeOf(frag) === 'more') button(frag);
+  }
+  // Loads more pages until n show (a URL with shown=N, opened or restored).
+  function moreUntil(frag, n) {
+    if (!frag || frag.couchpage.loaded.length + 1 >= n) return Promise.resolve(frag);
+    return more(frag, true).then(function (f) { return f && moreUntil(f, n); });
+  }
+
+  function start() {
+    var frags = all(document).filter(function (f) { return modeOf(f) !== 'off'; });
+    if (!frags.length) return;
+    live = document.createElement('div');
+    live.className = 'couchpage-live';
+    live.setAttribute('role', 'status');
+    live.setAttribute('aria-live', 'polite');
+    live.setAttribute('aria-atomic', 'true');
+    // seen by screen readers only, without couchpage.css too
+    live.style.cssText = 'position:absolute;width:1px;height:1px;margin:-1px;padding:0;' +
+      'overflow:hidden;clip:rect(0 0 0 0);clip-path:inset(50%);white-space:nowrap;border:0';
+    frags[0].after(live);
+    frags.forEach(function (f) {
+      enhance(f, location.href);
+      if (modeOf(f) === 'more') moreUntil(f, shownOf(location.href));
+    });
+    mark(location.href);
+
+    document.addEventListener('click', function (e) {
+      var a = e.target.closest && e.target.closest('.couchpage-nav a[href]');
+      var frag = a && a.closest('.couchpage');
+      if (!frag || !frag.couchpage || e.defaultPrevented || e.button !== 0 ||
+          e.metaKey || e.ctrlKey || e.shiftKey || e.altKey || a.origin !== location.origin) {
+        return;
+      }
+      e.preventDefault();
+      show(frag, a.href, true);
+    });
+    // Back and Forward: the page the URL names, every fragment of it.
+    window.addEventListener('popstate', function (e) {
+      if (!e.state || !e.state.couchpage) return;
+      var url = location.href;
+      all(document).filter(function (f) { return f.couchpage; }).forEach(function (f) {
+        show(f, shownUrl(url, 1), false).then(function (fresh) {
+          if (fresh && modeOf(fresh) === 'more') {
+            moreUntil(fresh, shownOf(url)).then(function () { mark(url); });
+          }
+        });
+      });
+    });
+  }
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+  else start();
+})();

@@ -1,0 +1,299 @@
+#!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
+// Pages moved in place, in a real browser (Debian's chromium, driven by
+// playwright-core): couchpage.js in both modes, htmx, the page without
+// script, and axe-core's accessibility check of each. It reports what it
+// saw; t/api/26_inplace.t judges it.
+//
+//   node t/browser/inplace.js BASE [--timeout MS]
+//
+// BASE is the test server (http://127.0.0.1:PORT). Prints one JSON line per
+// scenario, {"scenario": NAME, ...what it saw}, then {"done": true}:
+//   paged     /demo/blog/: Next clicked three times, Back twice, each step's
+//             state; a reload, then Forward; the last pushed URL opened afresh
+//   keyboard  /demo/blog/ with the keyboard alone: Tab to Next, Enter, twice
+//   more      /more.shtml: Load more until the view's end, each step's
+//             state; then the page reloaded with its URL (?shown=N)
+//   noscript  /demo/blog/ without JavaScript: Next is a link that loads
+//   htmx      /htmx/: Next, Back, a fresh load of the pushed URL
+//   axe       axe-core's violations: the fragment without script, paged
+//             mode after a move, more mode after a load, htmx after a move
+// A step's state: {url, items, focus, live, status, marker, loads, more,
+// current, scroll, top}: the items' texts (a post's title), what has focus
+// (the class of the element, and whether it is the fragment's list or an
+// item), the live region's text and the fragment's data-couchpage-status,
+// whether the page's own marker survived (no reload), how many times the
+// document loaded. Exits 1 on an error of its own (a step that timed out).
+'use strict';
+
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+
+const embedded = process.env.COUCHPAGE_EMBEDDED_DIR || path.join(__dirname, '..', '..', 'embedded');
+const { chromium } = require(path.join(embedded, 'node_modules', 'playwright-core'));
+const AXE = path.join(embedded, 'node_modules', 'axe-core', 'axe.min.js');
+
+const CHROMIUM = process.env.COUCHPAGE_CHROMIUM || '/usr/bin/chromium';
+const ARGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+
+const argv = process.argv.slice(2);
+const base = argv[0];
+const timeout = argv[1] === '--timeout' ? Number(argv[2]) : 120000;
+if (!base || !(timeout > 0)) {
+  console.error('usage: node inplace.js BASE [--timeout MS]');
+  process.exit(2);
+}
+const say = (o) => process.stdout.write(JSON.stringify(o) + '\n');
+
+// What the page shows now.
+function read(page) {
+  return page.evaluate(() => {
+    const frag = document.querySelector('.couchpage');
+    const live = document.querySelector('.couchpage-live');
+    const a = document.activeElement;
+    const first = document.querySelector('.couchpage-item');
+    const cur = document.querySelector('.couchpage-pages [aria-current="page"]');
+    return {
+      url: location.href,
+      items: [...document.querySelectorAll('.couchpage-item')]
+        .map((li) => (li.querySelector('.post-title') || li).textContent.trim()),
+      fragments: document.querySelectorAll('.couchpage').length,
+      focus: !a || a === document.body ? 'body'
+        : a.matches('.couchpage-items') ? 'list'
+          : a.matches('.couchpage-item') ? 'item:' + (a.querySelector('.post-title') || a).textContent.trim()
+            : a.tagName.toLowerCase() + (a.className ? '.' + a.className : ''),
+      live: live ? live.textContent : null,
+      liveRole: live ? live.getAttribute('role') + '/' + live.getAttribute('aria-live') : null,
+      status: frag ? frag.getAttribute('data-couchpage-status') : null,
+      marker: window.__couchpageMarker || null,
+      more: !!document.querySelector('.couchpage-more'),
+      next: !!document.querySelector('a.couchpage-next'),
+      current: cur ? cur.textContent.trim() : null,
+      scroll: Math.round(window.scrollY),
+      top: first ? Math.round(first.getBoundingClientRect().top + window.scrollY) : null,
+      transition: frag && frag.querySelector('.couchpage-items')
+        ? getComputedStyle(frag.querySelector('.couchpage-items')).transitionDuration : null,
+    };
+  });
+}
+
+// Marks the document (a reload loses the mark) and counts couchpage:load.
+async function mark(page) {
+  await page.evaluate(() => {
+    window.__couchpageMarker = 'kept';
+    window.__couchpageLoads = 0;
+    document.addEventListener('couchpage:load', () => { window.__couchpageLoads++; });
+  });
+}
+// Does action and waits for couchpage.js's next couchpage:load, then for
+// its live region to say the page's status.
+async function moved(page, action) {
+  const n = await page.evaluate(() => window.__couchpageLoads);
+  await action();
+  await page.waitForFunction((k) => window.__couchpageLoads > k, n, { timeout: 15000 });
+  // couchpage.js empties the region, then says the page
+  await page.waitForFunction(() => {
+    const live = document.querySelector('.couchpage-live');
+    return live && live.textContent !== '';
+  }, null, { timeout: 15000 });
+}
+async function axe(page, label) {
+  await page.addScriptTag({ path: AXE });
+  const result = await page.evaluate(() => window.axe.run(document, {
+    runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'] },
+  }));
+  return {
+    label,
+    passes: result.passes.length,
+    violations: result.violations.map((v) => ({
+      id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 5),
+    })),
+  };
+}
+
+async function scenarios(browser) {
+  const newPage = async (opts = {}) => {
+    const context = await browser.newContext({ viewport: { width: 900, height: 700 }, ...opts });
+    const page = await context.newPage();
+    page.errors = [];
+    page.loads = 0;
+    page.on('load', () => { page.loads++; });
+    page.on('pageerror', (e) => page.errors.push(e.message));
+    page.on('response', (r) => { if (r.status() >= 400) page.errors.push(`${r.status()} ${r.url()}`); });
+    return page;
+  };
+  const axes = [];
+
+  // --- paged: Next three times, Back twice, then a fresh load -------------
+  {
+    const page = await newPage({ reducedMotion: 'reduce' });
+    await page.goto(base + '/demo/blog/', { waitUntil: 'load' });
+    await mark(page);
+    const steps = [{ step: 'first', ...(await read(page)) }];
+    for (let i = 1; i <= 3; i++) {
+      await moved(page, () => page.click('a.couchpage-next'));
+      steps.push({ step: `next ${i}`, ...(await read(page)) });
+    }
+    for (let i = 1; i <= 2; i++) {
+      await moved(page, () => page.evaluate(() => history.back()));
+      steps.push({ step: `back ${i}`, ...(await read(page)) });
+    }
+    axes.push(await axe(page, 'paged mode, after moving'));
+    const pushed = steps[3].url;
+    const loads = page.loads;
+    // after a reload (of page 2), Forward still brings page 3 back
+    await page.reload({ waitUntil: 'load' });
+    const reloaded = { step: 'reload', ...(await read(page)) };
+    await page.evaluate(() => history.forward());
+    await page.waitForFunction((t) => {
+      const li = document.querySelector('.couchpage-item');
+      return li && (li.querySelector('.post-title') || li).textContent.trim() === t;
+    }, steps[2].items[0], { timeout: 15000 });
+    const forward = { step: 'forward after reload', ...(await read(page)) };
+    const fresh = await newPage();
+    await fresh.goto(pushed, { waitUntil: 'load' });
+    const opened = { step: 'fresh', ...(await read(fresh)) };
+    // and the page moves on from there
+    await mark(fresh);
+    await moved(fresh, () => fresh.click('a.couchpage-next'));
+    const after = { step: 'fresh next', ...(await read(fresh)) };
+    // motion for those who did not ask for less
+    const motion = (await read(fresh)).transition;
+    say({ scenario: 'paged', steps, loads, reloaded, forward, fresh: opened, freshNext: after, reducedTransition: steps[0].transition,
+      transition: motion, errors: page.errors.concat(fresh.errors) });
+    await page.context().close();
+    await fresh.context().close();
+  }
+
+  // --- keyboard only ---------------------------------------------------------
+  {
+    const page = await newPage();
+    await page.goto(base + '/demo/blog/', { waitUntil: 'load' });
+    await mark(page);
+    const steps = [];
+    let tabs = 0;
+    for (let round = 1; round <= 2; round++) {
+      let on = '';
+      for (let i = 0; i < 80 && on !== 'next'; i++) {
+        await page.keyboard.press('Tab');
+        tabs++;
+        on = await page.evaluate(() => (document.activeElement.matches('a.couchpage-next') ? 'next' : ''));
+      }
+      if (on !== 'next') break;
+      await moved(page, () => page.keyboard.press('Enter'));
+      steps.push({ step: `enter ${round}`, ...(await read(page)) });
+    }
+    say({ scenario: 'keyboard', steps, tabs, loads: page.loads, errors: page.errors });
+    await page.context().close();
+  }
+
+  // --- more: Load more over the whole view, then a reload -----------------------
+  {
+    const page = await newPage();
+    await page.goto(base + '/more.shtml', { waitUntil: 'load' });
+    await mark(page);
+    const steps = [{ step: 'first', ...(await read(page)) }];
+    for (let i = 1; i <= 50 && steps[steps.length - 1].more; i++) {
+      await page.focus('.couchpage-more');
+      await moved(page, () => page.keyboard.press('Enter'));
+      steps.push({ step: `more ${i}`, ...(await read(page)) });
+      if (i === 1) axes.push(await axe(page, 'more mode, after a load'));
+    }
+    // a second click on a page already loaded appends nothing
+    const url = page.url();
+    const loads = page.loads;
+    await page.reload({ waitUntil: 'load' });
+    await page.waitForFunction((n) => document.querySelectorAll('.couchpage-item').length >= n,
+      steps[steps.length - 1].items.length, { timeout: 30000 }).catch(() => {});
+    const reloaded = { step: 'reload', ...(await read(page)) };
+    say({ scenario: 'more', steps, url, loads, reloaded, errors: page.errors });
+    await page.context().close();
+  }
+
+  // --- no script: the links are links -----------------------------------------
+  {
+    const page = await newPage({ javaScriptEnabled: false });
+    await page.goto(base + '/demo/blog/', { waitUntil: 'load' });
+    const first = await read(page);
+    await Promise.all([page.waitForEvent('load'), page.click('a.couchpage-next')]);
+    const second = await read(page);
+    say({ scenario: 'noscript', first, second, loads: page.loads, errors: page.errors });
+    await page.context().close();
+  }
+  // --- the fragment as the server sent it, for axe: script blocked ------------------
+  {
+    const context = await browser.newContext({ viewport: { width: 900, height: 700 } });
+    await context.route('**/couchpage.js', (route) => route.abort());
+    const page = await context.newPage();
+    await page.goto(base + '/demo/blog/?' + 'limit=5', { waitUntil: 'load' });
+    axes.push(await axe(page, 'the fragment without script'));
+    // the script failed to load: the links still work
+    await Promise.all([page.waitForEvent('load'), page.click('a.couchpage-next')]);
+    say({ scenario: 'failed-script', after: await read(page) });
+    await context.close();
+  }
+
+  // --- htmx ------------------------------------------------------------------------
+  {
+    const page = await newPage();
+    await page.goto(base + '/htmx/', { waitUntil: 'load' });
+    await page.waitForFunction(() => window.htmx && document.querySelector('[hx-boost]'));
+    await page.evaluate(() => {
+      window.__couchpageMarker = 'kept';
+      window.__settled = 0;
+      document.body.addEventListener('htmx:afterSettle', () => { window.__settled++; });
+    });
+    const settle = async (action) => {
+      const n = await page.evaluate(() => window.__settled);
+      await action();
+      await page.waitForFunction((k) => window.__settled > k, n, { timeout: 15000 });
+    };
+    const steps = [{ step: 'first', ...(await read(page)) }];
+    await settle(() => page.click('a.couchpage-next'));
+    steps.push({ step: 'next', ...(await read(page)) });
+    axes.push(await axe(page, 'htmx, after moving'));
+    await page.evaluate(() => history.back());
+    await page.waitForFunction((u) => location.href === u, steps[0].url);
+    await page.waitForFunction((t) => document.querySelector('.couchpage-item') &&
+      document.querySelector('.couchpage-item').textContent.trim() === t, steps[0].items[0], { timeout: 15000 });
+    steps.push({ step: 'back', ...(await read(page)) });
+    const fresh = await newPage();
+    await fresh.goto(steps[1].url, { waitUntil: 'load' });
+    say({ scenario: 'htmx', steps, loads: page.loads, fresh: await read(fresh), errors: page.errors });
+    await page.context().close();
+    await fresh.context().close();
+  }
+  say({ scenario: 'axe', results: axes });
+}
+
+async function main() {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'couchpage-chromium-'));
+  const timer = setTimeout(() => {
+    console.error(`inplace.js: timed out after ${timeout} ms`);
+    process.exit(1);
+  }, timeout);
+  let browser;
+  try {
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ARGS,
+      env: { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), XDG_CACHE_HOME: path.join(home, '.cache') },
+    });
+    await scenarios(browser);
+    say({ done: true });
+  } finally {
+    clearTimeout(timer);
+    if (browser) await browser.close();
+    fs.rmSync(home, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(`inplace.js: ${err && err.stack ? err.stack : err}`);
+  process.exitCode = 1;
+});
