@@ -100,6 +100,9 @@ cp_field *cp_field_parse(apr_pool_t *pool, const char *path, const char **error)
         *error = apr_psprintf(pool, "'%s' must start with key, value, id or doc", path);
         return NULL;
     }
+    /* the reader records what the path reaches, and two levels inside it
+     * (a list of tags, a small object), which cp_field_get decodes */
+    cp_response_reach((apr_size_t)field->steps->nelts + 1);
     return field;
 }
 
