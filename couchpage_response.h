@@ -30,7 +30,7 @@
 
 #include <apr_pools.h>
 #include <apr_tables.h>
-#include <jansson.h>
+#include "couchpage_json.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -21,7 +21,6 @@
 #define MOD_COUCHPAGE_BACKEND_H
 
 #include "httpd.h"
-#include <jansson.h>
 
 #include "couchpage_plan.h"
 
