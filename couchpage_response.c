@@ -123,6 +123,18 @@ static int same_name(const char *name, apr_size_t len, const char *wanted)
     return name && len == strlen(wanted) && !memcmp(name, wanted, len);
 }
 
+/* A decoded string (a value's, a name's) that lasts as long as the body:
+ * its bytes in the body when they are the same (no escape in it: an escape
+ * is longer than what it stands for), else a copy. quote is its opening
+ * quote in the body. */
+static const char *as_sent(reader *rd, const char *quote, const char *decoded, apr_size_t len)
+{
+    if (quote[len + 1] == '"' && !memchr(quote + 1, '\\', len)) {
+        return quote + 1;
+    }
+    return apr_pstrmemdup(rd->pool, decoded, len);
+}
+
 /* Records v (a scalar, or a container opening) in the answer. */
 static int record(reader *rd, const cp_sj_value *v, const json_t *exact)
 {
@@ -138,7 +150,7 @@ static int record(reader *rd, const cp_sj_value *v, const json_t *exact)
     node->text = v->text;
     node->len = v->len;
     if (v->name) {
-        node->name = apr_pstrmemdup(rd->pool, v->name, v->name_len);
+        node->name = as_sent(rd, v->name_quote, v->name, v->name_len);
         node->name_len = v->name_len;
         node->from = v->name_quote;
     }
@@ -146,7 +158,7 @@ static int record(reader *rd, const cp_sj_value *v, const json_t *exact)
     node->whole = 1;
     node->after = answer->node_count;
     if (v->kind == CP_SJ_STRING) {
-        node->string = apr_pstrmemdup(rd->pool, v->string, v->string_len);
+        node->string = as_sent(rd, v->text, v->string, v->string_len);
         node->string_len = v->string_len;
     }
     else if (v->kind == CP_SJ_NUMBER_VALUE) {
@@ -215,66 +227,52 @@ static int row_inner_value(reader *rd, const cp_sj_value *v, const json_t *exact
 
 /* --- rows ------------------------------------------------------------ */
 
+/* Where the row keeps the bytes of a member it reads, or NULL. */
+static cp_span *span_of_role(cp_row *row, enum role role)
+{
+    return role == ROLE_ID ? &row->id_text : role == ROLE_KEY ? &row->key_text
+         : role == ROLE_VALUE ? &row->value : role == ROLE_DOC ? &row->doc : NULL;
+}
+
 /* A row member opens (or is a scalar): which it is, and for the id, the id. */
 static int row_member(reader *rd, const cp_sj_value *v, const json_t *exact)
 {
     cp_row *row = rd->row;
-    int scalar = v->kind != CP_SJ_OBJECT && v->kind != CP_SJ_ARRAY;
-    cp_span span = { v->text, v->len };
+    cp_span *span;
 
     rd->role_depth = v->depth;
     rd->role = same_name(v->name, v->name_len, "id") ? ROLE_ID
              : same_name(v->name, v->name_len, "key") ? ROLE_KEY
              : same_name(v->name, v->name_len, "value") ? ROLE_VALUE
              : same_name(v->name, v->name_len, "doc") ? ROLE_DOC : ROLE_OTHER;
-    switch (rd->role) {
-    case ROLE_ID:
+    if (!(span = span_of_role(row, rd->role))) {
+        return 0;
+    }
+    span->text = v->text;
+    span->len = v->len;
+    if (rd->role == ROLE_ID) {
         rd->id_is_string = v->kind == CP_SJ_STRING;
         row->id = !rd->id_is_string || memchr(v->string, 0, v->string_len)
                 ? NULL : apr_pstrmemdup(rd->pool, v->string, v->string_len);
-        row->id_text = span;
-        break;
-    case ROLE_KEY:
-        row->key_text = span;
-        break;
-    case ROLE_VALUE:
-        row->value = span;
-        break;
-    case ROLE_DOC:
-        row->doc = span;
-        break;
-    default:
-        return 0;
     }
-    if (scalar) {
+    if (record(rd, v, exact)) {
+        return 1;
+    }
+    if (v->kind != CP_SJ_OBJECT && v->kind != CP_SJ_ARRAY) {
         /* a scalar is read whole */
-        record(rd, v, exact);
         rd->role = ROLE_NONE;
-        return rd->reason != NULL;
     }
-    return record(rd, v, exact);
+    return 0;
 }
 
 /* A row member that is a container closes: its bytes. */
 static void row_member_closes(reader *rd, const cp_sj_value *v)
 {
-    cp_span span = { v->text, v->len };
+    cp_span *span = span_of_role(rd->row, rd->role);
 
-    switch (rd->role) {
-    case ROLE_ID:
-        rd->row->id_text = span;
-        break;
-    case ROLE_KEY:
-        rd->row->key_text = span;
-        break;
-    case ROLE_VALUE:
-        rd->row->value = span;
-        break;
-    case ROLE_DOC:
-        rd->row->doc = span;
-        break;
-    default:
-        break;
+    if (span) {
+        span->text = v->text;
+        span->len = v->len;
     }
     rd->role = ROLE_NONE;
 }
@@ -758,12 +756,15 @@ static int read_cut_batch(apr_pool_t *pool, const char *text, apr_size_t len, in
     return rd.k;
 }
 
+static const char *no_results(apr_pool_t *pool, int n)
+{
+    return apr_psprintf(pool, "the multi-query response has no results array of %d results", n);
+}
+
 int cp_response_read_batch(apr_pool_t *pool, const char *text, apr_size_t len, int cut_off,
                            int n, int with_docid, const cp_answer **answers,
                            const char **error)
 {
-    const char *no_results = apr_psprintf(pool, "the multi-query response has no results "
-                                          "array of %d results", n);
     cp_sj_status status;
     reader rd;
 
@@ -776,12 +777,12 @@ int cp_response_read_batch(apr_pool_t *pool, const char *text, apr_size_t len, i
         return -1;
     }
     if (status) {
-        *error = status == CP_SJ_SCALAR_ROOT ? no_results
+        *error = status == CP_SJ_SCALAR_ROOT ? no_results(pool, n)
                                              : not_json(pool, "multi-query response", status);
         return -1;
     }
     if (!rd.whole) {
-        *error = no_results;
+        *error = no_results(pool, n);
         return -1;
     }
     return n;

@@ -141,6 +141,10 @@ struct frame {
     const char *start;
 };
 
+/* The containers open, kept by the thread from walk to walk while they are
+ * few (a deep body's are freed after it). */
+thread_local std::vector<frame> open_frames;
+
 struct walk {
     od::document doc;
     const char *body;
@@ -148,7 +152,7 @@ struct walk {
     size_t max_depth;
     cp_sj_visit visit;
     void *baton;
-    std::vector<frame> open;
+    std::vector<frame> &open = open_frames;
 };
 
 /* Where the value just read ends: before the white space ahead of the next
@@ -373,6 +377,9 @@ extern "C" cp_sj_status cp_sj_walk(const char *text, size_t len, size_t max_dept
         status = walk_root(w);
     }
     w.open.clear();
+    if (w.open.capacity() > 64) {
+        w.open.shrink_to_fit();
+    }
     w.doc = od::document();
     let_go();
     return status;

@@ -21,8 +21,6 @@
 #include "couchpage_response.h"
 #include "couchpage_simdjson.h"
 
-#include <errno.h>
-
 #define MAX_DEPTH 4096
 
 typedef struct {
@@ -41,40 +39,30 @@ static int in_body(const building *b, const char *text, size_t len)
     return text >= b->body && text + len <= b->body + b->len;
 }
 
-/* A scalar as jansson's value, by the integer rule cp_json_load follows. */
+/* A scalar as jansson's value: strings and words as told, numbers as
+ * jansson reads their bytes (cp_json_load: integers beyond 64 bits as
+ * doubles), which must be the double the walk told, unless it left the
+ * number to the visitor. NULL: a number jansson refuses (the walk must
+ * have left it to the visitor). */
 static json_t *scalar_of(building *b, const cp_sj_value *v)
 {
-    switch (v->kind) {
-    case CP_SJ_STRING:
-        return json_stringn_nocheck(v->string, v->string_len);
-    case CP_SJ_NUMBER_VALUE: {
-        const json_t *exact;
-        char *end;
-        long long integer;
+    const json_t *read;
 
-        if (v->number_refused) {
-            exact = cp_json_load(b->pool, v->text, v->len, NULL);
-            return json_is_number(exact) ? json_deep_copy(exact) : NULL;
-        }
-        if (!memchr(v->text, '.', v->len) && !memchr(v->text, 'e', v->len)
-            && !memchr(v->text, 'E', v->len)) {
-            errno = 0;
-            integer = strtoll(v->text, &end, 10);
-            if (errno != ERANGE && end == v->text + v->len) {
-                return json_integer(integer);
-            }
-        }
-        return json_real(v->number);
+    if (v->kind == CP_SJ_STRING) {
+        return json_stringn_nocheck(v->string, v->string_len);
     }
-    case CP_SJ_TRUE:
-        return json_true();
-    case CP_SJ_FALSE:
-        return json_false();
-    case CP_SJ_NULL:
-        return json_null();
-    default:
+    if (v->kind != CP_SJ_NUMBER_VALUE) {
+        return v->kind == CP_SJ_TRUE ? json_true() : v->kind == CP_SJ_FALSE ? json_false()
+                                                                            : json_null();
+    }
+    read = cp_json_load(b->pool, v->text, v->len, NULL);
+    if (!json_is_number(read)) {
+        FUZZ_CHECK(v->number_refused, "a number jansson refuses, taken by the walk");
         return NULL;
     }
+    FUZZ_CHECK(v->number_refused || json_number_value(read) == v->number,
+               "the walk read %.17g, jansson %.17g", v->number, json_number_value(read));
+    return json_deep_copy(read);
 }
 
 /* Puts value into the innermost open container (or as the root). */
