@@ -170,6 +170,34 @@ const char *end_of_read(walk &w, const char *start)
     return next;
 }
 
+/* Opens the container v (pushed on w.open) for tell. */
+cp_sj_status open_container(walk &w, od::value v, bool is_object, cp_sj_value &told)
+{
+    frame opened{};
+
+    if (w.open.size() >= w.max_depth) {
+        return CP_SJ_DEPTH;
+    }
+    opened.is_object = is_object;
+    opened.start = told.text;
+    if (is_object) {
+        od::object object;
+
+        TRY(v.get_object().get(object));
+        TRY(object.begin().get(opened.object));
+    }
+    else {
+        od::array array;
+
+        TRY(v.get_array().get(array));
+        TRY(array.begin().get(opened.array));
+    }
+    w.open.push_back(opened);
+    told.kind = is_object ? CP_SJ_OBJECT : CP_SJ_ARRAY;
+    told.len = 0;
+    return CP_SJ_OK;
+}
+
 /* Reads the value v (a scalar, or the opening of a container, which is
  * pushed) and tells the visitor; *told has the name already. */
 cp_sj_status tell(walk &w, od::value v, cp_sj_value &told)
@@ -188,28 +216,11 @@ cp_sj_status tell(walk &w, od::value v, cp_sj_value &told)
     switch (type) {
     case od::json_type::object:
     case od::json_type::array: {
-        frame opened{};
+        cp_sj_status status = open_container(w, v, type == od::json_type::object, told);
 
-        if (w.open.size() >= w.max_depth) {
-            return CP_SJ_DEPTH;
+        if (status) {
+            return status;
         }
-        opened.is_object = type == od::json_type::object;
-        opened.start = told.text;
-        if (opened.is_object) {
-            od::object object;
-
-            TRY(v.get_object().get(object));
-            TRY(object.begin().get(opened.object));
-        }
-        else {
-            od::array array;
-
-            TRY(v.get_array().get(array));
-            TRY(array.begin().get(opened.array));
-        }
-        w.open.push_back(opened);
-        told.kind = opened.is_object ? CP_SJ_OBJECT : CP_SJ_ARRAY;
-        told.len = 0;
         break;
     }
     case od::json_type::string: {
