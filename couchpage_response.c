@@ -23,10 +23,8 @@ struct cp_node {
     const char *name;       /* a member's name, decoded (pool); NULL: an element */
     apr_size_t name_len;
     const char *from;       /* the member name's opening quote */
-    const char *string;     /* a string, decoded (pool) */
+    const char *string;     /* a string, decoded (the body's bytes, or pool) */
     apr_size_t string_len;
-    double number;          /* a number simdjson read */
-    const json_t *exact;    /* a number simdjson refuses or misreads, as jansson read it */
     apr_size_t after;       /* the index past this value's records */
     unsigned char kind;     /* a cp_sj_kind */
     unsigned char whole;    /* every value inside is recorded */
@@ -136,7 +134,7 @@ static const char *as_sent(reader *rd, const char *quote, const char *decoded, a
 }
 
 /* Records v (a scalar, or a container opening) in the answer. */
-static int record(reader *rd, const cp_sj_value *v, const json_t *exact)
+static int record(reader *rd, const cp_sj_value *v)
 {
     cp_answer *answer = rd->answer;
     cp_node *node;
@@ -160,10 +158,6 @@ static int record(reader *rd, const cp_sj_value *v, const json_t *exact)
     if (v->kind == CP_SJ_STRING) {
         node->string = as_sent(rd, v->text, v->string, v->string_len);
         node->string_len = v->string_len;
-    }
-    else if (v->kind == CP_SJ_NUMBER_VALUE) {
-        node->number = v->number;
-        node->exact = exact;
     }
     else if (v->kind == CP_SJ_OBJECT || v->kind == CP_SJ_ARRAY) {
         open_node *opened = apr_array_push(rd->open);
@@ -199,7 +193,7 @@ static void record_close(reader *rd, const cp_sj_value *v)
 
 /* A value inside the row member being read: recorded within reach (a key
  * wholly), else it leaves its container not whole. */
-static int row_inner_value(reader *rd, const cp_sj_value *v, const json_t *exact)
+static int row_inner_value(reader *rd, const cp_sj_value *v)
 {
     apr_size_t level = v->depth - rd->role_depth;
 
@@ -212,10 +206,10 @@ static int row_inner_value(reader *rd, const cp_sj_value *v, const json_t *exact
                                            "the module cannot read (nested deeper than %d)",
                                            rd->row_n, KEY_MAX_DEPTH));
         }
-        return record(rd, v, exact);
+        return record(rd, v);
     }
     if (level <= reach) {
-        return record(rd, v, exact);
+        return record(rd, v);
     }
     if (level == reach + 1) {
         open_node *top = &APR_ARRAY_IDX(rd->open, rd->open->nelts - 1, open_node);
@@ -235,7 +229,7 @@ static cp_span *span_of_role(cp_row *row, enum role role)
 }
 
 /* A row member opens (or is a scalar): which it is, and for the id, the id. */
-static int row_member(reader *rd, const cp_sj_value *v, const json_t *exact)
+static int row_member(reader *rd, const cp_sj_value *v)
 {
     cp_row *row = rd->row;
     cp_span *span;
@@ -255,14 +249,15 @@ static int row_member(reader *rd, const cp_sj_value *v, const json_t *exact)
         row->id = !rd->id_is_string || memchr(v->string, 0, v->string_len)
                 ? NULL : apr_pstrmemdup(rd->pool, v->string, v->string_len);
     }
-    if (record(rd, v, exact)) {
-        return 1;
-    }
     if (v->kind != CP_SJ_OBJECT && v->kind != CP_SJ_ARRAY) {
-        /* a scalar is read whole */
+        /* a scalar is read whole, and decoded from its bytes (cp_row_decode):
+         * only a string with escapes is recorded, for its decoded text. Rows
+         * read to be counted (200,001 of them for a page of links) keep no
+         * records. */
         rd->role = ROLE_NONE;
+        return v->kind == CP_SJ_STRING && v->string_len + 2 != v->len ? record(rd, v) : 0;
     }
-    return 0;
+    return record(rd, v);
 }
 
 /* A row member that is a container closes: its bytes. */
@@ -466,7 +461,7 @@ static int result_opens(reader *rd, const cp_sj_value *v)
 /* --- the visitor ----------------------------------------------------- */
 
 /* A scalar, or a container opening. */
-static int value_opens(reader *rd, const cp_sj_value *v, const json_t *exact)
+static int value_opens(reader *rd, const cp_sj_value *v)
 {
     apr_size_t depth = v->depth;
 
@@ -497,7 +492,7 @@ static int value_opens(reader *rd, const cp_sj_value *v, const json_t *exact)
     if (!rd->row) {
         return 0;
     }
-    return depth == 3 ? row_member(rd, v, exact) : row_inner_value(rd, v, exact);
+    return depth == 3 ? row_member(rd, v) : row_inner_value(rd, v);
 }
 
 /* A container closes. */
@@ -547,19 +542,17 @@ static int value_closes(reader *rd, const cp_sj_value *v)
 static int visit(void *baton, const cp_sj_value *v)
 {
     reader *rd = baton;
-    const json_t *exact = NULL;
 
     /* simdjson refuses some numbers JSON allows (a zero with an exponent of
      * thirty digits) and misreads some long ones: jansson, which reads
      * exactly JSON's numbers within a double's range, decides */
     if (v->kind == CP_SJ_NUMBER_VALUE && v->number_refused) {
-        exact = cp_json_load(rd->pool, v->text, v->len, NULL);
-        if (!json_is_number(exact)) {
+        if (!json_is_number(cp_json_load(rd->pool, v->text, v->len, NULL))) {
             rd->fault = CP_SJ_NUMBER;
             return 1;
         }
     }
-    return v->kind == CP_SJ_CLOSE ? value_closes(rd, v) : value_opens(rd, v, exact);
+    return v->kind == CP_SJ_CLOSE ? value_closes(rd, v) : value_opens(rd, v);
 }
 
 /* Reads text[0..len) with the visitor: the walk's status, the visitor's
@@ -885,27 +878,42 @@ cp_span cp_row_element(const cp_row *row, cp_span at, apr_size_t index)
     return none;
 }
 
-/* A recorded number as jansson's reader gives it: one with a point or an
- * exponent a real, an integer that fits 64 bits an integer, one that does
- * not the double (as cp_json_load reads those). */
-static json_t *number_value(const cp_node *node)
+/* A number's bytes (checked as JSON by the walk) as jansson's reader gives
+ * them: an integer that fits 64 bits an integer (strtoll, as jansson), one
+ * that does not the double (as cp_json_load reads those), one with a point
+ * or an exponent jansson's own reading (its strtod keeps to the point
+ * whatever the locale). simdjson's double is not used: 3.0.1 misreads some
+ * numbers of more than 19 digits. After every number the body has a byte
+ * that is no part of one. */
+static json_t *number_value(const char *text, apr_size_t len)
 {
-    if (node->exact) {
-        return json_deep_copy(node->exact);
-    }
-    if (!memchr(node->text, '.', node->len) && !memchr(node->text, 'e', node->len)
-        && !memchr(node->text, 'E', node->len)) {
-        char *end;
-        long long integer;
+    char *end;
+    long long integer;
 
-        /* the body has a byte that is no digit after every number */
-        errno = 0;
-        integer = strtoll(node->text, &end, 10);
-        if (errno != ERANGE && end == node->text + node->len) {
-            return json_integer(integer);
-        }
+    if (memchr(text, '.', len) || memchr(text, 'e', len) || memchr(text, 'E', len)) {
+        return json_loadb(text, len, JSON_DECODE_ANY, NULL);
     }
-    return json_real(node->number);
+    errno = 0;
+    integer = strtoll(text, &end, 10);
+    return errno != ERANGE ? json_integer(integer) : json_real(strtod(text, &end));
+}
+
+/* A scalar's value from its bytes; string its decoded text. */
+static json_t *scalar_value(const char *text, apr_size_t len, const char *string,
+                            apr_size_t string_len)
+{
+    switch (text[0]) {
+    case '"':
+        return json_stringn_nocheck(string, string_len);
+    case 't':
+        return json_true();
+    case 'f':
+        return json_false();
+    case 'n':
+        return json_null();
+    default:
+        return number_value(text, len);
+    }
 }
 
 /* The value of a record whose values are all recorded, as jansson's. */
@@ -915,50 +923,41 @@ static json_t *value_of(const cp_node *nodes, apr_size_t i)
     json_t *value, *inner;
     apr_size_t c;
 
-    switch (node->kind) {
-    case CP_SJ_OBJECT:
-    case CP_SJ_ARRAY:
-        value = node->kind == CP_SJ_OBJECT ? json_object() : json_array();
-        for (c = i + 1; value && c < node->after; c = nodes[c].after) {
-            if (!(inner = value_of(nodes, c))) {
-                json_decref(value);
-                return NULL;
-            }
-            /* the last of a name counts, in the place of the first, as
-             * jansson's reader keeps it */
-            if (node->kind == CP_SJ_OBJECT) {
-                json_object_setn_new_nocheck(value, nodes[c].name, nodes[c].name_len, inner);
-            }
-            else {
-                json_array_append_new(value, inner);
-            }
-        }
-        return value;
-    case CP_SJ_STRING:
-        return json_stringn_nocheck(node->string, node->string_len);
-    case CP_SJ_NUMBER_VALUE:
-        return number_value(node);
-    case CP_SJ_TRUE:
-        return json_true();
-    case CP_SJ_FALSE:
-        return json_false();
-    case CP_SJ_NULL:
-        return json_null();
-    default:
-        return NULL;
+    if (node->kind != CP_SJ_OBJECT && node->kind != CP_SJ_ARRAY) {
+        return scalar_value(node->text, node->len, node->string, node->string_len);
     }
+    value = node->kind == CP_SJ_OBJECT ? json_object() : json_array();
+    for (c = i + 1; value && c < node->after; c = nodes[c].after) {
+        if (!(inner = value_of(nodes, c))) {
+            json_decref(value);
+            return NULL;
+        }
+        /* the last of a name counts, in the place of the first, as
+         * jansson's reader keeps it */
+        if (node->kind == CP_SJ_OBJECT) {
+            json_object_setn_new_nocheck(value, nodes[c].name, nodes[c].name_len, inner);
+        }
+        else {
+            json_array_append_new(value, inner);
+        }
+    }
+    return value;
 }
 
 const json_t *cp_row_decode(apr_pool_t *pool, const cp_row *row, cp_span at)
 {
     const cp_node *node = node_at(row, at);
 
-    if (!node) {
+    if (!at.len) {
         return NULL;
     }
-    if (!node->whole) {
-        /* deeper than the records reach: jansson decodes its bytes */
-        return cp_json_load(pool, node->text, node->len, NULL);
+    if (!node && at.text[0] != '{' && at.text[0] != '[') {
+        /* a scalar row member without escapes: its bytes are its text */
+        return cp_json_pool_own(pool, scalar_value(at.text, at.len, at.text + 1, at.len - 2));
+    }
+    if (!node || !node->whole) {
+        /* more inside than the records reach: jansson decodes its bytes */
+        return cp_json_load(pool, at.text, at.len, NULL);
     }
     return cp_json_pool_own(pool, value_of(row->answer->nodes,
                                            (apr_size_t)(node - row->answer->nodes)));
