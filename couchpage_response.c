@@ -201,12 +201,14 @@ static int row_inner_value(reader *rd, const cp_sj_value *v)
         return 0;
     }
     if (rd->role == ROLE_KEY) {
+        /* checked, and decoded by jansson when the page asks (cp_row_key):
+         * rows read to be counted, thousands of them, keep nothing more */
         if ((v->kind == CP_SJ_OBJECT || v->kind == CP_SJ_ARRAY) && level >= KEY_MAX_DEPTH) {
             return refuse(rd, apr_psprintf(rd->pool, "row %d of the view response has a key "
                                            "the module cannot read (nested deeper than %d)",
                                            rd->row_n, KEY_MAX_DEPTH));
         }
-        return record(rd, v);
+        return 0;
     }
     if (level <= reach) {
         return record(rd, v);
@@ -248,6 +250,10 @@ static int row_member(reader *rd, const cp_sj_value *v)
         rd->id_is_string = v->kind == CP_SJ_STRING;
         row->id = !rd->id_is_string || memchr(v->string, 0, v->string_len)
                 ? NULL : apr_pstrmemdup(rd->pool, v->string, v->string_len);
+    }
+    if (rd->role == ROLE_KEY) {
+        /* decoded by jansson when the page asks (cp_row_key) */
+        return 0;
     }
     if (v->kind != CP_SJ_OBJECT && v->kind != CP_SJ_ARRAY) {
         /* a scalar is read whole, and decoded from its bytes (cp_row_decode):
@@ -951,6 +957,9 @@ const json_t *cp_row_decode(apr_pool_t *pool, const cp_row *row, cp_span at)
     if (!at.len) {
         return NULL;
     }
+    if (at.text == row->key_text.text) {
+        return cp_row_key(row);
+    }
     if (!node && at.text[0] != '{' && at.text[0] != '[') {
         /* a scalar row member without escapes: its bytes are its text */
         return cp_json_pool_own(pool, scalar_value(at.text, at.len, at.text + 1, at.len - 2));
@@ -972,7 +981,9 @@ const json_t *cp_row_key(const cp_row *row)
     }
     key = &row->answer->keys[row - row->answer->rows];
     if (!*key && row->key_text.len) {
-        *key = cp_row_decode(row->answer->pool, row, row->key_text);
+        /* a key is decoded by jansson from its bytes, checked as JSON with the
+         * body: one row in thousands is asked for its key (a token, a link) */
+        *key = cp_json_load(row->answer->pool, row->key_text.text, row->key_text.len, NULL);
     }
     return *key;
 }

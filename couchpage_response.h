@@ -9,14 +9,18 @@
  * between values, the nesting depth. A body that is not JSON is refused
  * with the reason. While it is walked, this reader records what the page
  * and the renderer will ask for: each answer's total_rows and offset, its
- * rows, each row's id (decoded), and its key (wholly), id, value and doc
- * with their members as deep as the configured fields reach
- * (cp_response_reach): each value's bytes, its member name, its scalar
- * decoded. Keys, fields, projection and lookups read those records; no
- * body is read twice. A row's value and doc stay spans of the body, the
- * bytes CouchDB sent, which the page copies as they are. The records do
- * not depend on the view response's shape beyond its rows member, so other
- * answers of documents (Mango's {"docs": [...]}) can fill the same ones.
+ * rows, each row's id (decoded), the bytes of its key, id, value and doc,
+ * and what is inside an id, value or doc object or array as deep as the
+ * configured fields reach (cp_response_reach): each value's bytes, its
+ * member name, a string's decoded text. Fields, projection and lookups
+ * read those records; a row's scalars decode from their bytes. A key, a
+ * small value of which a page asks for a handful (tokens, links) among
+ * thousands of rows read to be counted, keeps no records: jansson decodes
+ * it at its first use (cp_row_key). A row's value and doc stay spans of
+ * the body, the bytes CouchDB sent, which the page copies as they are.
+ * The records do not depend on the view response's shape beyond its rows
+ * member, so other answers of documents (Mango's {"docs": [...]}) can fill
+ * the same ones.
  *
  * Memory: the body, the rows (a few words each), the records (a few words
  * a value recorded), and simdjson's working memory while a body is read
@@ -119,8 +123,7 @@ char *cp_response_padded(apr_pool_t *pool, const char *text, apr_size_t len);
 
 /* Values inside a row's id, value and doc are recorded this many levels
  * deep (4 at least; 1: their members), so that the fields reaching them
- * read records: a field path raises it at start-up (cp_field_parse). A key
- * is recorded whole. */
+ * read records: a field path raises it at start-up (cp_field_parse). */
 void cp_response_reach(apr_size_t levels);
 
 /* Rows in an answer. */
@@ -134,7 +137,8 @@ const json_t *cp_row_key(const cp_row *row);
 /* A value in a row, one step a call, as a span: the row member (id, key,
  * value or doc); the member name of the object at `at` (the last one of
  * that name, as a JSON parser keeps it); the element index of the array at
- * `at`. An empty span when there is none. */
+ * `at`, within the id, value or doc (a key is read as a whole, cp_row_key).
+ * An empty span when there is none. */
 cp_span cp_row_member(const cp_row *row, const char *name);
 cp_span cp_row_find(const cp_row *row, cp_span at, const char *name);
 cp_span cp_row_element(const cp_row *row, cp_span at, apr_size_t index);
