@@ -100,6 +100,9 @@ cp_field *cp_field_parse(apr_pool_t *pool, const char *path, const char **error)
         *error = apr_psprintf(pool, "'%s' must start with key, value, id or doc", path);
         return NULL;
     }
+    /* the reader records what the path reaches, and two levels inside it
+     * (a list of tags, a small object), which cp_field_get decodes */
+    cp_response_reach((apr_size_t)field->steps->nelts + 1);
     return field;
 }
 
@@ -108,11 +111,30 @@ int cp_field_reads(const cp_field *field, const char *member)
     return strcmp(APR_ARRAY_IDX(field->steps, 0, field_step).member, member) == 0;
 }
 
+/* A path into the row's key: the key is decoded whole (cp_row_key, once a
+ * row), and the path walks jansson's value. */
+static const json_t *key_field(const cp_field *field, const cp_row *row)
+{
+    const json_t *at = cp_row_key(row);
+    int i;
+
+    for (i = 1; i < field->steps->nelts && at; i++) {
+        const field_step *step = &APR_ARRAY_IDX(field->steps, i, field_step);
+
+        at = step->member ? json_object_get(at, step->member)
+                          : json_array_get(at, step->index);
+    }
+    return at;
+}
+
 const json_t *cp_field_get(apr_pool_t *pool, const cp_field *field, const cp_row *row)
 {
     cp_span at = cp_row_member(row, APR_ARRAY_IDX(field->steps, 0, field_step).member);
     int i;
 
+    if (cp_field_reads(field, "key")) {
+        return key_field(field, row);
+    }
     /* only the value the path names is decoded, never the document */
     for (i = 1; i < field->steps->nelts && at.len; i++) {
         const field_step *step = &APR_ARRAY_IDX(field->steps, i, field_step);

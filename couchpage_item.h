@@ -15,7 +15,7 @@
 
 #include <apr_pools.h>
 #include <apr_tables.h>
-#include <jansson.h>
+#include "couchpage_json.h"
 
 #include "couchpage_response.h"
 

@@ -365,7 +365,7 @@ static apr_array_header_t *ahead_tokens(apr_pool_t *pool, const cp_page_answers 
 }
 
 /* Pages of count rows that `rows` rows fill. */
-static json_int_t pages_for(json_int_t rows, int count)
+static apr_int64_t pages_for(apr_int64_t rows, int count)
 {
     return rows / count + (rows % count != 0);
 }
@@ -376,12 +376,12 @@ static json_int_t pages_for(json_int_t rows, int count)
  * query's): *rows_before and *total, and 1, when they are known and add up.
  * Without both probes only the whole index has a known position. */
 static int location_rows(const cp_page_answers *in, const cp_answer *counted,
-                         json_int_t *rows_before, json_int_t *total)
+                         apr_int64_t *rows_before, apr_int64_t *total)
 {
     const cp_query *range_start = cp_plan_query(in->queries, CP_QUERY_RANGE_START);
     const cp_query *range_end = cp_plan_query(in->queries, CP_QUERY_RANGE_END);
-    json_int_t view_rows = counted->total_rows;
-    json_int_t rows_after = !range_end ? 0 : range_end->answer ? range_end->answer->offset : -1;
+    apr_int64_t view_rows = counted->total_rows;
+    apr_int64_t rows_after = !range_end ? 0 : range_end->answer ? range_end->answer->offset : -1;
 
     *rows_before = !range_start ? 0 : range_start->answer ? range_start->answer->offset : -1;
     if ((in->partial && !(range_start && range_end)) || view_rows < 0 || *rows_before < 0
@@ -395,37 +395,37 @@ static int location_rows(const cp_page_answers *in, const cp_answer *counted,
 /* The page's position from CouchDB's offsets (see the header): *before and
  * *total, and 1, when they are known and consistent with every row seen. */
 static int position_of(const cp_page_answers *in, const apr_array_header_t *behind,
-                       size_t page_rows, json_int_t *before, json_int_t *total)
+                       size_t page_rows, apr_int64_t *before, apr_int64_t *total)
 {
     const cp_query *forward = cp_plan_query(in->queries, CP_QUERY_FORWARD);
     const cp_query *backward = cp_plan_query(in->queries, CP_QUERY_BACKWARD);
-    json_int_t at = forward->answer->offset, rows_before;
+    apr_int64_t at = forward->answer->offset, rows_before;
     size_t read, seen = behind ? (size_t)behind->nelts : 0;
 
     if (!location_rows(in, forward->answer, &rows_before, total) || at < rows_before) {
         return 0;
     }
     *before = at - rows_before;
-    if ((json_int_t)page_rows > *total - *before) {
+    if ((apr_int64_t)page_rows > *total - *before) {
         return 0;
     }
     /* rows read behind the page: all of them when the answer is short */
     if (!backward ? *before != 0
-        : (*before < (json_int_t)seen
-           || (read_to_the_end(backward) && *before != (json_int_t)seen))) {
+        : (*before < (apr_int64_t)seen
+           || (read_to_the_end(backward) && *before != (apr_int64_t)seen))) {
         return 0;
     }
     /* rows read ahead, from the page's start to the range's end */
     read = row_count(forward->answer);
-    if (read_to_the_end(forward) ? *total - *before != (json_int_t)read
-                                 : *total - *before < (json_int_t)read) {
+    if (read_to_the_end(forward) ? *total - *before != (apr_int64_t)read
+                                 : *total - *before < (apr_int64_t)read) {
         return 0;
     }
     return 1;
 }
 
 /* The last page: this one, or CP_TOKEN_LAST, which finds it when followed. */
-static void find_last(const cp_page_answers *in, json_int_t before, json_int_t total,
+static void find_last(const cp_page_answers *in, apr_int64_t before, apr_int64_t total,
                       cp_page *page)
 {
     page->has_last = 0;
@@ -458,7 +458,7 @@ static void add_link(apr_array_header_t *pages, apr_int64_t number, const char *
  * page knows whether it is numbered (before rows before it, of total);
  * `counted` is the answer that carries CouchDB's total_rows. */
 static void set_position(const cp_page_answers *in, const cp_answer *counted,
-                         json_int_t before, json_int_t total, cp_page *page)
+                         apr_int64_t before, apr_int64_t total, cp_page *page)
 {
     page->has_last = 0;
     page->last_is_current = 0;
@@ -480,7 +480,7 @@ static void set_position(const cp_page_answers *in, const cp_answer *counted,
  * one), this one, and the pages ahead, numbered from this page's number
  * when numbered (before rows before it), else relative to it. Sets prev
  * from the pages behind too. */
-static void link_pages(apr_pool_t *pool, const cp_page_answers *in, json_int_t before,
+static void link_pages(apr_pool_t *pool, const cp_page_answers *in, apr_int64_t before,
                        const apr_array_header_t *behind, int first_at,
                        const apr_array_header_t *ahead, cp_page *page)
 {
@@ -507,9 +507,9 @@ static void link_pages(apr_pool_t *pool, const cp_page_answers *in, json_int_t b
 /* The last page's position from the offsets of its answer (the tail) and
  * the range start probe: *total, and 1, when known and consistent with the
  * rows read (all of them when the answer is short of its limit). */
-static int tail_position(const cp_page_answers *in, const cp_query *tail, json_int_t *total)
+static int tail_position(const cp_page_answers *in, const cp_query *tail, apr_int64_t *total)
 {
-    json_int_t rows_before, read = (json_int_t)row_count(tail->answer);
+    apr_int64_t rows_before, read = (apr_int64_t)row_count(tail->answer);
 
     if (!location_rows(in, tail->answer, &rows_before, total)) {
         return 0;
@@ -528,7 +528,7 @@ static cp_query *assemble_last(apr_pool_t *pool, const cp_page_answers *in, cp_p
     apr_array_header_t *from_end = rows_behind(pool, tail->answer, in->with_docid, NULL, 0, 0);
     apr_array_header_t *behind, *before;
     size_t known = tail_known(tail, in->with_docid), rows, i;
-    json_int_t total = 0;
+    apr_int64_t total = 0;
     int first_at;
 
     page->numbered = tail_position(in, tail, &total);
@@ -551,8 +551,8 @@ static cp_query *assemble_last(apr_pool_t *pool, const cp_page_answers *in, cp_p
     before = behind_tokens(pool, in, behind, (size_t)cp_plan_pages_either_side(in->links),
                            read_to_the_end(tail), &first_at);
     page->next = NULL;
-    set_position(in, tail->answer, total - (json_int_t)rows, total, page);
-    link_pages(pool, in, total - (json_int_t)rows, before, first_at,
+    set_position(in, tail->answer, total - (apr_int64_t)rows, total, page);
+    link_pages(pool, in, total - (apr_int64_t)rows, before, first_at,
                apr_array_make(pool, 1, sizeof(const char *)), page);
     return tail_complete(tail, in->with_docid,
                          in->count * (1 + cp_plan_pages_either_side(in->links)))
@@ -578,7 +578,7 @@ cp_query *cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page 
     cp_query *backward = cp_plan_query(in->queries, CP_QUERY_BACKWARD), *widen = NULL;
     apr_array_header_t *behind = NULL, *before, *after;
     size_t want = (size_t)cp_plan_pages_either_side(in->links);
-    json_int_t rows_before = 0, total = 0;
+    apr_int64_t rows_before = 0, total = 0;
     int i, first_at = 0;
 
     if (in->start_token && in->start_token->at_end) {

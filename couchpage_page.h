@@ -12,7 +12,6 @@
 
 #include <apr_pools.h>
 #include <apr_tables.h>
-#include <jansson.h>
 
 #include "couchpage_plan.h"
 #include "couchpage_token.h"

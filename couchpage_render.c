@@ -122,7 +122,7 @@ static void add_item(apr_pool_t *pool, apr_array_header_t *pieces, apr_size_t *s
     }
     if (row->doc.len) {
         ADD(",\"doc\":");
-        if (fields && row->doc_members) {
+        if (fields && row->doc.text[0] == '{') {
             ADD_SPAN(cp_row_project(pool, row, fields));
         }
         else {

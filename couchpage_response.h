@@ -1,24 +1,31 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * couchpage_response: CouchDB's answers, read once into spans and checked.
+ * couchpage_response: CouchDB's answers, read once into records and checked.
  *
- * A backend body is read by simdjson's On-Demand parser (Debian's
- * libsimdjson-dev), which finds where every value begins and ends without
- * building it, and checks every value as JSON on the way: UTF-8, control
- * characters, escapes and surrogates, numbers (their syntax, and a
- * double's range), true/false/null, and the separators between values. A
- * body that is not JSON is refused with the reason. Only what the page
- * needs is decoded: total_rows and offset, and each row's id; a row's key
- * (tokens, entry checks, positions) when the page first asks for it
- * (cp_row_key), so that rows read only to be counted or passed over cost
- * no decoding. A row's value and doc stay spans of the body, the bytes
- * CouchDB sent, which the page copies as they are, and from which an item
- * reads only the fields it names.
+ * A backend body is walked once by simdjson's On-Demand parser behind a
+ * small C interface (couchpage_simdjson), which checks every value as JSON
+ * on the way: UTF-8, control characters, escapes and surrogates, numbers
+ * (their syntax, and a double's range), true/false/null, the separators
+ * between values, the nesting depth. A body that is not JSON is refused
+ * with the reason. While it is walked, this reader records what the page
+ * and the renderer will ask for: each answer's total_rows and offset, its
+ * rows, each row's id (decoded), the bytes of its key, id, value and doc,
+ * and what is inside an id, value or doc object or array as deep as the
+ * configured fields reach (cp_response_reach): each value's bytes, its
+ * member name, a string's decoded text. Fields, projection and lookups
+ * read those records; a row's scalars decode from their bytes. A key, a
+ * small value of which a page asks for a handful (tokens, links) among
+ * thousands of rows read to be counted, keeps no records: jansson decodes
+ * it at its first use (cp_row_key). A row's value and doc stay spans of
+ * the body, the bytes CouchDB sent, which the page copies as they are.
+ * The records do not depend on the view response's shape beyond its rows
+ * member, so other answers of documents (Mango's {"docs": [...]}) can fill
+ * the same ones.
  *
- * Memory: the body, the rows (a few words each), and simdjson's working
- * memory while a body is read (about 5 bytes a byte of it, reserved; a
- * parser made for each read and freed after it, so that nothing of a large
- * answer outlives its request).
+ * Memory: the body, the rows (a few words each), the records (a few words
+ * a value recorded), and simdjson's working memory while a body is read
+ * (about 5 bytes a byte of it; see couchpage_simdjson.h for how long it is
+ * kept).
  *
  * Part of the httpd-free core: nothing here knows about request_rec.
  */
@@ -27,7 +34,7 @@
 
 #include <apr_pools.h>
 #include <apr_tables.h>
-#include <jansson.h>
+#include "couchpage_json.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -56,20 +63,22 @@ typedef struct cp_answer cp_answer;
 /* The members of an object value, in order, as read (opaque). */
 typedef struct cp_members cp_members;
 
+/* A value of an answer as the reader recorded it (couchpage_response.c). */
+typedef struct cp_node cp_node;
+
 /* One view row. */
 typedef struct {
     const cp_answer *answer; /* the answer it is in */
     cp_span text;            /* the row object */
     const char *id;          /* the document id, decoded; NULL: the row has no
                                 id string, or one with a NUL character */
-    const json_t *key;       /* decoded at its first use: read it with
-                                cp_row_key (NULL until then) */
     cp_span id_text;         /* the row's id member (any JSON value) */
-    cp_span key_text;
+    cp_span key_text;        /* read with cp_row_key */
+    const json_t *key;       /* a row made by hand, not read: its key */
     cp_span value;
     cp_span doc;             /* empty without include_docs */
-    const cp_members *value_members; /* NULL unless the value is an object */
-    const cp_members *doc_members;   /* NULL unless the doc is an object */
+    apr_size_t first_node;   /* the row's records: its answer's nodes */
+    apr_size_t end_node;     /* [first_node, end_node) */
 } cp_row;
 
 /* One view response: {"total_rows": N, "offset": N, "rows": [...]}. */
@@ -82,9 +91,10 @@ struct cp_answer {
     cp_row *rows;             /* in the answer's order (cp_answer_row) */
     apr_size_t row_count;
     apr_size_t row_capacity;  /* rows there is room for */
-    void *value_parser;       /* simdjson's, for reading a value again (cp_row_find,
-                                 cp_row_decode): made at its first use, deleted
-                                 with the pool */
+    cp_node *nodes;           /* the values recorded, in the body's order */
+    apr_size_t node_count;
+    apr_size_t node_capacity;
+    const json_t **keys;      /* each row's key once decoded (cp_row_key) */
 };
 
 /* Reads one view response, text[0..len) followed by CP_RESPONSE_PADDING
@@ -111,6 +121,11 @@ int cp_response_read_batch(apr_pool_t *pool, const char *text, apr_size_t len, i
  * the reader takes a body. */
 char *cp_response_padded(apr_pool_t *pool, const char *text, apr_size_t len);
 
+/* Values inside a row's id, value and doc are recorded this many levels
+ * deep (4 at least; 1: their members), so that the fields reaching them
+ * read records: a field path raises it at start-up (cp_field_parse). */
+void cp_response_reach(apr_size_t levels);
+
 /* Rows in an answer. */
 #define cp_answer_rows(answer) ((answer)->row_count)
 #define cp_answer_row(answer, i) (&(answer)->rows[(i)])
@@ -122,13 +137,17 @@ const json_t *cp_row_key(const cp_row *row);
 /* A value in a row, one step a call, as a span: the row member (id, key,
  * value or doc); the member name of the object at `at` (the last one of
  * that name, as a JSON parser keeps it); the element index of the array at
- * `at`. An empty span when there is none. */
+ * `at`, within the id, value or doc (a key is read as a whole, cp_row_key).
+ * An empty span when there is none. */
 cp_span cp_row_member(const cp_row *row, const char *name);
 cp_span cp_row_find(const cp_row *row, cp_span at, const char *name);
 cp_span cp_row_element(const cp_row *row, cp_span at, apr_size_t index);
 
-/* The value of a span of the row's answer, decoded (pool-owned); NULL for
- * an empty span, or one nested deeper than jansson reads (2048). */
+/* The value of a span of the row's answer (a member, or a value the calls
+ * above found), decoded from its records (pool-owned); a value with more
+ * inside than is recorded is decoded from its bytes by jansson. NULL for
+ * an empty span, one not recorded, or one nested deeper than jansson
+ * reads (2048). */
 const json_t *cp_row_decode(apr_pool_t *pool, const cp_row *row, cp_span at);
 
 /* The doc's members named in names (in that order; those the doc lacks are

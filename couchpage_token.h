@@ -23,7 +23,7 @@
 #define COUCHPAGE_TOKEN_H
 
 #include <apr_pools.h>
-#include <jansson.h>
+#include "couchpage_json.h"
 
 /* The most rows one document may emit under one key at any location
  * (CouchPageMaxEmits's maximum): a token's row index is below it. Each

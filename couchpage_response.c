@@ -1,0 +1,1029 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * couchpage_response.c: CouchDB's answers read once (see
+ * couchpage_response.h): simdjson's walk (couchpage_simdjson) checks every
+ * value, and a visitor here records the answers, rows, ids, keys, values,
+ * documents and the members fields reach; the multi-query splitter, the
+ * recovery of a cut body, projection and field lookup read those records.
+ * Part of the httpd-free core: no httpd header, no request_rec.
+ */
+#include "couchpage_response.h"
+#include "couchpage_json.h"
+#include "couchpage_simdjson.h"
+
+#include <apr_strings.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A recorded value: its bytes, its member name, its scalar decoded. */
+struct cp_node {
+    const char *text;       /* the value's bytes as sent */
+    apr_size_t len;
+    const char *name;       /* a member's name, decoded (pool); NULL: an element */
+    apr_size_t name_len;
+    const char *from;       /* the member name's opening quote */
+    const char *string;     /* a string, decoded (the body's bytes, or pool) */
+    apr_size_t string_len;
+    apr_size_t after;       /* the index past this value's records */
+    unsigned char kind;     /* a cp_sj_kind */
+    unsigned char whole;    /* every value inside is recorded */
+};
+
+/* Keys nest at most this deep: jansson's limit, and a token carries its key. */
+#define KEY_MAX_DEPTH 2048
+
+/* How deep inside a row's id, value and doc values are recorded (1: their
+ * members): raised at start-up to what the configured fields reach. */
+static apr_size_t reach = 4;
+
+void cp_response_reach(apr_size_t levels)
+{
+    if (levels > reach) {
+        reach = levels;
+    }
+}
+
+/* The row member being read. */
+enum role { ROLE_NONE, ROLE_ID, ROLE_KEY, ROLE_VALUE, ROLE_DOC, ROLE_OTHER };
+
+/* A recorded container still open: its node and its depth in the body. */
+typedef struct {
+    apr_size_t node;
+    apr_size_t depth;
+} open_node;
+
+/* One body being read: what the visitor has seen so far. */
+typedef struct {
+    apr_pool_t *pool;
+    const char *body;
+    apr_size_t body_len;
+    int with_docid;
+    /* a multi-query body: its answers are at depth 2 */
+    int batch, cut_off, n, k, read, whole, named, in_results;
+    const cp_answer **answers;
+    apr_size_t answer_depth;
+    cp_answer *answer;         /* being read; NULL: values passed over */
+    int in_rows;               /* the answer's rows array is open */
+    const char *pending;       /* a refusal given when the value at */
+    apr_size_t pending_depth;  /* pending_depth has been checked to its end */
+    cp_row *row;               /* being read */
+    int row_n, id_is_string;
+    enum role role;            /* the row member being read, at role_depth */
+    apr_size_t role_depth;
+    apr_array_header_t *open;  /* of open_node */
+    cp_sj_status fault;        /* what the visitor found not JSON */
+    const char *reason;        /* the shape refused */
+} reader;
+
+/* --- growing arrays -------------------------------------------------- */
+
+/* An answer's rows and records are arrays of malloc's, grown by realloc,
+ * which moves a large one by remapping its pages: a pool's array would
+ * leave every smaller copy behind. Freed with the answer's pool. */
+static apr_status_t release_answer(void *data)
+{
+    cp_answer *answer = data;
+
+    free(answer->rows);
+    free(answer->nodes);
+    answer->rows = NULL;
+    answer->nodes = NULL;
+    answer->row_count = answer->row_capacity = 0;
+    answer->node_count = answer->node_capacity = 0;
+    return APR_SUCCESS;
+}
+
+/* Room for twice the items (16 at first) of size bytes: 0 when memory runs out. */
+static int grow(void **items, apr_size_t *capacity, apr_size_t size)
+{
+    apr_size_t more = *items ? *capacity * 2 : 16;
+    void *grown = realloc(*items, more * size);
+
+    if (!grown) {
+        return 0;
+    }
+    *items = grown;
+    *capacity = more;
+    return 1;
+}
+
+static int refuse(reader *rd, const char *reason)
+{
+    rd->reason = reason;
+    return 1;
+}
+
+/* --- records --------------------------------------------------------- */
+
+static int same_name(const char *name, apr_size_t len, const char *wanted)
+{
+    return name && len == strlen(wanted) && !memcmp(name, wanted, len);
+}
+
+/* A decoded string (a value's, a name's) that lasts as long as the body:
+ * its bytes in the body when they are the same (no escape in it: an escape
+ * is longer than what it stands for), else a copy. quote is its opening
+ * quote in the body. */
+static const char *as_sent(reader *rd, const char *quote, const char *decoded, apr_size_t len)
+{
+    if (quote[len + 1] == '"' && !memchr(quote + 1, '\\', len)) {
+        return quote + 1;
+    }
+    return apr_pstrmemdup(rd->pool, decoded, len);
+}
+
+/* Records v (a scalar, or a container opening) in the answer. */
+static int record(reader *rd, const cp_sj_value *v)
+{
+    cp_answer *answer = rd->answer;
+    cp_node *node;
+
+    if (answer->node_count == answer->node_capacity
+        && !grow((void **)&answer->nodes, &answer->node_capacity, sizeof(cp_node))) {
+        return refuse(rd, "out of memory for the view response's values");
+    }
+    node = &answer->nodes[answer->node_count++];
+    memset(node, 0, sizeof(*node));
+    node->text = v->text;
+    node->len = v->len;
+    if (v->name) {
+        node->name = as_sent(rd, v->name_quote, v->name, v->name_len);
+        node->name_len = v->name_len;
+        node->from = v->name_quote;
+    }
+    node->kind = (unsigned char)v->kind;
+    node->whole = 1;
+    node->after = answer->node_count;
+    if (v->kind == CP_SJ_STRING) {
+        node->string = as_sent(rd, v->text, v->string, v->string_len);
+        node->string_len = v->string_len;
+    }
+    else if (v->kind == CP_SJ_OBJECT || v->kind == CP_SJ_ARRAY) {
+        open_node *opened = apr_array_push(rd->open);
+
+        opened->node = answer->node_count - 1;
+        opened->depth = v->depth;
+    }
+    return 0;
+}
+
+/* A recorded container closes at depth: its bytes and its extent. */
+static void record_close(reader *rd, const cp_sj_value *v)
+{
+    open_node *top;
+    cp_node *node;
+
+    if (!rd->open->nelts) {
+        return;
+    }
+    top = &APR_ARRAY_IDX(rd->open, rd->open->nelts - 1, open_node);
+    if (top->depth != v->depth) {
+        return;
+    }
+    node = &rd->answer->nodes[top->node];
+    node->len = v->len;
+    node->after = rd->answer->node_count;
+    rd->open->nelts--;
+    if (!node->whole && rd->open->nelts) {
+        top = &APR_ARRAY_IDX(rd->open, rd->open->nelts - 1, open_node);
+        rd->answer->nodes[top->node].whole = 0;
+    }
+}
+
+/* A value inside the row member being read: recorded within reach (a key
+ * wholly), else it leaves its container not whole. */
+static int row_inner_value(reader *rd, const cp_sj_value *v)
+{
+    apr_size_t level = v->depth - rd->role_depth;
+
+    if (rd->role == ROLE_NONE || rd->role == ROLE_OTHER) {
+        return 0;
+    }
+    if (rd->role == ROLE_KEY) {
+        /* checked, and decoded by jansson when the page asks (cp_row_key):
+         * rows read to be counted, thousands of them, keep nothing more */
+        if ((v->kind == CP_SJ_OBJECT || v->kind == CP_SJ_ARRAY) && level >= KEY_MAX_DEPTH) {
+            return refuse(rd, apr_psprintf(rd->pool, "row %d of the view response has a key "
+                                           "the module cannot read (nested deeper than %d)",
+                                           rd->row_n, KEY_MAX_DEPTH));
+        }
+        return 0;
+    }
+    if (level <= reach) {
+        return record(rd, v);
+    }
+    if (level == reach + 1) {
+        open_node *top = &APR_ARRAY_IDX(rd->open, rd->open->nelts - 1, open_node);
+
+        rd->answer->nodes[top->node].whole = 0;
+    }
+    return 0;
+}
+
+/* --- rows ------------------------------------------------------------ */
+
+/* Where the row keeps the bytes of a member it reads, or NULL. */
+static cp_span *span_of_role(cp_row *row, enum role role)
+{
+    return role == ROLE_ID ? &row->id_text : role == ROLE_KEY ? &row->key_text
+         : role == ROLE_VALUE ? &row->value : role == ROLE_DOC ? &row->doc : NULL;
+}
+
+/* A row member opens (or is a scalar): which it is, and for the id, the id. */
+static int row_member(reader *rd, const cp_sj_value *v)
+{
+    cp_row *row = rd->row;
+    cp_span *span;
+
+    rd->role_depth = v->depth;
+    rd->role = same_name(v->name, v->name_len, "id") ? ROLE_ID
+             : same_name(v->name, v->name_len, "key") ? ROLE_KEY
+             : same_name(v->name, v->name_len, "value") ? ROLE_VALUE
+             : same_name(v->name, v->name_len, "doc") ? ROLE_DOC : ROLE_OTHER;
+    if (!(span = span_of_role(row, rd->role))) {
+        return 0;
+    }
+    span->text = v->text;
+    span->len = v->len;
+    if (rd->role == ROLE_ID) {
+        rd->id_is_string = v->kind == CP_SJ_STRING;
+        row->id = !rd->id_is_string || memchr(v->string, 0, v->string_len)
+                ? NULL : apr_pstrmemdup(rd->pool, v->string, v->string_len);
+    }
+    if (rd->role == ROLE_KEY) {
+        /* decoded by jansson when the page asks (cp_row_key) */
+        return 0;
+    }
+    if (v->kind != CP_SJ_OBJECT && v->kind != CP_SJ_ARRAY) {
+        /* a scalar is read whole, and decoded from its bytes (cp_row_decode):
+         * only a string with escapes is recorded, for its decoded text. Rows
+         * read to be counted (200,001 of them for a page of links) keep no
+         * records. */
+        rd->role = ROLE_NONE;
+        return v->kind == CP_SJ_STRING && v->string_len + 2 != v->len ? record(rd, v) : 0;
+    }
+    return record(rd, v);
+}
+
+/* A row member that is a container closes: its bytes. */
+static void row_member_closes(reader *rd, const cp_sj_value *v)
+{
+    cp_span *span = span_of_role(rd->row, rd->role);
+
+    if (span) {
+        span->text = v->text;
+        span->len = v->len;
+    }
+    rd->role = ROLE_NONE;
+}
+
+/* A row opens: an object, else refused once it has been read. */
+static int row_opens(reader *rd, const cp_sj_value *v)
+{
+    cp_answer *answer = rd->answer;
+
+    if (v->kind != CP_SJ_OBJECT) {
+        const char *no_key = apr_psprintf(rd->pool, "row %d of the view response has no key",
+                                          rd->row_n);
+
+        if (v->kind == CP_SJ_ARRAY) {
+            rd->pending = no_key;
+            rd->pending_depth = v->depth;
+            return 0;
+        }
+        return refuse(rd, no_key);
+    }
+    if (answer->row_count == answer->row_capacity
+        && !grow((void **)&answer->rows, &answer->row_capacity, sizeof(cp_row))) {
+        return refuse(rd, "out of memory for the view response's rows");
+    }
+    rd->row = &answer->rows[answer->row_count++];
+    memset(rd->row, 0, sizeof(*rd->row));
+    rd->row->answer = answer;
+    rd->row->first_node = answer->node_count;
+    rd->id_is_string = 0;
+    rd->role = ROLE_NONE;
+    return 0;
+}
+
+/* A row closes: its bytes, and what a row must have. */
+static int row_closes(reader *rd, const cp_sj_value *v)
+{
+    cp_row *row = rd->row;
+    int n = rd->row_n++;
+
+    rd->row = NULL;
+    row->text.text = v->text;
+    row->text.len = v->len;
+    row->end_node = rd->answer->node_count;
+    if (!row->key_text.len) {
+        return refuse(rd, apr_psprintf(rd->pool, "row %d of the view response has no key", n));
+    }
+    if (rd->with_docid && (!rd->id_is_string || (row->id && !*row->id))) {
+        return refuse(rd, apr_psprintf(rd->pool, "row %d of the view response has no "
+                                       "document id", n));
+    }
+    if (rd->with_docid && !row->id) {
+        return refuse(rd, apr_psprintf(rd->pool, "row %d of the view response has a "
+                                       "document id with a NUL character", n));
+    }
+    return 0;
+}
+
+/* --- answers --------------------------------------------------------- */
+
+/* A count (total_rows, offset): a non-negative integer of at most 18
+ * digits, else -1. */
+static apr_int64_t count_of(const cp_sj_value *v)
+{
+    apr_int64_t value = 0;
+    apr_size_t i;
+
+    if (v->kind != CP_SJ_NUMBER_VALUE) {
+        return -1;
+    }
+    i = v->text[0] == '-';
+    if (v->len - i == 0 || v->len - i > 18) {
+        return -1;
+    }
+    for (; i < v->len; i++) {
+        if (v->text[i] < '0' || v->text[i] > '9') {
+            return -1;
+        }
+        value = value * 10 + (v->text[i] - '0');
+    }
+    /* -0 is 0 */
+    return v->text[0] == '-' && value != 0 ? -1 : value;
+}
+
+/* An answer opens: an object, else refused once it has been read. */
+static int answer_opens(reader *rd, const cp_sj_value *v)
+{
+    const char *not_object = "the view response is not a JSON object";
+    cp_answer *answer;
+
+    if (v->kind != CP_SJ_OBJECT) {
+        if (v->kind == CP_SJ_ARRAY) {
+            rd->pending = not_object;
+            rd->pending_depth = v->depth;
+            return 0;
+        }
+        return refuse(rd, not_object);
+    }
+    answer = apr_pcalloc(rd->pool, sizeof(*answer));
+    answer->body = rd->body;
+    answer->body_len = rd->body_len;
+    answer->pool = rd->pool;
+    answer->total_rows = -1;
+    answer->offset = -1;
+    apr_pool_cleanup_register(rd->pool, answer, release_answer, apr_pool_cleanup_null);
+    rd->answer = answer;
+    rd->answer_depth = v->depth;
+    rd->row_n = 0;
+    return 0;
+}
+
+/* A member of the answer: the rows array (the last counts, as a JSON
+ * parser keeps it), total_rows, offset. */
+static int answer_member(reader *rd, const cp_sj_value *v)
+{
+    cp_answer *answer = rd->answer;
+
+    if (same_name(v->name, v->name_len, "rows")) {
+        if (v->kind != CP_SJ_ARRAY) {
+            free(answer->rows);
+            answer->rows = NULL;
+            answer->row_count = answer->row_capacity = 0;
+            return 0;
+        }
+        answer->row_count = 0;
+        rd->row_n = 0;
+        rd->in_rows = 1;
+        if (!answer->rows && !grow((void **)&answer->rows, &answer->row_capacity,
+                                   sizeof(cp_row))) {
+            return refuse(rd, "out of memory for the view response's rows");
+        }
+    }
+    else if (same_name(v->name, v->name_len, "total_rows")) {
+        answer->total_rows = count_of(v);
+    }
+    else if (same_name(v->name, v->name_len, "offset")) {
+        answer->offset = count_of(v);
+    }
+    return 0;
+}
+
+/* The answer closes: it must have had rows. */
+static int answer_closes(reader *rd)
+{
+    cp_answer *answer = rd->answer;
+
+    rd->answer = NULL;
+    if (!answer->rows) {
+        return refuse(rd, "the view response has no rows array");
+    }
+    answer->keys = apr_pcalloc(rd->pool, (answer->row_count + 1) * sizeof(*answer->keys));
+    rd->answers[rd->k++] = answer;
+    return 0;
+}
+
+/* --- the multi-query splitter ---------------------------------------- */
+
+/* A value at the depth of a multi-query body's root (0) or its members
+ * (1): the results array (the last counts), first when the body was cut. */
+static int batch_value(reader *rd, const cp_sj_value *v)
+{
+    if (v->depth == 0) {
+        return 0;
+    }
+    if (rd->cut_off && !rd->named && !same_name(v->name, v->name_len, "results")) {
+        rd->fault = CP_SJ_MALFORMED;
+        return 1;
+    }
+    rd->named = 1;
+    if (v->name && v->kind == CP_SJ_ARRAY && same_name(v->name, v->name_len, "results")) {
+        rd->k = 0;
+        rd->read = 0;
+        rd->in_results = 1;
+    }
+    return 0;
+}
+
+/* A result opens: before a cut, CouchDB's results are objects (anything
+ * else ends what it sent); one past the n asked for is passed over. */
+static int result_opens(reader *rd, const cp_sj_value *v)
+{
+    if (rd->cut_off && v->kind != CP_SJ_OBJECT) {
+        rd->fault = CP_SJ_MALFORMED;
+        return 1;
+    }
+    if (rd->read++ >= rd->n) {
+        return 0;
+    }
+    return answer_opens(rd, v);
+}
+
+/* --- the visitor ----------------------------------------------------- */
+
+/* A scalar, or a container opening. */
+static int value_opens(reader *rd, const cp_sj_value *v)
+{
+    apr_size_t depth = v->depth;
+
+    if (rd->pending) {
+        return 0;
+    }
+    if (rd->batch && depth < 2) {
+        /* the root of a batch is an object, or its values pass over */
+        return v->depth == 0 && v->kind != CP_SJ_OBJECT ? (rd->pending = "", 0)
+                                                          : batch_value(rd, v);
+    }
+    if (rd->batch && depth == 2) {
+        return rd->in_results ? result_opens(rd, v) : 0;
+    }
+    if (!rd->batch && depth == 0) {
+        return answer_opens(rd, v);
+    }
+    if (!rd->answer) {
+        return 0;
+    }
+    depth -= rd->answer_depth;
+    if (depth == 1) {
+        return answer_member(rd, v);
+    }
+    if (depth == 2) {
+        return rd->in_rows ? row_opens(rd, v) : 0;
+    }
+    if (!rd->row) {
+        return 0;
+    }
+    return depth == 3 ? row_member(rd, v) : row_inner_value(rd, v);
+}
+
+/* A container closes. */
+static int value_closes(reader *rd, const cp_sj_value *v)
+{
+    apr_size_t depth = v->depth;
+
+    if (rd->pending) {
+        if (depth != rd->pending_depth) {
+            return 0;
+        }
+        if (*rd->pending) {
+            return refuse(rd, rd->pending);
+        }
+        rd->pending = NULL;
+        return 0;
+    }
+    if (rd->batch && depth == 1 && rd->in_results) {
+        rd->in_results = 0;
+        rd->whole = rd->read == rd->n;
+        return 0;
+    }
+    if (!rd->answer || depth < rd->answer_depth) {
+        return 0;
+    }
+    depth -= rd->answer_depth;
+    if (depth == 0) {
+        return answer_closes(rd);
+    }
+    if (depth == 1) {
+        rd->in_rows = 0;
+        return 0;
+    }
+    if (!rd->row) {
+        return 0;
+    }
+    if (depth == 2) {
+        return row_closes(rd, v);
+    }
+    record_close(rd, v);
+    if (depth == 3) {
+        row_member_closes(rd, v);
+    }
+    return 0;
+}
+
+static int visit(void *baton, const cp_sj_value *v)
+{
+    reader *rd = baton;
+
+    /* simdjson refuses some numbers JSON allows (a zero with an exponent of
+     * thirty digits) and misreads some long ones: jansson, which reads
+     * exactly JSON's numbers within a double's range, decides */
+    if (v->kind == CP_SJ_NUMBER_VALUE && v->number_refused) {
+        if (!json_is_number(cp_json_load(rd->pool, v->text, v->len, NULL))) {
+            rd->fault = CP_SJ_NUMBER;
+            return 1;
+        }
+    }
+    return v->kind == CP_SJ_CLOSE ? value_closes(rd, v) : value_opens(rd, v);
+}
+
+/* Reads text[0..len) with the visitor: the walk's status, the visitor's
+ * fault for CP_SJ_STOPPED when it found one. */
+static cp_sj_status walk(reader *rd, apr_pool_t *pool, const char *text, apr_size_t len)
+{
+    cp_sj_status status;
+
+    rd->pool = pool;
+    rd->body = text;
+    rd->body_len = len;
+    rd->open = apr_array_make(pool, 16, sizeof(open_node));
+    status = cp_sj_walk(text, len, CP_RESPONSE_MAX_DEPTH, visit, rd);
+    return status == CP_SJ_STOPPED && rd->fault ? rd->fault : status;
+}
+
+/* A body that is not JSON, as the reason to give. */
+static const char *not_json(apr_pool_t *pool, const char *what, cp_sj_status status)
+{
+    return apr_pstrcat(pool, "the ", what, " is not JSON: ",
+                       status == CP_SJ_DEPTH
+                       ? "values are nested deeper than "
+                         APR_STRINGIFY(CP_RESPONSE_MAX_DEPTH) " levels"
+                       : cp_sj_fault(status), NULL);
+}
+
+const char *cp_response_read_view(apr_pool_t *pool, const char *text, apr_size_t len,
+                                  int with_docid, const cp_answer **answer)
+{
+    reader rd;
+    cp_sj_status status;
+
+    memset(&rd, 0, sizeof(rd));
+    rd.with_docid = with_docid;
+    rd.n = 1;
+    rd.answers = answer;
+    status = walk(&rd, pool, text, len);
+    if (status == CP_SJ_STOPPED) {
+        return rd.reason;
+    }
+    if (status == CP_SJ_SCALAR_ROOT) {
+        return "the view response is not a JSON object";
+    }
+    return status ? not_json(pool, "view response", status) : NULL;
+}
+
+/* --- multi-query bodies, whole and cut ------------------------------- */
+
+/* Reads the results of a multi-query body: up to n of them into answers,
+ * counted in rd->k; rd->whole when the body has a results array of exactly
+ * n. The body's first member must be "results" when cut off (as CouchDB
+ * writes it); a whole body may have it anywhere. */
+static cp_sj_status read_results(reader *rd, apr_pool_t *pool, const char *text,
+                                 apr_size_t len, int cut_off, int n, int with_docid,
+                                 const cp_answer **answers)
+{
+    memset(rd, 0, sizeof(*rd));
+    rd->batch = 1;
+    rd->cut_off = cut_off;
+    rd->n = n;
+    rd->with_docid = with_docid;
+    rd->answers = answers;
+    return walk(rd, pool, text, len);
+}
+
+/* The last double quote in text[0..len) that is not escaped, or NULL. */
+static const char *last_quote(const char *text, apr_size_t len)
+{
+    const char *at = text + len;
+
+    while ((at = memrchr(text, '"', (apr_size_t)(at - text))) != NULL) {
+        const char *slash = at;
+
+        while (slash > text && slash[-1] == '\\') {
+            slash--;
+        }
+        if ((at - slash) % 2 == 0) {
+            return at;
+        }
+    }
+    return NULL;
+}
+
+/* Whether simdjson's first pass reads text[0..*len): a text cut inside a
+ * string leaves it open, and is read up to that string's opening quote
+ * instead (*len shortened; a few times, for strings cut in a row). */
+static int first_pass_reads(const char *text, apr_size_t *len)
+{
+    int tries;
+
+    for (tries = 0; tries < 3; tries++) {
+        cp_sj_status status = cp_sj_first_pass(text, *len);
+        const char *quote;
+
+        if (status == CP_SJ_OK) {
+            return 1;
+        }
+        if (status != CP_SJ_UNCLOSED_STRING || !(quote = last_quote(text, *len))) {
+            return 0;
+        }
+        *len = (apr_size_t)(quote - text);
+    }
+    return 0;
+}
+
+/* Where the last '}' outside a string in text[0..len) ends, or 0. */
+static apr_size_t after_last_brace(const char *text, apr_size_t len)
+{
+    apr_size_t i, end = 0;
+    int in_string = 0;
+
+    for (i = 0; i < len; i++) {
+        if (in_string) {
+            if (text[i] == '\\') {
+                i++;
+            }
+            else if (text[i] == '"') {
+                in_string = 0;
+            }
+        }
+        else if (text[i] == '"') {
+            in_string = 1;
+        }
+        else if (text[i] == '}') {
+            end = i + 1;
+        }
+    }
+    return end;
+}
+
+/* The longest beginning of a cut text that simdjson's first pass reads, in
+ * *len: the whole, or, when it holds what is not JSON (bytes that are not
+ * UTF-8, a control character), the beginning before that. A beginning of
+ * one that reads reads too when it ends between characters (valid UTF-8 is
+ * so), so it is found by halving. */
+static int cut_text_that_reads(const char *text, apr_size_t *len)
+{
+    apr_size_t low = 0, high = *len, best = 0, mid, tried = *len;
+    int found = 0;
+
+    if (first_pass_reads(text, &tried)) {
+        *len = tried;
+        return 1;
+    }
+    /* low: a length that ends between characters; high: one that does not
+     * read */
+    while (low < high) {
+        mid = low + (high - low + 1) / 2;
+        /* back to the start of a UTF-8 character */
+        while (mid > low && ((unsigned char)text[mid] & 0xc0) == 0x80) {
+            mid--;
+        }
+        tried = mid;
+        if (mid > low && first_pass_reads(text, &tried)) {
+            low = mid;
+            best = tried;
+            found = 1;
+        }
+        else if (mid == low) {
+            break;
+        }
+        else {
+            high = mid - 1;
+        }
+    }
+    *len = best;
+    return found;
+}
+
+/* A cut body: the results before the cut, whatever stops the reading
+ * after them. simdjson's first pass reads all of a text or nothing, so the
+ * reading starts from the longest beginning of it that the first pass
+ * reads, up to the last object closed before the cut (a result ends with
+ * its '}'; simdjson 4 refuses an object document whose last token is not
+ * one), a copy with zeros after it. */
+static int read_cut_batch(apr_pool_t *pool, const char *text, apr_size_t len, int n,
+                          int with_docid, const cp_answer **answers, const char **error)
+{
+    apr_size_t usable = len;
+    reader rd;
+
+    if (!cut_text_that_reads(text, &usable)) {
+        return 0;
+    }
+    usable = after_last_brace(text, usable);
+    if (usable < len) {
+        text = cp_response_padded(pool, text, usable);
+    }
+    if (read_results(&rd, pool, text, usable, 1, n, with_docid, answers) == CP_SJ_STOPPED
+        && rd.reason) {
+        *error = apr_psprintf(pool, "result %d: %s", rd.k, rd.reason);
+        return -1;
+    }
+    return rd.k;
+}
+
+static const char *no_results(apr_pool_t *pool, int n)
+{
+    return apr_psprintf(pool, "the multi-query response has no results array of %d results", n);
+}
+
+int cp_response_read_batch(apr_pool_t *pool, const char *text, apr_size_t len, int cut_off,
+                           int n, int with_docid, const cp_answer **answers,
+                           const char **error)
+{
+    cp_sj_status status;
+    reader rd;
+
+    if (cut_off) {
+        return read_cut_batch(pool, text, len, n, with_docid, answers, error);
+    }
+    status = read_results(&rd, pool, text, len, 0, n, with_docid, answers);
+    if (status == CP_SJ_STOPPED) {
+        *error = apr_psprintf(pool, "result %d: %s", rd.k, rd.reason);
+        return -1;
+    }
+    if (status) {
+        *error = status == CP_SJ_SCALAR_ROOT ? no_results(pool, n)
+                                             : not_json(pool, "multi-query response", status);
+        return -1;
+    }
+    if (!rd.whole) {
+        *error = no_results(pool, n);
+        return -1;
+    }
+    return n;
+}
+
+char *cp_response_padded(apr_pool_t *pool, const char *text, apr_size_t len)
+{
+    char *copy = apr_palloc(pool, len + CP_RESPONSE_PADDING);
+
+    memcpy(copy, text, len);
+    memset(copy + len, 0, CP_RESPONSE_PADDING);
+    return copy;
+}
+
+/* --- a row's values, from its records -------------------------------- */
+
+/* The record of the row's value at (its bytes begin there), or NULL: the
+ * records are in the body's order, so a search by where they begin. */
+static const cp_node *node_at(const cp_row *row, cp_span at)
+{
+    const cp_node *nodes = row->answer->nodes;
+    apr_size_t low = row->first_node, high = row->end_node;
+
+    if (!at.len) {
+        return NULL;
+    }
+    while (low < high) {
+        apr_size_t mid = low + (high - low) / 2;
+
+        if (nodes[mid].text == at.text) {
+            return &nodes[mid];
+        }
+        if (nodes[mid].text < at.text) {
+            low = mid + 1;
+        }
+        else {
+            high = mid;
+        }
+    }
+    return NULL;
+}
+
+static cp_span span_of(const cp_node *node)
+{
+    cp_span span = { node->text, node->len };
+
+    return span;
+}
+
+cp_span cp_row_member(const cp_row *row, const char *name)
+{
+    static const cp_span none = { "", 0 };
+
+    return !strcmp(name, "id") ? row->id_text : !strcmp(name, "key") ? row->key_text
+         : !strcmp(name, "value") ? row->value : !strcmp(name, "doc") ? row->doc : none;
+}
+
+/* The last member of the object node named name (as a JSON parser keeps
+ * it), or NULL. */
+static const cp_node *member_named(const cp_node *nodes, const cp_node *object,
+                                   const char *name)
+{
+    apr_size_t len = strlen(name), i = (apr_size_t)(object - nodes) + 1;
+    const cp_node *found = NULL;
+
+    if (object->kind != CP_SJ_OBJECT) {
+        return NULL;
+    }
+    for (; i < object->after; i = nodes[i].after) {
+        if (nodes[i].name_len == len && !memcmp(nodes[i].name, name, len)) {
+            found = &nodes[i];
+        }
+    }
+    return found;
+}
+
+cp_span cp_row_find(const cp_row *row, cp_span at, const char *name)
+{
+    const cp_node *object = node_at(row, at), *member;
+    cp_span none = { "", 0 };
+
+    member = object ? member_named(row->answer->nodes, object, name) : NULL;
+    return member ? span_of(member) : none;
+}
+
+cp_span cp_row_element(const cp_row *row, cp_span at, apr_size_t index)
+{
+    const cp_node *nodes = row->answer->nodes, *array = node_at(row, at);
+    cp_span none = { "", 0 };
+    apr_size_t i;
+
+    if (!array || array->kind != CP_SJ_ARRAY) {
+        return none;
+    }
+    for (i = (apr_size_t)(array - nodes) + 1; i < array->after; i = nodes[i].after) {
+        if (index-- == 0) {
+            return span_of(&nodes[i]);
+        }
+    }
+    return none;
+}
+
+/* A number's bytes (checked as JSON by the walk) as jansson's reader gives
+ * them: an integer that fits 64 bits an integer (strtoll, as jansson), one
+ * that does not the double (as cp_json_load reads those), one with a point
+ * or an exponent jansson's own reading (its strtod keeps to the point
+ * whatever the locale). simdjson's double is not used: 3.0.1 misreads some
+ * numbers of more than 19 digits. After every number the body has a byte
+ * that is no part of one. */
+static json_t *number_value(const char *text, apr_size_t len)
+{
+    char *end;
+    long long integer;
+
+    if (memchr(text, '.', len) || memchr(text, 'e', len) || memchr(text, 'E', len)) {
+        return json_loadb(text, len, JSON_DECODE_ANY, NULL);
+    }
+    errno = 0;
+    integer = strtoll(text, &end, 10);
+    return errno != ERANGE ? json_integer(integer) : json_real(strtod(text, &end));
+}
+
+/* A scalar's value from its bytes; string its decoded text. */
+static json_t *scalar_value(const char *text, apr_size_t len, const char *string,
+                            apr_size_t string_len)
+{
+    switch (text[0]) {
+    case '"':
+        return json_stringn_nocheck(string, string_len);
+    case 't':
+        return json_true();
+    case 'f':
+        return json_false();
+    case 'n':
+        return json_null();
+    default:
+        return number_value(text, len);
+    }
+}
+
+/* The value of a record whose values are all recorded, as jansson's. */
+static json_t *value_of(const cp_node *nodes, apr_size_t i)
+{
+    const cp_node *node = &nodes[i];
+    json_t *value, *inner;
+    apr_size_t c;
+
+    if (node->kind != CP_SJ_OBJECT && node->kind != CP_SJ_ARRAY) {
+        return scalar_value(node->text, node->len, node->string, node->string_len);
+    }
+    value = node->kind == CP_SJ_OBJECT ? json_object() : json_array();
+    for (c = i + 1; value && c < node->after; c = nodes[c].after) {
+        if (!(inner = value_of(nodes, c))) {
+            json_decref(value);
+            return NULL;
+        }
+        /* the last of a name counts, in the place of the first, as
+         * jansson's reader keeps it */
+        if (node->kind == CP_SJ_OBJECT) {
+            json_object_setn_new_nocheck(value, nodes[c].name, nodes[c].name_len, inner);
+        }
+        else {
+            json_array_append_new(value, inner);
+        }
+    }
+    return value;
+}
+
+const json_t *cp_row_decode(apr_pool_t *pool, const cp_row *row, cp_span at)
+{
+    const cp_node *node = node_at(row, at);
+
+    if (!at.len) {
+        return NULL;
+    }
+    if (at.text == row->key_text.text) {
+        return cp_row_key(row);
+    }
+    if (!node && at.text[0] != '{' && at.text[0] != '[') {
+        /* a scalar row member without escapes: its bytes are its text */
+        return cp_json_pool_own(pool, scalar_value(at.text, at.len, at.text + 1, at.len - 2));
+    }
+    if (!node || !node->whole) {
+        /* more inside than the records reach: jansson decodes its bytes */
+        return cp_json_load(pool, at.text, at.len, NULL);
+    }
+    return cp_json_pool_own(pool, value_of(row->answer->nodes,
+                                           (apr_size_t)(node - row->answer->nodes)));
+}
+
+const json_t *cp_row_key(const cp_row *row)
+{
+    const json_t **key;
+
+    if (row->key || !row->answer) {
+        return row->key;
+    }
+    key = &row->answer->keys[row - row->answer->rows];
+    if (!*key && row->key_text.len) {
+        /* a key is decoded by jansson from its bytes, checked as JSON with the
+         * body: one row in thousands is asked for its key (a token, a link) */
+        *key = cp_json_load(row->answer->pool, row->key_text.text, row->key_text.len, NULL);
+    }
+    return *key;
+}
+
+cp_span cp_row_project(apr_pool_t *pool, const cp_row *row, const apr_array_header_t *names)
+{
+    const cp_node *nodes = row->answer->nodes, *doc = node_at(row, row->doc);
+    cp_span span = { "", 0 };
+    apr_array_header_t *parts;
+    apr_size_t size = 2;
+    char *out, *o;
+    int i;
+
+    if (!doc || doc->kind != CP_SJ_OBJECT) {
+        return span;
+    }
+    parts = apr_array_make(pool, names->nelts, sizeof(const cp_node *));
+    for (i = 0; i < names->nelts; i++) {
+        const cp_node *member = member_named(nodes, doc, APR_ARRAY_IDX(names, i, const char *));
+
+        if (member) {
+            /* the member's name as sent, its colon, its value */
+            APR_ARRAY_PUSH(parts, const cp_node *) = member;
+            size += (apr_size_t)(member->text + member->len - member->from) + 1;
+        }
+    }
+    out = o = apr_palloc(pool, size);
+    *o++ = '{';
+    for (i = 0; i < parts->nelts; i++) {
+        const cp_node *member = APR_ARRAY_IDX(parts, i, const cp_node *);
+        apr_size_t bytes = (apr_size_t)(member->text + member->len - member->from);
+
+        if (i > 0) {
+            *o++ = ',';
+        }
+        memcpy(o, member->from, bytes);
+        o += bytes;
+    }
+    *o++ = '}';
+    span.text = out;
+    span.len = (apr_size_t)(o - out);
+    return span;
+}

@@ -1,0 +1,446 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * couchpage_simdjson.cc: simdjson's On-Demand parser walked value by value
+ * for C (see couchpage_simdjson.h). C++ only because simdjson is; nothing
+ * here throws (built with -fno-exceptions: simdjson reports errors as
+ * codes), and nothing here knows what an answer is. Part of the httpd-free
+ * core: no httpd header, no request_rec.
+ */
+#include "couchpage_simdjson.h"
+
+/* simdjson turns on its development checks in a build without optimisation
+ * (no __OPTIMIZE__: -O0, Debian's noopt), and they assert (abort the child)
+ * on a document nested 1,024 levels deep, which CouchDB stores and the
+ * reader accepts (the walk keeps its own depth). Off at every level. */
+#define SIMDJSON_DEVELOPMENT_CHECKS 0
+#include <simdjson.h>
+
+#include <memory>
+#include <new>
+#include <string.h>
+#include <string_view>
+#include <vector>
+
+namespace od = simdjson::ondemand;
+using simdjson::error_code;
+
+static_assert(CP_SJ_PADDING >= simdjson::SIMDJSON_PADDING,
+              "a body is followed by the padding simdjson reads");
+
+namespace {
+
+/* The thread's parser, kept between reads up to CP_SJ_KEEP bytes of body
+ * (its_parser, let_go); freed when the thread ends. */
+thread_local std::unique_ptr<od::parser> kept;
+
+od::parser *its_parser(void)
+{
+    if (!kept) {
+        kept.reset(new (std::nothrow) od::parser());
+    }
+    return kept.get();
+}
+
+void let_go(void)
+{
+    if (kept && kept->capacity() > CP_SJ_KEEP) {
+        kept.reset();
+    }
+}
+
+cp_sj_status status_of(error_code error)
+{
+    switch (error) {
+    case simdjson::SUCCESS:
+        return CP_SJ_OK;
+    case simdjson::UTF8_ERROR:
+        return CP_SJ_UTF8;
+    case simdjson::UNESCAPED_CHARS:
+        return CP_SJ_CONTROL;
+    case simdjson::UNCLOSED_STRING:
+        return CP_SJ_UNCLOSED_STRING;
+    case simdjson::STRING_ERROR:
+        return CP_SJ_ESCAPE;
+    case simdjson::NUMBER_ERROR:
+        return CP_SJ_NUMBER;
+    case simdjson::T_ATOM_ERROR:
+    case simdjson::F_ATOM_ERROR:
+    case simdjson::N_ATOM_ERROR:
+        return CP_SJ_WORD;
+    case simdjson::DEPTH_ERROR:
+        return CP_SJ_DEPTH;
+    case simdjson::TRAILING_CONTENT:
+        return CP_SJ_TRAILING;
+    case simdjson::EMPTY:
+        return CP_SJ_EMPTY;
+    case simdjson::MEMALLOC:
+    case simdjson::CAPACITY:
+        return CP_SJ_MEMORY;
+    default:
+        return CP_SJ_MALFORMED;
+    }
+}
+
+#define TRY(expr)                                \
+    do {                                         \
+        error_code try_error_ = (expr);          \
+        if (try_error_) {                        \
+            return status_of(try_error_);        \
+        }                                        \
+    } while (0)
+
+bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* The kind of v. A token that is no JSON value is an error: simdjson 4
+ * reports one (NaN, a bare word) as json_type::unknown, and no error. */
+template <typename V>
+error_code kind_of(V &v, od::json_type &type)
+{
+    error_code error = v.type().get(type);
+
+    if (error) {
+        return error;
+    }
+    switch (type) {
+    case od::json_type::object:
+    case od::json_type::array:
+    case od::json_type::string:
+    case od::json_type::number:
+    case od::json_type::boolean:
+    case od::json_type::null:
+        return simdjson::SUCCESS;
+    default:
+        return simdjson::TAPE_ERROR;
+    }
+}
+
+/* Whether a number has more than 19 digits before its exponent: simdjson
+ * 3.0.1 reads some of those wrongly, with no error
+ * (-0.00894005382608812345678948081 as -1.66e-10), so they are the
+ * visitor's to read. */
+bool long_mantissa(const cp_sj_value &told)
+{
+    size_t i, digits = 0;
+
+    for (i = 0; i < told.len && told.text[i] != 'e' && told.text[i] != 'E'; i++) {
+        digits += told.text[i] >= '0' && told.text[i] <= '9';
+    }
+    return digits > 19;
+}
+
+/* A container being walked: where it is, whether its first member or
+ * element has been told, and where its bytes begin. */
+struct frame {
+    od::object_iterator object;
+    od::array_iterator array;
+    bool is_object;
+    bool entered;
+    const char *start;
+};
+
+/* The containers open, kept by the thread from walk to walk while they are
+ * few (a deep body's are freed after it). */
+thread_local std::vector<frame> open_frames;
+
+struct walk {
+    od::document doc;
+    const char *body;
+    size_t len;
+    size_t max_depth;
+    cp_sj_visit visit;
+    void *baton;
+    std::vector<frame> &open = open_frames;
+};
+
+/* Where the value just read ends: before the white space ahead of the next
+ * token, or at the body's end. */
+const char *end_of_read(walk &w, const char *start)
+{
+    const char *next;
+
+    if (w.doc.current_location().get(next)) {
+        next = w.body + w.len;
+    }
+    while (next > start && is_space(next[-1])) {
+        next--;
+    }
+    return next;
+}
+
+/* Opens the container v (pushed on w.open) for tell. */
+cp_sj_status open_container(walk &w, od::value v, bool is_object, cp_sj_value &told)
+{
+    frame opened{};
+
+    if (w.open.size() >= w.max_depth) {
+        return CP_SJ_DEPTH;
+    }
+    opened.is_object = is_object;
+    opened.start = told.text;
+    if (is_object) {
+        od::object object;
+
+        TRY(v.get_object().get(object));
+        TRY(object.begin().get(opened.object));
+    }
+    else {
+        od::array array;
+
+        TRY(v.get_array().get(array));
+        TRY(array.begin().get(opened.array));
+    }
+    w.open.push_back(opened);
+    told.kind = is_object ? CP_SJ_OBJECT : CP_SJ_ARRAY;
+    told.len = 0;
+    return CP_SJ_OK;
+}
+
+/* Reads the value v (a scalar, or the opening of a container, which is
+ * pushed) and tells the visitor; *told has the name already. */
+cp_sj_status tell(walk &w, od::value v, cp_sj_value &told)
+{
+    std::string_view token = v.raw_json_token();
+    od::json_type type;
+
+    TRY(kind_of(v, type));
+    told.depth = w.open.size();
+    told.text = token.data();
+    while (!token.empty() && is_space(token.back())) {
+        token.remove_suffix(1);
+    }
+    told.len = token.size();
+    told.number_refused = 0;
+    switch (type) {
+    case od::json_type::object:
+    case od::json_type::array: {
+        cp_sj_status status = open_container(w, v, type == od::json_type::object, told);
+
+        if (status) {
+            return status;
+        }
+        break;
+    }
+    case od::json_type::string: {
+        std::string_view text;
+
+        TRY(v.get_string().get(text));
+        told.kind = CP_SJ_STRING;
+        told.string = text.data();
+        told.string_len = text.size();
+        break;
+    }
+    case od::json_type::number: {
+        error_code error = v.get_double().get(told.number);
+
+        /* (a number left unread is passed over by its container) */
+        if (error && error != simdjson::NUMBER_ERROR) {
+            return status_of(error);
+        }
+        told.kind = CP_SJ_NUMBER_VALUE;
+        told.number_refused = error == simdjson::NUMBER_ERROR || long_mantissa(told);
+        break;
+    }
+    case od::json_type::boolean: {
+        bool truth;
+
+        TRY(v.get_bool().get(truth));
+        told.kind = truth ? CP_SJ_TRUE : CP_SJ_FALSE;
+        break;
+    }
+    case od::json_type::null: {
+        bool is_null;
+
+        TRY(v.is_null().get(is_null));
+        if (!is_null) {
+            return CP_SJ_WORD;
+        }
+        told.kind = CP_SJ_NULL;
+        break;
+    }
+    default:
+        return CP_SJ_MALFORMED;
+    }
+    return w.visit(w.baton, &told) ? CP_SJ_STOPPED : CP_SJ_OK;
+}
+
+/* The next member or element of the innermost open container into *next
+ * (its name in told), or *next false when it closes (told to the visitor,
+ * and popped). */
+cp_sj_status step(walk &w, od::value &value, bool &next, cp_sj_value &told)
+{
+    frame &top = w.open.back();
+
+    /* an iterator's != looks only at itself: whether its container is
+     * still open */
+    if (top.is_object) {
+        od::field field;
+        std::string_view name;
+
+        if (top.entered) {
+            ++top.object;
+        }
+        top.entered = true;
+        if (top.object != top.object) {
+            TRY((*top.object).get(field));
+            /* the opening quote, before the name is decoded (decoding
+             * consumes the key) */
+            told.name_quote = (const char *)field.key().raw() - 1;
+            TRY(field.unescaped_key().get(name));
+            told.name = name.data();
+            told.name_len = name.size();
+            value = field.value();
+            next = true;
+            return CP_SJ_OK;
+        }
+    }
+    else {
+        if (top.entered) {
+            ++top.array;
+        }
+        top.entered = true;
+        if (top.array != top.array) {
+            TRY((*top.array).get(value));
+            told.name = NULL;
+            told.name_len = 0;
+            told.name_quote = NULL;
+            next = true;
+            return CP_SJ_OK;
+        }
+    }
+    next = false;
+    told.kind = CP_SJ_CLOSE;
+    told.depth = w.open.size() - 1;
+    told.name = NULL;
+    told.name_len = 0;
+    told.name_quote = NULL;
+    told.text = top.start;
+    told.len = (size_t)(end_of_read(w, top.start) - top.start);
+    w.open.pop_back();
+    return w.visit(w.baton, &told) ? CP_SJ_STOPPED : CP_SJ_OK;
+}
+
+/* Walks the document's root, a container, to its end. Containers open
+ * inside it are kept in w.open, not on the stack: a body may nest deeply. */
+cp_sj_status walk_root(walk &w)
+{
+    cp_sj_value told{};
+    od::json_type type;
+    od::value value;
+    const char *next;
+    cp_sj_status status;
+
+    TRY(kind_of(w.doc, type));
+    if (type != od::json_type::object && type != od::json_type::array) {
+        return CP_SJ_SCALAR_ROOT;
+    }
+    TRY(w.doc.get_value().get(value));
+    if ((status = tell(w, value, told))) {
+        return status;
+    }
+    while (!w.open.empty()) {
+        bool have;
+
+        if ((status = step(w, value, have, told))) {
+            return status;
+        }
+        if (have && (status = tell(w, value, told))) {
+            return status;
+        }
+    }
+    return w.doc.current_location().get(next) == simdjson::OUT_OF_BOUNDS ? CP_SJ_OK
+                                                                           : CP_SJ_TRAILING;
+}
+
+} /* namespace */
+
+extern "C" cp_sj_status cp_sj_walk(const char *text, size_t len, size_t max_depth,
+                                   cp_sj_visit visit, void *baton)
+{
+    od::parser *parser = its_parser();
+    walk w;
+    cp_sj_status status;
+
+    /* JSON has no place for a NUL byte, but simdjson ends a number or a
+     * word at one (its padding is zeros) */
+    if (memchr(text, 0, len)) {
+        return CP_SJ_CONTROL;
+    }
+    if (!parser) {
+        return CP_SJ_MEMORY;
+    }
+    w.body = text;
+    w.len = len;
+    w.max_depth = max_depth;
+    w.visit = visit;
+    w.baton = baton;
+    /* simdjson's own depth limit is its DOM parser's, not On-Demand's (the
+     * walk keeps the depth) */
+    if (parser->capacity() < len && parser->allocate(len < 64 ? 64 : len)) {
+        let_go();
+        return CP_SJ_MEMORY;
+    }
+    status = status_of(
+        parser->iterate(simdjson::padded_string_view(text, len, len + CP_SJ_PADDING)).get(w.doc));
+    if (status == CP_SJ_OK) {
+        status = walk_root(w);
+    }
+    w.open.clear();
+    if (w.open.capacity() > 64) {
+        w.open.shrink_to_fit();
+    }
+    w.doc = od::document();
+    let_go();
+    return status;
+}
+
+extern "C" cp_sj_status cp_sj_first_pass(const char *text, size_t len)
+{
+    od::parser *parser = its_parser();
+    od::document doc;
+    cp_sj_status status;
+
+    if (!parser) {
+        return CP_SJ_MEMORY;
+    }
+    /* the first pass reads no byte past the length it is given */
+    status = status_of(
+        parser->iterate(simdjson::padded_string_view(text, len, len + CP_SJ_PADDING)).get(doc));
+    doc = od::document();
+    let_go();
+    return status;
+}
+
+extern "C" const char *cp_sj_fault(cp_sj_status status)
+{
+    switch (status) {
+    case CP_SJ_UTF8:
+        return "a string is not UTF-8";
+    case CP_SJ_CONTROL:
+        return "it holds a NUL byte, or a string a control character";
+    case CP_SJ_UNCLOSED_STRING:
+        return "a string is not closed";
+    case CP_SJ_ESCAPE:
+        return "a string has a malformed escape or surrogate";
+    case CP_SJ_NUMBER:
+        return "a number is malformed or beyond a double's range";
+    case CP_SJ_WORD:
+        return "a word is not true, false or null";
+    case CP_SJ_DEPTH:
+        return "values are nested too deeply";
+    case CP_SJ_TRAILING:
+        return "there is more after its value";
+    case CP_SJ_EMPTY:
+        return "it is empty";
+    case CP_SJ_MEMORY:
+        return "there is no memory to read it";
+    case CP_SJ_OK:
+    case CP_SJ_MALFORMED:
+    case CP_SJ_SCALAR_ROOT:
+    case CP_SJ_STOPPED:
+    default:
+        return "a value, or a separator between values, is malformed or missing";
+    }
+}
