@@ -67,9 +67,13 @@ static int entry_index(const cp_answer *rows, size_t x, int first, int with_doci
     return (int)(x - y) + (y == 0 ? first : 0);
 }
 
-static const char *row_token(apr_pool_t *pool, const cp_row *row, int with_docid, int index)
+/* The token of a row: its key whole, or bounded where that does not fit
+ * the room (cp_token_for_row). */
+static const char *row_token(apr_pool_t *pool, const cp_page_answers *in, const cp_row *row,
+                             int index)
 {
-    return cp_token_encode(pool, cp_row_key(row), with_docid ? row->id : NULL, index);
+    return cp_token_for_row(pool, in->room, cp_row_key(row), in->with_docid ? row->id : NULL,
+                            index);
 }
 
 /* Whether a query's answer is short of its limit: it read every row there
@@ -99,7 +103,7 @@ static const char *ahead_token(apr_pool_t *pool, const cp_page_answers *in, size
     if (at >= row_count(rows)) {
         return NULL;
     }
-    return row_token(pool, row_at(rows, at), in->with_docid,
+    return row_token(pool, in, row_at(rows, at),
                      entry_index(rows, at, in->start_token ? in->start_token->index : 0,
                                  in->with_docid));
 }
@@ -343,7 +347,7 @@ static apr_array_header_t *behind_tokens(apr_pool_t *pool, const cp_page_answers
     for (k = 1; k <= want && (placed = behind_start(behind, in->count, k)) != NULL
                 && placed->row; k++) {
         APR_ARRAY_PUSH(tokens, const char *) =
-            row_token(pool, placed->row, in->with_docid, placed->index);
+            row_token(pool, in, placed->row, placed->index);
     }
     *first_at = reached_start && (size_t)behind->nelts <= want * in->count ? tokens->nelts : 0;
     return tokens;
@@ -596,6 +600,45 @@ cp_query *cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page 
     set_position(in, forward_rows, rows_before, total, page);
     link_pages(pool, in, rows_before, before, first_at, after, page);
     return widen;
+}
+
+/* The highest document id CouchDB's byte order can place a row at: U+10FFFF
+ * repeated, so that a read descending from a key starts at its last row. */
+#define HIGHEST_DOCID "\xf4\x8f\xbf\xbf\xf4\x8f\xbf\xbf\xf4\x8f\xbf\xbf\xf4\x8f\xbf\xbf"
+
+const char *cp_page_locate(apr_pool_t *pool, const apr_array_header_t *queries,
+                           const cp_token *start, int with_docid, int descending,
+                           cp_token *located)
+{
+    const cp_query *query = cp_plan_query(queries, CP_QUERY_LOCATE);
+    size_t n = row_count(query->answer), i;
+
+    memset(located, 0, sizeof(*located));
+    located->index = start->index;
+    for (i = 0; i < n; i++) {
+        const cp_row *row = row_at(query->answer, i);
+        const char *digest = cp_token_digest(pool, cp_row_key(row),
+                                             with_docid ? row->id : NULL);
+
+        if (digest && !strcmp(digest, start->digest)) {
+            located->key = cp_row_key(row);
+            located->docid = with_docid ? row->id : NULL;
+            located->key_json = cp_json_text(pool, located->key);
+            return NULL;
+        }
+    }
+    if (!read_to_the_end(query)) {
+        return apr_psprintf(pool, "more than %d rows share the start of the start token's "
+                            "key, and its row is not among them", query->limit);
+    }
+    /* the row is gone: from where the rows that share its bounds begin, the
+     * first of them included (an empty id comes before every id; the highest
+     * after, read descending) */
+    located->key = descending ? start->high : start->low;
+    located->key_json = cp_json_text(pool, located->key);
+    located->docid = !with_docid ? NULL : descending ? HIGHEST_DOCID : "";
+    located->index = 0;
+    return NULL;
 }
 
 /* Whether a token is too long to be taken back; *longest keeps the longest. */

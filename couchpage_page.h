@@ -42,6 +42,7 @@ typedef struct {
                                 each answered */
     const cp_token *start_token; /* the token, decoded; NULL on a first page */
     const char *start;       /* the token as the client sent it; NULL on a first page */
+    const cp_token_room *room; /* what the tokens handed out must fit in; NULL: no cap */
 } cp_page_answers;
 
 typedef struct {
@@ -78,6 +79,20 @@ typedef struct {
  * rare second round"), else NULL; the page is built all the same, without
  * the pages behind it cannot place. */
 cp_query *cp_page_assemble(apr_pool_t *pool, const cp_page_answers *answers, cp_page *page);
+
+/* The row a bounded token names (start->digest), from the answer of
+ * cp_plan_locate's query: into *located, a token that holds its key and
+ * document id, and start's index. When no row of the answer has the
+ * token's digest and the answer holds every row from the token's low to
+ * its high key, the row is gone (deleted, or its key changed): *located
+ * starts where the rows that share its bounds begin in the view's order
+ * (the low key, or the high one descending), before the row's old place,
+ * so no row is lost and those rows may be shown again. Returns NULL, or,
+ * when the answer is full without the row (more rows share the bounds than
+ * the query reads), why the page cannot be found. */
+const char *cp_page_locate(apr_pool_t *pool, const apr_array_header_t *queries,
+                           const cp_token *start, int with_docid, int descending,
+                           cp_token *located);
 
 /* The places of the tokens the page hands out, as const char **: next,
  * prev, the last page's unless it is this page, and every other page

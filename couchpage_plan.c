@@ -444,6 +444,20 @@ apr_array_header_t *cp_plan_page(apr_pool_t *pool, const cp_plan *plan,
     return queries;
 }
 
+apr_array_header_t *cp_plan_locate(apr_pool_t *pool, const cp_plan *plan,
+                                   const cp_token *start)
+{
+    apr_array_header_t *queries = apr_array_make(pool, 1, sizeof(cp_query));
+    int descending = plan->view->descending, limit = cp_plan_max_reach(plan);
+    json_t *params = base_params(pool, plan->view, limit, descending);
+
+    add_bound(params, "startkey", descending ? start->high : start->low);
+    add_bound(params, "endkey", descending ? start->low : start->high);
+    add_query(queries, CP_QUERY_LOCATE, limit, params);
+    mark_refusable(plan, queries);
+    return queries;
+}
+
 cp_query *cp_plan_query(const apr_array_header_t *queries, cp_query_role role)
 {
     int i;

@@ -66,8 +66,10 @@ typedef enum {
     CP_QUERY_FORWARD,  /* the page's rows, then the first rows of the pages ahead */
     CP_QUERY_AHEAD,    /* keys-only rows from the page's start for the pages ahead
                           (include_docs with more than one page linked ahead) */
-    CP_QUERY_BACKWARD  /* rows read backward from the token's row, its own entry
+    CP_QUERY_BACKWARD, /* rows read backward from the token's row, its own entry
                           first: prev and the pages behind */
+    CP_QUERY_LOCATE    /* a bounded token's rows from its low to its high key, in
+                          the view's order: cp_plan_locate */
 } cp_query_role;
 
 /* One CouchDB query. Its parameters are a JSON object, sent as they are in
@@ -99,6 +101,15 @@ typedef struct {
  * queries of a later page" and "Ranges and partitions". */
 apr_array_header_t *cp_plan_page(apr_pool_t *pool, const cp_plan *plan,
                                  const cp_token *start);
+
+/* A bounded token (start->digest) names its row by a digest, between two
+ * keys it carries: before its page is planned, the row is found among the
+ * rows CouchDB collates from the token's low to its high key (the view's
+ * order: from high to low when descending), by one query of
+ * cp_plan_max_reach rows (cp_page_locate reads it). No range bound: the row
+ * found is checked as any token's (cp_plan_check_start, CouchDB). */
+apr_array_header_t *cp_plan_locate(apr_pool_t *pool, const cp_plan *plan,
+                                   const cp_token *start);
 
 /* The first query of that role, or NULL. */
 cp_query *cp_plan_query(const apr_array_header_t *queries, cp_query_role role);

@@ -32,6 +32,9 @@ static cp_token token_of(const char *key, const char *docid, int index)
     token.docid = docid;
     token.index = index;
     token.at_end = 0;
+    token.digest = NULL;
+    token.low = NULL;
+    token.high = NULL;
     return token;
 }
 
@@ -456,7 +459,7 @@ static void all_docs_starts_are_checked_against_the_range(void **state)
 {
     cp_view view = view_of(DB_URL "/_all_docs");
     cp_plan plan = plan_of(&view, NULL, "\"b\"", "\"y\"", 3);
-    cp_token start = { NULL, NULL, NULL, 0, 0 };
+    cp_token start = { NULL, NULL, NULL, 0, 0, NULL, NULL, NULL };
     const char *inside[] = { "\"b\"", "\"b \"", "\"xyz\"", "\"y\"" };
     const char *outside[] = { "\"a\"", "\"B\"", "\"y \"", "\"z\"", "\"\\u00e9\"", "1", "null" };
     size_t i;
@@ -700,7 +703,7 @@ static void the_last_page_reads_back_from_the_end(void **state)
 {
     cp_view view = view_of(VIEW_URL);
     cp_plan plan = plan_of(&view, NULL, NULL, NULL, 5);
-    cp_token last = { NULL, NULL, NULL, 0, 1 };
+    cp_token last = { NULL, NULL, NULL, 0, 1, NULL, NULL, NULL };
 
     /* the whole view: total_rows is the location's */
     assert_string_equal(plan_urls(&plan, &last),
@@ -750,7 +753,7 @@ static void the_last_page_of_all_docs_partitions_and_groups(void **state)
 {
     cp_view view = view_of(DB_URL "/_all_docs");
     cp_plan plan = plan_of(&view, NULL, NULL, NULL, 2);
-    cp_token last = { NULL, NULL, NULL, 0, 1 };
+    cp_token last = { NULL, NULL, NULL, 0, 1, NULL, NULL, NULL };
 
     assert_string_equal(plan_urls(&plan, &last),
                         "range-end " DB_URL "/_all_docs?limit=7&descending=true");
@@ -799,7 +802,7 @@ static void a_cut_entry_in_the_tail_widens_it(void **state)
 {
     cp_view view = view_of(VIEW_URL);
     cp_plan plan = plan_of(&view, NULL, "\"a\"", "\"z\"", 2);
-    cp_token last = { NULL, NULL, NULL, 0, 1 };
+    cp_token last = { NULL, NULL, NULL, 0, 1, NULL, NULL, NULL };
     apr_array_header_t *queries = cp_plan_page(pool, &plan, &last);
     cp_query *range_start = cp_plan_query(queries, CP_QUERY_RANGE_START);
     cp_query *tail = cp_plan_query(queries, CP_QUERY_RANGE_END);
@@ -1217,7 +1220,7 @@ static void every_query_is_bounded_by_the_page(void **state)
             int index = cp_view_has_docids(&view) ? indexes[x] : 0;
             cp_token start = token_of(all_docs ? "\"k\"" : "[\"k\",1]",
                                       cp_view_has_docids(&view) ? "d7" : NULL, index);
-            cp_token last = { NULL, NULL, NULL, 0, 1 };
+            cp_token last = { NULL, NULL, NULL, 0, 1, NULL, NULL, NULL };
             const cp_token *token = kind == 0 ? NULL : kind == 1 ? &start : &last;
             apr_array_header_t *queries;
             int q;
@@ -1303,6 +1306,37 @@ static void partition_names_are_checked(void **state)
     }
 }
 
+/* A bounded token's row is looked for between its keys, in the view's
+ * order, by one query of cp_plan_max_reach rows, without the range's
+ * bounds: CouchDB collates, the module compares digests. */
+static void bounded_tokens_are_located_between_their_keys(void **state)
+{
+    cp_view view = view_of(VIEW_URL);
+    cp_plan plan = plan_of(&view, NULL, "\"a\"", "\"z\"", 5);
+    cp_token token;
+    apr_array_header_t *queries;
+    const cp_query *query;
+
+    assert_null(cp_token_decode(pool, "{\"lo\":[\"l\",\"mm\"],\"hi\":[\"l\",\"mm\xef\xbf\xbf\"],"
+                                "\"h\":\"AAAAAAAAAAAAAAAAAAAAAA\"}", 1, &token));
+    queries = cp_plan_locate(pool, &plan, &token);
+    assert_int_equal(queries->nelts, 1);
+    query = &APR_ARRAY_IDX(queries, 0, cp_query);
+    assert_int_equal(query->role, CP_QUERY_LOCATE);
+    assert_int_equal(query->limit, cp_plan_max_reach(&plan));
+    assert_string_equal(cp_json_text(pool, query->params),
+                        apr_psprintf(pool, "{\"limit\":%d,\"reduce\":false,\"startkey\":[\"l\",\"mm\"],"
+                                     "\"endkey\":[\"l\",\"mm\xef\xbf\xbf\"]}",
+                                     cp_plan_max_reach(&plan)));
+    view.descending = 1;
+    plan = plan_of(&view, NULL, NULL, NULL, 5);
+    query = &APR_ARRAY_IDX(cp_plan_locate(pool, &plan, &token), 0, cp_query);
+    assert_string_equal(cp_json_text(pool, query->params),
+                        apr_psprintf(pool, "{\"limit\":%d,\"reduce\":false,\"descending\":true,"
+                                     "\"startkey\":[\"l\",\"mm\xef\xbf\xbf\"],"
+                                     "\"endkey\":[\"l\",\"mm\"]}", cp_plan_max_reach(&plan)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1333,6 +1367,7 @@ int main(void)
         UNIT_TEST(a_cut_entry_in_the_tail_widens_it),
         UNIT_TEST(index_freshness_goes_into_every_query),
         UNIT_TEST(every_option_combination_is_planned),
+        UNIT_TEST(bounded_tokens_are_located_between_their_keys),
     };
     RUN_UNIT_TESTS("plan", tests);
 }
