@@ -113,8 +113,9 @@ static const char *ahead_token(apr_pool_t *pool, const cp_page_answers *in, size
  * without skip=1): of it, only the rows before the token lie behind the page.
  * CouchDB lists an entry's rows in one order in either direction, so read
  * backward each entry comes in reverse. Without docids (grouped rows) the
- * token's own group may come first and is passed over. A row the backward
- * query passed over with skip has no row: counted, not read. */
+ * token's own group may come first (the own group probe says whether) and
+ * is passed over. A row the backward query passed over with skip has no
+ * row: counted, not read. */
 typedef struct {
     const cp_row *row; /* NULL: passed over */
     int index;
@@ -160,14 +161,16 @@ static size_t first_entry_run(const cp_answer *rows)
 
 /* rows: an answer read backward, whose first `skipped` rows the query
  * passed over; token: the entry it starts with (its rows after the token
- * are not behind), NULL for none (the last page's answer). own: the rows of
+ * are not behind), NULL for none (the last page's answer); grouped rows
+ * (without docids): own_group, whether its first row is the token's own
+ * group, which is passed over (the own group probe's answer). own: the rows of
  * that entry when rows were passed over (own_entry_rows), else counted
  * here. NULL when the rows behind cannot be placed: how many were passed
  * over is not known (own unknown, or an empty answer after fewer than
  * skipped), or the answer disagrees with own. */
 static apr_array_header_t *rows_behind(apr_pool_t *pool, const cp_answer *rows,
-                                       int with_docid, const cp_token *token, size_t skipped,
-                                       long own)
+                                       int with_docid, const cp_token *token, int own_group,
+                                       size_t skipped, long own)
 {
     size_t n = row_count(rows), i = 0, end, run = 0, j, before;
     apr_array_header_t *behind = apr_array_make(pool, (int)(n + skipped) + 1,
@@ -175,7 +178,7 @@ static apr_array_header_t *rows_behind(apr_pool_t *pool, const cp_answer *rows,
     cp_row *own_row = NULL;
 
     if (!with_docid) {
-        if (n > 0 && token && cp_json_identical(cp_row_key(row_at(rows, 0)), token->key)) {
+        if (n > 0 && token && own_group) {
             i = 1;
         }
         for (; i < n; i++) {
@@ -230,9 +233,11 @@ static apr_array_header_t *backward_rows_behind(apr_pool_t *pool,
                                                 const cp_token *token, int with_docid)
 {
     const cp_query *backward = cp_plan_query(queries, CP_QUERY_BACKWARD);
+    const cp_query *own_group = cp_plan_query(queries, CP_QUERY_OWN_GROUP);
     size_t skipped = (size_t)cp_plan_skip(backward);
 
-    return rows_behind(pool, backward->answer, with_docid, token, skipped,
+    return rows_behind(pool, backward->answer, with_docid, token,
+                       own_group && row_count(own_group->answer) > 0, skipped,
                        skipped ? own_entry_rows(cp_plan_query(queries, CP_QUERY_FORWARD),
                                                 token) : 0);
 }
@@ -528,7 +533,7 @@ static int tail_position(const cp_page_answers *in, const cp_query *tail, json_i
 static cp_query *assemble_last(apr_pool_t *pool, const cp_page_answers *in, cp_page *page)
 {
     cp_query *tail = cp_plan_query(in->queries, CP_QUERY_RANGE_END);
-    apr_array_header_t *from_end = rows_behind(pool, tail->answer, in->with_docid, NULL, 0, 0);
+    apr_array_header_t *from_end = rows_behind(pool, tail->answer, in->with_docid, NULL, 0, 0, 0);
     apr_array_header_t *behind, *before;
     size_t known = tail_known(tail, in->with_docid), rows, i;
     json_int_t total = 0;

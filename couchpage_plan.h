@@ -68,6 +68,9 @@ typedef enum {
                           (include_docs with more than one page linked ahead) */
     CP_QUERY_BACKWARD, /* rows read backward from the token's row, its own entry
                           first: prev and the pages behind */
+    CP_QUERY_OWN_GROUP, /* grouped rows: limit=1 over the token's own group, which
+                           shows whether one collates equal to its key (the
+                           backward answer may spell it otherwise) */
     CP_QUERY_LOCATE    /* a bounded token's rows from its low to its high key, in
                           the view's order: cp_plan_locate */
 } cp_query_role;
@@ -94,7 +97,8 @@ typedef struct {
  * cp_page_assemble. A first page is a forward query, a later page adds a
  * backward one, and include_docs with page links an ahead query; map rows
  * in a key range or a partition add the limit=0 probes of its start and
- * end. The range start probe, which CouchDB never refuses, also leads any
+ * end; grouped rows from a token add the own group probe. The range start
+ * probe, which CouchDB never refuses, also leads any
  * batch in which it may refuse a query (cp_query.refusable). The Last page
  * is one range end query read back from the end, led by the range start
  * probe likewise. Why each query is as it is: docs/algorithm.md, "The

@@ -238,18 +238,45 @@ static void grouped_rows_pass_over_their_own_group_backward(void **state)
                               "{\"key\":[2],\"value\":1}]}";
     cp_page_answers in = answers(2, 0, forward, parse(with_own), "[5]");
     cp_query *backward = cp_plan_query(in.queries, CP_QUERY_BACKWARD);
+    cp_query *own = add_answer(&in, CP_QUERY_OWN_GROUP,
+                               parse("{\"rows\":[{\"key\":[5],\"value\":1}]}"), 1);
     cp_page page;
 
     in.with_docid = 0;
     cp_page_assemble(pool, &in, &page);
     assert_string_equal(page.next, "[[7]]");
     assert_string_equal(page.prev, "[[3]]");
+    own->answer = answer_text("{\"rows\":[]}");
     backward->answer = answer_text(without_own);
     cp_page_assemble(pool, &in, &page);
     assert_string_equal(page.prev, "[[3]]");
+    own->answer = answer_text("{\"rows\":[{\"key\":[5],\"value\":1}]}");
     backward->answer = answer_text("{\"rows\":[{\"key\":[5],\"value\":1}]}");
     cp_page_assemble(pool, &in, &page);
     assert_null(page.prev);
+}
+
+/* The token's own group spelt otherwise by the backward answer (CouchDB
+ * names a group by its first row in the direction read): the own group
+ * probe, not the spelling, says it is the token's, and it is passed over;
+ * a group spelt as the token's but absent from the probe is not. */
+static void grouped_rows_know_their_own_group_by_collation(void **state)
+{
+    json_t *forward = parse("{\"rows\":[{\"key\":\"\\u00e9\",\"value\":2},"
+                            "{\"key\":\"f\",\"value\":1}]}");
+    cp_page_answers in = answers(1, 0, forward,
+                                 parse("{\"rows\":[{\"key\":\"e\\u0301\",\"value\":2},"
+                                       "{\"key\":\"c\",\"value\":1}]}"), "\"\\u00e9\"");
+    cp_query *own = add_answer(&in, CP_QUERY_OWN_GROUP,
+                               parse("{\"rows\":[{\"key\":\"\\u00e9\",\"value\":2}]}"), 1);
+    cp_page page;
+
+    in.with_docid = 0;
+    cp_page_assemble(pool, &in, &page);
+    assert_string_equal(page.prev, "[\"c\"]");
+    own->answer = answer_text("{\"rows\":[]}");
+    cp_page_assemble(pool, &in, &page);
+    assert_string_equal(page.prev, "[\"e\xcc\x81\"]");
 }
 
 static void page_links_number_pages_from_the_offset(void **state)
@@ -1171,6 +1198,7 @@ int main(void)
         UNIT_TEST(positions_are_exact_in_every_location),
         UNIT_TEST(offsets_of_the_skip_fall_back_to_relative),
         UNIT_TEST(bounded_tokens_walk_exactly),
+        UNIT_TEST(grouped_rows_know_their_own_group_by_collation),
         UNIT_TEST(bounded_tokens_find_their_row_or_where_it_was),
     };
     RUN_UNIT_TESTS("page", tests);

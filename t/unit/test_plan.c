@@ -42,7 +42,7 @@ static cp_token token_of(const char *key, const char *docid, int index)
 static const char *plan_urls(const cp_plan *plan, const cp_token *start)
 {
     static const char *const roles[] = { "range-start", "range-end", "forward", "ahead",
-                                           "backward" };
+                                           "backward", "own-group", "locate" };
     apr_array_header_t *queries = cp_plan_page(pool, plan, start);
     const char *text = "";
     int i;
@@ -287,7 +287,9 @@ static void grouped_rows_read_backward_from_their_own_group(void **state)
                         "forward " VIEW_URL "?limit=3&reduce=true&group=true"
                         "&startkey=%5b2026%2c11%5d\n"
                         "backward " VIEW_URL "?limit=3&reduce=true&group=true&descending=true"
-                        "&startkey=%5b2026%2c11%5d");
+                        "&startkey=%5b2026%2c11%5d\n"
+                        "own-group " VIEW_URL "?limit=1&reduce=true&group=true"
+                        "&startkey=%5b2026%2c11%5d&endkey=%5b2026%2c11%5d");
     view.group_level = 2;
     plan = plan_of(&view, NULL, NULL, NULL, 2);
     assert_string_equal(plan_urls(&plan, NULL),
@@ -409,7 +411,9 @@ static void descending_groups_start_after_their_keys(void **state)
                         "forward " VIEW_URL "?limit=2&reduce=true&group_level=1&descending=true"
                         "&startkey=%5b2023%2c%7b%7d%5d\n"
                         "backward " VIEW_URL "?limit=2&reduce=true&group_level=1"
-                        "&startkey=%5b2023%5d");
+                        "&startkey=%5b2023%5d\n"
+                        "own-group " VIEW_URL "?limit=1&reduce=true&group_level=1"
+                        "&startkey=%5b2023%5d&endkey=%5b2023%2c%7b%7d%5d");
     /* a key shorter than the level is a whole key */
     view.group_level = 2;
     plan = plan_of(&view, NULL, NULL, NULL, 1);
@@ -967,7 +971,9 @@ static void check_combination(const combination *c)
               && ((last_bound && (c->later || first_bound)) || (c->later && first_bound));
     /* ... and it probes the position of a key range or a partition */
     guarded |= probed && (c->range || c->partition);
-    assert_int_equal(queries->nelts, guarded + probed + 1 + keys_apart + c->later);
+    /* grouped rows from a token: the own group probe comes last */
+    assert_int_equal(queries->nelts, guarded + probed + 1 + keys_apart + c->later
+                                     + (c->later && c->reduce));
     assert_int_equal(cp_plan_pending(queries), queries->nelts);
     assert_string_equal(plan.index_url,
                         c->partition ? apr_pstrcat(pool, DB_URL "/_partition/", c->partition,
@@ -976,6 +982,23 @@ static void check_combination(const combination *c)
     for (i = 0; i < queries->nelts; i++) {
         const cp_query *query = &APR_ARRAY_IDX(queries, i, cp_query);
         int at = i - guarded - probed;
+
+        if (c->later && c->reduce && i == queries->nelts - 1) {
+            json_t *high = json_copy((json_t *)start.key);
+
+            if (c->group_level == 2) {
+                json_array_append_new(high, json_object());
+            }
+            assert_int_equal(query->role, CP_QUERY_OWN_GROUP);
+            assert_string_equal(cp_json_text(pool, query->params),
+                                apr_psprintf(pool, "{\"limit\":1,\"reduce\":true,%s,"
+                                             "\"startkey\":[2026,11],\"endkey\":%s}",
+                                             c->group_level == 2 ? "\"group_level\":2"
+                                                                 : "\"group\":true",
+                                             cp_json_text(pool, high)));
+            json_decref(high);
+            continue;
+        }
         cp_query_role role = i < guarded ? CP_QUERY_RANGE_START
                            : at < 0 ? CP_QUERY_RANGE_END
                            : at == 0 ? CP_QUERY_FORWARD
