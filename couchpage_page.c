@@ -68,9 +68,13 @@ static int entry_index(const cp_answer *rows, size_t x, int first, int with_doci
     return (int)(x - y) + (y == 0 ? first : 0);
 }
 
-static const char *row_token(apr_pool_t *pool, const cp_row *row, int with_docid, int index)
+/* The token of a row: its key whole, or bounded where that does not fit
+ * the room (cp_token_for_row). */
+static const char *row_token(apr_pool_t *pool, const cp_page_answers *in, const cp_row *row,
+                             int index)
 {
-    return cp_token_encode(pool, cp_row_key(row), with_docid ? row->id : NULL, index);
+    return cp_token_for_row(pool, in->room, cp_row_key(row), in->with_docid ? row->id : NULL,
+                            index);
 }
 
 /* Whether a query's answer is short of its limit: it read every row there
@@ -100,7 +104,7 @@ static const char *ahead_token(apr_pool_t *pool, const cp_page_answers *in, size
     if (at >= row_count(rows)) {
         return NULL;
     }
-    return row_token(pool, row_at(rows, at), in->with_docid,
+    return row_token(pool, in, row_at(rows, at),
                      entry_index(rows, at, in->start_token ? in->start_token->index : 0,
                                  in->with_docid));
 }
@@ -110,8 +114,9 @@ static const char *ahead_token(apr_pool_t *pool, const cp_page_answers *in, size
  * without skip=1): of it, only the rows before the token lie behind the page.
  * CouchDB lists an entry's rows in one order in either direction, so read
  * backward each entry comes in reverse. Without docids (grouped rows) the
- * token's own group may come first and is passed over. A row the backward
- * query passed over with skip has no row: counted, not read. */
+ * token's own group may come first (the own group probe says whether) and
+ * is passed over. A row the backward query passed over with skip has no
+ * row: counted, not read. */
 typedef struct {
     const cp_row *row; /* NULL: passed over */
     int index;
@@ -157,14 +162,16 @@ static size_t first_entry_run(const cp_answer *rows)
 
 /* rows: an answer read backward, whose first `skipped` rows the query
  * passed over; token: the entry it starts with (its rows after the token
- * are not behind), NULL for none (the last page's answer). own: the rows of
+ * are not behind), NULL for none (the last page's answer); grouped rows
+ * (without docids): own_group, whether its first row is the token's own
+ * group, which is passed over (the own group probe's answer). own: the rows of
  * that entry when rows were passed over (own_entry_rows), else counted
  * here. NULL when the rows behind cannot be placed: how many were passed
  * over is not known (own unknown, or an empty answer after fewer than
  * skipped), or the answer disagrees with own. */
 static apr_array_header_t *rows_behind(apr_pool_t *pool, const cp_answer *rows,
-                                       int with_docid, const cp_token *token, size_t skipped,
-                                       long own)
+                                       int with_docid, const cp_token *token, int own_group,
+                                       size_t skipped, long own)
 {
     size_t n = row_count(rows), i = 0, end, run = 0, j, before;
     apr_array_header_t *behind = apr_array_make(pool, (int)(n + skipped) + 1,
@@ -172,7 +179,7 @@ static apr_array_header_t *rows_behind(apr_pool_t *pool, const cp_answer *rows,
     cp_row *own_row = NULL;
 
     if (!with_docid) {
-        if (n > 0 && token && cp_json_identical(cp_row_key(row_at(rows, 0)), token->key)) {
+        if (n > 0 && token && own_group) {
             i = 1;
         }
         for (; i < n; i++) {
@@ -227,9 +234,11 @@ static apr_array_header_t *backward_rows_behind(apr_pool_t *pool,
                                                 const cp_token *token, int with_docid)
 {
     const cp_query *backward = cp_plan_query(queries, CP_QUERY_BACKWARD);
+    const cp_query *own_group = cp_plan_query(queries, CP_QUERY_OWN_GROUP);
     size_t skipped = (size_t)cp_plan_skip(backward);
 
-    return rows_behind(pool, backward->answer, with_docid, token, skipped,
+    return rows_behind(pool, backward->answer, with_docid, token,
+                       own_group && row_count(own_group->answer) > 0, skipped,
                        skipped ? own_entry_rows(cp_plan_query(queries, CP_QUERY_FORWARD),
                                                 token) : 0);
 }
@@ -344,7 +353,7 @@ static apr_array_header_t *behind_tokens(apr_pool_t *pool, const cp_page_answers
     for (k = 1; k <= want && (placed = behind_start(behind, in->count, k)) != NULL
                 && placed->row; k++) {
         APR_ARRAY_PUSH(tokens, const char *) =
-            row_token(pool, placed->row, in->with_docid, placed->index);
+            row_token(pool, in, placed->row, placed->index);
     }
     *first_at = reached_start && (size_t)behind->nelts <= want * in->count ? tokens->nelts : 0;
     return tokens;
@@ -525,7 +534,7 @@ static int tail_position(const cp_page_answers *in, const cp_query *tail, apr_in
 static cp_query *assemble_last(apr_pool_t *pool, const cp_page_answers *in, cp_page *page)
 {
     cp_query *tail = cp_plan_query(in->queries, CP_QUERY_RANGE_END);
-    apr_array_header_t *from_end = rows_behind(pool, tail->answer, in->with_docid, NULL, 0, 0);
+    apr_array_header_t *from_end = rows_behind(pool, tail->answer, in->with_docid, NULL, 0, 0, 0);
     apr_array_header_t *behind, *before;
     size_t known = tail_known(tail, in->with_docid), rows, i;
     apr_int64_t total = 0;
@@ -570,6 +579,7 @@ void cp_page_answers_init(cp_page_answers *answers, const cp_plan *plan,
     answers->queries = queries;
     answers->start_token = start_token;
     answers->start = start;
+    answers->room = NULL;
 }
 
 cp_query *cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page)
@@ -610,6 +620,45 @@ cp_query *cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page 
     set_position(in, forward_rows, rows_before, total, page);
     link_pages(pool, in, rows_before, before, first_at, after, page);
     return widen;
+}
+
+/* The highest document id CouchDB's byte order can place a row at: U+10FFFF
+ * repeated, so that a read descending from a key starts at its last row. */
+#define HIGHEST_DOCID "\xf4\x8f\xbf\xbf\xf4\x8f\xbf\xbf\xf4\x8f\xbf\xbf\xf4\x8f\xbf\xbf"
+
+const char *cp_page_locate(apr_pool_t *pool, const apr_array_header_t *queries,
+                           const cp_token *start, int with_docid, int descending,
+                           cp_token *located)
+{
+    const cp_query *query = cp_plan_query(queries, CP_QUERY_LOCATE);
+    size_t n = row_count(query->answer), i;
+
+    memset(located, 0, sizeof(*located));
+    located->index = start->index;
+    for (i = 0; i < n; i++) {
+        const cp_row *row = row_at(query->answer, i);
+        const char *digest = cp_token_digest(pool, cp_row_key(row),
+                                             with_docid ? row->id : NULL);
+
+        if (digest && !strcmp(digest, start->digest)) {
+            located->key = cp_row_key(row);
+            located->docid = with_docid ? row->id : NULL;
+            located->key_json = cp_json_text(pool, located->key);
+            return NULL;
+        }
+    }
+    if (!read_to_the_end(query)) {
+        return apr_psprintf(pool, "more than %d rows share the start of the start token's "
+                            "key, and its row is not among them", query->limit);
+    }
+    /* the row is gone: from where the rows that share its bounds begin, the
+     * first of them included (an empty id comes before every id; the highest
+     * after, read descending) */
+    located->key = descending ? start->high : start->low;
+    located->key_json = cp_json_text(pool, located->key);
+    located->docid = !with_docid ? NULL : descending ? HIGHEST_DOCID : "";
+    located->index = 0;
+    return NULL;
 }
 
 /* Whether a token is too long to be taken back; *longest keeps the longest. */

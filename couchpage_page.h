@@ -41,6 +41,7 @@ typedef struct {
                                 each answered */
     const cp_token *start_token; /* the token, decoded; NULL on a first page */
     const char *start;       /* the token as the client sent it; NULL on a first page */
+    const cp_token_room *room; /* what the tokens handed out must fit in; NULL: no cap */
 } cp_page_answers;
 
 typedef struct {
@@ -70,7 +71,8 @@ typedef struct {
 /* The answers of the queries cp_plan_page planned for plan from start_token
  * (NULL on a first page; start is the token as the client sent it), as
  * cp_page_assemble reads them: the page's size, links and partiality are the
- * plan's, document ids its view's. */
+ * plan's, document ids its view's; no cap on the tokens (room) until the
+ * caller sets one. */
 void cp_page_answers_init(cp_page_answers *answers, const cp_plan *plan,
                           const apr_array_header_t *queries, const cp_token *start_token,
                           const char *start);
@@ -85,6 +87,20 @@ void cp_page_answers_init(cp_page_answers *answers, const cp_plan *plan,
  * rare second round"), else NULL; the page is built all the same, without
  * the pages behind it cannot place. */
 cp_query *cp_page_assemble(apr_pool_t *pool, const cp_page_answers *answers, cp_page *page);
+
+/* The row a bounded token names (start->digest), from the answer of
+ * cp_plan_locate's query: into *located, a token that holds its key and
+ * document id, and start's index. When no row of the answer has the
+ * token's digest and the answer holds every row from the token's low to
+ * its high key, the row is gone (deleted, or its key changed): *located
+ * starts where the rows that share its bounds begin in the view's order
+ * (the low key, or the high one descending), before the row's old place,
+ * so no row is lost and those rows may be shown again. Returns NULL, or,
+ * when the answer is full without the row (more rows share the bounds than
+ * the query reads), why the page cannot be found. */
+const char *cp_page_locate(apr_pool_t *pool, const apr_array_header_t *queries,
+                           const cp_token *start, int with_docid, int descending,
+                           cp_token *located);
 
 /* The places of the tokens the page hands out, as const char **: next,
  * prev, the last page's unless it is this page, and every other page

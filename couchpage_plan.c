@@ -356,6 +356,22 @@ static int backward_skip(const cp_plan *plan)
     return cp_view_has_docids(plan->view) && plan->count > 2 ? plan->count - 2 : 0;
 }
 
+/* The own group probe (grouped rows from a token): limit=1 from the token's
+ * key to the last key its group holds (start_key's, read descending), so
+ * that CouchDB says whether a group collates equal to it. In one shard
+ * CouchDB names a group by the first row it meets in the direction read
+ * (couch_btree:reduce_stream_kv_node2): the backward answer's first group
+ * may be the token's own, spelt otherwise (NFC "\u00e9" read one way, NFD
+ * "e\u0301" the other), which only CouchDB's collation can tell. */
+static json_t *own_group_params(apr_pool_t *pool, const cp_plan *plan, const cp_token *start)
+{
+    json_t *params = base_params(pool, plan->view, 1, 0);
+
+    add_start(params, plan->view, start, 0);
+    set_param(params, "endkey", start_key(plan->view, start, 1));
+    return params;
+}
+
 /* Whether CouchDB may refuse a query of the page as a reversed range: one
  * with both startkey and endkey, on a view (_all_docs has no such check). */
 static int may_be_refused(const cp_plan *plan, const cp_token *start)
@@ -441,7 +457,24 @@ apr_array_header_t *cp_plan_page(apr_pool_t *pool, const cp_plan *plan,
         limit = backward_reach(plan, start) - skip;
         add_query(queries, CP_QUERY_BACKWARD, limit,
                   backward_params(pool, plan, start, limit, skip));
+        if (!cp_view_has_docids(plan->view)) {
+            add_query(queries, CP_QUERY_OWN_GROUP, 1, own_group_params(pool, plan, start));
+        }
     }
+    mark_refusable(plan, queries);
+    return queries;
+}
+
+apr_array_header_t *cp_plan_locate(apr_pool_t *pool, const cp_plan *plan,
+                                   const cp_token *start)
+{
+    apr_array_header_t *queries = apr_array_make(pool, 1, sizeof(cp_query));
+    int descending = plan->view->descending, limit = cp_plan_max_reach(plan);
+    json_t *params = base_params(pool, plan->view, limit, descending);
+
+    add_bound(params, "startkey", descending ? start->high : start->low);
+    add_bound(params, "endkey", descending ? start->low : start->high);
+    add_query(queries, CP_QUERY_LOCATE, limit, params);
     mark_refusable(plan, queries);
     return queries;
 }

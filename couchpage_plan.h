@@ -69,6 +69,11 @@ typedef enum {
                           (include_docs with more than one page linked ahead) */
     CP_QUERY_BACKWARD, /* rows read backward from the token's row, its own entry
                           first: prev and the pages behind */
+    CP_QUERY_OWN_GROUP, /* grouped rows: limit=1 over the token's own group, which
+                           shows whether one collates equal to its key (the
+                           backward answer may spell it otherwise) */
+    CP_QUERY_LOCATE,   /* a bounded token's rows from its low to its high key, in
+                          the view's order: cp_plan_locate */
     CP_QUERY_ROLES     /* how many roles there are; a page asks at most one query
                           of each */
 } cp_query_role;
@@ -98,7 +103,8 @@ typedef struct {
  * answers (cp_plan_take_answers), and hand them to cp_page_assemble. A
  * first page is a forward query, a later page adds a backward one, and
  * include_docs with page links an ahead query; map rows in a key range or a
- * partition add the limit=0 probes of its start and end. The range start
+ * partition add the limit=0 probes of its start and end; grouped rows from
+ * a token add the own group probe. The range start
  * probe, which CouchDB never refuses, also leads any batch in which it may
  * refuse a query (cp_query.refusable). The Last page is one range end query
  * read back from the end, led by the range start probe likewise. Why each
@@ -106,6 +112,15 @@ typedef struct {
  * "Ranges and partitions". */
 apr_array_header_t *cp_plan_page(apr_pool_t *pool, const cp_plan *plan,
                                  const cp_token *start);
+
+/* A bounded token (start->digest) names its row by a digest, between two
+ * keys it carries: before its page is planned, the row is found among the
+ * rows CouchDB collates from the token's low to its high key (the view's
+ * order: from high to low when descending), by one query of
+ * cp_plan_max_reach rows (cp_page_locate reads it). No range bound: the row
+ * found is checked as any token's (cp_plan_check_start, CouchDB). */
+apr_array_header_t *cp_plan_locate(apr_pool_t *pool, const cp_plan *plan,
+                                   const cp_token *start);
 
 /* The first query of that role, or NULL. */
 cp_query *cp_plan_query(const apr_array_header_t *queries, cp_query_role role);

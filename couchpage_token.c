@@ -6,9 +6,24 @@
  */
 #include "couchpage_token.h"
 #include "couchpage_json.h"
+#include "couchpage_seal.h"
 
+#include <apr_encode.h>
 #include <apr_strings.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* UTF-8 of U+FFFF, which CouchDB's collation (ICU's root collation, as
+ * CLDR makes it) puts after every other character; and of U+10FFFF, the
+ * highest bytes of UTF-8, for document ids, which CouchDB compares as
+ * bytes. */
+#define ABOVE_TEXT "\xef\xbf\xbf"
+#define ABOVE_BYTES "\xf4\x8f\xbf\xbf"
+
+/* How far back a cut string looks for a place between two ASCII
+ * characters. */
+#define ASCII_CUT_LOOKBACK 64
 
 const char *cp_token_encode(apr_pool_t *pool, const json_t *key, const char *docid,
                             int index)
@@ -23,6 +38,236 @@ const char *cp_token_encode(apr_pool_t *pool, const json_t *key, const char *doc
         }
     }
     return cp_json_text(pool, pair);
+}
+
+const char *cp_token_digest(apr_pool_t *pool, const json_t *key, const char *docid)
+{
+    const char *text = cp_json_text(pool, key);
+    apr_size_t key_len = strlen(text), id_len = docid ? strlen(docid) + 1 : 0;
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int md_len = 0;
+    char *data = apr_palloc(pool, key_len + id_len + 1);
+
+    memcpy(data, text, key_len);
+    if (docid) {
+        data[key_len] = '\0';
+        memcpy(data + key_len + 1, docid, id_len - 1);
+    }
+    if (EVP_Digest(data, key_len + id_len, md, &md_len, EVP_sha256(), NULL) != 1
+        || md_len < 16) {
+        return NULL;
+    }
+    return apr_pencode_base64_binary(pool, md, 16, APR_ENCODE_BASE64URL | APR_ENCODE_NOPADDING,
+                                     NULL);
+}
+
+/* The bytes of a value's compact JSON text. */
+static apr_size_t text_size(const json_t *value)
+{
+    return json_dumpb(value, NULL, 0, JSON_COMPACT | JSON_ENCODE_ANY);
+}
+
+/* Where a string of len bytes is cut to keep about room bytes: at a whole
+ * code point; under CouchDB's collation, between two ASCII characters when
+ * one is near (no contraction or combining mark spans such a cut, so the
+ * cut string collates at or before the whole), and never just before
+ * U+FFFF, so that the cut string followed by U+FFFF collates after it. */
+static apr_size_t string_cut(const char *s, apr_size_t len, apr_size_t room, int raw_ids)
+{
+    apr_size_t cut = room < len ? room : len, at;
+
+    while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80) {
+        cut--;
+    }
+    if (raw_ids) {
+        return cut;
+    }
+    for (at = cut; at > 0 && cut - at < ASCII_CUT_LOOKBACK; at--) {
+        if ((unsigned char)s[at - 1] < 0x80 && (unsigned char)s[at] < 0x80) {
+            return at;
+        }
+    }
+    while (cut > 0 && cut + 3 <= len && !memcmp(s + cut, ABOVE_TEXT, 3)) {
+        do {
+            cut--;
+        } while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80);
+    }
+    return cut;
+}
+
+/* A value CouchDB collates after v and after every value that starts like
+ * it: an empty object after any other type; after an object, one whose
+ * first member's name is U+FFFF. */
+static json_t *above(const json_t *v)
+{
+    return json_is_object(v) ? json_pack("{s:n}", ABOVE_TEXT) : json_object();
+}
+
+/* The bounds of a key cut to about *room bytes (consumed): *low at or
+ * before v, *high at or after it (new references). Returns 1 when v is
+ * kept whole (*low and *high are v), 0 when cut, *high then strictly
+ * after v and after every value that starts with *low's kept part. An
+ * array or object is cut at a member, whose own bounds end *low and *high
+ * (a shorter array or object collates first). */
+static int bound_value(const json_t *v, apr_size_t *room, int raw_ids, json_t **low,
+                       json_t **high)
+{
+    apr_size_t size = text_size(v);
+
+    if (size <= *room) {
+        *room -= size;
+        *low = json_incref((json_t *)v);
+        *high = json_incref((json_t *)v);
+        return 1;
+    }
+    if (json_is_string(v)) {
+        const char *s = json_string_value(v);
+        apr_size_t cut = string_cut(s, json_string_length(v), *room > 2 ? *room - 2 : 0,
+                                    raw_ids);
+        const char *max = raw_ids ? ABOVE_BYTES : ABOVE_TEXT;
+        char *upper = malloc(cut + strlen(max));
+
+        *room = 0;
+        memcpy(upper, s, cut);
+        memcpy(upper + cut, max, strlen(max));
+        *low = json_stringn(s, cut);
+        *high = json_stringn(upper, cut + strlen(max));
+        free(upper);
+        return 0;
+    }
+    if (json_is_array(v)) {
+        size_t i;
+
+        *low = json_array();
+        *high = json_array();
+        *room = *room > 2 ? *room - 2 : 0;
+        for (i = 0; i < json_array_size(v); i++) {
+            const json_t *item = json_array_get(v, i);
+            json_t *item_low, *item_high;
+
+            if (*room > 1 && (json_is_string(item) || json_is_array(item)
+                              || json_is_object(item) || text_size(item) < *room)) {
+                *room -= 1;
+                if (bound_value(item, room, raw_ids, &item_low, &item_high)) {
+                    json_array_append_new(*low, item_low);
+                    json_array_append_new(*high, item_high);
+                    continue;
+                }
+                json_array_append_new(*low, item_low);
+                json_array_append_new(*high, item_high);
+            }
+            else {
+                json_array_append_new(*high, above(item));
+            }
+            break;
+        }
+        *room = 0;
+        return 0;
+    }
+    if (json_is_object(v)) {
+        const char *name;
+        const json_t *member;
+
+        *low = json_object();
+        *high = json_object();
+        *room = *room > 2 ? *room - 2 : 0;
+        json_object_foreach((json_t *)v, name, member) {
+            json_t *name_json = json_string(name), *member_low, *member_high;
+            apr_size_t name_size = text_size(name_json) + 2;
+
+            if (name_size < *room) {
+                *room -= name_size;
+                json_decref(name_json);
+                if (bound_value(member, room, raw_ids, &member_low, &member_high)) {
+                    json_object_set_new(*low, name, member_low);
+                    json_object_set_new(*high, name, member_high);
+                    continue;
+                }
+                json_object_set_new(*low, name, member_low);
+                json_object_set_new(*high, name, member_high);
+            }
+            else {
+                /* a name CouchDB collates after this one ends *high */
+                json_t *name_low, *name_high;
+
+                bound_value(name_json, room, raw_ids, &name_low, &name_high);
+                json_object_set_new(*high, json_string_value(name_high), json_null());
+                json_decref(name_json);
+                json_decref(name_low);
+                json_decref(name_high);
+            }
+            break;
+        }
+        *room = 0;
+        return 0;
+    }
+    /* a number too long for the room: from null, the first of all keys */
+    *room = 0;
+    *low = json_null();
+    *high = above(v);
+    return 0;
+}
+
+const char *cp_token_encode_bounded(apr_pool_t *pool, const json_t *key, const char *docid,
+                                    int index, apr_size_t keep, int raw_ids)
+{
+    json_t *token = cp_json_pool_own(pool, json_object()), *low, *high;
+    const char *digest = cp_token_digest(pool, key, docid);
+
+    if (!digest) {
+        return NULL;
+    }
+    bound_value(key, &keep, raw_ids, &low, &high);
+    json_object_set_new(token, "lo", low);
+    json_object_set_new(token, "hi", high);
+    json_object_set_new(token, "h", json_string(digest));
+    if (index > 0) {
+        json_object_set_new(token, "n", json_integer(index));
+    }
+    return cp_json_text(pool, token);
+}
+
+/* A row index as a token carries it, in its member `what`: NULL, or why
+ * not. */
+static const char *read_index(apr_pool_t *pool, const json_t *index, const char *what,
+                              cp_token *token)
+{
+    if (!json_is_integer(index) || json_integer_value(index) < 1
+        || json_integer_value(index) >= CP_TOKEN_MAX_EMITS) {
+        return apr_psprintf(pool, "the start token's %s must be a whole number from 1 to %d",
+                            what, CP_TOKEN_MAX_EMITS - 1);
+    }
+    token->index = (int)json_integer_value(index);
+    return NULL;
+}
+
+/* A bounded token's object: NULL, or why it is refused. */
+static const char *decode_bounded(apr_pool_t *pool, json_t *value, cp_token *token)
+{
+    const json_t *low = json_object_get(value, "lo"), *high = json_object_get(value, "hi");
+    const json_t *digest = json_object_get(value, "h"), *index = json_object_get(value, "n");
+    const char *text;
+    size_t i;
+
+    if (!low || !high || !digest
+        || json_object_size(value) != 3 + (index != NULL)) {
+        return "the start token must be a JSON array, or an object of \"lo\", \"hi\", "
+               "\"h\" and \"n\"";
+    }
+    text = json_string_value(digest);
+    if (!text || json_string_length(digest) != CP_TOKEN_DIGEST_LENGTH) {
+        return "the start token's digest is not valid";
+    }
+    for (i = 0; i < CP_TOKEN_DIGEST_LENGTH; i++) {
+        if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_",
+                    text[i])) {
+            return "the start token's digest is not valid";
+        }
+    }
+    token->low = low;
+    token->high = high;
+    token->digest = text;
+    return index ? read_index(pool, index, "\"n\"", token) : NULL;
 }
 
 const char *cp_token_decode(apr_pool_t *pool, const char *text, int with_docid,
@@ -40,6 +285,9 @@ const char *cp_token_decode(apr_pool_t *pool, const char *text, int with_docid,
     token->key_json = NULL;
     token->docid = NULL;
     token->index = 0;
+    token->digest = NULL;
+    token->low = NULL;
+    token->high = NULL;
     token->at_end = !strcmp(text, CP_TOKEN_LAST);
     if (token->at_end) {
         return NULL;
@@ -47,6 +295,9 @@ const char *cp_token_decode(apr_pool_t *pool, const char *text, int with_docid,
     value = cp_json_load(pool, text, len, &error);
     if (!value) {
         return apr_psprintf(pool, "the start token is not JSON: %s", error);
+    }
+    if (json_is_object(value)) {
+        return decode_bounded(pool, value, token);
     }
     if (!json_is_array(value)) {
         return with_docid ? "the start token must be a JSON array [key, docid]"
@@ -61,14 +312,11 @@ const char *cp_token_decode(apr_pool_t *pool, const char *text, int with_docid,
     token->key = json_array_get(value, 0);
     token->key_json = cp_json_text(pool, token->key);
     if (json_array_size(value) == 3) {
-        const json_t *index = json_array_get(value, 2);
+        const char *reason = read_index(pool, json_array_get(value, 2), "third member", token);
 
-        if (!json_is_integer(index) || json_integer_value(index) < 1
-            || json_integer_value(index) >= CP_TOKEN_MAX_EMITS) {
-            return apr_psprintf(pool, "the start token's third member must be a whole "
-                                "number from 1 to %d", CP_TOKEN_MAX_EMITS - 1);
+        if (reason) {
+            return reason;
         }
-        token->index = (int)json_integer_value(index);
     }
     if (with_docid) {
         id = json_array_get(value, 1);
@@ -81,4 +329,41 @@ const char *cp_token_decode(apr_pool_t *pool, const char *text, int with_docid,
         token->docid = json_string_value(id);
     }
     return NULL;
+}
+
+int cp_token_fits(const cp_token_room *room, const char *text)
+{
+    apr_size_t len = strlen(text), escaped = 0, i;
+
+    if (room->sealed) {
+        /* base64url without padding: nothing to escape */
+        len = ((len + CP_SEAL_OVERHEAD) * 4 + 2) / 3;
+        return len <= room->max_sent && len <= room->max_escaped;
+    }
+    for (i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)text[i];
+
+        escaped += (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+                   || c == '-' || c == '.' || c == '_' || c == '~' ? 1 : 3;
+    }
+    return len <= room->max_sent && escaped <= room->max_escaped;
+}
+
+const char *cp_token_for_row(apr_pool_t *pool, const cp_token_room *room, const json_t *key,
+                             const char *docid, int index)
+{
+    const char *token = cp_token_encode(pool, key, docid, index);
+    apr_size_t keep;
+
+    if (!room || cp_token_fits(room, token)) {
+        return token;
+    }
+    /* as much of the key as fits: halved until it does (a key's non-ASCII
+     * text takes up to nine bytes a byte percent-encoded) */
+    for (keep = room->max_sent / 2; ; keep /= 2) {
+        token = cp_token_encode_bounded(pool, key, docid, index, keep, room->raw_ids);
+        if (!token || keep == 0 || cp_token_fits(room, token)) {
+            return token;
+        }
+    }
 }

@@ -12,6 +12,18 @@
  * startkey_docid can only find the entry's first row. A page that starts at
  * a later row of its entry has the token [key, docid, n]: the n-th (from 0).
  *
+ * A key too long for a token a client can send back (CouchPageMaxTokenLength,
+ * LimitRequestLine) makes a bounded token instead, a JSON object:
+ *
+ *     {"lo": LOW, "hi": HIGH, "h": DIGEST, "n": n}
+ *
+ * LOW and HIGH are short keys that CouchDB collates at or before and at or
+ * after the row's key (a cut string, and that string followed by U+FFFF, the
+ * highest character; an array or object cut likewise); DIGEST names the
+ * row, its key and document id (cp_token_digest); "n" is left out at 0. The
+ * module never collates: it asks CouchDB for the rows from LOW to HIGH and
+ * finds the row among them by its digest (cp_plan_locate, cp_page_locate).
+ *
  * The last page's token is the word "last" (CP_TOKEN_LAST), no JSON: where
  * that page starts depends on how many rows there are when it is asked for,
  * so it is found then, from the rows read back from the end (see
@@ -39,17 +51,58 @@ typedef struct {
     const char *docid;    /* NULL for key-only tokens */
     int index;            /* the row within its (key, docid) entry; usually 0 */
     int at_end;           /* CP_TOKEN_LAST: the last page, wherever it starts */
+    const char *digest;   /* a bounded token's row (cp_token_digest); NULL for a
+                             token that holds its key, whose key is then set */
+    const json_t *low;    /* a bounded token's keys at or before and at or after */
+    const json_t *high;   /* the row's key: NULL unless digest */
 } cp_token;
+
+/* The length of cp_token_digest's text: base64url of 128 bits. */
+#define CP_TOKEN_DIGEST_LENGTH 22
+
+/* What names a row in a bounded token: base64url (no padding) of the first
+ * 128 bits of SHA-256 of the key's compact JSON text, and, for rows with
+ * document ids, a NUL and the id. NULL when libcrypto fails. */
+const char *cp_token_digest(apr_pool_t *pool, const json_t *key, const char *docid);
+
+/* A bounded token for a row: LOW and HIGH keep about `keep` bytes of the
+ * key's JSON each. raw_ids: the keys are document ids (_all_docs), which
+ * CouchDB compares as bytes, so HIGH ends in U+10FFFF's bytes, the highest
+ * UTF-8 has. NULL when libcrypto fails to make the digest. */
+const char *cp_token_encode_bounded(apr_pool_t *pool, const json_t *key, const char *docid,
+                                    int index, apr_size_t keep, int raw_ids);
 
 /* The token text for a row. docid NULL makes a key-only token; index is the
  * row's place in its (key, docid) entry. */
 const char *cp_token_encode(apr_pool_t *pool, const json_t *key, const char *docid,
                             int index);
 
+/* What a token a client sends back must fit in: the module's cap on it as
+ * sent (CouchPageMaxTokenLength), sealed when sealed (CP_SEAL_OVERHEAD
+ * bytes more, in base64url), and its length percent-encoded in a link's
+ * URL, which LimitRequestLine bounds. */
+typedef struct {
+    apr_size_t max_sent;
+    apr_size_t max_escaped;
+    int sealed;
+    int raw_ids; /* keys are document ids (_all_docs), compared as bytes */
+} cp_token_room;
+
+/* Whether a token's text fits the room. */
+int cp_token_fits(const cp_token_room *room, const char *text);
+
+/* The token for a row: the key whole (cp_token_encode) when that fits the
+ * room (room NULL: always), else a bounded token that keeps as much of the
+ * key as fits, or, when none fits, the shortest bounded token (which the
+ * glue then leaves out as too long). NULL when libcrypto fails. */
+const char *cp_token_for_row(apr_pool_t *pool, const cp_token_room *room, const json_t *key,
+                             const char *docid, int index);
+
 /* Reads a token a client sent, of any length: the caller caps what the
  * client may send (CouchPageMaxTokenLength). with_docid says which form this
- * location's rows use. Returns NULL on success, else the reason the token
- * is refused. */
+ * location's rows use. A bounded token sets digest, low and high, and no
+ * key: it names its row once located. Returns NULL on success, else the
+ * reason the token is refused. */
 const char *cp_token_decode(apr_pool_t *pool, const char *text, int with_docid,
                             cp_token *token);
 

@@ -252,10 +252,11 @@ static int send_seal_error(request_rec *r, const char *reason)
                       "the server could not serve this page");
 }
 
-/* A key can make a token longer than the module takes back: the page
- * leaves such links out (a link the module would refuse, in a header that
- * may be hundreds of kilobytes), and says so once. Logged at info, once a
- * page: the operator raises CouchPageMaxTokenLength for such keys. */
+/* A key too long for a token makes a bounded token (cp_token_for_row),
+ * which fits unless CouchPageMaxTokenLength is too small for even that
+ * (some 100 bytes, more sealed): the page then leaves such links out (a
+ * link the module would refuse), and says so once. Logged at info, once a
+ * page: the operator raises CouchPageMaxTokenLength. */
 static void withhold_long_tokens(request_rec *r, const couchpage_dir_conf *conf,
                                  cp_page *page)
 {
@@ -264,8 +265,9 @@ static void withhold_long_tokens(request_rec *r, const couchpage_dir_conf *conf,
     if (longest) {
         ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0180)
                       "a link of %s is left out: its token is %" APR_SIZE_T_FMT " bytes, "
-                      "more than CouchPageMaxTokenLength %" APR_SIZE_T_FMT " (CouchPageView "
-                      "%s); raise it, or the pages past it cannot be reached", r->uri,
+                      "more than CouchPageMaxTokenLength %" APR_SIZE_T_FMT " even bounded "
+                      "(CouchPageView %s); raise it, or the pages past it cannot be "
+                      "reached", r->uri,
                       longest, conf->max_token_length, conf->view.url);
     }
 }
@@ -380,7 +382,8 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
         send_config_error(r, apr_pstrcat(r->pool, "CouchPageRange: ", reason, NULL));
         return 0;
     }
-    if (!reason && req->args.start) {
+    /* a bounded token's row is checked once located (locate_start) */
+    if (!reason && req->args.start && !req->start.digest) {
         reason = cp_plan_check_start(r->pool, &req->plan, &req->start);
     }
     if (reason) {
@@ -442,6 +445,53 @@ static int fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
     }
     cp_plan_take_answers(queries, &answers);
     return overfull_answer(r, conf, queries);
+}
+
+/* A bounded token's row, found among the rows that share its bounds
+ * (cp_plan_locate, cp_page_locate), becomes req->start, a token that holds
+ * its key: 1, or 0 when the client has been answered with the error. The
+ * page then is planned as from any token. */
+static int locate_start(request_rec *r, const couchpage_dir_conf *conf, page_request *req,
+                        couchpage_backend_stats *stats)
+{
+    apr_array_header_t *queries = cp_plan_locate(r->pool, &req->plan, &req->start);
+    cp_token located;
+    const char *reason;
+
+    if (!fetch_answers(r, conf, req, queries, stats)) {
+        return 0;
+    }
+    reason = cp_page_locate(r->pool, queries, &req->start, req->with_docid,
+                            conf->view.descending, &located);
+    if (reason) {
+        /* the data's and the configuration's doing, never the client's */
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, CPLOGNO(0200)
+                      "the page of a bounded token of %s cannot be found: %s (CouchPageView "
+                      "%s); raise CouchPageMaxTokenLength, so that tokens keep more of "
+                      "such keys", r->uri, reason, conf->view.url);
+        send_error(r, HTTP_INTERNAL_SERVER_ERROR, "internal_error",
+                   "the page of this link cannot be found: too many rows share the start "
+                   "of its key");
+        return 0;
+    }
+    reason = cp_plan_check_start(r->pool, &req->plan, &located);
+    if (reason) {
+        send_bad_request(r, reason);
+        return 0;
+    }
+    req->start = located;
+    return 1;
+}
+
+/* The bytes a token may take percent-encoded in a link's URL: what
+ * LimitRequestLine leaves of "GET PATH?start=...&limit=N&format=html
+ * HTTP/1.1" (64 bytes for all but the path and the token). */
+static apr_size_t token_url_room(request_rec *r, const char *path)
+{
+    apr_size_t rest = strlen(path) + 64;
+    apr_size_t line = r->server->limit_req_line > 0 ? (apr_size_t)r->server->limit_req_line : 0;
+
+    return line > rest ? line - rest : 0;
 }
 
 /* A page is answered with its validator (a strong ETag of the body) and the
@@ -608,6 +658,7 @@ static int serve_page(request_rec *r, couchpage_backend_stats *stats)
     const cp_token *start;
     apr_array_header_t *queries;
     cp_page_answers answers;
+    cp_token_room room;
     cp_page page;
     int status;
 
@@ -638,9 +689,18 @@ static int serve_page(request_rec *r, couchpage_backend_stats *stats)
     }
     /* Every query the page needs, asked at once; only the rare widening of
      * a query whose answer cannot place the pages behind asks again. */
+    if (req.args.start && req.start.digest && !locate_start(r, conf, &req, stats)) {
+        log_backend_requests(r, stats, NULL);
+        return OK;
+    }
     start = req.args.start ? &req.start : NULL;
+    room.max_sent = conf->max_token_length;
+    room.max_escaped = token_url_room(r, links_path(r));
+    room.sealed = conf->token_key != NULL;
+    room.raw_ids = conf->view.is_all_docs;
     queries = cp_plan_page(r->pool, &req.plan, start);
     cp_page_answers_init(&answers, &req.plan, queries, start, req.args.start);
+    answers.room = &room;
     do {
         if (!fetch_answers(r, conf, &req, queries, stats)) {
             log_backend_requests(r, stats, NULL);

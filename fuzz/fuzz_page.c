@@ -10,7 +10,9 @@
  *   L        pages linked either side: L % 4 ('0'..'3')
  *   R        bit 0: the location has a key range ('0' no, '1' yes);
  *            bit 1: the client gave a limit, so links carry it ('2', '3');
- *            bit 2: the client gave a format, so links carry it ('4'..'7')
+ *            bit 2: the client gave a format, so links carry it ('4'..'7');
+ *            bit 4: grouped rows: the own group probe found the token's
+ *            group (its answer: the forward one)
  *   forward  the forward (or first-page) view response
  *   backward the backward view response, read from the token's own row;
  *            absent or empty: a first page
@@ -285,6 +287,11 @@ static void one_page(apr_pool_t *pool, const uint8_t *data, size_t size, int wit
                                       : needed + 1);
         if (skip > 0) {
             query->params = cp_json_pool_own(pool, json_pack("{s:i}", "skip", skip));
+        }
+        /* grouped rows: the own group probe found the token's group, or
+         * (left out) none */
+        if (!with_docid && (data[2] & 16)) {
+            add_answer(queries, CP_QUERY_OWN_GROUP, forward, 1);
         }
     }
     /* the range's probes: the ahead answer stands for the rows back from the

@@ -4,7 +4,9 @@
  * ([key, docid] and [key]). A token that decodes is
  * encoded again with cp_token_encode and decoded again: the key's JSON text
  * and the docid must come back the same, and encoding is a fixed point. The
- * one token without a key is the word CP_TOKEN_LAST, exactly.
+ * one token without a key is the word CP_TOKEN_LAST, exactly; a bounded
+ * token ({"lo", "hi", "h"}) has its keys and digest and no key. A key
+ * decoded also makes a bounded token, which decodes to the key's digest.
  */
 #include "fuzz.h"
 #include "couchpage_json.h"
@@ -15,7 +17,7 @@
 static void round_trip(apr_pool_t *pool, const char *text, int with_docid)
 {
     cp_token token, again;
-    const char *reason, *encoded, *reencoded;
+    const char *reason, *encoded, *reencoded, *bounded;
 
     memset(&token, 0, sizeof(token));
     reason = cp_token_decode(pool, text, with_docid, &token);
@@ -30,6 +32,12 @@ static void round_trip(apr_pool_t *pool, const char *text, int with_docid)
         return;
     }
     FUZZ_CHECK(strcmp(text, CP_TOKEN_LAST), "%s was not read as the last page's token", text);
+    if (token.digest) {
+        FUZZ_CHECK(token.low && token.high && !token.key && !token.docid
+                   && strlen(token.digest) == CP_TOKEN_DIGEST_LENGTH,
+                   "bounded token %s read wrong", text);
+        return;
+    }
     FUZZ_CHECK(token.key && token.key_json, "no key for %s", text);
     FUZZ_CHECK(with_docid ? token.docid && *token.docid : !token.docid,
                "docid %s for %s", token.docid ? token.docid : "(null)", text);
@@ -50,6 +58,15 @@ static void round_trip(apr_pool_t *pool, const char *text, int with_docid)
     reencoded = cp_token_encode(pool, again.key, again.docid, again.index);
     FUZZ_CHECK(reencoded && !strcmp(encoded, reencoded), "%s encodes as %s, then as %s",
                text, encoded, reencoded ? reencoded : "(null)");
+    bounded = cp_token_encode_bounded(pool, token.key, token.docid, token.index,
+                                      strlen(text) / 2, 0);
+    FUZZ_CHECK(bounded, "no bounded token for %s", text);
+    memset(&again, 0, sizeof(again));
+    reason = cp_token_decode(pool, bounded, with_docid, &again);
+    FUZZ_CHECK(!reason && again.digest
+               && !strcmp(again.digest, cp_token_digest(pool, token.key, token.docid))
+               && again.index == token.index,
+               "bounded token %s (of %s) read wrong: %s", bounded, text, reason ? reason : "");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -27,6 +27,7 @@ use strict;
 use warnings FATAL => 'all';
 
 use Exporter 'import';
+use Digest::SHA ();
 use Encode ();
 use HTTP::Tiny ();
 use JSON::PP ();
@@ -37,7 +38,7 @@ use CouchPageTest qw(double_url backend_url backend_auth backend_kind);
 
 our @EXPORT_OK = qw(
     jparse jraw jmember_raw jsig jget jstr jnum num_sig utf8_text utf8_bytes
-    module_get module_page walk_next walk_prev check_walk check_links check_position
+    bounded_token_names module_get module_page walk_next walk_prev check_walk check_links check_position
     reset_connections
     double_raw double_view backend_raw backend_view view_query backend_is_double couch_load
     row_sig token_parts first_difference
@@ -578,10 +579,45 @@ sub check_position {
 }
 
 # Whether a token names a row: undef if it does, else what is wrong.
+# A node's compact JSON text as jansson writes it (the text a bounded
+# token's digest is of): members in order, strings in UTF-8 with '"', '\\'
+# and control characters escaped, numbers as sent.
+sub _jansson_text {
+    my ($v) = @_;
+    no warnings 'recursion';
+    my $t = $v->[0];
+    return 'null' if $t eq 'null';
+    return $v->[1] ? 'true' : 'false' if $t eq 'bool';
+    return $v->[1] if $t eq 'num';
+    if ($t eq 'str') {
+        my $s = $v->[1];
+        $s =~ s{(["\\\x00-\x1f])}{ my $c = $1; $c eq '"' ? '\\"' : $c eq '\\' ? '\\\\'
+            : $c eq "\n" ? '\\n' : $c eq "\r" ? '\\r' : $c eq "\t" ? '\\t' : $c eq "\b" ? '\\b'
+            : $c eq "\f" ? '\\f' : sprintf('\\u%04x', ord $c) }ge;
+        return qq{"$s"};
+    }
+    return '[' . join(',', map { _jansson_text($_) } @{ $v->[1] }) . ']' if $t eq 'arr';
+    return '{' . join(',', map { _jansson_text(['str', $_->[0]]) . ':' . _jansson_text($_->[1]) } @{ $v->[1] }) . '}';
+}
+
+# Whether a token is a bounded token ({"lo", "hi", "h"(, "n")}, for a key
+# too long to carry) naming the row: its digest is the row's, base64url of
+# the first 128 bits of SHA-256 of the key's JSON text, a NUL and the id.
+sub bounded_token_names {
+    my ($token, $row, $key_only) = @_;
+    my $t = eval { JSON::PP->new->decode($token) };
+    return 0 unless ref $t eq 'HASH' and defined $t->{h};
+    my $text = utf8_bytes(_jansson_text(jget($row, 'key')));
+    $text .= "\0" . utf8_bytes(jstr(jget($row, 'id'))) unless $key_only;
+    my $digest = MIME::Base64::encode_base64url(substr(Digest::SHA::sha256($text), 0, 16));
+    return $t->{h} eq $digest;
+}
+
 sub _token_names {
     my ($token, $row, $key_only) = @_;
     return 'is missing' unless defined $token;
     return 'names no row' unless $row;
+    return undef if $token =~ /^\{/ and bounded_token_names($token, $row, $key_only);
     my ($key, $id) = token_parts($token);
     return "is not a token: " . _short($token) unless $key;
     return "has a docid: " . _short($token) if $key_only and defined $id;

@@ -284,18 +284,45 @@ static void grouped_rows_pass_over_their_own_group_backward(void **state)
                               "{\"key\":[2],\"value\":1}]}";
     cp_page_answers in = answers(2, 0, forward, parse(with_own), "[5]");
     cp_query *backward = cp_plan_query(in.queries, CP_QUERY_BACKWARD);
+    cp_query *own = add_answer(&in, CP_QUERY_OWN_GROUP,
+                               parse("{\"rows\":[{\"key\":[5],\"value\":1}]}"), 1);
     cp_page page;
 
     in.with_docid = 0;
     cp_page_assemble(pool, &in, &page);
     assert_string_equal(page.next, "[[7]]");
     assert_string_equal(page.prev, "[[3]]");
+    own->answer = answer_text("{\"rows\":[]}");
     backward->answer = answer_text(without_own);
     cp_page_assemble(pool, &in, &page);
     assert_string_equal(page.prev, "[[3]]");
+    own->answer = answer_text("{\"rows\":[{\"key\":[5],\"value\":1}]}");
     backward->answer = answer_text("{\"rows\":[{\"key\":[5],\"value\":1}]}");
     cp_page_assemble(pool, &in, &page);
     assert_null(page.prev);
+}
+
+/* The token's own group spelt otherwise by the backward answer (CouchDB
+ * names a group by its first row in the direction read): the own group
+ * probe, not the spelling, says it is the token's, and it is passed over;
+ * a group spelt as the token's but absent from the probe is not. */
+static void grouped_rows_know_their_own_group_by_collation(void **state)
+{
+    json_t *forward = parse("{\"rows\":[{\"key\":\"\\u00e9\",\"value\":2},"
+                            "{\"key\":\"f\",\"value\":1}]}");
+    cp_page_answers in = answers(1, 0, forward,
+                                 parse("{\"rows\":[{\"key\":\"e\\u0301\",\"value\":2},"
+                                       "{\"key\":\"c\",\"value\":1}]}"), "\"\\u00e9\"");
+    cp_query *own = add_answer(&in, CP_QUERY_OWN_GROUP,
+                               parse("{\"rows\":[{\"key\":\"\\u00e9\",\"value\":2}]}"), 1);
+    cp_page page;
+
+    in.with_docid = 0;
+    cp_page_assemble(pool, &in, &page);
+    assert_string_equal(page.prev, "[\"c\"]");
+    own->answer = answer_text("{\"rows\":[]}");
+    cp_page_assemble(pool, &in, &page);
+    assert_string_equal(page.prev, "[\"e\xcc\x81\"]");
 }
 
 static void page_links_number_pages_from_the_offset(void **state)
@@ -768,8 +795,21 @@ static json_t *sim_key(const sim_index *ix, int i)
     return ix->all_docs ? json_sprintf("d%03d", i) : json_integer(i / 3);
 }
 
+/* A kind's place in CouchDB's collation, of the kinds the simulated keys
+ * and a bounded token's keys have: null, numbers, strings, objects. */
+static int sim_rank(const json_t *v)
+{
+    return json_is_null(v) ? 0 : json_is_number(v) ? 1 : json_is_string(v) ? 2 : 3;
+}
+
 static int sim_compare(const json_t *a, const json_t *b)
 {
+    if (sim_rank(a) != sim_rank(b)) {
+        return sim_rank(a) - sim_rank(b);
+    }
+    if (json_is_null(a) || json_is_object(a)) {
+        return 0;
+    }
     if (json_is_string(a)) {
         return strcmp(json_string_value(a), json_string_value(b));
     }
@@ -836,6 +876,23 @@ static json_t *sim_answer(const sim_index *ix, const json_t *params)
 /* Second rounds (widenings) the simulated pages took. */
 static int sim_second_rounds;
 
+/* What the simulated pages' tokens must fit in: NULL, no cap. */
+static const cp_token_room *sim_room;
+
+/* A bounded token's row, found as the handler finds it (cp_plan_locate,
+ * cp_page_locate), the token then planned as one that holds its key. */
+static cp_token *sim_locate(const sim_index *ix, const cp_plan *plan, cp_token *token)
+{
+    apr_array_header_t *queries = cp_plan_locate(pool, plan, token);
+    cp_query *query = &APR_ARRAY_IDX(queries, 0, cp_query);
+    cp_token *located = apr_pcalloc(pool, sizeof(*located));
+
+    query->answer = answer_json(sim_answer(ix, query->params));
+    assert_null(cp_page_locate(pool, queries, token, 1, plan->view->descending, located));
+    assert_non_null(located->key);
+    return located;
+}
+
 /* A page as the handler makes it: plan, answers (widened if need be), page. */
 static void sim_page(const sim_index *ix, const cp_plan *plan, const char *start_text,
                      cp_page *page)
@@ -848,6 +905,9 @@ static void sim_page(const sim_index *ix, const cp_plan *plan, const char *start
     if (start_text) {
         token = apr_pcalloc(pool, sizeof(*token));
         assert_null(cp_token_decode(pool, start_text, 1, token));
+        if (token->digest) {
+            token = sim_locate(ix, plan, token);
+        }
     }
     queries = cp_plan_page(pool, plan, token);
     memset(&in, 0, sizeof(in));
@@ -858,6 +918,7 @@ static void sim_page(const sim_index *ix, const cp_plan *plan, const char *start
     in.queries = queries;
     in.start_token = token;
     in.start = start_text;
+    in.room = sim_room;
     for (;;) {
         for (i = 0; i < queries->nelts; i++) {
             cp_query *query = &APR_ARRAY_IDX(queries, i, cp_query);
@@ -1027,6 +1088,94 @@ static void positions_are_exact_in_every_location(void **state)
     assert_int_equal(walked, (2 + 1 + 1) * 2 * 6 * 2 * 2 * 2);
 }
 
+/* Every token bounded (a room too small for any key): each page's row is
+ * found by its digest among the rows between its token's keys, and every
+ * walk is as exact as with tokens that hold their keys, positions too. */
+static void bounded_tokens_walk_exactly(void **state)
+{
+    sim_index ix;
+    cp_view view;
+    cp_plan plan;
+    cp_token_room room = { 1, 1, 0, 0 };
+    int all_docs, descending, r, entry, links, walked = 0;
+    static const int ranges[][2] = { { -1000, 1000 }, { 2, 4 }, { 100, 200 } };
+
+    sim_room = &room;
+    for (entry = 1; entry <= 3; entry++)
+    for (all_docs = 0; all_docs <= (entry == 1); all_docs++)
+    for (descending = 0; descending <= 1; descending++)
+    for (r = 0; r < 3; r++)
+    for (links = 0; links <= 2; links += 2) {
+        int lo = ranges[r][0], hi = ranges[r][1];
+        const char *low = NULL, *high = NULL;
+
+        memset(&ix, 0, sizeof(ix));
+        ix.rows = 20;
+        ix.all_docs = all_docs;
+        ix.entry = entry;
+        room.raw_ids = all_docs;
+        memset(&view, 0, sizeof(view));
+        assert_null(cp_view_init(pool, all_docs ? "http://h/db/_all_docs"
+                                                : "http://h/db/_design/d/_view/v", &view));
+        view.descending = descending;
+        view.max_emits = UNIT_MAX_EMITS;
+        if (lo > -1000) {
+            low = all_docs ? apr_psprintf(pool, "\"d%03d\"", lo) : apr_itoa(pool, lo);
+            high = all_docs ? apr_psprintf(pool, "\"d%03d\"", hi) : apr_itoa(pool, hi);
+        }
+        assert_null(cp_plan_init(pool, &plan, &view, NULL, low, high, 3, links));
+        sim_walk(apr_psprintf(pool, "bounded tokens, %s%s range %s..%s, links %d, entries of %d",
+                              all_docs ? "_all_docs" : "view", descending ? " descending" : "",
+                              low ? low : "", high ? high : "", links, entry),
+                 &ix, &plan, lo, hi);
+        walked++;
+    }
+    sim_room = NULL;
+    assert_int_equal(walked, (2 + 1 + 1) * 2 * 3 * 2);
+}
+
+/* The locate query's answer: the row of the digest (its key, id and the
+ * token's index); none, every row read: from where the bounds begin in the
+ * view's order; none, the answer full: the reason. */
+static void bounded_tokens_find_their_row_or_where_it_was(void **state)
+{
+    cp_token token, located;
+    cp_page_answers in;
+    cp_query *query;
+    json_t *rows = parse("{\"total_rows\":9,\"offset\":2,\"rows\":["
+                         "{\"id\":\"a\",\"key\":\"kk1\",\"value\":null},"
+                         "{\"id\":\"b\",\"key\":\"kk2\",\"value\":null},"
+                         "{\"id\":\"c\",\"key\":\"kk2\",\"value\":null}]}");
+
+    memset(&in, 0, sizeof(in));
+    in.queries = apr_array_make(pool, 1, sizeof(cp_query));
+    query = add_answer(&in, CP_QUERY_LOCATE, rows, 4);
+    assert_null(cp_token_decode(pool, cp_token_encode_bounded(pool, parse("\"kk2\""), "c", 2, 3, 0),
+                                1, &token));
+    assert_null(cp_page_locate(pool, in.queries, &token, 1, 0, &located));
+    assert_string_equal(located.key_json, "\"kk2\"");
+    assert_string_equal(located.docid, "c");
+    assert_int_equal(located.index, 2);
+    assert_null(located.digest);
+    /* its row gone: from the low key and the first id, or descending from
+     * the high key and the last */
+    assert_null(cp_token_decode(pool, cp_token_encode_bounded(pool, parse("\"kk3\""), "d", 0, 3, 0),
+                                1, &token));
+    assert_null(cp_page_locate(pool, in.queries, &token, 1, 0, &located));
+    assert_string_equal(located.key_json, "\"k\"");
+    assert_string_equal(located.docid, "");
+    assert_null(cp_page_locate(pool, in.queries, &token, 1, 1, &located));
+    assert_string_equal(located.key_json, "\"k\xef\xbf\xbf\"");
+    assert_true(strlen(located.docid) > 0 && (unsigned char)located.docid[0] == 0xf4);
+    /* grouped rows: the key alone */
+    assert_null(cp_page_locate(pool, in.queries, &token, 0, 0, &located));
+    assert_null(located.docid);
+    /* a full answer without the row: more rows share its bounds than read */
+    query->limit = 3;
+    assert_non_null(strstr(cp_page_locate(pool, in.queries, &token, 1, 0, &located),
+                           "more than 3 rows share"));
+}
+
 /* A server whose offset is the skip (pouchdb-server): on the whole index a
  * first page is right and later pages fall back to relative numbers. */
 static void offsets_of_the_skip_fall_back_to_relative(void **state)
@@ -1095,6 +1244,9 @@ int main(void)
         UNIT_TEST(the_last_page_without_a_position),
         UNIT_TEST(positions_are_exact_in_every_location),
         UNIT_TEST(offsets_of_the_skip_fall_back_to_relative),
+        UNIT_TEST(bounded_tokens_walk_exactly),
+        UNIT_TEST(grouped_rows_know_their_own_group_by_collation),
+        UNIT_TEST(bounded_tokens_find_their_row_or_where_it_was),
     };
     RUN_UNIT_TESTS("page", tests);
 }

@@ -32,6 +32,9 @@ static cp_token token_of(const char *key, const char *docid, int index)
     token.docid = docid;
     token.index = index;
     token.at_end = 0;
+    token.digest = NULL;
+    token.low = NULL;
+    token.high = NULL;
     return token;
 }
 
@@ -39,7 +42,7 @@ static cp_token token_of(const char *key, const char *docid, int index)
 static const char *plan_urls(const cp_plan *plan, const cp_token *start)
 {
     static const char *const roles[] = { "range-start", "range-end", "forward", "ahead",
-                                           "backward" };
+                                           "backward", "own-group", "locate" };
     apr_array_header_t *queries = cp_plan_page(pool, plan, start);
     const char *text = "";
     int i;
@@ -333,7 +336,9 @@ static void grouped_rows_read_backward_from_their_own_group(void **state)
                         "forward " VIEW_URL "?limit=3&reduce=true&group=true"
                         "&startkey=%5b2026%2c11%5d\n"
                         "backward " VIEW_URL "?limit=3&reduce=true&group=true&descending=true"
-                        "&startkey=%5b2026%2c11%5d");
+                        "&startkey=%5b2026%2c11%5d\n"
+                        "own-group " VIEW_URL "?limit=1&reduce=true&group=true"
+                        "&startkey=%5b2026%2c11%5d&endkey=%5b2026%2c11%5d");
     view.group_level = 2;
     plan = plan_of(&view, NULL, NULL, NULL, 2);
     assert_string_equal(plan_urls(&plan, NULL),
@@ -455,7 +460,9 @@ static void descending_groups_start_after_their_keys(void **state)
                         "forward " VIEW_URL "?limit=2&reduce=true&group_level=1&descending=true"
                         "&startkey=%5b2023%2c%7b%7d%5d\n"
                         "backward " VIEW_URL "?limit=2&reduce=true&group_level=1"
-                        "&startkey=%5b2023%5d");
+                        "&startkey=%5b2023%5d\n"
+                        "own-group " VIEW_URL "?limit=1&reduce=true&group_level=1"
+                        "&startkey=%5b2023%5d&endkey=%5b2023%2c%7b%7d%5d");
     /* a key shorter than the level is a whole key */
     view.group_level = 2;
     plan = plan_of(&view, NULL, NULL, NULL, 1);
@@ -505,7 +512,7 @@ static void all_docs_starts_are_checked_against_the_range(void **state)
 {
     cp_view view = view_of(DB_URL "/_all_docs");
     cp_plan plan = plan_of(&view, NULL, "\"b\"", "\"y\"", 3);
-    cp_token start = { NULL, NULL, NULL, 0, 0 };
+    cp_token start = { NULL, NULL, NULL, 0, 0, NULL, NULL, NULL };
     const char *inside[] = { "\"b\"", "\"b \"", "\"xyz\"", "\"y\"" };
     const char *outside[] = { "\"a\"", "\"B\"", "\"y \"", "\"z\"", "\"\\u00e9\"", "1", "null" };
     size_t i;
@@ -749,7 +756,7 @@ static void the_last_page_reads_back_from_the_end(void **state)
 {
     cp_view view = view_of(VIEW_URL);
     cp_plan plan = plan_of(&view, NULL, NULL, NULL, 5);
-    cp_token last = { NULL, NULL, NULL, 0, 1 };
+    cp_token last = { NULL, NULL, NULL, 0, 1, NULL, NULL, NULL };
 
     /* the whole view: total_rows is the location's */
     assert_string_equal(plan_urls(&plan, &last),
@@ -799,7 +806,7 @@ static void the_last_page_of_all_docs_partitions_and_groups(void **state)
 {
     cp_view view = view_of(DB_URL "/_all_docs");
     cp_plan plan = plan_of(&view, NULL, NULL, NULL, 2);
-    cp_token last = { NULL, NULL, NULL, 0, 1 };
+    cp_token last = { NULL, NULL, NULL, 0, 1, NULL, NULL, NULL };
 
     assert_string_equal(plan_urls(&plan, &last),
                         "range-end " DB_URL "/_all_docs?limit=7&descending=true");
@@ -848,7 +855,7 @@ static void a_cut_entry_in_the_tail_widens_it(void **state)
 {
     cp_view view = view_of(VIEW_URL);
     cp_plan plan = plan_of(&view, NULL, "\"a\"", "\"z\"", 2);
-    cp_token last = { NULL, NULL, NULL, 0, 1 };
+    cp_token last = { NULL, NULL, NULL, 0, 1, NULL, NULL, NULL };
     apr_array_header_t *queries = cp_plan_page(pool, &plan, &last);
     cp_query *range_start = cp_plan_query(queries, CP_QUERY_RANGE_START);
     cp_query *tail = cp_plan_query(queries, CP_QUERY_RANGE_END);
@@ -1013,7 +1020,9 @@ static void check_combination(const combination *c)
               && ((last_bound && (c->later || first_bound)) || (c->later && first_bound));
     /* ... and it probes the position of a key range or a partition */
     guarded |= probed && (c->range || c->partition);
-    assert_int_equal(queries->nelts, guarded + probed + 1 + keys_apart + c->later);
+    /* grouped rows from a token: the own group probe comes last */
+    assert_int_equal(queries->nelts, guarded + probed + 1 + keys_apart + c->later
+                                     + (c->later && c->reduce));
     assert_int_equal(cp_plan_waiting(pool, queries)->nelts, queries->nelts);
     assert_string_equal(plan.index_url,
                         c->partition ? apr_pstrcat(pool, DB_URL "/_partition/", c->partition,
@@ -1022,6 +1031,23 @@ static void check_combination(const combination *c)
     for (i = 0; i < queries->nelts; i++) {
         const cp_query *query = &APR_ARRAY_IDX(queries, i, cp_query);
         int at = i - guarded - probed;
+
+        if (c->later && c->reduce && i == queries->nelts - 1) {
+            json_t *high = json_copy((json_t *)start.key);
+
+            if (c->group_level == 2) {
+                json_array_append_new(high, json_object());
+            }
+            assert_int_equal(query->role, CP_QUERY_OWN_GROUP);
+            assert_string_equal(cp_json_text(pool, query->params),
+                                apr_psprintf(pool, "{\"limit\":1,\"reduce\":true,%s,"
+                                             "\"startkey\":[2026,11],\"endkey\":%s}",
+                                             c->group_level == 2 ? "\"group_level\":2"
+                                                                 : "\"group\":true",
+                                             cp_json_text(pool, high)));
+            json_decref(high);
+            continue;
+        }
         cp_query_role role = i < guarded ? CP_QUERY_RANGE_START
                            : at < 0 ? CP_QUERY_RANGE_END
                            : at == 0 ? CP_QUERY_FORWARD
@@ -1266,7 +1292,7 @@ static void every_query_is_bounded_by_the_page(void **state)
             int index = cp_view_has_docids(&view) ? indexes[x] : 0;
             cp_token start = token_of(all_docs ? "\"k\"" : "[\"k\",1]",
                                       cp_view_has_docids(&view) ? "d7" : NULL, index);
-            cp_token last = { NULL, NULL, NULL, 0, 1 };
+            cp_token last = { NULL, NULL, NULL, 0, 1, NULL, NULL, NULL };
             const cp_token *token = kind == 0 ? NULL : kind == 1 ? &start : &last;
             apr_array_header_t *queries;
             int q;
@@ -1352,6 +1378,37 @@ static void partition_names_are_checked(void **state)
     }
 }
 
+/* A bounded token's row is looked for between its keys, in the view's
+ * order, by one query of cp_plan_max_reach rows, without the range's
+ * bounds: CouchDB collates, the module compares digests. */
+static void bounded_tokens_are_located_between_their_keys(void **state)
+{
+    cp_view view = view_of(VIEW_URL);
+    cp_plan plan = plan_of(&view, NULL, "\"a\"", "\"z\"", 5);
+    cp_token token;
+    apr_array_header_t *queries;
+    const cp_query *query;
+
+    assert_null(cp_token_decode(pool, "{\"lo\":[\"l\",\"mm\"],\"hi\":[\"l\",\"mm\xef\xbf\xbf\"],"
+                                "\"h\":\"AAAAAAAAAAAAAAAAAAAAAA\"}", 1, &token));
+    queries = cp_plan_locate(pool, &plan, &token);
+    assert_int_equal(queries->nelts, 1);
+    query = &APR_ARRAY_IDX(queries, 0, cp_query);
+    assert_int_equal(query->role, CP_QUERY_LOCATE);
+    assert_int_equal(query->limit, cp_plan_max_reach(&plan));
+    assert_string_equal(cp_json_text(pool, query->params),
+                        apr_psprintf(pool, "{\"limit\":%d,\"reduce\":false,\"startkey\":[\"l\",\"mm\"],"
+                                     "\"endkey\":[\"l\",\"mm\xef\xbf\xbf\"]}",
+                                     cp_plan_max_reach(&plan)));
+    view.descending = 1;
+    plan = plan_of(&view, NULL, NULL, NULL, 5);
+    query = &APR_ARRAY_IDX(cp_plan_locate(pool, &plan, &token), 0, cp_query);
+    assert_string_equal(cp_json_text(pool, query->params),
+                        apr_psprintf(pool, "{\"limit\":%d,\"reduce\":false,\"descending\":true,"
+                                     "\"startkey\":[\"l\",\"mm\xef\xbf\xbf\"],"
+                                     "\"endkey\":[\"l\",\"mm\"]}", cp_plan_max_reach(&plan)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1383,6 +1440,7 @@ int main(void)
         UNIT_TEST(a_cut_entry_in_the_tail_widens_it),
         UNIT_TEST(index_freshness_goes_into_every_query),
         UNIT_TEST(every_option_combination_is_planned),
+        UNIT_TEST(bounded_tokens_are_located_between_their_keys),
     };
     RUN_UNIT_TESTS("plan", tests);
 }

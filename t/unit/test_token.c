@@ -199,6 +199,179 @@ static void the_word_last_is_the_last_pages_token(void **state)
     assert_string_equal(decoded.key_json, "\"last\"");
 }
 
+#define U_FFFF "\xef\xbf\xbf"
+
+/* A bounded token decoded: its low and high keys' JSON texts, and checks
+ * that its digest and index are the row's. */
+static void decode_bounded_ok(const char *token, const json_t *key, const char *docid,
+                              int index, const char **low, const char **high)
+{
+    cp_token decoded;
+
+    assert_int_equal(token[0], '{');
+    assert_null(cp_token_decode(pool, token, docid != NULL, &decoded));
+    assert_non_null(decoded.digest);
+    assert_string_equal(decoded.digest, cp_token_digest(pool, key, docid));
+    assert_int_equal(strlen(decoded.digest), CP_TOKEN_DIGEST_LENGTH);
+    assert_null(decoded.key);
+    assert_null(decoded.docid);
+    assert_int_equal(decoded.index, index);
+    *low = cp_json_text(pool, decoded.low);
+    *high = cp_json_text(pool, decoded.high);
+}
+
+/* A long string is cut between two ASCII characters; its high key is the
+ * cut followed by U+FFFF, which CouchDB collates after every character. */
+static void long_strings_make_bounded_tokens(void **state)
+{
+    char *text = apr_palloc(pool, 10241);
+    const char *low, *high;
+    json_t *key;
+
+    memset(text, 'b', 10240);
+    text[10240] = '\0';
+    key = json_string(text);
+    decode_bounded_ok(cp_token_encode_bounded(pool, key, "k09", 2, 100, 0), key, "k09", 2,
+                      &low, &high);
+    assert_int_equal(strlen(low), 98 + 2);
+    assert_memory_equal(low, "\"bbbb", 5);
+    assert_string_equal(high, apr_pstrcat(pool, apr_pstrndup(pool, low, strlen(low) - 1),
+                                          U_FFFF "\"", NULL));
+    /* not within a code point, and before the ASCII run nearest the cut */
+    key = json_string(apr_pstrcat(pool, "ab", apr_pstrndup(pool, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+                                                           "\xc3\xa9\xc3\xa9", 12), "cdefgh", NULL));
+    decode_bounded_ok(cp_token_encode_bounded(pool, key, "x", 0, 9, 0), key, "x", 0, &low,
+                      &high);
+    assert_string_equal(low, "\"a\"");
+    /* ids compare as bytes: the highest bytes of UTF-8 end the high key */
+    key = json_string(text);
+    decode_bounded_ok(cp_token_encode_bounded(pool, key, "k09", 0, 10, 1), key, "k09", 0, &low,
+                      &high);
+    assert_string_equal(low, "\"bbbbbbbb\"");
+    assert_string_equal(high, "\"bbbbbbbb\xf4\x8f\xbf\xbf\"");
+    json_decref(key);
+}
+
+/* Arrays and objects are cut at a member: low is the shorter value, high
+ * ends in a value after the member cut (the cut string and U+FFFF, an
+ * empty object after any scalar, an object named U+FFFF after an object). */
+static void arrays_and_objects_are_cut_at_a_member(void **state)
+{
+    struct { const char *key; apr_size_t keep; const char *low, *high; } cases[] = {
+        { "[\"l\",\"mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm\",1]", 20,
+          "[\"l\",\"mmmmmmmmmmm\"]", "[\"l\",\"mmmmmmmmmmm" U_FFFF "\"]" },
+        { "[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]", 12, "[1,2,3,4,5]", "[1,2,3,4,5,{}]" },
+        { "[1,{\"a\":1,\"b\":2},3,4,5,6,7,8]", 4, "[1]", "[1,{\"" U_FFFF "\":null}]" },
+        { "{\"n\":\"oooooooooooooooooooooooooooooooooooooooooooooo\",\"m\":1}", 14,
+          "{\"n\":\"ooooo\"}", "{\"n\":\"ooooo" U_FFFF "\"}" },
+        { "{\"nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn\":1}", 10, "{}",
+          "{\"nnnnnn" U_FFFF "\":null}" },
+        { "[[\"a\",\"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\"],2]", 16,
+          "[[\"a\",\"bbbb\"]]", "[[\"a\",\"bbbb" U_FFFF "\"]]" },
+        { "123456789012345678", 4, "null", "{}" },
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_t *key = parse(cases[i].key);
+        const char *low, *high;
+
+        decode_bounded_ok(cp_token_encode_bounded(pool, key, "d", 0, cases[i].keep, 0), key,
+                          "d", 0, &low, &high);
+        if (strcmp(low, cases[i].low) || strcmp(high, cases[i].high)) {
+            fail_msg("%s cut to %d: low %s high %s, expected %s and %s", cases[i].key,
+                     (int)cases[i].keep, low, high, cases[i].low, cases[i].high);
+        }
+    }
+}
+
+/* The digest names the key's JSON text and the id: any other key or id,
+ * or a grouped row's key alone, has another. */
+static void the_digest_names_key_and_id(void **state)
+{
+    const char *d = cp_token_digest(pool, parse("[\"a\",1]"), "x");
+
+    assert_string_equal(d, cp_token_digest(pool, parse("[\"a\", 1]"), "x"));
+    assert_string_not_equal(d, cp_token_digest(pool, parse("[\"a\",1.0]"), "x"));
+    assert_string_not_equal(d, cp_token_digest(pool, parse("[\"a\",1]"), "y"));
+    assert_string_not_equal(d, cp_token_digest(pool, parse("[\"a\",1]"), NULL));
+    assert_string_not_equal(cp_token_digest(pool, parse("\"a\""), "bc"),
+                            cp_token_digest(pool, parse("\"a\""), "b"));
+}
+
+/* A token fits the room as the client sends it: sealed, or percent-
+ * encoded in a link; the key whole while it fits, else bounded. */
+static void tokens_fit_their_room(void **state)
+{
+    cp_token_room room = { 4096, 8126, 0, 0 };
+    char *text = apr_palloc(pool, 102401);
+    json_t *key;
+    const char *token;
+    apr_size_t i;
+
+    memset(text, 'c', 102400);
+    text[102400] = '\0';
+    assert_string_equal(cp_token_for_row(pool, &room, parse("\"c\""), "d", 0), "[\"c\",\"d\"]");
+    key = json_string(text);
+    token = cp_token_for_row(pool, &room, key, "k10", 0);
+    assert_true(cp_token_fits(&room, token));
+    assert_true(strlen(token) > 2000);
+    decode_bounded_ok(token, key, "k10", 0, &(const char *){ NULL }, &(const char *){ NULL });
+    json_decref(key);
+    /* 1,400 UTF-8 characters of 2 bytes: 2,800 bytes fit 4096, but not
+     * percent-encoded in 8126 */
+    for (i = 0; i < 1400; i++) {
+        memcpy(text + 2 * i, "\xc3\xa9", 2);
+    }
+    text[2800] = '\0';
+    key = json_string(text);
+    assert_false(cp_token_fits(&room, cp_token_encode(pool, key, "d", 0)));
+    token = cp_token_for_row(pool, &room, key, "d", 0);
+    assert_true(cp_token_fits(&room, token));
+    assert_int_equal(token[0], '{');
+    /* sealed: base64url of the payload and 17 bytes */
+    room.sealed = 1;
+    room.max_sent = 64;
+    assert_true(cp_token_fits(&room, apr_psprintf(pool, "%*s", 31, "x")));
+    assert_false(cp_token_fits(&room, apr_psprintf(pool, "%*s", 32, "x")));
+    /* no room for even a bounded token: the shortest is given, and left out later */
+    token = cp_token_for_row(pool, &room, key, "d", 0);
+    assert_false(cp_token_fits(&room, token));
+    assert_int_equal(token[0], '{');
+    json_decref(key);
+}
+
+static void bounded_tokens_are_checked(void **state)
+{
+    const char *digest = "AAAAAAAAAAAAAAAAAAAAAA";
+    struct { const char *token; const char *reason_part; } cases[] = {
+        { "{\"lo\":1,\"hi\":2}", "an object of" },
+        { "{\"lo\":1,\"h\":\"%s\"}", "an object of" },
+        { "{\"lo\":1,\"hi\":2,\"h\":\"%s\",\"x\":1}", "an object of" },
+        { "{\"lo\":1,\"hi\":2,\"h\":\"AAAA\"}", "digest" },
+        { "{\"lo\":1,\"hi\":2,\"h\":\"AAAAAAAAAAAAAAAAAAAAA=\"}", "digest" },
+        { "{\"lo\":1,\"hi\":2,\"h\":1}", "digest" },
+        { "{\"lo\":1,\"hi\":2,\"h\":\"%s\",\"n\":0}", "\"n\" must be" },
+        { "{\"lo\":1,\"hi\":2,\"h\":\"%s\",\"n\":1000}", "\"n\" must be" },
+    };
+    cp_token decoded;
+    size_t i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *token = apr_psprintf(pool, cases[i].token, digest);
+        const char *reason = cp_token_decode(pool, token, 1, &decoded);
+
+        if (!reason || !strstr(reason, cases[i].reason_part)) {
+            fail_msg("token '%s': expected a reason with '%s', got '%s'", token,
+                     cases[i].reason_part, reason ? reason : "(none)");
+        }
+    }
+    assert_null(cp_token_decode(pool, apr_psprintf(pool, "{\"hi\":[2],\"lo\":[1],\"n\":3,"
+                                                   "\"h\":\"%s\"}", digest), 0, &decoded));
+    assert_int_equal(decoded.index, 3);
+    assert_string_equal(decoded.digest, digest);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -210,6 +383,11 @@ int main(void)
         UNIT_TEST(malformed_tokens_are_refused_with_a_reason),
         UNIT_TEST(identical_means_the_same_json_text),
         UNIT_TEST(the_word_last_is_the_last_pages_token),
+        UNIT_TEST(long_strings_make_bounded_tokens),
+        UNIT_TEST(arrays_and_objects_are_cut_at_a_member),
+        UNIT_TEST(the_digest_names_key_and_id),
+        UNIT_TEST(tokens_fit_their_room),
+        UNIT_TEST(bounded_tokens_are_checked),
     };
     RUN_UNIT_TESTS("token", tests);
 }
