@@ -11,7 +11,8 @@
 # corpus N inputs (K KB)', and exits non-zero when any target found a crash,
 # a leak, undefined behaviour or a broken check. What a failing target found
 # is kept in out/fuzz/artifacts/ (crash-*, leak-*, ...; replay one with
-# out/fuzz/bin/TARGET FILE), its log in out/fuzz/TARGET.log.
+# out/fuzz/bin/TARGET FILE), its log in out/fuzz/TARGET.log (a long run's in
+# out/fuzz/TARGET.long.log).
 #
 # The short run (CI: scripts/test, FUZZ_SECONDS) fuzzes over a scratch copy
 # of fuzz/corpus/TARGET/: the tree is never written to, what it finds is
@@ -55,6 +56,8 @@ fi
 runs=${FUZZ_RUNS:-}
 [[ -z $runs || $runs =~ ^[0-9]+$ ]] || { echo "fuzz/run.sh: FUZZ_RUNS=$runs is not a number" >&2; exit 2; }
 seeds=${FUZZ_SEEDS:-}
+# a long run logs apart, so that a short one (scripts/test) beside it does not write over its log
+logtag=${keep:+.long}
 out=$root/out/fuzz
 bin=$out/bin
 
@@ -105,7 +108,7 @@ seed_dirs() {
 
 # Runs one target; writes 'ok|FAILED execs seconds ...' to $scratch/TARGET.result.
 run_one() {
-    local t=$1 corpus=$scratch/$1/corpus art=$scratch/$1/artifacts log=$out/$1.log rc=0 execs
+    local t=$1 corpus=$scratch/$1/corpus art=$scratch/$1/artifacts log=$out/$1$logtag.log rc=0 execs
     local start=$SECONDS took size d dict=() limit=(-max_total_time="$secs") seeded=()
     mkdir -p "$art"
     mapfile -t seeded < <(seed_dirs "$t")
@@ -182,8 +185,8 @@ for t in "${targets[@]}"; do
         echo "fuzz: $t ok, ${execs} execs in ${took} s, corpus ${a} inputs (${b} KB)"
     else
         failed=$((failed + 1))
-        echo "fuzz: $t FAILED after ${execs:-?} execs in ${took:-?} s (exit ${a:-?}${b:+, out/fuzz/artifacts/$b}; log out/fuzz/$t.log)"
-        grep -m1 -E 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:|check failed:' "$out/$t.log" | sed 's/^/    /'
+        echo "fuzz: $t FAILED after ${execs:-?} execs in ${took:-?} s (exit ${a:-?}${b:+, out/fuzz/artifacts/$b}; log out/fuzz/$t$logtag.log)"
+        grep -m1 -E 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:|check failed:' "$out/$t$logtag.log" | sed 's/^/    /'
     fi
 done
 ((failed == 0))
