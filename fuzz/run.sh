@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Runs the libFuzzer targets in fuzz/ (every fuzz/fuzz_*.c, or those named),
+# Runs the libFuzzer targets in fuzz/ (every fuzz_*.c and fuzz_*.cc, or those named),
 # builds them first (fuzz/build.sh), and merges what long runs grew back
 # into the kept seed corpora (fuzz/corpus/TARGET/).
 #
@@ -29,10 +29,11 @@
 #   FUZZ_ARGS="..."    more libFuzzer options, e.g. -max_len=65536
 #
 # merge minimises with libFuzzer's -merge=1: of the inputs in DIR/TARGET
-# (and FUZZ_SEEDS/TARGET), only those that reach coverage the kept corpus
-# does not are copied into fuzz/corpus/TARGET (named by their SHA-1); the
-# kept inputs stay, named for the case each one is. Run it with the build
-# the corpus was grown with; commit the result.
+# (those of up to FUZZ_MERGE_KB, default 16, KB: the corpora stay small in
+# git) and in FUZZ_SEEDS/TARGET (whole), only those that reach coverage the
+# kept corpus does not are copied into fuzz/corpus/TARGET (named by their
+# SHA-1); the kept inputs stay, named for the case each one is. Run it with
+# the build the corpus was grown with; commit the result.
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -70,7 +71,9 @@ fi
 
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-    for f in "$root"/fuzz/fuzz_*.c; do targets+=("$(basename "$f" .c)"); done
+    for f in "$root"/fuzz/fuzz_*.c "$root"/fuzz/fuzz_*.cc; do
+        [ -f "$f" ] && targets+=("$(basename "${f%.cc}" .c)")
+    done
 fi
 
 scratch=$(mktemp -d /tmp/couchpage-fuzz.XXXXXX)
@@ -143,10 +146,17 @@ run_one() {
 
 # Merges what DIR/TARGET grew into fuzz/corpus/TARGET (see the head).
 merge_one() {
-    local t=$1 kept before after
+    local t=$1 kept before after small=$scratch/$1/small
     kept=$root/fuzz/corpus/$t
     local -a more=()
-    [ -d "$keep/$t" ] && more+=("$keep/$t")
+    if [ -d "$keep/$t" ]; then
+        # what the run grew, up to FUZZ_MERGE_KB each: the big inputs are
+        # the seeds' variants, which the seeds themselves stand for
+        mkdir -p "$small"
+        find "$keep/$t" -maxdepth 1 -type f -size -"$((${FUZZ_MERGE_KB:-16} + 1))"k \
+            -exec cp -t "$small" {} +
+        more+=("$small")
+    fi
     [ -n "$seeds" ] && [ -d "$seeds/$t" ] && more+=("$seeds/$t")
     mkdir -p "$kept"
     before=$(find "$kept" -type f | wc -l)
@@ -160,8 +170,6 @@ merge_one() {
 }
 
 if [ "$mode" = merge ]; then
-    rm -rf "$scratch"
-    trap - EXIT
     failed=0
     for t in "${targets[@]}"; do
         [ -x "$bin/$t" ] || { echo "fuzz: no target $t" >&2; exit 2; }
