@@ -32,8 +32,9 @@
 # (those of up to FUZZ_MERGE_KB, default 16, KB: the corpora stay small in
 # git) and in FUZZ_SEEDS/TARGET (whole), only those that reach coverage the
 # kept corpus does not are copied into fuzz/corpus/TARGET (named by their
-# SHA-1); the kept inputs stay, named for the case each one is. Run it with
-# the build the corpus was grown with; commit the result.
+# SHA-1, a seed as real-NAME); the kept inputs stay, named for the case
+# each one is. Run it with the build the corpus was grown with; commit the
+# result.
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -146,7 +147,7 @@ run_one() {
 
 # Merges what DIR/TARGET grew into fuzz/corpus/TARGET (see the head).
 merge_one() {
-    local t=$1 kept before after small=$scratch/$1/small
+    local t=$1 kept before after small=$scratch/$1/small f sum
     kept=$root/fuzz/corpus/$t
     local -a more=()
     if [ -d "$keep/$t" ]; then
@@ -164,6 +165,13 @@ merge_one() {
         -artifact_prefix="$out/artifacts/" "$kept" "${more[@]}" >"$out/$t.merge.log" 2>&1 </dev/null; then
         echo "fuzz: $t merge FAILED (see out/fuzz/$t.merge.log)"
         return 1
+    fi
+    # a seed taken keeps its name, as real-NAME
+    if [ -n "$seeds" ] && [ -d "$seeds/$t" ]; then
+        for f in "$seeds/$t"/*; do
+            sum=$(sha1sum <"$f" | cut -d' ' -f1)
+            [ -f "$kept/$sum" ] && mv "$kept/$sum" "$kept/real-$(basename "$f")"
+        done
     fi
     after=$(find "$kept" -type f | wc -l)
     echo "fuzz: $t merged, corpus $before -> $after inputs ($(($(du -sb "$kept" | cut -f1) / 1024)) KB)"
