@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Builds the libFuzzer targets (fuzz/fuzz_*.c) with clang, each compiled
+# Builds the libFuzzer targets (fuzz/fuzz_*.c, fuzz/fuzz_*.cc) with clang, each compiled
 # together with the core's sources (the .c and .cc files of
 # libcouchpage_core_la_SOURCES in Makefile.am; C++ for simdjson), all
 # instrumented with -fsanitize=fuzzer,address,undefined.
 # Independent of ./configure: flags come from apr-1-config, apu-1-config and
 # pkg-config (the modules configure.ac's PKG_CHECK_MODULES name, but cmocka). A target is rebuilt when a source or header is newer than it.
 #
-#   fuzz/build.sh [TARGET...]       default: every fuzz/fuzz_*.c
+#   fuzz/build.sh [TARGET...]       default: every fuzz/fuzz_*.c and fuzz_*.cc
 #
 #   CC        the compiler (default clang; it needs libclang-rt-14-dev); C++
 #             sources are compiled, and the targets linked, by its clang++
@@ -48,15 +48,17 @@ sanitize=(-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -f
 
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-    for f in "$root"/fuzz/fuzz_*.c; do
-        targets+=("$(basename "$f" .c)")
+    for f in "$root"/fuzz/fuzz_*.c "$root"/fuzz/fuzz_*.cc; do
+        [ -f "$f" ] && targets+=("$(basename "${f%.cc}" .c)")
     done
 fi
 
 mkdir -p "$out"
 for t in "${targets[@]}"; do
+    # a target in C, or in C++ (a shim's own target)
     src=$root/fuzz/$t.c
-    [ -f "$src" ] || { echo "fuzz/build.sh: no $src" >&2; exit 1; }
+    [ -f "$src" ] || src=$root/fuzz/$t.cc
+    [ -f "$src" ] || { echo "fuzz/build.sh: no $root/fuzz/$t.c or .cc" >&2; exit 1; }
     bin=$out/$t
     if [ -x "$bin" ] && [ -z "$(find "$src" "${core[@]}" "$root"/fuzz/*.h "$root"/couchpage_*.h \
         "$root/Makefile.am" "$root/configure.ac" "$0" -newer "$bin" 2>/dev/null | head -n1)" ]; then
@@ -66,18 +68,18 @@ for t in "${targets[@]}"; do
     # the C++ files compiled apart (C++17, no exceptions), all linked by clang++
     csources=()
     objects=()
-    for f in "${core[@]}"; do
+    for f in "$src" "${core[@]}"; do
         case $f in
         *.cc)
             objects+=("$bin.tmp.$$.$(basename "$f" .cc).o")
             "$cxx" -c -g -O1 -std=c++17 -fno-exceptions -Wall -Wextra -Wno-unused-parameter \
-                "${sanitize[@]}" "${cflags[@]}" -I"$root" -o "${objects[-1]}" "$f"
+                "${sanitize[@]}" "${cflags[@]}" -I"$root" -I"$root/fuzz" -o "${objects[-1]}" "$f"
             ;;
         *) csources+=("$f") ;;
         esac
     done
     "$cxx" -g -O1 -Wall -Wextra -Wno-unused-parameter "${sanitize[@]}" "${cflags[@]}" \
-        -I"$root" -I"$root/fuzz" -o "$bin.tmp.$$" -x c "$src" "${csources[@]}" -x none \
+        -I"$root" -I"$root/fuzz" -o "$bin.tmp.$$" -x c "${csources[@]}" -x none \
         "${objects[@]}" "${libs[@]}"
     rm -f "${objects[@]}"
     mv -f "$bin.tmp.$$" "$bin"

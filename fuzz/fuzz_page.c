@@ -24,14 +24,24 @@
  * Each is read as the module does (cp_response_read_view, and
  * cp_token_decode for the token), once for map rows with docids and once for
  * grouped rows without, into the answers of the queries cp_plan_page plans
- * (the backward query with the limit it plans); then cp_page_assemble,
+ * (the backward query with the limit it plans; for the last page's token,
+ * "last", the backward response is the tail read back from the range's end,
+ * the forward one's offset the range start probe's); then cp_page_assemble,
  * cp_render_json (whole documents, and CouchPageFields) and cp_render_html
- * (items as their key, and as a field with a link pattern). The JSON body
- * must be JSON, its items the values jansson reads from the rows (the page
- * as it was made before spans), every '<' of the HTML must open one of the
- * fragment's own tags (all row text escaped), the page may not hold more
- * than C rows, and every token the page links to must be one the module
- * accepts back.
+ * (items as their key, as a field with a link pattern, and as a link whose
+ * pattern and whose words (CouchPageText) hold quotes, taken from the
+ * input).
+ *
+ * Checked: the page's rows are the answer's, in order (the first C rows read
+ * forward, or on the last page the rows nearest the range's end, starting on
+ * a page boundary when numbered), no more than C; the JSON body is JSON, its
+ * items the values jansson reads from the rows (the page as it was made
+ * before spans); the HTML is read as a browser would: every '<' opens one of
+ * the fragment's own tags, every attribute is name="value" with no raw
+ * " ' < > or stray '&' in values or text, and what the entities decode to is
+ * what was rendered (each item's text and link, the nav's label, the next
+ * and previous links); every token the page links to is one the module
+ * accepts back, the next one naming the row after the page.
  */
 #include "fuzz.h"
 #include "couchpage_item.h"
@@ -166,6 +176,92 @@ static cp_query *add_answer(apr_array_header_t *queries, cp_query_role role,
     return query;
 }
 
+/* Whether two rows are the same row: the same text. */
+static int same_row(const cp_row *a, const cp_row *b)
+{
+    return a == b || (a->text.len == b->text.len && !memcmp(a->text.text, b->text.text, a->text.len));
+}
+
+/* Whether two rows of an answer are one index entry: a document that
+ * emitted one key several times (map rows only). */
+static int one_entry(const cp_row *a, const cp_row *b, int with_docid)
+{
+    return with_docid && a->id && b->id && !strcmp(a->id, b->id)
+        && ((a->key_text.len == b->key_text.len
+             && !memcmp(a->key_text.text, b->key_text.text, a->key_text.len))
+            || cp_json_identical(cp_row_key(a), cp_row_key(b)));
+}
+
+/* The rows of an answer read backward, in view order: its entries in
+ * reverse, each entry's rows as they came (CouchDB lists an entry's rows in
+ * one order either way). */
+static apr_array_header_t *view_order(apr_pool_t *pool, const cp_answer *answer, int with_docid)
+{
+    int n = (int)cp_answer_rows(answer), end = n, start, i;
+    apr_array_header_t *rows = apr_array_make(pool, n + 1, sizeof(const cp_row *));
+
+    while (end > 0) {
+        for (start = end - 1;
+             start > 0 && one_entry(cp_answer_row(answer, start - 1), cp_answer_row(answer, end - 1),
+                                    with_docid);
+             start--) {
+        }
+        for (i = start; i < end; i++) {
+            APR_ARRAY_PUSH(rows, const cp_row *) = cp_answer_row(answer, i);
+        }
+        end = start;
+    }
+    return rows;
+}
+
+/* The page's rows are the answer's, in order, none left out or added: the
+ * first rows read forward from the page's start (the count, or every row
+ * there is), or on the last page the rows nearest the range's end of those
+ * read back from it (view_order); when the last page is numbered it starts
+ * on a page boundary, and when the tail was read to the range's start
+ * (nothing cut), it holds the count or every row there is. */
+static void check_rows(apr_pool_t *pool, const cp_page_answers *in, const cp_page *page)
+{
+    int n = page->rows->nelts, i;
+
+    if (in->start_token && in->start_token->at_end) {
+        const cp_query *tail = cp_plan_query(in->queries, CP_QUERY_RANGE_END);
+        const apr_array_header_t *rows = view_order(pool, tail->answer, in->with_docid);
+        int read = rows->nelts;
+
+        FUZZ_CHECK(n <= read, "%d rows on the last page of %d read", n, read);
+        for (i = 0; i < n; i++) {
+            FUZZ_CHECK(same_row(APR_ARRAY_IDX(page->rows, i, const cp_row *),
+                                APR_ARRAY_IDX(rows, read - n + i, const cp_row *)),
+                       "the last page's row %d is not row %d from the end", i, n - i);
+        }
+        if (page->numbered) {
+            FUZZ_CHECK(page->offset % in->count == 0 && page->offset + n == page->total_rows
+                       && (n > 0 || page->total_rows == 0),
+                       "the last page holds rows %lld to %lld of %lld, %d a page",
+                       (long long)page->offset, (long long)page->offset + n,
+                       (long long)page->total_rows, in->count);
+        }
+        else if (read < tail->limit) {
+            FUZZ_CHECK(n == (read < in->count ? read : in->count),
+                       "%d rows on the last page, of %d read back from the end", n, read);
+        }
+        return;
+    }
+    {
+        const cp_answer *forward = cp_plan_query(in->queries, CP_QUERY_FORWARD)->answer;
+        int read = (int)cp_answer_rows(forward);
+
+        FUZZ_CHECK(n == (read < in->count ? read : in->count),
+                   "%d rows on a page of %d, of %d read forward", n, in->count, read);
+        for (i = 0; i < n; i++) {
+            FUZZ_CHECK(same_row(APR_ARRAY_IDX(page->rows, i, const cp_row *),
+                                cp_answer_row(forward, i)),
+                       "the page's row %d is not the answer's row %d", i, i);
+        }
+    }
+}
+
 /* One row more than the page (in the ahead answer, when there is one)
  * means a next page, starting at that row: its token names the row's key
  * and its whole document id. */
@@ -173,11 +269,16 @@ static void check_next(apr_pool_t *pool, const cp_page_answers *in, const cp_pag
 {
     const cp_query *ahead = cp_plan_query(in->queries, CP_QUERY_AHEAD);
     const cp_query *forward = cp_plan_query(in->queries, CP_QUERY_FORWARD);
-    const cp_answer *rows = (ahead ? ahead : forward)->answer;
-    const cp_row *row = cp_answer_rows(rows) > (apr_size_t)in->count
-                        ? cp_answer_row(rows, in->count) : NULL;
+    const cp_answer *rows;
+    const cp_row *row;
     cp_token next;
 
+    if (in->start_token && in->start_token->at_end) {
+        FUZZ_CHECK(!page->next, "a next token %s on the last page", page->next);
+        return;
+    }
+    rows = (ahead ? ahead : forward)->answer;
+    row = cp_answer_rows(rows) > (apr_size_t)in->count ? cp_answer_row(rows, in->count) : NULL;
     if (!row) {
         FUZZ_CHECK(!page->next, "a next token %s without a row after the page", page->next);
         return;
@@ -193,34 +294,212 @@ static void check_next(apr_pool_t *pool, const cp_page_answers *in, const cp_pag
     }
 }
 
-/* How HTML items are shown: CouchPageItem FIELD [LINK], or the default (key). */
+/* How HTML items are shown: CouchPageItem FIELD [LINK], or the default
+ * (key); the last with quotes, '&' and '<' in its pattern, and its words
+ * (CouchPageText) from the input (html_words). */
 static const struct {
     const char *field, *link;
 } item_specs[] = {
     { NULL, NULL },
     { "value.title", "/doc/{id}?key={key}&tag={doc.tags[0]}" },
+    { "doc.title", "/find?q=\"{key}\"&by='{id}'<{value}>" },
 };
 
-/* The fragment's own tags (keep in step with cp_render_html); anything else
- * after a '<' is row text that was not escaped. */
-static void check_html(const char *html)
+/* Every word of the fragment (CouchPageText), as an administrator might
+ * write it: the first row's key as JSON text, quotes and all (a C string, as
+ * the configuration holds it); NULL (the defaults) without rows. */
+static const char *const *html_words(apr_pool_t *pool, const cp_page *page)
 {
-    static const char *const tags[] = {
-        "div ", "/div>", "ul ", "/ul>", "li>", "li ", "/li>", "a ", "/a>",
-        "p ", "/p>", "nav ", "/nav>", "span ", "/span>", "ol ", "/ol>",
-    };
-    const char *lt;
+    const char **words;
+    const cp_row *row;
+    int i;
+
+    if (page->rows->nelts == 0) {
+        return NULL;
+    }
+    row = APR_ARRAY_IDX(page->rows, 0, const cp_row *);
+    words = apr_palloc(pool, CP_WORD_COUNT * sizeof(*words));
+    for (i = 0; i < CP_WORD_COUNT; i++) {
+        words[i] = fuzz_strndup(pool, row->key_text.text, row->key_text.len);
+    }
+    return words;
+}
+
+/* The fragment's own tags and attributes (keep in step with
+ * cp_render_html); anything else is row text that was not escaped. */
+static const char *const html_tags[] = { "div", "ul", "li", "a", "p", "nav", "span", "ol" };
+static const char *const html_attributes[] = {
+    "class", "href", "rel", "aria-label", "aria-current", "aria-hidden", "aria-disabled",
+};
+
+#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A name of the fragment's ([a-z-]+) at *at, one of names: its index, and
+ * *at past it. */
+static size_t html_name(const char **at, const char *const *names, size_t n, const char *what)
+{
+    const char *p = *at;
     size_t i;
 
-    for (lt = strchr(html, '<'); lt; lt = strchr(lt + 1, '<')) {
-        for (i = 0; i < sizeof(tags) / sizeof(tags[0]); i++) {
-            if (!strncmp(lt + 1, tags[i], strlen(tags[i]))) {
-                break;
-            }
-        }
-        FUZZ_CHECK(i < sizeof(tags) / sizeof(tags[0]), "unescaped '<' in the HTML at %.40s",
-                   lt);
+    while ((*p >= 'a' && *p <= 'z') || *p == '-') {
+        p++;
     }
+    for (i = 0; i < n; i++) {
+        if (strlen(names[i]) == (size_t)(p - *at) && !strncmp(*at, names[i], (size_t)(p - *at))) {
+            *at = p;
+            return i;
+        }
+    }
+    FUZZ_CHECK(0, "not one of the fragment's %s at %.40s", what, *at);
+    return 0;
+}
+
+/* Text of the fragment (between tags, or an attribute's value) as a browser
+ * reads it: the entities cp_html_text writes decoded. A raw < > " or ',
+ * or an '&' that starts no such entity, is row text left unescaped. */
+static const char *html_unescape(apr_pool_t *pool, const char *p, const char *end)
+{
+    static const struct {
+        const char *entity;
+        char c;
+    } entities[] = {
+        { "&lt;", '<' }, { "&gt;", '>' }, { "&amp;", '&' }, { "&quot;", '"' }, { "&#39;", '\'' },
+    };
+    char *out = apr_palloc(pool, (size_t)(end - p) + 1), *o = out;
+    size_t i;
+
+    while (p < end) {
+        if (*p == '&') {
+            for (i = 0; i < COUNT_OF(entities); i++) {
+                size_t len = strlen(entities[i].entity);
+
+                if ((size_t)(end - p) >= len && !strncmp(p, entities[i].entity, len)) {
+                    *o++ = entities[i].c;
+                    p += len;
+                    break;
+                }
+            }
+            FUZZ_CHECK(i < COUNT_OF(entities), "a bare '&' in the HTML at %.40s", p);
+            continue;
+        }
+        FUZZ_CHECK(*p != '<' && *p != '>' && *p != '"' && *p != '\'',
+                   "an unescaped '%c' in the HTML at %.40s", *p, p);
+        *o++ = *p++;
+    }
+    *o = '\0';
+    return out;
+}
+
+/* What an item shows, as a browser reads it: the field's text, a NUL as
+ * U+FFFD (cp_html_text). */
+static const char *item_text(apr_pool_t *pool, const cp_item_spec *item, const cp_row *row)
+{
+    const json_t *value = item->field ? cp_field_get(pool, item->field, row) : cp_row_key(row);
+    apr_size_t len = 0, i;
+    const char *text = cp_field_text(pool, value, &len);
+    char *out, *o;
+
+    if (!text) {
+        return "";
+    }
+    out = o = apr_palloc(pool, 3 * len + 1);
+    for (i = 0; i < len; i++) {
+        if (text[i]) {
+            *o++ = text[i];
+        }
+        else {
+            o = stpcpy(o, "\xef\xbf\xbd");
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+/* Reads the fragment tag by tag, as a browser would (see html_unescape),
+ * and checks what it says against the page: each item's text (and link)
+ * is its row's, in the page's order, the nav's label the word given, the
+ * next and previous links the page's. */
+static void check_html(apr_pool_t *pool, const char *html, const cp_page *page,
+                       const cp_links *links, const cp_item_spec *item, const char *nav_label)
+{
+    const char *p = html, *text = NULL;
+    int items = 0, in_item = 0;
+
+    while (*p) {
+        const char *lt = strchr(p, '<'), *end = lt ? lt : p + strlen(p);
+        const char *attr[COUNT_OF(html_attributes)] = { NULL };
+        size_t tag;
+        int closing;
+
+        if (end > p) {
+            const char *read = html_unescape(pool, p, end);
+
+            text = in_item ? apr_pstrcat(pool, text, read, NULL) : text;
+        }
+        if (!lt) {
+            break;
+        }
+        p = lt + 1;
+        closing = *p == '/';
+        p += closing;
+        tag = html_name(&p, html_tags, COUNT_OF(html_tags), "tags");
+        while (!closing && *p == ' ') {
+            size_t a;
+            const char *quote;
+
+            p++;
+            a = html_name(&p, html_attributes, COUNT_OF(html_attributes), "attributes");
+            FUZZ_CHECK(!strncmp(p, "=\"", 2), "an attribute without =\" at %.40s", p);
+            quote = strchr(p + 2, '"');
+            FUZZ_CHECK(quote, "an attribute value without its closing quote at %.40s", p);
+            attr[a] = html_unescape(pool, p + 2, quote);
+            p = quote + 1;
+        }
+        FUZZ_CHECK(*p == '>', "a tag that does not end at %.40s", p);
+        p++;
+        if (!strcmp(html_tags[tag], "li") && !closing && attr[0]
+            && !strcmp(attr[0], "couchpage-item")) {
+            in_item = 1;
+            text = "";
+        }
+        else if (!strcmp(html_tags[tag], "li") && closing && in_item) {
+            const cp_row *row;
+
+            FUZZ_CHECK(items < page->rows->nelts, "more items in the HTML than rows");
+            row = APR_ARRAY_IDX(page->rows, items, const cp_row *);
+            FUZZ_CHECK(!strcmp(text, item_text(pool, item, row)),
+                       "item %d shows \"%s\", not \"%s\"", items, text,
+                       item_text(pool, item, row));
+            in_item = 0;
+            items++;
+        }
+        else if (!strcmp(html_tags[tag], "a") && !closing && in_item) {
+            const char *want;
+
+            FUZZ_CHECK(item->link && items < page->rows->nelts, "item %d has a link", items);
+            want = cp_pattern_expand(pool, item->link,
+                                     APR_ARRAY_IDX(page->rows, items, const cp_row *));
+            FUZZ_CHECK(attr[1] && !strcmp(attr[1], want),
+                       "item %d links to \"%s\", not \"%s\"", items, attr[1] ? attr[1] : "",
+                       want);
+        }
+        else if (!strcmp(html_tags[tag], "nav") && !closing) {
+            FUZZ_CHECK(attr[3] && !strcmp(attr[3], nav_label),
+                       "the nav is labelled \"%s\", not \"%s\"", attr[3] ? attr[3] : "",
+                       nav_label);
+        }
+        else if (!strcmp(html_tags[tag], "a") && !closing && attr[0]
+                 && (!strcmp(attr[0], "couchpage-next") || !strcmp(attr[0], "couchpage-prev"))) {
+            const char *want = !strcmp(attr[0], "couchpage-next")
+                             ? (page->next ? cp_link_url(pool, links, page->next) : NULL)
+                             : cp_prev_url(pool, links, page);
+
+            FUZZ_CHECK(want && attr[1] && !strcmp(attr[1], want), "%s goes to \"%s\", not \"%s\"",
+                       attr[0], attr[1] ? attr[1] : "", want ? want : "(none)");
+        }
+    }
+    FUZZ_CHECK(!in_item && items == page->rows->nelts, "%d items in the HTML for %d rows", items,
+               page->rows->nelts);
 }
 
 static void one_page(apr_pool_t *pool, const uint8_t *data, size_t size, int with_docid)
@@ -271,37 +550,49 @@ static void one_page(apr_pool_t *pool, const uint8_t *data, size_t size, int wit
     if (refused) {
         return;
     }
-    add_answer(queries, CP_QUERY_FORWARD, forward, in.count + 1);
-    if (ahead) {
-        add_answer(queries, CP_QUERY_AHEAD, ahead, cp_plan_pages_either_side(in.links) * in.count + 1);
+    if (in.start_token && token.at_end) {
+        /* the last page's queries (cp_plan_page): the range start probe, and
+         * the tail read back from the range's end */
+        if (data[2] & 2) {
+            add_answer(queries, CP_QUERY_RANGE_START, forward, 0);
+        }
+        add_answer(queries, CP_QUERY_RANGE_END, backward,
+                   (1 + cp_plan_pages_either_side(in.links)) * in.count
+                   + (with_docid ? CP_PLAN_BACKWARD_SLACK : 1));
     }
-    if (backward) {
-        int needed = cp_plan_pages_either_side(in.links) * in.count;
-        /* map rows: the rows passed over with skip, as cp_plan_page asks (or
-         * none, as after a widening) */
-        int skip = with_docid && (data[2] & 8) && in.count > 2 ? in.count - 2 : 0;
-        cp_query *query;
+    else {
+        add_answer(queries, CP_QUERY_FORWARD, forward, in.count + 1);
+        if (ahead) {
+            add_answer(queries, CP_QUERY_AHEAD, ahead, cp_plan_pages_either_side(in.links) * in.count + 1);
+        }
+        if (backward) {
+            int needed = cp_plan_pages_either_side(in.links) * in.count;
+            /* map rows: the rows passed over with skip, as cp_plan_page asks (or
+             * none, as after a widening) */
+            int skip = with_docid && (data[2] & 8) && in.count > 2 ? in.count - 2 : 0;
+            cp_query *query;
 
-        query = add_answer(queries, CP_QUERY_BACKWARD, backward,
-                           with_docid ? needed + token.index + 1 + CP_PLAN_BACKWARD_SLACK - skip
-                                      : needed + 1);
-        if (skip > 0) {
-            query->params = cp_json_pool_own(pool, json_pack("{s:i}", "skip", skip));
+            query = add_answer(queries, CP_QUERY_BACKWARD, backward,
+                               with_docid ? needed + token.index + 1 + CP_PLAN_BACKWARD_SLACK - skip
+                                          : needed + 1);
+            if (skip > 0) {
+                query->params = cp_json_pool_own(pool, json_pack("{s:i}", "skip", skip));
+            }
+            /* grouped rows: the own group probe found the token's group, or
+             * (left out) none */
+            if (!with_docid && (data[2] & 16)) {
+                add_answer(queries, CP_QUERY_OWN_GROUP, forward, 1);
+            }
         }
-        /* grouped rows: the own group probe found the token's group, or
-         * (left out) none */
-        if (!with_docid && (data[2] & 16)) {
-            add_answer(queries, CP_QUERY_OWN_GROUP, forward, 1);
+        /* the range's probes: the ahead answer stands for the rows back from the
+         * range's end, the forward one's offset for the rows before the range */
+        if (data[2] & 2) {
+            add_answer(queries, CP_QUERY_RANGE_START, ahead ? ahead : forward, 0);
         }
-    }
-    /* the range's probes: the ahead answer stands for the rows back from the
-     * range's end, the forward one's offset for the rows before the range */
-    if (data[2] & 2) {
-        add_answer(queries, CP_QUERY_RANGE_START, ahead ? ahead : forward, 0);
-    }
-    if (data[2] & 4) {
-        add_answer(queries, CP_QUERY_RANGE_END, ahead ? ahead : forward,
-                   in.count + CP_PLAN_BACKWARD_SLACK);
+        if (data[2] & 4) {
+            add_answer(queries, CP_QUERY_RANGE_END, ahead ? ahead : forward,
+                       in.count + CP_PLAN_BACKWARD_SLACK);
+        }
     }
     in.queries = queries;
 
@@ -315,6 +606,7 @@ static void one_page(apr_pool_t *pool, const uint8_t *data, size_t size, int wit
 
     FUZZ_CHECK(page.rows && page.rows->nelts <= in.count,
                "%d rows on a page of %d", page.rows->nelts, in.count);
+    check_rows(pool, &in, &page);
     check_token(pool, page.next, with_docid, "next");
     check_next(pool, &in, &page);
     check_token(pool, page.prev, with_docid, "prev");
@@ -349,7 +641,7 @@ static void one_page(apr_pool_t *pool, const uint8_t *data, size_t size, int wit
     rendered = cp_render_json(pool, &page, &links, fields);
     FUZZ_CHECK(fuzz_is_json(rendered), "the rendered page with fields is not JSON");
     check_items(pool, &page, rendered, fields);
-    for (i = 0; i < (int)(sizeof(item_specs) / sizeof(item_specs[0])); i++) {
+    for (i = 0; i < (int)COUNT_OF(item_specs); i++) {
         cp_item_spec spec;
         cp_html_spec html;
         const char *error = NULL;
@@ -357,6 +649,8 @@ static void one_page(apr_pool_t *pool, const uint8_t *data, size_t size, int wit
         memset(&spec, 0, sizeof(spec));
         memset(&html, 0, sizeof(html));
         html.item = &spec;
+        /* the words the input gives with the last item spec, else the defaults */
+        html.words = i == (int)COUNT_OF(item_specs) - 1 ? html_words(pool, &page) : NULL;
         if (item_specs[i].field) {
             spec.field = cp_field_parse(pool, item_specs[i].field, &error);
             FUZZ_CHECK(spec.field, "field %s: %s", item_specs[i].field, error);
@@ -367,7 +661,9 @@ static void one_page(apr_pool_t *pool, const uint8_t *data, size_t size, int wit
         }
         rendered = cp_render_html(pool, &page, &links, &html, &error);
         FUZZ_CHECK(rendered, "no HTML: %s", error ? error : "");
-        check_html(rendered);
+        check_html(pool, rendered, &page, &links, &spec,
+                   html.words ? html.words[CP_WORD_NAV_LABEL]
+                              : cp_word_defaults[CP_WORD_NAV_LABEL]);
     }
 }
 
