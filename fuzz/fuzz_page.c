@@ -330,6 +330,7 @@ static const char *const *html_words(apr_pool_t *pool, const cp_page *page)
 static const char *const html_tags[] = { "div", "ul", "li", "a", "p", "nav", "span", "ol" };
 static const char *const html_attributes[] = {
     "class", "href", "rel", "aria-label", "aria-current", "aria-hidden", "aria-disabled",
+    "data-couchpage-status", "data-couchpage-more-label",
 };
 
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
