@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mod_couchpage_check: the checks of the merged configuration, at start-up
- * (the check_config hook) and for a request (couchpage_merged_fault), and
- * of what directives name: the view URL schemes the module serves, the
- * password file of CouchPageCredentials. Glue, beside mod_couchpage_config
+ * (the check_config hook) and for a request (couchpage_merged_fault).
+ * Glue, beside mod_couchpage_config
  * (the directives and their merge), as mod_md keeps its directives
  * (mod_md_config.c) apart from its start-up work.
  */
@@ -26,18 +25,5 @@ int couchpage_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
  * what is wrong, naming the directives and where each is written. Start-up
  * refuses it wherever it can place the sections; a request gets 500. */
 const char *couchpage_merged_fault(apr_pool_t *p, const couchpage_dir_conf *conf);
-
-/* The password in the file at path that CouchPageCredentials USER
- * file:PATH names (relative to ServerRoot, as httpd's own file arguments):
- * the file holds the password alone (a trailing newline is no part of it),
- * and is read when httpd reads its configuration, as root, so that it can
- * be root's alone; one others may read is warned of (CP0134). NULL, or the
- * error; messages name the file, never its bytes. */
-const char *couchpage_read_password_file(cmd_parms *cmd, const char *path,
-                                         const char **password);
-
-/* NULL when the module serves url's scheme (http, https, balancer), else
- * the reason, naming the schemes it serves: CouchPageView's check. */
-const char *couchpage_view_scheme_fault(apr_pool_t *p, const char *url);
 
 #endif

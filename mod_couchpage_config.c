@@ -16,7 +16,6 @@
 #include "couchpage_json.h"
 #include "couchpage_plan.h"
 #include "couchpage_seal.h"
-#include "mod_couchpage_check.h"
 #include "mod_couchpage_expr.h"
 
 APLOG_USE_MODULE(couchpage);
@@ -116,11 +115,6 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     conf->range_set = add->range_set || base->range_set;
     point_html_spec(conf);
     return conf;
-}
-
-const char *couchpage_directive_where(apr_pool_t *p, const ap_directive_t *directive)
-{
-    return apr_psprintf(p, "%s:%d", directive->filename, directive->line_num);
 }
 
 /* The section a directive is in, as written ("<Location /x/>"), or "the

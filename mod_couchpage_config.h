@@ -20,6 +20,7 @@
 #include "couchpage_view.h"
 #include "mod_couchpage_backend.h"
 #include "mod_couchpage_module.h"
+#include "mod_couchpage_named.h"
 
 /* A key bound of CouchPageRange: constant JSON read at start-up, or an
  * expression evaluated per request; neither means that side is open. */
@@ -100,7 +101,5 @@ extern const command_rec couchpage_cmds[];
 void *couchpage_create_dir_conf(apr_pool_t *p, char *dir);
 void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv);
 
-/* Where a directive was written: "FILE:LINE". */
-const char *couchpage_directive_where(apr_pool_t *p, const ap_directive_t *directive);
 
 #endif

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * mod_couchpage_named.c: what directives name, checked when they are read,
+ * and where a directive is written, for messages: the view URL schemes the
+ * module serves and the proxy modules each needs; CouchPageCredentials'
+ * password file, read and its permissions checked. Glue below both
+ * mod_couchpage_config.c (the directives, which call it) and
+ * mod_couchpage_check.c (the start-up checks, which call it too), so that
+ * neither calls the other back.
+ */
+#include "mod_couchpage_named.h"
+
+#include "http_config.h"
+#include "http_log.h"
+#include "apr_file_info.h"
+#include "apr_file_io.h"
+#include "apr_strings.h"
+#include "apr_user.h"
+
+#include "mod_couchpage_module.h"
+
+APLOG_USE_MODULE(couchpage);
+
+const char *couchpage_directive_where(apr_pool_t *p, const ap_directive_t *directive)
+{
+    return apr_psprintf(p, "%s:%d", directive->filename, directive->line_num);
+}
+
+/* The proxy modules that serve a view URL's scheme: mod_proxy_http makes
+ * the HTTP requests, mod_ssl the TLS of https, mod_proxy_balancer picks a
+ * balancer's member (the members' own http:// needs mod_proxy_http). */
+static const couchpage_view_scheme view_schemes[] = {
+    { "http", { "mod_proxy.c", "mod_proxy_http.c", NULL } },
+    { "https", { "mod_proxy.c", "mod_proxy_http.c", "mod_ssl.c" } },
+    { "balancer", { "mod_proxy.c", "mod_proxy_balancer.c", "mod_proxy_http.c" } },
+};
+#define VIEW_SCHEMES (sizeof(view_schemes) / sizeof(view_schemes[0]))
+
+const couchpage_view_scheme *couchpage_view_scheme_of(const char *url)
+{
+    const char *colon = strchr(url, ':');
+    apr_size_t i;
+
+    for (i = 0; colon && i < VIEW_SCHEMES; i++) {
+        if (strlen(view_schemes[i].scheme) == (apr_size_t)(colon - url)
+            && strncasecmp(url, view_schemes[i].scheme, colon - url) == 0) {
+            return &view_schemes[i];
+        }
+    }
+    return NULL;
+}
+
+const char *couchpage_view_scheme_fault(apr_pool_t *p, const char *url)
+{
+    const char *reason = "has a scheme the module does not serve; use";
+    apr_size_t i;
+
+    if (couchpage_view_scheme_of(url)) {
+        return NULL;
+    }
+    for (i = 0; i < VIEW_SCHEMES; i++) {
+        reason = apr_pstrcat(p, reason, !i ? " " : i + 1 < VIEW_SCHEMES ? ", " : " or ",
+                             view_schemes[i].scheme, "://", NULL);
+    }
+    return reason;
+}
+
+#define PASSWORD_FILE_MAX 4096
+
+/* Readable by others than root and the owner: warned of, once per read of
+ * the configuration. APR's permission bits are the octal mode's digits,
+ * written in hexadecimal (APR_FPROT_UREAD is 0x0400). */
+static void warn_if_readable(cmd_parms *cmd, const char *path, const apr_finfo_t *finfo)
+{
+    const char *who = NULL;
+    char *group = NULL;
+
+    if ((finfo->valid & APR_FINFO_PROT) && (finfo->protection & APR_FPROT_WREAD)) {
+        who = "every user of this machine";
+    }
+    else if ((finfo->valid & (APR_FINFO_PROT | APR_FINFO_GROUP))
+             == (APR_FINFO_PROT | APR_FINFO_GROUP)
+             && (finfo->protection & APR_FPROT_GREAD) && finfo->group != 0) {
+        who = apr_gid_name_get(&group, finfo->group, cmd->temp_pool) == APR_SUCCESS
+              ? apr_psprintf(cmd->temp_pool, "the members of group %s", group)
+              : "the members of its group";
+    }
+    if (who) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, cmd->server, CPLOGNO(0134)
+                     "CouchPageCredentials (%s): the password file %s can be read by %s "
+                     "(mode %03x); httpd reads it as root: chown root:root it and "
+                     "chmod 0600 (or 0640) it",
+                     couchpage_directive_where(cmd->temp_pool, cmd->directive), path, who,
+                     (unsigned)(finfo->protection & 0x0777));
+    }
+}
+
+const char *couchpage_read_password_file(cmd_parms *cmd, const char *path,
+                                         const char **password)
+{
+    char buf[PASSWORD_FILE_MAX + 1], error[128];
+    const char *fault = NULL;
+    apr_file_t *file;
+    apr_finfo_t finfo;
+    apr_size_t len = 0;
+    apr_status_t rv;
+
+    path = ap_server_root_relative(cmd->temp_pool, path);
+    if (!path) {
+        return "CouchPageCredentials: the password file's path is not valid";
+    }
+    rv = apr_file_open(&file, path, APR_FOPEN_READ, APR_FPROT_OS_DEFAULT, cmd->temp_pool);
+    if (rv != APR_SUCCESS) {
+        return apr_psprintf(cmd->pool, "CouchPageCredentials: the password file %s cannot "
+                            "be opened: %s", path, apr_strerror(rv, error, sizeof(error)));
+    }
+    rv = apr_file_info_get(&finfo, APR_FINFO_TYPE | APR_FINFO_PROT | APR_FINFO_GROUP, file);
+    if ((rv == APR_SUCCESS || rv == APR_INCOMPLETE) && (finfo.valid & APR_FINFO_TYPE)
+        && finfo.filetype != APR_REG) {
+        fault = "is not a regular file";
+    }
+    else {
+        rv = apr_file_read_full(file, buf, sizeof(buf), &len);
+        if (rv != APR_SUCCESS && rv != APR_EOF) {
+            fault = apr_pstrcat(cmd->temp_pool, "cannot be read: ",
+                                apr_strerror(rv, error, sizeof(error)), NULL);
+        }
+    }
+    apr_file_close(file);
+    if (!fault) {
+        if (len > 0 && buf[len - 1] == '\n') {
+            len -= len > 1 && buf[len - 2] == '\r' ? 2 : 1;
+        }
+        fault = len > PASSWORD_FILE_MAX
+              ? apr_psprintf(cmd->temp_pool, "is longer than %d bytes; it holds the "
+                             "password alone", PASSWORD_FILE_MAX)
+              : len == 0 ? "is empty; it holds the password alone"
+              : memchr(buf, '\n', len) || memchr(buf, '\r', len) || memchr(buf, '\0', len)
+              ? "holds more than one line, or a NUL; it holds the password alone, on one line"
+              : NULL;
+    }
+    if (fault) {
+        return apr_psprintf(cmd->pool, "CouchPageCredentials: the password file %s %s",
+                            path, fault);
+    }
+    *password = apr_pstrmemdup(cmd->pool, buf, len);
+    warn_if_readable(cmd, path, &finfo);
+    return NULL;
+}
