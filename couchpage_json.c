@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * couchpage_json.c: jansson values owned by APR pools, JSON text read and
- * written as CouchDB sends it, and the comparisons the page needs. Part of
- * the httpd-free core: no httpd header, no request_rec.
+ * written as CouchDB sends it (integers wider than 64 bits digit for
+ * digit), and the comparisons the page needs. Part of the httpd-free core:
+ * no httpd header, no request_rec.
  */
 #include "couchpage_json.h"
 #include "couchpage_bytes.h"
