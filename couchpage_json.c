@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * couchpage_json.c: jansson values owned by APR pools, JSON text read and
- * written as CouchDB sends it, and the comparisons the page needs. Part of
- * the httpd-free core: no httpd header, no request_rec.
+ * written as CouchDB sends it (integers wider than 64 bits digit for
+ * digit), and the comparisons the page needs. Part of the httpd-free core:
+ * no httpd header, no request_rec.
  */
 #include "couchpage_json.h"
 #include "couchpage_bytes.h"
@@ -27,31 +28,68 @@ json_t *cp_json_pool_own(apr_pool_t *pool, json_t *value)
     return value;
 }
 
-/* Whether digits[0..len) (no sign) is beyond a 64-bit integer's range. */
-static int exceeds_int64(const char *digits, apr_size_t len, int negative)
+/* A wide integer is held as a jansson string of the byte 0xFF (which no
+ * UTF-8 text, and so no decoded JSON string, holds) and the integer's text
+ * as CouchDB wrote it. */
+#define WIDE_MARK '\xff'
+
+int cp_json_is_wide(const json_t *value)
+{
+    return json_is_string(value) && json_string_length(value) > 1
+        && json_string_value(value)[0] == WIDE_MARK;
+}
+
+json_t *cp_json_wide(const char *text, apr_size_t len)
+{
+    char *bytes = malloc(len + 1);
+    json_t *value;
+
+    if (!bytes) {
+        return NULL;
+    }
+    bytes[0] = WIDE_MARK;
+    memcpy(bytes + 1, text, len);
+    value = json_stringn_nocheck(bytes, len + 1);
+    free(bytes);
+    return value;
+}
+
+int cp_json_is_wide_integer(const char *text, apr_size_t len)
 {
     static const char max[] = "9223372036854775807";
+    apr_size_t i, negative = len > 0 && text[0] == '-';
     int cmp;
 
-    while (len > 1 && *digits == '0') {
-        digits++;
-        len--;
+    if (len == negative || text[negative] == '0') {
+        return 0;
     }
+    for (i = negative; i < len; i++) {
+        if (text[i] < '0' || text[i] > '9') {
+            return 0;
+        }
+    }
+    len -= negative;
     if (len != sizeof(max) - 1) {
         return len > sizeof(max) - 1;
     }
-    cmp = memcmp(digits, max, len);
-    return negative ? cmp > 0 && memcmp(digits, "9223372036854775808", len) > 0 : cmp > 0;
+    cmp = memcmp(text + negative, max, len);
+    return negative ? memcmp(text + 1, "9223372036854775808", len) > 0 : cmp > 0;
 }
 
+/* In the text jansson reads again: a string starting with NUL is tagged by
+ * its second byte, a wide integer (its text follows) or a string of the
+ * JSON text (that started with NUL, which follows). */
+#define TAG_WIDE "\\u0000w"
+#define TAG_STRING "\\u0000s"
+
 /* The same JSON text with every integer literal too wide for 64 bits written
- * as a double ("1e20" stays, "100000000000000000000" becomes
- * "100000000000000000000.0"), so that jansson reads those as doubles and
- * every other number as it is. Strings are copied untouched. */
-static char *widen_big_integers(apr_pool_t *pool, const char *text, apr_size_t len,
-                                apr_size_t *out_len)
+ * as a string TAG_WIDE and its digits, and every string that starts with
+ * NUL behind TAG_STRING, so that jansson reads it all and untag() finds the
+ * integers again. Anything else is copied untouched: jansson judges it. */
+static char *tag_wide_integers(apr_pool_t *pool, const char *text, apr_size_t len,
+                               apr_size_t *out_len)
 {
-    char *out = apr_palloc(pool, len + len / 2 + 2), *o = out;
+    char *out = apr_palloc(pool, 4 * len + 2), *o = out;
     apr_size_t i = 0;
 
     while (i < len) {
@@ -60,6 +98,10 @@ static char *widen_big_integers(apr_pool_t *pool, const char *text, apr_size_t l
         if (c == '"') {
             /* a string, escapes included */
             *o++ = text[i++];
+            if (len - i >= 6 && !memcmp(text + i, "\\u0000", 6)) {
+                memcpy(o, TAG_STRING, strlen(TAG_STRING));
+                o += strlen(TAG_STRING);
+            }
             while (i < len && text[i] != '"') {
                 if (text[i] == '\\' && i + 1 < len) {
                     *o++ = text[i++];
@@ -71,26 +113,23 @@ static char *widen_big_integers(apr_pool_t *pool, const char *text, apr_size_t l
             }
         }
         else if (c == '-' || (c >= '0' && c <= '9')) {
-            apr_size_t start = i, digits;
-            int negative = c == '-', integer = 1;
+            apr_size_t start = i++;
 
-            i += negative;
-            digits = i;
-            while (i < len && text[i] >= '0' && text[i] <= '9') {
-                i++;
-            }
-            digits = i - digits;
             while (i < len && (text[i] == '.' || text[i] == 'e' || text[i] == 'E'
                                || text[i] == '+' || text[i] == '-'
                                || (text[i] >= '0' && text[i] <= '9'))) {
-                integer = 0;
                 i++;
             }
-            memcpy(o, text + start, i - start);
-            o += i - start;
-            if (integer && exceeds_int64(text + start + negative, digits, negative)) {
-                memcpy(o, ".0", 2);
-                o += 2;
+            if (cp_json_is_wide_integer(text + start, i - start)) {
+                memcpy(o, "\"" TAG_WIDE, strlen(TAG_WIDE) + 1);
+                o += strlen(TAG_WIDE) + 1;
+                memcpy(o, text + start, i - start);
+                o += i - start;
+                *o++ = '"';
+            }
+            else {
+                memcpy(o, text + start, i - start);
+                o += i - start;
             }
         }
         else {
@@ -101,6 +140,56 @@ static char *widen_big_integers(apr_pool_t *pool, const char *text, apr_size_t l
     return out;
 }
 
+/* The value tag_wide_integers' tagged string stands for (a new reference),
+ * or NULL when value is no tagged string. */
+static json_t *untagged(const json_t *value)
+{
+    const char *s = json_string_value(value);
+
+    if (!s || json_string_length(value) < 2 || s[0] != '\0') {
+        return NULL;
+    }
+    return s[1] == 'w' ? cp_json_wide(s + 2, json_string_length(value) - 2)
+                       : json_stringn_nocheck(s + 2, json_string_length(value) - 2);
+}
+
+/* Replaces every tagged string inside value (a new reference). */
+static json_t *untag(json_t *value)
+{
+    json_t *inner, *plain;
+
+    if (json_is_array(value)) {
+        size_t i;
+
+        json_array_foreach(value, i, inner) {
+            if ((plain = untagged(inner))) {
+                json_array_set_new(value, i, plain);
+            }
+            else {
+                untag(inner);
+            }
+        }
+    }
+    else if (json_is_object(value)) {
+        void *it;
+
+        for (it = json_object_iter(value); it; it = json_object_iter_next(value, it)) {
+            inner = json_object_iter_value(it);
+            if ((plain = untagged(inner))) {
+                json_object_iter_set_new(value, it, plain);
+            }
+            else {
+                untag(inner);
+            }
+        }
+    }
+    else if ((plain = untagged(value))) {
+        json_decref(value);
+        return plain;
+    }
+    return value;
+}
+
 json_t *cp_json_load(apr_pool_t *pool, const char *text, apr_size_t len,
                      const char **error)
 {
@@ -108,10 +197,13 @@ json_t *cp_json_load(apr_pool_t *pool, const char *text, apr_size_t len,
     json_t *value = json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
 
     if (!value && json_error_code(&err) == json_error_numeric_overflow) {
-        apr_size_t widened_len;
-        const char *widened = widen_big_integers(pool, text, len, &widened_len);
+        apr_size_t tagged_len;
+        const char *tagged = tag_wide_integers(pool, text, len, &tagged_len);
 
-        value = json_loadb(widened, widened_len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
+        value = json_loadb(tagged, tagged_len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
+        if (value) {
+            value = untag(value);
+        }
     }
     if (!value) {
         if (error) {
@@ -123,9 +215,102 @@ json_t *cp_json_load(apr_pool_t *pool, const char *text, apr_size_t len,
     return cp_json_pool_own(pool, value);
 }
 
-const char *cp_json_text(apr_pool_t *pool, const json_t *value)
+/* Appends part[0..part_len) to buf (grown, of malloc): 0 when out of memory. */
+static int append(char **buf, size_t *len, size_t *size, const char *part, size_t part_len)
+{
+    if (*len + part_len + 1 > *size) {
+        size_t grown = (*len + part_len + 1) * 2;
+        char *bigger = realloc(*buf, grown);
+
+        if (!bigger) {
+            return 0;
+        }
+        *buf = bigger;
+        *size = grown;
+    }
+    memcpy(*buf + *len, part, part_len);
+    *len += part_len;
+    (*buf)[*len] = '\0';
+    return 1;
+}
+
+/* Compact JSON text of a value holding wide integers, into buf (grown, of
+ * malloc): jansson writes everything else. 0 on failure. */
+static int write_wide(const json_t *value, char **buf, size_t *len, size_t *size)
+{
+    char *part = NULL;
+    size_t part_len;
+    int ok = 1;
+
+    if (cp_json_is_wide(value)) {
+        part_len = json_string_length(value) - 1;
+        part = malloc(part_len);
+        if (part) {
+            memcpy(part, json_string_value(value) + 1, part_len);
+        }
+    }
+    else if (json_is_array(value) || json_is_object(value)) {
+        int array = json_is_array(value);
+        size_t i = 0;
+        void *it = array ? NULL : json_object_iter((json_t *)value);
+
+        if (!append(buf, len, size, array ? "[" : "{", 1)) {
+            return 0;
+        }
+        for (; array ? i < json_array_size(value) : it != NULL; i++) {
+            const json_t *inner;
+
+            if (i > 0 && !append(buf, len, size, ",", 1)) {
+                return 0;
+            }
+            if (array) {
+                inner = json_array_get(value, i);
+            }
+            else {
+                json_t *name = json_stringn_nocheck(json_object_iter_key(it),
+                                                    json_object_iter_key_len(it));
+
+                ok = name && write_wide(name, buf, len, size)
+                     && append(buf, len, size, ":", 1);
+                json_decref(name);
+                inner = json_object_iter_value(it);
+                it = json_object_iter_next((json_t *)value, it);
+            }
+            if (!ok || !write_wide(inner, buf, len, size)) {
+                return 0;
+            }
+        }
+        return append(buf, len, size, array ? "]" : "}", 1);
+    }
+    else {
+        part = json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY);
+        part_len = part ? strlen(part) : 0;
+    }
+    ok = part && append(buf, len, size, part, part_len);
+    free(part);
+    return ok;
+}
+
+/* Compact JSON text of any value, of malloc: jansson's, or where jansson
+ * cannot write it (a wide integer is no UTF-8 string), write_wide's. */
+static char *dump(const json_t *value)
 {
     char *text = json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY);
+    size_t len = 0, size = 0;
+
+    if (text || !value) {
+        return text;
+    }
+    if (!write_wide(value, &text, &len, &size)) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+const char *cp_json_text(apr_pool_t *pool, const json_t *value)
+{
+    char *text = dump(value);
     char *copy;
 
     if (!text) {
@@ -134,6 +319,20 @@ const char *cp_json_text(apr_pool_t *pool, const json_t *value)
     copy = apr_pstrdup(pool, text);
     free(text);
     return copy;
+}
+
+apr_size_t cp_json_size(const json_t *value)
+{
+    size_t size = json_dumpb(value, NULL, 0, JSON_COMPACT | JSON_ENCODE_ANY);
+    char *text;
+
+    if (size || !value) {
+        return size;
+    }
+    text = dump(value);
+    size = text ? strlen(text) : 0;
+    free(text);
+    return size;
 }
 
 int cp_json_identical(const json_t *a, const json_t *b)

@@ -18,18 +18,32 @@ extern "C" {
  * cleared or destroyed. Returns the value for chaining; NULL passes through. */
 json_t *cp_json_pool_own(apr_pool_t *pool, json_t *value);
 
+/* An integer beyond 64 bits, which CouchDB keeps and collates exactly (a
+ * Mango index over such a field keys it so) but jansson cannot hold, is held
+ * as a "wide integer": a jansson string no JSON text decodes to (it starts
+ * with the byte 0xFF) that cp_json_text writes back as the integer's text,
+ * digit for digit, and cp_json_identical tells from every other number.
+ * cp_json_wide makes one from its text (a new reference); cp_json_is_wide
+ * says whether a value is one; cp_json_is_wide_integer whether
+ * text[0..len) is a JSON integer literal beyond 64 bits. */
+json_t *cp_json_wide(const char *text, apr_size_t len);
+int cp_json_is_wide(const json_t *value);
+int cp_json_is_wide_integer(const char *text, apr_size_t len);
+
 /* Parses JSON text (any value, not only arrays and objects) and hands the
  * result to the pool. Integers beyond 64 bits, which CouchDB sends verbatim,
- * make jansson fail: only then the text is read again with those integers,
- * and no others, as doubles (the value a JavaScript map function emitted
- * anyway).
+ * make jansson fail: only then the text is read again with those integers
+ * as wide integers (above).
  * On failure returns NULL and, when error is not NULL, a message from the pool. */
 json_t *cp_json_load(apr_pool_t *pool, const char *text, apr_size_t len,
                      const char **error);
 
 /* Compact JSON text of any value, allocated from the pool. Object members
- * keep their order: CouchDB collates objects member by member. */
+ * keep their order: CouchDB collates objects member by member. Wide
+ * integers are written as their text. cp_json_size: its length, unwritten
+ * where jansson can write the value. */
 const char *cp_json_text(apr_pool_t *pool, const json_t *value);
+apr_size_t cp_json_size(const json_t *value);
 
 /* Whether a and b have the same compact JSON text, without writing it: the
  * same types and values, strings byte for byte, object members in the same

@@ -553,7 +553,9 @@ static int visit(void *baton, const cp_sj_value *v)
      * thirty digits) and misreads some long ones: jansson, which reads
      * exactly JSON's numbers within a double's range, decides */
     if (v->kind == CP_SJ_NUMBER_VALUE && v->number_refused) {
-        if (!json_is_number(cp_json_load(rd->pool, v->text, v->len, NULL))) {
+        const json_t *number = cp_json_load(rd->pool, v->text, v->len, NULL);
+
+        if (!json_is_number(number) && !cp_json_is_wide(number)) {
             rd->fault = CP_SJ_NUMBER;
             return 1;
         }
@@ -886,7 +888,7 @@ cp_span cp_row_element(const cp_row *row, cp_span at, apr_size_t index)
 
 /* A number's bytes (checked as JSON by the walk) as jansson's reader gives
  * them: an integer that fits 64 bits an integer (strtoll, as jansson), one
- * that does not the double (as cp_json_load reads those), one with a point
+ * that does not a wide integer (as cp_json_load reads those), one with a point
  * or an exponent jansson's own reading (its strtod keeps to the point
  * whatever the locale). simdjson's double is not used: 3.0.1 misreads some
  * numbers of more than 19 digits. After every number the body has a byte
@@ -901,7 +903,7 @@ static json_t *number_value(const char *text, apr_size_t len)
     }
     errno = 0;
     integer = strtoll(text, &end, 10);
-    return errno != ERANGE ? json_integer(integer) : json_real(strtod(text, &end));
+    return errno != ERANGE ? json_integer(integer) : cp_json_wide(text, len);
 }
 
 /* A scalar's value from its bytes; string its decoded text. */

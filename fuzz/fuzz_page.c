@@ -83,7 +83,8 @@ static void check_items(apr_pool_t *pool, const cp_page *page, const char *rende
                         const apr_array_header_t *fields)
 {
     json_error_t err;
-    json_t *body = json_loads(rendered, JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
+    /* as the module reads JSON: integers beyond 64 bits digit for digit */
+    json_t *body = json_incref(cp_json_load(pool, rendered, strlen(rendered), NULL));
     const json_t *items;
     int i, f;
 
@@ -108,8 +109,8 @@ static void check_items(apr_pool_t *pool, const cp_page *page, const char *rende
             const char *again = NULL;
 
             read = json_incref(cp_json_load(pool, row->text.text, row->text.len, &again));
-            /* read again with the big integers as doubles, jansson may still
-             * meet one of its own limits */
+            /* read again with the big integers as wide integers, jansson
+             * may still meet one of its own limits */
             if (!read && (strstr(again, "NUL byte in object key")
                           || strstr(again, "maximum parsing depth"))) {
                 continue;

@@ -41,8 +41,8 @@ static int in_body(const building *b, const char *text, size_t len)
 
 /* A scalar as jansson's value: strings and words as told, numbers as
  * jansson reads their bytes (cp_json_load: integers beyond 64 bits as
- * doubles), which must be the double the walk told, unless it left the
- * number to the visitor. NULL: a number jansson refuses (the walk must
+ * wide integers, their digits), which must be the double the walk told,
+ * unless it left the number to the visitor or it is a wide integer. NULL: a number jansson refuses (the walk must
  * have left it to the visitor). */
 static json_t *scalar_of(building *b, const cp_sj_value *v)
 {
@@ -56,6 +56,9 @@ static json_t *scalar_of(building *b, const cp_sj_value *v)
                                                                             : json_null();
     }
     read = cp_json_load(b->pool, v->text, v->len, NULL);
+    if (cp_json_is_wide(read)) {
+        return json_deep_copy(read);
+    }
     if (!json_is_number(read)) {
         FUZZ_CHECK(v->number_refused, "a number jansson refuses, taken by the walk");
         return NULL;

@@ -16,8 +16,9 @@
 # Keys include strings that collate equal but differ (NFC and NFD), and keys
 # too long for a token (5 KB and 10 KB strings, some sharing 5,000 bytes,
 # 6,000 bytes of non-ASCII text, long arrays and objects), whose links are
-# bounded tokens. The data sets leave out integers wider than 64 bits, which
-# 12_semantics.t pins as a known module limitation.
+# bounded tokens, and integers wider than 64 bits beside their doubles
+# (emitted exactly with the double's emitRaw; a real CouchDB's JavaScript
+# views emit them as doubles).
 #
 # The oracle is the whole view read straight from the CouchDB view double
 # (t/double/), a test double of CouchDB 3.4 (not CouchDB), with the same
@@ -58,8 +59,8 @@ my $JSON = JSON::PP->new->canonical;
 
 # A pool of keys of every type, from which documents draw theirs (so many
 # rows share a key): strings that collate equal (NFC and NFD spellings) and
-# keys too long for a token among them. No integer is wider than a double:
-# that case is in 12_semantics.t.
+# keys too long for a token among them, and integers wider than 64 bits (as
+# JSON text: Perl has no such numbers) beside 2^53 + 1 and the double 2^64.
 sub key_pool {
     my @strings = ('', 'a', 'A', 'b', 'B', 'ab', 'a b', 'aa', "\x{e9}", 'e', 'z', 'Z', '10', '9', "\x{df}",
                    "\x{65e5}", "\x{1F600}", '~', '-', 'b c', 'Ab', "e\x{301}", "a\x{30a}", "\x{e5}");
@@ -77,6 +78,9 @@ sub key_pool {
     # member order matters: written as JSON text below
     push @pool, \'{"b":1,"a":2}', \'{"a":2,"b":1}';
     push @pool, @long, ['k', 'm' x 6000], ['k', 'm' x 6000, 1], { t => 'x' x 5000 };
+    push @pool, \'18446744073709551615', \'18446744073709551616', \'18446744073709551617',
+                \'-18446744073709551617', \'9007199254740993', \'1.8446744073709552e19',
+                \'[18446744073709551615,"a"]';
     return @pool;
 }
 
@@ -100,13 +104,22 @@ sub data_set {
         next if $id =~ /^[_ ]/ or $ids{$id}++;
         my $key = $weighted[int rand @weighted];
         my $i = scalar @docs;
-        push @docs, '{"_id":' . JSON::PP->new->allow_nonref->encode($id) . ',"k":' . key_json($key)
+        # an exact integer beyond a double's is emitted from its text (emitRaw)
+        my $raw = ref $key eq 'SCALAR' && $$key =~ /[0-9]{16}/ ? ',"raw":"' . ($$key =~ s/"/\\"/gr) . '"' : '';
+        push @docs, '{"_id":' . JSON::PP->new->allow_nonref->encode($id) . ',"k":' . key_json($key) . $raw
                     . ',"i":' . $i . ',"body":' . $JSON->encode({ n => $i, s => "doc $i", l => [ $i % 3, { x => $i % 2 } ] }) . '}';
     }
     return \@docs;
 }
 
-my $MAP = 'function (doc) { emit(doc.k, doc.i); if (doc.i % 7 === 0) emit(doc.k, -1 - doc.i); }';
+my $MAP = 'function (doc) {
+    function e(v) {
+        if (doc.raw !== undefined && typeof emitRaw === "function") emitRaw(doc.raw, JSON.stringify(v));
+        else emit(doc.k, v);
+    }
+    e(doc.i);
+    if (doc.i % 7 === 0) e(-1 - doc.i);
+}';
 
 sub load_prop_db {
     my ($docs) = @_;
@@ -255,10 +268,12 @@ sub unique_set {
     # the pool's keys, then random strings and numbers until there are n;
     # not the keys too long for a token: pouchdb-server has no multi-query
     # POST, so each query is a GET, and Node refuses request headers over
-    # 16 KB (431) before the key is read (docs/algorithm.md)
+    # 16 KB (431) before the key is read (docs/algorithm.md); nor integers
+    # beyond a double's, which pouchdb-server's JavaScript reads as one
+    # double (2^64 - 1, 2^64, 2^64 + 1): keys no longer unique there
     for my $key (@pool, map { int(rand 1000) - 500 } 1 .. $n) {
         my $text = key_json($key);
-        next if $seen{$text}++ or length(utf8_bytes($text)) > 4096;
+        next if $seen{$text}++ or length(utf8_bytes($text)) > 4096 or $text =~ /[0-9]{16}/;
         push @docs, '{"_id":"u' . sprintf('%04d', $i) . '","k":' . $text . ',"i":' . $i . '}';
         last if ++$i >= $n;
     }

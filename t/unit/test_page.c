@@ -479,6 +479,69 @@ static void a_page_boundary_inside_one_documents_rows(void **state)
     assert_string_equal(APR_ARRAY_IDX(page.pages, 1, cp_page_link).start, "[\"x\",\"d1\",1]");
 }
 
+/* Keys CouchDB collates apart though a double cannot tell them apart, in
+ * its order: 2^53 + 1, 2^64 - 1 and 2^64 as integers, 2^64 as a double,
+ * 1e20. */
+static const char *const wide_rows[] = {
+    "{\"id\":\"a\",\"key\":9007199254740993,\"value\":null}",
+    "{\"id\":\"b\",\"key\":18446744073709551615,\"value\":null}",
+    "{\"id\":\"c\",\"key\":18446744073709551616,\"value\":null}",
+    "{\"id\":\"d\",\"key\":1.8446744073709552e19,\"value\":null}",
+    "{\"id\":\"e\",\"key\":1.0e20,\"value\":null}",
+};
+
+/* The rows wide_rows[from..to] (to below from: read backward), an answer. */
+static const json_t *wide_answer(int from, int to)
+{
+    const char *rows = "";
+    int i, step = to >= from ? 1 : -1;
+
+    for (i = from; i != to + step; i += step) {
+        rows = apr_pstrcat(pool, rows, i == from ? "" : ",", wide_rows[i], NULL);
+    }
+    return cp_json_load(pool, apr_psprintf(pool, "{\"rows\":[%s]}", rows),
+                        strlen(rows) + 11, NULL);
+}
+
+/* Pages of 2 and of 1 over those rows name each by its exact key: a token
+ * for 2^64 - 1 or 2^64 is never the other's, nor the double's. */
+static void wide_integers_page_exactly(void **state)
+{
+    cp_page_answers in;
+    cp_page page;
+    cp_token *token = apr_pcalloc(pool, sizeof(*token));
+
+    in = answers(2, 0, wide_answer(0, 2), NULL, NULL);
+    assert_null(cp_page_assemble(pool, &in, &page));
+    assert_string_equal(page.next, "[18446744073709551616,\"c\"]");
+
+    /* from 2^64 (an integer): forward c d e, backward c b a */
+    in = answers(2, 0, wide_answer(2, 4), NULL, NULL);
+    assert_null(cp_token_decode(pool, "[18446744073709551616,\"c\"]", 1, token));
+    add_answer(&in, CP_QUERY_BACKWARD, wide_answer(2, 0), 5 + CP_PLAN_BACKWARD_SLACK);
+    in.start_token = token;
+    in.start = "[18446744073709551616,\"c\"]";
+    assert_null(cp_page_assemble(pool, &in, &page));
+    assert_int_equal(page.rows->nelts, 2);
+    assert_string_equal(cp_json_text(pool, page_row(&page, 0)), wide_rows[2]);
+    assert_string_equal(cp_json_text(pool, page_row(&page, 1)), wide_rows[3]);
+    assert_string_equal(page.next, "[1e20,\"e\"]");
+    assert_string_equal(page.prev, "[9007199254740993,\"a\"]");
+
+    /* pages of 1 from 2^64 - 1: its own row, then 2^64 next, 2^53 + 1 before */
+    in = answers(1, 0, wide_answer(1, 2), NULL, NULL);
+    token = apr_pcalloc(pool, sizeof(*token));
+    assert_null(cp_token_decode(pool, "[18446744073709551615,\"b\"]", 1, token));
+    add_answer(&in, CP_QUERY_BACKWARD, wide_answer(1, 0), 2 + CP_PLAN_BACKWARD_SLACK);
+    in.start_token = token;
+    in.start = "[18446744073709551615,\"b\"]";
+    assert_null(cp_page_assemble(pool, &in, &page));
+    assert_int_equal(page.rows->nelts, 1);
+    assert_string_equal(cp_json_text(pool, page_row(&page, 0)), wide_rows[1]);
+    assert_string_equal(page.next, "[18446744073709551616,\"c\"]");
+    assert_string_equal(page.prev, "[9007199254740993,\"a\"]");
+}
+
 /* An entry of several rows cut by the backward limit: its rows nearest the
  * page are missing, so the answer is not complete where the pages need it. */
 static void a_cut_entry_behind_asks_for_more(void **state)
@@ -1235,6 +1298,7 @@ int main(void)
         UNIT_TEST(pages_ahead_from_the_ahead_query),
         UNIT_TEST(an_inconsistent_offset_is_not_shown),
         UNIT_TEST(a_page_boundary_inside_one_documents_rows),
+        UNIT_TEST(wide_integers_page_exactly),
         UNIT_TEST(a_cut_entry_behind_asks_for_more),
         UNIT_TEST(the_last_page_holds_the_remainder),
         UNIT_TEST(a_full_last_page_when_the_rows_divide),

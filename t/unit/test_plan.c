@@ -506,6 +506,44 @@ static void range_bounds_must_be_json_and_ids_for_all_docs(void **state)
     assert_non_null(strstr(reason, "LOW '[1' is not JSON"));
 }
 
+/* Integers wider than 64 bits travel to CouchDB digit for digit, as
+ * tokens and as range bounds, in URLs and in batch bodies; as ids of
+ * _all_docs they are refused like every other number. */
+static void wide_integers_reach_couchdb_digit_for_digit(void **state)
+{
+    cp_view view = view_of(VIEW_URL);
+    cp_view all_docs = view_of(DB_URL "/_all_docs");
+    cp_plan plan = plan_of(&view, NULL, "-18446744073709551617", "[18446744073709551616]", 2);
+    cp_token start;
+    const char *reason;
+
+    assert_null(cp_token_decode(pool, "[18446744073709551615,\"b\"]", 1, &start));
+    assert_string_equal(plan_urls(&plan, &start),
+                        "range-start " VIEW_URL "?limit=0&reduce=false"
+                        "&startkey=-18446744073709551617\n"
+                        "range-end " VIEW_URL "?limit=0&reduce=false&descending=true"
+                        "&startkey=%5b18446744073709551616%5d\n"
+                        "forward " VIEW_URL "?limit=3&reduce=false&startkey=18446744073709551615"
+                        "&startkey_docid=b&endkey=%5b18446744073709551616%5d\n"
+                        "backward " VIEW_URL "?limit=6&reduce=false&descending=true"
+                        "&startkey=18446744073709551615&startkey_docid=b"
+                        "&endkey=-18446744073709551617");
+    assert_string_equal(cp_plan_batch_body(pool, cp_plan_waiting(pool, cp_plan_page(pool, &plan,
+                                                                                    &start))),
+                        "{\"queries\":["
+                        "{\"limit\":0,\"reduce\":false,\"startkey\":-18446744073709551617},"
+                        "{\"limit\":0,\"reduce\":false,\"descending\":true,"
+                        "\"startkey\":[18446744073709551616]},"
+                        "{\"limit\":3,\"reduce\":false,\"startkey\":18446744073709551615,"
+                        "\"startkey_docid\":\"b\",\"endkey\":[18446744073709551616]},"
+                        "{\"limit\":6,\"reduce\":false,\"descending\":true,"
+                        "\"startkey\":18446744073709551615,\"startkey_docid\":\"b\","
+                        "\"endkey\":-18446744073709551617}]}");
+    reason = cp_plan_check_range(pool, &all_docs, "18446744073709551616", NULL);
+    assert_non_null(reason);
+    assert_non_null(strstr(reason, "is not a document id"));
+}
+
 /* CouchDB makes no reversed-range check on _all_docs: ids are checked here,
  * by bytes as CouchDB collates them. */
 static void all_docs_starts_are_checked_against_the_range(void **state)
@@ -1431,6 +1469,7 @@ int main(void)
         UNIT_TEST(page_links_read_several_pages_keys_only),
         UNIT_TEST(descending_groups_start_after_their_keys),
         UNIT_TEST(range_bounds_must_be_json_and_ids_for_all_docs),
+        UNIT_TEST(wide_integers_reach_couchdb_digit_for_digit),
         UNIT_TEST(all_docs_starts_are_checked_against_the_range),
         UNIT_TEST(tokens_inside_one_documents_rows),
         UNIT_TEST(a_cut_entry_behind_widens_the_backward_query),

@@ -500,6 +500,33 @@ static void records_reach_what_fields_reach(void **state)
     assert_int_equal(cp_answer_rows(answer_text("{\"rows\":[{\"key\":1}]}")), 1);
 }
 
+/* Integers wider than 64 bits are read as CouchDB sent them, in keys and
+ * in values, from records and from bytes: never as the nearest double. */
+static void wide_integers_are_read_exactly(void **state)
+{
+    static const char text[] =
+        "{\"rows\":[{\"id\":\"a\",\"key\":18446744073709551615,"
+        "\"value\":{\"n\":-18446744073709551617,\"d\":1.8446744073709552e19}},"
+        "{\"id\":\"b\",\"key\":[18446744073709551616,\"x\"],\"value\":18446744073709551616}]}";
+    const cp_answer *answer = answer_text(text);
+    const cp_row *a = cp_answer_row(answer, 0), *b = cp_answer_row(answer, 1);
+    cp_span value = cp_row_member(a, "value");
+
+    assert_int_equal(cp_answer_rows(answer), 2);
+    assert_true(cp_json_is_wide(cp_row_key(a)));
+    assert_string_equal(cp_json_text(pool, cp_row_key(a)), "18446744073709551615");
+    assert_string_equal(cp_json_text(pool, cp_row_key(b)), "[18446744073709551616,\"x\"]");
+    assert_string_equal(cp_json_text(pool, cp_row_decode(pool, a, value)),
+                        "{\"n\":-18446744073709551617,\"d\":1.8446744073709552e19}");
+    assert_string_equal(cp_json_text(pool, cp_row_decode(pool, a, cp_row_find(a, value, "n"))),
+                        "-18446744073709551617");
+    assert_true(json_is_real(cp_row_decode(pool, a, cp_row_find(a, value, "d"))));
+    assert_string_equal(cp_json_text(pool, cp_row_decode(pool, b, cp_row_member(b, "value"))),
+                        "18446744073709551616");
+    assert_false(cp_json_identical(json_array_get(cp_row_key(b), 0),
+                                   cp_row_decode(pool, a, cp_row_find(a, value, "d"))));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -510,6 +537,7 @@ int main(void)
         UNIT_TEST(fields_are_found_and_projected),
         UNIT_TEST(rows_are_read_and_keys_decoded_when_asked),
         UNIT_TEST(records_reach_what_fields_reach),
+        UNIT_TEST(wide_integers_are_read_exactly),
     };
 
     RUN_UNIT_TESTS("response", tests);

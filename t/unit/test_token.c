@@ -50,40 +50,151 @@ static void real_keys_keep_their_value(void **state)
     }
 }
 
-/* CouchDB sends integers wider than 64 bits verbatim; a JavaScript map
- * function can only have emitted them as doubles, so that is their value. */
-static void integers_beyond_64_bits_are_read_as_doubles(void **state)
+/* JSON text as the module reads it (wide integers kept). */
+static json_t *load(const char *text)
 {
-    cp_token decoded;
+    const char *error = NULL;
+    json_t *value = cp_json_load(pool, text, strlen(text), &error);
 
-    assert_null(cp_token_decode(pool, "[100000000000000000000,\"a\"]", 1, &decoded));
-    assert_true(json_is_real(decoded.key));
-    assert_true(json_real_value(decoded.key) == 1e20);
+    assert_non_null(value);
+    return value;
 }
 
-/* Only the wide integers become doubles: the others keep their exact value. */
-static void wide_integers_leave_other_numbers_alone(void **state)
+/* The JSON text of value. */
+static const char *text_of(const json_t *value)
+{
+    return cp_json_text(pool, value);
+}
+
+/* CouchDB keeps integers wider than 64 bits exact (a Mango index keys a
+ * field holding one so) and sends them verbatim: a token carries them digit
+ * for digit, never as the nearest double. */
+static void integers_beyond_64_bits_keep_their_digits(void **state)
+{
+    const char *wide[] = { "18446744073709551615", "18446744073709551616",
+                           "-18446744073709551617", "9223372036854775808",
+                           "-9223372036854775809", "100000000000000000000",
+                           "123456789012345678901234567890123456789012345678901234567890" };
+    size_t i;
+
+    for (i = 0; i < sizeof(wide) / sizeof(wide[0]); i++) {
+        const char *pair = apr_psprintf(pool, "[%s,\"a\"]", wide[i]);
+        cp_token decoded;
+
+        assert_null(cp_token_decode(pool, pair, 1, &decoded));
+        assert_true(cp_json_is_wide(decoded.key));
+        assert_string_equal(decoded.key_json, wide[i]);
+        assert_string_equal(cp_token_encode(pool, decoded.key, "a", 0), pair);
+        assert_string_equal(decoded.docid, "a");
+    }
+}
+
+/* 2^64 as an integer and as a double, and 2^64 - 1, are three keys. */
+static void wide_integers_differ_from_their_doubles(void **state)
+{
+    json_t *below = load("18446744073709551615"), *exact = load("18446744073709551616");
+    json_t *real = load("1.8446744073709552e19"), *again = load("18446744073709551616");
+
+    assert_true(cp_json_is_wide(below));
+    assert_true(cp_json_is_wide(exact));
+    assert_true(json_is_real(real));
+    assert_false(cp_json_identical(below, exact));
+    assert_false(cp_json_identical(exact, real));
+    assert_false(cp_json_identical(below, real));
+    assert_true(cp_json_identical(exact, again));
+    assert_string_not_equal(cp_token_digest(pool, below, "a"), cp_token_digest(pool, exact, "a"));
+    assert_string_not_equal(cp_token_digest(pool, exact, "a"), cp_token_digest(pool, real, "a"));
+    /* no string is a wide integer, not even one of its digits */
+    assert_false(cp_json_is_wide(load("\"18446744073709551616\"")));
+    assert_false(cp_json_identical(exact, load("\"18446744073709551616\"")));
+}
+
+/* Only the wide integers change: the other numbers keep their exact value,
+ * strings starting with NUL stay what they were, and the text comes back
+ * as it was. */
+static void wide_integers_leave_other_values_alone(void **state)
 {
     const char *text = "{\"rows\":[{\"key\":-98765432109876543210,\"value\":0},"
                        "{\"key\":-9007199254740993,\"value\":8,\"s\":\"123456789012345678901\\\"x\"},"
                        "{\"key\":9223372036854775807,\"value\":-9223372036854775808},"
-                       "{\"key\":[18446744073709551616,1.5e300,0],\"value\":1e2}],\"total_rows\":17}";
+                       "{\"key\":[18446744073709551616,0.5,0],\"value\":1e2},"
+                       "{\"key\":\"\\u0000w1\",\"value\":[\"\\u0000s\",\"\\u0000\",\"x\\u0000\"]}],"
+                       "\"total_rows\":17}";
     const char *error = NULL;
     json_t *body = cp_json_load(pool, text, strlen(text), &error);
-    json_t *rows = json_object_get(body, "rows");
+    json_t *rows = json_object_get(body, "rows"), *nul = json_array_get(rows, 4);
+    json_t *nuls = json_object_get(nul, "value");
 
     assert_non_null(body);
-    assert_true(json_is_real(json_object_get(json_array_get(rows, 0), "key")));
-    assert_true(json_real_value(json_object_get(json_array_get(rows, 0), "key")) == -98765432109876543210.0);
+    assert_true(cp_json_is_wide(json_object_get(json_array_get(rows, 0), "key")));
     assert_true(json_is_integer(json_object_get(json_array_get(rows, 0), "value")));
     assert_true(json_integer_value(json_object_get(json_array_get(rows, 1), "key")) == -9007199254740993LL);
     assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 1), "s")),
                         "123456789012345678901\"x");
     assert_true(json_integer_value(json_object_get(json_array_get(rows, 2), "key")) == 9223372036854775807LL);
     assert_true(json_is_integer(json_object_get(json_array_get(rows, 2), "value")));
-    assert_true(json_is_real(json_array_get(json_object_get(json_array_get(rows, 3), "key"), 0)));
+    assert_true(cp_json_is_wide(json_array_get(json_object_get(json_array_get(rows, 3), "key"), 0)));
+    assert_true(json_is_real(json_array_get(json_object_get(json_array_get(rows, 3), "key"), 1)));
     assert_true(json_is_integer(json_array_get(json_object_get(json_array_get(rows, 3), "key"), 2)));
+    assert_int_equal(json_string_length(json_object_get(nul, "key")), 3);
+    assert_memory_equal(json_string_value(json_object_get(nul, "key")), "\0w1", 3);
+    assert_int_equal(json_string_length(json_array_get(nuls, 0)), 2);
+    assert_memory_equal(json_string_value(json_array_get(nuls, 0)), "\0s", 2);
+    assert_int_equal(json_string_length(json_array_get(nuls, 1)), 1);
+    assert_int_equal(json_string_length(json_array_get(nuls, 2)), 2);
     assert_int_equal(json_integer_value(json_object_get(body, "total_rows")), 17);
+    assert_string_equal(text_of(body),
+                        "{\"rows\":[{\"key\":-98765432109876543210,\"value\":0},"
+                        "{\"key\":-9007199254740993,\"value\":8,\"s\":\"123456789012345678901\\\"x\"},"
+                        "{\"key\":9223372036854775807,\"value\":-9223372036854775808},"
+                        "{\"key\":[18446744073709551616,0.5,0],\"value\":100.0},"
+                        "{\"key\":\"\\u0000w1\",\"value\":[\"\\u0000s\",\"\\u0000\",\"x\\u0000\"]}],"
+                        "\"total_rows\":17}");
+    assert_int_equal(cp_json_size(body), strlen(text_of(body)));
+}
+
+/* What is not JSON stays refused when a wide integer is in it: the second
+ * reading judges the rest as strictly. */
+static void wide_integers_do_not_excuse_bad_json(void **state)
+{
+    const char *bad[] = { "[18446744073709551616,01]", "[018446744073709551616]",
+                          "[18446744073709551616 1]", "[18446744073709551616-1]",
+                          "{18446744073709551616:1}", "[18446744073709551616,\"\\u0000\":1]",
+                          "{\"\\u0000a\":18446744073709551616}", "[-18446744073709551616",
+                          "[1e99999,18446744073709551616]", "18446744073709551616.", "[--18446744073709551616]" };
+    size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const char *error = NULL;
+
+        assert_null(cp_json_load(pool, bad[i], strlen(bad[i]), &error));
+        assert_non_null(error);
+    }
+    assert_true(cp_json_is_wide_integer("-9223372036854775809", 20));
+    assert_false(cp_json_is_wide_integer("-9223372036854775808", 20));
+    assert_true(cp_json_is_wide_integer("9223372036854775808", 19));
+    assert_false(cp_json_is_wide_integer("9223372036854775807", 19));
+    assert_false(cp_json_is_wide_integer("1e30", 4));
+    assert_false(cp_json_is_wide_integer("-", 1));
+}
+
+/* A wide integer too long for a token's room is bounded as a number is
+ * (a shorter array before it, one ending in {} after it), and one that
+ * fits keeps its digits. */
+static void wide_integers_in_bounded_tokens(void **state)
+{
+    json_t *key = load("[\"abcdefghijklmnopqrstuvwxyz\",18446744073709551616,"
+                       "123456789012345678901234567890123456789012345678901234567890]");
+    const char *token = cp_token_encode_bounded(pool, key, "a", 0, 60, 0);
+    cp_token decoded;
+
+    assert_non_null(token);
+    assert_null(cp_token_decode(pool, token, 1, &decoded));
+    assert_string_equal(text_of(decoded.low),
+                        "[\"abcdefghijklmnopqrstuvwxyz\",18446744073709551616]");
+    assert_string_equal(text_of(decoded.high),
+                        "[\"abcdefghijklmnopqrstuvwxyz\",18446744073709551616,{}]");
+    assert_string_equal(decoded.digest, cp_token_digest(pool, key, "a"));
 }
 
 static void key_only_tokens_for_grouped_rows(void **state)
@@ -377,8 +488,11 @@ int main(void)
     const struct CMUnitTest tests[] = {
         UNIT_TEST(keys_of_every_json_type_round_trip),
         UNIT_TEST(real_keys_keep_their_value),
-        UNIT_TEST(integers_beyond_64_bits_are_read_as_doubles),
-        UNIT_TEST(wide_integers_leave_other_numbers_alone),
+        UNIT_TEST(integers_beyond_64_bits_keep_their_digits),
+        UNIT_TEST(wide_integers_differ_from_their_doubles),
+        UNIT_TEST(wide_integers_leave_other_values_alone),
+        UNIT_TEST(wide_integers_do_not_excuse_bad_json),
+        UNIT_TEST(wide_integers_in_bounded_tokens),
         UNIT_TEST(key_only_tokens_for_grouped_rows),
         UNIT_TEST(malformed_tokens_are_refused_with_a_reason),
         UNIT_TEST(identical_means_the_same_json_text),
