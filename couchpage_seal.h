@@ -33,6 +33,13 @@
  * these. */
 #define CP_SEAL_OVERHEAD (1 + 16)
 
+/* Whether secret, and previous when not NULL, may seal tokens: NULL, or
+ * why not, in words that never show a secret (a message may end up in a
+ * log): one is shorter than CP_SEAL_MIN_SECRET, or is the placeholder the
+ * shipped examples show, which is public and so seals nothing. */
+const char *cp_seal_secrets_fault(apr_pool_t *pool, const char *secret,
+                                  const char *previous);
+
 /* A key derived from a secret: opaque. */
 typedef struct cp_seal_key cp_seal_key;
 
