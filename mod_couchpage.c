@@ -699,8 +699,7 @@ static int serve_page(request_rec *r, couchpage_backend_stats *stats)
     room.sealed = conf->token_key != NULL;
     room.raw_ids = conf->view.is_all_docs;
     queries = cp_plan_page(r->pool, &req.plan, start);
-    cp_page_answers_init(&answers, &req.plan, queries, start, req.args.start);
-    answers.room = &room;
+    cp_page_answers_init(&answers, &req.plan, queries, start, req.args.start, &room);
     do {
         if (!fetch_answers(r, conf, &req, queries, stats)) {
             log_backend_requests(r, stats, NULL);

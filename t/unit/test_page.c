@@ -187,13 +187,14 @@ static void a_pages_issued_tokens_are_its_links_but_its_own(void **state)
 }
 
 /* The answers a page reads, as the core builds them from the plan: its size,
- * links and partiality, document ids by the view, the queries and token. */
+ * links and partiality, document ids by the view, the queries, token and room. */
 static void a_pages_answers_are_built_from_its_plan(void **state)
 {
     cp_view view;
     cp_plan plan;
     cp_page_answers in;
     cp_token token;
+    cp_token_room room = { 0 };
     apr_array_header_t *queries;
 
     memset(&token, 0, sizeof(token));
@@ -201,7 +202,8 @@ static void a_pages_answers_are_built_from_its_plan(void **state)
     assert_null(cp_view_init(pool, "http://127.0.0.1:5984/db/_design/d/_view/v", &view));
     assert_null(cp_plan_init(pool, &plan, &view, NULL, "0", "9", 7, 3));
     queries = cp_plan_page(pool, &plan, NULL);
-    cp_page_answers_init(&in, &plan, queries, &token, "[1,\"d1\"]");
+    cp_page_answers_init(&in, &plan, queries, &token, "[1,\"d1\"]", &room);
+    assert_ptr_equal(in.room, &room);
     assert_int_equal(in.count, 7);
     assert_int_equal(in.links, 3);
     assert_true(in.with_docid);
@@ -211,7 +213,8 @@ static void a_pages_answers_are_built_from_its_plan(void **state)
     assert_string_equal(in.start, "[1,\"d1\"]");
     view.reduce = 1;
     assert_null(cp_plan_init(pool, &plan, &view, NULL, NULL, NULL, 5, 0));
-    cp_page_answers_init(&in, &plan, queries, NULL, NULL);
+    cp_page_answers_init(&in, &plan, queries, NULL, NULL, NULL);
+    assert_null(in.room);
     assert_int_equal(in.count, 5);
     assert_int_equal(in.links, 0);
     assert_false(in.with_docid);
@@ -973,15 +976,7 @@ static void sim_page(const sim_index *ix, const cp_plan *plan, const char *start
         }
     }
     queries = cp_plan_page(pool, plan, token);
-    memset(&in, 0, sizeof(in));
-    in.count = plan->count;
-    in.links = plan->links;
-    in.with_docid = 1;
-    in.partial = cp_plan_is_partial(plan);
-    in.queries = queries;
-    in.start_token = token;
-    in.start = start_text;
-    in.room = sim_room;
+    cp_page_answers_init(&in, plan, queries, token, start_text, sim_room);
     for (;;) {
         for (i = 0; i < queries->nelts; i++) {
             cp_query *query = &APR_ARRAY_IDX(queries, i, cp_query);
