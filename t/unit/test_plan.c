@@ -127,7 +127,7 @@ static void the_plan_says_which_queries_wait_and_takes_their_answers(void **stat
     const cp_answer *forward = answer_text("{\"rows\":[]}");
     const cp_answer *backward = answer_text("{\"rows\":[]}");
     const cp_answer *other = answer_text("{\"rows\":[]}");
-    cp_plan_answers answers = { { NULL } };
+    cp_plan_answers answers = { { NULL }, 0 };
     apr_array_header_t *waiting = cp_plan_waiting(pool, queries);
     cp_query *query;
     int i;
@@ -162,6 +162,54 @@ static void the_plan_says_which_queries_wait_and_takes_their_answers(void **stat
     waiting = cp_plan_waiting(pool, queries);
     assert_int_equal(waiting->nelts, 1);
     assert_ptr_equal(APR_ARRAY_IDX(waiting, 0, const cp_query *), query);
+}
+
+/* A multi-query answer cut off after its 200 (CouchDB refusing a later
+ * query, or a node going down): the results complete before the cut stand,
+ * and the queries still waiting are asked again, alone, in the order sent;
+ * a whole answer, or a cut one that brought every result, leaves none. */
+static void a_cut_answer_leaves_the_queries_after_it_to_ask_alone(void **state)
+{
+    cp_view view = view_of(VIEW_URL);
+    cp_plan plan = plan_of(&view, NULL, "[\"p\",0]", "[\"p\",{}]", 2);
+    cp_token start = token_of("[\"p\",7.5]", "c7", 1);
+    apr_array_header_t *queries = cp_plan_page(pool, &plan, &start), *alone;
+    const cp_answer *probe = answer_text("{\"rows\":[]}");
+    cp_plan_answers answers = { { NULL }, 1 };
+    int i;
+
+    /* cut after the range start probe, which leads the batch */
+    answers.of[CP_QUERY_RANGE_START] = probe;
+    assert_int_equal(cp_plan_take_answers(queries, &answers), 3);
+    assert_ptr_equal(cp_plan_query(queries, CP_QUERY_RANGE_START)->answer, probe);
+    alone = cp_plan_ask_alone(pool, queries, &answers);
+    assert_non_null(alone);
+    assert_int_equal(alone->nelts, 3);
+    assert_int_equal(APR_ARRAY_IDX(alone, 0, const cp_query *)->role, CP_QUERY_RANGE_END);
+    assert_int_equal(APR_ARRAY_IDX(alone, 1, const cp_query *)->role, CP_QUERY_FORWARD);
+    assert_int_equal(APR_ARRAY_IDX(alone, 2, const cp_query *)->role, CP_QUERY_BACKWARD);
+    /* asked alone, they are answered: none is left */
+    memset(&answers, 0, sizeof(answers));
+    for (i = 0; i < alone->nelts; i++) {
+        answers.of[APR_ARRAY_IDX(alone, i, const cp_query *)->role] = probe;
+    }
+    assert_int_equal(cp_plan_take_answers(queries, &answers), 0);
+    assert_null(cp_plan_ask_alone(pool, queries, &answers));
+    answers.cut_off = 1;
+    assert_null(cp_plan_ask_alone(pool, queries, &answers));
+    /* cut before any result came whole: every query is asked alone */
+    queries = cp_plan_page(pool, &plan, &start);
+    memset(&answers, 0, sizeof(answers));
+    answers.cut_off = 1;
+    assert_int_equal(cp_plan_take_answers(queries, &answers), 4);
+    alone = cp_plan_ask_alone(pool, queries, &answers);
+    assert_non_null(alone);
+    assert_int_equal(alone->nelts, 4);
+    assert_ptr_equal(APR_ARRAY_IDX(alone, 0, const cp_query *),
+                     &APR_ARRAY_IDX(queries, 0, cp_query));
+    /* a whole answer leaves nothing to ask alone, whatever waits */
+    answers.cut_off = 0;
+    assert_null(cp_plan_ask_alone(pool, queries, &answers));
 }
 
 /* Whatever a key or id holds stays one parameter value. */
@@ -1457,6 +1505,7 @@ int main(void)
         UNIT_TEST(later_pages_query_forward_and_backward_from_the_token),
         UNIT_TEST(the_batch_body_holds_the_same_queries),
         UNIT_TEST(the_plan_says_which_queries_wait_and_takes_their_answers),
+        UNIT_TEST(a_cut_answer_leaves_the_queries_after_it_to_ask_alone),
         UNIT_TEST(keys_cannot_smuggle_parameters),
         UNIT_TEST(a_logged_query_hides_keys_when_asked),
         UNIT_TEST(a_range_bounds_every_query),
