@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * couchpage_seal.c: tokens sealed and opened with AES-256-SIV (RFC 5297,
- * deterministic), the key HKDF-SHA-256 of the secret (OpenSSL 3's
- * libcrypto; every return checked).
+ * deterministic), the secrets that may seal checked, the key HKDF-SHA-256
+ * of the secret (OpenSSL 3's libcrypto; every return checked).
  * Part of the httpd-free core: no httpd header, no request_rec; the glue
  * holds the keys and the binding.
  */

@@ -15,7 +15,8 @@
  * same from one request to the next. Nothing of the payload can be read
  * from a token but its length and whether two tokens hold the same
  * payload; a token sealed for another binding, with another secret, or
- * changed in any byte does not open.
+ * changed in any byte does not open. Which secrets may seal is said here
+ * too (cp_seal_secrets_fault), for CouchPageTokenSecret.
  *
  * Part of the httpd-free core: no httpd header, no request_rec.
  */

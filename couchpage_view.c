@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * couchpage_view.c: a CouchPageView URL parsed into the view's parts, once,
- * when httpd reads the configuration, and matched against mod_proxy's
- * worker names as mod_proxy matches them. Part of the httpd-free core: no httpd
+ * when httpd reads the configuration, shown in messages without its
+ * credentials, and matched against mod_proxy's worker names as mod_proxy
+ * matches them; CouchPageUpdate's words. Part of the httpd-free core: no httpd
  * header, no request_rec.
  */
 #include "couchpage_view.h"

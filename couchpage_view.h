@@ -2,7 +2,8 @@
 /*
  * couchpage_view: what a location pages (CouchPageView and the options
  * that shape every query), a config object built once, when httpd reads
- * the configuration, and read by every request.
+ * the configuration (its URL shown in messages without credentials), and
+ * read by every request.
  *
  * Part of the httpd-free core: nothing here knows about request_rec or
  * the directory config.

@@ -11,8 +11,9 @@
  * arguments, query plans, page assembly and rendering live in the
  * httpd-free couchpage_* core; the backend fetch, a subrequest served by
  * mod_proxy, in mod_couchpage_backend.c. So this file reads no directive
- * and makes no subrequest; what it reads and writes of JSON and HTML, the
- * core does for it.
+ * and makes no subrequest; it asks the backend what the plan says waits
+ * (cp_plan_waiting, cp_plan_ask_alone), and what it reads and writes of
+ * JSON and HTML, the core does for it.
  */
 #include "mod_couchpage_config.h"
 

@@ -3,8 +3,11 @@
  * mod_couchpage_config: the CouchPage* directives, each checked when httpd
  * reads its configuration (apachectl -t names the directive and the fault),
  * and the per-directory merge. The checks of the merged config, at start-up
- * and per request, are mod_couchpage_check.c's. Glue: configuration time
- * only; it serves no request.
+ * and per request, are mod_couchpage_check.c's; what a directive names
+ * (a view's scheme, a password file) and where it is written,
+ * mod_couchpage_named.c's; what needs no httpd (a view URL, a range, a
+ * secret), the core's. Glue: configuration time only; it serves no
+ * request.
  */
 #include "mod_couchpage_config.h"
 

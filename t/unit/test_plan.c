@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests of couchpage_plan: the queries of every kind of page; they link
- * the core alone. */
+/* Unit tests of couchpage_plan: the queries of every kind of page, which
+ * wait, which a cut answer leaves to ask alone, and their widening; they
+ * link the core alone. */
 #include "pages.h"
 
 #include <apr_escape.h>
