@@ -392,22 +392,16 @@ static const char *set_group_level(cmd_parms *cmd, void *dirconf, const char *ar
 {
     const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
     couchpage_dir_conf *conf = dirconf;
-    apr_int64_t n;
+    apr_int64_t n = CP_GROUP_EXACT;
     const char *err;
 
     if (forbidden) {
         return forbidden;
     }
-    if (strcasecmp(arg, "exact") == 0) {
-        conf->view.group_level = CP_GROUP_EXACT;
+    if (strcasecmp(arg, "exact") != 0 && (err = parse_bounded(cmd, arg, 0, 1000, &n))) {
+        return apr_pstrcat(cmd->pool, err, ", nor 'exact'", NULL);
     }
-    else {
-        err = parse_bounded(cmd, arg, 0, 1000, &n);
-        if (err) {
-            return apr_pstrcat(cmd->pool, err, ", nor 'exact'", NULL);
-        }
-        conf->view.group_level = (int)n;
-    }
+    conf->view.group_level = (int)n;
     conf->group_level_set = 1;
     return NULL;
 }
