@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * mod_couchpage_named: what directives name (a view URL's scheme, the
- * password file of CouchPageCredentials), checked when they are read, and
- * where a directive is written. Glue that the directives
+ * mod_couchpage_named: what directives name (a view URL's scheme,
+ * CouchPageCredentials' user and password file, made its Authorization
+ * header), checked when they are read, and where a directive is written
+ * (its file and line, its section). Glue that the directives
  * (mod_couchpage_config) and the start-up checks (mod_couchpage_check)
  * both call.
  */
