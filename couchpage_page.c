@@ -570,7 +570,7 @@ static cp_query *assemble_last(apr_pool_t *pool, const cp_page_answers *in, cp_p
 
 void cp_page_answers_init(cp_page_answers *answers, const cp_plan *plan,
                           const apr_array_header_t *queries, const cp_token *start_token,
-                          const char *start)
+                          const char *start, const cp_token_room *room)
 {
     answers->count = plan->count;
     answers->links = plan->links;
@@ -579,7 +579,7 @@ void cp_page_answers_init(cp_page_answers *answers, const cp_plan *plan,
     answers->queries = queries;
     answers->start_token = start_token;
     answers->start = start;
-    answers->room = NULL;
+    answers->room = room;
 }
 
 cp_query *cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page)

@@ -71,11 +71,11 @@ typedef struct {
 /* The answers of the queries cp_plan_page planned for plan from start_token
  * (NULL on a first page; start is the token as the client sent it), as
  * cp_page_assemble reads them: the page's size, links and partiality are the
- * plan's, document ids its view's; no cap on the tokens (room) until the
- * caller sets one. */
+ * plan's, document ids its view's, and the tokens it hands out fit in room
+ * (NULL: no cap). */
 void cp_page_answers_init(cp_page_answers *answers, const cp_plan *plan,
                           const apr_array_header_t *queries, const cp_token *start_token,
-                          const char *start);
+                          const char *start, const cp_token_room *room);
 
 /* Builds the page from the answers (read and checked by
  * couchpage_response), positioned by CouchDB's offsets where they agree

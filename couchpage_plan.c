@@ -2,7 +2,8 @@
 /*
  * couchpage_plan.c: a page's CouchDB queries, as JSON parameters, a GET
  * URL or a multi-query body, which of them wait for an answer, the answers
- * taken by role, and their widening. Part of the httpd-free core: no httpd
+ * taken by role, what a cut multi-query answer leaves to ask alone, and
+ * their widening. Part of the httpd-free core: no httpd
  * header, no request_rec; it sends nothing.
  */
 #include "couchpage_plan.h"
@@ -521,6 +522,18 @@ int cp_plan_take_answers(apr_array_header_t *queries, const cp_plan_answers *ans
         }
     }
     return waiting;
+}
+
+apr_array_header_t *cp_plan_ask_alone(apr_pool_t *pool, const apr_array_header_t *queries,
+                                      const cp_plan_answers *answers)
+{
+    apr_array_header_t *waiting;
+
+    if (!answers->cut_off) {
+        return NULL;
+    }
+    waiting = cp_plan_waiting(pool, queries);
+    return waiting->nelts > 0 ? waiting : NULL;
 }
 
 const char *cp_plan_batch_body(apr_pool_t *pool, const apr_array_header_t *waiting)

@@ -8,8 +8,9 @@
  * CouchDB collates and the module never does.
  *
  * Part of the httpd-free core: nothing here knows about request_rec. It
- * plans queries and says which wait for an answer (cp_plan_waiting); it
- * neither sends them nor reads their answers, only takes them
+ * plans queries and says which wait for an answer (cp_plan_waiting) and
+ * which a cut answer leaves to ask again (cp_plan_ask_alone); it neither
+ * sends them nor reads their answers, only takes them
  * (cp_plan_take_answers).
  */
 #ifndef COUCHPAGE_PLAN_H
@@ -135,11 +136,25 @@ apr_array_header_t *cp_plan_waiting(apr_pool_t *pool, const apr_array_header_t *
  * (a page asks at most one query of each role); NULL where none came. */
 typedef struct {
     const struct cp_answer *of[CP_QUERY_ROLES];
+    int cut_off;            /* they came in a multi-query answer cut off after its
+                               200, the results complete before the cut */
 } cp_plan_answers;
 
 /* Gives each waiting query the answer brought for its role, if any; a query
  * that has its answer keeps it. Returns how many queries still wait. */
 int cp_plan_take_answers(apr_array_header_t *queries, const cp_plan_answers *answers);
+
+/* What a multi-query answer cut off after its 200 (answers->cut_off) means
+ * for the page, once its answers are taken (cp_plan_take_answers): the
+ * results complete before the cut stand, and the queries still waiting
+ * (const cp_query *, in the order sent) are asked again, each alone: CouchDB
+ * ends such an answer when it refuses a later query (a reversed range:
+ * cp_query.refusable), which a query asked alone gets as CouchDB's own
+ * answer, or when a node it gathers from goes down, which the rows asked
+ * again get past. That asking is the cut answer's one repeat. NULL when
+ * the answer was whole, or none waits. */
+apr_array_header_t *cp_plan_ask_alone(apr_pool_t *pool, const apr_array_header_t *queries,
+                                      const cp_plan_answers *answers);
 
 /* The query as a GET URL of index_url: name=value for each parameter, each
  * value percent-encoded; keys as JSON, document ids raw. */

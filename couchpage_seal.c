@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * couchpage_seal.c: tokens sealed and opened with AES-256-SIV (RFC 5297,
- * deterministic), the key HKDF-SHA-256 of the secret (OpenSSL 3's
- * libcrypto; every return checked).
+ * deterministic), the secrets that may seal checked, the key HKDF-SHA-256
+ * of the secret (OpenSSL 3's libcrypto; every return checked).
  * Part of the httpd-free core: no httpd header, no request_rec; the glue
  * holds the keys and the binding.
  */
@@ -18,6 +18,7 @@
 #include <openssl/kdf.h>
 #include <openssl/params.h>
 #include <string.h>
+#include <strings.h>
 
 /* Format 1 was the signed, readable token (payload.HMAC), format 2 the
  * AES-256-GCM one, whose random nonce changed a page's tokens, and so its
@@ -66,6 +67,26 @@ static apr_status_t wipe_key(void *data)
     EVP_CIPHER_free(key->cipher);
     key->cipher = NULL;
     return APR_SUCCESS;
+}
+
+/* The secret the shipped examples show (debian/couchpage.conf,
+ * conf/couchpage-cluster.conf, docs/scaling.md). */
+#define PLACEHOLDER_SECRET "replace with a long random string"
+
+const char *cp_seal_secrets_fault(apr_pool_t *pool, const char *secret,
+                                  const char *previous)
+{
+    if (strlen(secret) < CP_SEAL_MIN_SECRET
+        || (previous && strlen(previous) < CP_SEAL_MIN_SECRET)) {
+        return apr_psprintf(pool, "a secret must be at least %d characters long",
+                            CP_SEAL_MIN_SECRET);
+    }
+    if (strcasecmp(secret, PLACEHOLDER_SECRET) == 0
+        || (previous && strcasecmp(previous, PLACEHOLDER_SECRET) == 0)) {
+        return "the examples' placeholder is no secret; replace it with a long random "
+               "string of your own (such as: openssl rand -base64 32)";
+    }
+    return NULL;
 }
 
 const char *cp_seal_key_derive(apr_pool_t *pool, const char *secret,

@@ -15,7 +15,8 @@
  * same from one request to the next. Nothing of the payload can be read
  * from a token but its length and whether two tokens hold the same
  * payload; a token sealed for another binding, with another secret, or
- * changed in any byte does not open.
+ * changed in any byte does not open. Which secrets may seal is said here
+ * too (cp_seal_secrets_fault), for CouchPageTokenSecret.
  *
  * Part of the httpd-free core: no httpd header, no request_rec.
  */
@@ -32,6 +33,13 @@
 /* The format byte and the SIV: a token's bytes are the payload's and
  * these. */
 #define CP_SEAL_OVERHEAD (1 + 16)
+
+/* Whether secret, and previous when not NULL, may seal tokens: NULL, or
+ * why not, in words that never show a secret (a message may end up in a
+ * log): one is shorter than CP_SEAL_MIN_SECRET, or is the placeholder the
+ * shipped examples show, which is public and so seals nothing. */
+const char *cp_seal_secrets_fault(apr_pool_t *pool, const char *secret,
+                                  const char *previous);
 
 /* A key derived from a secret: opaque. */
 typedef struct cp_seal_key cp_seal_key;

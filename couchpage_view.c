@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * couchpage_view.c: a CouchPageView URL parsed into the view's parts, once,
- * when httpd reads the configuration, and matched against mod_proxy's
- * worker names as mod_proxy matches them. Part of the httpd-free core: no httpd
+ * when httpd reads the configuration, shown in messages without its
+ * credentials, and matched against mod_proxy's worker names as mod_proxy
+ * matches them; CouchPageUpdate's words. Part of the httpd-free core: no httpd
  * header, no request_rec.
  */
 #include "couchpage_view.h"
@@ -11,6 +12,7 @@
 #include <apr_strings.h>
 #include <apr_uri.h>
 #include <string.h>
+#include <strings.h>
 
 /* Splits path into the database part and the index part, which starts at
  * /_all_docs or /_design/ (after /_partition/P when there is one). */
@@ -73,6 +75,36 @@ const char *cp_view_init(apr_pool_t *pool, const char *url, cp_view *view)
     view->backend = apr_pstrcat(pool, uri.scheme, "://", uri.hostinfo, NULL);
     view->is_all_docs = 0;
     return split_index_path(pool, url, uri.path ? uri.path : "", view);
+}
+
+const char *cp_view_url_shown(apr_pool_t *pool, const char *url)
+{
+    const char *authority = strstr(url, "://"), *end, *at = NULL, *c;
+
+    authority = authority ? authority + 3 : url;
+    end = authority + strcspn(authority, "/?#");
+    for (c = authority; c < end; c++) {
+        if (*c == '@') {
+            at = c;
+        }
+    }
+    if (!at) {
+        return url;
+    }
+    return apr_pstrcat(pool, apr_pstrndup(pool, url, authority - url), "***", at, NULL);
+}
+
+const char *cp_view_update_named(const char *word)
+{
+    static const char *const values[] = { "true", "false", "lazy" };
+    int i;
+
+    for (i = 0; i < 3; i++) {
+        if (strcasecmp(word, values[i]) == 0) {
+            return values[i];
+        }
+    }
+    return NULL;
 }
 
 const char *cp_view_query_prefix(apr_pool_t *pool, const cp_view *view, int by_partition)

@@ -2,7 +2,8 @@
 /*
  * couchpage_view: what a location pages (CouchPageView and the options
  * that shape every query), a config object built once, when httpd reads
- * the configuration, and read by every request.
+ * the configuration (its URL shown in messages without credentials), and
+ * read by every request.
  *
  * Part of the httpd-free core: nothing here knows about request_rec or
  * the directory config.
@@ -38,6 +39,15 @@ typedef struct {
  * caller's. Returns NULL when it names a view or _all_docs, else the
  * reason it does not. */
 const char *cp_view_init(apr_pool_t *pool, const char *url, cp_view *view);
+
+/* A view URL fit for a message, as written, whether or not cp_view_init
+ * takes it: any user and password before an '@' in its authority become
+ * "***". */
+const char *cp_view_url_shown(apr_pool_t *pool, const char *url);
+
+/* CouchPageUpdate's word, in any case, as CouchDB takes it (lower case
+ * only): "true", "false" or "lazy"; NULL for any other word. */
+const char *cp_view_update_named(const char *word);
 
 /* The start of every URL the location's queries go to: the view's URL, or
  * with a partition named per request (CouchPagePartition), the database's

@@ -11,8 +11,9 @@
  * arguments, query plans, page assembly and rendering live in the
  * httpd-free couchpage_* core; the backend fetch, a subrequest served by
  * mod_proxy, in mod_couchpage_backend.c. So this file reads no directive
- * and makes no subrequest; what it reads and writes of JSON and HTML, the
- * core does for it.
+ * and makes no subrequest; it asks the backend what the plan says waits
+ * (cp_plan_waiting, cp_plan_ask_alone), and what it reads and writes of
+ * JSON and HTML, the core does for it.
  */
 #include "mod_couchpage_config.h"
 
@@ -413,8 +414,43 @@ static int overfull_answer(request_rec *r, const couchpage_dir_conf *conf,
     return 0;
 }
 
-/* Asks CouchDB the queries that have no answer yet: 1 with every answer
- * in, read and checked (none over its limit), or 0 when the client has been
+/* Asks CouchDB the queries a multi-query answer cut off after k of n results
+ * left waiting (cp_plan_ask_alone), each alone, and gives them their
+ * answers: OK, or the failure in result. Which it was is known only now:
+ * CouchDB refusing query k + 1 (a reversed range), or a connection lost. */
+static int ask_alone(request_rec *r, const couchpage_dir_conf *conf, const page_request *req,
+                     apr_array_header_t *queries, const apr_array_header_t *alone, int n,
+                     couchpage_backend_stats *stats, couchpage_backend_result *result)
+{
+    cp_plan_answers answers = { { NULL }, 0 };
+    int k = n - alone->nelts;
+    int status = couchpage_backend_fetch(r, &conf->backend, conf->view.backend,
+                                         req->plan.index_url, req->with_docid, alone,
+                                         COUCHPAGE_ASK_ALONE, &answers, stats, result);
+
+    if (status == OK) {
+        cp_plan_take_answers(queries, &answers);
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0119) "the multi-query read "
+                      "failed in flight (cut off after %d of %d results); the other "
+                      "queries, asked alone, were answered", k, n);
+    }
+    else if (result->backend_status >= 400 && result->backend_status < 500) {
+        /* the caller logs CouchDB's words, at the level they deserve */
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, CPLOGNO(0120) "CouchDB ended its "
+                      "multi-query answer after %d of %d results: it refused query %d "
+                      "(%d)", k, n, k + 1, result->backend_status);
+    }
+    else {
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0121) "the multi-query read "
+                      "was cut off after %d of %d results, and the other queries, "
+                      "asked alone, failed too (%s)", k, n, result->reason);
+    }
+    return status;
+}
+
+/* Asks CouchDB the queries that have no answer yet, and those a cut answer
+ * left waiting again, alone (cp_plan_ask_alone): 1 with every answer in,
+ * read and checked (none over its limit), or 0 when the client has been
  * answered with the error. A CouchDB 400 on a page that starts at a
  * client's token means the token lies outside the location's key range
  * (CouchDB refuses a reversed range): the client's error. What the reads
@@ -423,12 +459,21 @@ static int fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
                          const page_request *req, apr_array_header_t *queries,
                          couchpage_backend_stats *stats)
 {
-    cp_plan_answers answers = { { NULL } };
+    cp_plan_answers answers = { { NULL }, 0 };
     couchpage_backend_result result;
+    const apr_array_header_t *asked = cp_plan_waiting(r->pool, queries), *alone;
+    int status = couchpage_backend_fetch(r, &conf->backend, conf->view.backend,
+                                         req->plan.index_url, req->with_docid, asked,
+                                         COUCHPAGE_ASK_TOGETHER, &answers, stats, &result);
 
-    if (couchpage_backend_fetch(r, &conf->backend, conf->view.backend, req->plan.index_url,
-                                req->with_docid, cp_plan_waiting(r->pool, queries), &answers,
-                                stats, &result) != OK) {
+    if (status == OK) {
+        cp_plan_take_answers(queries, &answers);
+        alone = cp_plan_ask_alone(r->pool, queries, &answers);
+        if (alone) {
+            status = ask_alone(r, conf, req, queries, alone, asked->nelts, stats, &result);
+        }
+    }
+    if (status != OK) {
         if (req->args.start && result.backend_status == HTTP_BAD_REQUEST) {
             /* the client's doing: logged as a bad request, CouchDB's words
              * kept for the log */
@@ -443,7 +488,6 @@ static int fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
         }
         return 0;
     }
-    cp_plan_take_answers(queries, &answers);
     return overfull_answer(r, conf, queries);
 }
 
@@ -699,8 +743,7 @@ static int serve_page(request_rec *r, couchpage_backend_stats *stats)
     room.sealed = conf->token_key != NULL;
     room.raw_ids = conf->view.is_all_docs;
     queries = cp_plan_page(r->pool, &req.plan, start);
-    cp_page_answers_init(&answers, &req.plan, queries, start, req.args.start);
-    answers.room = &room;
+    cp_page_answers_init(&answers, &req.plan, queries, start, req.args.start, &room);
     do {
         if (!fetch_answers(r, conf, &req, queries, stats)) {
             log_backend_requests(r, stats, NULL);

@@ -2,7 +2,8 @@
 /*
  * mod_couchpage_backend.c: a page's waiting queries (the plan says which)
  * asked as subrequests that mod_proxy serves, their answers returned by
- * role, with the filters that capture them, mod_proxy's lines for them kept
+ * role (of a multi-query answer cut off after its 200, the results complete
+ * before the cut: the plan says what is asked again), with the filters that capture them, mod_proxy's lines for them kept
  * to crit (quiet_proxy), the one retry loop, what each request asked and got
  * for the debug log, and the memory of backends without the multi-query
  * endpoint (see mod_couchpage_backend.h). Glue: it reads no directory config
@@ -441,12 +442,9 @@ typedef struct {
     const char *asked;      /* for the debug log: couchpage_backend_request.asked */
     const char *body;       /* the POST's {"queries": [...]}; NULL for a GET */
     int repeats;            /* how often it is repeated when it failed in flight:
-                               1, or 0 for the queries asked alone after a
-                               multi-query answer was cut off */
-    /* the POST's: */
-    int queries;            /* how many queries it asks */
-    int with_docid;         /* every row has a document id */
-    const cp_answer **results; /* where their results go, read */
+                               1, or 0 for the queries asked alone
+                               (COUCHPAGE_ASK_ALONE) */
+    int queries;            /* how many queries it asks (the POST's, 1 for a GET) */
 } backend_read;
 
 /* mod_proxy's own lines for the module's subrequests: only critical ones.
@@ -539,13 +537,8 @@ typedef struct {
     int backend_status;  /* the status the backend answered, as the subrequest saw it */
     int timed_out;
     capture_ctx capture;
-    char *text;          /* the body, padded (flatten_padded), once it is read */
+    char *text;          /* the body, padded (padded_body), once it is read */
     apr_size_t len;
-    int cut_batch;       /* a multi-query answer cut off after its 200 (read_cut_batch) */
-    int kept;            /* of such an answer, the complete results before the cut,
-                            read into the read's results; -1 when they are not JSON
-                            (error says why) */
-    const char *error;
     couchpage_backend_request *log; /* its entry in the debug log, or NULL */
 } attempt;
 
@@ -557,7 +550,7 @@ static couchpage_backend_request *log_request(request_rec *r, const backend_read
 
     entry->method = read->body ? "POST" : "GET";
     entry->asked = read->asked;
-    entry->queries = read->body ? read->queries : 1;
+    entry->queries = read->queries;
     entry->body_len = read->body ? strlen(read->body) : 0;
     entry->rv = a->rv;
     entry->status = a->backend_status;
@@ -644,35 +637,22 @@ static apr_status_t padded_body(captured_body *body, char **text, apr_size_t *le
     return APR_SUCCESS;
 }
 
-/* A multi-query answer that CouchDB cut off after its 200 (it ends its
- * answer so when it refuses a later query, or when a node it gathers from
- * goes down) is judged by what came before the cut: its complete results
- * are read into the read's results, and a->kept says how many (-1 when
- * they are not JSON, a->error says why). Any other attempt keeps none. */
-static void read_cut_batch(request_rec *r, const backend_read *read, attempt *a)
+/* Whether an attempt is a multi-query answer that CouchDB cut off after
+ * its 200: it ends its answer so when it refuses a later query, or when a
+ * node it gathers from goes down. Such an answer came: the results complete
+ * before the cut are read, and the plan decides what is asked again
+ * (cp_plan_ask_alone). */
+static int is_cut_batch(const backend_read *read, const attempt *a)
 {
-    if (!read->body || !a->capture.broken || a->capture.unanswered || a->rv != OK
-        || a->backend_status != HTTP_OK) {
-        return;
-    }
-    a->cut_batch = 1;
-    if (padded_body(a->capture.body, &a->text, &a->len) != APR_SUCCESS) {
-        a->kept = -1;
-        a->error = "the backend response could not be read";
-    }
-    else {
-        a->kept = cp_response_read_batch(r->pool, a->text, a->len, 1, read->queries,
-                                         read->with_docid, read->results, &a->error);
-    }
+    return read->body && a->capture.broken && !a->capture.unanswered && a->rv == OK
+           && a->backend_status == HTTP_OK;
 }
 
 /* Why a read failed in flight, or NULL if it did not. A refused or reset
  * connection, a body cut off, or a cluster's 500 nodedown are safe to
  * repeat. A timeout is not repeated: it would double the client's wait. A
- * multi-query answer cut off after its 200 failed in flight only if no
- * result came whole: complete results are kept, and the queries after
- * them asked alone (couchpage_backend_fetch); results that are not JSON are the
- * answer's fault.
+ * multi-query answer cut off after its 200 did not fail in flight: it is
+ * read as far as it came (is_cut_batch).
  *
  * Behind a balancer, a member that refused the connection is put in error
  * state by mod_proxy, and one that dropped it before answering by
@@ -683,13 +663,11 @@ static void read_cut_batch(request_rec *r, const backend_read *read, attempt *a)
  * client's forged token can ask for), and the bytes do not tell these from
  * the member's own death. A member that died refuses the repeat's
  * connection, and mod_proxy passes the repeat on. */
-static const char *failed_in_flight(request_rec *r, const attempt *a)
+static const char *failed_in_flight(request_rec *r, const backend_read *read,
+                                    const attempt *a)
 {
-    if (a->capture.too_large) {
+    if (a->capture.too_large || is_cut_batch(read, a)) {
         return NULL;
-    }
-    if (a->cut_batch) {
-        return a->kept == 0 ? "the response was cut off" : NULL;
     }
     if (a->timed_out || a->rv == HTTP_GATEWAY_TIME_OUT) {
         return NULL;
@@ -742,8 +720,8 @@ static int fail(couchpage_backend_result *result, int status, int backend_status
  * BACKEND_RESENDS times; any other failure in flight uses the repeat;
  * then the last attempt stands. Returns OK with the attempt's body in
  * a->text, a->len (any HTTP status: see a->backend_status; a multi-query
- * answer cut off after its 200 with its complete results in a->kept), or
- * a failure status with result set. */
+ * answer cut off after its 200 as far as it came: is_cut_batch), or a
+ * failure status with result set. */
 static int read_backend(request_rec *r, const couchpage_backend_conf *conf, const backend_read *read,
                         attempt *a, couchpage_backend_stats *stats, couchpage_backend_result *result)
 {
@@ -757,8 +735,7 @@ static int read_backend(request_rec *r, const couchpage_backend_conf *conf, cons
                         apr_psprintf(r->pool, "the backend subrequest could not be "
                                      "set up (status %d)", a->rv));
         }
-        read_cut_batch(r, read, a);
-        if (!(why = failed_in_flight(r, a))) {
+        if (!(why = failed_in_flight(r, read, a))) {
             break;
         }
         if (a->rv == HTTP_SERVICE_UNAVAILABLE && repeats > 0) {
@@ -817,12 +794,11 @@ static int read_backend(request_rec *r, const couchpage_backend_conf *conf, cons
                     apr_psprintf(r->pool, "the backend request failed (proxy status %d)",
                                  a->rv));
     }
-    if (a->capture.broken && a->kept <= 0) {
+    if (a->capture.broken && !is_cut_batch(read, a)) {
         free_captured(a->capture.body);
-        return fail(result, HTTP_BAD_GATEWAY, 0,
-                    a->kept < 0 ? a->error : "the backend response was cut off");
+        return fail(result, HTTP_BAD_GATEWAY, 0, "the backend response was cut off");
     }
-    if (!a->text && padded_body(a->capture.body, &a->text, &a->len) != APR_SUCCESS) {
+    if (padded_body(a->capture.body, &a->text, &a->len) != APR_SUCCESS) {
         return fail(result, HTTP_BAD_GATEWAY, 0, "the backend response could not be read");
     }
     stats->bytes += a->capture.bytes;
@@ -859,6 +835,7 @@ static int get_query(request_rec *r, const couchpage_backend_conf *conf, const c
     read.asked = stats->log ? cp_plan_query_loggable(r->pool, index_url, query,
                                                      conf->hide_keys) : NULL;
     read.repeats = repeats;
+    read.queries = 1;
     status = read_backend(r, conf, &read, &a, stats, result);
     if (status != OK) {
         return status;
@@ -909,16 +886,22 @@ static int may_lack_batch(int status)
 
 int couchpage_backend_fetch(request_rec *r, const couchpage_backend_conf *conf,
                             const char *backend, const char *index_url, int with_docid,
-                            const apr_array_header_t *asked, cp_plan_answers *answers,
-                            couchpage_backend_stats *stats, couchpage_backend_result *result)
+                            const apr_array_header_t *asked, couchpage_backend_asking asking,
+                            cp_plan_answers *answers, couchpage_backend_stats *stats,
+                            couchpage_backend_result *result)
 {
     int n = asked->nelts, status, k, i;
     backend_read read = { 0 };
     attempt a;
+    const cp_answer **results;
     const char *error = NULL;
 
     if (n == 0) {
         return OK;
+    }
+    if (asking == COUCHPAGE_ASK_ALONE) {
+        /* asking them is the repeat of the read that left them waiting */
+        return get_each(r, conf, index_url, with_docid, asked, 0, 0, answers, stats, result);
     }
     if (n == 1 || lacks_batch(backend)) {
         return get_each(r, conf, index_url, with_docid, asked, 0, 1, answers, stats, result);
@@ -928,8 +911,6 @@ int couchpage_backend_fetch(request_rec *r, const couchpage_backend_conf *conf,
     read.body = cp_plan_batch_body(r->pool, asked);
     read.repeats = 1;
     read.queries = n;
-    read.with_docid = with_docid;
-    read.results = apr_pcalloc(r->pool, sizeof(*read.results) * n);
     status = read_backend(r, conf, &read, &a, stats, result);
     if (status != OK) {
         return status;
@@ -953,43 +934,21 @@ int couchpage_backend_fetch(request_rec *r, const couchpage_backend_conf *conf,
         remember_lacks_batch(r, backend, a.backend_status, refused.reason);
         return get_each(r, conf, index_url, with_docid, asked, 1, 1, answers, stats, result);
     }
-    k = a.capture.broken ? a.kept
-      : cp_response_read_batch(r->pool, a.text, a.len, 0, n, with_docid, read.results,
-                               &error);
+    /* a body cut off brings the results complete before the cut */
+    results = apr_pcalloc(r->pool, sizeof(*results) * n);
+    k = cp_response_read_batch(r->pool, a.text, a.len, a.capture.broken, n, with_docid,
+                               results, &error);
     if (k < 0) {
         return fail(result, HTTP_BAD_GATEWAY, 0, error);
     }
     for (i = 0; i < k; i++) {
-        count_rows(stats, read.results[i]);
-        answers->of[APR_ARRAY_IDX(asked, i, const cp_query *)->role] = read.results[i];
+        count_rows(stats, results[i]);
+        answers->of[APR_ARRAY_IDX(asked, i, const cp_query *)->role] = results[i];
     }
+    answers->cut_off = a.capture.broken;
     if (k > 0) {
         stats->served_by |= COUCHPAGE_SERVED_BY_BATCH;
     }
-    log_answers(r, &a, read.results, k);
-    if (k < n) {
-        /* Cut off after k results: CouchDB refusing query k + 1 (a reversed
-         * range), or a connection lost. Asking the rest alone is the one
-         * repeat: it brings CouchDB's own answer, or the rows; which it
-         * was is known only then. */
-        status = get_each(r, conf, index_url, with_docid, asked, k, 0, answers, stats, result);
-        if (status == OK) {
-            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0119) "the multi-query read "
-                          "failed in flight (cut off after %d of %d results); the other "
-                          "queries, asked alone, were answered", k, n);
-        }
-        else if (result->backend_status >= 400 && result->backend_status < 500) {
-            /* the caller logs CouchDB's words, at the level they deserve */
-            ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, CPLOGNO(0120) "CouchDB ended its "
-                          "multi-query answer after %d of %d results: it refused query %d "
-                          "(%d)", k, n, k + 1, result->backend_status);
-        }
-        else {
-            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0121) "the multi-query read "
-                          "was cut off after %d of %d results, and the other queries, "
-                          "asked alone, failed too (%s)", k, n, result->reason);
-        }
-        return status;
-    }
+    log_answers(r, &a, results, k);
     return OK;
 }

@@ -78,26 +78,39 @@ typedef struct {
  * the multi-query endpoint; called from the module's register_hooks. */
 void couchpage_backend_register(void);
 
+/* How couchpage_backend_fetch asks its queries. */
+typedef enum {
+    COUCHPAGE_ASK_TOGETHER, /* one multi-query POST (a GET for one query, or one
+                               each where the server lacks the endpoint), a read
+                               that failed in flight repeated once */
+    COUCHPAGE_ASK_ALONE     /* one GET each, none repeated: the queries a cut
+                               multi-query answer left waiting (cp_plan_ask_alone),
+                               whose asking is that answer's repeat */
+} couchpage_backend_asking;
+
 /* Asks CouchDB the queries in asked (const cp_query *, the plan's waiting
- * ones: cp_plan_waiting), and puts each answer it reads, checked as a view
- * response (couchpage_response; with_docid: every row has a document id),
- * into answers by the query's role; it never writes into a query: the plan
- * takes the answers (cp_plan_take_answers). backend names the server for the
- * memory of endpoints (cp_view.backend), index_url is where the queries go
- * (cp_plan.index_url). Returns OK with every query answered, or a failure
- * status with result set: CouchDB's own answer to the query that failed, or
- * the trouble reaching it.
+ * ones: cp_plan_waiting, cp_plan_ask_alone), as asking says, and puts each
+ * answer it reads, checked as a view response (couchpage_response;
+ * with_docid: every row has a document id), into answers by the query's
+ * role; it never writes into a query, nor decides what is asked again: the
+ * plan takes the answers (cp_plan_take_answers) and says which queries still
+ * wait. backend names the server for the memory of endpoints
+ * (cp_view.backend), index_url is where the queries go (cp_plan.index_url).
+ * Returns OK with every query answered, or with a multi-query answer that
+ * was cut off after its 200 (answers->cut_off: CouchDB 3.4 ends it
+ * mid-stream when it refuses a later query as a reversed range, or when a
+ * node it gathers from goes down) the results complete before the cut; or a
+ * failure status with result set: CouchDB's own answer to the query that
+ * failed, or the trouble reaching it.
  *
- * One query is one GET. Several are one POST; a response cut off after k
- * complete results (CouchDB 3.4 ends it mid-stream when it refuses a later
- * query as a reversed range) keeps those k and asks the rest alone, to learn
- * CouchDB's own answer. A read that failed in flight is repeated once, never
- * more. Every subrequest sent, and every result read, is added to stats, on
- * failure too. A read may bring only what is left of conf->max_response
- * after stats->bytes: more is a 502. */
+ * A read that failed in flight is repeated once (COUCHPAGE_ASK_TOGETHER),
+ * never more. Every subrequest sent, and every result read, is added to
+ * stats, on failure too. A read may bring only what is left of
+ * conf->max_response after stats->bytes: more is a 502. */
 int couchpage_backend_fetch(request_rec *r, const couchpage_backend_conf *conf,
                             const char *backend, const char *index_url, int with_docid,
-                            const apr_array_header_t *asked, cp_plan_answers *answers,
-                            couchpage_backend_stats *stats, couchpage_backend_result *result);
+                            const apr_array_header_t *asked, couchpage_backend_asking asking,
+                            cp_plan_answers *answers, couchpage_backend_stats *stats,
+                            couchpage_backend_result *result);
 
 #endif

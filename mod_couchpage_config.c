@@ -3,8 +3,11 @@
  * mod_couchpage_config: the CouchPage* directives, each checked when httpd
  * reads its configuration (apachectl -t names the directive and the fault),
  * and the per-directory merge. The checks of the merged config, at start-up
- * and per request, are mod_couchpage_check.c's. Glue: configuration time
- * only; it serves no request.
+ * and per request, are mod_couchpage_check.c's; what a directive names
+ * (a view's scheme, a password file) and where it is written,
+ * mod_couchpage_named.c's; what needs no httpd (a view URL, a range, a
+ * secret), the core's. Glue: configuration time only; it serves no
+ * request.
  */
 #include "mod_couchpage_config.h"
 
@@ -76,14 +79,12 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     MERGE_AS(view.update, update_set);
     MERGE_AS(view.stable, stable_set);
     MERGE_AS(view.max_emits, max_emits_set);
-    conf->view_where = add->view_set ? add->view_where : base->view_where;
-    conf->view_section = add->view_set ? add->view_section : base->view_section;
+    MERGE_AS(view_where, view_set);
+    MERGE_AS(view_section, view_set);
     MERGE(page_size);
-    conf->page_size_where = add->page_size_set ? add->page_size_where
-                                               : base->page_size_where;
+    MERGE_AS(page_size_where, page_size_set);
     MERGE(max_page_size);
-    conf->max_page_size_where = add->max_page_size_set ? add->max_page_size_where
-                                                       : base->max_page_size_where;
+    MERGE_AS(max_page_size_where, max_page_size_set);
     /* as core merges SetHandler: the innermost section's, "none" included */
     conf->handler = add->handler ? add->handler : base->handler;
     conf->handler_where = add->handler ? add->handler_where : base->handler_where;
@@ -91,43 +92,27 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     MERGE_AS(backend.max_response, max_response_set);
     MERGE(partition);
     MERGE(fields);
-    conf->fields_where = add->fields_set ? add->fields_where : base->fields_where;
+    MERGE_AS(fields_where, fields_set);
     MERGE(format);
     /* CouchPageItem and CouchPageItemTemplate are one setting: a section's
      * own replaces an outer one's, whichever directive each used */
     MERGE(item);
-    conf->item_template = add->item_set ? add->item_template : base->item_template;
-    conf->item_reads_doc = add->item_set ? add->item_reads_doc : base->item_reads_doc;
-    conf->item_where = add->item_set ? add->item_where : base->item_where;
+    MERGE_AS(item_template, item_set);
+    MERGE_AS(item_reads_doc, item_set);
+    MERGE_AS(item_where, item_set);
     for (i = 0; i < CP_WORD_COUNT; i++) {
         conf->words[i] = add->words[i] ? add->words[i] : base->words[i];
     }
     MERGE(links);
     MERGE(max_token_length);
     MERGE(cache_control);
-    conf->token_key = add->token_secret_set ? add->token_key : base->token_key;
-    conf->previous_token_key = add->token_secret_set ? add->previous_token_key
-                                                     : base->previous_token_key;
+    MERGE_AS(token_key, token_secret_set);
+    MERGE_AS(previous_token_key, token_secret_set);
     conf->backend.hide_keys = conf->token_key != NULL;
-    conf->token_secret_set = add->token_secret_set || base->token_secret_set;
-    conf->low = add->range_set ? add->low : base->low;
-    conf->high = add->range_set ? add->high : base->high;
-    conf->range_set = add->range_set || base->range_set;
+    MERGE_AS(low, range_set);
+    MERGE_AS(high, range_set);
     point_html_spec(conf);
     return conf;
-}
-
-/* The section a directive is in, as written ("<Location /x/>"), or "the
- * server config". */
-static const char *directive_section(apr_pool_t *p, const ap_directive_t *directive)
-{
-    const ap_directive_t *section = directive->parent;
-
-    if (!section) {
-        return "the server config";
-    }
-    /* a section's args keep their closing '>' */
-    return apr_pstrcat(p, section->directive, " ", section->args, NULL);
 }
 
 /* A whole number in [min, max], or an error naming the directive. */
@@ -148,6 +133,17 @@ static const char *parse_bounded(cmd_parms *cmd, const char *arg, apr_int64_t mi
     return NULL;
 }
 
+/* A whole number in [min, max] of a directive that only the server's
+ * configuration may set, not .htaccess (see SERVER_ONLY): the error says
+ * which of the two is wrong. */
+static const char *parse_server_bounded(cmd_parms *cmd, const char *arg, apr_int64_t min,
+                                        apr_int64_t max, apr_int64_t *value)
+{
+    const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
+
+    return forbidden ? forbidden : parse_bounded(cmd, arg, min, max, value);
+}
+
 /* Constant bounds and the view, when one section sets both: an _all_docs
  * range of non-strings is refused now rather than on every request. */
 static const char *check_constant_range(cmd_parms *cmd, const couchpage_dir_conf *conf)
@@ -159,25 +155,6 @@ static const char *check_constant_range(cmd_parms *cmd, const couchpage_dir_conf
     }
     reason = cp_plan_check_range(cmd->pool, &conf->view, conf->low.json, conf->high.json);
     return reason ? apr_pstrcat(cmd->pool, "CouchPageRange: ", reason, NULL) : NULL;
-}
-
-/* A URL as written, fit for a message: any user and password before an
- * '@' in its authority become "***", whether or not the URL parses. */
-static const char *url_without_credentials(apr_pool_t *p, const char *url)
-{
-    const char *authority = strstr(url, "://"), *end, *at = NULL, *c;
-
-    authority = authority ? authority + 3 : url;
-    end = authority + strcspn(authority, "/?#");
-    for (c = authority; c < end; c++) {
-        if (*c == '@') {
-            at = c;
-        }
-    }
-    if (!at) {
-        return url;
-    }
-    return apr_pstrcat(p, apr_pstrndup(p, url, authority - url), "***", at, NULL);
 }
 
 static const char *set_view(cmd_parms *cmd, void *dirconf, const char *arg)
@@ -195,7 +172,7 @@ static const char *set_view(cmd_parms *cmd, void *dirconf, const char *arg)
     }
     if (reason) {
         return apr_psprintf(cmd->pool, "CouchPageView: '%s' %s",
-                            url_without_credentials(cmd->pool, arg), reason);
+                            cp_view_url_shown(cmd->pool, arg), reason);
     }
     if (conf->partition_set && conf->view.is_partitioned) {
         return "CouchPageView: the URL names a partition, and CouchPagePartition "
@@ -203,7 +180,7 @@ static const char *set_view(cmd_parms *cmd, void *dirconf, const char *arg)
     }
     conf->view_set = 1;
     conf->view_where = cmd->directive;
-    conf->view_section = directive_section(cmd->pool, cmd->directive);
+    conf->view_section = couchpage_directive_section(cmd->pool, cmd->directive);
     return check_constant_range(cmd, conf);
 }
 
@@ -228,14 +205,10 @@ static const char *set_page_size(cmd_parms *cmd, void *dirconf, const char *arg)
 
 static const char *set_max_page_size(cmd_parms *cmd, void *dirconf, const char *arg)
 {
-    const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
     couchpage_dir_conf *conf = dirconf;
     apr_int64_t n;
-    const char *err = parse_bounded(cmd, arg, 1, PAGE_SIZE_CEILING, &n);
+    const char *err = parse_server_bounded(cmd, arg, 1, PAGE_SIZE_CEILING, &n);
 
-    if (forbidden) {
-        return forbidden;
-    }
     if (err) {
         return err;
     }
@@ -249,49 +222,28 @@ static const char *set_max_page_size(cmd_parms *cmd, void *dirconf, const char *
     return NULL;
 }
 
-/* CouchPageCredentials USER file:PATH names a file that holds the password
- * (couchpage_read_password_file). */
-#define PASSWORD_FILE_PREFIX "file:"
-
 static const char *set_credentials(cmd_parms *cmd, void *dirconf, const char *user,
                                    const char *password)
 {
     const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
     couchpage_dir_conf *conf = dirconf;
-    const char *err;
+    const char *err = forbidden ? forbidden
+                    : couchpage_basic_authorization(cmd, user, password,
+                                                    &conf->backend.authorization);
 
-    if (forbidden) {
-        return forbidden;
+    if (err) {
+        return err;
     }
-    /* The password is never part of a message: it could end up in a log. */
-    if (!*user || strchr(user, ':')) {
-        return "CouchPageCredentials: the user name must be non-empty and "
-               "have no colon";
-    }
-    if (strncmp(password, PASSWORD_FILE_PREFIX, sizeof(PASSWORD_FILE_PREFIX) - 1) == 0) {
-        err = couchpage_read_password_file(cmd, password + sizeof(PASSWORD_FILE_PREFIX) - 1,
-                                           &password);
-        if (err) {
-            return err;
-        }
-    }
-    conf->backend.authorization = apr_pstrcat(cmd->pool, "Basic ",
-        ap_pbase64encode(cmd->pool, apr_pstrcat(cmd->pool, user, ":", password, NULL)),
-        NULL);
     conf->authorization_set = 1;
     return NULL;
 }
 
 static const char *set_max_response(cmd_parms *cmd, void *dirconf, const char *arg)
 {
-    const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
     couchpage_dir_conf *conf = dirconf;
     apr_int64_t n;
-    const char *err = parse_bounded(cmd, arg, 1024, APR_INT64_C(1) << 32, &n);
+    const char *err = parse_server_bounded(cmd, arg, 1024, APR_INT64_C(1) << 32, &n);
 
-    if (forbidden) {
-        return forbidden;
-    }
     if (err) {
         return err;
     }
@@ -440,22 +392,16 @@ static const char *set_group_level(cmd_parms *cmd, void *dirconf, const char *ar
 {
     const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
     couchpage_dir_conf *conf = dirconf;
-    apr_int64_t n;
+    apr_int64_t n = CP_GROUP_EXACT;
     const char *err;
 
     if (forbidden) {
         return forbidden;
     }
-    if (strcasecmp(arg, "exact") == 0) {
-        conf->view.group_level = CP_GROUP_EXACT;
+    if (strcasecmp(arg, "exact") != 0 && (err = parse_bounded(cmd, arg, 0, 1000, &n))) {
+        return apr_pstrcat(cmd->pool, err, ", nor 'exact'", NULL);
     }
-    else {
-        err = parse_bounded(cmd, arg, 0, 1000, &n);
-        if (err) {
-            return apr_pstrcat(cmd->pool, err, ", nor 'exact'", NULL);
-        }
-        conf->view.group_level = (int)n;
-    }
+    conf->view.group_level = (int)n;
     conf->group_level_set = 1;
     return NULL;
 }
@@ -638,10 +584,6 @@ static const char *set_links(cmd_parms *cmd, void *dirconf, const char *arg)
     return NULL;
 }
 
-/* The secret the shipped examples show (debian/couchpage.conf,
- * conf/couchpage-cluster.conf, docs/scaling.md): public, so it seals nothing. */
-#define PLACEHOLDER_SECRET "replace with a long random string"
-
 static const char *set_token_secret(cmd_parms *cmd, void *dirconf, const char *secret,
                                     const char *previous)
 {
@@ -652,21 +594,12 @@ static const char *set_token_secret(cmd_parms *cmd, void *dirconf, const char *s
     if (forbidden) {
         return forbidden;
     }
-    /* Secrets are never part of a message: they could end up in a log. */
-    if (strlen(secret) < CP_SEAL_MIN_SECRET
-        || (previous && strlen(previous) < CP_SEAL_MIN_SECRET)) {
-        return apr_psprintf(cmd->pool, "CouchPageTokenSecret: a secret must be at least "
-                            "%d characters long", CP_SEAL_MIN_SECRET);
-    }
-    if (strcasecmp(secret, PLACEHOLDER_SECRET) == 0
-        || (previous && strcasecmp(previous, PLACEHOLDER_SECRET) == 0)) {
-        return "CouchPageTokenSecret: the examples' placeholder is no secret; "
-               "replace it with a long random string of your own "
-               "(such as: openssl rand -base64 32)";
-    }
     /* derived once, here in the config pool: a page only encrypts */
     conf->previous_token_key = NULL;
-    reason = cp_seal_key_derive(cmd->pool, secret, &conf->token_key);
+    reason = cp_seal_secrets_fault(cmd->pool, secret, previous);
+    if (!reason) {
+        reason = cp_seal_key_derive(cmd->pool, secret, &conf->token_key);
+    }
     if (!reason && previous) {
         reason = cp_seal_key_derive(cmd->pool, previous, &conf->previous_token_key);
     }
@@ -682,14 +615,10 @@ static const char *set_token_secret(cmd_parms *cmd, void *dirconf, const char *s
 
 static const char *set_max_token_length(cmd_parms *cmd, void *dirconf, const char *arg)
 {
-    const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
     couchpage_dir_conf *conf = dirconf;
     apr_int64_t n;
-    const char *err = parse_bounded(cmd, arg, 64, 65536, &n);
+    const char *err = parse_server_bounded(cmd, arg, 64, 65536, &n);
 
-    if (forbidden) {
-        return forbidden;
-    }
     if (err) {
         return err;
     }
@@ -700,14 +629,10 @@ static const char *set_max_token_length(cmd_parms *cmd, void *dirconf, const cha
 
 static const char *set_max_emits(cmd_parms *cmd, void *dirconf, const char *arg)
 {
-    const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
     couchpage_dir_conf *conf = dirconf;
     apr_int64_t n;
-    const char *err = parse_bounded(cmd, arg, 1, CP_TOKEN_MAX_EMITS, &n);
+    const char *err = parse_server_bounded(cmd, arg, 1, CP_TOKEN_MAX_EMITS, &n);
 
-    if (forbidden) {
-        return forbidden;
-    }
     if (err) {
         return err;
     }
@@ -718,23 +643,19 @@ static const char *set_max_emits(cmd_parms *cmd, void *dirconf, const char *arg)
 
 static const char *set_update(cmd_parms *cmd, void *dirconf, const char *arg)
 {
-    static const char *const values[] = { "true", "false", "lazy" };
     const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
     couchpage_dir_conf *conf = dirconf;
-    int i;
 
     if (forbidden) {
         return forbidden;
     }
-    /* CouchDB takes them in lower case only */
-    for (i = 0; i < 3; i++) {
-        if (strcasecmp(arg, values[i]) == 0) {
-            conf->view.update = values[i];
-            conf->update_set = 1;
-            return NULL;
-        }
+    conf->view.update = cp_view_update_named(arg);
+    if (!conf->view.update) {
+        return apr_psprintf(cmd->pool, "CouchPageUpdate: '%s' is not true, false or lazy",
+                            arg);
     }
-    return apr_psprintf(cmd->pool, "CouchPageUpdate: '%s' is not true, false or lazy", arg);
+    conf->update_set = 1;
+    return NULL;
 }
 
 static const char *set_stable(cmd_parms *cmd, void *dirconf, int on)

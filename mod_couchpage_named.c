@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mod_couchpage_named.c: what directives name, checked when they are read,
- * and where a directive is written, for messages: the view URL schemes the
+ * and where a directive is written (its file and line, its section), for
+ * messages: the view URL schemes the
  * module serves and the proxy modules each needs; CouchPageCredentials'
- * password file, read and its permissions checked. Glue below both
+ * user and password (from a file, read and its permissions checked) as
+ * the Authorization header they make. Glue below both
  * mod_couchpage_config.c (the directives, which call it) and
  * mod_couchpage_check.c (the start-up checks, which call it too), so that
  * neither calls the other back.
@@ -24,6 +26,17 @@ APLOG_USE_MODULE(couchpage);
 const char *couchpage_directive_where(apr_pool_t *p, const ap_directive_t *directive)
 {
     return apr_psprintf(p, "%s:%d", directive->filename, directive->line_num);
+}
+
+const char *couchpage_directive_section(apr_pool_t *p, const ap_directive_t *directive)
+{
+    const ap_directive_t *section = directive->parent;
+
+    if (!section) {
+        return "the server config";
+    }
+    /* a section's args keep their closing '>' */
+    return apr_pstrcat(p, section->directive, " ", section->args, NULL);
 }
 
 /* The proxy modules that serve a view URL's scheme: mod_proxy_http makes
@@ -95,8 +108,10 @@ static void warn_if_readable(cmd_parms *cmd, const char *path, const apr_finfo_t
     }
 }
 
-const char *couchpage_read_password_file(cmd_parms *cmd, const char *path,
-                                         const char **password)
+/* The password in the file at path (couchpage_basic_authorization): NULL,
+ * or the error. */
+static const char *read_password_file(cmd_parms *cmd, const char *path,
+                                      const char **password)
 {
     char buf[PASSWORD_FILE_MAX + 1], error[128];
     const char *fault = NULL;
@@ -145,5 +160,31 @@ const char *couchpage_read_password_file(cmd_parms *cmd, const char *path,
     }
     *password = apr_pstrmemdup(cmd->pool, buf, len);
     warn_if_readable(cmd, path, &finfo);
+    return NULL;
+}
+
+/* CouchPageCredentials USER file:PATH names a file that holds the password. */
+#define PASSWORD_FILE_PREFIX "file:"
+
+const char *couchpage_basic_authorization(cmd_parms *cmd, const char *user,
+                                          const char *password, const char **authorization)
+{
+    const char *err;
+
+    /* The password is never part of a message: it could end up in a log. */
+    if (!*user || strchr(user, ':')) {
+        return "CouchPageCredentials: the user name must be non-empty and "
+               "have no colon";
+    }
+    if (strncmp(password, PASSWORD_FILE_PREFIX, sizeof(PASSWORD_FILE_PREFIX) - 1) == 0) {
+        err = read_password_file(cmd, password + sizeof(PASSWORD_FILE_PREFIX) - 1,
+                                 &password);
+        if (err) {
+            return err;
+        }
+    }
+    *authorization = apr_pstrcat(cmd->pool, "Basic ",
+        ap_pbase64encode(cmd->pool, apr_pstrcat(cmd->pool, user, ":", password, NULL)),
+        NULL);
     return NULL;
 }

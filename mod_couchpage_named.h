@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * mod_couchpage_named: what directives name (a view URL's scheme, the
- * password file of CouchPageCredentials), checked when they are read, and
- * where a directive is written. Glue that the directives
+ * mod_couchpage_named: what directives name (a view URL's scheme,
+ * CouchPageCredentials' user and password file, made its Authorization
+ * header), checked when they are read, and where a directive is written
+ * (its file and line, its section). Glue that the directives
  * (mod_couchpage_config) and the start-up checks (mod_couchpage_check)
  * both call.
  */
@@ -15,6 +16,10 @@
 /* Where a directive was written: "FILE:LINE". */
 const char *couchpage_directive_where(apr_pool_t *p, const ap_directive_t *directive);
 
+/* The section a directive is in, as written ("<Location /x/>"), or "the
+ * server config". */
+const char *couchpage_directive_section(apr_pool_t *p, const ap_directive_t *directive);
+
 /* A view URL scheme the module serves, and the proxy modules it needs. */
 typedef struct {
     const char *scheme;
@@ -25,14 +30,16 @@ typedef struct {
 /* url's scheme (any case), or NULL when the module does not serve it. */
 const couchpage_view_scheme *couchpage_view_scheme_of(const char *url);
 
-/* The password in the file at path that CouchPageCredentials USER
- * file:PATH names (relative to ServerRoot, as httpd's own file arguments):
- * the file holds the password alone (a trailing newline is no part of it),
- * and is read when httpd reads its configuration, as root, so that it can
- * be root's alone; one others may read is warned of (CP0134). NULL, or the
- * error; messages name the file, never its bytes. */
-const char *couchpage_read_password_file(cmd_parms *cmd, const char *path,
-                                         const char **password);
+/* The Authorization header ("Basic ...") of CouchPageCredentials USER
+ * PASSWORD, into *authorization: a user name that is not empty and has no
+ * colon; a PASSWORD of file:PATH is the password in that file (relative to
+ * ServerRoot, as httpd's own file arguments), which holds the password
+ * alone (a trailing newline is no part of it), and is read when httpd reads
+ * its configuration, as root, so that it can be root's alone; one others
+ * may read is warned of (CP0134). NULL, or the error; messages name the
+ * file, never the password. */
+const char *couchpage_basic_authorization(cmd_parms *cmd, const char *user,
+                                          const char *password, const char **authorization);
 
 /* NULL when the module serves url's scheme (http, https, balancer), else
  * the reason, naming the schemes it serves: CouchPageView's check. */

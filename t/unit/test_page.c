@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of couchpage_page: pages assembled from answers, their tokens,
  * links and numbers; they link the core alone. */
-#include "unit.h"
+#include "pages.h"
 #include "couchpage_json.h"
-#include "couchpage_page.h"
 #include "couchpage_seal.h"
 
 /* A view response with rows keyed first..first+n-1 (or downwards), ids
@@ -67,15 +66,26 @@ static cp_page_answers answers(int count, int links, const json_t *forward,
         add_answer(&in, CP_QUERY_BACKWARD, backward, pages * count + 1 + CP_PLAN_BACKWARD_SLACK);
     }
     if (start_key) {
-        cp_token *token = apr_pcalloc(pool, sizeof(*token));
+        cp_token *token = apr_palloc(pool, sizeof(*token));
 
-        token->key = parse(start_key);
-        token->key_json = cp_json_text(pool, token->key);
-        token->docid = apr_psprintf(pool, "d%s", start_key);
+        *token = token_of(start_key, apr_psprintf(pool, "d%s", start_key), 0);
         in.start_token = token;
         in.start = apr_psprintf(pool, "[%s,\"d%s\"]", start_key, start_key);
     }
     return in;
+}
+
+/* A first page's answers made a later one's: the backward answer, and the
+ * token decoded from its text. */
+static void start_at(cp_page_answers *in, const char *token_text, const json_t *backward,
+                     int backward_limit)
+{
+    cp_token *token = apr_pcalloc(pool, sizeof(*token));
+
+    assert_null(cp_token_decode(pool, token_text, 1, token));
+    add_answer(in, CP_QUERY_BACKWARD, backward, backward_limit);
+    in->start_token = token;
+    in->start = token_text;
 }
 
 /* The same for a token decoded from its text. */
@@ -84,13 +94,9 @@ static cp_page_answers answers_from(int count, const char *rows, const char *bac
 {
     cp_page_answers in = answers(count, 0, parse(apr_psprintf(pool, "{\"rows\":[%s]}", rows)),
                                  NULL, NULL);
-    cp_token *token = apr_pcalloc(pool, sizeof(*token));
 
-    assert_null(cp_token_decode(pool, token_text, 1, token));
-    add_answer(&in, CP_QUERY_BACKWARD,
-               parse(apr_psprintf(pool, "{\"rows\":[%s]}", backward_rows)), backward_limit);
-    in.start_token = token;
-    in.start = token_text;
+    start_at(&in, token_text, parse(apr_psprintf(pool, "{\"rows\":[%s]}", backward_rows)),
+             backward_limit);
     return in;
 }
 
@@ -187,21 +193,22 @@ static void a_pages_issued_tokens_are_its_links_but_its_own(void **state)
 }
 
 /* The answers a page reads, as the core builds them from the plan: its size,
- * links and partiality, document ids by the view, the queries and token. */
+ * links and partiality, document ids by the view, the queries, token and room. */
 static void a_pages_answers_are_built_from_its_plan(void **state)
 {
     cp_view view;
     cp_plan plan;
     cp_page_answers in;
     cp_token token;
+    cp_token_room room = { 0 };
     apr_array_header_t *queries;
 
     memset(&token, 0, sizeof(token));
-    memset(&view, 0, sizeof(view));
-    assert_null(cp_view_init(pool, "http://127.0.0.1:5984/db/_design/d/_view/v", &view));
-    assert_null(cp_plan_init(pool, &plan, &view, NULL, "0", "9", 7, 3));
+    view = view_of("http://127.0.0.1:5984/db/_design/d/_view/v");
+    plan = plan_of(&view, NULL, "0", "9", 7, 3);
     queries = cp_plan_page(pool, &plan, NULL);
-    cp_page_answers_init(&in, &plan, queries, &token, "[1,\"d1\"]");
+    cp_page_answers_init(&in, &plan, queries, &token, "[1,\"d1\"]", &room);
+    assert_ptr_equal(in.room, &room);
     assert_int_equal(in.count, 7);
     assert_int_equal(in.links, 3);
     assert_true(in.with_docid);
@@ -210,8 +217,9 @@ static void a_pages_answers_are_built_from_its_plan(void **state)
     assert_ptr_equal(in.start_token, &token);
     assert_string_equal(in.start, "[1,\"d1\"]");
     view.reduce = 1;
-    assert_null(cp_plan_init(pool, &plan, &view, NULL, NULL, NULL, 5, 0));
-    cp_page_answers_init(&in, &plan, queries, NULL, NULL);
+    plan = plan_of(&view, NULL, NULL, NULL, 5, 0);
+    cp_page_answers_init(&in, &plan, queries, NULL, NULL, NULL);
+    assert_null(in.room);
     assert_int_equal(in.count, 5);
     assert_int_equal(in.links, 0);
     assert_false(in.with_docid);
@@ -271,6 +279,20 @@ static void grouped_rows_make_key_only_tokens(void **state)
     assert_int_equal(page.offset, -1);
 }
 
+/* The answers of a later page of grouped rows (no document ids), from a
+ * token at the group start_key, with the own group probe's answer: that
+ * query into *own. */
+static cp_page_answers grouped_answers(int count, const json_t *forward,
+                                       const json_t *backward, const char *start_key,
+                                       const char *own_group, cp_query **own)
+{
+    cp_page_answers in = answers(count, 0, forward, backward, start_key);
+
+    in.with_docid = 0;
+    *own = add_answer(&in, CP_QUERY_OWN_GROUP, parse(own_group), 1);
+    return in;
+}
+
 /* Grouped rows are read backward without skip: the token's own group comes
  * first when the group key is a whole key, and is passed over. */
 static void grouped_rows_pass_over_their_own_group_backward(void **state)
@@ -282,13 +304,12 @@ static void grouped_rows_pass_over_their_own_group_backward(void **state)
                            "{\"key\":[3],\"value\":1}]}";
     const char *without_own = "{\"rows\":[{\"key\":[4],\"value\":1},{\"key\":[3],\"value\":1},"
                               "{\"key\":[2],\"value\":1}]}";
-    cp_page_answers in = answers(2, 0, forward, parse(with_own), "[5]");
+    cp_query *own;
+    cp_page_answers in = grouped_answers(2, forward, parse(with_own), "[5]",
+                                         "{\"rows\":[{\"key\":[5],\"value\":1}]}", &own);
     cp_query *backward = cp_plan_query(in.queries, CP_QUERY_BACKWARD);
-    cp_query *own = add_answer(&in, CP_QUERY_OWN_GROUP,
-                               parse("{\"rows\":[{\"key\":[5],\"value\":1}]}"), 1);
     cp_page page;
 
-    in.with_docid = 0;
     cp_page_assemble(pool, &in, &page);
     assert_string_equal(page.next, "[[7]]");
     assert_string_equal(page.prev, "[[3]]");
@@ -310,14 +331,15 @@ static void grouped_rows_know_their_own_group_by_collation(void **state)
 {
     json_t *forward = parse("{\"rows\":[{\"key\":\"\\u00e9\",\"value\":2},"
                             "{\"key\":\"f\",\"value\":1}]}");
-    cp_page_answers in = answers(1, 0, forward,
-                                 parse("{\"rows\":[{\"key\":\"e\\u0301\",\"value\":2},"
-                                       "{\"key\":\"c\",\"value\":1}]}"), "\"\\u00e9\"");
-    cp_query *own = add_answer(&in, CP_QUERY_OWN_GROUP,
-                               parse("{\"rows\":[{\"key\":\"\\u00e9\",\"value\":2}]}"), 1);
+    cp_query *own;
+    cp_page_answers in = grouped_answers(1, forward,
+                                         parse("{\"rows\":[{\"key\":\"e\\u0301\",\"value\":2},"
+                                               "{\"key\":\"c\",\"value\":1}]}"),
+                                         "\"\\u00e9\"",
+                                         "{\"rows\":[{\"key\":\"\\u00e9\",\"value\":2}]}",
+                                         &own);
     cp_page page;
 
-    in.with_docid = 0;
     cp_page_assemble(pool, &in, &page);
     assert_string_equal(page.prev, "[\"c\"]");
     own->answer = answer_text("{\"rows\":[]}");
@@ -509,7 +531,6 @@ static void wide_integers_page_exactly(void **state)
 {
     cp_page_answers in;
     cp_page page;
-    cp_token *token = apr_pcalloc(pool, sizeof(*token));
 
     in = answers(2, 0, wide_answer(0, 2), NULL, NULL);
     assert_null(cp_page_assemble(pool, &in, &page));
@@ -517,10 +538,7 @@ static void wide_integers_page_exactly(void **state)
 
     /* from 2^64 (an integer): forward c d e, backward c b a */
     in = answers(2, 0, wide_answer(2, 4), NULL, NULL);
-    assert_null(cp_token_decode(pool, "[18446744073709551616,\"c\"]", 1, token));
-    add_answer(&in, CP_QUERY_BACKWARD, wide_answer(2, 0), 5 + CP_PLAN_BACKWARD_SLACK);
-    in.start_token = token;
-    in.start = "[18446744073709551616,\"c\"]";
+    start_at(&in, "[18446744073709551616,\"c\"]", wide_answer(2, 0), 5 + CP_PLAN_BACKWARD_SLACK);
     assert_null(cp_page_assemble(pool, &in, &page));
     assert_int_equal(page.rows->nelts, 2);
     assert_string_equal(cp_json_text(pool, page_row(&page, 0)), wide_rows[2]);
@@ -530,11 +548,7 @@ static void wide_integers_page_exactly(void **state)
 
     /* pages of 1 from 2^64 - 1: its own row, then 2^64 next, 2^53 + 1 before */
     in = answers(1, 0, wide_answer(1, 2), NULL, NULL);
-    token = apr_pcalloc(pool, sizeof(*token));
-    assert_null(cp_token_decode(pool, "[18446744073709551615,\"b\"]", 1, token));
-    add_answer(&in, CP_QUERY_BACKWARD, wide_answer(1, 0), 2 + CP_PLAN_BACKWARD_SLACK);
-    in.start_token = token;
-    in.start = "[18446744073709551615,\"b\"]";
+    start_at(&in, "[18446744073709551615,\"b\"]", wide_answer(1, 0), 2 + CP_PLAN_BACKWARD_SLACK);
     assert_null(cp_page_assemble(pool, &in, &page));
     assert_int_equal(page.rows->nelts, 1);
     assert_string_equal(cp_json_text(pool, page_row(&page, 0)), wide_rows[1]);
@@ -973,15 +987,7 @@ static void sim_page(const sim_index *ix, const cp_plan *plan, const char *start
         }
     }
     queries = cp_plan_page(pool, plan, token);
-    memset(&in, 0, sizeof(in));
-    in.count = plan->count;
-    in.links = plan->links;
-    in.with_docid = 1;
-    in.partial = cp_plan_is_partial(plan);
-    in.queries = queries;
-    in.start_token = token;
-    in.start = start_text;
-    in.room = sim_room;
+    cp_page_answers_init(&in, plan, queries, token, start_text, sim_room);
     for (;;) {
         for (i = 0; i < queries->nelts; i++) {
             cp_query *query = &APR_ARRAY_IDX(queries, i, cp_query);
@@ -1124,19 +1130,15 @@ static void positions_are_exact_in_every_location(void **state)
         ix.entry = entry;
         ix.pad_before = partition ? 7 : 0;
         ix.pad_after = partition ? 5 : 0;
-        memset(&view, 0, sizeof(view));
-        assert_null(cp_view_init(pool, all_docs ? "http://h/db/_all_docs"
-                                                : "http://h/db/_design/d/_view/v", &view));
+        view = view_of(all_docs ? "http://h/db/_all_docs" : "http://h/db/_design/d/_view/v");
         view.descending = descending;
-        view.max_emits = UNIT_MAX_EMITS;
         if (lo > -1000) {
             low = all_docs ? apr_psprintf(pool, "\"d%03d\"", lo) : apr_itoa(pool, lo);
         }
         if (hi < 1000) {
             high = all_docs ? apr_psprintf(pool, "\"d%03d\"", hi) : apr_itoa(pool, hi);
         }
-        assert_null(cp_plan_init(pool, &plan, &view, partition ? "p" : NULL, low, high,
-                                 count, links));
+        plan = plan_of(&view, partition ? "p" : NULL, low, high, count, links);
         what = apr_psprintf(pool, "%s%s range %s..%s%s, %d a page, links %d, entries of %d",
                             all_docs ? "_all_docs" : "view", descending ? " descending" : "",
                             low ? low : "", high ? high : "", partition ? " partition" : "",
@@ -1177,16 +1179,13 @@ static void bounded_tokens_walk_exactly(void **state)
         ix.all_docs = all_docs;
         ix.entry = entry;
         room.raw_ids = all_docs;
-        memset(&view, 0, sizeof(view));
-        assert_null(cp_view_init(pool, all_docs ? "http://h/db/_all_docs"
-                                                : "http://h/db/_design/d/_view/v", &view));
+        view = view_of(all_docs ? "http://h/db/_all_docs" : "http://h/db/_design/d/_view/v");
         view.descending = descending;
-        view.max_emits = UNIT_MAX_EMITS;
         if (lo > -1000) {
             low = all_docs ? apr_psprintf(pool, "\"d%03d\"", lo) : apr_itoa(pool, lo);
             high = all_docs ? apr_psprintf(pool, "\"d%03d\"", hi) : apr_itoa(pool, hi);
         }
-        assert_null(cp_plan_init(pool, &plan, &view, NULL, low, high, 3, links));
+        plan = plan_of(&view, NULL, low, high, 3, links);
         sim_walk(apr_psprintf(pool, "bounded tokens, %s%s range %s..%s, links %d, entries of %d",
                               all_docs ? "_all_docs" : "view", descending ? " descending" : "",
                               low ? low : "", high ? high : "", links, entry),
@@ -1249,10 +1248,8 @@ static void offsets_of_the_skip_fall_back_to_relative(void **state)
     cp_page page;
     int pages = 1;
 
-    memset(&view, 0, sizeof(view));
-    assert_null(cp_view_init(pool, "http://h/db/_design/d/_view/v", &view));
-    view.max_emits = UNIT_MAX_EMITS;
-    assert_null(cp_plan_init(pool, &plan, &view, NULL, NULL, NULL, 4, 2));
+    view = view_of("http://h/db/_design/d/_view/v");
+    plan = plan_of(&view, NULL, NULL, NULL, 4, 2);
     sim_page(&ix, &plan, NULL, &page);
     assert_true(page.numbered);
     assert_int_equal(page.offset, 0);

@@ -1,48 +1,34 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests of couchpage_plan: the queries of every kind of page; they link
- * the core alone. */
-#include "unit.h"
-#include "couchpage_plan.h"
-#include "couchpage_page.h"
+/* Unit tests of couchpage_plan: the queries of every kind of page, which
+ * wait, which a cut answer leaves to ask alone, and their widening; they
+ * link the core alone. */
+#include "pages.h"
 
 #include <apr_escape.h>
 
 #define DB_URL "http://127.0.0.1:5984/bands"
 #define VIEW_URL DB_URL "/_design/bands/_view/by-name"
 
-static cp_plan plan_of(const cp_view *view, const char *partition, const char *low,
-                       const char *high, int count)
-{
-    cp_plan plan;
-    const char *reason = cp_plan_init(pool, &plan, view, partition, low, high, count, 0);
+static const char *const roles[] = { "range-start", "range-end", "forward", "ahead",
+                                     "backward", "own-group", "locate" };
 
-    if (reason) {
-        fail_msg("plan refused: %s", reason);
+/* The roles of queries (const cp_query *, as the plan says which wait), in
+ * order, a space between. */
+static const char *roles_of(const apr_array_header_t *queries)
+{
+    const char *text = "";
+    int i;
+
+    for (i = 0; i < queries->nelts; i++) {
+        text = apr_pstrcat(pool, text, i ? " " : "",
+                           roles[APR_ARRAY_IDX(queries, i, const cp_query *)->role], NULL);
     }
-    return plan;
-}
-
-/* A token as cp_token_decode gives it. */
-static cp_token token_of(const char *key, const char *docid, int index)
-{
-    cp_token token;
-
-    token.key = parse(key);
-    token.key_json = cp_json_text(pool, token.key);
-    token.docid = docid;
-    token.index = index;
-    token.at_end = 0;
-    token.digest = NULL;
-    token.low = NULL;
-    token.high = NULL;
-    return token;
+    return text;
 }
 
 /* The GET URLs of a page's queries, one a line, each after its role. */
 static const char *plan_urls(const cp_plan *plan, const cp_token *start)
 {
-    static const char *const roles[] = { "range-start", "range-end", "forward", "ahead",
-                                           "backward", "own-group", "locate" };
     apr_array_header_t *queries = cp_plan_page(pool, plan, start);
     const char *text = "";
     int i;
@@ -59,13 +45,13 @@ static const char *plan_urls(const cp_plan *plan, const cp_token *start)
 static void first_page_asks_for_one_row_more(void **state)
 {
     cp_view view = view_of(VIEW_URL);
-    cp_plan plan = plan_of(&view, NULL, NULL, NULL, 5);
+    cp_plan plan = plan_of(&view, NULL, NULL, NULL, 5, 0);
 
     /* nothing else: over the whole index total_rows is the location's, and
      * the last page is found when its link is followed */
     assert_string_equal(plan_urls(&plan, NULL), "forward " VIEW_URL "?limit=6&reduce=false");
     view = view_of("http://h/db/_all_docs");
-    plan = plan_of(&view, NULL, NULL, NULL, 20);
+    plan = plan_of(&view, NULL, NULL, NULL, 20, 0);
     assert_string_equal(plan_urls(&plan, NULL), "forward http://h/db/_all_docs?limit=21");
 }
 
@@ -75,7 +61,7 @@ static void first_page_asks_for_one_row_more(void **state)
 static void later_pages_query_forward_and_backward_from_the_token(void **state)
 {
     cp_view view = view_of(VIEW_URL);
-    cp_plan plan = plan_of(&view, NULL, NULL, NULL, 5);
+    cp_plan plan = plan_of(&view, NULL, NULL, NULL, 5, 0);
     cp_token start = token_of("\"Nirvana\"", "a1", 0);
 
     assert_string_equal(plan_urls(&plan, &start),
@@ -89,7 +75,7 @@ static void later_pages_query_forward_and_backward_from_the_token(void **state)
 static void the_batch_body_holds_the_same_queries(void **state)
 {
     cp_view view = view_of(VIEW_URL);
-    cp_plan plan = plan_of(&view, NULL, "[\"p\",0]", "[\"p\",{}]", 2);
+    cp_plan plan = plan_of(&view, NULL, "[\"p\",0]", "[\"p\",{}]", 2, 0);
     cp_token start = token_of("[\"p\",7.5]", "c\"7", 1);
     apr_array_header_t *queries = cp_plan_page(pool, &plan, &start);
 
@@ -121,13 +107,13 @@ static void the_batch_body_holds_the_same_queries(void **state)
 static void the_plan_says_which_queries_wait_and_takes_their_answers(void **state)
 {
     cp_view view = view_of(VIEW_URL);
-    cp_plan plan = plan_of(&view, NULL, "[\"p\",0]", "[\"p\",{}]", 2);
+    cp_plan plan = plan_of(&view, NULL, "[\"p\",0]", "[\"p\",{}]", 2, 0);
     cp_token start = token_of("[\"p\",7.5]", "c7", 1);
     apr_array_header_t *queries = cp_plan_page(pool, &plan, &start);
     const cp_answer *forward = answer_text("{\"rows\":[]}");
     const cp_answer *backward = answer_text("{\"rows\":[]}");
     const cp_answer *other = answer_text("{\"rows\":[]}");
-    cp_plan_answers answers = { { NULL } };
+    cp_plan_answers answers = { { NULL }, 0 };
     apr_array_header_t *waiting = cp_plan_waiting(pool, queries);
     cp_query *query;
     int i;
@@ -143,11 +129,7 @@ static void the_plan_says_which_queries_wait_and_takes_their_answers(void **stat
     assert_int_equal(cp_plan_take_answers(queries, &answers), 2);
     assert_ptr_equal(cp_plan_query(queries, CP_QUERY_FORWARD)->answer, forward);
     assert_ptr_equal(cp_plan_query(queries, CP_QUERY_BACKWARD)->answer, backward);
-    waiting = cp_plan_waiting(pool, queries);
-    assert_int_equal(waiting->nelts, 2);
-    assert_int_equal(APR_ARRAY_IDX(waiting, 0, const cp_query *)->role,
-                     CP_QUERY_RANGE_START);
-    assert_int_equal(APR_ARRAY_IDX(waiting, 1, const cp_query *)->role, CP_QUERY_RANGE_END);
+    assert_string_equal(roles_of(cp_plan_waiting(pool, queries)), "range-start range-end");
     /* the next round's answers: a query keeps the answer it has */
     memset(&answers, 0, sizeof(answers));
     answers.of[CP_QUERY_RANGE_START] = other;
@@ -164,11 +146,56 @@ static void the_plan_says_which_queries_wait_and_takes_their_answers(void **stat
     assert_ptr_equal(APR_ARRAY_IDX(waiting, 0, const cp_query *), query);
 }
 
+/* A multi-query answer cut off after its 200 (CouchDB refusing a later
+ * query, or a node going down): the results complete before the cut stand,
+ * and the queries still waiting are asked again, alone, in the order sent;
+ * a whole answer, or a cut one that brought every result, leaves none. */
+static void a_cut_answer_leaves_the_queries_after_it_to_ask_alone(void **state)
+{
+    cp_view view = view_of(VIEW_URL);
+    cp_plan plan = plan_of(&view, NULL, "[\"p\",0]", "[\"p\",{}]", 2, 0);
+    cp_token start = token_of("[\"p\",7.5]", "c7", 1);
+    apr_array_header_t *queries = cp_plan_page(pool, &plan, &start), *alone;
+    const cp_answer *probe = answer_text("{\"rows\":[]}");
+    cp_plan_answers answers = { { NULL }, 1 };
+    int i;
+
+    /* cut after the range start probe, which leads the batch */
+    answers.of[CP_QUERY_RANGE_START] = probe;
+    assert_int_equal(cp_plan_take_answers(queries, &answers), 3);
+    assert_ptr_equal(cp_plan_query(queries, CP_QUERY_RANGE_START)->answer, probe);
+    alone = cp_plan_ask_alone(pool, queries, &answers);
+    assert_non_null(alone);
+    assert_string_equal(roles_of(alone), "range-end forward backward");
+    /* asked alone, they are answered: none is left */
+    memset(&answers, 0, sizeof(answers));
+    for (i = 0; i < alone->nelts; i++) {
+        answers.of[APR_ARRAY_IDX(alone, i, const cp_query *)->role] = probe;
+    }
+    assert_int_equal(cp_plan_take_answers(queries, &answers), 0);
+    assert_null(cp_plan_ask_alone(pool, queries, &answers));
+    answers.cut_off = 1;
+    assert_null(cp_plan_ask_alone(pool, queries, &answers));
+    /* cut before any result came whole: every query is asked alone */
+    queries = cp_plan_page(pool, &plan, &start);
+    memset(&answers, 0, sizeof(answers));
+    answers.cut_off = 1;
+    assert_int_equal(cp_plan_take_answers(queries, &answers), 4);
+    alone = cp_plan_ask_alone(pool, queries, &answers);
+    assert_non_null(alone);
+    assert_string_equal(roles_of(alone), "range-start range-end forward backward");
+    assert_ptr_equal(APR_ARRAY_IDX(alone, 0, const cp_query *),
+                     &APR_ARRAY_IDX(queries, 0, cp_query));
+    /* a whole answer leaves nothing to ask alone, whatever waits */
+    answers.cut_off = 0;
+    assert_null(cp_plan_ask_alone(pool, queries, &answers));
+}
+
 /* Whatever a key or id holds stays one parameter value. */
 static void keys_cannot_smuggle_parameters(void **state)
 {
     cp_view view = view_of(VIEW_URL);
-    cp_plan plan = plan_of(&view, NULL, NULL, NULL, 5);
+    cp_plan plan = plan_of(&view, NULL, NULL, NULL, 5, 0);
     cp_token start = token_of("\"x&skip=100#\\r\\n\"", "a&endkey=\"z\"\r\n", 0);
     apr_array_header_t *queries = cp_plan_page(pool, &plan, &start);
 
@@ -184,7 +211,7 @@ static void keys_cannot_smuggle_parameters(void **state)
 static void a_logged_query_hides_keys_when_asked(void **state)
 {
     cp_view view = view_of(VIEW_URL);
-    cp_plan plan = plan_of(&view, NULL, NULL, "\"zz\"", 5);
+    cp_plan plan = plan_of(&view, NULL, NULL, "\"zz\"", 5, 0);
     cp_token start = token_of("\"Nirvana\"", "band-7", 0);
     const cp_query *forward = cp_plan_query(cp_plan_page(pool, &plan, &start),
                                             CP_QUERY_FORWARD);
@@ -203,7 +230,7 @@ static void a_logged_query_hides_keys_when_asked(void **state)
 static void a_range_bounds_every_query(void **state)
 {
     cp_view view = view_of(VIEW_URL);
-    cp_plan plan = plan_of(&view, NULL, "[\"p\",0]", "[\"p\",{}]", 2);
+    cp_plan plan = plan_of(&view, NULL, "[\"p\",0]", "[\"p\",{}]", 2, 0);
     cp_token start = token_of("[\"p\",7]", "c7", 0);
 
     /* the range's position: rows before its start, rows after its end */
@@ -227,7 +254,7 @@ static void a_range_bounds_every_query(void **state)
                         "&startkey=%5b%22p%22%2c7%5d&startkey_docid=c7"
                         "&endkey=%5b%22p%22%2c0%5d");
     /* an open side sends no bound */
-    plan = plan_of(&view, NULL, NULL, "9", 2);
+    plan = plan_of(&view, NULL, NULL, "9", 2, 0);
     assert_string_equal(plan_urls(&plan, NULL),
                         "range-start " VIEW_URL "?limit=0&reduce=false\n"
                         "range-end " VIEW_URL "?limit=0&reduce=false&descending=true"
@@ -243,13 +270,13 @@ static void a_range_bounds_every_query(void **state)
                         "&startkey=%5b%22p%22%2c7%5d&startkey_docid=c7");
     /* open above: only the backward query can be refused; _all_docs
      * never is, and has its probes of the range's position */
-    plan = plan_of(&view, NULL, "1", NULL, 2);
+    plan = plan_of(&view, NULL, "1", NULL, 2, 0);
     assert_non_null(strstr(plan_urls(&plan, &start), "range-start " VIEW_URL
                            "?limit=0&reduce=false&startkey=1\n"
                            "range-end " VIEW_URL "?limit=0&reduce=false&descending=true\n"
                            "forward "));
     view = view_of(DB_URL "/_all_docs");
-    plan = plan_of(&view, NULL, "\"a\"", "\"z\"", 2);
+    plan = plan_of(&view, NULL, "\"a\"", "\"z\"", 2, 0);
     start = token_of("\"b\"", "b", 0);
     assert_non_null(strstr(plan_urls(&plan, &start),
                            "range-start " DB_URL "/_all_docs?limit=0&startkey=%22a%22\n"
@@ -280,7 +307,7 @@ static const char *refusable_roles(const cp_plan *plan, const cp_token *start)
 static void queries_couchdb_may_refuse_are_marked(void **state)
 {
     cp_view view = view_of(VIEW_URL);
-    cp_plan plan = plan_of(&view, NULL, "[\"p\",0]", "[\"p\",{}]", 2);
+    cp_plan plan = plan_of(&view, NULL, "[\"p\",0]", "[\"p\",{}]", 2, 0);
     cp_token start = token_of("[\"p\",7]", "c7", 0);
     cp_token last = { 0 };
 
@@ -289,12 +316,12 @@ static void queries_couchdb_may_refuse_are_marked(void **state)
     last.at_end = 1;
     assert_string_equal(refusable_roles(&plan, &last), "range-end");
     /* open above: the forward query has no endkey */
-    plan = plan_of(&view, NULL, "1", NULL, 2);
+    plan = plan_of(&view, NULL, "1", NULL, 2, 0);
     assert_string_equal(refusable_roles(&plan, &start), "backward");
-    plan = plan_of(&view, NULL, NULL, NULL, 2);
+    plan = plan_of(&view, NULL, NULL, NULL, 2, 0);
     assert_string_equal(refusable_roles(&plan, &start), "");
     view = view_of(DB_URL "/_all_docs");
-    plan = plan_of(&view, NULL, "\"a\"", "\"z\"", 2);
+    plan = plan_of(&view, NULL, "\"a\"", "\"z\"", 2, 0);
     start = token_of("\"b\"", "b", 0);
     assert_string_equal(refusable_roles(&plan, &start), "");
 }
@@ -306,7 +333,7 @@ static void descending_swaps_directions_and_bounds(void **state)
     cp_token start = token_of("5", "d5", 0);
 
     view.descending = 1;
-    plan = plan_of(&view, NULL, "1", "9", 2);
+    plan = plan_of(&view, NULL, "1", "9", 2, 0);
     assert_string_equal(plan_urls(&plan, NULL),
                         "range-start " VIEW_URL "?limit=0&reduce=false&descending=true"
                         "&startkey=9\n"
@@ -331,7 +358,7 @@ static void grouped_rows_read_backward_from_their_own_group(void **state)
 
     view.reduce = 1;
     view.group_level = CP_GROUP_EXACT;
-    plan = plan_of(&view, NULL, NULL, NULL, 2);
+    plan = plan_of(&view, NULL, NULL, NULL, 2, 0);
     assert_string_equal(plan_urls(&plan, &start),
                         "forward " VIEW_URL "?limit=3&reduce=true&group=true"
                         "&startkey=%5b2026%2c11%5d\n"
@@ -340,7 +367,7 @@ static void grouped_rows_read_backward_from_their_own_group(void **state)
                         "own-group " VIEW_URL "?limit=1&reduce=true&group=true"
                         "&startkey=%5b2026%2c11%5d&endkey=%5b2026%2c11%5d");
     view.group_level = 2;
-    plan = plan_of(&view, NULL, NULL, NULL, 2);
+    plan = plan_of(&view, NULL, NULL, NULL, 2, 0);
     assert_string_equal(plan_urls(&plan, NULL),
                         "forward " VIEW_URL "?limit=3&reduce=true&group_level=2");
 }
@@ -352,7 +379,7 @@ static void documents_only_for_the_page_itself(void **state)
     cp_token start = token_of("1", "d1", 0);
 
     view.include_docs = 1;
-    plan = plan_of(&view, NULL, NULL, NULL, 2);
+    plan = plan_of(&view, NULL, NULL, NULL, 2, 0);
     /* rows read backward only make a link: keys only */
     assert_string_equal(plan_urls(&plan, &start),
                         "forward " VIEW_URL "?limit=3&reduce=false&startkey=1&startkey_docid=d1"
@@ -364,7 +391,7 @@ static void documents_only_for_the_page_itself(void **state)
 static void all_docs_sends_no_docid_and_no_reduce(void **state)
 {
     cp_view view = view_of(DB_URL "/_all_docs");
-    cp_plan plan = plan_of(&view, NULL, NULL, NULL, 2);
+    cp_plan plan = plan_of(&view, NULL, NULL, NULL, 2, 0);
     cp_token start = token_of("\"b\"", "b", 0);
 
     assert_string_equal(plan_urls(&plan, &start),
@@ -375,7 +402,7 @@ static void all_docs_sends_no_docid_and_no_reduce(void **state)
 static void partitions_go_into_the_path(void **state)
 {
     cp_view view = view_of(VIEW_URL);
-    cp_plan plan = plan_of(&view, "sensor 1/x", NULL, NULL, 2);
+    cp_plan plan = plan_of(&view, "sensor 1/x", NULL, NULL, 2, 0);
     const char *reason;
 
     assert_string_equal(plan.index_url,
@@ -389,7 +416,7 @@ static void partitions_go_into_the_path(void **state)
                         "forward " DB_URL "/_partition/sensor%201%2fx/_design/bands/_view/by-name"
                         "?limit=3&reduce=false");
     view = view_of(DB_URL "/_all_docs");
-    plan = plan_of(&view, "p", NULL, NULL, 2);
+    plan = plan_of(&view, "p", NULL, NULL, 2, 0);
     assert_string_equal(plan_urls(&plan, NULL),
                         "range-start " DB_URL "/_partition/p/_all_docs?limit=0\n"
                         "range-end " DB_URL "/_partition/p/_all_docs?limit=0&descending=true\n"
@@ -454,7 +481,7 @@ static void descending_groups_start_after_their_keys(void **state)
     view.reduce = 1;
     view.descending = 1;
     view.group_level = 1;
-    plan = plan_of(&view, NULL, NULL, NULL, 1);
+    plan = plan_of(&view, NULL, NULL, NULL, 1, 0);
     /* backward, ascending: from the group key itself */
     assert_string_equal(plan_urls(&plan, &start),
                         "forward " VIEW_URL "?limit=2&reduce=true&group_level=1&descending=true"
@@ -465,12 +492,12 @@ static void descending_groups_start_after_their_keys(void **state)
                         "&startkey=%5b2023%5d&endkey=%5b2023%2c%7b%7d%5d");
     /* a key shorter than the level is a whole key */
     view.group_level = 2;
-    plan = plan_of(&view, NULL, NULL, NULL, 1);
+    plan = plan_of(&view, NULL, NULL, NULL, 1, 0);
     assert_non_null(strstr(plan_urls(&plan, &start), "&startkey=%5b2023%5d\n"));
     /* ascending needs nothing */
     view.descending = 0;
     view.group_level = 1;
-    plan = plan_of(&view, NULL, NULL, NULL, 1);
+    plan = plan_of(&view, NULL, NULL, NULL, 1, 0);
     assert_non_null(strstr(plan_urls(&plan, &start), "&startkey=%5b2023%5d\n"));
 }
 
@@ -513,7 +540,7 @@ static void wide_integers_reach_couchdb_digit_for_digit(void **state)
 {
     cp_view view = view_of(VIEW_URL);
     cp_view all_docs = view_of(DB_URL "/_all_docs");
-    cp_plan plan = plan_of(&view, NULL, "-18446744073709551617", "[18446744073709551616]", 2);
+    cp_plan plan = plan_of(&view, NULL, "-18446744073709551617", "[18446744073709551616]", 2, 0);
     cp_token start;
     const char *reason;
 
@@ -549,7 +576,7 @@ static void wide_integers_reach_couchdb_digit_for_digit(void **state)
 static void all_docs_starts_are_checked_against_the_range(void **state)
 {
     cp_view view = view_of(DB_URL "/_all_docs");
-    cp_plan plan = plan_of(&view, NULL, "\"b\"", "\"y\"", 3);
+    cp_plan plan = plan_of(&view, NULL, "\"b\"", "\"y\"", 3, 0);
     cp_token start = { NULL, NULL, NULL, 0, 0, NULL, NULL, NULL };
     const char *inside[] = { "\"b\"", "\"b \"", "\"xyz\"", "\"y\"" };
     const char *outside[] = { "\"a\"", "\"B\"", "\"y \"", "\"z\"", "\"\\u00e9\"", "1", "null" };
@@ -569,7 +596,7 @@ static void all_docs_starts_are_checked_against_the_range(void **state)
     }
     /* views are CouchDB's to check */
     view = view_of(VIEW_URL);
-    plan = plan_of(&view, NULL, "\"b\"", "\"y\"", 3);
+    plan = plan_of(&view, NULL, "\"b\"", "\"y\"", 3, 0);
     start.key = parse("\"a\"");
     assert_null(cp_plan_check_start(pool, &plan, &start));
 }
@@ -579,7 +606,7 @@ static void all_docs_starts_are_checked_against_the_range(void **state)
 static void tokens_inside_one_documents_rows(void **state)
 {
     cp_view view = view_of(VIEW_URL);
-    cp_plan plan = plan_of(&view, NULL, NULL, NULL, 2);
+    cp_plan plan = plan_of(&view, NULL, NULL, NULL, 2, 0);
     cp_token start = token_of("\"x\"", "d1", 2);
 
     assert_string_equal(plan_urls(&plan, &start),
@@ -602,14 +629,7 @@ static int widen(const cp_plan *plan, const cp_token *start, apr_array_header_t 
     cp_page_answers in;
     cp_page page;
 
-    memset(&in, 0, sizeof(in));
-    in.count = plan->count;
-    in.links = plan->links;
-    in.with_docid = cp_view_has_docids(plan->view);
-    in.partial = cp_plan_is_partial(plan);
-    in.queries = queries;
-    in.start_token = start;
-    in.start = "the token";
+    cp_page_answers_init(&in, plan, queries, start, "the token", NULL);
     return cp_plan_widen(pool, plan, start, cp_page_assemble(pool, &in, &page));
 }
 
@@ -632,68 +652,97 @@ static const cp_answer *rows_of_one_entry(int n)
     return rows_text(apr_array_pstrcat(pool, rows, ','));
 }
 
+/* The token's row ["r", "d5"], then d4's two rows, d3, d2, d1 and d0 of
+ * one row each, as far as n rows in all: entries that are short. */
+static const cp_answer *rows_of_short_entries(int n)
+{
+    apr_array_header_t *rows = apr_array_make(pool, n, sizeof(const char *));
+    int i;
+
+    APR_ARRAY_PUSH(rows, const char *) = row_of("d5", "r", 0);
+    for (i = 1; i < n; i++) {
+        APR_ARRAY_PUSH(rows, const char *) = row_of(apr_psprintf(pool, "d%d", i <= 2 ? 4 : 6 - i),
+                                                    "q", i == 2);
+    }
+    return rows_text(apr_array_pstrcat(pool, rows, ','));
+}
+
+/* The query of role answered by one entry that fills its limit: the page
+ * assembler names it, and the plan widens it the first time, to limit × 8
+ * + 2 rows, its answer dropped: the one query that waits, sent as body. */
+static cp_query *assert_widened_once(const cp_plan *plan, const cp_token *start,
+                                     apr_array_header_t *queries, cp_query_role role,
+                                     const char *body)
+{
+    cp_query *query = cp_plan_query(queries, role);
+    int limit = query->limit;
+
+    query->answer = rows_of_one_entry(limit);
+    assert_true(widen(plan, start, queries));
+    query = cp_plan_query(queries, role);
+    assert_null(query->answer);
+    assert_int_equal(query->widened, 1);
+    assert_int_equal(query->limit, limit * 8 + 2);
+    assert_int_equal(cp_plan_waiting(pool, queries)->nelts, 1);
+    assert_string_equal(cp_plan_batch_body(pool, cp_plan_waiting(pool, queries)), body);
+    return query;
+}
+
+/* While its answer is one entry that fills its limit, the query is widened
+ * times more times, never beyond cp_plan_max_reach, and then no more. */
+static void assert_widens(const cp_plan *plan, const cp_token *start,
+                          apr_array_header_t *queries, cp_query *query, int times)
+{
+    int i, from = query->widened;
+
+    for (i = 1; i <= times; i++) {
+        query->answer = rows_of_one_entry(query->limit);
+        assert_true(widen(plan, start, queries));
+        assert_int_equal(query->widened, from + i);
+        assert_true(query->limit <= cp_plan_max_reach(plan));
+    }
+    query->answer = rows_of_one_entry(query->limit);
+    assert_false(widen(plan, start, queries));
+}
+
 /* The backward answer is asked again, wider, only when its limit cut an
  * entry where the pages behind need it; at most CP_PLAN_MAX_WIDENINGS times. */
 static void a_cut_entry_behind_widens_the_backward_query(void **state)
 {
     cp_view view = view_of(VIEW_URL);
-    cp_plan plan = plan_of(&view, NULL, NULL, NULL, 2);
+    cp_plan plan = plan_of(&view, NULL, NULL, NULL, 2, 0);
     cp_token start = token_of("\"r\"", "d5", 0);
     apr_array_header_t *queries = cp_plan_page(pool, &plan, &start);
     cp_query *forward = cp_plan_query(queries, CP_QUERY_FORWARD);
     cp_query *backward = cp_plan_query(queries, CP_QUERY_BACKWARD);
-    int i;
 
     assert_int_equal(backward->limit, 6);
     assert_int_equal(cp_plan_skip(backward), 0);
-    forward->answer = rows_text("{\"id\":\"d5\",\"key\":\"r\",\"value\":0}");
+    forward->answer = rows_text(row_of("d5", "r", 0));
     assert_null(cp_plan_query(queries, CP_QUERY_RANGE_END));
     /* the token's row, d4's two rows, d3, d2, then d1 cut: complete */
-    backward->answer = rows_text(
-        "{\"id\":\"d5\",\"key\":\"r\",\"value\":0},{\"id\":\"d4\",\"key\":\"q\",\"value\":0},"
-        "{\"id\":\"d4\",\"key\":\"q\",\"value\":1},{\"id\":\"d3\",\"key\":\"q\",\"value\":0},"
-        "{\"id\":\"d2\",\"key\":\"q\",\"value\":0},{\"id\":\"d1\",\"key\":\"q\",\"value\":0}");
+    backward->answer = rows_of_short_entries(6);
     assert_false(widen(&plan, &start, queries));
     /* d4 fills the rest: it may go on, its last rows nearest the page */
-    backward->answer = rows_of_one_entry(6);
-    assert_true(widen(&plan, &start, queries));
-    backward = cp_plan_query(queries, CP_QUERY_BACKWARD);
-    assert_null(backward->answer);
-    assert_int_equal(backward->widened, 1);
-    assert_int_equal(backward->limit, 6 * 8 + 2);
-    assert_int_equal(cp_plan_waiting(pool, queries)->nelts, 1);
-    assert_string_equal(cp_plan_batch_body(pool, cp_plan_waiting(pool, queries)),
-                        "{\"queries\":[{\"limit\":50,\"reduce\":false,\"descending\":true,"
-                        "\"startkey\":\"r\",\"startkey_docid\":\"d5\"}]}");
+    backward = assert_widened_once(&plan, &start, queries, CP_QUERY_BACKWARD,
+                                   "{\"queries\":[{\"limit\":50,\"reduce\":false,"
+                                   "\"descending\":true,\"startkey\":\"r\","
+                                   "\"startkey_docid\":\"d5\"}]}");
     /* an answer shorter than its limit reached the start: complete */
-    backward->answer = rows_text(
-        "{\"id\":\"d5\",\"key\":\"r\",\"value\":0},{\"id\":\"d4\",\"key\":\"q\",\"value\":0}");
+    backward->answer = rows_of_short_entries(2);
     assert_false(widen(&plan, &start, queries));
     /* growing to cp_plan_max_reach and no further: an entry longer than
      * max_emits is not read whole (2 × 2 + 2 × 64 + 3 = 135 rows) */
     assert_int_equal(cp_plan_max_reach(&plan), 135);
-    backward->answer = rows_of_one_entry(backward->limit);
-    assert_true(widen(&plan, &start, queries));
-    assert_int_equal(backward->widened, 2);
+    assert_widens(&plan, &start, queries, backward, 1);
     assert_int_equal(backward->limit, 135);
-    backward->answer = rows_of_one_entry(backward->limit);
-    assert_false(widen(&plan, &start, queries));
     /* never more than CP_PLAN_MAX_WIDENINGS rounds, where the bound is wider */
     view.max_emits = CP_TOKEN_MAX_EMITS - 1;
-    plan = plan_of(&view, NULL, NULL, NULL, 2);
+    plan = plan_of(&view, NULL, NULL, NULL, 2, 0);
     queries = cp_plan_page(pool, &plan, &start);
-    backward = cp_plan_query(queries, CP_QUERY_BACKWARD);
     cp_plan_query(queries, CP_QUERY_FORWARD)->answer = rows_text(row_of("d5", "r", 0));
-    for (i = 1; i <= CP_PLAN_MAX_WIDENINGS + 1; i++) {
-        backward->answer = rows_of_one_entry(backward->limit);
-        if (i == CP_PLAN_MAX_WIDENINGS + 1) {
-            assert_false(widen(&plan, &start, queries));
-            break;
-        }
-        assert_true(widen(&plan, &start, queries));
-        assert_int_equal(backward->widened, i);
-        assert_true(backward->limit <= cp_plan_max_reach(&plan));
-    }
+    assert_widens(&plan, &start, queries, cp_plan_query(queries, CP_QUERY_BACKWARD),
+                  CP_PLAN_MAX_WIDENINGS);
 }
 
 /* The token of the previous page, as the page assembler finds it. */
@@ -703,12 +752,7 @@ static const char *prev_of(const cp_plan *plan, const apr_array_header_t *querie
     cp_page_answers in;
     cp_page page;
 
-    memset(&in, 0, sizeof(in));
-    in.count = plan->count;
-    in.with_docid = 1;
-    in.queries = queries;
-    in.start_token = start;
-    in.start = "token";
+    cp_page_answers_init(&in, plan, queries, start, "token", NULL);
     cp_page_assemble(pool, &in, &page);
     return page.prev ? page.prev : "(none)";
 }
@@ -719,7 +763,7 @@ static const char *prev_of(const cp_plan *plan, const apr_array_header_t *querie
 static void rows_passed_over_are_counted(void **state)
 {
     cp_view view = view_of(VIEW_URL);
-    cp_plan plan = plan_of(&view, NULL, NULL, NULL, 4);
+    cp_plan plan = plan_of(&view, NULL, NULL, NULL, 4, 0);
     cp_token start = token_of("\"r\"", "d5", 0);
     const char *r = row_of("d5", "r", 0);
     apr_array_header_t *queries = cp_plan_page(pool, &plan, &start);
@@ -793,43 +837,43 @@ static void rows_passed_over_are_counted(void **state)
 static void the_last_page_reads_back_from_the_end(void **state)
 {
     cp_view view = view_of(VIEW_URL);
-    cp_plan plan = plan_of(&view, NULL, NULL, NULL, 5);
+    cp_plan plan = plan_of(&view, NULL, NULL, NULL, 5, 0);
     cp_token last = { NULL, NULL, NULL, 0, 1, NULL, NULL, NULL };
 
     /* the whole view: total_rows is the location's */
     assert_string_equal(plan_urls(&plan, &last),
                         "range-end " VIEW_URL "?limit=13&reduce=false&descending=true");
     /* a range: the start probe for the rows before it, the tail to its start */
-    plan = plan_of(&view, NULL, "[\"p\",0]", "[\"p\",{}]", 2);
+    plan = plan_of(&view, NULL, "[\"p\",0]", "[\"p\",{}]", 2, 0);
     assert_string_equal(plan_urls(&plan, &last),
                         "range-start " VIEW_URL "?limit=0&reduce=false"
                         "&startkey=%5b%22p%22%2c0%5d\n"
                         "range-end " VIEW_URL "?limit=7&reduce=false&descending=true"
                         "&startkey=%5b%22p%22%2c%7b%7d%5d&endkey=%5b%22p%22%2c0%5d");
-    plan = plan_of(&view, NULL, "1", NULL, 2);
+    plan = plan_of(&view, NULL, "1", NULL, 2, 0);
     assert_string_equal(plan_urls(&plan, &last),
                         "range-start " VIEW_URL "?limit=0&reduce=false&startkey=1\n"
                         "range-end " VIEW_URL "?limit=7&reduce=false&descending=true"
                         "&endkey=1");
-    plan = plan_of(&view, NULL, NULL, "9", 2);
+    plan = plan_of(&view, NULL, NULL, "9", 2, 0);
     assert_string_equal(plan_urls(&plan, &last),
                         "range-start " VIEW_URL "?limit=0&reduce=false\n"
                         "range-end " VIEW_URL "?limit=7&reduce=false&descending=true"
                         "&startkey=9");
     /* descending: the tail reads ascending from the low bound */
     view.descending = 1;
-    plan = plan_of(&view, NULL, "1", "9", 2);
+    plan = plan_of(&view, NULL, "1", "9", 2, 0);
     assert_string_equal(plan_urls(&plan, &last),
                         "range-start " VIEW_URL "?limit=0&reduce=false&descending=true"
                         "&startkey=9\n"
                         "range-end " VIEW_URL "?limit=7&reduce=false&startkey=1&endkey=9");
-    plan = plan_of(&view, NULL, NULL, NULL, 2);
+    plan = plan_of(&view, NULL, NULL, NULL, 2, 0);
     assert_string_equal(plan_urls(&plan, &last),
                         "range-end " VIEW_URL "?limit=7&reduce=false");
     /* the items carry documents: so does the tail, whose rows are the page's */
     view.descending = 0;
     view.include_docs = 1;
-    plan = plan_of(&view, NULL, NULL, NULL, 2);
+    plan = plan_of(&view, NULL, NULL, NULL, 2, 0);
     assert_string_equal(plan_urls(&plan, &last),
                         "range-end " VIEW_URL "?limit=7&reduce=false&descending=true"
                         "&include_docs=true");
@@ -843,25 +887,25 @@ static void the_last_page_reads_back_from_the_end(void **state)
 static void the_last_page_of_all_docs_partitions_and_groups(void **state)
 {
     cp_view view = view_of(DB_URL "/_all_docs");
-    cp_plan plan = plan_of(&view, NULL, NULL, NULL, 2);
+    cp_plan plan = plan_of(&view, NULL, NULL, NULL, 2, 0);
     cp_token last = { NULL, NULL, NULL, 0, 1, NULL, NULL, NULL };
 
     assert_string_equal(plan_urls(&plan, &last),
                         "range-end " DB_URL "/_all_docs?limit=7&descending=true");
     /* CouchDB never refuses _all_docs a reversed range: the probe is for
      * the position only; ids are checked against the range, "last" is none */
-    plan = plan_of(&view, NULL, "\"a\"", "\"z\"", 2);
+    plan = plan_of(&view, NULL, "\"a\"", "\"z\"", 2, 0);
     assert_null(cp_plan_check_start(pool, &plan, &last));
     assert_string_equal(plan_urls(&plan, &last),
                         "range-start " DB_URL "/_all_docs?limit=0&startkey=%22a%22\n"
                         "range-end " DB_URL "/_all_docs?limit=7&descending=true"
                         "&startkey=%22z%22&endkey=%22a%22");
-    plan = plan_of(&view, "p", NULL, NULL, 2);
+    plan = plan_of(&view, "p", NULL, NULL, 2, 0);
     assert_string_equal(plan_urls(&plan, &last),
                         "range-start " DB_URL "/_partition/p/_all_docs?limit=0\n"
                         "range-end " DB_URL "/_partition/p/_all_docs?limit=7&descending=true");
     view = view_of(VIEW_URL);
-    plan = plan_of(&view, "p", NULL, NULL, 2);
+    plan = plan_of(&view, "p", NULL, NULL, 2, 0);
     assert_string_equal(plan_urls(&plan, &last),
                         "range-start " DB_URL "/_partition/p/_design/bands/_view/by-name"
                         "?limit=0&reduce=false\n"
@@ -871,15 +915,15 @@ static void the_last_page_of_all_docs_partitions_and_groups(void **state)
      * group a full answer may end in); a probe only where CouchDB may refuse */
     view.reduce = 1;
     view.group_level = CP_GROUP_EXACT;
-    plan = plan_of(&view, NULL, NULL, NULL, 2);
+    plan = plan_of(&view, NULL, NULL, NULL, 2, 0);
     assert_string_equal(plan_urls(&plan, &last),
                         "range-end " VIEW_URL "?limit=5&reduce=true&group=true&descending=true");
-    plan = plan_of(&view, "p", "1", NULL, 2);
+    plan = plan_of(&view, "p", "1", NULL, 2, 0);
     assert_string_equal(plan_urls(&plan, &last),
                         "range-end " DB_URL "/_partition/p/_design/bands/_view/by-name"
                         "?limit=5&reduce=true&group=true&descending=true&endkey=1");
     view.group_level = 1;
-    plan = plan_of(&view, NULL, "[1]", "[9]", 2);
+    plan = plan_of(&view, NULL, "[1]", "[9]", 2, 0);
     assert_string_equal(plan_urls(&plan, &last),
                         "range-start " VIEW_URL "?limit=0&reduce=true&group_level=1"
                         "&startkey=%5b1%5d\n"
@@ -892,62 +936,37 @@ static void the_last_page_of_all_docs_partitions_and_groups(void **state)
 static void a_cut_entry_in_the_tail_widens_it(void **state)
 {
     cp_view view = view_of(VIEW_URL);
-    cp_plan plan = plan_of(&view, NULL, "\"a\"", "\"z\"", 2);
+    cp_plan plan = plan_of(&view, NULL, "\"a\"", "\"z\"", 2, 0);
     cp_token last = { NULL, NULL, NULL, 0, 1, NULL, NULL, NULL };
     apr_array_header_t *queries = cp_plan_page(pool, &plan, &last);
     cp_query *range_start = cp_plan_query(queries, CP_QUERY_RANGE_START);
     cp_query *tail = cp_plan_query(queries, CP_QUERY_RANGE_END);
-    int i;
 
     assert_int_equal(queries->nelts, 2);
     assert_int_equal(tail->limit, 7);
     range_start->answer = rows_text("");
     /* d5, d4's two rows, d3, d2, d1, then d0 cut: 6 rows known, a page and
      * the page behind */
-    tail->answer = rows_text(
-        "{\"id\":\"d5\",\"key\":\"r\",\"value\":0},{\"id\":\"d4\",\"key\":\"q\",\"value\":0},"
-        "{\"id\":\"d4\",\"key\":\"q\",\"value\":1},{\"id\":\"d3\",\"key\":\"q\",\"value\":0},"
-        "{\"id\":\"d2\",\"key\":\"q\",\"value\":0},{\"id\":\"d1\",\"key\":\"q\",\"value\":0},"
-        "{\"id\":\"d0\",\"key\":\"q\",\"value\":0}");
+    tail->answer = rows_of_short_entries(7);
     assert_false(widen(&plan, &last, queries));
     /* d4 fills the rest: where its rows lie in their entry is not known */
-    tail->answer = rows_of_one_entry(7);
-    assert_true(widen(&plan, &last, queries));
-    tail = cp_plan_query(queries, CP_QUERY_RANGE_END);
-    assert_null(tail->answer);
+    tail = assert_widened_once(&plan, &last, queries, CP_QUERY_RANGE_END,
+                               "{\"queries\":[{\"limit\":58,\"reduce\":false,"
+                               "\"descending\":true,\"startkey\":\"z\",\"endkey\":\"a\"}]}");
     assert_non_null(range_start->answer);
-    assert_int_equal(tail->widened, 1);
-    assert_int_equal(tail->limit, 7 * 8 + 2);
-    assert_int_equal(cp_plan_waiting(pool, queries)->nelts, 1);
-    assert_string_equal(cp_plan_batch_body(pool, cp_plan_waiting(pool, queries)),
-                        "{\"queries\":[{\"limit\":58,\"reduce\":false,\"descending\":true,"
-                        "\"startkey\":\"z\",\"endkey\":\"a\"}]}");
     /* an answer shorter than its limit reached the range's start: complete */
     tail->answer = rows_of_one_entry(6);
     assert_false(widen(&plan, &last, queries));
     /* growing to cp_plan_max_reach and no further */
-    tail->answer = rows_of_one_entry(tail->limit);
-    assert_true(widen(&plan, &last, queries));
-    assert_int_equal(tail->widened, 2);
+    assert_widens(&plan, &last, queries, tail, 1);
     assert_int_equal(tail->limit, cp_plan_max_reach(&plan));
-    tail->answer = rows_of_one_entry(tail->limit);
-    assert_false(widen(&plan, &last, queries));
     /* never more than CP_PLAN_MAX_WIDENINGS rounds, where the bound is wider */
     view.max_emits = CP_TOKEN_MAX_EMITS - 1;
-    plan = plan_of(&view, NULL, "\"a\"", "\"z\"", 2);
+    plan = plan_of(&view, NULL, "\"a\"", "\"z\"", 2, 0);
     queries = cp_plan_page(pool, &plan, &last);
     cp_plan_query(queries, CP_QUERY_RANGE_START)->answer = rows_text("");
-    tail = cp_plan_query(queries, CP_QUERY_RANGE_END);
-    for (i = 1; i <= CP_PLAN_MAX_WIDENINGS + 1; i++) {
-        tail->answer = rows_of_one_entry(tail->limit);
-        if (i == CP_PLAN_MAX_WIDENINGS + 1) {
-            assert_false(widen(&plan, &last, queries));
-            break;
-        }
-        assert_true(widen(&plan, &last, queries));
-        assert_int_equal(tail->widened, i);
-        assert_true(tail->limit <= cp_plan_max_reach(&plan));
-    }
+    assert_widens(&plan, &last, queries, cp_plan_query(queries, CP_QUERY_RANGE_END),
+                  CP_PLAN_MAX_WIDENINGS);
 }
 
 /* One combination of a location's options and a page. */
@@ -1187,7 +1206,7 @@ static void index_freshness_goes_into_every_query(void **state)
 
     view.update = "lazy";
     view.stable = "true";
-    plan = plan_of(&view, NULL, NULL, NULL, 2);
+    plan = plan_of(&view, NULL, NULL, NULL, 2, 0);
     assert_string_equal(plan_urls(&plan, NULL),
                         "forward " VIEW_URL "?limit=3&reduce=false&update=lazy&stable=true");
 
@@ -1216,7 +1235,7 @@ static void index_freshness_goes_into_every_query(void **state)
     view.include_docs = 0;
     view.update = "true";
     view.stable = "false";
-    plan = plan_of(&view, NULL, NULL, NULL, 2);
+    plan = plan_of(&view, NULL, NULL, NULL, 2, 0);
     start = token_of("\"r\"", "d5", 0);
     queries = cp_plan_page(pool, &plan, &start);
     backward = cp_plan_query(queries, CP_QUERY_BACKWARD);
@@ -1379,7 +1398,7 @@ static void every_query_is_bounded_by_the_page(void **state)
 static void an_answer_over_its_limit_is_named(void **state)
 {
     cp_view view = view_of(VIEW_URL);
-    cp_plan plan = plan_of(&view, NULL, NULL, NULL, 2);
+    cp_plan plan = plan_of(&view, NULL, NULL, NULL, 2, 0);
     cp_token start = token_of("\"r\"", "d5", 0);
     apr_array_header_t *queries = cp_plan_page(pool, &plan, &start);
     cp_query *forward = cp_plan_query(queries, CP_QUERY_FORWARD);
@@ -1422,7 +1441,7 @@ static void partition_names_are_checked(void **state)
 static void bounded_tokens_are_located_between_their_keys(void **state)
 {
     cp_view view = view_of(VIEW_URL);
-    cp_plan plan = plan_of(&view, NULL, "\"a\"", "\"z\"", 5);
+    cp_plan plan = plan_of(&view, NULL, "\"a\"", "\"z\"", 5, 0);
     cp_token token;
     apr_array_header_t *queries;
     const cp_query *query;
@@ -1439,7 +1458,7 @@ static void bounded_tokens_are_located_between_their_keys(void **state)
                                      "\"endkey\":[\"l\",\"mm\xef\xbf\xbf\"]}",
                                      cp_plan_max_reach(&plan)));
     view.descending = 1;
-    plan = plan_of(&view, NULL, NULL, NULL, 5);
+    plan = plan_of(&view, NULL, NULL, NULL, 5, 0);
     query = &APR_ARRAY_IDX(cp_plan_locate(pool, &plan, &token), 0, cp_query);
     assert_string_equal(cp_json_text(pool, query->params),
                         apr_psprintf(pool, "{\"limit\":%d,\"reduce\":false,\"descending\":true,"
@@ -1457,6 +1476,7 @@ int main(void)
         UNIT_TEST(later_pages_query_forward_and_backward_from_the_token),
         UNIT_TEST(the_batch_body_holds_the_same_queries),
         UNIT_TEST(the_plan_says_which_queries_wait_and_takes_their_answers),
+        UNIT_TEST(a_cut_answer_leaves_the_queries_after_it_to_ask_alone),
         UNIT_TEST(keys_cannot_smuggle_parameters),
         UNIT_TEST(a_logged_query_hides_keys_when_asked),
         UNIT_TEST(a_range_bounds_every_query),

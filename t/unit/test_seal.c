@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests of couchpage_seal: tokens sealed (AES-256-SIV) and opened;
- * they link the core alone. */
+/* Unit tests of couchpage_seal: secrets checked, tokens sealed
+ * (AES-256-SIV) and opened; they link the core alone. */
 #include "unit.h"
 #include "couchpage_seal.h"
 
@@ -242,6 +242,25 @@ static void the_previous_secret_still_opens_tokens(void **state)
                                &error), "[3]");
 }
 
+/* A secret seals when it is long enough and not the examples' placeholder,
+ * the previous one too; no message shows a secret. */
+static void short_and_placeholder_secrets_are_refused(void **state)
+{
+    const char *reason;
+
+    assert_null(cp_seal_secrets_fault(pool, SECRET, NULL));
+    assert_null(cp_seal_secrets_fault(pool, SECRET, OLD_SECRET));
+    assert_null(cp_seal_secrets_fault(pool, "sixteen chars ok", NULL));
+    reason = cp_seal_secrets_fault(pool, "fifteen chars a", NULL);
+    assert_string_equal(reason, "a secret must be at least 16 characters long");
+    assert_string_equal(cp_seal_secrets_fault(pool, SECRET, "too short"), reason);
+    reason = cp_seal_secrets_fault(pool, "Replace With A Long Random String", NULL);
+    assert_non_null(reason);
+    assert_non_null(strstr(reason, "the examples' placeholder is no secret"));
+    assert_string_equal(cp_seal_secrets_fault(pool, SECRET,
+                                              "replace with a long random string"), reason);
+}
+
 static void tokens_of_another_location_or_secret_do_not_open(void **state)
 {
     const cp_seal_key *key = key_of(SECRET);
@@ -349,6 +368,7 @@ int main(void)
         UNIT_TEST(a_page_is_sealed_in_the_core),
         UNIT_TEST(an_empty_token_is_not_sealed),
         UNIT_TEST(the_previous_secret_still_opens_tokens),
+        UNIT_TEST(short_and_placeholder_secrets_are_refused),
         UNIT_TEST(tokens_of_another_location_or_secret_do_not_open),
         UNIT_TEST(a_token_changed_in_any_byte_or_character_does_not_open),
         UNIT_TEST(truncated_short_and_garbage_tokens_are_refused),

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests of couchpage_view: CouchPageView URLs, classified or refused;
- * they link the core alone. */
+/* Unit tests of couchpage_view: CouchPageView URLs, classified or refused,
+ * and shown in messages; CouchPageUpdate's words; they link the core alone. */
 #include "unit.h"
 #include "couchpage_view.h"
 
@@ -89,6 +89,30 @@ static void query_urls_start_at_the_view_or_the_partitions(void **state)
     assert_string_equal(cp_view_query_prefix(pool, &view, 1), DB_URL "/_partition/");
 }
 
+/* Messages show a view URL without its credentials, parsed or not. */
+static void view_urls_are_shown_without_credentials(void **state)
+{
+    assert_string_equal(cp_view_url_shown(pool, VIEW_URL), VIEW_URL);
+    assert_string_equal(cp_view_url_shown(pool, "http://admin:secret@h:5984/db/_all_docs"),
+                        "http://***@h:5984/db/_all_docs");
+    /* the last '@' of the authority ends the credentials; one after it not */
+    assert_string_equal(cp_view_url_shown(pool, "http://a@b:p@w@h/db/x@y"),
+                        "http://***@h/db/x@y");
+    assert_string_equal(cp_view_url_shown(pool, "user:pw@host/db"), "***@host/db");
+    assert_string_equal(cp_view_url_shown(pool, "http://h/db?u=a@b"), "http://h/db?u=a@b");
+}
+
+/* CouchPageUpdate's words, in any case, become CouchDB's lower-case ones. */
+static void update_words_are_couchdbs_in_lower_case(void **state)
+{
+    assert_string_equal(cp_view_update_named("true"), "true");
+    assert_string_equal(cp_view_update_named("False"), "false");
+    assert_string_equal(cp_view_update_named("LAZY"), "lazy");
+    assert_null(cp_view_update_named("yes"));
+    assert_null(cp_view_update_named(""));
+    assert_null(cp_view_update_named("lazy "));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -96,6 +120,8 @@ int main(void)
         UNIT_TEST(unusable_view_urls_are_refused),
         UNIT_TEST(worker_names_serve_urls_as_mod_proxy_matches_them),
         UNIT_TEST(query_urls_start_at_the_view_or_the_partitions),
+        UNIT_TEST(view_urls_are_shown_without_credentials),
+        UNIT_TEST(update_words_are_couchdbs_in_lower_case),
     };
     RUN_UNIT_TESTS("view", tests);
 }
