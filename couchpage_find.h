@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * couchpage_find: what a Mango _find location asks CouchDB, built once a
+ * page. A _find location pages by keyset, never by skip nor by CouchDB's
+ * bookmark: rows are in the order of their sort values and then of their
+ * document ids (the bytes of the id: CouchDB's own tie order in a Mango
+ * index, and the order in which a selector's {"_id": {"$gt": ID}}
+ * compares), and the page after a row is the location's selector AND
+ * "beyond that row's (values..., _id)", which CouchDB evaluates: the
+ * module never collates. A value from a token enters a selector only as an
+ * operator's argument ({"$eq": v}, {"$gt": v}), where CouchDB reads any
+ * JSON, an object of "$" members included, as a value.
+ *
+ * Part of the httpd-free core: nothing here knows about request_rec.
+ */
+#ifndef COUCHPAGE_FIND_H
+#define COUCHPAGE_FIND_H
+
+#include <apr_pools.h>
+#include "couchpage_json.h"
+
+/* A sort field as Mango writes it ("author.name"; "a\.b" for a member
+ * whose name holds a dot) and the members it steps through. */
+typedef struct {
+    const char *name;
+    const char *const *steps; /* NULL-terminated, escapes resolved */
+} cp_find_field;
+
+/* CouchPageSort and CouchPageDescending: the fields that order the rows,
+ * before the document id, which breaks their ties. */
+typedef struct {
+    const cp_find_field *fields;
+    int count;         /* fields before _id; 0 when the rows are sorted by _id alone */
+    int id_named;      /* the operator named _id as the last sort field */
+    int descending;    /* every field, _id included, in descending order */
+} cp_find_sort;
+
+/* Reads CouchPageSort's field names: NULL, or why they cannot sort a
+ * Mango query (none; an empty name or member; a leading "$"; a backslash
+ * that escapes anything but a dot; a field named twice; a field after
+ * _id, whose values are unique; not UTF-8). */
+const char *cp_find_sort_init(apr_pool_t *pool, const char *const *names, int count,
+                              int descending, cp_find_sort *sort);
+
+/* Mango's sort parameter: [{"F": "asc"|"desc"}, ...], with _id last when
+ * the operator named it. reverse reads the rows the other way. */
+json_t *cp_find_sort_param(apr_pool_t *pool, const cp_find_sort *sort, int reverse);
+
+/* NULL when selector is a Mango selector CouchDB 3.4 accepts, else why
+ * not: an object whose "$" names are known operators with arguments of
+ * their kind ($and, $or, $nor: arrays of selectors; $in, $nin, $all:
+ * arrays; $exists: a boolean; $size: an integer; $mod: [divisor other
+ * than 0, remainder]; $type: a JSON type's name; $regex, $beginsWith: a
+ * string; $not, $elemMatch, $allMatch, $keyMapMatch: objects). $text is
+ * refused: it needs a text index, which cannot sort. Strings are not
+ * looked into, so a %{json:EXPR} placeholder passes where a string may
+ * stand. */
+const char *cp_find_check_selector(apr_pool_t *pool, const json_t *selector);
+
+/* A document's sort values, in sort order, as a JSON array (the row's key
+ * in a token), or NULL when the document lacks one of them (Mango leaves
+ * such documents out of a sorted query). The array holds the document's
+ * own values (references), handed to the pool. */
+json_t *cp_find_row_key(apr_pool_t *pool, const cp_find_sort *sort, const json_t *doc);
+
+/* The condition "beyond the row (key, docid)" in the direction rows are
+ * read: after it in the location's order, or before it when backward. key
+ * is cp_find_row_key's array. It is a top-level range on the first sort
+ * field, which CouchDB turns into the index scan's start, and the exact
+ * order, (v1 > k1) OR (v1 = k1 AND v2 > k2) OR ... OR (all equal AND
+ * _id > docid), as $or. NULL when key does not hold one value a sort
+ * field, or docid is not UTF-8. */
+json_t *cp_find_beyond(apr_pool_t *pool, const cp_find_sort *sort, const json_t *key,
+                       const char *docid, int backward);
+
+/* What a _find location asks: its selector (request values in), its sort,
+ * the index it names (ddoc NULL: CouchDB chooses), and the fields the
+ * page shows (NULL: whole documents). */
+typedef struct {
+    const json_t *selector;
+    const cp_find_sort *sort;
+    const char *index_ddoc;
+    const char *index_name; /* NULL: the design document's only index */
+    const json_t *fields;   /* array of Mango field names, or NULL */
+} cp_find_spec;
+
+/* The fields a page's query asks for: the page's own and, where they are
+ * not among them, _id and the sort fields, which the tokens need; NULL
+ * when spec->fields is NULL (whole documents hold them all). */
+json_t *cp_find_fields_param(apr_pool_t *pool, const cp_find_spec *spec);
+
+/* The body of one _find request: the location's selector, AND beyond the
+ * row (key, docid) when key is not NULL; sorted the location's way, or
+ * the other way when backward (the rows before a page, and the Last page,
+ * read from its end); limit rows; the index as use_index with no fallback;
+ * the fields. Compact JSON text, or NULL when key or docid cannot bound
+ * (cp_find_beyond). */
+const char *cp_find_body(apr_pool_t *pool, const cp_find_spec *spec, const json_t *key,
+                         const char *docid, int backward, int limit);
+
+#endif

@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests of couchpage_find: sort fields and selectors checked, and the
+ * keyset conditions and _find bodies a page asks for. That CouchDB reads
+ * these conditions in its own order (mixed types, equal-collating strings,
+ * ids of mixed case, nested fields, a cluster) was walked on CouchDB 3.4.3
+ * page by page, both ways, against _find's own full order. */
+#include "unit.h"
+#include "couchpage_find.h"
+
+/* The sort of names (NULL-terminated); the test fails if it is refused. */
+static cp_find_sort sort_of(int descending, const char *const *names)
+{
+    cp_find_sort sort;
+    const char *why;
+    int count = 0;
+
+    while (names[count]) {
+        count++;
+    }
+    why = cp_find_sort_init(pool, names, count, descending, &sort);
+    if (why) {
+        fail_msg("sort refused: %s", why);
+    }
+    return sort;
+}
+
+/* Why names (NULL-terminated) cannot sort, or NULL. */
+static const char *sort_refusal(const char *const *names)
+{
+    cp_find_sort sort;
+    int count = 0;
+
+    while (names[count]) {
+        count++;
+    }
+    return cp_find_sort_init(pool, names, count, 0, &sort);
+}
+
+static void sort_fields_step_through_members(void **state)
+{
+    const char *names[] = { "date", "author.name", "a\\.b.c", "_id", NULL };
+    cp_find_sort sort = sort_of(0, names);
+
+    assert_int_equal(sort.count, 3);
+    assert_true(sort.id_named);
+    assert_string_equal(sort.fields[1].name, "author.name");
+    assert_string_equal(sort.fields[1].steps[0], "author");
+    assert_string_equal(sort.fields[1].steps[1], "name");
+    assert_null(sort.fields[1].steps[2]);
+    assert_string_equal(sort.fields[2].steps[0], "a.b");
+    assert_string_equal(sort.fields[2].steps[1], "c");
+    assert_null(sort.fields[2].steps[2]);
+
+    sort = sort_of(0, (const char *[]){ "_id", NULL });
+    assert_int_equal(sort.count, 0);
+    assert_true(sort.id_named);
+}
+
+static void unusable_sort_fields_are_refused(void **state)
+{
+    const char *const *bad[] = {
+        (const char *[]){ NULL },
+        (const char *[]){ "", NULL },
+        (const char *[]){ "a..b", NULL },
+        (const char *[]){ "a.", NULL },
+        (const char *[]){ ".a", NULL },
+        (const char *[]){ "$a", NULL },
+        (const char *[]){ "a\\b", NULL },
+        (const char *[]){ "a\\", NULL },
+        (const char *[]){ "a", "b", "a", NULL },
+        (const char *[]){ "_id", "date", NULL },
+        (const char *[]){ "caf\xe9", NULL },
+    };
+    apr_size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const char *why = sort_refusal(bad[i]);
+
+        if (!why) {
+            fail_msg("sort %zu was accepted", i);
+        }
+    }
+    assert_non_null(strstr(sort_refusal((const char *[]){ "_id", "date", NULL }),
+                           "_id must be the last"));
+    assert_non_null(strstr(sort_refusal((const char *[]){ "a", "a", NULL }), "twice"));
+}
+
+static void sort_param_says_each_direction(void **state)
+{
+    const char *names[] = { "date", "a.b", NULL };
+    const char *with_id[] = { "date", "_id", NULL };
+    cp_find_sort up = sort_of(0, names), down = sort_of(1, names), id = sort_of(0, with_id);
+
+    assert_string_equal(cp_json_text(pool, cp_find_sort_param(pool, &up, 0)),
+                        "[{\"date\":\"asc\"},{\"a.b\":\"asc\"}]");
+    assert_string_equal(cp_json_text(pool, cp_find_sort_param(pool, &up, 1)),
+                        "[{\"date\":\"desc\"},{\"a.b\":\"desc\"}]");
+    assert_string_equal(cp_json_text(pool, cp_find_sort_param(pool, &down, 0)),
+                        "[{\"date\":\"desc\"},{\"a.b\":\"desc\"}]");
+    assert_string_equal(cp_json_text(pool, cp_find_sort_param(pool, &down, 1)),
+                        "[{\"date\":\"asc\"},{\"a.b\":\"asc\"}]");
+    assert_string_equal(cp_json_text(pool, cp_find_sort_param(pool, &id, 0)),
+                        "[{\"date\":\"asc\"},{\"_id\":\"asc\"}]");
+}
+
+static void selectors_couchdb_accepts_pass(void **state)
+{
+    const char *good[] = {
+        "{}",
+        "{\"type\": \"post\"}",
+        "{\"type\": \"post\", \"date\": {\"$gt\": \"2020\", \"$lte\": \"2021\"}}",
+        "{\"$and\": [{\"a\": 1}, {\"$or\": [{\"b\": {\"$exists\": true}}, {\"c\": null}]}]}",
+        "{\"tags\": {\"$elemMatch\": {\"$eq\": \"x\"}}, \"n\": {\"$mod\": [3, 1]}}",
+        "{\"title\": {\"$regex\": \"^A\"}, \"t\": {\"$type\": \"string\"}}",
+        "{\"a\": {\"$in\": [1, 2]}, \"b\": {\"$nin\": []}, \"c\": {\"$all\": [1]}}",
+        "{\"a\": {\"$size\": 2}, \"b\": {\"$not\": {\"$eq\": 1}}, \"c\": {\"$ne\": {\"$gt\": 1}}}",
+        "{\"m\": {\"$keyMapMatch\": {\"$eq\": \"k\"}}, \"l\": {\"$allMatch\": {\"$gt\": 0}}}",
+        "{\"author\": {\"name\": {\"$beginsWith\": \"An\"}}}",
+        "{\"$nor\": [{\"a\": 1}], \"user\": \"%{json:%{REMOTE_USER}}\"}",
+    };
+    apr_size_t i;
+
+    for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        const char *why = cp_find_check_selector(pool, parse(good[i]));
+
+        if (why) {
+            fail_msg("'%s' refused: %s", good[i], why);
+        }
+    }
+}
+
+static void selectors_couchdb_refuses_are_refused(void **state)
+{
+    const struct {
+        const char *selector;
+        const char *why;
+    } bad[] = {
+        { "[]", "JSON object" },
+        { "\"post\"", "JSON object" },
+        { "{\"a\": {\"$bogus\": 1}}", "$bogus" },
+        { "{\"$text\": \"x\"}", "text index" },
+        { "{\"$and\": {\"a\": 1}}", "$and" },
+        { "{\"$or\": []}", "$or" },
+        { "{\"$or\": [1]}", "$or" },
+        { "{\"$or\": [{\"a\": {\"$bad\": 1}}]}", "$bad" },
+        { "{\"a\": {\"$in\": 3}}", "$in" },
+        { "{\"a\": {\"$exists\": 3}}", "$exists" },
+        { "{\"a\": {\"$size\": \"x\"}}", "$size" },
+        { "{\"a\": {\"$mod\": [0, 1]}}", "$mod" },
+        { "{\"a\": {\"$mod\": [2]}}", "$mod" },
+        { "{\"a\": {\"$type\": \"bogus\"}}", "$type" },
+        { "{\"a\": {\"$regex\": 1}}", "$regex" },
+        { "{\"a\": {\"$not\": 1}}", "$not" },
+        { "{\"a\": {\"b\": {\"$elemMatch\": []}}}", "$elemMatch" },
+    };
+    apr_size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const char *why = cp_find_check_selector(pool, parse(bad[i].selector));
+
+        if (!why || !strstr(why, bad[i].why)) {
+            fail_msg("'%s': %s", bad[i].selector, why ? why : "accepted");
+        }
+    }
+}
+
+static void deep_selectors_are_refused(void **state)
+{
+    char *text = apr_pstrdup(pool, "1");
+    int i;
+
+    for (i = 0; i < 100; i++) {
+        text = apr_psprintf(pool, "{\"a\": %s}", text);
+    }
+    assert_non_null(strstr(cp_find_check_selector(pool, parse(text)), "deeper"));
+}
+
+static void row_keys_are_the_documents_sort_values(void **state)
+{
+    const char *names[] = { "date", "author.name", "a\\.b", NULL };
+    cp_find_sort sort = sort_of(0, names);
+    json_t *key;
+
+    key = cp_find_row_key(pool, &sort, parse("{\"_id\": \"x\", \"date\": \"2020\", "
+                                             "\"author\": {\"name\": {\"$gt\": null}}, "
+                                             "\"a.b\": [1, {}], \"a\": {\"b\": 2}}"));
+    assert_non_null(key);
+    assert_string_equal(cp_json_text(pool, key), "[\"2020\",{\"$gt\":null},[1,{}]]");
+    /* a document lacking a sort value (Mango leaves it out of sorted answers) */
+    assert_null(cp_find_row_key(pool, &sort, parse("{\"date\": 1, \"a.b\": 1}")));
+    assert_null(cp_find_row_key(pool, &sort, parse("{\"date\": 1, \"author\": \"Ann\", "
+                                                   "\"a.b\": 1}")));
+    /* null is a value */
+    key = cp_find_row_key(pool, &sort, parse("{\"date\": null, \"author\": {\"name\": "
+                                             "null}, \"a.b\": null}"));
+    assert_string_equal(cp_json_text(pool, key), "[null,null,null]");
+}
+
+static const char *beyond_text(const cp_find_sort *sort, const char *key, const char *id,
+                               int backward)
+{
+    json_t *beyond = cp_find_beyond(pool, sort, parse(key), id, backward);
+
+    return beyond ? cp_json_text(pool, beyond) : NULL;
+}
+
+static void beyond_is_the_exact_order_as_operators(void **state)
+{
+    const char *names[] = { "date", "a.b", NULL };
+    cp_find_sort up = sort_of(0, names), down = sort_of(1, names);
+
+    assert_string_equal(
+        beyond_text(&up, "[\"2020\", {\"$gt\": null}]", "p1", 0),
+        "{\"$and\":[{\"date\":{\"$gte\":\"2020\"}},{\"$or\":["
+        "{\"date\":{\"$gt\":\"2020\"}},"
+        "{\"date\":{\"$eq\":\"2020\"},\"a.b\":{\"$gt\":{\"$gt\":null}}},"
+        "{\"date\":{\"$eq\":\"2020\"},\"a.b\":{\"$eq\":{\"$gt\":null}},\"_id\":{\"$gt\":\"p1\"}}"
+        "]}]}");
+    /* backward reads the other way: before the row */
+    assert_string_equal(
+        beyond_text(&up, "[1, 2]", "p1", 1),
+        "{\"$and\":[{\"date\":{\"$lte\":1}},{\"$or\":["
+        "{\"date\":{\"$lt\":1}},"
+        "{\"date\":{\"$eq\":1},\"a.b\":{\"$lt\":2}},"
+        "{\"date\":{\"$eq\":1},\"a.b\":{\"$eq\":2},\"_id\":{\"$lt\":\"p1\"}}]}]}");
+    /* descending: after the row is below it, before it above */
+    assert_string_equal(beyond_text(&down, "[1, 2]", "p1", 0),
+                        beyond_text(&up, "[1, 2]", "p1", 1));
+    assert_string_equal(beyond_text(&down, "[1, 2]", "p1", 1),
+                        beyond_text(&up, "[1, 2]", "p1", 0));
+}
+
+static void beyond_an_id_alone(void **state)
+{
+    cp_find_sort by_id = sort_of(0, (const char *[]){ "_id", NULL });
+    cp_find_sort down = sort_of(1, (const char *[]){ "_id", NULL });
+
+    assert_string_equal(beyond_text(&by_id, "[]", "Ab", 0), "{\"_id\":{\"$gt\":\"Ab\"}}");
+    assert_string_equal(beyond_text(&down, "[]", "Ab", 0), "{\"_id\":{\"$lt\":\"Ab\"}}");
+    assert_string_equal(beyond_text(&by_id, "[]", "Ab", 1), "{\"_id\":{\"$lt\":\"Ab\"}}");
+}
+
+static void beyond_refuses_keys_of_another_shape(void **state)
+{
+    const char *names[] = { "date", "n", NULL };
+    cp_find_sort sort = sort_of(0, names);
+
+    assert_null(beyond_text(&sort, "[1]", "x", 0));
+    assert_null(beyond_text(&sort, "[1, 2, 3]", "x", 0));
+    assert_null(beyond_text(&sort, "{\"date\": 1}", "x", 0));
+    assert_null(beyond_text(&sort, "\"2020\"", "x", 0));
+    assert_null(beyond_text(&sort, "[1, 2]", NULL, 0));
+    assert_null(beyond_text(&sort, "[1, 2]", "caf\xe9", 0));
+}
+
+static void bodies_and_the_location_selector(void **state)
+{
+    const char *names[] = { "date", NULL };
+    cp_find_sort sort = sort_of(0, names);
+    cp_find_spec spec = { parse("{\"type\": \"post\"}"), &sort, NULL, NULL, NULL };
+    const char *body;
+
+    assert_string_equal(cp_find_body(pool, &spec, NULL, NULL, 0, 21),
+                        "{\"selector\":{\"type\":\"post\"},\"sort\":[{\"date\":\"asc\"}],"
+                        "\"limit\":21}");
+    /* the Last page: from the end */
+    assert_string_equal(cp_find_body(pool, &spec, NULL, NULL, 1, 21),
+                        "{\"selector\":{\"type\":\"post\"},\"sort\":[{\"date\":\"desc\"}],"
+                        "\"limit\":21}");
+    /* a token's row: the location's selector always ANDed in */
+    body = cp_find_body(pool, &spec, parse("[\"2020\"]"), "p\"1", 0, 21);
+    assert_string_equal(body,
+                        "{\"selector\":{\"$and\":[{\"type\":\"post\"},{\"$and\":["
+                        "{\"date\":{\"$gte\":\"2020\"}},{\"$or\":[{\"date\":{\"$gt\":\"2020\"}},"
+                        "{\"date\":{\"$eq\":\"2020\"},\"_id\":{\"$gt\":\"p\\\"1\"}}]}]}]},"
+                        "\"sort\":[{\"date\":\"asc\"}],\"limit\":21}");
+    assert_null(cp_find_body(pool, &spec, parse("[1, 2]"), "x", 0, 21));
+}
+
+static void bodies_name_the_index_and_the_fields_tokens_need(void **state)
+{
+    const char *names[] = { "date", "author.name", NULL };
+    cp_find_sort sort = sort_of(1, names);
+    cp_find_spec spec = { parse("{}"), &sort, "posts", "by-date",
+                          parse("[\"title\", \"date\"]") };
+
+    assert_string_equal(cp_find_body(pool, &spec, NULL, NULL, 0, 3),
+                        "{\"selector\":{},\"sort\":[{\"date\":\"desc\"},"
+                        "{\"author.name\":\"desc\"}],\"limit\":3,"
+                        "\"fields\":[\"title\",\"date\",\"_id\",\"author.name\"],"
+                        "\"use_index\":[\"posts\",\"by-date\"],\"allow_fallback\":false}");
+    spec.index_name = NULL;
+    spec.fields = NULL;
+    assert_string_equal(cp_find_body(pool, &spec, NULL, NULL, 0, 3),
+                        "{\"selector\":{},\"sort\":[{\"date\":\"desc\"},"
+                        "{\"author.name\":\"desc\"}],\"limit\":3,"
+                        "\"use_index\":[\"posts\"],\"allow_fallback\":false}");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        UNIT_TEST(sort_fields_step_through_members),
+        UNIT_TEST(unusable_sort_fields_are_refused),
+        UNIT_TEST(sort_param_says_each_direction),
+        UNIT_TEST(selectors_couchdb_accepts_pass),
+        UNIT_TEST(selectors_couchdb_refuses_are_refused),
+        UNIT_TEST(deep_selectors_are_refused),
+        UNIT_TEST(row_keys_are_the_documents_sort_values),
+        UNIT_TEST(beyond_is_the_exact_order_as_operators),
+        UNIT_TEST(beyond_an_id_alone),
+        UNIT_TEST(beyond_refuses_keys_of_another_shape),
+        UNIT_TEST(bodies_and_the_location_selector),
+        UNIT_TEST(bodies_name_the_index_and_the_fields_tokens_need),
+    };
+
+    RUN_UNIT_TESTS("couchpage_find", tests);
+}
