@@ -382,3 +382,155 @@ const char *cp_find_body(apr_pool_t *pool, const cp_find_spec *spec, const json_
     }
     return cp_json_text(pool, body);
 }
+
+const char *cp_find_token_encode(apr_pool_t *pool, cp_find_from from, const json_t *key,
+                                 const char *docid)
+{
+    json_t *id = docid ? json_string(docid) : NULL;
+
+    if (!key || !id || (from != CP_FIND_AFTER && from != CP_FIND_BEFORE)) {
+        json_decref(id);
+        return NULL;
+    }
+    return cp_json_text(pool, cp_json_pool_own(pool, member(
+        from == CP_FIND_AFTER ? "a" : "b", json_pack("[Oo]", (json_t *)key, id))));
+}
+
+const char *cp_find_token_decode(apr_pool_t *pool, const char *text, const cp_find_sort *sort,
+                                 cp_find_token *token)
+{
+    const char *error = NULL, *name;
+    const json_t *value, *pair, *id;
+
+    memset(token, 0, sizeof(*token));
+    if (!text) {
+        token->from = CP_FIND_FIRST;
+        return NULL;
+    }
+    if (strcmp(text, CP_TOKEN_LAST) == 0) {
+        token->from = CP_FIND_LAST;
+        return NULL;
+    }
+    value = cp_json_load(pool, text, strlen(text), &error);
+    if (!value) {
+        return apr_psprintf(pool, "is not JSON: %s", error ? error : "unreadable");
+    }
+    if (!json_is_object(value) || json_object_size(value) != 1) {
+        return "is not {\"a\": [KEY, ID]} nor {\"b\": [KEY, ID]}";
+    }
+    name = json_object_iter_key(json_object_iter((json_t *)value));
+    pair = json_object_iter_value(json_object_iter((json_t *)value));
+    if (strcmp(name, "a") != 0 && strcmp(name, "b") != 0) {
+        return "is not {\"a\": [KEY, ID]} nor {\"b\": [KEY, ID]}";
+    }
+    if (!json_is_array(pair) || json_array_size(pair) != 2) {
+        return "does not hold [KEY, ID]";
+    }
+    token->key = json_array_get(pair, 0);
+    id = json_array_get(pair, 1);
+    if (!json_is_array(token->key) || (int)json_array_size(token->key) != sort->count) {
+        return apr_psprintf(pool, "does not hold a key of %d sort value%s", sort->count,
+                            sort->count == 1 ? "" : "s");
+    }
+    if (!json_is_string(id) || json_string_length(id) == 0
+        || strlen(json_string_value(id)) != json_string_length(id)) {
+        return "does not hold a document id (a non-empty string without NUL)";
+    }
+    token->docid = json_string_value(id);
+    token->from = name[0] == 'a' ? CP_FIND_AFTER : CP_FIND_BEFORE;
+    return NULL;
+}
+
+int cp_find_reads_backward(const cp_find_token *token)
+{
+    return token->from == CP_FIND_BEFORE || token->from == CP_FIND_LAST;
+}
+
+int cp_find_limit(int count, int links)
+{
+    return (1 + links) * count + 1;
+}
+
+/* The token for a page next to a row of the answer. */
+static const char *token_at(apr_pool_t *pool, cp_find_from from, const apr_array_header_t *rows,
+                            int i)
+{
+    const cp_row *row = APR_ARRAY_IDX(rows, i, const cp_row *);
+
+    return cp_find_token_encode(pool, from, cp_row_key(row), row->id);
+}
+
+static void add_page_link(apr_array_header_t *pages, apr_int64_t number, const char *start,
+                          int current)
+{
+    cp_page_link *link = apr_array_push(pages);
+
+    memset(link, 0, sizeof(*link));
+    link->number = number;
+    link->start = start;
+    link->current = current;
+}
+
+cp_find_from cp_find_page_assemble(apr_pool_t *pool, const cp_find_token *token,
+                                   const apr_array_header_t *rows, int count, int links,
+                                   const char *start, cp_page *page)
+{
+    int backward = cp_find_reads_backward(token);
+    int n = rows->nelts, shown = n < count ? n : count, beyond = 0, i;
+
+    if (token->from == CP_FIND_AFTER && n == 0) {
+        return CP_FIND_LAST;   /* every row after it went meanwhile */
+    }
+    if (token->from == CP_FIND_BEFORE && n == 0) {
+        return CP_FIND_FIRST;  /* likewise every row before it */
+    }
+    memset(page, 0, sizeof(*page));
+    page->total_rows = -1;
+    page->offset = -1;
+    page->rows = apr_array_make(pool, shown + 1, sizeof(const cp_row *));
+    for (i = 0; i < shown; i++) {
+        APR_ARRAY_PUSH(page->rows, const cp_row *)
+            = APR_ARRAY_IDX(rows, backward ? shown - 1 - i : i, const cp_row *);
+    }
+    /* the pages the rows read reach beyond this one, in the reading direction */
+    while (beyond < links && n > (beyond + 1) * count) {
+        beyond++;
+    }
+    if (!backward) {
+        page->next = n > count ? token_at(pool, CP_FIND_AFTER, rows, count - 1) : NULL;
+        page->prev = token->from == CP_FIND_FIRST || shown == 0
+                         ? NULL : token_at(pool, CP_FIND_BEFORE, rows, 0);
+    }
+    else {
+        page->prev = n > count ? token_at(pool, CP_FIND_BEFORE, rows, count - 1) : NULL;
+        page->next = token->from == CP_FIND_LAST || shown == 0
+                         ? NULL : token_at(pool, CP_FIND_AFTER, rows, 0);
+    }
+    page->has_last = 1;
+    page->last_is_current = token->from == CP_FIND_LAST;
+    page->last = page->last_is_current ? start : CP_TOKEN_LAST;
+    page->pages = apr_array_make(pool, 2 * links + 1, sizeof(cp_page_link));
+    if (links == 0) {
+        return token->from;
+    }
+    if (!backward) {
+        if (page->prev) {
+            add_page_link(page->pages, -1, page->prev, 0);
+        }
+        add_page_link(page->pages, 0, start, 1);
+        for (i = 1; i <= beyond; i++) {
+            add_page_link(page->pages, i, token_at(pool, CP_FIND_AFTER, rows, i * count - 1), 0);
+        }
+    }
+    else {
+        for (i = beyond; i >= 1; i--) {
+            add_page_link(page->pages, -i,
+                          token_at(pool, CP_FIND_BEFORE, rows, i * count - 1), 0);
+        }
+        add_page_link(page->pages, 0, start, 1);
+        if (page->next) {
+            add_page_link(page->pages, 1, page->next, 0);
+        }
+    }
+    return token->from;
+}

@@ -17,7 +17,10 @@
 #define COUCHPAGE_FIND_H
 
 #include <apr_pools.h>
+#include <apr_tables.h>
 #include "couchpage_json.h"
+#include "couchpage_page.h"
+#include "couchpage_response.h"
 
 /* A sort field as Mango writes it ("author.name"; "a\.b" for a member
  * whose name holds a dot) and the members it steps through. */
@@ -97,5 +100,62 @@ json_t *cp_find_fields_param(apr_pool_t *pool, const cp_find_spec *spec);
  * (cp_find_beyond). */
 const char *cp_find_body(apr_pool_t *pool, const cp_find_spec *spec, const json_t *key,
                          const char *docid, int backward, int limit);
+
+/* Where a _find page starts: the first page, after a row (the page after
+ * the one that ended with it), before a row (the page before the one that
+ * began with it), or the Last page (CP_TOKEN_LAST). */
+typedef enum {
+    CP_FIND_FIRST,
+    CP_FIND_AFTER,
+    CP_FIND_BEFORE,
+    CP_FIND_LAST,
+} cp_find_from;
+
+/* A _find location's token: {"a": [KEY, ID]} after the row, {"b": [KEY,
+ * ID]} before it, KEY the row's sort values (cp_find_row_key), ID its
+ * document id; or the word "last". */
+typedef struct {
+    cp_find_from from;
+    const json_t *key; /* NULL for FIRST and LAST */
+    const char *docid;
+} cp_find_token;
+
+/* The token text for the row (from AFTER or BEFORE); NULL when the row has
+ * no key or id. */
+const char *cp_find_token_encode(apr_pool_t *pool, cp_find_from from, const json_t *key,
+                                 const char *docid);
+
+/* Reads a token a client sent (text NULL: the first page): NULL, or why it
+ * is refused (not one of the forms above; a key of another length than the
+ * sort's fields; an id that is not a non-empty string without NUL). */
+const char *cp_find_token_decode(apr_pool_t *pool, const char *text, const cp_find_sort *sort,
+                                 cp_find_token *token);
+
+/* Whether rows are read in the location's order from the token, or the
+ * other way (before a row; the Last page, from the end). */
+int cp_find_reads_backward(const cp_find_token *token);
+
+/* How many rows a page's _find asks for: the page, the pages linked in the
+ * direction it reads (links, at least 1 for prev or next), and one more,
+ * which shows whether there is another page beyond them. */
+int cp_find_limit(int count, int links);
+
+/* The page from the rows of its _find (const cp_row *, each with its id and
+ * key set, in the order read: backward for a token before a row and for the
+ * Last page). prev and next are exact where the rows read show them: the
+ * first page has no prev, a page read forward has a next when a row beyond
+ * it came, and a page read backward a prev likewise; the other way the
+ * token's row was there when the token was made, so the link is given
+ * (what was deleted meanwhile is found by that page's own read). Page links
+ * are numbered relative to this page: the pages read through, and prev or
+ * next the other way. The Last page is linked (has_last) without a number
+ * (numbered is 0: last_number means nothing). Returns what to ask instead, with no row used from
+ * this answer: CP_FIND_FIRST when the rows before a row are fewer than a
+ * page (they were deleted: the first page is asked), CP_FIND_LAST when no
+ * row follows a row (likewise the Last page); else the page is built and
+ * the token's own from is returned. */
+cp_find_from cp_find_page_assemble(apr_pool_t *pool, const cp_find_token *token,
+                                   const apr_array_header_t *rows, int count, int links,
+                                   const char *start, cp_page *page);
 
 #endif

@@ -297,6 +297,259 @@ static void bodies_name_the_index_and_the_fields_tokens_need(void **state)
                         "\"use_index\":[\"posts\"],\"allow_fallback\":false}");
 }
 
+/* A location's rows for the walks below: sort value i / 3 (ties of three,
+ * told apart by id), ids in the same order; deleted[i] leaves row i out. */
+#define WALK_ROWS 40
+static cp_row walk_rows[WALK_ROWS];
+static int deleted[WALK_ROWS];
+
+static void make_walk_rows(void)
+{
+    int i;
+
+    for (i = 0; i < WALK_ROWS; i++) {
+        memset(&walk_rows[i], 0, sizeof(walk_rows[i]));
+        walk_rows[i].id = apr_psprintf(pool, "d%03d", i);
+        walk_rows[i].key = cp_json_pool_own(pool, json_pack("[i]", i / 3));
+        deleted[i] = 0;
+    }
+}
+
+/* Where (key, id) lies among the walk's rows: 2 × the index of an equal
+ * row, else 2 × the index of the next row − 1; compared as CouchDB would,
+ * value then id. */
+static int place_of(const json_t *key, const char *id)
+{
+    int value = (int)json_integer_value(json_array_get(key, 0)), i;
+
+    for (i = 0; i < WALK_ROWS; i++) {
+        int cmp = i / 3 != value ? (i / 3 < value ? -1 : 1) : strcmp(walk_rows[i].id, id);
+
+        if (cmp == 0) {
+            return 2 * i;
+        }
+        if (cmp > 0) {
+            return 2 * i - 1;
+        }
+    }
+    return 2 * WALK_ROWS - 1;
+}
+
+/* What CouchDB answers the body cp_find_body would make for token: the
+ * rows beyond its row in the direction read, at most limit. */
+static apr_array_header_t *walk_answer(const cp_find_token *token, int limit)
+{
+    apr_array_header_t *rows = apr_array_make(pool, limit, sizeof(const cp_row *));
+    int backward = cp_find_reads_backward(token), place = 0, i;
+
+    if (token->key) {
+        place = place_of(token->key, token->docid);
+    }
+    for (i = backward ? WALK_ROWS - 1 : 0; i >= 0 && i < WALK_ROWS && rows->nelts < limit;
+         i += backward ? -1 : 1) {
+        if (deleted[i]) {
+            continue;
+        }
+        if (token->from == CP_FIND_AFTER && 2 * i <= place) {
+            continue;
+        }
+        if (token->from == CP_FIND_BEFORE && 2 * i >= place) {
+            continue;
+        }
+        APR_ARRAY_PUSH(rows, const cp_row *) = &walk_rows[i];
+    }
+    return rows;
+}
+
+/* The page a token leads to, asked again as the module would when the
+ * assembler says so. */
+static cp_page walk_page(const cp_find_sort *sort, const char *text, int count, int links)
+{
+    cp_find_token token;
+    cp_page page;
+    cp_find_from again;
+
+    assert_null(cp_find_token_decode(pool, text, sort, &token));
+    again = cp_find_page_assemble(pool, &token, walk_answer(&token, cp_find_limit(count, links)),
+                                  count, links, text, &page);
+    if (again != token.from) {
+        token.from = again;
+        token.key = NULL;
+        text = again == CP_FIND_LAST ? CP_TOKEN_LAST : NULL;
+        assert_int_equal(cp_find_page_assemble(pool, &token,
+                                               walk_answer(&token, cp_find_limit(count, links)),
+                                               count, links, text, &page), again);
+    }
+    return page;
+}
+
+/* The walk's rows, as ids in order, not deleted. */
+static const char *walk_ids(void)
+{
+    char *ids = "";
+    int i;
+
+    for (i = 0; i < WALK_ROWS; i++) {
+        if (!deleted[i]) {
+            ids = apr_pstrcat(pool, ids, walk_rows[i].id, " ", NULL);
+        }
+    }
+    return ids;
+}
+
+static const char *page_ids(const cp_page *page)
+{
+    char *ids = "";
+    int i;
+
+    for (i = 0; i < page->rows->nelts; i++) {
+        ids = apr_pstrcat(pool, ids, APR_ARRAY_IDX(page->rows, i, const cp_row *)->id, " ",
+                          NULL);
+    }
+    return ids;
+}
+
+static void walks_both_ways_read_every_row_once(void **state)
+{
+    const char *names[] = { "n", NULL };
+    cp_find_sort sort = sort_of(0, names);
+    int count, links;
+
+    make_walk_rows();
+    for (count = 1; count <= 7; count++) {
+        for (links = 0; links <= 2; links++) {
+            const char *forward = "", *backward = "", *text = NULL;
+            cp_page page;
+            int pages = 0;
+
+            do {
+                page = walk_page(&sort, text, count, links);
+                assert_true(page.rows->nelts == count || !page.next);
+                assert_true(pages == 0 ? page.prev == NULL : page.prev != NULL);
+                forward = apr_pstrcat(pool, forward, page_ids(&page), NULL);
+                text = page.next;
+            } while (text && ++pages < 100);
+            assert_string_equal(forward, walk_ids());
+
+            text = CP_TOKEN_LAST;
+            pages = 0;
+            do {
+                page = walk_page(&sort, text, count, links);
+                assert_true(pages == 0 ? page.next == NULL : page.next != NULL);
+                backward = apr_pstrcat(pool, page_ids(&page), backward, NULL);
+                text = page.prev;
+            } while (text && ++pages < 100);
+            assert_string_equal(backward, walk_ids());
+        }
+    }
+}
+
+static void links_name_the_pages_read_through(void **state)
+{
+    const char *names[] = { "n", NULL };
+    cp_find_sort sort = sort_of(0, names);
+    cp_page page, there;
+    const cp_page_link *link;
+    int i;
+
+    make_walk_rows();
+    page = walk_page(&sort, NULL, 5, 2);
+    assert_int_equal(page.pages->nelts, 3);
+    for (i = 0; i < 3; i++) {
+        link = &APR_ARRAY_IDX(page.pages, i, cp_page_link);
+        assert_int_equal(link->number, i);
+        assert_int_equal(link->current, i == 0);
+    }
+    /* page +2 is the page after page +1 */
+    there = walk_page(&sort, APR_ARRAY_IDX(page.pages, 1, cp_page_link).start, 5, 2);
+    there = walk_page(&sort, there.next, 5, 2);
+    assert_string_equal(page_ids(&there),
+                        page_ids(&(cp_page){ .rows = walk_page(&sort,
+                            APR_ARRAY_IDX(page.pages, 2, cp_page_link).start, 5, 2).rows }));
+    /* read backward: the pages behind, this one, and next */
+    page = walk_page(&sort, CP_TOKEN_LAST, 5, 2);
+    assert_int_equal(page.pages->nelts, 3);
+    link = &APR_ARRAY_IDX(page.pages, 0, cp_page_link);
+    assert_int_equal(link->number, -2);
+    there = walk_page(&sort, link->start, 5, 2);
+    assert_string_equal(page_ids(&there), "d025 d026 d027 d028 d029 ");
+    assert_true(APR_ARRAY_IDX(page.pages, 2, cp_page_link).current);
+    assert_null(page.next);
+    assert_true(page.last_is_current);
+}
+
+static void walks_survive_deleted_boundaries(void **state)
+{
+    const char *names[] = { "n", NULL };
+    cp_find_sort sort = sort_of(0, names);
+    cp_page first, second, back;
+    int i;
+
+    make_walk_rows();
+    first = walk_page(&sort, NULL, 4, 0);
+    second = walk_page(&sort, first.next, 4, 0);
+    assert_string_equal(page_ids(&second), "d004 d005 d006 d007 ");
+    /* the rows both tokens name go: the next page still starts after d007,
+     * and back from the second page comes the first page, less d003 */
+    deleted[3] = deleted[7] = deleted[4] = 1;
+    assert_string_equal(page_ids(&(cp_page){ .rows = walk_page(&sort, second.next, 4, 0).rows }),
+                        "d008 d009 d010 d011 ");
+    back = walk_page(&sort, second.prev, 4, 0);
+    assert_string_equal(page_ids(&back), "d000 d001 d002 ");
+    assert_null(back.prev);
+    /* every row before a page deleted: its prev leads to the first page */
+    deleted[0] = deleted[1] = deleted[2] = 1;
+    back = walk_page(&sort, second.prev, 4, 0);
+    assert_string_equal(page_ids(&back), "d005 d006 d008 d009 ");
+    assert_null(back.prev);
+    /* every row after a page deleted: its next leads to the Last page */
+    for (i = 8; i < WALK_ROWS; i++) {
+        deleted[i] = 1;
+    }
+    back = walk_page(&sort, first.next, 4, 0);
+    assert_string_equal(page_ids(&back), "d005 d006 ");
+    assert_null(back.next);
+    assert_false(back.last_is_current);
+    back = walk_page(&sort, second.next, 4, 0);
+    assert_string_equal(page_ids(&back), "d005 d006 ");
+    assert_null(back.next);
+    assert_null(back.prev);
+    assert_true(back.last_is_current);
+}
+
+static void hostile_tokens_are_refused(void **state)
+{
+    const char *names[] = { "date", "n", NULL };
+    cp_find_sort sort = sort_of(0, names);
+    cp_find_token token;
+    const char *bad[] = {
+        "[[1, 2], \"x\"]", "{\"a\": [[1, 2], \"x\"], \"b\": [[1, 2], \"x\"]}",
+        "{\"c\": [[1, 2], \"x\"]}", "{\"a\": [[1, 2]]}", "{\"a\": [[1], \"x\"]}",
+        "{\"a\": [[1, 2, 3], \"x\"]}", "{\"a\": [{\"$gt\": null}, \"x\"]}",
+        "{\"a\": [[1, 2], 7]}", "{\"a\": [[1, 2], \"\"]}", "{\"a\": [[1, 2], \"x\\u0000y\"]}",
+        "{\"a\": [[1, 2], \"x\", 1]}", "{\"a\": ", "last ", "",
+    };
+    apr_size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        if (!cp_find_token_decode(pool, bad[i], &sort, &token)) {
+            fail_msg("token '%s' accepted", bad[i]);
+        }
+    }
+    /* operators in a token are values: they reach CouchDB as arguments */
+    assert_null(cp_find_token_decode(pool, "{\"b\": [[{\"$gt\": null}, {\"$or\": []}], \"x\"]}",
+                                     &sort, &token));
+    assert_int_equal(token.from, CP_FIND_BEFORE);
+    assert_string_equal(beyond_text(&sort, cp_json_text(pool, token.key), token.docid, 1),
+                        "{\"$and\":[{\"date\":{\"$lte\":{\"$gt\":null}}},{\"$or\":["
+                        "{\"date\":{\"$lt\":{\"$gt\":null}}},"
+                        "{\"date\":{\"$eq\":{\"$gt\":null}},\"n\":{\"$lt\":{\"$or\":[]}}},"
+                        "{\"date\":{\"$eq\":{\"$gt\":null}},\"n\":{\"$eq\":{\"$or\":[]}},"
+                        "\"_id\":{\"$lt\":\"x\"}}]}]}");
+    assert_string_equal(cp_find_token_encode(pool, CP_FIND_AFTER, parse("[1, \"b\"]"), "d\"1"),
+                        "{\"a\":[[1,\"b\"],\"d\\\"1\"]}");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -312,6 +565,10 @@ int main(void)
         UNIT_TEST(beyond_refuses_keys_of_another_shape),
         UNIT_TEST(bodies_and_the_location_selector),
         UNIT_TEST(bodies_name_the_index_and_the_fields_tokens_need),
+        UNIT_TEST(walks_both_ways_read_every_row_once),
+        UNIT_TEST(links_name_the_pages_read_through),
+        UNIT_TEST(walks_survive_deleted_boundaries),
+        UNIT_TEST(hostile_tokens_are_refused),
     };
 
     RUN_UNIT_TESTS("couchpage_find", tests);
