@@ -534,3 +534,57 @@ cp_find_from cp_find_page_assemble(apr_pool_t *pool, const cp_find_token *token,
     }
     return token->from;
 }
+
+int cp_find_sort_depth(const cp_find_sort *sort)
+{
+    int deepest = 1, i, depth;
+
+    for (i = 0; i < sort->count; i++) {
+        for (depth = 0; sort->fields[i].steps[depth]; depth++) {
+        }
+        deepest = depth > deepest ? depth : deepest;
+    }
+    return deepest;
+}
+
+/* A row's sort values from its records: each field's member, step by step. */
+static json_t *row_sort_values(apr_pool_t *pool, const cp_find_sort *sort, const cp_row *row)
+{
+    json_t *key = cp_json_pool_own(pool, json_array());
+    int i;
+
+    for (i = 0; i < sort->count; i++) {
+        const char *const *step;
+        cp_span at = row->doc;
+        const json_t *value;
+
+        for (step = sort->fields[i].steps; *step && at.len; step++) {
+            at = cp_row_find(row, at, *step);
+        }
+        if (!at.len || !(value = cp_row_decode(pool, row, at))) {
+            return NULL;
+        }
+        json_array_append(key, (json_t *)value);
+    }
+    return key;
+}
+
+const char *cp_find_read(apr_pool_t *pool, const char *text, apr_size_t len,
+                         const cp_find_sort *sort, const cp_answer **answer)
+{
+    const char *why = cp_response_read_find(pool, text, len, answer);
+    apr_size_t i;
+
+    if (why) {
+        return why;
+    }
+    for (i = 0; i < cp_answer_rows(*answer); i++) {
+        cp_row *row = (cp_row *)cp_answer_row(*answer, i);
+
+        if (!(row->key = row_sort_values(pool, sort, row))) {
+            return apr_psprintf(pool, "document %" APR_SIZE_T_FMT " of the _find response "
+                                "(_id %s) lacks a sort value", i, row->id);
+        }
+    }
+    return NULL;
+}

@@ -101,6 +101,18 @@ json_t *cp_find_fields_param(apr_pool_t *pool, const cp_find_spec *spec);
 const char *cp_find_body(apr_pool_t *pool, const cp_find_spec *spec, const json_t *key,
                          const char *docid, int backward, int limit);
 
+/* Reads a _find answer (cp_response_read_find) and sets each row's key to
+ * its document's sort values (cp_find_row_key). NULL and the answer in
+ * *answer, or why the body is refused: not a _find response, or a
+ * document without a sort value, which CouchDB leaves out of a sorted
+ * query. The fields must be recorded as deep as the sort reaches
+ * (cp_response_reach(cp_find_sort_depth(sort))). */
+const char *cp_find_read(apr_pool_t *pool, const char *text, apr_size_t len,
+                         const cp_find_sort *sort, const cp_answer **answer);
+
+/* How many levels into a document the sort fields reach. */
+int cp_find_sort_depth(const cp_find_sort *sort);
+
 /* Where a _find page starts: the first page, after a row (the page after
  * the one that ended with it), before a row (the page before the one that
  * began with it), or the Last page (CP_TOKEN_LAST). */

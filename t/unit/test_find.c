@@ -550,6 +550,88 @@ static void hostile_tokens_are_refused(void **state)
                         "{\"a\":[[1,\"b\"],\"d\\\"1\"]}");
 }
 
+/* A _find body read as the backend reads one: NULL, or why it is refused. */
+static const char *read_find(const char *text, const cp_find_sort *sort,
+                             const cp_answer **answer)
+{
+    return cp_find_read(pool, cp_response_padded(pool, text, strlen(text)), strlen(text), sort,
+                        answer);
+}
+
+static void find_answers_are_rows_of_documents(void **state)
+{
+    const char *names[] = { "date", "author.name", NULL };
+    cp_find_sort sort = sort_of(0, names);
+    const cp_answer *answer;
+    const cp_row *row;
+    /* as CouchDB 3.4.3 writes it */
+    const char *body =
+        "{\"docs\":[\n"
+        "{\"_id\":\"p\\u00e9\",\"_rev\":\"1-a\",\"date\":\"2020\",\"author\":{\"name\":\"Ann\"},"
+        "\"n\":12345678901234567890123},\n"
+        "{\"author\":{\"name\":{\"$gt\":null}},\"_id\":\"P2\",\"date\":\"2020\"}\n"
+        "],\n\"bookmark\": \"g1AAAA\",\n"
+        "\"warning\": \"No matching index found, create an index to optimize query time.\","
+        "\n\"execution_stats\": {\"total_keys_examined\":2}}";
+
+    cp_response_reach(cp_find_sort_depth(&sort));
+    assert_int_equal(cp_find_sort_depth(&sort), 2);
+    assert_null(read_find(body, &sort, &answer));
+    assert_int_equal(cp_answer_rows(answer), 2);
+    assert_string_equal(answer->warning, "No matching index found, create an index to "
+                                         "optimize query time.");
+    row = cp_answer_row(answer, 0);
+    assert_string_equal(row->id, "p\xc3\xa9");
+    assert_string_equal(cp_json_text(pool, cp_row_key(row)), "[\"2020\",\"Ann\"]");
+    /* the document as CouchDB sent it, wide integer and all */
+    assert_int_equal(row->doc.text - answer->body, strstr(body, "{\"_id\"") - body);
+    assert_int_equal(row->doc.len, strstr(body, "},\n{") + 1 - strstr(body, "{\"_id\""));
+    assert_string_equal(cp_json_text(pool, cp_row_decode(pool, row, cp_row_find(row, row->doc,
+                                                                                "n"))),
+                        "12345678901234567890123");
+    row = cp_answer_row(answer, 1);
+    assert_string_equal(row->id, "P2");
+    assert_string_equal(cp_json_text(pool, cp_row_key(row)), "[\"2020\",{\"$gt\":null}]");
+    /* no warning, no docs */
+    assert_null(read_find("{\"docs\":[],\"bookmark\":\"nil\"}", &sort, &answer));
+    assert_int_equal(cp_answer_rows(answer), 0);
+    assert_null(answer->warning);
+}
+
+static void find_answers_of_another_shape_are_refused(void **state)
+{
+    const char *names[] = { "date", NULL };
+    cp_find_sort sort = sort_of(0, names);
+    const cp_answer *answer;
+    const struct {
+        const char *body;
+        const char *why;
+    } bad[] = {
+        { "[]", "not a JSON object" },
+        { "7", "not a JSON object" },
+        { "{\"rows\":[]}", "no docs array" },
+        { "{\"docs\":{}}", "no docs array" },
+        { "{\"docs\":[[]]}", "document 0 of the _find response is not an object" },
+        { "{\"docs\":[{\"_id\":\"a\",\"date\":1},7]}", "document 1" },
+        { "{\"docs\":[{\"date\":1}]}", "no _id" },
+        { "{\"docs\":[{\"_id\":7,\"date\":1}]}", "no _id" },
+        { "{\"docs\":[{\"_id\":\"\",\"date\":1}]}", "no _id" },
+        { "{\"docs\":[{\"_id\":\"a\\u0000b\",\"date\":1}]}", "no _id" },
+        { "{\"docs\":[{\"_id\":\"a\"}]}", "lacks a sort value" },
+        { "{\"docs\":[{\"_id\":\"a\",\"date\":1}", "not JSON" },
+        { "{\"docs\":[{\"_id\":\"a\",\"date\":01}]}", "not JSON" },
+    };
+    apr_size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const char *why = read_find(bad[i].body, &sort, &answer);
+
+        if (!why || !strstr(why, bad[i].why)) {
+            fail_msg("'%s': %s", bad[i].body, why ? why : "accepted");
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -569,6 +651,8 @@ int main(void)
         UNIT_TEST(links_name_the_pages_read_through),
         UNIT_TEST(walks_survive_deleted_boundaries),
         UNIT_TEST(hostile_tokens_are_refused),
+        UNIT_TEST(find_answers_are_rows_of_documents),
+        UNIT_TEST(find_answers_of_another_shape_are_refused),
     };
 
     RUN_UNIT_TESTS("couchpage_find", tests);
