@@ -59,6 +59,7 @@ typedef struct {
     const char *body;
     apr_size_t body_len;
     int with_docid;
+    int find;                  /* a _find body: its docs are the rows */
     /* a multi-query body: its answers are at depth 2 */
     int batch, cut_off, n, k, read, whole, named, in_results;
     const cp_answer **answers;
@@ -284,8 +285,10 @@ static int row_opens(reader *rd, const cp_sj_value *v)
     cp_answer *answer = rd->answer;
 
     if (v->kind != CP_SJ_OBJECT) {
-        const char *no_key = apr_psprintf(rd->pool, "row %d of the view response has no key",
-                                          rd->row_n);
+        const char *no_key = rd->find
+            ? apr_psprintf(rd->pool, "document %d of the _find response is not an object",
+                           rd->row_n)
+            : apr_psprintf(rd->pool, "row %d of the view response has no key", rd->row_n);
 
         if (v->kind == CP_SJ_ARRAY) {
             rd->pending = no_key;
@@ -317,6 +320,13 @@ static int row_closes(reader *rd, const cp_sj_value *v)
     row->text.text = v->text;
     row->text.len = v->len;
     row->end_node = rd->answer->node_count;
+    if (rd->find) {
+        if (!row->id || !*row->id) {
+            return refuse(rd, apr_psprintf(rd->pool, "document %d of the _find response has "
+                                           "no _id (a non-empty string without NUL)", n));
+        }
+        return 0;
+    }
     if (!row->key_text.len) {
         return refuse(rd, apr_psprintf(rd->pool, "row %d of the view response has no key", n));
     }
@@ -329,6 +339,32 @@ static int row_closes(reader *rd, const cp_sj_value *v)
                                        "document id with a NUL character", n));
     }
     return 0;
+}
+
+/* A document of a _find answer opens: a row whose doc it is, recorded
+ * as a row's doc is, the members inside as deep as the fields reach. */
+static int doc_opens(reader *rd, const cp_sj_value *v)
+{
+    int stop = row_opens(rd, v);
+
+    if (stop || v->kind != CP_SJ_OBJECT) {
+        return stop;
+    }
+    rd->role = ROLE_DOC;
+    rd->role_depth = v->depth;
+    return record(rd, v);
+}
+
+/* A member of a _find document: recorded, and _id is the row's id. */
+static int doc_member(reader *rd, const cp_sj_value *v)
+{
+    if (same_name(v->name, v->name_len, "_id")) {
+        rd->row->id_text.text = v->text;
+        rd->row->id_text.len = v->len;
+        rd->row->id = v->kind != CP_SJ_STRING || memchr(v->string, 0, v->string_len)
+                    ? NULL : apr_pstrmemdup(rd->pool, v->string, v->string_len);
+    }
+    return row_inner_value(rd, v);
 }
 
 /* --- answers --------------------------------------------------------- */
@@ -390,7 +426,7 @@ static int answer_member(reader *rd, const cp_sj_value *v)
 {
     cp_answer *answer = rd->answer;
 
-    if (same_name(v->name, v->name_len, "rows")) {
+    if (same_name(v->name, v->name_len, rd->find ? "docs" : "rows")) {
         if (v->kind != CP_SJ_ARRAY) {
             free(answer->rows);
             answer->rows = NULL;
@@ -403,6 +439,11 @@ static int answer_member(reader *rd, const cp_sj_value *v)
         if (!answer->rows && !grow((void **)&answer->rows, &answer->row_capacity,
                                    sizeof(cp_row))) {
             return refuse(rd, "out of memory for the view response's rows");
+        }
+    }
+    else if (rd->find) {
+        if (same_name(v->name, v->name_len, "warning") && v->kind == CP_SJ_STRING) {
+            answer->warning = apr_pstrmemdup(rd->pool, v->string, v->string_len);
         }
     }
     else if (same_name(v->name, v->name_len, "total_rows")) {
@@ -421,7 +462,8 @@ static int answer_closes(reader *rd)
 
     rd->answer = NULL;
     if (!answer->rows) {
-        return refuse(rd, "the view response has no rows array");
+        return refuse(rd, rd->find ? "the _find response has no docs array"
+                                   : "the view response has no rows array");
     }
     answer->keys = apr_pcalloc(rd->pool, (answer->row_count + 1) * sizeof(*answer->keys));
     rd->answers[rd->k++] = answer;
@@ -493,10 +535,16 @@ static int value_opens(reader *rd, const cp_sj_value *v)
         return answer_member(rd, v);
     }
     if (depth == 2) {
-        return rd->in_rows ? row_opens(rd, v) : 0;
+        if (!rd->in_rows) {
+            return 0;
+        }
+        return rd->find ? doc_opens(rd, v) : row_opens(rd, v);
     }
     if (!rd->row) {
         return 0;
+    }
+    if (rd->find) {
+        return depth == 3 ? doc_member(rd, v) : row_inner_value(rd, v);
     }
     return depth == 3 ? row_member(rd, v) : row_inner_value(rd, v);
 }
@@ -536,9 +584,17 @@ static int value_closes(reader *rd, const cp_sj_value *v)
         return 0;
     }
     if (depth == 2) {
+        if (rd->find) {
+            record_close(rd, v);
+            rd->row->doc.text = v->text;
+            rd->row->doc.len = v->len;
+        }
         return row_closes(rd, v);
     }
     record_close(rd, v);
+    if (rd->find) {
+        return 0;
+    }
     if (depth == 3) {
         row_member_closes(rd, v);
     }
@@ -605,6 +661,27 @@ const char *cp_response_read_view(apr_pool_t *pool, const char *text, apr_size_t
         return "the view response is not a JSON object";
     }
     return status ? not_json(pool, "view response", status) : NULL;
+}
+
+const char *cp_response_read_find(apr_pool_t *pool, const char *text, apr_size_t len,
+                                  const cp_answer **answer)
+{
+    reader rd;
+    cp_sj_status status;
+
+    memset(&rd, 0, sizeof(rd));
+    rd.find = 1;
+    rd.with_docid = 1;
+    rd.n = 1;
+    rd.answers = answer;
+    status = walk(&rd, pool, text, len);
+    if (status == CP_SJ_STOPPED) {
+        return rd.reason;
+    }
+    if (status == CP_SJ_SCALAR_ROOT) {
+        return "the _find response is not a JSON object";
+    }
+    return status ? not_json(pool, "_find response", status) : NULL;
 }
 
 /* --- multi-query bodies, whole and cut ------------------------------- */

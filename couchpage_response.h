@@ -74,7 +74,8 @@ typedef struct {
                                 id string, or one with a NUL character */
     cp_span id_text;         /* the row's id member (any JSON value) */
     cp_span key_text;        /* read with cp_row_key */
-    const json_t *key;       /* a row made by hand, not read: its key */
+    const json_t *key;       /* a row made by hand, or a _find document's sort
+                                values (cp_find_read): its key */
     cp_span value;
     cp_span doc;             /* empty without include_docs */
     apr_size_t first_node;   /* the row's records: its answer's nodes */
@@ -95,6 +96,7 @@ struct cp_answer {
     apr_size_t node_count;
     apr_size_t node_capacity;
     const json_t **keys;      /* each row's key once decoded (cp_row_key) */
+    const char *warning;      /* a _find answer's warning, decoded; NULL: none */
 };
 
 /* Reads one view response, text[0..len) followed by CP_RESPONSE_PADDING
@@ -104,6 +106,16 @@ struct cp_answer {
  * or the reason the body is refused. */
 const char *cp_response_read_view(apr_pool_t *pool, const char *text, apr_size_t len,
                                   int with_docid, const cp_answer **answer);
+
+/* Reads a Mango _find response, {"docs": [...], "warning": "..."} (its
+ * bookmark and execution_stats are passed over), from text as
+ * cp_response_read_view takes it: each document is a row whose doc it is,
+ * recorded as a view row's doc, its _id the row's id (a non-empty string
+ * without NUL, else the body is refused); rows have no key until
+ * cp_find_read sets their sort values. NULL and the answer in *answer, or
+ * the reason the body is refused. */
+const char *cp_response_read_find(apr_pool_t *pool, const char *text, apr_size_t len,
+                                  const cp_answer **answer);
 
 /* Reads a multi-query response, {"results": [view response, ...]}, into
  * answers[0..n), from text as cp_response_read_view takes it. A whole body

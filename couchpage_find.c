@@ -1,0 +1,590 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * couchpage_find.c: a _find location's sort fields and selector checked at
+ * start-up, and each page's _find request body built as keyset conditions
+ * that CouchDB evaluates. Part of the httpd-free core: no httpd header, no
+ * request_rec.
+ */
+#include "couchpage_find.h"
+
+#include <apr_strings.h>
+#include <apr_tables.h>
+#include <string.h>
+
+/* Splits a Mango field name at its unescaped dots ("a\.b" is one member,
+ * "a.b"): NULL and *error set when a member is empty or a backslash
+ * escapes anything but a dot. */
+static const char *const *field_steps(apr_pool_t *pool, const char *name, const char **error)
+{
+    apr_array_header_t *steps = apr_array_make(pool, 4, sizeof(const char *));
+    char *member = apr_palloc(pool, strlen(name) + 1), *out = member;
+    const char *in;
+
+    for (in = name;; in++) {
+        if (*in == '\\') {
+            if (in[1] != '.') {
+                *error = "a backslash escapes only a dot (a\\.b names the member \"a.b\")";
+                return NULL;
+            }
+            *out++ = *++in;
+            continue;
+        }
+        if (*in == '.' || *in == '\0') {
+            if (out == member) {
+                *error = "has an empty member (two dots, or a dot at an end)";
+                return NULL;
+            }
+            *out++ = '\0';
+            APR_ARRAY_PUSH(steps, const char *) = member;
+            member = out;
+            if (*in == '\0') {
+                break;
+            }
+            continue;
+        }
+        *out++ = *in;
+    }
+    APR_ARRAY_PUSH(steps, const char *) = NULL;
+    return (const char *const *)steps->elts;
+}
+
+const char *cp_find_sort_init(apr_pool_t *pool, const char *const *names, int count,
+                              int descending, cp_find_sort *sort)
+{
+    cp_find_field *fields;
+    int i, j;
+
+    memset(sort, 0, sizeof(*sort));
+    if (count < 1) {
+        return "names no field";
+    }
+    fields = apr_pcalloc(pool, count * sizeof(*fields));
+    for (i = 0; i < count; i++) {
+        const char *error = NULL;
+
+        if (sort->id_named) {
+            return apr_psprintf(pool, "names %s after _id, whose values are unique: "
+                                "_id must be the last field", names[i]);
+        }
+        if (!cp_json_pool_own(pool, json_string(names[i]))) {
+            return "names a field that is not UTF-8";
+        }
+        if (names[i][0] == '$') {
+            return apr_psprintf(pool, "names %s: a field cannot start with $", names[i]);
+        }
+        for (j = 0; j < i; j++) {
+            if (strcmp(names[i], names[j]) == 0) {
+                return apr_psprintf(pool, "names %s twice", names[i]);
+            }
+        }
+        if (strcmp(names[i], "_id") == 0) {
+            sort->id_named = 1;
+            continue;
+        }
+        fields[sort->count].name = names[i];
+        fields[sort->count].steps = field_steps(pool, names[i], &error);
+        if (error) {
+            return apr_psprintf(pool, "names %s, which %s", names[i], error);
+        }
+        sort->count++;
+    }
+    sort->fields = fields;
+    sort->descending = descending != 0;
+    return NULL;
+}
+
+/* {"NAME": VALUE}, VALUE taken (a new reference). */
+static json_t *member(const char *name, json_t *value)
+{
+    json_t *object = json_object();
+
+    json_object_set_new(object, name, value);
+    return object;
+}
+
+json_t *cp_find_sort_param(apr_pool_t *pool, const cp_find_sort *sort, int reverse)
+{
+    const char *way = (sort->descending != (reverse != 0)) ? "desc" : "asc";
+    json_t *param = cp_json_pool_own(pool, json_array());
+    int i;
+
+    for (i = 0; i < sort->count; i++) {
+        json_array_append_new(param, member(sort->fields[i].name, json_string(way)));
+    }
+    if (sort->id_named) {
+        json_array_append_new(param, member("_id", json_string(way)));
+    }
+    return param;
+}
+
+/* What a selector's operators take: see cp_find_check_selector. */
+typedef enum {
+    ARG_SELECTORS, /* an array of selectors */
+    ARG_SELECTOR,  /* a selector (an object) */
+    ARG_ARRAY,
+    ARG_BOOLEAN,
+    ARG_INTEGER,
+    ARG_MOD,
+    ARG_TYPE,
+    ARG_STRING,
+    ARG_ANY,
+} argument_kind;
+
+static const struct {
+    const char *name;
+    argument_kind takes;
+} operators[] = {
+    { "$and", ARG_SELECTORS },   { "$or", ARG_SELECTORS },    { "$nor", ARG_SELECTORS },
+    { "$not", ARG_SELECTOR },    { "$elemMatch", ARG_SELECTOR },
+    { "$allMatch", ARG_SELECTOR }, { "$keyMapMatch", ARG_SELECTOR },
+    { "$in", ARG_ARRAY },        { "$nin", ARG_ARRAY },       { "$all", ARG_ARRAY },
+    { "$exists", ARG_BOOLEAN },  { "$size", ARG_INTEGER },    { "$mod", ARG_MOD },
+    { "$type", ARG_TYPE },       { "$regex", ARG_STRING },    { "$beginsWith", ARG_STRING },
+    { "$eq", ARG_ANY },          { "$ne", ARG_ANY },          { "$gt", ARG_ANY },
+    { "$gte", ARG_ANY },         { "$lt", ARG_ANY },          { "$lte", ARG_ANY },
+};
+
+/* How deep a selector may nest: CouchDB has no limit of its own, and a
+ * configured selector deeper than this is a mistake. */
+#define MAX_SELECTOR_DEPTH 64
+
+static const char *check_object(apr_pool_t *pool, const json_t *object, int depth);
+
+/* Whether value is what operator `name` takes. */
+static const char *check_argument(apr_pool_t *pool, const char *name, argument_kind takes,
+                                  const json_t *value, int depth)
+{
+    static const char *const types[] = { "null", "boolean", "number", "string",
+                                         "array", "object" };
+    const char *why = NULL;
+    apr_size_t i;
+    const json_t *element;
+
+    switch (takes) {
+    case ARG_SELECTORS:
+        if (!json_is_array(value) || json_array_size(value) == 0) {
+            return apr_psprintf(pool, "%s takes a non-empty array of selectors", name);
+        }
+        json_array_foreach(value, i, element) {
+            if (!json_is_object(element)) {
+                return apr_psprintf(pool, "%s takes an array of selectors (objects)", name);
+            }
+            if ((why = check_object(pool, element, depth + 1))) {
+                return why;
+            }
+        }
+        return NULL;
+    case ARG_SELECTOR:
+        if (!json_is_object(value)) {
+            return apr_psprintf(pool, "%s takes a selector (an object)", name);
+        }
+        return check_object(pool, value, depth + 1);
+    case ARG_ARRAY:
+        return json_is_array(value) ? NULL : apr_psprintf(pool, "%s takes an array", name);
+    case ARG_BOOLEAN:
+        return json_is_boolean(value) ? NULL : apr_psprintf(pool, "%s takes true or false", name);
+    case ARG_INTEGER:
+        return json_is_integer(value) ? NULL : apr_psprintf(pool, "%s takes an integer", name);
+    case ARG_MOD:
+        if (json_is_array(value) && json_array_size(value) == 2
+            && json_is_integer(json_array_get(value, 0))
+            && json_integer_value(json_array_get(value, 0)) != 0
+            && json_is_integer(json_array_get(value, 1))) {
+            return NULL;
+        }
+        return apr_psprintf(pool, "%s takes [divisor, remainder], integers, the divisor "
+                            "not 0", name);
+    case ARG_TYPE:
+        for (i = 0; json_is_string(value) && i < sizeof(types) / sizeof(types[0]); i++) {
+            if (strcmp(json_string_value(value), types[i]) == 0) {
+                return NULL;
+            }
+        }
+        return apr_psprintf(pool, "%s takes one of \"null\", \"boolean\", \"number\", "
+                            "\"string\", \"array\", \"object\"", name);
+    case ARG_STRING:
+        return json_is_string(value) ? NULL : apr_psprintf(pool, "%s takes a string", name);
+    case ARG_ANY:
+        return NULL;
+    }
+    return NULL;
+}
+
+/* An object of a selector: field names and operators, each value a
+ * condition. A field's object value holds operators, or, without a "$"
+ * name, is itself a condition on nested fields, as Mango reads it. */
+static const char *check_object(apr_pool_t *pool, const json_t *object, int depth)
+{
+    const char *name, *why;
+    const json_t *value;
+    apr_size_t i;
+
+    if (depth > MAX_SELECTOR_DEPTH) {
+        return apr_psprintf(pool, "nests deeper than %d", MAX_SELECTOR_DEPTH);
+    }
+    json_object_foreach((json_t *)object, name, value) {
+        if (name[0] != '$') {
+            if (json_is_object(value) && (why = check_object(pool, value, depth + 1))) {
+                return why;
+            }
+            continue;
+        }
+        if (strcmp(name, "$text") == 0) {
+            return "uses $text, which needs a text index: a text index cannot sort";
+        }
+        for (i = 0; i < sizeof(operators) / sizeof(operators[0]); i++) {
+            if (strcmp(name, operators[i].name) == 0) {
+                break;
+            }
+        }
+        if (i == sizeof(operators) / sizeof(operators[0])) {
+            return apr_psprintf(pool, "uses %s, which is no Mango operator", name);
+        }
+        if ((why = check_argument(pool, name, operators[i].takes, value, depth))) {
+            return why;
+        }
+    }
+    return NULL;
+}
+
+const char *cp_find_check_selector(apr_pool_t *pool, const json_t *selector)
+{
+    if (!json_is_object(selector)) {
+        return "must be a JSON object";
+    }
+    return check_object(pool, selector, 0);
+}
+
+json_t *cp_find_row_key(apr_pool_t *pool, const cp_find_sort *sort, const json_t *doc)
+{
+    json_t *key = cp_json_pool_own(pool, json_array());
+    int i;
+
+    for (i = 0; i < sort->count; i++) {
+        const json_t *at = doc;
+        const char *const *step;
+
+        for (step = sort->fields[i].steps; *step && at; step++) {
+            at = json_is_object(at) ? json_object_get(at, *step) : NULL;
+        }
+        if (!at) {
+            return NULL;
+        }
+        json_array_append(key, (json_t *)at);
+    }
+    return key;
+}
+
+/* {"F": {"OP": VALUE}}, VALUE a new reference to the caller's. */
+static json_t *condition(const char *field, const char *op, const json_t *value)
+{
+    return member(field, member(op, json_incref((json_t *)value)));
+}
+
+json_t *cp_find_beyond(apr_pool_t *pool, const cp_find_sort *sort, const json_t *key,
+                       const char *docid, int backward)
+{
+    int up = sort->descending == (backward != 0);
+    const char *beyond = up ? "$gt" : "$lt", *from = up ? "$gte" : "$lte";
+    json_t *id = docid ? cp_json_pool_own(pool, json_string(docid)) : NULL;
+    json_t *either, *all;
+    int i, j;
+
+    if (!json_is_array(key) || (int)json_array_size(key) != sort->count || !id) {
+        return NULL;
+    }
+    if (sort->count == 0) {
+        return cp_json_pool_own(pool, condition("_id", beyond, id));
+    }
+    either = json_array();
+    for (i = 0; i <= sort->count; i++) {
+        json_t *clause = json_object();
+
+        for (j = 0; j < i; j++) {
+            json_object_set_new(clause, sort->fields[j].name,
+                                member("$eq", json_incref(json_array_get(key, j))));
+        }
+        if (i < sort->count) {
+            json_object_set_new(clause, sort->fields[i].name,
+                                member(beyond, json_incref(json_array_get(key, i))));
+        }
+        else {
+            json_object_set_new(clause, "_id", member(beyond, json_incref(id)));
+        }
+        json_array_append_new(either, clause);
+    }
+    all = json_array();
+    /* the range CouchDB's planner turns into where the index scan starts:
+     * $or alone never narrows it (design: Mango's field ranges) */
+    json_array_append_new(all, condition(sort->fields[0].name, from, json_array_get(key, 0)));
+    json_array_append_new(all, member("$or", either));
+    return cp_json_pool_own(pool, member("$and", all));
+}
+
+json_t *cp_find_fields_param(apr_pool_t *pool, const cp_find_spec *spec)
+{
+    json_t *fields;
+    apr_size_t i;
+    int k;
+
+    if (!spec->fields) {
+        return NULL;
+    }
+    fields = cp_json_pool_own(pool, json_copy((json_t *)spec->fields));
+    for (k = -1; k < spec->sort->count; k++) {
+        const char *name = k < 0 ? "_id" : spec->sort->fields[k].name;
+        const json_t *asked;
+        int present = 0;
+
+        json_array_foreach(fields, i, asked) {
+            present |= json_is_string(asked) && strcmp(json_string_value(asked), name) == 0;
+        }
+        if (!present) {
+            json_array_append_new(fields, json_string(name));
+        }
+    }
+    return fields;
+}
+
+const char *cp_find_body(apr_pool_t *pool, const cp_find_spec *spec, const json_t *key,
+                         const char *docid, int backward, int limit)
+{
+    json_t *body = cp_json_pool_own(pool, json_object());
+    json_t *selector = (json_t *)spec->selector, *fields;
+
+    if (key) {
+        json_t *beyond = cp_find_beyond(pool, spec->sort, key, docid, backward);
+        json_t *both;
+
+        if (!beyond) {
+            return NULL;
+        }
+        both = json_array();
+        json_array_append(both, selector);
+        json_array_append(both, beyond);
+        selector = cp_json_pool_own(pool, member("$and", both));
+    }
+    json_object_set(body, "selector", selector);
+    json_object_set(body, "sort", cp_find_sort_param(pool, spec->sort, backward));
+    json_object_set_new(body, "limit", json_integer(limit));
+    if ((fields = cp_find_fields_param(pool, spec))) {
+        json_object_set(body, "fields", fields);
+    }
+    if (spec->index_ddoc) {
+        json_t *index = json_array();
+
+        json_array_append_new(index, json_string(spec->index_ddoc));
+        if (spec->index_name) {
+            json_array_append_new(index, json_string(spec->index_name));
+        }
+        json_object_set_new(body, "use_index", index);
+        json_object_set_new(body, "allow_fallback", json_false());
+    }
+    return cp_json_text(pool, body);
+}
+
+const char *cp_find_token_encode(apr_pool_t *pool, cp_find_from from, const json_t *key,
+                                 const char *docid)
+{
+    json_t *id = docid ? json_string(docid) : NULL;
+
+    if (!key || !id || (from != CP_FIND_AFTER && from != CP_FIND_BEFORE)) {
+        json_decref(id);
+        return NULL;
+    }
+    return cp_json_text(pool, cp_json_pool_own(pool, member(
+        from == CP_FIND_AFTER ? "a" : "b", json_pack("[Oo]", (json_t *)key, id))));
+}
+
+const char *cp_find_token_decode(apr_pool_t *pool, const char *text, const cp_find_sort *sort,
+                                 cp_find_token *token)
+{
+    const char *error = NULL, *name;
+    const json_t *value, *pair, *id;
+
+    memset(token, 0, sizeof(*token));
+    if (!text) {
+        token->from = CP_FIND_FIRST;
+        return NULL;
+    }
+    if (strcmp(text, CP_TOKEN_LAST) == 0) {
+        token->from = CP_FIND_LAST;
+        return NULL;
+    }
+    value = cp_json_load(pool, text, strlen(text), &error);
+    if (!value) {
+        return apr_psprintf(pool, "is not JSON: %s", error ? error : "unreadable");
+    }
+    if (!json_is_object(value) || json_object_size(value) != 1) {
+        return "is not {\"a\": [KEY, ID]} nor {\"b\": [KEY, ID]}";
+    }
+    name = json_object_iter_key(json_object_iter((json_t *)value));
+    pair = json_object_iter_value(json_object_iter((json_t *)value));
+    if (strcmp(name, "a") != 0 && strcmp(name, "b") != 0) {
+        return "is not {\"a\": [KEY, ID]} nor {\"b\": [KEY, ID]}";
+    }
+    if (!json_is_array(pair) || json_array_size(pair) != 2) {
+        return "does not hold [KEY, ID]";
+    }
+    token->key = json_array_get(pair, 0);
+    id = json_array_get(pair, 1);
+    if (!json_is_array(token->key) || (int)json_array_size(token->key) != sort->count) {
+        return apr_psprintf(pool, "does not hold a key of %d sort value%s", sort->count,
+                            sort->count == 1 ? "" : "s");
+    }
+    if (!json_is_string(id) || json_string_length(id) == 0
+        || strlen(json_string_value(id)) != json_string_length(id)) {
+        return "does not hold a document id (a non-empty string without NUL)";
+    }
+    token->docid = json_string_value(id);
+    token->from = name[0] == 'a' ? CP_FIND_AFTER : CP_FIND_BEFORE;
+    return NULL;
+}
+
+int cp_find_reads_backward(const cp_find_token *token)
+{
+    return token->from == CP_FIND_BEFORE || token->from == CP_FIND_LAST;
+}
+
+int cp_find_limit(int count, int links)
+{
+    return (1 + links) * count + 1;
+}
+
+/* The token for a page next to a row of the answer. */
+static const char *token_at(apr_pool_t *pool, cp_find_from from, const apr_array_header_t *rows,
+                            int i)
+{
+    const cp_row *row = APR_ARRAY_IDX(rows, i, const cp_row *);
+
+    return cp_find_token_encode(pool, from, cp_row_key(row), row->id);
+}
+
+static void add_page_link(apr_array_header_t *pages, apr_int64_t number, const char *start,
+                          int current)
+{
+    cp_page_link *link = apr_array_push(pages);
+
+    memset(link, 0, sizeof(*link));
+    link->number = number;
+    link->start = start;
+    link->current = current;
+}
+
+cp_find_from cp_find_page_assemble(apr_pool_t *pool, const cp_find_token *token,
+                                   const apr_array_header_t *rows, int count, int links,
+                                   const char *start, cp_page *page)
+{
+    int backward = cp_find_reads_backward(token);
+    int n = rows->nelts, shown = n < count ? n : count, beyond = 0, i;
+
+    if (token->from == CP_FIND_AFTER && n == 0) {
+        return CP_FIND_LAST;   /* every row after it went meanwhile */
+    }
+    if (token->from == CP_FIND_BEFORE && n == 0) {
+        return CP_FIND_FIRST;  /* likewise every row before it */
+    }
+    memset(page, 0, sizeof(*page));
+    page->total_rows = -1;
+    page->offset = -1;
+    page->rows = apr_array_make(pool, shown + 1, sizeof(const cp_row *));
+    for (i = 0; i < shown; i++) {
+        APR_ARRAY_PUSH(page->rows, const cp_row *)
+            = APR_ARRAY_IDX(rows, backward ? shown - 1 - i : i, const cp_row *);
+    }
+    /* the pages the rows read reach beyond this one, in the reading direction */
+    while (beyond < links && n > (beyond + 1) * count) {
+        beyond++;
+    }
+    if (!backward) {
+        page->next = n > count ? token_at(pool, CP_FIND_AFTER, rows, count - 1) : NULL;
+        page->prev = token->from == CP_FIND_FIRST || shown == 0
+                         ? NULL : token_at(pool, CP_FIND_BEFORE, rows, 0);
+    }
+    else {
+        page->prev = n > count ? token_at(pool, CP_FIND_BEFORE, rows, count - 1) : NULL;
+        page->next = token->from == CP_FIND_LAST || shown == 0
+                         ? NULL : token_at(pool, CP_FIND_AFTER, rows, 0);
+    }
+    page->has_last = 1;
+    page->last_is_current = token->from == CP_FIND_LAST;
+    page->last = page->last_is_current ? start : CP_TOKEN_LAST;
+    page->pages = apr_array_make(pool, 2 * links + 1, sizeof(cp_page_link));
+    if (links == 0) {
+        return token->from;
+    }
+    if (!backward) {
+        if (page->prev) {
+            add_page_link(page->pages, -1, page->prev, 0);
+        }
+        add_page_link(page->pages, 0, start, 1);
+        for (i = 1; i <= beyond; i++) {
+            add_page_link(page->pages, i, token_at(pool, CP_FIND_AFTER, rows, i * count - 1), 0);
+        }
+    }
+    else {
+        for (i = beyond; i >= 1; i--) {
+            add_page_link(page->pages, -i,
+                          token_at(pool, CP_FIND_BEFORE, rows, i * count - 1), 0);
+        }
+        add_page_link(page->pages, 0, start, 1);
+        if (page->next) {
+            add_page_link(page->pages, 1, page->next, 0);
+        }
+    }
+    return token->from;
+}
+
+int cp_find_sort_depth(const cp_find_sort *sort)
+{
+    int deepest = 1, i, depth;
+
+    for (i = 0; i < sort->count; i++) {
+        for (depth = 0; sort->fields[i].steps[depth]; depth++) {
+        }
+        deepest = depth > deepest ? depth : deepest;
+    }
+    return deepest;
+}
+
+/* A row's sort values from its records: each field's member, step by step. */
+static json_t *row_sort_values(apr_pool_t *pool, const cp_find_sort *sort, const cp_row *row)
+{
+    json_t *key = cp_json_pool_own(pool, json_array());
+    int i;
+
+    for (i = 0; i < sort->count; i++) {
+        const char *const *step;
+        cp_span at = row->doc;
+        const json_t *value;
+
+        for (step = sort->fields[i].steps; *step && at.len; step++) {
+            at = cp_row_find(row, at, *step);
+        }
+        if (!at.len || !(value = cp_row_decode(pool, row, at))) {
+            return NULL;
+        }
+        json_array_append(key, (json_t *)value);
+    }
+    return key;
+}
+
+const char *cp_find_read(apr_pool_t *pool, const char *text, apr_size_t len,
+                         const cp_find_sort *sort, const cp_answer **answer)
+{
+    const char *why = cp_response_read_find(pool, text, len, answer);
+    apr_size_t i;
+
+    if (why) {
+        return why;
+    }
+    for (i = 0; i < cp_answer_rows(*answer); i++) {
+        cp_row *row = (cp_row *)cp_answer_row(*answer, i);
+
+        if (!(row->key = row_sort_values(pool, sort, row))) {
+            return apr_psprintf(pool, "document %" APR_SIZE_T_FMT " of the _find response "
+                                "(_id %s) lacks a sort value", i, row->id);
+        }
+    }
+    return NULL;
+}

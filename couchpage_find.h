@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * couchpage_find: what a Mango _find location asks CouchDB, built once a
+ * page. A _find location pages by keyset, never by skip nor by CouchDB's
+ * bookmark: rows are in the order of their sort values and then of their
+ * document ids (the bytes of the id: CouchDB's own tie order in a Mango
+ * index, and the order in which a selector's {"_id": {"$gt": ID}}
+ * compares), and the page after a row is the location's selector AND
+ * "beyond that row's (values..., _id)", which CouchDB evaluates: the
+ * module never collates. A value from a token enters a selector only as an
+ * operator's argument ({"$eq": v}, {"$gt": v}), where CouchDB reads any
+ * JSON, an object of "$" members included, as a value.
+ *
+ * Part of the httpd-free core: nothing here knows about request_rec.
+ */
+#ifndef COUCHPAGE_FIND_H
+#define COUCHPAGE_FIND_H
+
+#include <apr_pools.h>
+#include <apr_tables.h>
+#include "couchpage_json.h"
+#include "couchpage_page.h"
+#include "couchpage_response.h"
+
+/* A sort field as Mango writes it ("author.name"; "a\.b" for a member
+ * whose name holds a dot) and the members it steps through. */
+typedef struct {
+    const char *name;
+    const char *const *steps; /* NULL-terminated, escapes resolved */
+} cp_find_field;
+
+/* CouchPageSort and CouchPageDescending: the fields that order the rows,
+ * before the document id, which breaks their ties. */
+typedef struct {
+    const cp_find_field *fields;
+    int count;         /* fields before _id; 0 when the rows are sorted by _id alone */
+    int id_named;      /* the operator named _id as the last sort field */
+    int descending;    /* every field, _id included, in descending order */
+} cp_find_sort;
+
+/* Reads CouchPageSort's field names: NULL, or why they cannot sort a
+ * Mango query (none; an empty name or member; a leading "$"; a backslash
+ * that escapes anything but a dot; a field named twice; a field after
+ * _id, whose values are unique; not UTF-8). */
+const char *cp_find_sort_init(apr_pool_t *pool, const char *const *names, int count,
+                              int descending, cp_find_sort *sort);
+
+/* Mango's sort parameter: [{"F": "asc"|"desc"}, ...], with _id last when
+ * the operator named it. reverse reads the rows the other way. */
+json_t *cp_find_sort_param(apr_pool_t *pool, const cp_find_sort *sort, int reverse);
+
+/* NULL when selector is a Mango selector CouchDB 3.4 accepts, else why
+ * not: an object whose "$" names are known operators with arguments of
+ * their kind ($and, $or, $nor: arrays of selectors; $in, $nin, $all:
+ * arrays; $exists: a boolean; $size: an integer; $mod: [divisor other
+ * than 0, remainder]; $type: a JSON type's name; $regex, $beginsWith: a
+ * string; $not, $elemMatch, $allMatch, $keyMapMatch: objects). $text is
+ * refused: it needs a text index, which cannot sort. Strings are not
+ * looked into, so a %{json:EXPR} placeholder passes where a string may
+ * stand. */
+const char *cp_find_check_selector(apr_pool_t *pool, const json_t *selector);
+
+/* A document's sort values, in sort order, as a JSON array (the row's key
+ * in a token), or NULL when the document lacks one of them (Mango leaves
+ * such documents out of a sorted query). The array holds the document's
+ * own values (references), handed to the pool. */
+json_t *cp_find_row_key(apr_pool_t *pool, const cp_find_sort *sort, const json_t *doc);
+
+/* The condition "beyond the row (key, docid)" in the direction rows are
+ * read: after it in the location's order, or before it when backward. key
+ * is cp_find_row_key's array. It is a top-level range on the first sort
+ * field, which CouchDB turns into the index scan's start, and the exact
+ * order, (v1 > k1) OR (v1 = k1 AND v2 > k2) OR ... OR (all equal AND
+ * _id > docid), as $or. NULL when key does not hold one value a sort
+ * field, or docid is not UTF-8. */
+json_t *cp_find_beyond(apr_pool_t *pool, const cp_find_sort *sort, const json_t *key,
+                       const char *docid, int backward);
+
+/* What a _find location asks: its selector (request values in), its sort,
+ * the index it names (ddoc NULL: CouchDB chooses), and the fields the
+ * page shows (NULL: whole documents). */
+typedef struct {
+    const json_t *selector;
+    const cp_find_sort *sort;
+    const char *index_ddoc;
+    const char *index_name; /* NULL: the design document's only index */
+    const json_t *fields;   /* array of Mango field names, or NULL */
+} cp_find_spec;
+
+/* The fields a page's query asks for: the page's own and, where they are
+ * not among them, _id and the sort fields, which the tokens need; NULL
+ * when spec->fields is NULL (whole documents hold them all). */
+json_t *cp_find_fields_param(apr_pool_t *pool, const cp_find_spec *spec);
+
+/* The body of one _find request: the location's selector, AND beyond the
+ * row (key, docid) when key is not NULL; sorted the location's way, or
+ * the other way when backward (the rows before a page, and the Last page,
+ * read from its end); limit rows; the index as use_index with no fallback;
+ * the fields. Compact JSON text, or NULL when key or docid cannot bound
+ * (cp_find_beyond). */
+const char *cp_find_body(apr_pool_t *pool, const cp_find_spec *spec, const json_t *key,
+                         const char *docid, int backward, int limit);
+
+/* Reads a _find answer (cp_response_read_find) and sets each row's key to
+ * its document's sort values (cp_find_row_key). NULL and the answer in
+ * *answer, or why the body is refused: not a _find response, or a
+ * document without a sort value, which CouchDB leaves out of a sorted
+ * query. The fields must be recorded as deep as the sort reaches
+ * (cp_response_reach(cp_find_sort_depth(sort))). */
+const char *cp_find_read(apr_pool_t *pool, const char *text, apr_size_t len,
+                         const cp_find_sort *sort, const cp_answer **answer);
+
+/* How many levels into a document the sort fields reach. */
+int cp_find_sort_depth(const cp_find_sort *sort);
+
+/* Where a _find page starts: the first page, after a row (the page after
+ * the one that ended with it), before a row (the page before the one that
+ * began with it), or the Last page (CP_TOKEN_LAST). */
+typedef enum {
+    CP_FIND_FIRST,
+    CP_FIND_AFTER,
+    CP_FIND_BEFORE,
+    CP_FIND_LAST,
+} cp_find_from;
+
+/* A _find location's token: {"a": [KEY, ID]} after the row, {"b": [KEY,
+ * ID]} before it, KEY the row's sort values (cp_find_row_key), ID its
+ * document id; or the word "last". */
+typedef struct {
+    cp_find_from from;
+    const json_t *key; /* NULL for FIRST and LAST */
+    const char *docid;
+} cp_find_token;
+
+/* The token text for the row (from AFTER or BEFORE); NULL when the row has
+ * no key or id. */
+const char *cp_find_token_encode(apr_pool_t *pool, cp_find_from from, const json_t *key,
+                                 const char *docid);
+
+/* Reads a token a client sent (text NULL: the first page): NULL, or why it
+ * is refused (not one of the forms above; a key of another length than the
+ * sort's fields; an id that is not a non-empty string without NUL). */
+const char *cp_find_token_decode(apr_pool_t *pool, const char *text, const cp_find_sort *sort,
+                                 cp_find_token *token);
+
+/* Whether rows are read in the location's order from the token, or the
+ * other way (before a row; the Last page, from the end). */
+int cp_find_reads_backward(const cp_find_token *token);
+
+/* How many rows a page's _find asks for: the page, the pages linked in the
+ * direction it reads (links, at least 1 for prev or next), and one more,
+ * which shows whether there is another page beyond them. */
+int cp_find_limit(int count, int links);
+
+/* The page from the rows of its _find (const cp_row *, each with its id and
+ * key set, in the order read: backward for a token before a row and for the
+ * Last page). prev and next are exact where the rows read show them: the
+ * first page has no prev, a page read forward has a next when a row beyond
+ * it came, and a page read backward a prev likewise; the other way the
+ * token's row was there when the token was made, so the link is given
+ * (what was deleted meanwhile is found by that page's own read). Page links
+ * are numbered relative to this page: the pages read through, and prev or
+ * next the other way. The Last page is linked (has_last) without a number
+ * (numbered is 0: last_number means nothing). Returns what to ask instead, with no row used from
+ * this answer: CP_FIND_FIRST when the rows before a row are fewer than a
+ * page (they were deleted: the first page is asked), CP_FIND_LAST when no
+ * row follows a row (likewise the Last page); else the page is built and
+ * the token's own from is returned. */
+cp_find_from cp_find_page_assemble(apr_pool_t *pool, const cp_find_token *token,
+                                   const apr_array_header_t *rows, int count, int links,
+                                   const char *start, cp_page *page);
+
+#endif

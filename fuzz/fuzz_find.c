@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * libFuzzer target: the _find answer reader (cp_find_read) against jansson
+ * on the same bytes. Arbitrary bytes, as a Mango _find response sorted by
+ * "date" and "author.name": a body it takes is JSON to jansson, with a docs
+ * array of as many objects as it has rows; each row's id is its document's
+ * _id, its key the document's values at the sort paths, its doc the
+ * document (decoded from the records, and, whole, from its bytes), and the
+ * answer's warning the body's. A body it refuses that jansson reads is one
+ * whose docs are missing, not objects, without a usable _id or a sort
+ * value: never one that fits. Bodies jansson cannot read are left to
+ * fuzz_simdjson and fuzz_view_response.
+ */
+#include "fuzz.h"
+#include "couchpage_find.h"
+#include "couchpage_json.h"
+#include "couchpage_response.h"
+
+/* The document's value at a sort field's steps, or NULL. */
+static const json_t *at_steps(const json_t *doc, const char *const *steps)
+{
+    for (; *steps && doc; steps++) {
+        doc = json_is_object(doc) ? json_object_get(doc, *steps) : NULL;
+    }
+    return doc;
+}
+
+/* Whether jansson's docs are all what the reader takes. */
+static int fits(const cp_find_sort *sort, const json_t *docs)
+{
+    size_t i;
+    const json_t *doc, *id;
+    int f;
+
+    if (!json_is_array(docs)) {
+        return 0;
+    }
+    json_array_foreach(docs, i, doc) {
+        id = json_object_get(doc, "_id");
+        if (!json_is_object(doc) || !json_is_string(id) || json_string_length(id) == 0
+            || strlen(json_string_value(id)) != json_string_length(id)) {
+            return 0;
+        }
+        for (f = 0; f < sort->count; f++) {
+            if (!at_steps(doc, sort->fields[f].steps)) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static const char *const names[] = { "date", "author.name" };
+    apr_pool_t *pool = fuzz_pool();
+    const char *text = cp_response_padded(pool, (const char *)data, size);
+    const cp_answer *answer = NULL;
+    const json_t *whole, *docs, *warning;
+    cp_find_sort sort;
+    const char *why;
+    apr_size_t i;
+
+    FUZZ_CHECK(!cp_find_sort_init(pool, names, 2, 0, &sort), "the sort");
+    cp_response_reach(cp_find_sort_depth(&sort));
+    why = cp_find_read(pool, text, size, &sort, &answer);
+    if (!(whole = cp_json_load(pool, text, size, NULL))) {
+        /* beyond what jansson reads (a NUL in a member name, depth): whether
+         * it is JSON is fuzz_simdjson's and fuzz_view_response's part */
+        apr_pool_destroy(pool);
+        return 0;
+    }
+    docs = json_object_get(whole, "docs");
+    if (why) {
+        /* refused: a shape that does not fit, or text simdjson judges not
+         * JSON where jansson reads it (numbers: fuzz_simdjson's part) */
+        FUZZ_CHECK(!json_is_object(whole) || !fits(&sort, docs) || strstr(why, "not JSON"),
+                   "a _find answer that fits was refused: %s", why);
+        apr_pool_destroy(pool);
+        return 0;
+    }
+    FUZZ_CHECK(json_is_array(docs) && json_array_size(docs) == cp_answer_rows(answer),
+               "the rows are not the docs");
+    warning = json_object_get(whole, "warning");
+    FUZZ_CHECK(json_is_string(warning) ? answer->warning
+                   && strlen(answer->warning) <= json_string_length(warning)
+                   && !memcmp(answer->warning, json_string_value(warning),
+                              strlen(answer->warning))
+               : answer->warning == NULL, "the warning");
+    for (i = 0; i < cp_answer_rows(answer); i++) {
+        const cp_row *row = cp_answer_row(answer, i);
+        const json_t *doc = json_array_get(docs, i), *key = cp_row_key(row);
+        int f;
+
+        FUZZ_CHECK(strcmp(row->id, json_string_value(json_object_get(doc, "_id"))) == 0,
+                   "row %zu's id", (size_t)i);
+        FUZZ_CHECK(json_array_size(key) == 2, "row %zu's key", (size_t)i);
+        for (f = 0; f < 2; f++) {
+            FUZZ_CHECK(json_equal(json_array_get(key, f),
+                                  (json_t *)at_steps(doc, sort.fields[f].steps)),
+                       "row %zu's sort value %d", (size_t)i, f);
+        }
+        FUZZ_CHECK(json_equal((json_t *)cp_row_decode(pool, row, row->doc), (json_t *)doc),
+                   "row %zu's doc from its records", (size_t)i);
+        FUZZ_CHECK(json_equal((json_t *)cp_json_load(pool, row->doc.text, row->doc.len, NULL),
+                              (json_t *)doc), "row %zu's doc from its bytes", (size_t)i);
+    }
+    apr_pool_destroy(pool);
+    return 0;
+}

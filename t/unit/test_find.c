@@ -1,0 +1,659 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests of couchpage_find: sort fields and selectors checked, and the
+ * keyset conditions and _find bodies a page asks for. That CouchDB reads
+ * these conditions in its own order (mixed types, equal-collating strings,
+ * ids of mixed case, nested fields, a cluster) was walked on CouchDB 3.4.3
+ * page by page, both ways, against _find's own full order. */
+#include "unit.h"
+#include "couchpage_find.h"
+
+/* The sort of names (NULL-terminated); the test fails if it is refused. */
+static cp_find_sort sort_of(int descending, const char *const *names)
+{
+    cp_find_sort sort;
+    const char *why;
+    int count = 0;
+
+    while (names[count]) {
+        count++;
+    }
+    why = cp_find_sort_init(pool, names, count, descending, &sort);
+    if (why) {
+        fail_msg("sort refused: %s", why);
+    }
+    return sort;
+}
+
+/* Why names (NULL-terminated) cannot sort, or NULL. */
+static const char *sort_refusal(const char *const *names)
+{
+    cp_find_sort sort;
+    int count = 0;
+
+    while (names[count]) {
+        count++;
+    }
+    return cp_find_sort_init(pool, names, count, 0, &sort);
+}
+
+static void sort_fields_step_through_members(void **state)
+{
+    const char *names[] = { "date", "author.name", "a\\.b.c", "_id", NULL };
+    cp_find_sort sort = sort_of(0, names);
+
+    assert_int_equal(sort.count, 3);
+    assert_true(sort.id_named);
+    assert_string_equal(sort.fields[1].name, "author.name");
+    assert_string_equal(sort.fields[1].steps[0], "author");
+    assert_string_equal(sort.fields[1].steps[1], "name");
+    assert_null(sort.fields[1].steps[2]);
+    assert_string_equal(sort.fields[2].steps[0], "a.b");
+    assert_string_equal(sort.fields[2].steps[1], "c");
+    assert_null(sort.fields[2].steps[2]);
+
+    sort = sort_of(0, (const char *[]){ "_id", NULL });
+    assert_int_equal(sort.count, 0);
+    assert_true(sort.id_named);
+}
+
+static void unusable_sort_fields_are_refused(void **state)
+{
+    const char *const *bad[] = {
+        (const char *[]){ NULL },
+        (const char *[]){ "", NULL },
+        (const char *[]){ "a..b", NULL },
+        (const char *[]){ "a.", NULL },
+        (const char *[]){ ".a", NULL },
+        (const char *[]){ "$a", NULL },
+        (const char *[]){ "a\\b", NULL },
+        (const char *[]){ "a\\", NULL },
+        (const char *[]){ "a", "b", "a", NULL },
+        (const char *[]){ "_id", "date", NULL },
+        (const char *[]){ "caf\xe9", NULL },
+    };
+    apr_size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const char *why = sort_refusal(bad[i]);
+
+        if (!why) {
+            fail_msg("sort %zu was accepted", i);
+        }
+    }
+    assert_non_null(strstr(sort_refusal((const char *[]){ "_id", "date", NULL }),
+                           "_id must be the last"));
+    assert_non_null(strstr(sort_refusal((const char *[]){ "a", "a", NULL }), "twice"));
+}
+
+static void sort_param_says_each_direction(void **state)
+{
+    const char *names[] = { "date", "a.b", NULL };
+    const char *with_id[] = { "date", "_id", NULL };
+    cp_find_sort up = sort_of(0, names), down = sort_of(1, names), id = sort_of(0, with_id);
+
+    assert_string_equal(cp_json_text(pool, cp_find_sort_param(pool, &up, 0)),
+                        "[{\"date\":\"asc\"},{\"a.b\":\"asc\"}]");
+    assert_string_equal(cp_json_text(pool, cp_find_sort_param(pool, &up, 1)),
+                        "[{\"date\":\"desc\"},{\"a.b\":\"desc\"}]");
+    assert_string_equal(cp_json_text(pool, cp_find_sort_param(pool, &down, 0)),
+                        "[{\"date\":\"desc\"},{\"a.b\":\"desc\"}]");
+    assert_string_equal(cp_json_text(pool, cp_find_sort_param(pool, &down, 1)),
+                        "[{\"date\":\"asc\"},{\"a.b\":\"asc\"}]");
+    assert_string_equal(cp_json_text(pool, cp_find_sort_param(pool, &id, 0)),
+                        "[{\"date\":\"asc\"},{\"_id\":\"asc\"}]");
+}
+
+static void selectors_couchdb_accepts_pass(void **state)
+{
+    const char *good[] = {
+        "{}",
+        "{\"type\": \"post\"}",
+        "{\"type\": \"post\", \"date\": {\"$gt\": \"2020\", \"$lte\": \"2021\"}}",
+        "{\"$and\": [{\"a\": 1}, {\"$or\": [{\"b\": {\"$exists\": true}}, {\"c\": null}]}]}",
+        "{\"tags\": {\"$elemMatch\": {\"$eq\": \"x\"}}, \"n\": {\"$mod\": [3, 1]}}",
+        "{\"title\": {\"$regex\": \"^A\"}, \"t\": {\"$type\": \"string\"}}",
+        "{\"a\": {\"$in\": [1, 2]}, \"b\": {\"$nin\": []}, \"c\": {\"$all\": [1]}}",
+        "{\"a\": {\"$size\": 2}, \"b\": {\"$not\": {\"$eq\": 1}}, \"c\": {\"$ne\": {\"$gt\": 1}}}",
+        "{\"m\": {\"$keyMapMatch\": {\"$eq\": \"k\"}}, \"l\": {\"$allMatch\": {\"$gt\": 0}}}",
+        "{\"author\": {\"name\": {\"$beginsWith\": \"An\"}}}",
+        "{\"$nor\": [{\"a\": 1}], \"user\": \"%{json:%{REMOTE_USER}}\"}",
+    };
+    apr_size_t i;
+
+    for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        const char *why = cp_find_check_selector(pool, parse(good[i]));
+
+        if (why) {
+            fail_msg("'%s' refused: %s", good[i], why);
+        }
+    }
+}
+
+static void selectors_couchdb_refuses_are_refused(void **state)
+{
+    const struct {
+        const char *selector;
+        const char *why;
+    } bad[] = {
+        { "[]", "JSON object" },
+        { "\"post\"", "JSON object" },
+        { "{\"a\": {\"$bogus\": 1}}", "$bogus" },
+        { "{\"$text\": \"x\"}", "text index" },
+        { "{\"$and\": {\"a\": 1}}", "$and" },
+        { "{\"$or\": []}", "$or" },
+        { "{\"$or\": [1]}", "$or" },
+        { "{\"$or\": [{\"a\": {\"$bad\": 1}}]}", "$bad" },
+        { "{\"a\": {\"$in\": 3}}", "$in" },
+        { "{\"a\": {\"$exists\": 3}}", "$exists" },
+        { "{\"a\": {\"$size\": \"x\"}}", "$size" },
+        { "{\"a\": {\"$mod\": [0, 1]}}", "$mod" },
+        { "{\"a\": {\"$mod\": [2]}}", "$mod" },
+        { "{\"a\": {\"$type\": \"bogus\"}}", "$type" },
+        { "{\"a\": {\"$regex\": 1}}", "$regex" },
+        { "{\"a\": {\"$not\": 1}}", "$not" },
+        { "{\"a\": {\"b\": {\"$elemMatch\": []}}}", "$elemMatch" },
+    };
+    apr_size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const char *why = cp_find_check_selector(pool, parse(bad[i].selector));
+
+        if (!why || !strstr(why, bad[i].why)) {
+            fail_msg("'%s': %s", bad[i].selector, why ? why : "accepted");
+        }
+    }
+}
+
+static void deep_selectors_are_refused(void **state)
+{
+    char *text = apr_pstrdup(pool, "1");
+    int i;
+
+    for (i = 0; i < 100; i++) {
+        text = apr_psprintf(pool, "{\"a\": %s}", text);
+    }
+    assert_non_null(strstr(cp_find_check_selector(pool, parse(text)), "deeper"));
+}
+
+static void row_keys_are_the_documents_sort_values(void **state)
+{
+    const char *names[] = { "date", "author.name", "a\\.b", NULL };
+    cp_find_sort sort = sort_of(0, names);
+    json_t *key;
+
+    key = cp_find_row_key(pool, &sort, parse("{\"_id\": \"x\", \"date\": \"2020\", "
+                                             "\"author\": {\"name\": {\"$gt\": null}}, "
+                                             "\"a.b\": [1, {}], \"a\": {\"b\": 2}}"));
+    assert_non_null(key);
+    assert_string_equal(cp_json_text(pool, key), "[\"2020\",{\"$gt\":null},[1,{}]]");
+    /* a document lacking a sort value (Mango leaves it out of sorted answers) */
+    assert_null(cp_find_row_key(pool, &sort, parse("{\"date\": 1, \"a.b\": 1}")));
+    assert_null(cp_find_row_key(pool, &sort, parse("{\"date\": 1, \"author\": \"Ann\", "
+                                                   "\"a.b\": 1}")));
+    /* null is a value */
+    key = cp_find_row_key(pool, &sort, parse("{\"date\": null, \"author\": {\"name\": "
+                                             "null}, \"a.b\": null}"));
+    assert_string_equal(cp_json_text(pool, key), "[null,null,null]");
+}
+
+static const char *beyond_text(const cp_find_sort *sort, const char *key, const char *id,
+                               int backward)
+{
+    json_t *beyond = cp_find_beyond(pool, sort, parse(key), id, backward);
+
+    return beyond ? cp_json_text(pool, beyond) : NULL;
+}
+
+static void beyond_is_the_exact_order_as_operators(void **state)
+{
+    const char *names[] = { "date", "a.b", NULL };
+    cp_find_sort up = sort_of(0, names), down = sort_of(1, names);
+
+    assert_string_equal(
+        beyond_text(&up, "[\"2020\", {\"$gt\": null}]", "p1", 0),
+        "{\"$and\":[{\"date\":{\"$gte\":\"2020\"}},{\"$or\":["
+        "{\"date\":{\"$gt\":\"2020\"}},"
+        "{\"date\":{\"$eq\":\"2020\"},\"a.b\":{\"$gt\":{\"$gt\":null}}},"
+        "{\"date\":{\"$eq\":\"2020\"},\"a.b\":{\"$eq\":{\"$gt\":null}},\"_id\":{\"$gt\":\"p1\"}}"
+        "]}]}");
+    /* backward reads the other way: before the row */
+    assert_string_equal(
+        beyond_text(&up, "[1, 2]", "p1", 1),
+        "{\"$and\":[{\"date\":{\"$lte\":1}},{\"$or\":["
+        "{\"date\":{\"$lt\":1}},"
+        "{\"date\":{\"$eq\":1},\"a.b\":{\"$lt\":2}},"
+        "{\"date\":{\"$eq\":1},\"a.b\":{\"$eq\":2},\"_id\":{\"$lt\":\"p1\"}}]}]}");
+    /* descending: after the row is below it, before it above */
+    assert_string_equal(beyond_text(&down, "[1, 2]", "p1", 0),
+                        beyond_text(&up, "[1, 2]", "p1", 1));
+    assert_string_equal(beyond_text(&down, "[1, 2]", "p1", 1),
+                        beyond_text(&up, "[1, 2]", "p1", 0));
+}
+
+static void beyond_an_id_alone(void **state)
+{
+    cp_find_sort by_id = sort_of(0, (const char *[]){ "_id", NULL });
+    cp_find_sort down = sort_of(1, (const char *[]){ "_id", NULL });
+
+    assert_string_equal(beyond_text(&by_id, "[]", "Ab", 0), "{\"_id\":{\"$gt\":\"Ab\"}}");
+    assert_string_equal(beyond_text(&down, "[]", "Ab", 0), "{\"_id\":{\"$lt\":\"Ab\"}}");
+    assert_string_equal(beyond_text(&by_id, "[]", "Ab", 1), "{\"_id\":{\"$lt\":\"Ab\"}}");
+}
+
+static void beyond_refuses_keys_of_another_shape(void **state)
+{
+    const char *names[] = { "date", "n", NULL };
+    cp_find_sort sort = sort_of(0, names);
+
+    assert_null(beyond_text(&sort, "[1]", "x", 0));
+    assert_null(beyond_text(&sort, "[1, 2, 3]", "x", 0));
+    assert_null(beyond_text(&sort, "{\"date\": 1}", "x", 0));
+    assert_null(beyond_text(&sort, "\"2020\"", "x", 0));
+    assert_null(beyond_text(&sort, "[1, 2]", NULL, 0));
+    assert_null(beyond_text(&sort, "[1, 2]", "caf\xe9", 0));
+}
+
+static void bodies_and_the_location_selector(void **state)
+{
+    const char *names[] = { "date", NULL };
+    cp_find_sort sort = sort_of(0, names);
+    cp_find_spec spec = { parse("{\"type\": \"post\"}"), &sort, NULL, NULL, NULL };
+    const char *body;
+
+    assert_string_equal(cp_find_body(pool, &spec, NULL, NULL, 0, 21),
+                        "{\"selector\":{\"type\":\"post\"},\"sort\":[{\"date\":\"asc\"}],"
+                        "\"limit\":21}");
+    /* the Last page: from the end */
+    assert_string_equal(cp_find_body(pool, &spec, NULL, NULL, 1, 21),
+                        "{\"selector\":{\"type\":\"post\"},\"sort\":[{\"date\":\"desc\"}],"
+                        "\"limit\":21}");
+    /* a token's row: the location's selector always ANDed in */
+    body = cp_find_body(pool, &spec, parse("[\"2020\"]"), "p\"1", 0, 21);
+    assert_string_equal(body,
+                        "{\"selector\":{\"$and\":[{\"type\":\"post\"},{\"$and\":["
+                        "{\"date\":{\"$gte\":\"2020\"}},{\"$or\":[{\"date\":{\"$gt\":\"2020\"}},"
+                        "{\"date\":{\"$eq\":\"2020\"},\"_id\":{\"$gt\":\"p\\\"1\"}}]}]}]},"
+                        "\"sort\":[{\"date\":\"asc\"}],\"limit\":21}");
+    assert_null(cp_find_body(pool, &spec, parse("[1, 2]"), "x", 0, 21));
+}
+
+static void bodies_name_the_index_and_the_fields_tokens_need(void **state)
+{
+    const char *names[] = { "date", "author.name", NULL };
+    cp_find_sort sort = sort_of(1, names);
+    cp_find_spec spec = { parse("{}"), &sort, "posts", "by-date",
+                          parse("[\"title\", \"date\"]") };
+
+    assert_string_equal(cp_find_body(pool, &spec, NULL, NULL, 0, 3),
+                        "{\"selector\":{},\"sort\":[{\"date\":\"desc\"},"
+                        "{\"author.name\":\"desc\"}],\"limit\":3,"
+                        "\"fields\":[\"title\",\"date\",\"_id\",\"author.name\"],"
+                        "\"use_index\":[\"posts\",\"by-date\"],\"allow_fallback\":false}");
+    spec.index_name = NULL;
+    spec.fields = NULL;
+    assert_string_equal(cp_find_body(pool, &spec, NULL, NULL, 0, 3),
+                        "{\"selector\":{},\"sort\":[{\"date\":\"desc\"},"
+                        "{\"author.name\":\"desc\"}],\"limit\":3,"
+                        "\"use_index\":[\"posts\"],\"allow_fallback\":false}");
+}
+
+/* A location's rows for the walks below: sort value i / 3 (ties of three,
+ * told apart by id), ids in the same order; deleted[i] leaves row i out. */
+#define WALK_ROWS 40
+static cp_row walk_rows[WALK_ROWS];
+static int deleted[WALK_ROWS];
+
+static void make_walk_rows(void)
+{
+    int i;
+
+    for (i = 0; i < WALK_ROWS; i++) {
+        memset(&walk_rows[i], 0, sizeof(walk_rows[i]));
+        walk_rows[i].id = apr_psprintf(pool, "d%03d", i);
+        walk_rows[i].key = cp_json_pool_own(pool, json_pack("[i]", i / 3));
+        deleted[i] = 0;
+    }
+}
+
+/* Where (key, id) lies among the walk's rows: 2 × the index of an equal
+ * row, else 2 × the index of the next row − 1; compared as CouchDB would,
+ * value then id. */
+static int place_of(const json_t *key, const char *id)
+{
+    int value = (int)json_integer_value(json_array_get(key, 0)), i;
+
+    for (i = 0; i < WALK_ROWS; i++) {
+        int cmp = i / 3 != value ? (i / 3 < value ? -1 : 1) : strcmp(walk_rows[i].id, id);
+
+        if (cmp == 0) {
+            return 2 * i;
+        }
+        if (cmp > 0) {
+            return 2 * i - 1;
+        }
+    }
+    return 2 * WALK_ROWS - 1;
+}
+
+/* What CouchDB answers the body cp_find_body would make for token: the
+ * rows beyond its row in the direction read, at most limit. */
+static apr_array_header_t *walk_answer(const cp_find_token *token, int limit)
+{
+    apr_array_header_t *rows = apr_array_make(pool, limit, sizeof(const cp_row *));
+    int backward = cp_find_reads_backward(token), place = 0, i;
+
+    if (token->key) {
+        place = place_of(token->key, token->docid);
+    }
+    for (i = backward ? WALK_ROWS - 1 : 0; i >= 0 && i < WALK_ROWS && rows->nelts < limit;
+         i += backward ? -1 : 1) {
+        if (deleted[i]) {
+            continue;
+        }
+        if (token->from == CP_FIND_AFTER && 2 * i <= place) {
+            continue;
+        }
+        if (token->from == CP_FIND_BEFORE && 2 * i >= place) {
+            continue;
+        }
+        APR_ARRAY_PUSH(rows, const cp_row *) = &walk_rows[i];
+    }
+    return rows;
+}
+
+/* The page a token leads to, asked again as the module would when the
+ * assembler says so. */
+static cp_page walk_page(const cp_find_sort *sort, const char *text, int count, int links)
+{
+    cp_find_token token;
+    cp_page page;
+    cp_find_from again;
+
+    assert_null(cp_find_token_decode(pool, text, sort, &token));
+    again = cp_find_page_assemble(pool, &token, walk_answer(&token, cp_find_limit(count, links)),
+                                  count, links, text, &page);
+    if (again != token.from) {
+        token.from = again;
+        token.key = NULL;
+        text = again == CP_FIND_LAST ? CP_TOKEN_LAST : NULL;
+        assert_int_equal(cp_find_page_assemble(pool, &token,
+                                               walk_answer(&token, cp_find_limit(count, links)),
+                                               count, links, text, &page), again);
+    }
+    return page;
+}
+
+/* The walk's rows, as ids in order, not deleted. */
+static const char *walk_ids(void)
+{
+    char *ids = "";
+    int i;
+
+    for (i = 0; i < WALK_ROWS; i++) {
+        if (!deleted[i]) {
+            ids = apr_pstrcat(pool, ids, walk_rows[i].id, " ", NULL);
+        }
+    }
+    return ids;
+}
+
+static const char *page_ids(const cp_page *page)
+{
+    char *ids = "";
+    int i;
+
+    for (i = 0; i < page->rows->nelts; i++) {
+        ids = apr_pstrcat(pool, ids, APR_ARRAY_IDX(page->rows, i, const cp_row *)->id, " ",
+                          NULL);
+    }
+    return ids;
+}
+
+static void walks_both_ways_read_every_row_once(void **state)
+{
+    const char *names[] = { "n", NULL };
+    cp_find_sort sort = sort_of(0, names);
+    int count, links;
+
+    make_walk_rows();
+    for (count = 1; count <= 7; count++) {
+        for (links = 0; links <= 2; links++) {
+            const char *forward = "", *backward = "", *text = NULL;
+            cp_page page;
+            int pages = 0;
+
+            do {
+                page = walk_page(&sort, text, count, links);
+                assert_true(page.rows->nelts == count || !page.next);
+                assert_true(pages == 0 ? page.prev == NULL : page.prev != NULL);
+                forward = apr_pstrcat(pool, forward, page_ids(&page), NULL);
+                text = page.next;
+            } while (text && ++pages < 100);
+            assert_string_equal(forward, walk_ids());
+
+            text = CP_TOKEN_LAST;
+            pages = 0;
+            do {
+                page = walk_page(&sort, text, count, links);
+                assert_true(pages == 0 ? page.next == NULL : page.next != NULL);
+                backward = apr_pstrcat(pool, page_ids(&page), backward, NULL);
+                text = page.prev;
+            } while (text && ++pages < 100);
+            assert_string_equal(backward, walk_ids());
+        }
+    }
+}
+
+static void links_name_the_pages_read_through(void **state)
+{
+    const char *names[] = { "n", NULL };
+    cp_find_sort sort = sort_of(0, names);
+    cp_page page, there;
+    const cp_page_link *link;
+    int i;
+
+    make_walk_rows();
+    page = walk_page(&sort, NULL, 5, 2);
+    assert_int_equal(page.pages->nelts, 3);
+    for (i = 0; i < 3; i++) {
+        link = &APR_ARRAY_IDX(page.pages, i, cp_page_link);
+        assert_int_equal(link->number, i);
+        assert_int_equal(link->current, i == 0);
+    }
+    /* page +2 is the page after page +1 */
+    there = walk_page(&sort, APR_ARRAY_IDX(page.pages, 1, cp_page_link).start, 5, 2);
+    there = walk_page(&sort, there.next, 5, 2);
+    assert_string_equal(page_ids(&there),
+                        page_ids(&(cp_page){ .rows = walk_page(&sort,
+                            APR_ARRAY_IDX(page.pages, 2, cp_page_link).start, 5, 2).rows }));
+    /* read backward: the pages behind, this one, and next */
+    page = walk_page(&sort, CP_TOKEN_LAST, 5, 2);
+    assert_int_equal(page.pages->nelts, 3);
+    link = &APR_ARRAY_IDX(page.pages, 0, cp_page_link);
+    assert_int_equal(link->number, -2);
+    there = walk_page(&sort, link->start, 5, 2);
+    assert_string_equal(page_ids(&there), "d025 d026 d027 d028 d029 ");
+    assert_true(APR_ARRAY_IDX(page.pages, 2, cp_page_link).current);
+    assert_null(page.next);
+    assert_true(page.last_is_current);
+}
+
+static void walks_survive_deleted_boundaries(void **state)
+{
+    const char *names[] = { "n", NULL };
+    cp_find_sort sort = sort_of(0, names);
+    cp_page first, second, back;
+    int i;
+
+    make_walk_rows();
+    first = walk_page(&sort, NULL, 4, 0);
+    second = walk_page(&sort, first.next, 4, 0);
+    assert_string_equal(page_ids(&second), "d004 d005 d006 d007 ");
+    /* the rows both tokens name go: the next page still starts after d007,
+     * and back from the second page comes the first page, less d003 */
+    deleted[3] = deleted[7] = deleted[4] = 1;
+    assert_string_equal(page_ids(&(cp_page){ .rows = walk_page(&sort, second.next, 4, 0).rows }),
+                        "d008 d009 d010 d011 ");
+    back = walk_page(&sort, second.prev, 4, 0);
+    assert_string_equal(page_ids(&back), "d000 d001 d002 ");
+    assert_null(back.prev);
+    /* every row before a page deleted: its prev leads to the first page */
+    deleted[0] = deleted[1] = deleted[2] = 1;
+    back = walk_page(&sort, second.prev, 4, 0);
+    assert_string_equal(page_ids(&back), "d005 d006 d008 d009 ");
+    assert_null(back.prev);
+    /* every row after a page deleted: its next leads to the Last page */
+    for (i = 8; i < WALK_ROWS; i++) {
+        deleted[i] = 1;
+    }
+    back = walk_page(&sort, first.next, 4, 0);
+    assert_string_equal(page_ids(&back), "d005 d006 ");
+    assert_null(back.next);
+    assert_false(back.last_is_current);
+    back = walk_page(&sort, second.next, 4, 0);
+    assert_string_equal(page_ids(&back), "d005 d006 ");
+    assert_null(back.next);
+    assert_null(back.prev);
+    assert_true(back.last_is_current);
+}
+
+static void hostile_tokens_are_refused(void **state)
+{
+    const char *names[] = { "date", "n", NULL };
+    cp_find_sort sort = sort_of(0, names);
+    cp_find_token token;
+    const char *bad[] = {
+        "[[1, 2], \"x\"]", "{\"a\": [[1, 2], \"x\"], \"b\": [[1, 2], \"x\"]}",
+        "{\"c\": [[1, 2], \"x\"]}", "{\"a\": [[1, 2]]}", "{\"a\": [[1], \"x\"]}",
+        "{\"a\": [[1, 2, 3], \"x\"]}", "{\"a\": [{\"$gt\": null}, \"x\"]}",
+        "{\"a\": [[1, 2], 7]}", "{\"a\": [[1, 2], \"\"]}", "{\"a\": [[1, 2], \"x\\u0000y\"]}",
+        "{\"a\": [[1, 2], \"x\", 1]}", "{\"a\": ", "last ", "",
+    };
+    apr_size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        if (!cp_find_token_decode(pool, bad[i], &sort, &token)) {
+            fail_msg("token '%s' accepted", bad[i]);
+        }
+    }
+    /* operators in a token are values: they reach CouchDB as arguments */
+    assert_null(cp_find_token_decode(pool, "{\"b\": [[{\"$gt\": null}, {\"$or\": []}], \"x\"]}",
+                                     &sort, &token));
+    assert_int_equal(token.from, CP_FIND_BEFORE);
+    assert_string_equal(beyond_text(&sort, cp_json_text(pool, token.key), token.docid, 1),
+                        "{\"$and\":[{\"date\":{\"$lte\":{\"$gt\":null}}},{\"$or\":["
+                        "{\"date\":{\"$lt\":{\"$gt\":null}}},"
+                        "{\"date\":{\"$eq\":{\"$gt\":null}},\"n\":{\"$lt\":{\"$or\":[]}}},"
+                        "{\"date\":{\"$eq\":{\"$gt\":null}},\"n\":{\"$eq\":{\"$or\":[]}},"
+                        "\"_id\":{\"$lt\":\"x\"}}]}]}");
+    assert_string_equal(cp_find_token_encode(pool, CP_FIND_AFTER, parse("[1, \"b\"]"), "d\"1"),
+                        "{\"a\":[[1,\"b\"],\"d\\\"1\"]}");
+}
+
+/* A _find body read as the backend reads one: NULL, or why it is refused. */
+static const char *read_find(const char *text, const cp_find_sort *sort,
+                             const cp_answer **answer)
+{
+    return cp_find_read(pool, cp_response_padded(pool, text, strlen(text)), strlen(text), sort,
+                        answer);
+}
+
+static void find_answers_are_rows_of_documents(void **state)
+{
+    const char *names[] = { "date", "author.name", NULL };
+    cp_find_sort sort = sort_of(0, names);
+    const cp_answer *answer;
+    const cp_row *row;
+    /* as CouchDB 3.4.3 writes it */
+    const char *body =
+        "{\"docs\":[\n"
+        "{\"_id\":\"p\\u00e9\",\"_rev\":\"1-a\",\"date\":\"2020\",\"author\":{\"name\":\"Ann\"},"
+        "\"n\":12345678901234567890123},\n"
+        "{\"author\":{\"name\":{\"$gt\":null}},\"_id\":\"P2\",\"date\":\"2020\"}\n"
+        "],\n\"bookmark\": \"g1AAAA\",\n"
+        "\"warning\": \"No matching index found, create an index to optimize query time.\","
+        "\n\"execution_stats\": {\"total_keys_examined\":2}}";
+
+    cp_response_reach(cp_find_sort_depth(&sort));
+    assert_int_equal(cp_find_sort_depth(&sort), 2);
+    assert_null(read_find(body, &sort, &answer));
+    assert_int_equal(cp_answer_rows(answer), 2);
+    assert_string_equal(answer->warning, "No matching index found, create an index to "
+                                         "optimize query time.");
+    row = cp_answer_row(answer, 0);
+    assert_string_equal(row->id, "p\xc3\xa9");
+    assert_string_equal(cp_json_text(pool, cp_row_key(row)), "[\"2020\",\"Ann\"]");
+    /* the document as CouchDB sent it, wide integer and all */
+    assert_int_equal(row->doc.text - answer->body, strstr(body, "{\"_id\"") - body);
+    assert_int_equal(row->doc.len, strstr(body, "},\n{") + 1 - strstr(body, "{\"_id\""));
+    assert_string_equal(cp_json_text(pool, cp_row_decode(pool, row, cp_row_find(row, row->doc,
+                                                                                "n"))),
+                        "12345678901234567890123");
+    row = cp_answer_row(answer, 1);
+    assert_string_equal(row->id, "P2");
+    assert_string_equal(cp_json_text(pool, cp_row_key(row)), "[\"2020\",{\"$gt\":null}]");
+    /* no warning, no docs */
+    assert_null(read_find("{\"docs\":[],\"bookmark\":\"nil\"}", &sort, &answer));
+    assert_int_equal(cp_answer_rows(answer), 0);
+    assert_null(answer->warning);
+}
+
+static void find_answers_of_another_shape_are_refused(void **state)
+{
+    const char *names[] = { "date", NULL };
+    cp_find_sort sort = sort_of(0, names);
+    const cp_answer *answer;
+    const struct {
+        const char *body;
+        const char *why;
+    } bad[] = {
+        { "[]", "not a JSON object" },
+        { "7", "not a JSON object" },
+        { "{\"rows\":[]}", "no docs array" },
+        { "{\"docs\":{}}", "no docs array" },
+        { "{\"docs\":[[]]}", "document 0 of the _find response is not an object" },
+        { "{\"docs\":[{\"_id\":\"a\",\"date\":1},7]}", "document 1" },
+        { "{\"docs\":[{\"date\":1}]}", "no _id" },
+        { "{\"docs\":[{\"_id\":7,\"date\":1}]}", "no _id" },
+        { "{\"docs\":[{\"_id\":\"\",\"date\":1}]}", "no _id" },
+        { "{\"docs\":[{\"_id\":\"a\\u0000b\",\"date\":1}]}", "no _id" },
+        { "{\"docs\":[{\"_id\":\"a\"}]}", "lacks a sort value" },
+        { "{\"docs\":[{\"_id\":\"a\",\"date\":1}", "not JSON" },
+        { "{\"docs\":[{\"_id\":\"a\",\"date\":01}]}", "not JSON" },
+    };
+    apr_size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const char *why = read_find(bad[i].body, &sort, &answer);
+
+        if (!why || !strstr(why, bad[i].why)) {
+            fail_msg("'%s': %s", bad[i].body, why ? why : "accepted");
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        UNIT_TEST(sort_fields_step_through_members),
+        UNIT_TEST(unusable_sort_fields_are_refused),
+        UNIT_TEST(sort_param_says_each_direction),
+        UNIT_TEST(selectors_couchdb_accepts_pass),
+        UNIT_TEST(selectors_couchdb_refuses_are_refused),
+        UNIT_TEST(deep_selectors_are_refused),
+        UNIT_TEST(row_keys_are_the_documents_sort_values),
+        UNIT_TEST(beyond_is_the_exact_order_as_operators),
+        UNIT_TEST(beyond_an_id_alone),
+        UNIT_TEST(beyond_refuses_keys_of_another_shape),
+        UNIT_TEST(bodies_and_the_location_selector),
+        UNIT_TEST(bodies_name_the_index_and_the_fields_tokens_need),
+        UNIT_TEST(walks_both_ways_read_every_row_once),
+        UNIT_TEST(links_name_the_pages_read_through),
+        UNIT_TEST(walks_survive_deleted_boundaries),
+        UNIT_TEST(hostile_tokens_are_refused),
+        UNIT_TEST(find_answers_are_rows_of_documents),
+        UNIT_TEST(find_answers_of_another_shape_are_refused),
+    };
+
+    RUN_UNIT_TESTS("couchpage_find", tests);
+}
