@@ -703,46 +703,6 @@ static cp_sj_status read_results(reader *rd, apr_pool_t *pool, const char *text,
     return walk(rd, pool, text, len);
 }
 
-/* The last double quote in text[0..len) that is not escaped, or NULL. */
-static const char *last_quote(const char *text, apr_size_t len)
-{
-    const char *at = text + len;
-
-    while ((at = memrchr(text, '"', (apr_size_t)(at - text))) != NULL) {
-        const char *slash = at;
-
-        while (slash > text && slash[-1] == '\\') {
-            slash--;
-        }
-        if ((at - slash) % 2 == 0) {
-            return at;
-        }
-    }
-    return NULL;
-}
-
-/* Whether simdjson's first pass reads text[0..*len): a text cut inside a
- * string leaves it open, and is read up to that string's opening quote
- * instead (*len shortened; a few times, for strings cut in a row). */
-static int first_pass_reads(const char *text, apr_size_t *len)
-{
-    int tries;
-
-    for (tries = 0; tries < 3; tries++) {
-        cp_sj_status status = cp_sj_first_pass(text, *len);
-        const char *quote;
-
-        if (status == CP_SJ_OK) {
-            return 1;
-        }
-        if (status != CP_SJ_UNCLOSED_STRING || !(quote = last_quote(text, *len))) {
-            return 0;
-        }
-        *len = (apr_size_t)(quote - text);
-    }
-    return 0;
-}
-
 /* Where the last '}' outside a string in text[0..len) ends, or 0. */
 static apr_size_t after_last_brace(const char *text, apr_size_t len)
 {
@@ -768,61 +728,56 @@ static apr_size_t after_last_brace(const char *text, apr_size_t len)
     return end;
 }
 
-/* The longest beginning of a cut text that simdjson's first pass reads, in
- * *len: the whole, or, when it holds what is not JSON (bytes that are not
- * UTF-8, a control character), the beginning before that. A beginning of
- * one that reads reads too when it ends between characters (valid UTF-8 is
- * so), so it is found by halving. */
-static int cut_text_that_reads(const char *text, apr_size_t *len)
+/* Whether no object of text[0..len) ends where simdjson's first pass
+ * refuses what came before: the text up to the last object closed in it
+ * reads, or none is closed. */
+static int objects_read_to(const char *text, apr_size_t len)
 {
-    apr_size_t low = 0, high = *len, best = 0, mid, tried = *len;
-    int found = 0;
+    apr_size_t end = after_last_brace(text, len);
 
-    if (first_pass_reads(text, &tried)) {
-        *len = tried;
-        return 1;
+    return end == 0 || cp_sj_first_pass(text, end) == CP_SJ_OK;
+}
+
+/* The longest beginning of a cut text that ends an object (a result ends
+ * with its '}'; simdjson 4 refuses an object document whose last token is
+ * not one) and that simdjson's first pass reads, or 0. Such a beginning
+ * closes every string it opens, so whether it reads changes once along
+ * the text, where bytes that are not JSON begin (not UTF-8, a control
+ * character in a string), and a binary search finds it: what is taken
+ * from a text never grows when the text is cut shorter. */
+static apr_size_t longest_reading_cut(const char *text, apr_size_t len)
+{
+    apr_size_t low = 0, high = len, mid;
+
+    if (objects_read_to(text, len)) {
+        return after_last_brace(text, len);
     }
-    /* low: a length that ends between characters; high: one that does not
-     * read */
+    /* objects_read_to holds at low and fails past high */
     while (low < high) {
         mid = low + (high - low + 1) / 2;
-        /* back to the start of a UTF-8 character */
-        while (mid > low && ((unsigned char)text[mid] & 0xc0) == 0x80) {
-            mid--;
-        }
-        tried = mid;
-        if (mid > low && first_pass_reads(text, &tried)) {
+        if (objects_read_to(text, mid)) {
             low = mid;
-            best = tried;
-            found = 1;
-        }
-        else if (mid == low) {
-            break;
         }
         else {
             high = mid - 1;
         }
     }
-    *len = best;
-    return found;
+    return after_last_brace(text, low);
 }
 
 /* A cut body: the results before the cut, whatever stops the reading
  * after them. simdjson's first pass reads all of a text or nothing, so the
- * reading starts from the longest beginning of it that the first pass
- * reads, up to the last object closed before the cut (a result ends with
- * its '}'; simdjson 4 refuses an object document whose last token is not
- * one), a copy with zeros after it. */
+ * reading is of the longest beginning of it that ends an object and that
+ * the first pass reads (longest_reading_cut), a copy with zeros after it. */
 static int read_cut_batch(apr_pool_t *pool, const char *text, apr_size_t len, int n,
                           int with_docid, const cp_answer **answers, const char **error)
 {
-    apr_size_t usable = len;
+    apr_size_t usable = longest_reading_cut(text, len);
     reader rd;
 
-    if (!cut_text_that_reads(text, &usable)) {
+    if (usable == 0) {
         return 0;
     }
-    usable = after_last_brace(text, usable);
     if (usable < len) {
         text = cp_response_padded(pool, text, usable);
     }
