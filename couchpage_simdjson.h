@@ -10,7 +10,9 @@
  * visitor of each value in document order: its kind, its bytes, its member
  * name decoded, and a scalar's decoded string or number. Containers are
  * told twice: when they open and when they close (with all their bytes).
- * What the values mean (rows, answers) is C: couchpage_response.c.
+ * It is the module's one reader of JSON text: what the values mean (rows,
+ * answers) is C, couchpage_response.c; jansson values are built from a
+ * walk by couchpage_json.c (cp_json_load, through cp_sj_walk_value).
  *
  * One parser per thread (a child's worker), reused from read to read as
  * simdjson advises; its working memory (about 5 bytes a byte of the body)
@@ -91,6 +93,12 @@ typedef int (*cp_sj_visit)(void *baton, const cp_sj_value *value);
  * max_depth levels. */
 cp_sj_status cp_sj_walk(const char *text, size_t len, size_t max_depth, cp_sj_visit visit,
                         void *baton);
+
+/* As cp_sj_walk, but the root may be any JSON value: a scalar root is told
+ * alone, at depth 0. How a token, a key or an error body is read. A visitor
+ * may walk another body inside a walk (with a parser of its own). */
+cp_sj_status cp_sj_walk_value(const char *text, size_t len, size_t max_depth,
+                              cp_sj_visit visit, void *baton);
 
 /* Whether simdjson's first pass (structure, strings, UTF-8) reads
  * text[0..len) as above: CP_SJ_OK, or its fault. No value is read. */
