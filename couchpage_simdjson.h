@@ -81,7 +81,8 @@ typedef struct {
     double number;          /* a number's value, unless number_refused: simdjson */
     int number_refused;     /* refuses some numbers JSON allows (0e400987654321...),
                                and misreads some of more than 19 digits; the
-                               visitor reads those (and decides whether text is one) */
+                               visitor reads those (and decides whether text is
+                               one): cp_json_number */
 } cp_sj_value;
 
 /* Told of each value; a non-zero return stops the walk (CP_SJ_STOPPED).
