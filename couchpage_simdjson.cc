@@ -435,7 +435,9 @@ cp_sj_status walk_body(const char *text, size_t len, size_t max_depth, bool any_
     /* simdjson's own depth limit is its DOM parser's, not On-Demand's (the
      * walk keeps the depth) */
     if (parser->capacity() < len && parser->allocate(len < 64 ? 64 : len)) {
-        let_go();
+        if (!nested) {
+            let_go();
+        }
         return CP_SJ_MEMORY;
     }
     status = status_of(
