@@ -29,39 +29,32 @@ static_assert(CP_SJ_PADDING >= simdjson::SIMDJSON_PADDING,
 
 namespace {
 
-/* The thread's parser, kept between reads up to CP_SJ_KEEP bytes of body
- * (its_parser, let_go); freed when the thread ends. */
-thread_local std::unique_ptr<od::parser> kept;
-
-od::parser *its_parser(void)
-{
-    if (!kept) {
-        kept.reset(new (std::nothrow) od::parser());
-    }
-    return kept.get();
-}
-
-void let_go(void)
-{
-    if (kept && kept->capacity() > CP_SJ_KEEP) {
-        kept.reset();
-    }
-}
-
 /* Whether the thread is inside a walk: a visitor that reads JSON again
  * (cp_json_load) must not take the parser, or the open containers, of the
  * walk that called it. */
 thread_local bool walking;
 
+/* The thread's parser, kept between reads up to CP_SJ_KEEP bytes of body
+ * (let_go); freed when the thread ends. */
+thread_local std::unique_ptr<od::parser> kept;
+
 /* The parser for a read: the thread's, or inside a walk one of its own
  * (held by own, freed with it). */
 od::parser *parser_for(std::unique_ptr<od::parser> &own)
 {
-    if (!walking) {
-        return its_parser();
+    std::unique_ptr<od::parser> &held = walking ? own : kept;
+
+    if (!held) {
+        held.reset(new (std::nothrow) od::parser());
     }
-    own.reset(new (std::nothrow) od::parser());
-    return own.get();
+    return held.get();
+}
+
+void let_go(void)
+{
+    if (!walking && kept && kept->capacity() > CP_SJ_KEEP) {
+        kept.reset();
+    }
 }
 
 cp_sj_status status_of(error_code error)
@@ -133,20 +126,6 @@ error_code kind_of(V &v, od::json_type &type)
     }
 }
 
-/* Whether a number has more than 19 digits before its exponent: simdjson
- * 3.0.1 reads some of those wrongly, with no error
- * (-0.00894005382608812345678948081 as -1.66e-10), so they are the
- * visitor's to read. */
-bool long_mantissa(const cp_sj_value &told)
-{
-    size_t i, digits = 0;
-
-    for (i = 0; i < told.len && told.text[i] != 'e' && told.text[i] != 'E'; i++) {
-        digits += told.text[i] >= '0' && told.text[i] <= '9';
-    }
-    return digits > 19;
-}
-
 /* A container being walked: where it is, whether its first member or
  * element has been told, and where its bytes begin. */
 struct frame {
@@ -212,6 +191,7 @@ cp_sj_status open_container(walk &w, od::value v, bool is_object, cp_sj_value &t
     w.open->push_back(opened);
     told.kind = is_object ? CP_SJ_OBJECT : CP_SJ_ARRAY;
     told.len = 0;
+    told.number_refused = 0;
     return CP_SJ_OK;
 }
 
@@ -232,14 +212,18 @@ cp_sj_status read_scalar(V &v, od::json_type type, cp_sj_value &told)
         return CP_SJ_OK;
     }
     case od::json_type::number: {
-        error_code error = v.get_double().get(told.number);
+        /* read to check it; its value is read from its bytes
+         * (cp_json_number: simdjson 3.0.1 misreads some numbers of more
+         * than 19 digits, with no error) */
+        double number;
+        error_code error = v.get_double().get(number);
 
         /* (a number left unread is passed over by its container) */
         if (error && error != simdjson::NUMBER_ERROR) {
             return status_of(error);
         }
         told.kind = CP_SJ_NUMBER_VALUE;
-        told.number_refused = error == simdjson::NUMBER_ERROR || long_mantissa(told);
+        told.number_refused = error == simdjson::NUMBER_ERROR;
         return CP_SJ_OK;
     }
     case od::json_type::boolean: {
@@ -282,13 +266,9 @@ cp_sj_status tell(walk &w, od::value v, cp_sj_value &told)
     TRY(kind_of(v, type));
     told.depth = w.open->size();
     place_token(told, v.raw_json_token());
-    if (type == od::json_type::object || type == od::json_type::array) {
-        told.number_refused = 0;
-        status = open_container(w, v, type == od::json_type::object, told);
-    }
-    else {
-        status = read_scalar(v, type, told);
-    }
+    status = type == od::json_type::object || type == od::json_type::array
+                 ? open_container(w, v, type == od::json_type::object, told)
+                 : read_scalar(v, type, told);
     if (status) {
         return status;
     }
@@ -435,9 +415,7 @@ cp_sj_status walk_body(const char *text, size_t len, size_t max_depth, bool any_
     /* simdjson's own depth limit is its DOM parser's, not On-Demand's (the
      * walk keeps the depth) */
     if (parser->capacity() < len && parser->allocate(len < 64 ? 64 : len)) {
-        if (!nested) {
-            let_go();
-        }
+        let_go();
         return CP_SJ_MEMORY;
     }
     status = status_of(
@@ -452,9 +430,7 @@ cp_sj_status walk_body(const char *text, size_t len, size_t max_depth, bool any_
         w.open->shrink_to_fit();
     }
     w.doc = od::document();
-    if (!nested) {
-        let_go();
-    }
+    let_go();
     return status;
 }
 
@@ -486,9 +462,7 @@ extern "C" cp_sj_status cp_sj_first_pass(const char *text, size_t len)
     status = status_of(
         parser->iterate(simdjson::padded_string_view(text, len, len + CP_SJ_PADDING)).get(doc));
     doc = od::document();
-    if (!walking) {
-        let_go();
-    }
+    let_go();
     return status;
 }
 

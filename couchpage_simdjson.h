@@ -8,7 +8,7 @@
  * surrogates, number syntax and a double's range, true/false/null, the
  * separators, the nesting depth, nothing after the root value) and tells a
  * visitor of each value in document order: its kind, its bytes, its member
- * name decoded, and a scalar's decoded string or number. Containers are
+ * name decoded, and a string's decoded text. Containers are
  * told twice: when they open and when they close (with all their bytes).
  * It is the module's one reader of JSON text: what the values mean (rows,
  * answers) is C, couchpage_response.c; jansson values are built from a
@@ -78,11 +78,10 @@ typedef struct {
     size_t len;
     const char *string;     /* a string's value, decoded */
     size_t string_len;
-    double number;          /* a number's value, unless number_refused: simdjson */
-    int number_refused;     /* refuses some numbers JSON allows (0e400987654321...),
-                               and misreads some of more than 19 digits; the
-                               visitor reads those (and decides whether text is
-                               one): cp_json_number */
+    int number_refused;     /* a number simdjson refuses: some JSON allows
+                               (0e400987654321...); the visitor decides whether
+                               text is one (cp_json_number, which reads every
+                               number's value from its bytes) */
 } cp_sj_value;
 
 /* Told of each value; a non-zero return stops the walk (CP_SJ_STOPPED).
