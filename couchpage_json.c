@@ -1,17 +1,29 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * couchpage_json.c: jansson values owned by APR pools, JSON text read and
- * written as CouchDB sends it (integers wider than 64 bits digit for
- * digit), and the comparisons the page needs. Part of the httpd-free core:
- * no httpd header, no request_rec.
+ * couchpage_json.c: jansson values owned by APR pools, built from JSON text
+ * walked by the simdjson shim (cp_json_load: jansson holds and writes
+ * values, it reads no text), written back as CouchDB sends them (integers
+ * wider than 64 bits digit for digit), a number's bytes as a value, and the
+ * comparisons the page needs. Part of the httpd-free core: no httpd
+ * header, no request_rec.
  */
 #include "couchpage_json.h"
 #include "couchpage_bytes.h"
+#include "couchpage_simdjson.h"
 
+#include <apr_general.h>
 #include <apr_strings.h>
+#include <apr_tables.h>
+#include <errno.h>
+#include <locale.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Why a value nested too deeply is refused: jansson's limit, which
+ * cp_json_load keeps. */
+#define DEPTH_FAULT "values are nested deeper than " APR_STRINGIFY(JSON_PARSER_MAX_DEPTH) " levels"
 
 static apr_status_t release_json(void *data)
 {
@@ -54,165 +66,192 @@ json_t *cp_json_wide(const char *text, apr_size_t len)
     return value;
 }
 
-int cp_json_is_wide_integer(const char *text, apr_size_t len)
+/* Where the digits from text[i] end, before len. */
+static apr_size_t digits_end(const char *text, apr_size_t i, apr_size_t len)
 {
-    static const char max[] = "9223372036854775807";
-    apr_size_t i, negative = len > 0 && text[0] == '-';
-    int cmp;
+    while (i < len && text[i] >= '0' && text[i] <= '9') {
+        i++;
+    }
+    return i;
+}
 
-    if (len == negative || text[negative] == '0') {
+/* Whether text[0..len) is one JSON number, and *integer whether it has
+ * neither fraction nor exponent: the grammar of RFC 8259, section 6. The
+ * walk has checked every number simdjson reads; this checks those it leaves
+ * to the visitor (CP_SJ_NUMBER_VALUE's number_refused), and keeps
+ * cp_json_number safe on any bytes. */
+static int is_number(const char *text, apr_size_t len, int *integer)
+{
+    apr_size_t i = len > 0 && text[0] == '-', j;
+
+    if (i < len && text[i] == '0') {
+        i++;
+    }
+    else if ((j = digits_end(text, i, len)) > i) {
+        i = j;
+    }
+    else {
         return 0;
     }
-    for (i = negative; i < len; i++) {
-        if (text[i] < '0' || text[i] > '9') {
+    *integer = i == len;
+    if (i < len && text[i] == '.') {
+        if ((j = digits_end(text, i + 1, len)) == i + 1) {
             return 0;
         }
+        i = j;
     }
-    len -= negative;
-    if (len != sizeof(max) - 1) {
-        return len > sizeof(max) - 1;
+    if (i < len && (text[i] == 'e' || text[i] == 'E')) {
+        i += i + 1 < len && (text[i + 1] == '+' || text[i + 1] == '-') ? 2 : 1;
+        if ((j = digits_end(text, i, len)) == i) {
+            return 0;
+        }
+        i = j;
     }
-    cmp = memcmp(text + negative, max, len);
-    return negative ? memcmp(text + 1, "9223372036854775808", len) > 0 : cmp > 0;
+    return i == len;
 }
 
-/* In the text jansson reads again: a string starting with NUL is tagged by
- * its second byte, a wide integer (its text follows) or a string of the
- * JSON text (that started with NUL, which follows). */
-#define TAG_WIDE "\\u0000w"
-#define TAG_STRING "\\u0000s"
-
-/* The same JSON text with every integer literal too wide for 64 bits written
- * as a string TAG_WIDE and its digits, and every string that starts with
- * NUL behind TAG_STRING, so that jansson reads it all and untag() finds the
- * integers again. Anything else is copied untouched: jansson judges it. */
-static char *tag_wide_integers(apr_pool_t *pool, const char *text, apr_size_t len,
-                               apr_size_t *out_len)
+json_t *cp_json_number(const char *text, apr_size_t len)
 {
-    char *out = apr_palloc(pool, 4 * len + 2), *o = out;
-    apr_size_t i = 0;
+    int integer;
+    char *end;
 
-    while (i < len) {
-        char c = text[i];
-
-        if (c == '"') {
-            /* a string, escapes included */
-            *o++ = text[i++];
-            if (len - i >= 6 && !memcmp(text + i, "\\u0000", 6)) {
-                memcpy(o, TAG_STRING, strlen(TAG_STRING));
-                o += strlen(TAG_STRING);
-            }
-            while (i < len && text[i] != '"') {
-                if (text[i] == '\\' && i + 1 < len) {
-                    *o++ = text[i++];
-                }
-                *o++ = text[i++];
-            }
-            if (i < len) {
-                *o++ = text[i++];
-            }
-        }
-        else if (c == '-' || (c >= '0' && c <= '9')) {
-            apr_size_t start = i++;
-
-            while (i < len && (text[i] == '.' || text[i] == 'e' || text[i] == 'E'
-                               || text[i] == '+' || text[i] == '-'
-                               || (text[i] >= '0' && text[i] <= '9'))) {
-                i++;
-            }
-            if (cp_json_is_wide_integer(text + start, i - start)) {
-                memcpy(o, "\"" TAG_WIDE, strlen(TAG_WIDE) + 1);
-                o += strlen(TAG_WIDE) + 1;
-                memcpy(o, text + start, i - start);
-                o += i - start;
-                *o++ = '"';
-            }
-            else {
-                memcpy(o, text + start, i - start);
-                o += i - start;
-            }
-        }
-        else {
-            *o++ = text[i++];
-        }
-    }
-    *out_len = o - out;
-    return out;
-}
-
-/* The value tag_wide_integers' tagged string stands for (a new reference),
- * or NULL when value is no tagged string. */
-static json_t *untagged(const json_t *value)
-{
-    const char *s = json_string_value(value);
-
-    if (!s || json_string_length(value) < 2 || s[0] != '\0') {
+    if (!is_number(text, len, &integer)) {
         return NULL;
     }
-    return s[1] == 'w' ? cp_json_wide(s + 2, json_string_length(value) - 2)
-                       : json_stringn_nocheck(s + 2, json_string_length(value) - 2);
+    errno = 0;
+    if (integer) {
+        long long value = strtoll(text, &end, 10);
+
+        if (end != text + len) {
+            return NULL;
+        }
+        return errno != ERANGE ? json_integer(value) : cp_json_wide(text, len);
+    }
+    else {
+        /* the C locale's decimal point, whatever the process's locale
+         * (glibc hands out its static C locale: nothing is allocated) */
+        locale_t c = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+        double value;
+
+        if (!c) {
+            return NULL;
+        }
+        value = strtod_l(text, &end, c);
+        freelocale(c);
+        /* beyond a double's range is refused, as jansson's reader does;
+         * below it reads as 0 or a subnormal */
+        if (end != text + len || (errno == ERANGE && isinf(value))) {
+            return NULL;
+        }
+        return json_real(value);
+    }
 }
 
-/* Replaces every tagged string inside value (a new reference). */
-static json_t *untag(json_t *value)
+/* A value being built from a walk: the containers open (json_t *, each
+ * held by its container, the root by root), and why the value is refused
+ * where the walk took it. */
+typedef struct {
+    apr_array_header_t *open;
+    json_t *root;
+    const char *fault;
+} building;
+
+/* Puts value (a new reference, NULL when it could not be made) in the
+ * innermost open container, or as the root: 0 when it could not. */
+static int place(building *b, const cp_sj_value *v, json_t *value)
 {
-    json_t *inner, *plain;
+    json_t *container;
 
-    if (json_is_array(value)) {
-        size_t i;
+    if (!value) {
+        return 0;
+    }
+    if (b->open->nelts == 0) {
+        b->root = value;
+        return 1;
+    }
+    container = APR_ARRAY_IDX(b->open, b->open->nelts - 1, json_t *);
+    /* the last member of a name counts, in the place of the first, as
+     * jansson's reader kept it */
+    return v->name ? json_object_setn_new_nocheck(container, v->name, v->name_len, value) == 0
+                   : json_array_append_new(container, value) == 0;
+}
 
-        json_array_foreach(value, i, inner) {
-            if ((plain = untagged(inner))) {
-                json_array_set_new(value, i, plain);
-            }
-            else {
-                untag(inner);
-            }
-        }
+/* A scalar's value as jansson holds it (a new reference), NULL when it is a
+ * number that is no number or beyond a double's range. */
+static json_t *scalar(const cp_sj_value *v)
+{
+    switch (v->kind) {
+    case CP_SJ_STRING:
+        return json_stringn_nocheck(v->string, v->string_len);
+    case CP_SJ_NUMBER_VALUE:
+        return cp_json_number(v->text, v->len);
+    case CP_SJ_TRUE:
+        return json_true();
+    case CP_SJ_FALSE:
+        return json_false();
+    default:
+        return json_null();
     }
-    else if (json_is_object(value)) {
-        void *it;
+}
 
-        for (it = json_object_iter(value); it; it = json_object_iter_next(value, it)) {
-            inner = json_object_iter_value(it);
-            if ((plain = untagged(inner))) {
-                json_object_iter_set_new(value, it, plain);
-            }
-            else {
-                untag(inner);
-            }
-        }
+/* The visitor of cp_json_load's walk: each value built and placed. */
+static int build(void *baton, const cp_sj_value *v)
+{
+    building *b = baton;
+    json_t *value;
+
+    if (v->kind == CP_SJ_CLOSE) {
+        apr_array_pop(b->open);
+        return 0;
     }
-    else if ((plain = untagged(value))) {
-        json_decref(value);
-        return plain;
+    /* jansson's limits, kept: a value at most JSON_PARSER_MAX_DEPTH deep
+     * (the root 1; the walk stops deeper containers), no NUL in a name */
+    if (v->depth >= JSON_PARSER_MAX_DEPTH) {
+        b->fault = DEPTH_FAULT;
+        return 1;
     }
-    return value;
+    if (v->name && memchr(v->name, 0, v->name_len)) {
+        b->fault = "a member's name holds \\u0000";
+        return 1;
+    }
+    if (v->kind == CP_SJ_OBJECT || v->kind == CP_SJ_ARRAY) {
+        value = v->kind == CP_SJ_OBJECT ? json_object() : json_array();
+    }
+    else if (!(value = scalar(v)) && v->kind == CP_SJ_NUMBER_VALUE) {
+        b->fault = cp_sj_fault(CP_SJ_NUMBER);
+        return 1;
+    }
+    if (!place(b, v, value)) {
+        b->fault = cp_sj_fault(CP_SJ_MEMORY);
+        return 1;
+    }
+    if (v->kind == CP_SJ_OBJECT || v->kind == CP_SJ_ARRAY) {
+        /* held by its container (or as the root) */
+        APR_ARRAY_PUSH(b->open, json_t *) = value;
+    }
+    return 0;
 }
 
 json_t *cp_json_load(apr_pool_t *pool, const char *text, apr_size_t len,
                      const char **error)
 {
-    json_error_t err;
-    json_t *value = json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
+    building b = { apr_array_make(pool, 8, sizeof(json_t *)), NULL, NULL };
+    char *padded = apr_palloc(pool, len + CP_SJ_PADDING);
+    cp_sj_status status;
 
-    if (!value && json_error_code(&err) == json_error_numeric_overflow) {
-        apr_size_t tagged_len;
-        const char *tagged = tag_wide_integers(pool, text, len, &tagged_len);
-
-        value = json_loadb(tagged, tagged_len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
-        if (value) {
-            value = untag(value);
-        }
-    }
-    if (!value) {
+    /* the walk reads blocks past the end: a copy, padded */
+    memcpy(padded, text, len);
+    memset(padded + len, 0, CP_SJ_PADDING);
+    status = cp_sj_walk_value(padded, len, JSON_PARSER_MAX_DEPTH, build, &b);
+    if (status != CP_SJ_OK) {
+        json_decref(b.root);
         if (error) {
-            *error = apr_psprintf(pool, "%s at line %d column %d",
-                                  err.text, err.line, err.column);
+            *error = b.fault ? b.fault : status == CP_SJ_DEPTH ? DEPTH_FAULT
+                                                               : cp_sj_fault(status);
         }
         return NULL;
     }
-    return cp_json_pool_own(pool, value);
+    return cp_json_pool_own(pool, b.root);
 }
 
 /* Appends part[0..part_len) to buf (grown, of malloc): 0 when out of memory. */

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * couchpage_json: jansson values whose lifetime is an APR pool.
+ * couchpage_json: jansson values whose lifetime is an APR pool, built from
+ * JSON text that the simdjson shim reads (jansson reads no text here: it
+ * builds, holds and writes values), and written back as CouchDB wrote them.
  *
  * Part of the httpd-free core: nothing here knows about request_rec.
  */
@@ -24,17 +26,29 @@ json_t *cp_json_pool_own(apr_pool_t *pool, json_t *value);
  * with the byte 0xFF) that cp_json_text writes back as the integer's text,
  * digit for digit, and cp_json_identical tells from every other number.
  * cp_json_wide makes one from its text (a new reference); cp_json_is_wide
- * says whether a value is one; cp_json_is_wide_integer whether
- * text[0..len) is a JSON integer literal beyond 64 bits. */
+ * says whether a value is one. */
 json_t *cp_json_wide(const char *text, apr_size_t len);
 int cp_json_is_wide(const json_t *value);
-int cp_json_is_wide_integer(const char *text, apr_size_t len);
 
-/* Parses JSON text (any value, not only arrays and objects) and hands the
- * result to the pool. Integers beyond 64 bits, which CouchDB sends verbatim,
- * make jansson fail: only then the text is read again with those integers
- * as wide integers (above).
- * On failure returns NULL and, when error is not NULL, a message from the pool. */
+/* The value of the JSON number text[0..len) as jansson's reader held it (a
+ * new reference): an integer within 64 bits a JSON_INTEGER, one beyond a
+ * wide integer, any other number a JSON_REAL, read in the C locale. NULL
+ * when the bytes are not one JSON number or it is beyond a double's range.
+ * The byte text[len] must be readable (a number's bytes in a body are
+ * followed by another byte or the padding). */
+json_t *cp_json_number(const char *text, apr_size_t len);
+
+/* Reads JSON text (any value, not only arrays and objects) by walking it
+ * with the simdjson shim (cp_sj_walk_value) and building the jansson value
+ * of what the walk tells; hands the result to the pool. Numbers as
+ * cp_json_number gives them (integers beyond 64 bits, which CouchDB sends
+ * and keeps, as wide integers), strings as decoded (\u0000 included).
+ * Refused: what is not JSON (the walk's checks: UTF-8, escapes, number
+ * syntax, separators, one value and nothing after it), and as jansson's
+ * reader did, a member name holding \u0000 and a value nested deeper than
+ * JSON_PARSER_MAX_DEPTH (2048, the root at 1). Of two members of one name
+ * the last counts, in the place of the first.
+ * On failure returns NULL and, when error is not NULL, why (a phrase). */
 json_t *cp_json_load(apr_pool_t *pool, const char *text, apr_size_t len,
                      const char **error);
 

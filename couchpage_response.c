@@ -12,7 +12,6 @@
 #include "couchpage_simdjson.h"
 
 #include <apr_strings.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,7 +29,8 @@ struct cp_node {
     unsigned char whole;    /* every value inside is recorded */
 };
 
-/* Keys nest at most this deep: jansson's limit, and a token carries its key. */
+/* Keys nest at most this deep: cp_json_load's limit (jansson's), and a
+ * token carries its key. */
 #define KEY_MAX_DEPTH 2048
 
 /* How deep inside a row's id, value and doc values are recorded (1: their
@@ -202,7 +202,7 @@ static int row_inner_value(reader *rd, const cp_sj_value *v)
         return 0;
     }
     if (rd->role == ROLE_KEY) {
-        /* checked, and decoded by jansson when the page asks (cp_row_key):
+        /* checked, and decoded (cp_json_load) when the page asks (cp_row_key):
          * rows read to be counted, thousands of them, keep nothing more */
         if ((v->kind == CP_SJ_OBJECT || v->kind == CP_SJ_ARRAY) && level >= KEY_MAX_DEPTH) {
             return refuse(rd, apr_psprintf(rd->pool, "row %d of the view response has a key "
@@ -253,7 +253,7 @@ static int row_member(reader *rd, const cp_sj_value *v)
                 ? NULL : apr_pstrmemdup(rd->pool, v->string, v->string_len);
     }
     if (rd->role == ROLE_KEY) {
-        /* decoded by jansson when the page asks (cp_row_key) */
+        /* decoded (cp_json_load) when the page asks (cp_row_key) */
         return 0;
     }
     if (v->kind != CP_SJ_OBJECT && v->kind != CP_SJ_ARRAY) {
@@ -606,15 +606,16 @@ static int visit(void *baton, const cp_sj_value *v)
     reader *rd = baton;
 
     /* simdjson refuses some numbers JSON allows (a zero with an exponent of
-     * thirty digits) and misreads some long ones: jansson, which reads
-     * exactly JSON's numbers within a double's range, decides */
+     * thirty digits) and misreads some long ones: cp_json_number, which
+     * reads exactly JSON's numbers within a double's range, decides */
     if (v->kind == CP_SJ_NUMBER_VALUE && v->number_refused) {
-        const json_t *number = cp_json_load(rd->pool, v->text, v->len, NULL);
+        json_t *number = cp_json_number(v->text, v->len);
 
-        if (!json_is_number(number) && !cp_json_is_wide(number)) {
+        if (!number) {
             rd->fault = CP_SJ_NUMBER;
             return 1;
         }
+        json_decref(number);
     }
     return v->kind == CP_SJ_CLOSE ? value_closes(rd, v) : value_opens(rd, v);
 }
@@ -918,26 +919,6 @@ cp_span cp_row_element(const cp_row *row, cp_span at, apr_size_t index)
     return none;
 }
 
-/* A number's bytes (checked as JSON by the walk) as jansson's reader gives
- * them: an integer that fits 64 bits an integer (strtoll, as jansson), one
- * that does not a wide integer (as cp_json_load reads those), one with a point
- * or an exponent jansson's own reading (its strtod keeps to the point
- * whatever the locale). simdjson's double is not used: 3.0.1 misreads some
- * numbers of more than 19 digits. After every number the body has a byte
- * that is no part of one. */
-static json_t *number_value(const char *text, apr_size_t len)
-{
-    char *end;
-    long long integer;
-
-    if (memchr(text, '.', len) || memchr(text, 'e', len) || memchr(text, 'E', len)) {
-        return json_loadb(text, len, JSON_DECODE_ANY, NULL);
-    }
-    errno = 0;
-    integer = strtoll(text, &end, 10);
-    return errno != ERANGE ? json_integer(integer) : cp_json_wide(text, len);
-}
-
 /* A scalar's value from its bytes; string its decoded text. */
 static json_t *scalar_value(const char *text, apr_size_t len, const char *string,
                             apr_size_t string_len)
@@ -952,7 +933,7 @@ static json_t *scalar_value(const char *text, apr_size_t len, const char *string
     case 'n':
         return json_null();
     default:
-        return number_value(text, len);
+        return cp_json_number(text, len);
     }
 }
 
@@ -999,7 +980,7 @@ const json_t *cp_row_decode(apr_pool_t *pool, const cp_row *row, cp_span at)
         return cp_json_pool_own(pool, scalar_value(at.text, at.len, at.text + 1, at.len - 2));
     }
     if (!node || !node->whole) {
-        /* more inside than the records reach: jansson decodes its bytes */
+        /* more inside than the records reach: its bytes are walked again */
         return cp_json_load(pool, at.text, at.len, NULL);
     }
     return cp_json_pool_own(pool, value_of(row->answer->nodes,
@@ -1015,7 +996,7 @@ const json_t *cp_row_key(const cp_row *row)
     }
     key = &row->answer->keys[row - row->answer->rows];
     if (!*key && row->key_text.len) {
-        /* a key is decoded by jansson from its bytes, checked as JSON with the
+        /* a key is decoded from its bytes (cp_json_load), checked as JSON with the
          * body: one row in thousands is asked for its key (a token, a link) */
         *key = cp_json_load(row->answer->pool, row->key_text.text, row->key_text.len, NULL);
     }

@@ -15,8 +15,8 @@
  * member name, a string's decoded text. Fields, projection and lookups
  * read those records; a row's scalars decode from their bytes. A key, a
  * small value of which a page asks for a handful (tokens, links) among
- * thousands of rows read to be counted, keeps no records: jansson decodes
- * it at its first use (cp_row_key). A row's value and doc stay spans of
+ * thousands of rows read to be counted, keeps no records: cp_json_load
+ * decodes it at its first use (cp_row_key). A row's value and doc stay spans of
  * the body, the bytes CouchDB sent, which the page copies as they are.
  * The records do not depend on the view response's shape beyond its rows
  * member, so other answers of documents (Mango's {"docs": [...]}) can fill
@@ -157,9 +157,9 @@ cp_span cp_row_element(const cp_row *row, cp_span at, apr_size_t index);
 
 /* The value of a span of the row's answer (a member, or a value the calls
  * above found), decoded from its records (pool-owned); a value with more
- * inside than is recorded is decoded from its bytes by jansson. NULL for
- * an empty span, one not recorded, or one nested deeper than jansson
- * reads (2048). */
+ * inside than is recorded is decoded from its bytes by cp_json_load. NULL
+ * for an empty span, one not recorded, or one nested deeper than
+ * cp_json_load reads (2048). */
 const json_t *cp_row_decode(apr_pool_t *pool, const cp_row *row, cp_span at);
 
 /* The doc's members named in names (in that order; those the doc lacks are

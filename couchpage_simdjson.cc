@@ -29,21 +29,30 @@ static_assert(CP_SJ_PADDING >= simdjson::SIMDJSON_PADDING,
 
 namespace {
 
+/* Whether the thread is inside a walk: a visitor that reads JSON again
+ * (cp_json_load) must not take the parser, or the open containers, of the
+ * walk that called it. */
+thread_local bool walking;
+
 /* The thread's parser, kept between reads up to CP_SJ_KEEP bytes of body
- * (its_parser, let_go); freed when the thread ends. */
+ * (let_go); freed when the thread ends. */
 thread_local std::unique_ptr<od::parser> kept;
 
-od::parser *its_parser(void)
+/* The parser for a read: the thread's, or inside a walk one of its own
+ * (held by own, freed with it). */
+od::parser *parser_for(std::unique_ptr<od::parser> &own)
 {
-    if (!kept) {
-        kept.reset(new (std::nothrow) od::parser());
+    std::unique_ptr<od::parser> &held = walking ? own : kept;
+
+    if (!held) {
+        held.reset(new (std::nothrow) od::parser());
     }
-    return kept.get();
+    return held.get();
 }
 
 void let_go(void)
 {
-    if (kept && kept->capacity() > CP_SJ_KEEP) {
+    if (!walking && kept && kept->capacity() > CP_SJ_KEEP) {
         kept.reset();
     }
 }
@@ -117,20 +126,6 @@ error_code kind_of(V &v, od::json_type &type)
     }
 }
 
-/* Whether a number has more than 19 digits before its exponent: simdjson
- * 3.0.1 reads some of those wrongly, with no error
- * (-0.00894005382608812345678948081 as -1.66e-10), so they are the
- * visitor's to read. */
-bool long_mantissa(const cp_sj_value &told)
-{
-    size_t i, digits = 0;
-
-    for (i = 0; i < told.len && told.text[i] != 'e' && told.text[i] != 'E'; i++) {
-        digits += told.text[i] >= '0' && told.text[i] <= '9';
-    }
-    return digits > 19;
-}
-
 /* A container being walked: where it is, whether its first member or
  * element has been told, and where its bytes begin. */
 struct frame {
@@ -150,9 +145,10 @@ struct walk {
     const char *body;
     size_t len;
     size_t max_depth;
+    bool any_root; /* a scalar root is told, not refused */
     cp_sj_visit visit;
     void *baton;
-    std::vector<frame> &open = open_frames;
+    std::vector<frame> *open;
 };
 
 /* Where the value just read ends: before the white space ahead of the next
@@ -175,7 +171,7 @@ cp_sj_status open_container(walk &w, od::value v, bool is_object, cp_sj_value &t
 {
     frame opened{};
 
-    if (w.open.size() >= w.max_depth) {
+    if (w.open->size() >= w.max_depth) {
         return CP_SJ_DEPTH;
     }
     opened.is_object = is_object;
@@ -192,37 +188,20 @@ cp_sj_status open_container(walk &w, od::value v, bool is_object, cp_sj_value &t
         TRY(v.get_array().get(array));
         TRY(array.begin().get(opened.array));
     }
-    w.open.push_back(opened);
+    w.open->push_back(opened);
     told.kind = is_object ? CP_SJ_OBJECT : CP_SJ_ARRAY;
     told.len = 0;
+    told.number_refused = 0;
     return CP_SJ_OK;
 }
 
-/* Reads the value v (a scalar, or the opening of a container, which is
- * pushed) and tells the visitor; *told has the name already. */
-cp_sj_status tell(walk &w, od::value v, cp_sj_value &told)
+/* Reads the scalar v (a value, or a scalar document) of the given type
+ * into told: its kind, and its decoded string, truth or number. */
+template <typename V>
+cp_sj_status read_scalar(V &v, od::json_type type, cp_sj_value &told)
 {
-    std::string_view token = v.raw_json_token();
-    od::json_type type;
-
-    TRY(kind_of(v, type));
-    told.depth = w.open.size();
-    told.text = token.data();
-    while (!token.empty() && is_space(token.back())) {
-        token.remove_suffix(1);
-    }
-    told.len = token.size();
     told.number_refused = 0;
     switch (type) {
-    case od::json_type::object:
-    case od::json_type::array: {
-        cp_sj_status status = open_container(w, v, type == od::json_type::object, told);
-
-        if (status) {
-            return status;
-        }
-        break;
-    }
     case od::json_type::string: {
         std::string_view text;
 
@@ -230,38 +209,91 @@ cp_sj_status tell(walk &w, od::value v, cp_sj_value &told)
         told.kind = CP_SJ_STRING;
         told.string = text.data();
         told.string_len = text.size();
-        break;
+        return CP_SJ_OK;
     }
     case od::json_type::number: {
-        error_code error = v.get_double().get(told.number);
+        /* read to check it; its value is read from its bytes
+         * (cp_json_number: simdjson 3.0.1 misreads some numbers of more
+         * than 19 digits, with no error) */
+        double number;
+        error_code error = v.get_double().get(number);
 
         /* (a number left unread is passed over by its container) */
         if (error && error != simdjson::NUMBER_ERROR) {
             return status_of(error);
         }
         told.kind = CP_SJ_NUMBER_VALUE;
-        told.number_refused = error == simdjson::NUMBER_ERROR || long_mantissa(told);
-        break;
+        told.number_refused = error == simdjson::NUMBER_ERROR;
+        return CP_SJ_OK;
     }
     case od::json_type::boolean: {
         bool truth;
 
         TRY(v.get_bool().get(truth));
         told.kind = truth ? CP_SJ_TRUE : CP_SJ_FALSE;
-        break;
+        return CP_SJ_OK;
     }
     case od::json_type::null: {
         bool is_null;
 
         TRY(v.is_null().get(is_null));
-        if (!is_null) {
-            return CP_SJ_WORD;
-        }
         told.kind = CP_SJ_NULL;
-        break;
+        return is_null ? CP_SJ_OK : CP_SJ_WORD;
     }
     default:
         return CP_SJ_MALFORMED;
+    }
+}
+
+/* Where a value's bytes are: token, the raw token simdjson gives (white
+ * space after it included), trimmed. */
+void place_token(cp_sj_value &told, std::string_view token)
+{
+    told.text = token.data();
+    while (!token.empty() && is_space(token.back())) {
+        token.remove_suffix(1);
+    }
+    told.len = token.size();
+}
+
+/* Reads the value v (a scalar, or the opening of a container, which is
+ * pushed) and tells the visitor; *told has the name already. */
+cp_sj_status tell(walk &w, od::value v, cp_sj_value &told)
+{
+    od::json_type type;
+    cp_sj_status status;
+
+    TRY(kind_of(v, type));
+    told.depth = w.open->size();
+    place_token(told, v.raw_json_token());
+    status = type == od::json_type::object || type == od::json_type::array
+                 ? open_container(w, v, type == od::json_type::object, told)
+                 : read_scalar(v, type, told);
+    if (status) {
+        return status;
+    }
+    return w.visit(w.baton, &told) ? CP_SJ_STOPPED : CP_SJ_OK;
+}
+
+/* Tells the visitor of a scalar root, which must be all of the body but
+ * white space (simdjson checks that for some scalars, not for strings, nor
+ * for a number it refuses). */
+cp_sj_status tell_root_scalar(walk &w, od::json_type type)
+{
+    cp_sj_value told{};
+    std::string_view token;
+    cp_sj_status status;
+    const char *after;
+
+    TRY(w.doc.raw_json_token().get(token));
+    place_token(told, token);
+    if ((status = read_scalar(w.doc, type, told))) {
+        return status;
+    }
+    for (after = told.text + told.len; after < w.body + w.len; after++) {
+        if (!is_space(*after)) {
+            return CP_SJ_TRAILING;
+        }
     }
     return w.visit(w.baton, &told) ? CP_SJ_STOPPED : CP_SJ_OK;
 }
@@ -271,7 +303,7 @@ cp_sj_status tell(walk &w, od::value v, cp_sj_value &told)
  * and popped). */
 cp_sj_status step(walk &w, od::value &value, bool &next, cp_sj_value &told)
 {
-    frame &top = w.open.back();
+    frame &top = w.open->back();
 
     /* an iterator's != looks only at itself: whether its container is
      * still open */
@@ -312,13 +344,13 @@ cp_sj_status step(walk &w, od::value &value, bool &next, cp_sj_value &told)
     }
     next = false;
     told.kind = CP_SJ_CLOSE;
-    told.depth = w.open.size() - 1;
+    told.depth = w.open->size() - 1;
     told.name = NULL;
     told.name_len = 0;
     told.name_quote = NULL;
     told.text = top.start;
     told.len = (size_t)(end_of_read(w, top.start) - top.start);
-    w.open.pop_back();
+    w.open->pop_back();
     return w.visit(w.baton, &told) ? CP_SJ_STOPPED : CP_SJ_OK;
 }
 
@@ -334,13 +366,13 @@ cp_sj_status walk_root(walk &w)
 
     TRY(kind_of(w.doc, type));
     if (type != od::json_type::object && type != od::json_type::array) {
-        return CP_SJ_SCALAR_ROOT;
+        return w.any_root ? tell_root_scalar(w, type) : CP_SJ_SCALAR_ROOT;
     }
     TRY(w.doc.get_value().get(value));
     if ((status = tell(w, value, told))) {
         return status;
     }
-    while (!w.open.empty()) {
+    while (!w.open->empty()) {
         bool have;
 
         if ((status = step(w, value, have, told))) {
@@ -354,12 +386,14 @@ cp_sj_status walk_root(walk &w)
                                                                            : CP_SJ_TRAILING;
 }
 
-} /* namespace */
-
-extern "C" cp_sj_status cp_sj_walk(const char *text, size_t len, size_t max_depth,
-                                   cp_sj_visit visit, void *baton)
+/* Walks text[0..len) for cp_sj_walk and cp_sj_walk_value. */
+cp_sj_status walk_body(const char *text, size_t len, size_t max_depth, bool any_root,
+                       cp_sj_visit visit, void *baton)
 {
-    od::parser *parser = its_parser();
+    std::unique_ptr<od::parser> own;
+    std::vector<frame> own_frames;
+    od::parser *parser = parser_for(own);
+    bool nested = walking;
     walk w;
     cp_sj_status status;
 
@@ -374,8 +408,10 @@ extern "C" cp_sj_status cp_sj_walk(const char *text, size_t len, size_t max_dept
     w.body = text;
     w.len = len;
     w.max_depth = max_depth;
+    w.any_root = any_root;
     w.visit = visit;
     w.baton = baton;
+    w.open = nested ? &own_frames : &open_frames;
     /* simdjson's own depth limit is its DOM parser's, not On-Demand's (the
      * walk keeps the depth) */
     if (parser->capacity() < len && parser->allocate(len < 64 ? 64 : len)) {
@@ -385,20 +421,37 @@ extern "C" cp_sj_status cp_sj_walk(const char *text, size_t len, size_t max_dept
     status = status_of(
         parser->iterate(simdjson::padded_string_view(text, len, len + CP_SJ_PADDING)).get(w.doc));
     if (status == CP_SJ_OK) {
+        walking = true;
         status = walk_root(w);
+        walking = nested;
     }
-    w.open.clear();
-    if (w.open.capacity() > 64) {
-        w.open.shrink_to_fit();
+    w.open->clear();
+    if (w.open->capacity() > 64) {
+        w.open->shrink_to_fit();
     }
     w.doc = od::document();
     let_go();
     return status;
 }
 
+} /* namespace */
+
+extern "C" cp_sj_status cp_sj_walk(const char *text, size_t len, size_t max_depth,
+                                   cp_sj_visit visit, void *baton)
+{
+    return walk_body(text, len, max_depth, false, visit, baton);
+}
+
+extern "C" cp_sj_status cp_sj_walk_value(const char *text, size_t len, size_t max_depth,
+                                         cp_sj_visit visit, void *baton)
+{
+    return walk_body(text, len, max_depth, true, visit, baton);
+}
+
 extern "C" cp_sj_status cp_sj_first_pass(const char *text, size_t len)
 {
-    od::parser *parser = its_parser();
+    std::unique_ptr<od::parser> own;
+    od::parser *parser = parser_for(own);
     od::document doc;
     cp_sj_status status;
 

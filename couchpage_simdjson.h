@@ -8,9 +8,11 @@
  * surrogates, number syntax and a double's range, true/false/null, the
  * separators, the nesting depth, nothing after the root value) and tells a
  * visitor of each value in document order: its kind, its bytes, its member
- * name decoded, and a scalar's decoded string or number. Containers are
+ * name decoded, and a string's decoded text. Containers are
  * told twice: when they open and when they close (with all their bytes).
- * What the values mean (rows, answers) is C: couchpage_response.c.
+ * It is the module's one reader of JSON text: what the values mean (rows,
+ * answers) is C, couchpage_response.c; jansson values are built from a
+ * walk by couchpage_json.c (cp_json_load, through cp_sj_walk_value).
  *
  * One parser per thread (a child's worker), reused from read to read as
  * simdjson advises; its working memory (about 5 bytes a byte of the body)
@@ -76,10 +78,10 @@ typedef struct {
     size_t len;
     const char *string;     /* a string's value, decoded */
     size_t string_len;
-    double number;          /* a number's value, unless number_refused: simdjson */
-    int number_refused;     /* refuses some numbers JSON allows (0e400987654321...),
-                               and misreads some of more than 19 digits; the
-                               visitor reads those (and decides whether text is one) */
+    int number_refused;     /* a number simdjson refuses: some JSON allows
+                               (0e400987654321...); the visitor decides whether
+                               text is one (cp_json_number, which reads every
+                               number's value from its bytes) */
 } cp_sj_value;
 
 /* Told of each value; a non-zero return stops the walk (CP_SJ_STOPPED).
@@ -91,6 +93,12 @@ typedef int (*cp_sj_visit)(void *baton, const cp_sj_value *value);
  * max_depth levels. */
 cp_sj_status cp_sj_walk(const char *text, size_t len, size_t max_depth, cp_sj_visit visit,
                         void *baton);
+
+/* As cp_sj_walk, but the root may be any JSON value: a scalar root is told
+ * alone, at depth 0. How a token, a key or an error body is read. A visitor
+ * may walk another body inside a walk (with a parser of its own). */
+cp_sj_status cp_sj_walk_value(const char *text, size_t len, size_t max_depth,
+                              cp_sj_visit visit, void *baton);
 
 /* Whether simdjson's first pass (structure, strings, UTF-8) reads
  * text[0..len) as above: CP_SJ_OK, or its fault. No value is read. */

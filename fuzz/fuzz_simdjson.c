@@ -1,19 +1,28 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * libFuzzer target: the simdjson shim alone (couchpage_simdjson), against
- * jansson on the same bytes. Arbitrary bytes, padded, walked by cp_sj_walk
- * with a visitor that builds jansson's value from what it is told.
+ * libFuzzer target: the simdjson shim alone (couchpage_simdjson), and
+ * cp_json_load, which builds jansson values from its walk, against
+ * jansson's own parser on the same bytes. Arbitrary bytes, padded, walked
+ * by cp_sj_walk with a visitor that builds a value from what it is told.
  *
  * - The walk tells a well-formed story: every value's depth is its
  *   container's plus one, every container closes once, at its own depth,
  *   every member has a name and no element one, every span lies in the
  *   body, a container's span from its '{' or '[' to its '}' or ']', a
- *   scalar's bytes read by jansson are its decoded value.
+ *   scalar's bytes read by jansson are its decoded value, a number's bytes
+ *   read by cp_json_number are jansson's reading of them (a number the
+ *   walk left to the visitor, cp_json_number refuses only where jansson
+ *   does).
  * - What the walk takes, jansson takes, value for value (the value built
  *   from the walk is jansson's reading of the whole body); what it refuses
  *   as not JSON, jansson refuses. Exceptions: nesting deeper than jansson
- *   reads, a name with \u0000, integers beyond 64 bits (read as doubles,
- *   as cp_json_load does), NUL bytes, which jansson passes over.
+ *   reads, a name with \u0000, NUL bytes, which jansson passes over.
+ * - cp_json_load (any root) takes exactly what jansson's parser takes, with
+ *   its limits (2048 deep, no \u0000 in a name), and gives its value:
+ *   where jansson cannot hold an integer beyond 64 bits, jansson reads the
+ *   body with integers as doubles, and each wide integer's digits must be
+ *   that double (fuzz_same_reading). Exceptions: NUL bytes; integers
+ *   beyond a double's range, which jansson cannot read at all.
  * - The first pass alone takes all the walk takes.
  */
 #include "fuzz.h"
@@ -39,14 +48,14 @@ static int in_body(const building *b, const char *text, size_t len)
     return text >= b->body && text + len <= b->body + b->len;
 }
 
-/* A scalar as jansson's value: strings and words as told, numbers as
- * jansson reads their bytes (cp_json_load: integers beyond 64 bits as
- * wide integers, their digits), which must be the double the walk told,
- * unless it left the number to the visitor or it is a wide integer. NULL: a number jansson refuses (the walk must
- * have left it to the visitor). */
+/* A scalar as the module holds it: strings and words as told, numbers as
+ * cp_json_number reads their bytes, which must be jansson's reading of
+ * them. NULL: a number cp_json_number refuses (the walk must have
+ * left it to the visitor, and jansson must refuse it). */
 static json_t *scalar_of(building *b, const cp_sj_value *v)
 {
-    const json_t *read;
+    json_t *number, *read;
+    int as_real, beyond;
 
     if (v->kind == CP_SJ_STRING) {
         return json_stringn_nocheck(v->string, v->string_len);
@@ -55,17 +64,19 @@ static json_t *scalar_of(building *b, const cp_sj_value *v)
         return v->kind == CP_SJ_TRUE ? json_true() : v->kind == CP_SJ_FALSE ? json_false()
                                                                             : json_null();
     }
-    read = cp_json_load(b->pool, v->text, v->len, NULL);
-    if (cp_json_is_wide(read)) {
-        return json_deep_copy(read);
-    }
-    if (!json_is_number(read)) {
-        FUZZ_CHECK(v->number_refused, "a number jansson refuses, taken by the walk");
+    number = cp_json_number(v->text, v->len);
+    read = fuzz_jansson_load(v->text, v->len, &as_real, &beyond);
+    if (!number) {
+        FUZZ_CHECK(v->number_refused && !read, "a number taken by the walk or jansson, "
+                   "refused by cp_json_number: %.*s", (int)v->len, v->text);
         return NULL;
     }
-    FUZZ_CHECK(v->number_refused || json_number_value(read) == v->number,
-               "the walk read %.17g, jansson %.17g", v->number, json_number_value(read));
-    return json_deep_copy(read);
+    FUZZ_CHECK(read || (as_real && beyond), "a number jansson refuses, taken: %.*s",
+               (int)v->len, v->text);
+    FUZZ_CHECK(!read || fuzz_same_reading(number, read, as_real),
+               "cp_json_number's reading of %.*s is not jansson's", (int)v->len, v->text);
+    json_decref(read);
+    return number;
 }
 
 /* Puts value into the innermost open container (or as the root). */
@@ -132,15 +143,34 @@ static int visit(void *baton, const cp_sj_value *v)
     return 0;
 }
 
+/* cp_json_load, the module's reading of JSON text, takes what jansson's
+ * parser takes (theirs, as fuzz_jansson_load read it) and gives its value. */
+static void check_load(apr_pool_t *pool, const char *text, size_t size, const json_t *theirs,
+                       int as_real, int beyond)
+{
+    const char *error = NULL;
+    const json_t *ours = cp_json_load(pool, text, size, &error);
+
+    if (ours) {
+        FUZZ_CHECK(theirs || (as_real && beyond), "cp_json_load takes what jansson refuses");
+        FUZZ_CHECK(!theirs || fuzz_same_reading(ours, theirs, as_real),
+                   "cp_json_load's value is not jansson's");
+    }
+    else {
+        FUZZ_CHECK(error && *error, "cp_json_load refuses without a reason");
+        FUZZ_CHECK(!theirs || memchr(text, 0, size), "cp_json_load refuses (%s) what jansson "
+                   "reads", error);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     apr_pool_t *pool = fuzz_pool();
     const char *text = cp_response_padded(pool, (const char *)data, size);
     building *b = calloc(1, sizeof(*b));
-    json_error_t err;
     json_t *whole;
     cp_sj_status status;
-    int beyond;
+    int as_real, beyond;
 
     if (!b) {
         abort();
@@ -149,19 +179,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     b->body = text;
     b->len = size;
     status = cp_sj_walk(text, size, MAX_DEPTH, visit, b);
-    whole = json_loadb(text, size, JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
-    beyond = !whole && (json_error_code(&err) == json_error_numeric_overflow
-                        || fuzz_jansson_limit(&err));
-    if (!whole && json_error_code(&err) == json_error_numeric_overflow) {
-        whole = cp_json_load(pool, text, size, NULL);
-        whole = whole ? json_incref(whole) : NULL;
-        beyond = 0;
-    }
+    whole = fuzz_jansson_load(text, size, &as_real, &beyond);
     if (status == CP_SJ_OK) {
         FUZZ_CHECK(b->open == 0 && b->root, "a walk that took the body left values open");
         FUZZ_CHECK(cp_sj_first_pass(text, size) == CP_SJ_OK, "the first pass refuses it");
         FUZZ_CHECK(whole || beyond, "taken, but jansson refuses it");
-        FUZZ_CHECK(!whole || json_equal(whole, b->root), "the walk's value is not jansson's");
+        FUZZ_CHECK(!whole || fuzz_same_reading(b->root, whole, as_real),
+                   "the walk's value is not jansson's");
     }
     else if (status != CP_SJ_STOPPED && status != CP_SJ_SCALAR_ROOT && status != CP_SJ_DEPTH) {
         FUZZ_CHECK(*cp_sj_fault(status), "a fault without a reason");
@@ -172,6 +196,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(!whole || !(json_is_object(whole) || json_is_array(whole)),
                    "a container refused as a scalar");
     }
+    check_load(pool, text, size, whole, as_real, beyond);
     json_decref(whole);
     json_decref(b->root);
     free(b);

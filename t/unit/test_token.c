@@ -153,8 +153,7 @@ static void wide_integers_leave_other_values_alone(void **state)
     assert_int_equal(cp_json_size(body), strlen(text_of(body)));
 }
 
-/* What is not JSON stays refused when a wide integer is in it: the second
- * reading judges the rest as strictly. */
+/* What is not JSON stays refused when a wide integer is in it. */
 static void wide_integers_do_not_excuse_bad_json(void **state)
 {
     const char *bad[] = { "[18446744073709551616,01]", "[018446744073709551616]",
@@ -170,12 +169,6 @@ static void wide_integers_do_not_excuse_bad_json(void **state)
         assert_null(cp_json_load(pool, bad[i], strlen(bad[i]), &error));
         assert_non_null(error);
     }
-    assert_true(cp_json_is_wide_integer("-9223372036854775809", 20));
-    assert_false(cp_json_is_wide_integer("-9223372036854775808", 20));
-    assert_true(cp_json_is_wide_integer("9223372036854775808", 19));
-    assert_false(cp_json_is_wide_integer("9223372036854775807", 19));
-    assert_false(cp_json_is_wide_integer("1e30", 4));
-    assert_false(cp_json_is_wide_integer("-", 1));
 }
 
 /* A wide integer too long for a token's room is bounded as a number is

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests of couchpage_json's reading: JSON text walked by the simdjson
+ * shim and built as jansson values (cp_json_load), and a number's bytes as
+ * a value (cp_json_number). They link the core alone. */
+#include "unit.h"
+#include "couchpage_json.h"
+#include "couchpage_simdjson.h"
+
+#include <math.h>
+
+/* text read by cp_json_load, written back compact (the test fails when it
+ * is refused). */
+static const char *read_back(const char *text)
+{
+    const char *error = NULL;
+    json_t *value = cp_json_load(pool, text, strlen(text), &error);
+
+    if (!value) {
+        fail_msg("'%s' refused: %s", text, error);
+    }
+    return cp_json_text(pool, value);
+}
+
+/* Whether text is refused, with a reason. */
+static int refused(const char *text, apr_size_t len)
+{
+    const char *error = NULL;
+
+    if (cp_json_load(pool, text, len, &error)) {
+        return 0;
+    }
+    assert_non_null(error);
+    assert_true(*error != '\0');
+    return 1;
+}
+
+/* The number's bytes in a padded copy, as they stand in a body. */
+static json_t *number(const char *text)
+{
+    char *padded = apr_pcalloc(pool, strlen(text) + 1);
+
+    memcpy(padded, text, strlen(text));
+    return cp_json_pool_own(pool, cp_json_number(padded, strlen(text)));
+}
+
+/* Any JSON value is a root: tokens and keys may be scalars. */
+static void scalars_and_containers_at_the_root(void **state)
+{
+    assert_string_equal(read_back("\"a\""), "\"a\"");
+    assert_string_equal(read_back(" 5 "), "5");
+    assert_string_equal(read_back("true"), "true");
+    assert_string_equal(read_back("false"), "false");
+    assert_string_equal(read_back("null"), "null");
+    assert_string_equal(read_back("\t[1, {\"a\": [true, null]}]\n"), "[1,{\"a\":[true,null]}]");
+    assert_string_equal(read_back("{}"), "{}");
+    assert_string_equal(read_back("[]"), "[]");
+}
+
+/* Integers within 64 bits are integers (2^53 + 1 exact), beyond them wide
+ * integers, digit for digit, at the root and inside; doubles keep their
+ * value; -0 is the integer 0 and -0.0 a negative zero, as jansson read
+ * them. */
+static void numbers_are_exact(void **state)
+{
+    const json_t *value;
+
+    assert_string_equal(read_back("9007199254740993"), "9007199254740993");
+    assert_string_equal(read_back("-9223372036854775808"), "-9223372036854775808");
+    assert_string_equal(read_back("9223372036854775808"), "9223372036854775808");
+    assert_true(cp_json_is_wide(cp_json_load(pool, "9223372036854775808", 19, NULL)));
+    assert_true(cp_json_is_wide(cp_json_load(pool, "-9223372036854775809", 20, NULL)));
+    assert_string_equal(read_back("[18446744073709551616,{\"n\":-123456789012345678901234567890}]"),
+                        "[18446744073709551616,{\"n\":-123456789012345678901234567890}]");
+    value = cp_json_load(pool, "[0.1, 1e21, -2.5e-300, 1e-400, -0.0, -0]",
+                         strlen("[0.1, 1e21, -2.5e-300, 1e-400, -0.0, -0]"), NULL);
+    assert_non_null(value);
+    assert_true(json_real_value(json_array_get(value, 0)) == 0.1);
+    assert_true(json_real_value(json_array_get(value, 1)) == 1e21);
+    assert_true(json_real_value(json_array_get(value, 2)) == -2.5e-300);
+    assert_true(json_real_value(json_array_get(value, 3)) == 0.0);
+    assert_true(json_is_real(json_array_get(value, 4))
+                && signbit(json_real_value(json_array_get(value, 4))));
+    assert_true(json_is_integer(json_array_get(value, 5))
+                && json_integer_value(json_array_get(value, 5)) == 0);
+    /* numbers simdjson leaves to the visitor: a zero with a long exponent,
+     * more than 19 digits before the exponent */
+    assert_string_equal(read_back("[0e400987654321]"), "[0.0]");
+    value = cp_json_load(pool, "-0.00894005382608812345678948081", 32, NULL);
+    assert_true(json_real_value(value) == -0.00894005382608812345678948081);
+}
+
+/* cp_json_number on a number's bytes, and on bytes that are none. */
+static void number_bytes(void **state)
+{
+    const char *not_numbers[] = { "", "-", "01", "-01", "1.", ".5", "1e", "1e+", "+1", "0x10",
+                                  " 1", "1 ", "1.5.2", "--1", "inf", "NaN", "1e400", "-1e400",
+                                  "1,5" };
+    size_t i;
+
+    assert_true(json_is_integer(number("9223372036854775807")));
+    assert_true(json_integer_value(number("-9223372036854775808")) == INT64_MIN);
+    assert_true(cp_json_is_wide(number("9223372036854775808")));
+    assert_true(cp_json_is_wide(number("-9223372036854775809")));
+    assert_true(json_real_value(number("1e30")) == 1e30);
+    assert_true(json_real_value(number("1E-2")) == 0.01);
+    assert_true(json_real_value(number("0e400987654321")) == 0.0);
+    for (i = 0; i < sizeof(not_numbers) / sizeof(not_numbers[0]); i++) {
+        if (number(not_numbers[i])) {
+            fail_msg("'%s' read as a number", not_numbers[i]);
+        }
+    }
+}
+
+/* What is not JSON is refused, with a reason: as jansson's reader refused
+ * it. */
+static void what_is_not_json_is_refused(void **state)
+{
+    const char *bad[] = { "", " ", "[1,]", "[1 2]", "1 2", "\"a\" x", "\"a\"x", "nul", "truex",
+                          "[1]]", "{\"a\"}", "{\"a\":1,}", "{a:1}", "'a'", "[01]", "[1.]",
+                          "[-]", "[.5]", "[1e400]", "\"\\x\"", "\"\\ud800\"", "\"\\udc00x\"",
+                          "\"a\tb\"", "[\"\xc3\x28\"]", "[\"\xc0\xaf\"]", "\"\xff\"", "[NaN]",
+                          "[Infinity]", "{\"a\":1}{", "\"unclosed", "[\"a\"", "{\"a\":" };
+    size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        if (!refused(bad[i], strlen(bad[i]))) {
+            fail_msg("'%s' was read as JSON", bad[i]);
+        }
+    }
+    /* a NUL byte in the text (not in a string's escape) */
+    assert_true(refused("[1]\0", 4));
+    assert_true(refused("[\"a\0\"]", 6));
+}
+
+/* Strings hold \u0000 and keep it; a member's name may not (jansson's
+ * limit, kept). Of two members of one name the last counts, in the place
+ * of the first. */
+static void strings_names_and_duplicates(void **state)
+{
+    const json_t *value = cp_json_load(pool, "[\"a\\u0000b\"]", 12, NULL);
+
+    assert_non_null(value);
+    assert_int_equal(json_string_length(json_array_get(value, 0)), 3);
+    assert_memory_equal(json_string_value(json_array_get(value, 0)), "a\0b", 3);
+    /* a string that starts with NUL, or looks like a wide integer's mark
+     * in the text, stays a string */
+    assert_false(cp_json_is_wide(cp_json_load(pool, "\"\\u0000w1\"", 10, NULL)));
+    assert_true(refused("{\"a\\u0000\":1}", 13));
+    assert_true(refused("{\"\\u0000a\":18446744073709551616}", 32));
+    assert_string_equal(read_back("{\"a\":1,\"b\":2,\"a\":[3]}"), "{\"a\":[3],\"b\":2}");
+    assert_string_equal(read_back("\"e\\u0301t\\u00e9 \\ud83c\\udfb8\""),
+                        "\"e\xcc\x81t\xc3\xa9 \xf0\x9f\x8e\xb8\"");
+}
+
+/* n arrays nested, around inner (or nothing). */
+static const char *nested(int n, const char *inner)
+{
+    char *text = apr_palloc(pool, 2 * n + strlen(inner) + 1);
+
+    memset(text, '[', n);
+    strcpy(text + n, inner);
+    memset(text + n + strlen(inner), ']', n);
+    text[2 * n + strlen(inner)] = '\0';
+    return text;
+}
+
+/* A value at most 2048 deep, the root at 1, as jansson read it. */
+static void depth_is_jansson_s(void **state)
+{
+    assert_non_null(cp_json_load(pool, nested(2048, ""), 4096, NULL));
+    assert_non_null(cp_json_load(pool, nested(2047, "1"), 4095, NULL));
+    assert_true(refused(nested(2048, "1"), 4097));
+    assert_true(refused(nested(2049, ""), 4098));
+    assert_true(refused(nested(100000, ""), 200000));
+}
+
+/* A visitor that reads JSON while it is told of a body's values: the walk
+ * it is in goes on unharmed. */
+typedef struct {
+    int values;
+    int inner_ok;
+} counting;
+
+static int count_and_read(void *baton, const cp_sj_value *v)
+{
+    counting *c = baton;
+
+    const char *inner = "[1,[2,{\"a\":3}]]";
+    const json_t *value;
+
+    if (v->kind != CP_SJ_CLOSE) {
+        c->values++;
+        value = cp_json_load(pool, inner, strlen(inner), NULL);
+        c->inner_ok += value && !strcmp(cp_json_text(pool, value), inner);
+    }
+    return 0;
+}
+
+static void a_walk_inside_a_walk(void **state)
+{
+    const char *body = "{\"a\":[1,2,{\"b\":\"c\"}],\"d\":null}";
+    char *padded = apr_pcalloc(pool, strlen(body) + CP_SJ_PADDING);
+    counting c = { 0, 0 };
+
+    memcpy(padded, body, strlen(body));
+    assert_int_equal(cp_sj_walk(padded, strlen(body), 16, count_and_read, &c), CP_SJ_OK);
+    assert_int_equal(c.values, 7);
+    assert_int_equal(c.inner_ok, 7);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        UNIT_TEST(scalars_and_containers_at_the_root),
+        UNIT_TEST(numbers_are_exact),
+        UNIT_TEST(number_bytes),
+        UNIT_TEST(what_is_not_json_is_refused),
+        UNIT_TEST(strings_names_and_duplicates),
+        UNIT_TEST(depth_is_jansson_s),
+        UNIT_TEST(a_walk_inside_a_walk),
+    };
+
+    RUN_UNIT_TESTS("couchpage_json", tests);
+}
