@@ -16,23 +16,22 @@
 
 const char *cp_link_url(apr_pool_t *pool, const cp_links *links, const char *token)
 {
-    apr_array_header_t *args = apr_array_make(pool, 3, sizeof(const char *));
+    /* one string, made at once: a page writes three to five of them */
+    const char *start = token ? apr_pescape_urlencoded(pool, token) : NULL;
+    const char *format = links->format ? apr_pescape_urlencoded(pool, links->format) : NULL;
+    char limit[24];
 
-    if (token) {
-        APR_ARRAY_PUSH(args, const char *) =
-            apr_pstrcat(pool, "start=", apr_pescape_urlencoded(pool, token), NULL);
-    }
     if (links->limit > 0) {
-        APR_ARRAY_PUSH(args, const char *) = apr_psprintf(pool, "limit=%d", links->limit);
+        apr_snprintf(limit, sizeof(limit), "limit=%d", links->limit);
     }
-    if (links->format) {
-        APR_ARRAY_PUSH(args, const char *) =
-            apr_pstrcat(pool, "format=", apr_pescape_urlencoded(pool, links->format), NULL);
-    }
-    if (args->nelts == 0) {
+    if (!start && links->limit <= 0 && !format) {
         return links->path;
     }
-    return apr_pstrcat(pool, links->path, "?", apr_array_pstrcat(pool, args, '&'), NULL);
+    return apr_pstrcat(pool, links->path, "?",
+                       start ? "start=" : "", start ? start : "",
+                       start && links->limit > 0 ? "&" : "", links->limit > 0 ? limit : "",
+                       format && (start || links->limit > 0) ? "&" : "",
+                       format ? "format=" : "", format ? format : "", NULL);
 }
 
 const char *cp_prev_url(apr_pool_t *pool, const cp_links *links, const cp_page *page)
@@ -65,14 +64,22 @@ typedef struct {
 
 typedef struct {
     apr_pool_t *pool;
-    apr_array_header_t *pieces; /* body_piece */
-    apr_size_t size;            /* of the body so far, escapes included */
+    body_piece *pieces;  /* room for as many as the page can need (page_pieces) */
+    int count;
+    apr_size_t size;     /* of the body so far, escapes included */
 } json_body;
+
+/* The most pieces a page is written in: 10 a row (its comma, 4 members and
+ * their names, the closing brace), 8 a page link, and 40 for the rest. */
+static apr_size_t page_pieces(const cp_page *page)
+{
+    return 10 * (apr_size_t)page->rows->nelts + 8 * (apr_size_t)page->pages->nelts + 40;
+}
 
 static void add_piece(json_body *body, piece_kind kind, const char *text, apr_size_t len,
                       apr_size_t size)
 {
-    body_piece *piece = apr_array_push(body->pieces);
+    body_piece *piece = &body->pieces[body->count++];
 
     piece->text = text;
     piece->len = len;
@@ -182,8 +189,8 @@ static const char *join_pieces(const json_body *body)
     char *out = apr_palloc(body->pool, body->size + 1), *o = out;
     int p;
 
-    for (p = 0; p < body->pieces->nelts; p++) {
-        const body_piece *piece = &APR_ARRAY_IDX(body->pieces, p, body_piece);
+    for (p = 0; p < body->count; p++) {
+        const body_piece *piece = &body->pieces[p];
 
         switch (piece->kind) {
         case PIECE_STRING:
@@ -325,7 +332,8 @@ const char *cp_render_json(apr_pool_t *pool, const cp_page *page, const cp_links
     int p;
 
     body->pool = pool;
-    body->pieces = apr_array_make(pool, 10 * page->rows->nelts + 40, sizeof(body_piece));
+    body->pieces = apr_palloc(pool, page_pieces(page) * sizeof(body_piece));
+    body->count = 0;
     body->size = 0;
     ADD("{\"items\":[");
     for (p = 0; p < page->rows->nelts; p++) {
