@@ -45,57 +45,70 @@ const char *cp_prev_url(apr_pool_t *pool, const cp_links *links, const cp_page *
     return page->prev ? cp_link_url(pool, links, page->prev) : NULL;
 }
 
-/* The JSON page is written in one pass over pieces, joined once: spans of
+/* The JSON page is written in one pass into one buffer: spans of
  * CouchDB's answers as they are, the page's own strings as JSON string
- * literals, and the literal syntax around them. Every piece is HTML-safe in
- * the body: < > & written as \u003c \u003e \u0026, which can only occur
- * inside strings (as cp_json_text_html_safe writes the error bodies). */
-typedef enum {
-    PIECE_SYNTAX, /* literal JSON syntax and digits, copied as it is */
-    PIECE_SPAN,   /* JSON text of an answer: < > & escaped */
-    PIECE_STRING  /* a UTF-8 string, written as a JSON string literal */
-} piece_kind;
-
-typedef struct {
-    const char *text;
-    apr_size_t len;
-    piece_kind kind;
-} body_piece;
-
+ * literals, and the syntax around them. Every byte is HTML-safe: < > &
+ * written as \u003c \u003e \u0026, which can only occur inside strings (as
+ * cp_json_text_html_safe writes the error bodies). */
 typedef struct {
     apr_pool_t *pool;
-    body_piece *pieces;  /* room for as many as the page can need (page_pieces) */
-    int count;
-    apr_size_t size;     /* of the body so far, escapes included */
+    char *text;       /* the body so far */
+    apr_size_t len;
+    apr_size_t room;  /* what text has room for */
 } json_body;
 
-/* The most pieces a page is written in: 10 a row (its comma, 4 members and
- * their names, the closing brace), 8 a page link, and 40 for the rest. */
-static apr_size_t page_pieces(const cp_page *page)
+/* CouchDB's bytes are copied this many at a time, each time with room for
+ * every one of them escaped (6 bytes), so that they are read only once. */
+#define SPAN_BLOCK 1024
+
+/* What a page's body is first given room for: its rows' bytes, the syntax
+ * and strings around them, and a block's escapes; rarely outgrown (by many
+ * < > & in its rows, or long tokens). */
+static apr_size_t page_room(const cp_page *page)
 {
-    return 10 * (apr_size_t)page->rows->nelts + 8 * (apr_size_t)page->pages->nelts + 40;
+    apr_size_t room = 1024 + 6 * SPAN_BLOCK + 512 * (apr_size_t)page->pages->nelts;
+    int p;
+
+    for (p = 0; p < page->rows->nelts; p++) {
+        const cp_row *row = APR_ARRAY_IDX(page->rows, p, const cp_row *);
+
+        room += 40 + row->id_text.len + row->key_text.len + row->value.len + row->doc.len;
+    }
+    return room;
 }
 
-static void add_piece(json_body *body, piece_kind kind, const char *text, apr_size_t len,
-                      apr_size_t size)
+/* Where n more bytes go: the body moves to a buffer twice as large when
+ * they do not fit (the page's pool keeps the smaller one). */
+static char *body_room(json_body *body, apr_size_t n)
 {
-    body_piece *piece = &body->pieces[body->count++];
+    if (body->len + n > body->room) {
+        apr_size_t room = 2 * body->room > body->len + n ? 2 * body->room : body->len + n;
+        char *text = apr_palloc(body->pool, room);
 
-    piece->text = text;
-    piece->len = len;
-    piece->kind = kind;
-    body->size += size;
+        memcpy(text, body->text, body->len);
+        body->text = text;
+        body->room = room;
+    }
+    return body->text + body->len;
 }
 
 static void add_syntax(json_body *body, const char *text, apr_size_t len)
 {
-    add_piece(body, PIECE_SYNTAX, text, len, len);
+    memcpy(body_room(body, len), text, len);
+    body->len += len;
 }
 
 static void add_span(json_body *body, cp_span span)
 {
-    add_piece(body, PIECE_SPAN, span.text, span.len,
-              span.len + 5 * cp_json_html_specials(span.text, span.len));
+    apr_size_t done, n;
+
+    for (done = 0; done < span.len; done += n) {
+        char *start;
+
+        n = span.len - done < SPAN_BLOCK ? span.len - done : SPAN_BLOCK;
+        start = body_room(body, 6 * n);
+        body->len += (apr_size_t)(cp_json_copy_html_safe(start, span.text + done, n) - start);
+    }
 }
 
 /* What a string literal's character becomes beyond itself: the escapes
@@ -129,43 +142,15 @@ static const char *string_escape(unsigned char c)
  * tokens and URLs: JSON text or URL-escaped, always UTF-8. */
 static void add_string(json_body *body, const char *text)
 {
-    apr_size_t len, size, i;
+    apr_size_t len, i;
+    char *o;
 
     if (!text) {
         add_syntax(body, "null", 4);
         return;
     }
     len = strlen(text);
-    size = len + 2;
-    for (i = 0; i < len; i++) {
-        const char *escape = string_escape((unsigned char)text[i]);
-
-        size += escape ? strlen(escape) - 1 : 0;
-    }
-    add_piece(body, PIECE_STRING, text, len, size);
-}
-
-static void add_integer(json_body *body, apr_int64_t n)
-{
-    char digits[24], *end = digits + sizeof(digits), *d = end;
-    apr_uint64_t u = n < 0 ? -(apr_uint64_t)n : (apr_uint64_t)n;
-    char *text;
-
-    do {
-        *--d = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (n < 0) {
-        *--d = '-';
-    }
-    text = apr_pmemdup(body->pool, d, (apr_size_t)(end - d));
-    add_syntax(body, text, (apr_size_t)(end - d));
-}
-
-static char *write_string(char *o, const char *text, apr_size_t len)
-{
-    apr_size_t i;
-
+    o = body_room(body, 6 * len + 2);
     *o++ = '"';
     for (i = 0; i < len; i++) {
         const char *escape = string_escape((unsigned char)text[i]);
@@ -181,31 +166,22 @@ static char *write_string(char *o, const char *text, apr_size_t len)
         }
     }
     *o++ = '"';
-    return o;
+    body->len = (apr_size_t)(o - body->text);
 }
 
-static const char *join_pieces(const json_body *body)
+static void add_integer(json_body *body, apr_int64_t n)
 {
-    char *out = apr_palloc(body->pool, body->size + 1), *o = out;
-    int p;
+    char digits[24], *end = digits + sizeof(digits), *d = end;
+    apr_uint64_t u = n < 0 ? -(apr_uint64_t)n : (apr_uint64_t)n;
 
-    for (p = 0; p < body->count; p++) {
-        const body_piece *piece = &body->pieces[p];
-
-        switch (piece->kind) {
-        case PIECE_STRING:
-            o = write_string(o, piece->text, piece->len);
-            break;
-        case PIECE_SPAN:
-            o = cp_json_copy_html_safe(o, piece->text, piece->len);
-            break;
-        default:
-            memcpy(o, piece->text, piece->len);
-            o += piece->len;
-        }
+    do {
+        *--d = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (n < 0) {
+        *--d = '-';
     }
-    *o = '\0';
-    return out;
+    add_syntax(body, d, (apr_size_t)(end - d));
 }
 
 #define ADD(text) add_syntax(body, (text), sizeof(text) - 1)
@@ -332,9 +308,9 @@ const char *cp_render_json(apr_pool_t *pool, const cp_page *page, const cp_links
     int p;
 
     body->pool = pool;
-    body->pieces = apr_palloc(pool, page_pieces(page) * sizeof(body_piece));
-    body->count = 0;
-    body->size = 0;
+    body->room = page_room(page);
+    body->text = apr_palloc(pool, body->room);
+    body->len = 0;
     ADD("{\"items\":[");
     for (p = 0; p < page->rows->nelts; p++) {
         if (p > 0) {
@@ -345,7 +321,8 @@ const char *cp_render_json(apr_pool_t *pool, const cp_page *page, const cp_links
     ADD("]");
     add_members(body, page, links);
     ADD("}");
-    return join_pieces(body);
+    *body_room(body, 1) = '\0';
+    return body->text;
 }
 
 #undef ADD

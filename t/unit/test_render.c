@@ -705,6 +705,33 @@ static void page_members_are_written_as_jansson_writes_them(void **state)
     }
 }
 
+/* The body is written into room guessed from the rows' bytes: rows full
+ * of < > & (each written as 6 bytes) outgrow it, and the body moves to a
+ * larger buffer, nothing lost or repeated. */
+static void a_page_full_of_markup_is_written_whole(void **state)
+{
+    char *amps = apr_palloc(pool, 20001);
+    const char *row, *out;
+    cp_links links = { "/x/", 0, NULL };
+    cp_page page;
+    json_t *body, *items;
+
+    memset(amps, '&', 20000);
+    amps[20000] = '\0';
+    row = apr_pstrcat(pool, "{\"id\":\"a\",\"key\":1,\"value\":\"", amps, "\"}", NULL);
+    page = page_of(apr_pstrcat(pool, "[", row, ",", row, ",", row, "]", NULL),
+                   "[1,\"a\"]", NULL, -1, -1);
+    out = cp_render_json(pool, &page, &links, NULL);
+    assert_null(strchr(out, '&'));
+    assert_int_equal(strlen(out), 3 * (strlen(row) + 5 * 20000) + 2
+                                  + strlen("{\"items\":[]}") + strlen(members_by_jansson(&page, &links)) - 1);
+    body = parse(out);
+    items = json_object_get(body, "items");
+    assert_int_equal(json_array_size(items), 3);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(items, 2), "value")), amps);
+    assert_string_equal(json_string_value(json_object_get(body, "next")), "[1,\"a\"]");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -714,6 +741,7 @@ int main(void)
         UNIT_TEST(items_are_the_rows_reduced_to_their_members),
         UNIT_TEST(documents_and_page_links_in_json),
         UNIT_TEST(page_members_are_written_as_jansson_writes_them),
+        UNIT_TEST(a_page_full_of_markup_is_written_whole),
         UNIT_TEST(links_keep_the_clients_limit_and_format),
         UNIT_TEST(prev_links_to_the_first_page_without_a_token),
         UNIT_TEST(links_of_tokens_too_long_are_withheld),
