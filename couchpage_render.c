@@ -364,10 +364,10 @@ static const char *word(apr_pool_t *pool, const cp_html_spec *spec, cp_word whic
 
 static const char *item_html(apr_pool_t *pool, const cp_row *row, const cp_item_spec *item)
 {
-    const json_t *value = item->field ? cp_field_get(pool, item->field, row) : cp_row_key(row);
     apr_size_t len = 0;
-    const char *text = cp_field_text(pool, value, &len);
-    const char *shown = text ? cp_html_text(pool, text, len) : "";
+    const char *text = item->field ? NULL : cp_field_text(pool, cp_row_key(row), &len);
+    const char *shown = item->field ? cp_field_show(pool, CP_SHOW_HTML, item->field, row)
+                      : text ? cp_html_text(pool, text, len) : "";
 
     if (item->link) {
         return apr_pstrcat(pool, "<a href=\"",
