@@ -127,22 +127,28 @@ static const json_t *key_field(const cp_field *field, const cp_row *row)
     return at;
 }
 
-const json_t *cp_field_get(apr_pool_t *pool, const cp_field *field, const cp_row *row)
+/* Where a path into the row's id, value or doc leads, from the records. */
+static cp_span field_span(const cp_field *field, const cp_row *row)
 {
     cp_span at = cp_row_member(row, APR_ARRAY_IDX(field->steps, 0, field_step).member);
     int i;
 
-    if (cp_field_reads(field, "key")) {
-        return key_field(field, row);
-    }
-    /* only the value the path names is decoded, never the document */
     for (i = 1; i < field->steps->nelts && at.len; i++) {
         const field_step *step = &APR_ARRAY_IDX(field->steps, i, field_step);
 
         at = step->member ? cp_row_find(row, at, step->member)
                           : cp_row_element(row, at, step->index);
     }
-    return cp_row_decode(pool, row, at);
+    return at;
+}
+
+const json_t *cp_field_get(apr_pool_t *pool, const cp_field *field, const cp_row *row)
+{
+    if (cp_field_reads(field, "key")) {
+        return key_field(field, row);
+    }
+    /* only the value the path names is decoded, never the document */
+    return cp_row_decode(pool, row, field_span(field, row));
 }
 
 const char *cp_field_text(apr_pool_t *pool, const json_t *value, apr_size_t *len)
@@ -414,10 +420,21 @@ static const char *epoch_ms_date(apr_pool_t *pool, double ms)
 const char *cp_field_show(apr_pool_t *pool, cp_show how, const cp_field *field,
                           const cp_row *row)
 {
-    const json_t *value = cp_field_get(pool, field, row);
+    const json_t *value;
     const char *text, *date = NULL;
     apr_size_t len = 0;
 
+    /* a string shown as text, what templates show most (titles, summaries):
+     * the reader's decoded text, without a jansson value a field */
+    if ((how == CP_SHOW_HTML || how == CP_SHOW_URL) && !cp_field_reads(field, "key")
+        && (text = cp_row_string(row, field_span(field, row), &len)) != NULL) {
+        if (how == CP_SHOW_URL) {
+            text = cp_percent_encode(pool, text, len);
+            len = strlen(text);
+        }
+        return cp_html_text(pool, text, len);
+    }
+    value = cp_field_get(pool, field, row);
     if (!value) {
         return "";
     }

@@ -16,23 +16,22 @@
 
 const char *cp_link_url(apr_pool_t *pool, const cp_links *links, const char *token)
 {
-    apr_array_header_t *args = apr_array_make(pool, 3, sizeof(const char *));
+    /* one string, made at once: a page writes three to five of them */
+    const char *start = token ? apr_pescape_urlencoded(pool, token) : NULL;
+    const char *format = links->format ? apr_pescape_urlencoded(pool, links->format) : NULL;
+    char limit[24];
 
-    if (token) {
-        APR_ARRAY_PUSH(args, const char *) =
-            apr_pstrcat(pool, "start=", apr_pescape_urlencoded(pool, token), NULL);
-    }
     if (links->limit > 0) {
-        APR_ARRAY_PUSH(args, const char *) = apr_psprintf(pool, "limit=%d", links->limit);
+        apr_snprintf(limit, sizeof(limit), "limit=%d", links->limit);
     }
-    if (links->format) {
-        APR_ARRAY_PUSH(args, const char *) =
-            apr_pstrcat(pool, "format=", apr_pescape_urlencoded(pool, links->format), NULL);
-    }
-    if (args->nelts == 0) {
+    if (!start && links->limit <= 0 && !format) {
         return links->path;
     }
-    return apr_pstrcat(pool, links->path, "?", apr_array_pstrcat(pool, args, '&'), NULL);
+    return apr_pstrcat(pool, links->path, "?",
+                       start ? "start=" : "", start ? start : "",
+                       start && links->limit > 0 ? "&" : "", links->limit > 0 ? limit : "",
+                       format && (start || links->limit > 0) ? "&" : "",
+                       format ? "format=" : "", format ? format : "", NULL);
 }
 
 const char *cp_prev_url(apr_pool_t *pool, const cp_links *links, const cp_page *page)
@@ -46,168 +45,287 @@ const char *cp_prev_url(apr_pool_t *pool, const cp_links *links, const cp_page *
     return page->prev ? cp_link_url(pool, links, page->prev) : NULL;
 }
 
-static json_t *string_or_null(const char *text)
-{
-    return text ? json_string(text) : json_null();
-}
-
-/* Pieces of a body, joined once: spans of CouchDB's answers go into the
- * page as they are, with < > & written as \u003c \u003e \u0026 (they can
- * only occur inside strings), as the page's own members are (see
- * cp_json_text_html_safe). */
+/* The JSON page is written in one pass into one buffer: spans of
+ * CouchDB's answers as they are, the page's own strings as JSON string
+ * literals, and the syntax around them. Every byte is HTML-safe: < > &
+ * written as \u003c \u003e \u0026, which can only occur inside strings (as
+ * cp_json_text_html_safe writes the error bodies). */
 typedef struct {
-    const char *text;
+    apr_pool_t *pool;
+    char *text;       /* the body so far */
     apr_size_t len;
-    apr_size_t specials; /* its < > & */
-} body_piece;
+    apr_size_t room;  /* what text has room for */
+} json_body;
 
-static void add_piece(apr_array_header_t *pieces, const char *text, apr_size_t len,
-                      apr_size_t *size)
+/* CouchDB's bytes are copied this many at a time, each time with room for
+ * every one of them escaped (6 bytes), so that they are read only once. */
+#define SPAN_BLOCK 1024
+
+/* What a page's body is first given room for: its rows' bytes, the syntax
+ * and strings around them, and a block's escapes; rarely outgrown (by many
+ * < > & in its rows, or long tokens). */
+static apr_size_t page_room(const cp_page *page)
 {
-    body_piece *piece = apr_array_push(pieces);
-
-    piece->text = text;
-    piece->len = len;
-    piece->specials = cp_json_html_specials(text, len);
-    *size += len + 5 * piece->specials;
-}
-
-static const char *join_pieces(apr_pool_t *pool, const apr_array_header_t *pieces,
-                               apr_size_t size)
-{
-    char *out = apr_palloc(pool, size + 1), *o = out;
+    apr_size_t room = 1024 + 6 * SPAN_BLOCK + 512 * (apr_size_t)page->pages->nelts;
     int p;
 
-    for (p = 0; p < pieces->nelts; p++) {
-        const body_piece *piece = &APR_ARRAY_IDX(pieces, p, body_piece);
+    for (p = 0; p < page->rows->nelts; p++) {
+        const cp_row *row = APR_ARRAY_IDX(page->rows, p, const cp_row *);
 
-        if (piece->specials) {
-            o = cp_json_copy_html_safe(o, piece->text, piece->len);
-        }
-        else {
-            memcpy(o, piece->text, piece->len);
-            o += piece->len;
-        }
+        room += 40 + row->id_text.len + row->key_text.len + row->value.len + row->doc.len;
     }
-    *o = '\0';
-    return out;
+    return room;
 }
 
-#define ADD(text) add_piece(pieces, (text), sizeof(text) - 1, &size)
-#define ADD_SPAN(span) add_piece(pieces, (span).text, (span).len, &size)
+/* Where n more bytes go: the body moves to a buffer twice as large when
+ * they do not fit (the page's pool keeps the smaller one). */
+static char *body_room(json_body *body, apr_size_t n)
+{
+    if (body->len + n > body->room) {
+        apr_size_t room = 2 * body->room > body->len + n ? 2 * body->room : body->len + n;
+        char *text = apr_palloc(body->pool, room);
+
+        memcpy(text, body->text, body->len);
+        body->text = text;
+        body->room = room;
+    }
+    return body->text + body->len;
+}
+
+static void add_syntax(json_body *body, const char *text, apr_size_t len)
+{
+    memcpy(body_room(body, len), text, len);
+    body->len += len;
+}
+
+static void add_span(json_body *body, cp_span span)
+{
+    apr_size_t done, n;
+
+    for (done = 0; done < span.len; done += n) {
+        char *start;
+
+        n = span.len - done < SPAN_BLOCK ? span.len - done : SPAN_BLOCK;
+        start = body_room(body, 6 * n);
+        body->len += (apr_size_t)(cp_json_copy_html_safe(start, span.text + done, n) - start);
+    }
+}
+
+/* What a string literal's character becomes beyond itself: the escapes
+ * jansson's writer uses (\" \\ \b \f \n \r \t, else \u00XX for the other
+ * control characters), and the HTML-safe \u003c \u003e \u0026. UTF-8 is
+ * written as it is. */
+static const char *string_escape(unsigned char c)
+{
+    static const char *const controls[32] = {
+        "\\u0000", "\\u0001", "\\u0002", "\\u0003", "\\u0004", "\\u0005", "\\u0006",
+        "\\u0007", "\\b", "\\t", "\\n", "\\u000B", "\\f", "\\r", "\\u000E", "\\u000F",
+        "\\u0010", "\\u0011", "\\u0012", "\\u0013", "\\u0014", "\\u0015", "\\u0016",
+        "\\u0017", "\\u0018", "\\u0019", "\\u001A", "\\u001B", "\\u001C", "\\u001D",
+        "\\u001E", "\\u001F"
+    };
+
+    if (c < 32) {
+        return controls[c];
+    }
+    switch (c) {
+    case '"': return "\\\"";
+    case '\\': return "\\\\";
+    case '<': return "\\u003c";
+    case '>': return "\\u003e";
+    case '&': return "\\u0026";
+    default: return NULL;
+    }
+}
+
+/* A string as a JSON string literal, or null without one. Strings here are
+ * tokens and URLs: JSON text or URL-escaped, always UTF-8. */
+static void add_string(json_body *body, const char *text)
+{
+    apr_size_t len, i;
+    char *o;
+
+    if (!text) {
+        add_syntax(body, "null", 4);
+        return;
+    }
+    len = strlen(text);
+    o = body_room(body, 6 * len + 2);
+    *o++ = '"';
+    for (i = 0; i < len; i++) {
+        const char *escape = string_escape((unsigned char)text[i]);
+
+        if (escape) {
+            apr_size_t n = strlen(escape);
+
+            memcpy(o, escape, n);
+            o += n;
+        }
+        else {
+            *o++ = text[i];
+        }
+    }
+    *o++ = '"';
+    body->len = (apr_size_t)(o - body->text);
+}
+
+static void add_integer(json_body *body, apr_int64_t n)
+{
+    char digits[24], *end = digits + sizeof(digits), *d = end;
+    apr_uint64_t u = n < 0 ? -(apr_uint64_t)n : (apr_uint64_t)n;
+
+    do {
+        *--d = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (n < 0) {
+        *--d = '-';
+    }
+    add_syntax(body, d, (apr_size_t)(end - d));
+}
+
+#define ADD(text) add_syntax(body, (text), sizeof(text) - 1)
 
 /* A row as the client sees it: {"id", "key", "value", "doc"} as CouchDB
  * sent them (grouped rows have no id, and no doc without include_docs; a
  * row without a value has null), the doc reduced to fields when given. */
-static void add_item(apr_pool_t *pool, apr_array_header_t *pieces, apr_size_t *sizep,
-                     const cp_row *row, const apr_array_header_t *fields)
+static void add_item(json_body *body, const cp_row *row, const apr_array_header_t *fields)
 {
-    apr_size_t size = *sizep;
-
     if (row->id_text.len) {
         ADD("{\"id\":");
-        ADD_SPAN(row->id_text);
+        add_span(body, row->id_text);
         ADD(",\"key\":");
     }
     else {
         ADD("{\"key\":");
     }
-    ADD_SPAN(row->key_text);
+    add_span(body, row->key_text);
     ADD(",\"value\":");
     if (row->value.len) {
-        ADD_SPAN(row->value);
+        add_span(body, row->value);
     }
     else {
         ADD("null");
     }
     if (row->doc.len) {
         ADD(",\"doc\":");
-        if (fields && row->doc.text[0] == '{') {
-            ADD_SPAN(cp_row_project(pool, row, fields));
-        }
-        else {
-            ADD_SPAN(row->doc);
-        }
+        add_span(body, fields && row->doc.text[0] == '{'
+                       ? cp_row_project(body->pool, row, fields) : row->doc);
     }
     ADD("}");
-    *sizep = size;
+}
+
+/* The page's own members, after the items: see cp_render_json. */
+static void add_members(json_body *body, const cp_page *page, const cp_links *links)
+{
+    apr_pool_t *pool = body->pool;
+    int p;
+
+    ADD(",\"next\":");
+    add_string(body, page->next);
+    ADD(",\"prev\":");
+    add_string(body, page->prev);
+    ADD(",\"links\":{\"next\":");
+    add_string(body, page->next ? cp_link_url(pool, links, page->next) : NULL);
+    ADD(",\"prev\":");
+    add_string(body, cp_prev_url(pool, links, page));
+    ADD(",\"first\":");
+    add_string(body, cp_link_url(pool, links, NULL));
+    if (page->has_last) {
+        ADD(",\"last\":");
+        add_string(body, cp_link_url(pool, links, page->last));
+    }
+    ADD("}");
+    if (page->withheld) {
+        ADD(",\"withheld\":[");
+        if (page->withheld & CP_WITHHELD_NEXT) {
+            ADD("\"next\"");
+        }
+        if (page->withheld == (CP_WITHHELD_NEXT | CP_WITHHELD_PREV)) {
+            ADD(",");
+        }
+        if (page->withheld & CP_WITHHELD_PREV) {
+            ADD("\"prev\"");
+        }
+        ADD("]");
+    }
+    for (p = 0; p < page->pages->nelts; p++) {
+        const cp_page_link *link = &APR_ARRAY_IDX(page->pages, p, cp_page_link);
+
+        if (p == 0) {
+            ADD(",\"pages\":[{\"number\":");
+        }
+        else {
+            ADD(",{\"number\":");
+        }
+        add_integer(body, link->number);
+        ADD(",\"start\":");
+        add_string(body, link->start);
+        if (link->current) {
+            ADD(",\"current\":true,\"url\":");
+        }
+        else {
+            ADD(",\"current\":false,\"url\":");
+        }
+        add_string(body, link->withheld ? NULL : cp_link_url(pool, links, link->start));
+        if (p == page->pages->nelts - 1) {
+            ADD("}]");
+        }
+        else {
+            ADD("}");
+        }
+    }
+    if (page->numbered) {
+        ADD(",\"numbering\":\"absolute\"");
+    }
+    else {
+        ADD(",\"numbering\":\"relative\"");
+    }
+    if (page->total_rows >= 0) {
+        ADD(",\"total_rows\":");
+        add_integer(body, page->total_rows);
+    }
+    if (page->offset >= 0) {
+        ADD(",\"offset\":");
+        add_integer(body, page->offset);
+        if (page->rows->nelts > 0) {
+            ADD(",\"first_row\":");
+            add_integer(body, page->offset + 1);
+            ADD(",\"last_row\":");
+            add_integer(body, page->offset + page->rows->nelts);
+        }
+    }
+    if (page->has_last) {
+        ADD(",\"last_page\":");
+        add_integer(body, page->last_number);
+    }
 }
 
 const char *cp_render_json(apr_pool_t *pool, const cp_page *page, const cp_links *links,
                            const apr_array_header_t *fields)
 {
-    json_t *body = cp_json_pool_own(pool, json_object());
-    json_t *link_urls = json_object();
-    apr_array_header_t *pieces = apr_array_make(pool, 8 * page->rows->nelts + 4,
-                                                sizeof(body_piece));
-    apr_size_t size = 0;
-    const char *members;
+    json_body body_of_page, *body = &body_of_page;
     int p;
 
-    /* the page's own members, written by jansson; the items before them */
-    json_object_set_new(body, "next", string_or_null(page->next));
-    json_object_set_new(body, "prev", string_or_null(page->prev));
-    json_object_set_new(link_urls, "next", string_or_null(
-        page->next ? cp_link_url(pool, links, page->next) : NULL));
-    json_object_set_new(link_urls, "prev", string_or_null(cp_prev_url(pool, links, page)));
-    json_object_set_new(link_urls, "first", json_string(cp_link_url(pool, links, NULL)));
-    if (page->has_last) {
-        json_object_set_new(link_urls, "last", json_string(cp_link_url(pool, links, page->last)));
-    }
-    json_object_set_new(body, "links", link_urls);
-    if (page->withheld) {
-        json_t *withheld = json_array();
-
-        if (page->withheld & CP_WITHHELD_NEXT) {
-            json_array_append_new(withheld, json_string("next"));
-        }
-        if (page->withheld & CP_WITHHELD_PREV) {
-            json_array_append_new(withheld, json_string("prev"));
-        }
-        json_object_set_new(body, "withheld", withheld);
-    }
-    if (page->pages->nelts > 0) {
-        json_t *pages = json_array();
-
-        for (p = 0; p < page->pages->nelts; p++) {
-            const cp_page_link *link = &APR_ARRAY_IDX(page->pages, p, cp_page_link);
-
-            json_array_append_new(pages, json_pack("{s:I, s:o, s:b, s:o}",
-                "number", (json_int_t)link->number, "start", string_or_null(link->start),
-                "current", link->current, "url", string_or_null(
-                    link->withheld ? NULL : cp_link_url(pool, links, link->start))));
-        }
-        json_object_set_new(body, "pages", pages);
-    }
-    json_object_set_new(body, "numbering", json_string(page->numbered ? "absolute" : "relative"));
-    if (page->total_rows >= 0) {
-        json_object_set_new(body, "total_rows", json_integer(page->total_rows));
-    }
-    if (page->offset >= 0) {
-        json_object_set_new(body, "offset", json_integer(page->offset));
-        if (page->rows->nelts > 0) {
-            json_object_set_new(body, "first_row", json_integer(page->offset + 1));
-            json_object_set_new(body, "last_row", json_integer(page->offset
-                                                               + page->rows->nelts));
-        }
-    }
-    if (page->has_last) {
-        json_object_set_new(body, "last_page", json_integer(page->last_number));
-    }
-    members = cp_json_text(pool, body);
-
+    body->pool = pool;
+    body->room = page_room(page);
+    body->text = apr_palloc(pool, body->room);
+    body->len = 0;
     ADD("{\"items\":[");
     for (p = 0; p < page->rows->nelts; p++) {
         if (p > 0) {
             ADD(",");
         }
-        add_item(pool, pieces, &size, APR_ARRAY_IDX(page->rows, p, const cp_row *), fields);
+        add_item(body, APR_ARRAY_IDX(page->rows, p, const cp_row *), fields);
     }
-    ADD("],");
-    /* the members' object without its opening brace */
-    add_piece(pieces, members + 1, strlen(members + 1), &size);
-    return join_pieces(pool, pieces, size);
+    ADD("]");
+    add_members(body, page, links);
+    ADD("}");
+    *body_room(body, 1) = '\0';
+    return body->text;
 }
+
+#undef ADD
 
 static const char *html(apr_pool_t *pool, const char *text)
 {
@@ -246,10 +364,10 @@ static const char *word(apr_pool_t *pool, const cp_html_spec *spec, cp_word whic
 
 static const char *item_html(apr_pool_t *pool, const cp_row *row, const cp_item_spec *item)
 {
-    const json_t *value = item->field ? cp_field_get(pool, item->field, row) : cp_row_key(row);
     apr_size_t len = 0;
-    const char *text = cp_field_text(pool, value, &len);
-    const char *shown = text ? cp_html_text(pool, text, len) : "";
+    const char *text = item->field ? NULL : cp_field_text(pool, cp_row_key(row), &len);
+    const char *shown = item->field ? cp_field_show(pool, CP_SHOW_HTML, item->field, row)
+                      : text ? cp_html_text(pool, text, len) : "";
 
     if (item->link) {
         return apr_pstrcat(pool, "<a href=\"",

@@ -987,6 +987,22 @@ const json_t *cp_row_decode(apr_pool_t *pool, const cp_row *row, cp_span at)
                                            (apr_size_t)(node - row->answer->nodes)));
 }
 
+const char *cp_row_string(const cp_row *row, cp_span at, apr_size_t *len)
+{
+    const cp_node *node = node_at(row, at);
+
+    if (!at.len || at.text[0] != '"' || at.text == row->key_text.text) {
+        return NULL;
+    }
+    if (!node) {
+        /* a string row member without escapes: its bytes are its text */
+        *len = at.len - 2;
+        return at.text + 1;
+    }
+    *len = node->string_len;
+    return node->string_len ? node->string : "";
+}
+
 const json_t *cp_row_key(const cp_row *row)
 {
     const json_t **key;

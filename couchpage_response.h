@@ -162,6 +162,13 @@ cp_span cp_row_element(const cp_row *row, cp_span at, apr_size_t index);
  * cp_json_load reads (2048). */
 const json_t *cp_row_decode(apr_pool_t *pool, const cp_row *row, cp_span at);
 
+/* The text of a string of the row's answer (a span the calls above
+ * found, or an id, value or doc member), decoded, as the reader recorded
+ * it: no jansson value is made. Its length in *len (it may hold NUL, and
+ * need not end in one). NULL for an empty span, a value that is no
+ * string, or the key (read whole by cp_row_key). */
+const char *cp_row_string(const cp_row *row, cp_span at, apr_size_t *len);
+
 /* The doc's members named in names (in that order; those the doc lacks are
  * left out) as the JSON object text CouchDB's bytes make:
  * {"name":value,...}, each name and value as sent. An empty span when the

@@ -200,6 +200,48 @@ static void dates_are_iso_strings_or_epoch_milliseconds(void **state)
     }
 }
 
+/* A string shown as text comes from the reader's records without a jansson
+ * value (cp_row_string): the same text as the value jansson makes of it,
+ * escapes, NUL, surrogate pairs, empty strings and strings in arrays and
+ * nested objects alike; a value that is no string is shown as before. */
+static void strings_shown_from_records_are_the_decoded_strings(void **state)
+{
+    static const char *const paths[] = {
+        "id", "value", "doc.t", "doc.e", "doc.u", "doc.a[1]", "doc.o.p.q", "doc.n", "doc.o",
+        "doc.a", "doc.none", "value.x"
+    };
+    const char *row = "{\"id\":\"a\\/b\\\"<&>\",\"key\":1,\"value\":\"plain <b>\","
+                      "\"doc\":{\"t\":\"Caf\\u00e9 \\ud83d\\ude80 \\\\ \\n\\u0000!\",\"e\":\"\","
+                      "\"u\":\"\xe6\x9d\xb1\xe4\xba\xac\",\"a\":[1,\"x&y\"],"
+                      "\"o\":{\"p\":{\"q\":\"deep \\\"q\\\"\"}},\"n\":12.5}}";
+    const cp_row *r = row_text(row);
+    apr_size_t i, len = 0;
+    int how;
+
+    for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        const char *err = NULL;
+        const cp_field *field = cp_field_parse(pool, paths[i], &err);
+        const json_t *value;
+        const char *text;
+
+        assert_non_null(field);
+        value = cp_field_get(pool, field, r);
+        text = value ? cp_field_text(pool, value, &len) : NULL;
+        for (how = 0; how < 2; how++) {
+            const char *expected = !text ? ""
+                : how ? cp_html_text(pool, cp_percent_encode(pool, text, len),
+                                     strlen(cp_percent_encode(pool, text, len)))
+                : cp_html_text(pool, text, len);
+
+            assert_string_equal(cp_field_show(pool, how ? CP_SHOW_URL : CP_SHOW_HTML, field, r),
+                                expected);
+        }
+    }
+    assert_string_equal(show(CP_SHOW_HTML, "doc.t", row),
+                        "Caf\xc3\xa9 \xf0\x9f\x9a\x80 \\ \n\xef\xbf\xbd!");
+    assert_string_equal(show(CP_SHOW_URL, "id", row), "a%2Fb%22%3C%26%3E");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -210,6 +252,7 @@ int main(void)
         UNIT_TEST(fields_and_links_tell_the_member_they_read),
         UNIT_TEST(percent_encoding_keeps_only_unreserved_bytes),
         UNIT_TEST(fields_show_as_inert_text),
+        UNIT_TEST(strings_shown_from_records_are_the_decoded_strings),
         UNIT_TEST(dates_are_iso_strings_or_epoch_milliseconds),
     };
     RUN_UNIT_TESTS("item", tests);

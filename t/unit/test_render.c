@@ -595,6 +595,143 @@ static void etags_are_the_bodys_sha1(void **state)
     assert_string_equal(cp_render_etag(pool, long_body), "\"6JNa8If6_OFL8VfVCrmSyGFoj_o\"");
 }
 
+/* What jansson writes (compact, then HTML-safe) for the page's own members,
+ * built as jansson values: the reference the JSON page's writer must match
+ * byte for byte. */
+static const char *members_by_jansson(const cp_page *page, const cp_links *links)
+{
+    json_t *body = cp_json_pool_own(pool, json_object()), *urls = json_object(), *pages;
+    const char *next_url = page->next ? cp_link_url(pool, links, page->next) : NULL;
+    const char *prev_url = cp_prev_url(pool, links, page);
+    int p;
+
+#define STRING_OR_NULL(s) ((s) ? json_string(s) : json_null())
+    json_object_set_new(body, "next", STRING_OR_NULL(page->next));
+    json_object_set_new(body, "prev", STRING_OR_NULL(page->prev));
+    json_object_set_new(urls, "next", STRING_OR_NULL(next_url));
+    json_object_set_new(urls, "prev", STRING_OR_NULL(prev_url));
+    json_object_set_new(urls, "first", json_string(cp_link_url(pool, links, NULL)));
+    if (page->has_last) {
+        json_object_set_new(urls, "last", json_string(cp_link_url(pool, links, page->last)));
+    }
+    json_object_set_new(body, "links", urls);
+    if (page->withheld) {
+        json_t *withheld = json_array();
+
+        if (page->withheld & CP_WITHHELD_NEXT) {
+            json_array_append_new(withheld, json_string("next"));
+        }
+        if (page->withheld & CP_WITHHELD_PREV) {
+            json_array_append_new(withheld, json_string("prev"));
+        }
+        json_object_set_new(body, "withheld", withheld);
+    }
+    if (page->pages->nelts > 0) {
+        pages = json_array();
+        for (p = 0; p < page->pages->nelts; p++) {
+            const cp_page_link *link = &APR_ARRAY_IDX(page->pages, p, cp_page_link);
+            const char *url = link->withheld ? NULL : cp_link_url(pool, links, link->start);
+
+            json_array_append_new(pages, json_pack("{s:I, s:o, s:b, s:o}",
+                "number", (json_int_t)link->number, "start", STRING_OR_NULL(link->start),
+                "current", link->current, "url", STRING_OR_NULL(url)));
+        }
+        json_object_set_new(body, "pages", pages);
+    }
+#undef STRING_OR_NULL
+    json_object_set_new(body, "numbering", json_string(page->numbered ? "absolute"
+                                                                      : "relative"));
+    if (page->total_rows >= 0) {
+        json_object_set_new(body, "total_rows", json_integer(page->total_rows));
+    }
+    if (page->offset >= 0) {
+        json_object_set_new(body, "offset", json_integer(page->offset));
+        if (page->rows->nelts > 0) {
+            json_object_set_new(body, "first_row", json_integer(page->offset + 1));
+            json_object_set_new(body, "last_row", json_integer(page->offset
+                                                               + page->rows->nelts));
+        }
+    }
+    if (page->has_last) {
+        json_object_set_new(body, "last_page", json_integer(page->last_number));
+    }
+    return cp_json_text_html_safe(pool, body);
+}
+
+/* The JSON page writes its own members itself, without building jansson
+ * values: its strings (tokens, which are JSON text or sealed, and URLs)
+ * are escaped as jansson escapes them (\" \\ \b \f \n \r \t, \u00XX for
+ * the other control characters, UTF-8 as it is, DEL too) and HTML-safe,
+ * and its numbers, page links, withheld links and last page are what
+ * jansson would write, byte for byte. */
+static void page_members_are_written_as_jansson_writes_them(void **state)
+{
+    char controls[33];
+    const char *tokens[5];
+    cp_links links = { "/p/", 0, "json" };
+    int i, shape;
+
+    for (i = 0; i < 32; i++) {
+        controls[i] = (char)(i + 1 == 32 ? 0x7f : i + 1);
+    }
+    controls[32] = '\0';
+    tokens[0] = "[\"a\\\"b\\\\c\",\"d\"]";
+    tokens[1] = apr_pstrcat(pool, "[\"", controls, "\",\"e\"]", NULL);
+    tokens[2] = "[\"<script>&amp;</script>\",\"\xc3\xa9\xe6\x9d\xb1\xf0\x9f\x9a\x80\"]";
+    tokens[3] = "[-9223372036854775807,\"x\",3]";
+    tokens[4] = "3.AbC-_x";
+    for (shape = 0; shape < 8; shape++) {
+        cp_page page = page_of(shape & 1 ? "[{\"id\":\"a\",\"key\":1,\"value\":null}]" : "[]",
+                               tokens[shape % 5], tokens[(shape + 1) % 5],
+                               shape & 2 ? 123456789 : -1, shape & 4 ? 0 : -1);
+        const char *json, *members;
+
+        page.prev_is_first = shape == 3;
+        page.withheld = shape % 4;
+        if (shape & 4) {
+            page.has_last = 1;
+            page.last = tokens[(shape + 2) % 5];
+            page.last_number = (apr_int64_t)1 << 40;
+            add_page(&page, -2, tokens[shape % 5], 0);
+            add_page(&page, -1, NULL, 0);
+            APR_ARRAY_IDX(page.pages, 1, cp_page_link).withheld = 1;
+            add_page(&page, 0, tokens[(shape + 3) % 5], 1);
+        }
+        json = cp_render_json(pool, &page, &links, NULL);
+        members = members_by_jansson(&page, &links);
+        /* the items, then the members' object without its opening brace */
+        assert_non_null(strstr(json, "],\""));
+        assert_string_equal(strstr(json, "],\"") + 2, members + 1);
+    }
+}
+
+/* The body is written into room guessed from the rows' bytes: rows full
+ * of < > & (each written as 6 bytes) outgrow it, and the body moves to a
+ * larger buffer, nothing lost or repeated. */
+static void a_page_full_of_markup_is_written_whole(void **state)
+{
+    char *amps = apr_palloc(pool, 20001);
+    const char *row, *out;
+    cp_links links = { "/x/", 0, NULL };
+    cp_page page;
+    json_t *body, *items;
+
+    memset(amps, '&', 20000);
+    amps[20000] = '\0';
+    row = apr_pstrcat(pool, "{\"id\":\"a\",\"key\":1,\"value\":\"", amps, "\"}", NULL);
+    page = page_of(apr_pstrcat(pool, "[", row, ",", row, ",", row, "]", NULL),
+                   "[1,\"a\"]", NULL, -1, -1);
+    out = cp_render_json(pool, &page, &links, NULL);
+    assert_null(strchr(out, '&'));
+    assert_int_equal(strlen(out), 3 * (strlen(row) + 5 * 20000) + 2
+                                  + strlen("{\"items\":[]}") + strlen(members_by_jansson(&page, &links)) - 1);
+    body = parse(out);
+    items = json_object_get(body, "items");
+    assert_int_equal(json_array_size(items), 3);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(items, 2), "value")), amps);
+    assert_string_equal(json_string_value(json_object_get(body, "next")), "[1,\"a\"]");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -603,6 +740,8 @@ int main(void)
         UNIT_TEST(a_lone_page_has_null_links_and_no_counts_when_absent),
         UNIT_TEST(items_are_the_rows_reduced_to_their_members),
         UNIT_TEST(documents_and_page_links_in_json),
+        UNIT_TEST(page_members_are_written_as_jansson_writes_them),
+        UNIT_TEST(a_page_full_of_markup_is_written_whole),
         UNIT_TEST(links_keep_the_clients_limit_and_format),
         UNIT_TEST(prev_links_to_the_first_page_without_a_token),
         UNIT_TEST(links_of_tokens_too_long_are_withheld),
