@@ -644,13 +644,16 @@ static const char *not_json(apr_pool_t *pool, const char *what, cp_sj_status sta
                        : cp_sj_fault(status), NULL);
 }
 
-const char *cp_response_read_view(apr_pool_t *pool, const char *text, apr_size_t len,
-                                  int with_docid, const cp_answer **answer)
+/* Reads one answer, a view's or (find) a _find's, named what in reasons. */
+static const char *read_answer(apr_pool_t *pool, const char *text, apr_size_t len,
+                               int with_docid, int find, const char *what,
+                               const cp_answer **answer)
 {
     reader rd;
     cp_sj_status status;
 
     memset(&rd, 0, sizeof(rd));
+    rd.find = find;
     rd.with_docid = with_docid;
     rd.n = 1;
     rd.answers = answer;
@@ -659,30 +662,21 @@ const char *cp_response_read_view(apr_pool_t *pool, const char *text, apr_size_t
         return rd.reason;
     }
     if (status == CP_SJ_SCALAR_ROOT) {
-        return "the view response is not a JSON object";
+        return apr_pstrcat(pool, "the ", what, " is not a JSON object", NULL);
     }
-    return status ? not_json(pool, "view response", status) : NULL;
+    return status ? not_json(pool, what, status) : NULL;
+}
+
+const char *cp_response_read_view(apr_pool_t *pool, const char *text, apr_size_t len,
+                                  int with_docid, const cp_answer **answer)
+{
+    return read_answer(pool, text, len, with_docid, 0, "view response", answer);
 }
 
 const char *cp_response_read_find(apr_pool_t *pool, const char *text, apr_size_t len,
                                   const cp_answer **answer)
 {
-    reader rd;
-    cp_sj_status status;
-
-    memset(&rd, 0, sizeof(rd));
-    rd.find = 1;
-    rd.with_docid = 1;
-    rd.n = 1;
-    rd.answers = answer;
-    status = walk(&rd, pool, text, len);
-    if (status == CP_SJ_STOPPED) {
-        return rd.reason;
-    }
-    if (status == CP_SJ_SCALAR_ROOT) {
-        return "the _find response is not a JSON object";
-    }
-    return status ? not_json(pool, "_find response", status) : NULL;
+    return read_answer(pool, text, len, 1, 1, "_find response", answer);
 }
 
 /* --- multi-query bodies, whole and cut ------------------------------- */
