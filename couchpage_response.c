@@ -203,8 +203,10 @@ static int row_inner_value(reader *rd, const cp_sj_value *v)
     }
     if (rd->role == ROLE_KEY) {
         /* checked, and decoded (cp_json_load) when the page asks (cp_row_key):
-         * rows read to be counted, thousands of them, keep nothing more */
-        if ((v->kind == CP_SJ_OBJECT || v->kind == CP_SJ_ARRAY) && level >= KEY_MAX_DEPTH) {
+         * rows read to be counted, thousands of them, keep nothing more. A
+         * value KEY_MAX_DEPTH deep, a scalar too, is beyond what it decodes
+         * (2048 arrays around a number): such a key could make no token */
+        if (level >= KEY_MAX_DEPTH) {
             return refuse(rd, apr_psprintf(rd->pool, "row %d of the view response has a key "
                                            "the module cannot read (nested deeper than %d)",
                                            rd->row_n, KEY_MAX_DEPTH));

@@ -171,6 +171,36 @@ static void unexpected_response_shapes_are_named(void **state)
         assert_non_null(strstr(reason, "row 0 of the view response has a key the module "
                                        "cannot read"));
     }
+    /* at the limit: 2048 arrays around a number is too deep to decode, 2047
+     * decode (fuzz_page found a key the reader took that made no token) */
+    {
+        int depth, d;
+
+        for (depth = 2047; depth <= 2048; depth++) {
+            char *body = apr_palloc(pool, 2 * depth + 64), *o = body;
+            const cp_answer *answer = NULL;
+            const char *reason;
+
+            o += sprintf(o, "{\"rows\":[{\"key\":");
+            for (d = 0; d < depth; d++) {
+                *o++ = '[';
+            }
+            *o++ = '7';
+            for (d = 0; d < depth; d++) {
+                *o++ = ']';
+            }
+            strcpy(o, "}]}");
+            reason = read_view(body, strlen(body), 0, &answer);
+            if (depth == 2048) {
+                assert_non_null(reason);
+                assert_non_null(strstr(reason, "cannot read (nested deeper than 2048)"));
+            }
+            else {
+                assert_null(reason);
+                assert_non_null(cp_row_key(cp_answer_row(answer, 0)));
+            }
+        }
+    }
     /* grouped rows have no id */
     assert_int_equal(cp_answer_rows(answer_text("{\"rows\":[{\"key\":1}]}")), 1);
 }
