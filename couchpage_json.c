@@ -204,14 +204,11 @@ static int build(void *baton, const cp_sj_value *v)
         apr_array_pop(b->open);
         return 0;
     }
-    /* jansson's limits, kept: a value at most JSON_PARSER_MAX_DEPTH deep
-     * (the root 1; the walk stops deeper containers), no NUL in a name */
+    /* jansson's depth, kept: a value at most JSON_PARSER_MAX_DEPTH deep
+     * (the root 1; the walk stops deeper containers). A name may hold NUL:
+     * jansson's reader refuses it, but holds and writes it by length */
     if (v->depth >= JSON_PARSER_MAX_DEPTH) {
         b->fault = DEPTH_FAULT;
-        return 1;
-    }
-    if (v->name && memchr(v->name, 0, v->name_len)) {
-        b->fault = "a member's name holds \\u0000";
         return 1;
     }
     if (v->kind == CP_SJ_OBJECT || v->kind == CP_SJ_ARRAY) {

@@ -42,11 +42,12 @@ json_t *cp_json_number(const char *text, apr_size_t len);
  * with the simdjson shim (cp_sj_walk_value) and building the jansson value
  * of what the walk tells; hands the result to the pool. Numbers as
  * cp_json_number gives them (integers beyond 64 bits, which CouchDB sends
- * and keeps, as wide integers), strings as decoded (\u0000 included).
- * Refused: what is not JSON (the walk's checks: UTF-8, escapes, number
- * syntax, separators, one value and nothing after it), and as jansson's
- * reader did, a member name holding \u0000 and a value nested deeper than
- * JSON_PARSER_MAX_DEPTH (2048, the root at 1). Of two members of one name
+ * and keeps, as wide integers), strings and member names as decoded
+ * (\u0000 included: CouchDB keeps such names in keys, and a token must
+ * carry them; jansson holds and writes them by length). Refused: what is
+ * not JSON (the walk's checks: UTF-8, escapes, number syntax, separators,
+ * one value and nothing after it), and as jansson's reader did, a value
+ * nested deeper than JSON_PARSER_MAX_DEPTH (2048, the root at 1). Of two members of one name
  * the last counts, in the place of the first.
  * On failure returns NULL and, when error is not NULL, why (a phrase). */
 json_t *cp_json_load(apr_pool_t *pool, const char *text, apr_size_t len,

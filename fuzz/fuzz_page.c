@@ -295,7 +295,7 @@ static void check_next(apr_pool_t *pool, const cp_page_answers *in, const cp_pag
     FUZZ_CHECK(page->next, "no next token, though row %d follows the page", in->count);
     FUZZ_CHECK(!cp_token_decode(pool, page->next, in->with_docid, &next),
                "next token %s", page->next);
-    FUZZ_CHECK(json_equal((json_t *)next.key, (json_t *)cp_row_key(row)),
+    FUZZ_CHECK(cp_json_identical(next.key, cp_row_key(row)),
                "the next token %s does not hold the next row's key", page->next);
     if (in->with_docid) {
         FUZZ_CHECK(!strcmp(next.docid, row->id),

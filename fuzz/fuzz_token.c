@@ -50,7 +50,8 @@ static void round_trip(apr_pool_t *pool, const char *text, int with_docid)
     FUZZ_CHECK(!reason, "re-encoded token %s (from %s) refused: %s", encoded, text, reason);
     FUZZ_CHECK(!strcmp(token.key_json, again.key_json), "key %s came back as %s",
                token.key_json, again.key_json);
-    FUZZ_CHECK(json_equal((json_t *)token.key, (json_t *)again.key),
+    /* cp_json_identical: jansson's json_equal misses names holding \u0000 */
+    FUZZ_CHECK(cp_json_identical(token.key, again.key),
                "key %s is not equal after a round trip", token.key_json);
     FUZZ_CHECK((!token.docid && !again.docid)
                    || (token.docid && again.docid && !strcmp(token.docid, again.docid)),

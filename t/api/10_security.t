@@ -38,7 +38,8 @@ my @HOSTILE = (
     ['a token of one number', 'start=5', 400, qr/must be a JSON array/],
     ['a wide integer beside 01', 'start=%5B18446744073709551616%2C01%5D', 400, qr/not JSON/],
     ['a number beyond a double', 'start=%5B1e400%2C%22a%22%5D', 400, qr/not JSON/],
-    ['a name holding \\u0000', 'start=%7B%22%5Cu0000a%22%3A1%7D', 400, qr/not JSON: a member's name holds/],
+    # JSON, a name holding \u0000 included (CouchDB keys may have one), but no token's shape
+    ['a name holding \\u0000', 'start=%7B%22%5Cu0000a%22%3A1%7D', 400, qr/must be a JSON array, or an object of "lo"/],
     ['a bad percent-escape', 'start=%G1', 400, qr/malformed percent-escape/],
     ['an empty token', 'start=', 400, qr/empty/],
     ['a 5000-byte token', 'start=' . ('%5B%22' . ('a' x 5000) . '%22%2C%22a%22%5D'), 400, qr/longer than 4096 bytes/],
