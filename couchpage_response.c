@@ -475,7 +475,8 @@ static int answer_closes(reader *rd)
 /* --- the multi-query splitter ---------------------------------------- */
 
 /* A value at the depth of a multi-query body's root (0) or its members
- * (1): the results array (the last counts), first when the body was cut. */
+ * (1): the results array (the last counts; the first when the body was
+ * cut, value_closes stops there). */
 static int batch_value(reader *rd, const cp_sj_value *v)
 {
     if (v->depth == 0) {
@@ -569,7 +570,9 @@ static int value_closes(reader *rd, const cp_sj_value *v)
     if (rd->batch && depth == 1 && rd->in_results) {
         rd->in_results = 0;
         rd->whole = rd->read == rd->n;
-        return 0;
+        /* a cut body's first results array is CouchDB's: a later one is
+         * not read, or a shorter cut would take another array's results */
+        return rd->cut_off;
     }
     if (!rd->answer || depth < rd->answer_depth) {
         return 0;

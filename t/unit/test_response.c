@@ -114,6 +114,19 @@ static void batch_responses_are_read_whole_and_cut_off(void **state)
         assert_int_equal(read_batch(garbage, sizeof(garbage) - 1, 1, 4, 0, results, &error), 2);
         assert_int_equal(read_batch(garbage, sizeof(garbage) - 5, 1, 4, 0, results, &error), 2);
     }
+    /* a cut body with a second results array: the first is CouchDB's,
+     * whatever comes after it, as a shorter cut reads it */
+    {
+        static const char twice[] = "{\"results\":[{\"rows\":[{\"key\":1,\"value\":1}]}],"
+                                    "\"results\":[{\"rows\":[]},{\"rows\":[]}]}";
+        const apr_size_t first_end = strlen("{\"results\":[{\"rows\":[{\"key\":1,\"value\":1}]}]");
+        apr_size_t cut;
+
+        for (cut = first_end; cut < sizeof(twice); cut++) {
+            assert_int_equal(read_batch(twice, cut, 1, 2, 0, results, &error), 1);
+            assert_int_equal(results[0]->row_count, 1);
+        }
+    }
     /* a result before the cut that is no view response: the reason */
     error = NULL;
     assert_int_equal(read_batch("{\"results\":[{\"rows\":[{}]},{", 27, 1, 2,
