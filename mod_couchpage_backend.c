@@ -952,3 +952,35 @@ int couchpage_backend_fetch(request_rec *r, const couchpage_backend_conf *conf,
     log_answers(r, &a, results, k);
     return OK;
 }
+
+int couchpage_backend_find(request_rec *r, const couchpage_backend_conf *conf,
+                           const char *url, const char *body, const cp_find_sort *sort,
+                           const cp_answer **answer, couchpage_backend_stats *stats,
+                           couchpage_backend_result *result)
+{
+    backend_read read = { 0 };
+    attempt a;
+    const char *reason;
+    int status;
+
+    read.url = url;
+    read.asked = cp_plan_url_path(url);
+    read.body = body;
+    read.repeats = 1;
+    read.queries = 1;
+    status = read_backend(r, conf, &read, &a, stats, result);
+    if (status != OK) {
+        return status;
+    }
+    if (a.backend_status < 200 || a.backend_status > 299) {
+        return backend_refused(r, &a, result);
+    }
+    reason = cp_find_read(r->pool, a.text, a.len, sort, answer);
+    if (reason) {
+        return fail(result, HTTP_BAD_GATEWAY, 0, reason);
+    }
+    count_rows(stats, *answer);
+    log_answers(r, &a, answer, 1);
+    stats->served_by |= COUCHPAGE_SERVED_BY_FIND;
+    return OK;
+}
