@@ -23,7 +23,7 @@ use JSON::PP ();
 use CouchPageTest qw(get_json with_args backend_request backend_open_db backend_kind
                      httpd_config_test error_log_mark error_log_since);
 
-plan tests => 54;
+plan tests => 57;
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my $kind = backend_kind();
@@ -254,6 +254,29 @@ else {
        && ($couchdb ? @lines >= 1 && !grep({ $_ > 1 } values %pids) && $lines[0] =~ /CouchPageIndex/
                     : !@lines))
         or print STDERR "# $s1 $s2 @lines\n";
+}
+
+# --- the example (conf/couchpage-find.conf) on the fixtures' posts --------------
+{
+    backend_open_db('posts');
+    must('posts-find index', backend_request(POST => '/posts/_index',
+        { index => { fields => ['date'] }, ddoc => 'posts-find', name => 'by-date', type => 'json' }));
+    my $ref = must('posts reference', backend_request(POST => '/posts/_find',
+        { selector => { date => { '$gte' => undef }, title => { '$exists' => JSON::PP::true } },
+          sort => [{ date => 'desc' }], limit => 1000 }));
+    my @want = map { "$_->{date} $_->{title}" } @{ $ref->{docs} };
+    my (undef, $epages) = walk('/mango/posts/');
+    my @got = map { "$_->{date} $_->{title}" } map { @{ $_->{items} } } @$epages;
+    ok(same_list(\@got, \@want, 'the example') && @want == 36
+       && !grep { join(',', sort keys %$_) ne 'date,title' } map { @{ $_->{items} } } @$epages);
+    my (undef, $bpages) = walk('/mango/posts/', back => 1);
+    my @back = map { "$_->{date} $_->{title}" } map { @{ $_->{items} } } reverse @$bpages;
+    ok(same_list(\@back, \@want, 'the example backward'));
+    my $res = Apache::TestRequest::GET('/mango/posts.html');
+    my @links = $res->content =~ m{<a href="(/blog/posts/[^"]+)">}g;
+    ok($res->code == 200 && "@links" eq '/blog/posts/post-036 /blog/posts/post-035 /blog/posts/post-034 '
+       . '/blog/posts/post-033 /blog/posts/post-032')
+        or print STDERR "# ", $res->code, " @links\n";
 }
 
 # --- a walk while the rows the tokens point at change ---------------------------
