@@ -19,11 +19,12 @@ use warnings FATAL => 'all';
 use Apache::Test qw(plan ok skip);
 use Apache::TestRequest ();
 use Apache::TestUtil qw(t_cmp);
+use File::Spec ();
 use JSON::PP ();
 use CouchPageTest qw(get_json with_args backend_request backend_open_db backend_kind
                      httpd_config_test error_log_mark error_log_since);
 
-plan tests => 57;
+plan tests => 58;
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my $kind = backend_kind();
@@ -254,6 +255,20 @@ else {
        && ($couchdb ? @lines >= 1 && !grep({ $_ > 1 } values %pids) && $lines[0] =~ /CouchPageIndex/
                     : !@lines))
         or print STDERR "# $s1 $s2 @lines\n";
+}
+
+# --- the access log's notes: one request a page, the rows it read ----------------
+{
+    my ($status) = get_json('/find/posts/', 'X-Cost-Test' => 'find-first-page');
+    my $log = File::Spec->catfile(Apache::Test::vars('t_logs'), 'costs_log');
+    my ($line, $until) = ('', time + 10);
+    while (!$line && time < $until) {
+        if (open my $fh, '<', $log) { ($line) = grep { /^find-first-page / } <$fh> }
+        select undef, undef, undef, 0.1 unless $line;
+    }
+    # a page of 7 and the row that shows there is a next: 8 rows, one POST
+    ok($status == 200 && ($line // '') =~ /^find-first-page 200 1 \d+ 8 find$/)
+        or print STDERR "# $status $line\n";
 }
 
 # --- the example (conf/couchpage-find.conf) on the fixtures' posts --------------
