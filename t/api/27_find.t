@@ -24,7 +24,7 @@ use JSON::PP ();
 use CouchPageTest qw(get_json with_args backend_request backend_open_db backend_kind
                      httpd_config_test error_log_mark error_log_since);
 
-plan tests => 58;
+plan tests => 62;
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my $kind = backend_kind();
@@ -269,6 +269,44 @@ else {
     # a page of 7 and the row that shows there is a next: 8 rows, one POST
     ok($status == 200 && ($line // '') =~ /^find-first-page 200 1 \d+ 8 find$/)
         or print STDERR "# $status $line\n";
+}
+
+# --- every row beyond a token gone: the first or the Last page, asked again ------
+{
+    backend_request(DELETE => '/findsmall');
+    backend_open_db('findsmall');
+    must('findsmall', backend_request(POST => '/findsmall/_bulk_docs',
+        { docs => [ map { { _id => "s$_", n => $_ } } 0 .. 9 ] }));
+    must('findsmall index', backend_request(POST => '/findsmall/_index',
+        { index => { fields => ['n'] }, ddoc => 'by-n', name => 'by-n', type => 'json' }));
+    my (undef, $p1) = get_json('/find/small/');
+    my (undef, $p2) = get_json(with_args('/find/small/', start => $p1->{next}));
+    my $delete = sub {
+        for my $id (@_) {
+            my (undef, $doc) = backend_request(GET => "/findsmall/$id");
+            must("delete $id", backend_request(DELETE => "/findsmall/$id?rev=$doc->{_rev}"));
+        }
+    };
+    $delete->(qw(s0 s1 s2));
+    my ($status, $body) = get_json(with_args('/find/small/', start => $p2->{prev}),
+                                   'X-Cost-Test' => 'find-first-again');
+    ok($status == 200 && join(' ', ids($body)) eq 's3 s4 s5' && !defined $body->{prev})
+        or print STDERR "# $status ", join(' ', ids($body // {})), "\n";
+    $delete->(qw(s6 s7 s8 s9));
+    ($status, $body) = get_json(with_args('/find/small/', start => $p2->{next}));
+    ok($status == 200 && join(' ', ids($body)) eq 's3 s4 s5' && !defined $body->{next}
+       && !defined $body->{prev})
+        or print STDERR "# $status ", join(' ', ids($body // {})), "\n";
+    # the Last page's own link, its token sealed as every other
+    my ($again, $same) = get_json($body->{links}{last} // '/find/small/?start=none');
+    ok($again == 200 && join(' ', ids($same)) eq 's3 s4 s5');
+    my $log = File::Spec->catfile(Apache::Test::vars('t_logs'), 'costs_log');
+    my ($line, $until) = ('', time + 10);
+    while (!$line && time < $until) {
+        if (open my $fh, '<', $log) { ($line) = grep { /^find-first-again / } <$fh> }
+        select undef, undef, undef, 0.1 unless $line;
+    }
+    ok(($line // '') =~ /^find-first-again 200 2 \d+ 4 find$/) or print STDERR "# $line\n";
 }
 
 # --- the example (conf/couchpage-find.conf) on the fixtures' posts --------------
