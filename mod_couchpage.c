@@ -818,6 +818,7 @@ static const json_t *fill_selector_value(void *data, const char *placeholder,
                                                     APR_HASH_KEY_STRING);
     const char *what = apr_psprintf(r->pool, "CouchPageSelector's value '%s'",
                                     loggable(r, placeholder));
+    const json_t *filled;
     const char *json;
 
     *error = "answered";
@@ -832,7 +833,12 @@ static const json_t *fill_selector_value(void *data, const char *placeholder,
         send_config_error(r, apr_pstrcat(r->pool, what, " yields nothing", NULL));
         return NULL;
     }
-    return cp_json_load(r->pool, json, strlen(json), error);
+    filled = cp_json_load(r->pool, json, strlen(json), error);
+    if (!filled) {
+        send_config_error(r, apr_pstrcat(r->pool, what, " could not be read: ",
+                                         *error ? *error : "unreadable", NULL));
+    }
+    return filled;
 }
 
 /* A _find location's request: the client's (read_client_request), its
@@ -861,7 +867,7 @@ static int read_find_request(request_rec *r, const couchpage_dir_conf *conf,
     }
     spec->selector = conf->find_selector ? conf->find_selector
                    : cp_json_pool_own(r->pool, json_object());
-    if (conf->find_values) {
+    if (conf->find_values && apr_hash_count(conf->find_values)) {
         spec->selector = cp_find_selector_fill(r->pool, spec->selector, fill_selector_value,
                                                &baton, &reason);
         if (!spec->selector) {

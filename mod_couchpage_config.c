@@ -866,8 +866,9 @@ const command_rec couchpage_cmds[] = {
     AP_INIT_FLAG("CouchPageIncludeDocs", set_include_docs, NULL, SERVER_ONLY,
         "On adds each row's document to its item (default Off)"),
     AP_INIT_RAW_ARGS("CouchPageFields", set_fields, NULL, SERVER_ONLY,
-        "with CouchPageIncludeDocs On: the document members each item's doc carries in "
-        "JSON, by name (as Mango's fields: title date summary); * for all (default)"),
+        "with CouchPageIncludeDocs On, or on a _find location: the document members each "
+        "item's doc carries in JSON, by name (as Mango's fields: title date summary); * for "
+        "all (default)"),
     AP_INIT_TAKE1("CouchPageFormat", set_format, NULL, PRESENTATION,
         "json, html, or auto (default): by the Accept header; ?format= overrides"),
     AP_INIT_TAKE12("CouchPageItem", set_item, NULL, PRESENTATION,
