@@ -6,7 +6,9 @@
  * request_rec.
  */
 #include "couchpage_find.h"
+#include "couchpage_plan.h"
 
+#include <apr_escape.h>
 #include <apr_strings.h>
 #include <apr_tables.h>
 #include <string.h>
@@ -255,6 +257,115 @@ const char *cp_find_check_selector(apr_pool_t *pool, const json_t *selector)
     return check_object(pool, selector, 0);
 }
 
+const char *cp_find_url(apr_pool_t *pool, const cp_view *view, const char *partition,
+                        const char **url)
+{
+    const char *reason;
+
+    *url = view->url;
+    if (!partition) {
+        return NULL;
+    }
+    if (view->is_partitioned) {
+        return "the view URL names a partition already";
+    }
+    if ((reason = cp_plan_check_partition(pool, partition))) {
+        return reason;
+    }
+    *url = apr_pstrcat(pool, view->db_url, "/_partition/",
+                       apr_pescape_path_segment(pool, partition), view->index_path, NULL);
+    return NULL;
+}
+
+static int is_placeholder(const json_t *value)
+{
+    return json_is_string(value) && strstr(json_string_value(value), "%{") != NULL;
+}
+
+void cp_find_selector_placeholders(const json_t *selector, apr_array_header_t *out)
+{
+    const json_t *value;
+    const char *name;
+    apr_size_t i;
+    int k;
+
+    if (is_placeholder(selector)) {
+        for (k = 0; k < out->nelts; k++) {
+            if (strcmp(APR_ARRAY_IDX(out, k, const char *), json_string_value(selector)) == 0) {
+                return;
+            }
+        }
+        APR_ARRAY_PUSH(out, const char *) = json_string_value(selector);
+    }
+    else if (json_is_array(selector)) {
+        json_array_foreach(selector, i, value) {
+            cp_find_selector_placeholders(value, out);
+        }
+    }
+    else if (json_is_object(selector)) {
+        json_object_foreach((json_t *)selector, name, value) {
+            cp_find_selector_placeholders(value, out);
+        }
+    }
+}
+
+/* Replaces the placeholders inside value (a copy of the configured
+ * selector's, owned by the caller) in place: 0 when fill fails. */
+static int fill_in(json_t *value, cp_find_fill *fill, void *baton, const char **error)
+{
+    json_t *inner;
+    const char *name;
+    apr_size_t i;
+
+    if (json_is_array(value)) {
+        json_array_foreach(value, i, inner) {
+            if (is_placeholder(inner)) {
+                const json_t *filled = fill(baton, json_string_value(inner), error);
+
+                if (!filled || json_array_set(value, i, (json_t *)filled) != 0) {
+                    return 0;
+                }
+            }
+            else if (!fill_in(inner, fill, baton, error)) {
+                return 0;
+            }
+        }
+    }
+    else if (json_is_object(value)) {
+        json_object_foreach(value, name, inner) {
+            if (is_placeholder(inner)) {
+                const json_t *filled = fill(baton, json_string_value(inner), error);
+
+                if (!filled || json_object_set(value, name, (json_t *)filled) != 0) {
+                    return 0;
+                }
+            }
+            else if (!fill_in(inner, fill, baton, error)) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+const json_t *cp_find_selector_fill(apr_pool_t *pool, const json_t *selector, cp_find_fill *fill,
+                                    void *baton, const char **error)
+{
+    apr_array_header_t *placeholders = apr_array_make(pool, 1, sizeof(const char *));
+    json_t *copy;
+
+    cp_find_selector_placeholders(selector, placeholders);
+    if (placeholders->nelts == 0) {
+        return selector;
+    }
+    copy = cp_json_pool_own(pool, json_deep_copy(selector));
+    if (!copy) {
+        *error = "out of memory";
+        return NULL;
+    }
+    return fill_in(copy, fill, baton, error) ? copy : NULL;
+}
+
 json_t *cp_find_row_key(apr_pool_t *pool, const cp_find_sort *sort, const json_t *doc)
 {
     json_t *key = cp_json_pool_own(pool, json_array());
@@ -359,10 +470,17 @@ const char *cp_find_body(apr_pool_t *pool, const cp_find_spec *spec, const json_
         if (!beyond) {
             return NULL;
         }
-        both = json_array();
-        json_array_append(both, selector);
-        json_array_append(both, beyond);
-        selector = cp_json_pool_own(pool, member("$and", both));
+        if (json_object_size(selector) == 0) {
+            /* every document: CouchDB 3.4 reads an empty selector among
+             * $and's as {"": {"$eq": {}}}, which matches none */
+            selector = beyond;
+        }
+        else {
+            both = json_array();
+            json_array_append(both, selector);
+            json_array_append(both, beyond);
+            selector = cp_json_pool_own(pool, member("$and", both));
+        }
     }
     json_object_set(body, "selector", selector);
     json_object_set(body, "sort", cp_find_sort_param(pool, spec->sort, backward));

@@ -21,6 +21,7 @@
 #include "couchpage_json.h"
 #include "couchpage_page.h"
 #include "couchpage_response.h"
+#include "couchpage_view.h"
 
 /* A sort field as Mango writes it ("author.name"; "a\.b" for a member
  * whose name holds a dot) and the members it steps through. */
@@ -60,6 +61,31 @@ json_t *cp_find_sort_param(apr_pool_t *pool, const cp_find_sort *sort, int rever
  * stand. */
 const char *cp_find_check_selector(apr_pool_t *pool, const json_t *selector);
 
+/* Where a _find location's queries go: the CouchPageView URL, or with a
+ * partition named per request (CouchPagePartition), the database's URL,
+ * /_partition/P (P percent-encoded) and /_find. NULL and the URL in *url,
+ * or why the partition cannot be asked (cp_plan_check_partition; the URL
+ * names one already). */
+const char *cp_find_url(apr_pool_t *pool, const cp_view *view, const char *partition,
+                        const char **url);
+
+/* The strings of a configured selector that are request-time values: those
+ * holding "%{" (an httpd expression that yields JSON, as CouchPageRange's
+ * bounds), each once, added to out (const char *), in the selector's order.
+ * Member names are never values. */
+void cp_find_selector_placeholders(const json_t *selector, apr_array_header_t *out);
+
+/* The JSON value a placeholder string stands for in this request, or NULL
+ * with *error set. */
+typedef const json_t *cp_find_fill(void *baton, const char *placeholder, const char **error);
+
+/* A copy of selector (pool-owned) in which every placeholder string
+ * (cp_find_selector_placeholders) is replaced by fill's value for it: a
+ * value, never text spliced into the selector. NULL when fill fails (its
+ * *error). A selector without placeholders is returned as it is. */
+const json_t *cp_find_selector_fill(apr_pool_t *pool, const json_t *selector, cp_find_fill *fill,
+                                    void *baton, const char **error);
+
 /* A document's sort values, in sort order, as a JSON array (the row's key
  * in a token), or NULL when the document lacks one of them (Mango leaves
  * such documents out of a sorted query). The array holds the document's
@@ -93,7 +119,8 @@ typedef struct {
 json_t *cp_find_fields_param(apr_pool_t *pool, const cp_find_spec *spec);
 
 /* The body of one _find request: the location's selector, AND beyond the
- * row (key, docid) when key is not NULL; sorted the location's way, or
+ * row (key, docid) when key is not NULL (beyond alone where the selector
+ * is {}, which CouchDB would read inside $and as a field named ""); sorted the location's way, or
  * the other way when backward (the rows before a page, and the Last page,
  * read from its end); limit rows; the index as use_index with no fallback;
  * the fields. Compact JSON text, or NULL when key or docid cannot bound

@@ -188,9 +188,16 @@ static void add_integer(json_body *body, apr_int64_t n)
 
 /* A row as the client sees it: {"id", "key", "value", "doc"} as CouchDB
  * sent them (grouped rows have no id, and no doc without include_docs; a
- * row without a value has null), the doc reduced to fields when given. */
+ * row without a value has null), the doc reduced to fields when given; a
+ * _find location's row is its document, reduced likewise. */
 static void add_item(json_body *body, const cp_row *row, const apr_array_header_t *fields)
 {
+    if (!row->key_text.len && row->doc.len) {
+        /* a _find document (every view row has a key): the document itself */
+        add_span(body, fields && row->doc.text[0] == '{'
+                       ? cp_row_project(body->pool, row, fields) : row->doc);
+        return;
+    }
     if (row->id_text.len) {
         ADD("{\"id\":");
         add_span(body, row->id_text);
@@ -295,7 +302,8 @@ static void add_members(json_body *body, const cp_page *page, const cp_links *li
             add_integer(body, page->offset + page->rows->nelts);
         }
     }
-    if (page->has_last) {
+    /* a _find page knows its Last page, not its number */
+    if (page->has_last && page->numbered) {
         ADD(",\"last_page\":");
         add_integer(body, page->last_number);
     }
@@ -565,7 +573,7 @@ const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links
             }
             EMIT(page_entry(pool, page, links, link, spec, separator));
             /* and the last page, when it is known */
-            if (p == page->pages->nelts - 1 && page->has_last
+            if (p == page->pages->nelts - 1 && page->has_last && page->numbered
                 && link->number < page->last_number) {
                 EMIT(link->number < page->last_number - 1 ? GAP : "");
                 EMIT(numbered_link(pool, links, page->last, page->last_number, "last",
@@ -577,9 +585,10 @@ const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links
     EMIT(nav_link(pool, "next", word(pool, spec, CP_WORD_NEXT),
                   page->next ? cp_link_url(pool, links, page->next) : NULL,
                   page->withheld & CP_WITHHELD_NEXT));
-    /* without page links, the last page has a link of its own, but on the
-     * last page itself */
-    if (page->pages->nelts == 0 && page->has_last) {
+    /* without page links, or with links numbered relative to this page (a
+     * _find page's Last page has no number), the last page has a link of
+     * its own, but on the last page itself */
+    if (page->has_last && (page->pages->nelts == 0 || !page->numbered)) {
         EMIT(nav_link(pool, "last", word(pool, spec, CP_WORD_LAST),
                       page->last_is_current ? NULL : cp_link_url(pool, links, page->last), 0));
     }

@@ -36,14 +36,15 @@ const char *cp_prev_url(apr_pool_t *pool, const cp_links *links, const cp_page *
  *  links; numbering "absolute" when the position is known, else "relative";
  *  total_rows the location's rows when known (see cp_page), offset, first_row
  *  and last_row (1-based, only on a page with rows) only with the position,
- *  links.last and last_page only when the last page is known; "withheld"
+ *  links.last only when the last page is known, last_page when its number is too; "withheld"
  *  (["next"], ["prev"] or both) only when that page exists but its token was
  *  left out (cp_page_withhold_long_tokens), its token null, its link null but
  *  for a previous page that is the first; a page link whose token was left
  *  out has a null start and url. Each row's id,
  *  key, value and doc are the bytes CouchDB sent (< > & written as \u
  *  escapes, as everywhere in the body), the doc reduced to its members named
- *  in fields (const char *, CouchPageFields; NULL: the whole doc). */
+ *  in fields (const char *, CouchPageFields; NULL: the whole doc). A _find
+ *  location's item is the document alone, reduced to fields likewise. */
 const char *cp_render_json(apr_pool_t *pool, const cp_page *page,
                            const cp_links *links, const apr_array_header_t *fields);
 

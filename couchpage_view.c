@@ -15,7 +15,7 @@
 #include <strings.h>
 
 /* Splits path into the database part and the index part, which starts at
- * /_all_docs or /_design/ (after /_partition/P when there is one). */
+ * /_all_docs, /_find or /_design/ (after /_partition/P when there is one). */
 static const char *split_index_path(apr_pool_t *pool, const char *url, const char *path,
                                     cp_view *view)
 {
@@ -26,18 +26,24 @@ static const char *split_index_path(apr_pool_t *pool, const char *url, const cha
         view->is_all_docs = 1;
         index = path + len - 10;
     }
+    else if (len > 6 && strcmp(path + len - 6, "/_find") == 0) {
+        view->is_find = 1;
+        index = path + len - 6;
+    }
     else {
         const char *ddoc, *slash;
 
         index = strstr(path, "/_design/");
         if (!index) {
-            return "must name a view (.../DB/_design/DDOC/_view/VIEW) or .../DB/_all_docs";
+            return "must name a view (.../DB/_design/DDOC/_view/VIEW), .../DB/_all_docs "
+                   "or .../DB/_find";
         }
         ddoc = index + 9;
         slash = strchr(ddoc, '/');
         if (!slash || slash == ddoc || strncmp(slash, "/_view/", 7) != 0
             || !slash[7] || strchr(slash + 7, '/')) {
-            return "must name a view (.../DB/_design/DDOC/_view/VIEW) or .../DB/_all_docs";
+            return "must name a view (.../DB/_design/DDOC/_view/VIEW), .../DB/_all_docs "
+                   "or .../DB/_find";
         }
     }
     partition = strstr(path, "/_partition/");
@@ -74,6 +80,7 @@ const char *cp_view_init(apr_pool_t *pool, const char *url, cp_view *view)
     view->url = url;
     view->backend = apr_pstrcat(pool, uri.scheme, "://", uri.hostinfo, NULL);
     view->is_all_docs = 0;
+    view->is_find = 0;
     return split_index_path(pool, url, uri.path ? uri.path : "", view);
 }
 

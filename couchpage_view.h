@@ -20,8 +20,9 @@ typedef struct {
     const char *url;         /* as configured, no query string */
     const char *backend;     /* scheme://host[:port]: the server that answers */
     const char *db_url;      /* scheme://host/db: where a partition goes */
-    const char *index_path;  /* /_design/D/_view/V or /_all_docs */
+    const char *index_path;  /* /_design/D/_view/V, /_all_docs or /_find */
     int is_all_docs;         /* keys are the ids; no reduce parameter */
+    int is_find;             /* a Mango query (POST .../_find), not a view */
     int is_partitioned;      /* the URL names a partition already */
     int descending;          /* pages run in reverse view order */
     int reduce;              /* grouped reduce rows instead of map rows */
@@ -35,9 +36,9 @@ typedef struct {
 } cp_view;
 
 /* Classifies a CouchPageView URL and fills url, backend, db_url,
- * index_path, is_all_docs and is_partitioned; the options are the
- * caller's. Returns NULL when it names a view or _all_docs, else the
- * reason it does not. */
+ * index_path, is_all_docs, is_find and is_partitioned; the options are the
+ * caller's. Returns NULL when it names a view, _all_docs or a database's
+ * _find, else the reason it does not. */
 const char *cp_view_init(apr_pool_t *pool, const char *url, cp_view *view);
 
 /* A view URL fit for a message, as written, whether or not cp_view_init

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * mod_couchpage: linked-list pagination of CouchDB views.
+ * mod_couchpage: linked-list pagination of CouchDB views, and of Mango
+ * _find queries by keyset (serve_find_page).
  *
  * This file is glue: the hooks and the handler, with its error responses
  * and Link header; the directives and their merge are in
@@ -21,9 +22,14 @@
 #include "http_log.h"
 #include "http_protocol.h"
 #include "http_request.h"
+#include "apr_hash.h"
 #include "apr_strings.h"
+#if APR_HAS_THREADS
+#include "apr_thread_mutex.h"
+#endif
 
 #include "couchpage_args.h"
+#include "couchpage_find.h"
 #include "couchpage_json.h"
 #include "couchpage_page.h"
 #include "couchpage_seal.h"
@@ -183,13 +189,16 @@ static const char *loggable(request_rec *r, const char *text)
                              : text);
 }
 
-/* A range bound for this request: 1 with compact JSON, or NULL for an open
- * side, in *json; or 0 when the client has been answered with the error.
- * The expression is the operator's: a result that is not JSON is the
- * configuration's fault (request values enter as JSON through %{json:...}),
- * and only a request value that has no JSON form is the client's. */
-static int eval_bound(request_rec *r, const char *which, const couchpage_key_bound *bound,
-                      const char **json)
+/* A request-time value of the operator's (a CouchPageRange bound, a
+ * CouchPageSelector string holding %{...}): 1 with compact JSON, or NULL
+ * when it yields nothing, in *json; or 0 when the client has been answered
+ * with the error. what names it for the log ("CouchPageRange LOW"), of for
+ * the client ("the LOW bound of the key range"). The expression is the
+ * operator's: a result that is not JSON is the configuration's fault
+ * (request values enter as JSON through %{json:...}), and only a request
+ * value that has no JSON form is the client's. */
+static int eval_value(request_rec *r, const char *what, const char *of,
+                      const couchpage_key_bound *bound, const char **json)
 {
     const char *err = NULL, *text;
     int not_utf8;
@@ -200,13 +209,13 @@ static int eval_bound(request_rec *r, const char *which, const couchpage_key_bou
     }
     text = couchpage_expr_eval(r, bound->expr, &not_utf8, &err);
     if (err) {
-        send_config_error(r, apr_psprintf(r->pool, "CouchPageRange %s could not be "
-                                          "evaluated: %s", which, err));
+        send_config_error(r, apr_psprintf(r->pool, "%s could not be evaluated: %s", what,
+                                          err));
         return 0;
     }
     if (not_utf8) {
-        send_bad_request(r, apr_psprintf(r->pool, "a request value for the %s bound of "
-                                         "the key range is not valid UTF-8", which));
+        send_bad_request(r, apr_psprintf(r->pool, "a request value for %s is not valid "
+                                         "UTF-8", of));
         return 0;
     }
     if (!*text) {
@@ -215,13 +224,22 @@ static int eval_bound(request_rec *r, const char *which, const couchpage_key_bou
     }
     *json = cp_json_compact(r->pool, text, &err);
     if (!*json) {
-        send_config_error(r, apr_psprintf(r->pool, "CouchPageRange %s yields '%s', which "
-                                          "is not JSON (%s); put request values in "
-                                          "with %%{json:...}", which, loggable(r, text),
-                                          err));
+        send_config_error(r, apr_psprintf(r->pool, "%s yields '%s', which is not JSON (%s); "
+                                          "put request values in with %%{json:...}", what,
+                                          loggable(r, text), err));
         return 0;
     }
     return 1;
+}
+
+/* A range bound for this request (eval_value): 1 with compact JSON, or
+ * NULL for an open side, in *json; or 0 when the client has been answered. */
+static int eval_bound(request_rec *r, const char *which, const couchpage_key_bound *bound,
+                      const char **json)
+{
+    return eval_value(r, apr_pstrcat(r->pool, "CouchPageRange ", which, NULL),
+                      apr_psprintf(r->pool, "the %s bound of the key range", which), bound,
+                      json);
 }
 
 /* The path page links point at: this request's, or under mod_include the
@@ -299,21 +317,23 @@ typedef struct {
     cp_args args;
     cp_format format;   /* json or html, decided */
     int chosen_format;  /* by the client's ?format=, which links then keep */
-    cp_token start;     /* decoded from args.start, when there is one */
-    cp_plan plan;       /* its view is the location's, merged (conf->view) */
+    int count;          /* rows on the page */
+    const char *token_text; /* the client's start token, unsealed; NULL: none */
+    const char *partition;  /* CouchPagePartition's for this request; NULL: none */
+    cp_token start;     /* a view's: decoded from token_text, when there is one */
+    cp_plan plan;       /* a view's: its view is the location's, merged (conf->view) */
     int with_docid;
 } page_request;
 
-/* Reads the client's arguments, token, and the request's range and
- * partition: 1, or 0 when the client has been answered with the error. */
-static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
-                             page_request *req)
+/* Reads what every location's request carries: the client's arguments and
+ * token (its length capped, unsealed), and the request's partition: 1, or 0
+ * when the client has been answered with the error. */
+static int read_client_request(request_rec *r, const couchpage_dir_conf *conf,
+                               page_request *req)
 {
     const struct couchpage_client_args *client = client_args(r, conf);
-    const char *reason, *low, *high, *partition = NULL;
-    int count;
+    const char *reason;
 
-    req->with_docid = cp_view_has_docids(&conf->view);
     req->args = client->args;
     reason = client->fault;
     if (reason) {
@@ -327,23 +347,22 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
                          && req->args.format != CP_FORMAT_AUTO;
     /* The default size is capped by a smaller CouchPageMaxSize; a
      * CouchPageSize set above it never gets here (couchpage_merged_fault). */
-    count = req->args.limit ? req->args.limit
-          : (conf->page_size < conf->max_page_size ? conf->page_size : conf->max_page_size);
-
+    req->count = req->args.limit ? req->args.limit
+               : (conf->page_size < conf->max_page_size ? conf->page_size
+                                                        : conf->max_page_size);
+    req->token_text = req->args.start;
     if (req->args.start) {
-        const char *token_text = req->args.start;
-
         /* The one cap on a token's length: on what the client sent, sealed
          * or not, before it is unsealed (decrypted whole) or decoded. A
          * sealed token's payload is shorter than the token. */
-        if (strlen(token_text) > conf->max_token_length) {
+        if (strlen(req->args.start) > conf->max_token_length) {
             send_bad_request(r, apr_psprintf(r->pool, "the start token is longer than %"
                                              APR_SIZE_T_FMT " bytes", conf->max_token_length));
             return 0;
         }
         if (conf->token_key) {
             switch (cp_unseal(r->pool, conf->token_key, conf->previous_token_key,
-                              token_binding(r, conf), req->args.start, &token_text,
+                              token_binding(r, conf), req->args.start, &req->token_text,
                               &reason)) {
             case CP_UNSEAL_OPENED:
                 break;
@@ -356,18 +375,35 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
                 return 0;
             }
         }
-        reason = cp_token_decode(r->pool, token_text, req->with_docid, &req->start);
-        if (reason) {
-            send_bad_request(r, reason);
-            return 0;
-        }
     }
-
+    req->partition = NULL;
     if (conf->partition) {
-        partition = ap_expr_str_exec(r, conf->partition, &reason);
+        req->partition = ap_expr_str_exec(r, conf->partition, &reason);
         if (reason) {
             send_config_error(r, apr_pstrcat(r->pool, "CouchPagePartition could not be "
                                              "evaluated: ", reason, NULL));
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Reads a view location's request: the client's (read_client_request),
+ * its token decoded, and the request's range: 1, or 0 when the client has
+ * been answered with the error. */
+static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
+                             page_request *req)
+{
+    const char *reason, *low, *high;
+
+    req->with_docid = cp_view_has_docids(&conf->view);
+    if (!read_client_request(r, conf, req)) {
+        return 0;
+    }
+    if (req->token_text) {
+        reason = cp_token_decode(r->pool, req->token_text, req->with_docid, &req->start);
+        if (reason) {
+            send_bad_request(r, reason);
             return 0;
         }
     }
@@ -375,8 +411,8 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
         || !eval_bound(r, "HIGH", &conf->high, &high)) {
         return 0;
     }
-    reason = cp_plan_init(r->pool, &req->plan, &conf->view, partition, low, high, count,
-                          conf->links);
+    reason = cp_plan_init(r->pool, &req->plan, &conf->view, req->partition, low, high,
+                          req->count, conf->links);
     /* bounds merged from several sections, or yielded by expressions, are
      * the configuration's fault; a partition name may be the client's */
     if (reason && cp_plan_check_range(r->pool, &conf->view, low, high)) {
@@ -692,6 +728,258 @@ static void log_page(request_rec *r, const couchpage_dir_conf *conf, cp_page *pa
                   status, status == HTTP_NOT_MODIFIED ? " Not Modified" : "");
 }
 
+/* The _find locations of this process whose CouchDB warning has been
+ * logged: each location's once a child (keyed by its CouchPageView line). */
+static struct {
+    apr_hash_t *locations;
+#if APR_HAS_THREADS
+    apr_thread_mutex_t *lock;
+#endif
+} find_warned;
+
+static void find_warned_init(apr_pool_t *pchild, server_rec *s)
+{
+    find_warned.locations = apr_hash_make(pchild);
+#if APR_HAS_THREADS
+    if (apr_thread_mutex_create(&find_warned.lock, APR_THREAD_MUTEX_DEFAULT, pchild)
+        != APR_SUCCESS) {
+        /* without a lock nothing is remembered: warnings are logged at debug */
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, CPLOGNO(0321) "no mutex for the memory "
+                     "of _find locations warned of");
+        find_warned.locations = NULL;
+    }
+#endif
+}
+
+/* Whether this location's warning is logged for the first time in this
+ * process (and remembers it). */
+static int find_warning_first(const couchpage_dir_conf *conf)
+{
+    int first;
+
+    if (!find_warned.locations) {
+        return 0;
+    }
+#if APR_HAS_THREADS
+    apr_thread_mutex_lock(find_warned.lock);
+#endif
+    first = apr_hash_get(find_warned.locations, &conf->view_where,
+                         sizeof(conf->view_where)) == NULL;
+    if (first) {
+        apr_hash_set(find_warned.locations,
+                     apr_pmemdup(apr_hash_pool_get(find_warned.locations), &conf->view_where,
+                                 sizeof(conf->view_where)),
+                     sizeof(conf->view_where), "");
+    }
+#if APR_HAS_THREADS
+    apr_thread_mutex_unlock(find_warned.lock);
+#endif
+    return first;
+}
+
+/* CouchDB's warning on a _find answer (no index matches; too many
+ * documents examined): at warn once a location and child, at debug after,
+ * naming the index that would serve the query. */
+static void log_find_warning(request_rec *r, const couchpage_dir_conf *conf,
+                             const cp_find_sort *sort, const char *warning)
+{
+    const char *fields = "";
+    /* decided once: ap_log_rerror's macro reads its level twice */
+    int level = find_warning_first(conf) ? APLOG_WARNING : APLOG_DEBUG;
+    int i;
+
+    for (i = 0; i < sort->count; i++) {
+        fields = apr_pstrcat(r->pool, fields, i ? ", " : "", "\"",
+                             sort->fields[i].name, "\"", NULL);
+    }
+    ap_log_rerror(APLOG_MARK, level, 0, r,
+                  CPLOGNO(0322) "CouchDB warns of the _find query of %s: %s (CouchPageView "
+                  "%s, %s at %s). Create a JSON index whose fields are the equality "
+                  "fields of CouchPageSelector, then %s (POST .../_index), and name it "
+                  "with CouchPageIndex", r->uri, loggable(r, warning), conf->view.url,
+                  conf->view_section, couchpage_directive_where(r->pool, conf->view_where),
+                  sort->count ? fields : "nothing: the ids sort");
+}
+
+/* A CouchPageSelector string's value for this request (cp_find_fill): its
+ * expression's JSON. NULL when the client has been answered with the
+ * error. */
+typedef struct {
+    request_rec *r;
+    const couchpage_dir_conf *conf;
+} find_fill_baton;
+
+static const json_t *fill_selector_value(void *data, const char *placeholder,
+                                         const char **error)
+{
+    find_fill_baton *baton = data;
+    request_rec *r = baton->r;
+    const couchpage_key_bound *value = apr_hash_get(baton->conf->find_values, placeholder,
+                                                    APR_HASH_KEY_STRING);
+    const char *what = apr_psprintf(r->pool, "CouchPageSelector's value '%s'",
+                                    loggable(r, placeholder));
+    const json_t *filled;
+    const char *json;
+
+    *error = "answered";
+    if (!value) {
+        send_config_error(r, apr_pstrcat(r->pool, what, " has no expression", NULL));
+        return NULL;
+    }
+    if (!eval_value(r, what, "the selector", value, &json)) {
+        return NULL;
+    }
+    if (!json) {
+        send_config_error(r, apr_pstrcat(r->pool, what, " yields nothing", NULL));
+        return NULL;
+    }
+    filled = cp_json_load(r->pool, json, strlen(json), error);
+    if (!filled) {
+        send_config_error(r, apr_pstrcat(r->pool, what, " could not be read: ",
+                                         *error ? *error : "unreadable", NULL));
+    }
+    return filled;
+}
+
+/* A _find location's request: the client's (read_client_request), its
+ * token, where the query goes and what it asks: 1, or 0 when the client
+ * has been answered with the error. */
+static int read_find_request(request_rec *r, const couchpage_dir_conf *conf,
+                             page_request *req, cp_find_token *token, const char **url,
+                             cp_find_spec *spec)
+{
+    find_fill_baton baton = { r, conf };
+    const char *reason = NULL;
+    int i;
+
+    memset(spec, 0, sizeof(*spec));
+    spec->sort = &conf->find_sort[conf->view.descending != 0];
+    if (!read_client_request(r, conf, req)) {
+        return 0;
+    }
+    if ((reason = cp_find_token_decode(r->pool, req->token_text, spec->sort, token))) {
+        send_bad_request(r, apr_pstrcat(r->pool, "the start token ", reason, NULL));
+        return 0;
+    }
+    if ((reason = cp_find_url(r->pool, &conf->view, req->partition, url))) {
+        send_bad_request(r, reason);
+        return 0;
+    }
+    spec->selector = conf->find_selector ? conf->find_selector
+                   : cp_json_pool_own(r->pool, json_object());
+    if (conf->find_values && apr_hash_count(conf->find_values)) {
+        spec->selector = cp_find_selector_fill(r->pool, spec->selector, fill_selector_value,
+                                               &baton, &reason);
+        if (!spec->selector) {
+            return 0;
+        }
+        /* an expression's value of a kind its operator does not take is the
+         * configuration's: %{json:...} makes strings */
+        if ((reason = cp_find_check_selector(r->pool, spec->selector))) {
+            send_config_error(r, apr_pstrcat(r->pool, "CouchPageSelector with this "
+                                             "request's values: the selector ", reason, NULL));
+            return 0;
+        }
+    }
+    spec->index_ddoc = conf->find_index_ddoc;
+    spec->index_name = conf->find_index_name;
+    if (conf->fields) {
+        json_t *fields = cp_json_pool_own(r->pool, json_array());
+
+        for (i = 0; i < conf->fields->nelts; i++) {
+            json_array_append_new(fields,
+                                  json_string(APR_ARRAY_IDX(conf->fields, i, const char *)));
+        }
+        spec->fields = fields;
+    }
+    return 1;
+}
+
+/* The rows of a _find answer, as cp_find_page_assemble takes them. */
+static apr_array_header_t *answer_rows(apr_pool_t *pool, const cp_answer *answer)
+{
+    apr_size_t n = cp_answer_rows(answer), i;
+    apr_array_header_t *rows = apr_array_make(pool, (int)n + 1, sizeof(const cp_row *));
+
+    for (i = 0; i < n; i++) {
+        APR_ARRAY_PUSH(rows, const cp_row *) = cp_answer_row(answer, i);
+    }
+    return rows;
+}
+
+/* A _find location's page: one POST .../_find, and a second only when the
+ * rows beyond the token's row all went meanwhile (cp_find_page_assemble
+ * then asks for the first or the Last page). */
+static int serve_find_page(request_rec *r, const couchpage_dir_conf *conf,
+                           couchpage_backend_stats *stats)
+{
+    page_request req;
+    cp_find_token token;
+    cp_find_spec spec;
+    cp_find_from from;
+    const char *url, *body, *start;
+    const cp_answer *answer;
+    couchpage_backend_result result;
+    cp_page page;
+    int status;
+
+    memset(&req, 0, sizeof(req));
+    if (!read_find_request(r, conf, &req, &token, &url, &spec)) {
+        return OK;
+    }
+    start = req.args.start;
+    for (;;) {
+        body = cp_find_body(r->pool, &spec, token.key, token.docid,
+                            cp_find_reads_backward(&token),
+                            cp_find_limit(req.count, conf->links));
+        if (!body) {
+            send_bad_request(r, "the start token cannot bound a query");
+            log_backend_requests(r, stats, NULL);
+            return OK;
+        }
+        status = couchpage_backend_find(r, &conf->backend, url, body, spec.sort, &answer,
+                                        stats, &result);
+        if (status != OK) {
+            log_backend_requests(r, stats, NULL);
+            if (token.key && result.backend_status == HTTP_BAD_REQUEST) {
+                /* the values a client's token put into the query */
+                ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0323) "bad request: "
+                              "CouchDB refused the _find query of the start token (%s)",
+                              result.reason);
+                return send_error(r, HTTP_BAD_REQUEST, "bad_request",
+                                  "the start token makes a query CouchDB refuses");
+            }
+            return send_backend_error(r, conf, &result);
+        }
+        if (answer->warning) {
+            log_find_warning(r, conf, spec.sort, answer->warning);
+        }
+        from = cp_find_page_assemble(r->pool, &token, answer_rows(r->pool, answer),
+                                     req.count, conf->links, start, &page);
+        if (from == token.from) {
+            break;
+        }
+        /* the rows beyond the token's row went: the first or the Last page,
+         * whose token this page then is */
+        memset(&token, 0, sizeof(token));
+        token.from = from;
+        start = from == CP_FIND_LAST ? CP_TOKEN_LAST : NULL;
+        if (start && conf->token_key) {
+            const char **tokens[] = { &start };
+            const char *reason = cp_seal_tokens(r->pool, conf->token_key,
+                                                token_binding(r, conf), tokens, 1);
+
+            if (reason) {
+                return send_seal_error(r, reason);
+            }
+        }
+    }
+    log_backend_requests(r, stats, &page);
+    status = send_page(r, conf, &req, &page);
+    log_page(r, conf, &page, status == OK ? r->status : status);
+    return status;
+}
+
 /* Answers the request with its page, or with the error that stops it;
  * what its backend reads cost is added to stats. */
 static int serve_page(request_rec *r, couchpage_backend_stats *stats)
@@ -726,6 +1014,9 @@ static int serve_page(request_rec *r, couchpage_backend_stats *stats)
     fault = couchpage_merged_fault(r->pool, conf);
     if (fault) {
         return send_config_error(r, fault);
+    }
+    if (conf->view.is_find) {
+        return serve_find_page(r, conf, stats);
     }
     /* Each step answers the client itself when it fails. */
     if (!read_page_request(r, conf, &req)) {
@@ -775,6 +1066,7 @@ static int couchpage_handler(request_rec *r)
 
 static void register_hooks(apr_pool_t *p)
 {
+    ap_hook_child_init(find_warned_init, NULL, NULL, APR_HOOK_MIDDLE);
     couchpage_backend_register();
     couchpage_status_register();
     ap_hook_expr_lookup(couchpage_expr_lookup, NULL, NULL, APR_HOOK_MIDDLE);

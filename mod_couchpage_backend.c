@@ -440,7 +440,8 @@ static const char *couchdb_reason(request_rec *r, int status, const char *text,
 typedef struct {
     const char *url;
     const char *asked;      /* for the debug log: couchpage_backend_request.asked */
-    const char *body;       /* the POST's {"queries": [...]}; NULL for a GET */
+    const char *body;       /* the POST's {"queries": [...]} (or a _find's query);
+                               NULL for a GET */
     int repeats;            /* how often it is repeated when it failed in flight:
                                1, or 0 for the queries asked alone
                                (COUCHPAGE_ASK_ALONE) */
@@ -637,6 +638,12 @@ static apr_status_t padded_body(captured_body *body, char **text, apr_size_t *le
     return APR_SUCCESS;
 }
 
+/* Whether a read is a multi-query POST (a _find's POST asks one query). */
+static int is_batch(const backend_read *read)
+{
+    return read->body && read->queries > 1;
+}
+
 /* Whether an attempt is a multi-query answer that CouchDB cut off after
  * its 200: it ends its answer so when it refuses a later query, or when a
  * node it gathers from goes down. Such an answer came: the results complete
@@ -644,7 +651,7 @@ static apr_status_t padded_body(captured_body *body, char **text, apr_size_t *le
  * (cp_plan_ask_alone). */
 static int is_cut_batch(const backend_read *read, const attempt *a)
 {
-    return read->body && a->capture.broken && !a->capture.unanswered && a->rv == OK
+    return is_batch(read) && a->capture.broken && !a->capture.unanswered && a->rv == OK
            && a->backend_status == HTTP_OK;
 }
 
@@ -741,7 +748,7 @@ static int read_backend(request_rec *r, const couchpage_backend_conf *conf, cons
         if (a->rv == HTTP_SERVICE_UNAVAILABLE && repeats > 0) {
             /* no connection was made: nothing was in flight */
             repeats--;
-            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, read->body
+            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, is_batch(read)
                           ? CPLOGNO(0117) "the backend could not be reached for the "
                             "multi-query request (%s: no connection was made); trying "
                             "once more"
@@ -755,7 +762,7 @@ static int read_backend(request_rec *r, const couchpage_backend_conf *conf, cons
         }
         else if (repeats > 0) {
             repeats--;
-            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, read->body
+            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, is_batch(read)
                           ? CPLOGNO(0118) "the multi-query read failed in flight (%s); "
                             "repeating it once"
                           : CPLOGNO(0116) "the backend read failed in flight (%s); "
@@ -950,5 +957,37 @@ int couchpage_backend_fetch(request_rec *r, const couchpage_backend_conf *conf,
         stats->served_by |= COUCHPAGE_SERVED_BY_BATCH;
     }
     log_answers(r, &a, results, k);
+    return OK;
+}
+
+int couchpage_backend_find(request_rec *r, const couchpage_backend_conf *conf,
+                           const char *url, const char *body, const cp_find_sort *sort,
+                           const cp_answer **answer, couchpage_backend_stats *stats,
+                           couchpage_backend_result *result)
+{
+    backend_read read = { 0 };
+    attempt a;
+    const char *reason;
+    int status;
+
+    read.url = url;
+    read.asked = cp_plan_url_path(url);
+    read.body = body;
+    read.repeats = 1;
+    read.queries = 1;
+    status = read_backend(r, conf, &read, &a, stats, result);
+    if (status != OK) {
+        return status;
+    }
+    if (a.backend_status < 200 || a.backend_status > 299) {
+        return backend_refused(r, &a, result);
+    }
+    reason = cp_find_read(r->pool, a.text, a.len, sort, answer);
+    if (reason) {
+        return fail(result, HTTP_BAD_GATEWAY, 0, reason);
+    }
+    count_rows(stats, *answer);
+    log_answers(r, &a, answer, 1);
+    stats->served_by |= COUCHPAGE_SERVED_BY_FIND;
     return OK;
 }

@@ -13,6 +13,9 @@
  * one GET per query: learnt from its first answer, noted once in the error
  * log, and remembered for that backend in this process.
  *
+ * A _find location's query is one POST .../_find (couchpage_backend_find),
+ * the same subrequest with its body kept likewise.
+ *
  * mod_proxy does the HTTP: connection pooling, balancer://, TLS and
  * timeouts are configured with its directives, never here. Nor does this
  * room see the directory config, or answer the client: the handler does.
@@ -22,6 +25,7 @@
 
 #include "httpd.h"
 
+#include "couchpage_find.h"
 #include "couchpage_plan.h"
 #include "couchpage_response.h"
 
@@ -52,6 +56,7 @@ typedef struct {
 /* What answered a page's queries: couchpage_backend_stats.served_by. */
 #define COUCHPAGE_SERVED_BY_BATCH 0x1  /* a multi-query POST */
 #define COUCHPAGE_SERVED_BY_GET   0x2  /* a GET of one query (one query, or the fallback) */
+#define COUCHPAGE_SERVED_BY_FIND  0x4  /* a _find location's POST .../_find */
 
 /* What a page's backend reads cost, added up over every couchpage_backend_fetch
  * of the page: the caller zeroes it once. (mod_couchpage_status.h names it by
@@ -112,5 +117,16 @@ int couchpage_backend_fetch(request_rec *r, const couchpage_backend_conf *conf,
                             const apr_array_header_t *asked, couchpage_backend_asking asking,
                             cp_plan_answers *answers, couchpage_backend_stats *stats,
                             couchpage_backend_result *result);
+
+/* Asks a _find location's query: POST url (.../_find, cp_find_url) with
+ * body (cp_find_body), repeated once when it failed in flight, its answer
+ * read with the location's sort (cp_find_read) into *answer. OK, or a
+ * failure status with result set: CouchDB's own answer when it refused
+ * the query (result->backend_status), or the trouble reaching it. Added to
+ * stats as couchpage_backend_fetch's reads are. */
+int couchpage_backend_find(request_rec *r, const couchpage_backend_conf *conf,
+                           const char *url, const char *body, const cp_find_sort *sort,
+                           const cp_answer **answer, couchpage_backend_stats *stats,
+                           couchpage_backend_result *result);
 
 #endif

@@ -55,6 +55,9 @@ enum {
     SETS_ITEM = 32,            /* CouchPageItem or CouchPageItemTemplate */
     SETS_FIELDS = 64,
     SETS_FORMAT = 128,
+    SETS_QUERY = 256,          /* what shapes the queries of a view or of a _find:
+                                  CouchPageRange, Reduce, GroupLevel, MaxEmits,
+                                  Update, Stable, Selector, Sort, Index */
     /* what a .htaccess file may set with AllowOverride FileInfo */
     SETS_FILEINFO = SETS_HANDLER | SETS_PAGE_SIZE | SETS_ITEM | SETS_FORMAT
 };
@@ -83,7 +86,11 @@ static unsigned settings_of(const couchpage_dir_conf *conf)
          | (conf->max_page_size_set ? SETS_MAX_PAGE_SIZE : 0)
          | (conf->include_docs_set ? SETS_INCLUDE_DOCS : 0)
          | (conf->item_set ? SETS_ITEM : 0) | (conf->fields_set ? SETS_FIELDS : 0)
-         | (conf->format_set ? SETS_FORMAT : 0);
+         | (conf->format_set ? SETS_FORMAT : 0)
+         | (conf->range_set || conf->reduce_set || conf->group_level_set
+            || conf->max_emits_set || conf->update_set || conf->stable_set
+            || conf->find_selector_set || conf->find_sort_set || conf->find_index_set
+            ? SETS_QUERY : 0);
 }
 
 static void collect_sections(apr_array_header_t *out, section_kind kind,
@@ -208,11 +215,18 @@ static const char *page_size_fault(apr_pool_t *p, const couchpage_dir_conf *conf
                         : "the default");
 }
 
+/* Whether the rows carry documents: a view's with CouchPageIncludeDocs On,
+ * a _find's always. */
+static int rows_have_docs(const couchpage_dir_conf *conf)
+{
+    return conf->view.include_docs || conf->view.is_find;
+}
+
 /* An HTML item that reads the rows' documents, which the queries do not
  * ask for: every item would show nothing. */
 static const char *item_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
 {
-    if (!conf->item_reads_doc || conf->view.include_docs || conf->format == CP_FORMAT_JSON) {
+    if (!conf->item_reads_doc || rows_have_docs(conf) || conf->format == CP_FORMAT_JSON) {
         return NULL;
     }
     return apr_psprintf(p, "%s (%s) reads the rows' documents (doc), and "
@@ -224,12 +238,71 @@ static const char *item_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
 /* CouchPageFields without documents to pick members of. */
 static const char *fields_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
 {
-    if (!conf->fields || conf->view.include_docs) {
+    if (!conf->fields || rows_have_docs(conf)) {
         return NULL;
     }
     return apr_psprintf(p, "CouchPageFields (%s) picks members of the rows' documents, "
                         "and CouchPageIncludeDocs is not On",
                         couchpage_directive_where(p, conf->fields_where));
+}
+
+/* The first of the directives in names (their _set flags in set) that is
+ * set, or NULL. */
+static const char *first_set(const char *const *names, const int *set, int n)
+{
+    int i;
+
+    for (i = 0; i < n; i++) {
+        if (set[i]) {
+            return names[i];
+        }
+    }
+    return NULL;
+}
+
+/* A _find location without its sort, or with a directive that shapes view
+ * queries only; a view location with a _find location's directive. */
+static const char *find_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
+{
+    static const char *const view_only[] = {
+        "CouchPageRange", "CouchPageReduce", "CouchPageGroupLevel", "CouchPageIncludeDocs",
+        "CouchPageMaxEmits", "CouchPageUpdate", "CouchPageStable"
+    };
+    static const char *const find_only[] = {
+        "CouchPageSelector", "CouchPageSort", "CouchPageIndex"
+    };
+    const char *view_where, *name;
+
+    if (!conf->view_set) {
+        return NULL;
+    }
+    view_where = couchpage_directive_where(p, conf->view_where);
+    if (conf->view.is_find) {
+        const int set[] = { conf->range_set, conf->reduce_set, conf->group_level_set,
+                            conf->include_docs_set, conf->max_emits_set, conf->update_set,
+                            conf->stable_set };
+
+        if ((name = first_set(view_only, set, 7))) {
+            return apr_psprintf(p, "%s is set where CouchPageView (%s) names a _find: it "
+                                "shapes view queries only (CouchPageSelector chooses the "
+                                "documents)", name, view_where);
+        }
+        if (!conf->find_sort_set) {
+            return apr_psprintf(p, "CouchPageView (%s) names a _find, and no CouchPageSort "
+                                "is set: a _find location pages in the order of its sort "
+                                "fields", view_where);
+        }
+    }
+    else {
+        const int set[] = { conf->find_selector_set, conf->find_sort_set,
+                            conf->find_index_set };
+
+        if ((name = first_set(find_only, set, 3))) {
+            return apr_psprintf(p, "%s is set where CouchPageView (%s) names a view: it "
+                                "shapes _find queries only", name, view_where);
+        }
+    }
+    return NULL;
 }
 
 const char *couchpage_merged_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
@@ -239,7 +312,10 @@ const char *couchpage_merged_fault(apr_pool_t *p, const couchpage_dir_conf *conf
     if (!fault) {
         fault = item_fault(p, conf);
     }
-    return fault ? fault : fields_fault(p, conf);
+    if (!fault) {
+        fault = fields_fault(p, conf);
+    }
+    return fault ? fault : find_fault(p, conf);
 }
 
 /* One merged configuration and what other sections may change in it. */
@@ -281,6 +357,13 @@ static int check_merged(apr_pool_t *p, server_rec *s, const config_section *sect
                      "%s in %s: it would pick nothing. Set CouchPageIncludeDocs On there, "
                      "or remove CouchPageFields",
                      fault, section_name(p, section, s));
+        return !OK;
+    }
+    if (!(unknown & (SETS_VIEW | SETS_QUERY | SETS_INCLUDE_DOCS))
+        && (fault = find_fault(p, merged))) {
+        ap_log_error(APLOG_MARK, APLOG_ERR | APLOG_STARTUP, 0, s, CPLOGNO(0320)
+                     "%s, in %s: every request there would be answered 500", fault,
+                     section_name(p, section, s));
         return !OK;
     }
     return OK;

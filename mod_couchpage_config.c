@@ -111,6 +111,14 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     conf->backend.hide_keys = conf->token_key != NULL;
     MERGE_AS(low, range_set);
     MERGE_AS(high, range_set);
+    MERGE(find_selector);
+    MERGE_AS(find_values, find_selector_set);
+    MERGE_AS(find_selector_where, find_selector_set);
+    MERGE(find_sort);
+    MERGE_AS(find_sort_where, find_sort_set);
+    MERGE_AS(find_index_ddoc, find_index_set);
+    MERGE_AS(find_index_name, find_index_set);
+    MERGE_AS(find_index_where, find_index_set);
     point_html_spec(conf);
     return conf;
 }
@@ -671,6 +679,111 @@ static const char *set_stable(cmd_parms *cmd, void *dirconf, int on)
     return NULL;
 }
 
+/* The directives of a _find location (CouchPageView .../DB/_find): which
+ * documents (CouchPageSelector), their order (CouchPageSort) and the index
+ * that serves them (CouchPageIndex). Whether they suit the location's
+ * CouchPageView is checked on the merged configuration
+ * (mod_couchpage_check.c). */
+
+/* CouchPageSelector JSON: a Mango selector, read and checked now; its
+ * strings holding %{...} are expressions yielding JSON per request, as
+ * CouchPageRange's bounds (parse_bound), each parsed once, now. */
+static const char *set_selector(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
+    couchpage_dir_conf *conf = dirconf;
+    apr_array_header_t *placeholders;
+    const json_t *selector;
+    const char *err = NULL;
+    int i;
+
+    if (forbidden) {
+        return forbidden;
+    }
+    selector = cp_json_load(cmd->pool, arg, strlen(arg), &err);
+    if (!selector) {
+        return apr_psprintf(cmd->pool, "CouchPageSelector: '%s' is not JSON (%s)",
+                            ap_escape_logitem(cmd->pool, arg), err ? err : "unreadable");
+    }
+    err = cp_find_check_selector(cmd->pool, selector);
+    if (err) {
+        return apr_psprintf(cmd->pool, "CouchPageSelector: the selector %s", err);
+    }
+    placeholders = apr_array_make(cmd->temp_pool, 4, sizeof(const char *));
+    cp_find_selector_placeholders(selector, placeholders);
+    conf->find_values = apr_hash_make(cmd->pool);
+    for (i = 0; i < placeholders->nelts; i++) {
+        const char *text = APR_ARRAY_IDX(placeholders, i, const char *);
+        couchpage_key_bound *value = apr_pcalloc(cmd->pool, sizeof(*value));
+
+        err = parse_string_expr(cmd, "value", text, "expression", &value->expr);
+        if (err) {
+            return err;
+        }
+        apr_hash_set(conf->find_values, text, APR_HASH_KEY_STRING, value);
+    }
+    conf->find_selector = selector;
+    conf->find_selector_set = 1;
+    conf->find_selector_where = cmd->directive;
+    return NULL;
+}
+
+/* CouchPageSort FIELD...: read for both directions now, so that
+ * CouchPageDescending, from this section or another, only chooses. */
+static const char *set_sort(cmd_parms *cmd, void *dirconf, const char *args)
+{
+    const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
+    couchpage_dir_conf *conf = dirconf;
+    apr_array_header_t *names = apr_array_make(cmd->temp_pool, 4, sizeof(const char *));
+    cp_find_sort *sort = apr_pcalloc(cmd->pool, 2 * sizeof(*sort));
+    const char *name, *err;
+
+    if (forbidden) {
+        return forbidden;
+    }
+    while ((name = next_word(cmd->pool, &args)) != NULL) {
+        APR_ARRAY_PUSH(names, const char *) = name;
+    }
+    err = cp_find_sort_init(cmd->pool, (const char *const *)names->elts, names->nelts, 0,
+                            &sort[0]);
+    if (!err) {
+        err = cp_find_sort_init(cmd->pool, (const char *const *)names->elts, names->nelts,
+                                1, &sort[1]);
+    }
+    if (err) {
+        return apr_pstrcat(cmd->pool, "CouchPageSort ", err, NULL);
+    }
+    /* the reader records the documents as deep as the sort values lie */
+    cp_response_reach((apr_size_t)cp_find_sort_depth(&sort[0]));
+    conf->find_sort = sort;
+    conf->find_sort_set = 1;
+    conf->find_sort_where = cmd->directive;
+    return NULL;
+}
+
+/* CouchPageIndex DDOC [NAME]: Mango's use_index, without fallback. */
+static const char *set_index(cmd_parms *cmd, void *dirconf, const char *ddoc,
+                             const char *name)
+{
+    const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
+    couchpage_dir_conf *conf = dirconf;
+
+    if (forbidden) {
+        return forbidden;
+    }
+    if (!*ddoc || (name && !*name)) {
+        return "CouchPageIndex takes a design document's name and an optional index name";
+    }
+    if (!cp_json_quote(cmd->pool, ddoc) || (name && !cp_json_quote(cmd->pool, name))) {
+        return "CouchPageIndex: a name is not valid UTF-8";
+    }
+    conf->find_index_ddoc = ddoc;
+    conf->find_index_name = name;
+    conf->find_index_set = 1;
+    conf->find_index_where = cmd->directive;
+    return NULL;
+}
+
 /* The page is the same for every client: the module reads CouchDB with its
  * own credentials. A shared cache may keep it (RFC 9111 keeps responses to
  * requests with Authorization out, unless 'public'); 'private' keeps it in
@@ -753,8 +866,9 @@ const command_rec couchpage_cmds[] = {
     AP_INIT_FLAG("CouchPageIncludeDocs", set_include_docs, NULL, SERVER_ONLY,
         "On adds each row's document to its item (default Off)"),
     AP_INIT_RAW_ARGS("CouchPageFields", set_fields, NULL, SERVER_ONLY,
-        "with CouchPageIncludeDocs On: the document members each item's doc carries in "
-        "JSON, by name (as Mango's fields: title date summary); * for all (default)"),
+        "with CouchPageIncludeDocs On, or on a _find location: the document members each "
+        "item's doc carries in JSON, by name (as Mango's fields: title date summary); * for "
+        "all (default)"),
     AP_INIT_TAKE1("CouchPageFormat", set_format, NULL, PRESENTATION,
         "json, html, or auto (default): by the Accept header; ?format= overrides"),
     AP_INIT_TAKE12("CouchPageItem", set_item, NULL, PRESENTATION,
@@ -791,5 +905,14 @@ const command_rec couchpage_cmds[] = {
     AP_INIT_TAKE12("CouchPageMaxAge", set_max_age, NULL, PRESENTATION,
         "seconds a page may be kept by caches (Cache-Control: max-age), 0 to 31536000, "
         "optionally public or private; default: no Cache-Control on pages"),
+    AP_INIT_TAKE1("CouchPageSelector", set_selector, NULL, SERVER_ONLY,
+        "a _find location's Mango selector, a JSON object; a string holding %{...} is "
+        "an expression yielding JSON per request: use %{json:...} for request values"),
+    AP_INIT_RAW_ARGS("CouchPageSort", set_sort, NULL, SERVER_ONLY,
+        "a _find location's sort fields (nested with dots), before _id, which breaks "
+        "ties; required there"),
+    AP_INIT_TAKE12("CouchPageIndex", set_index, NULL, SERVER_ONLY,
+        "a _find location's index: its design document and optional name (use_index, "
+        "never a fallback); default: CouchDB chooses"),
     { NULL }
 };

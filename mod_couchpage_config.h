@@ -12,8 +12,10 @@
 #include "httpd.h"
 #include "http_config.h"
 #include "ap_expr.h"
+#include "apr_hash.h"
 
 #include "couchpage_args.h"
+#include "couchpage_find.h"
 #include "couchpage_item.h"
 #include "couchpage_render.h"
 #include "couchpage_seal.h"
@@ -94,6 +96,21 @@ typedef struct {
     int max_token_length_set;
     const char *cache_control; /* a page's Cache-Control; NULL: none */
     int cache_control_set;
+    /* a _find location's query (CouchPageView .../_find): each directive
+     * merged from the innermost section that sets it */
+    const json_t *find_selector; /* CouchPageSelector's; NULL: {} (every document) */
+    apr_hash_t *find_values;   /* its request-time strings (holding %{): the text ->
+                                  couchpage_key_bound, an expression yielding JSON */
+    int find_selector_set;
+    const ap_directive_t *find_selector_where;
+    const cp_find_sort *find_sort; /* CouchPageSort's, [0] ascending, [1] descending
+                                  (CouchPageDescending On) */
+    int find_sort_set;
+    const ap_directive_t *find_sort_where;
+    const char *find_index_ddoc; /* CouchPageIndex's; NULL: CouchDB chooses */
+    const char *find_index_name; /* NULL: the design document's only index */
+    int find_index_set;
+    const ap_directive_t *find_index_where;
 } couchpage_dir_conf;
 
 /* The directives, and the per-directory config they fill. */

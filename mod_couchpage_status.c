@@ -97,12 +97,17 @@ static void set_notes(request_rec *r, const couchpage_backend_stats *stats)
     before = apr_table_get(top->notes, NOTE_SERVED_BY);
     if (before) {
         served_by |= (strstr(before, "batch") ? COUCHPAGE_SERVED_BY_BATCH : 0)
-                   | (strstr(before, "get") ? COUCHPAGE_SERVED_BY_GET : 0);
+                   | (strstr(before, "get") ? COUCHPAGE_SERVED_BY_GET : 0)
+                   | (strstr(before, "find") ? COUCHPAGE_SERVED_BY_FIND : 0);
     }
     if (served_by) {
-        apr_table_setn(top->notes, NOTE_SERVED_BY,
-                       served_by == COUCHPAGE_SERVED_BY_BATCH ? "batch"
-                       : served_by == COUCHPAGE_SERVED_BY_GET ? "get" : "batch+get");
+        /* what answered, in this order, joined by + */
+        const char *note = apr_pstrcat(r->pool,
+            served_by & COUCHPAGE_SERVED_BY_BATCH ? "+batch" : "",
+            served_by & COUCHPAGE_SERVED_BY_GET ? "+get" : "",
+            served_by & COUCHPAGE_SERVED_BY_FIND ? "+find" : "", NULL);
+
+        apr_table_setn(top->notes, NOTE_SERVED_BY, note + 1);
     }
 }
 

@@ -9,7 +9,8 @@
 // (sent as HTTP Basic credentials). Databases:
 //   bands  the eleven bands of CouchDB's pagination recipe, view _design/bands/by-name
 //   posts  36 blog posts {_id, title, date, summary}, view _design/posts/by-date
-//          (the blog example, conf/couchpage-blog.conf); loaded with the bands
+//          (the blog example, conf/couchpage-blog.conf) and the JSON index
+//          posts-find/by-date (conf/couchpage-find.conf); loaded with the bands
 //   items  (only with --items N) N docs {_id: "item000000"..., n: 0..N-1},
 //          view _design/items/by_n, written and indexed 1,000 at a time with
 //          the progress shown (a bar on a terminal); --items 0 makes the
@@ -191,6 +192,11 @@ async function loadPosts(req) {
   const missing = POSTS.filter((d) => !ids.has(d._id));
   if (missing.length) await bulk(req, 'posts', missing);
   await ensureDoc(req, 'posts', POSTS_DDOC);
+  // the JSON index of the _find example (conf/couchpage-find.conf); CouchDB
+  // and pouchdb-server answer "exists" when it is there already
+  const index = await req('POST', '/posts/_index',
+    { index: { fields: ['date'] }, ddoc: 'posts-find', name: 'by-date', type: 'json' });
+  if (index.status !== 200) fail('create the posts-find index', index);
   const check = await req('GET', '/posts/_design/posts/_view/by-date?limit=1');
   if (check.status !== 200) fail('query posts view', check);
   console.log(`fixtures: posts: ${check.body.total_rows} rows (${missing.length} added)`);

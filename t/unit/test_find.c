@@ -7,6 +7,8 @@
 #include "unit.h"
 #include "couchpage_find.h"
 
+#include <apr_lib.h>
+
 /* The sort of names (NULL-terminated); the test fails if it is refused. */
 static cp_find_sort sort_of(int descending, const char *const *names)
 {
@@ -275,6 +277,93 @@ static void bodies_and_the_location_selector(void **state)
                         "{\"date\":{\"$eq\":\"2020\"},\"_id\":{\"$gt\":\"p\\\"1\"}}]}]}]},"
                         "\"sort\":[{\"date\":\"asc\"}],\"limit\":21}");
     assert_null(cp_find_body(pool, &spec, parse("[1, 2]"), "x", 0, 21));
+}
+
+/* CouchDB 3.4 reads {} among $and's as {"": {"$eq": {}}}, which matches no
+ * document: a location of every document bounds by the token's row alone. */
+static void bodies_of_every_document_bound_alone(void **state)
+{
+    const char *names[] = { "n", NULL };
+    cp_find_sort sort = sort_of(0, names);
+    cp_find_spec spec = { parse("{}"), &sort, NULL, NULL, NULL };
+
+    assert_string_equal(cp_find_body(pool, &spec, parse("[1]"), "x", 0, 5),
+                        "{\"selector\":{\"$and\":[{\"n\":{\"$gte\":1}},{\"$or\":["
+                        "{\"n\":{\"$gt\":1}},{\"n\":{\"$eq\":1},\"_id\":{\"$gt\":\"x\"}}]}]},"
+                        "\"sort\":[{\"n\":\"asc\"}],\"limit\":5}");
+    assert_string_equal(cp_find_body(pool, &spec, NULL, NULL, 0, 5),
+                        "{\"selector\":{},\"sort\":[{\"n\":\"asc\"}],\"limit\":5}");
+}
+
+/* A partition named per request goes into the URL as one path segment. */
+static void urls_name_the_partition(void **state)
+{
+    cp_view view, partitioned;
+    const char *url;
+
+    assert_null(cp_view_init(pool, "http://h:5984/db/_find", &view));
+    assert_true(view.is_find);
+    assert_false(view.is_all_docs);
+    assert_null(cp_find_url(pool, &view, NULL, &url));
+    assert_string_equal(url, "http://h:5984/db/_find");
+    assert_null(cp_find_url(pool, &view, "p/1 x", &url));
+    assert_string_equal(url, "http://h:5984/db/_partition/p%2f1%20x/_find");
+    assert_non_null(cp_find_url(pool, &view, "_p", &url));
+    assert_non_null(cp_find_url(pool, &view, "..", &url));
+    assert_null(cp_view_init(pool, "http://h:5984/db/_partition/p1/_find", &partitioned));
+    assert_true(partitioned.is_find && partitioned.is_partitioned);
+    assert_string_equal(partitioned.db_url, "http://h:5984/db");
+    assert_non_null(cp_find_url(pool, &partitioned, "p2", &url));
+    assert_non_null(cp_view_init(pool, "http://h:5984/_find", &view));
+}
+
+/* The fill of the test: each placeholder's text, upper-cased, as a JSON
+ * string; "FAIL" fails. */
+static const json_t *fill_upper(void *baton, const char *placeholder, const char **error)
+{
+    char *text = apr_pstrdup(pool, placeholder), *c;
+
+    (*(int *)baton)++;
+    if (strstr(text, "FAIL")) {
+        *error = "failed";
+        return NULL;
+    }
+    for (c = text; *c; c++) {
+        *c = (char)apr_toupper(*c);
+    }
+    return cp_json_pool_own(pool, json_string(text));
+}
+
+/* Request-time strings are values put in place of the string, never text
+ * spliced into the selector; names are never placeholders. */
+static void selector_values_are_filled_in_as_values(void **state)
+{
+    const json_t *selector = parse("{\"a\": \"%{x}\", \"%{n}\": 1, \"$or\": [{\"b\": "
+                                   "{\"$in\": [\"%{x}\", \"%{y\\\"}\"]}}], \"c\": \"plain\"}");
+    apr_array_header_t *found = apr_array_make(pool, 2, sizeof(const char *));
+    const char *error = NULL;
+    const json_t *filled;
+    int calls = 0;
+
+    cp_find_selector_placeholders(selector, found);
+    assert_int_equal(found->nelts, 2);
+    assert_string_equal(APR_ARRAY_IDX(found, 0, const char *), "%{x}");
+    assert_string_equal(APR_ARRAY_IDX(found, 1, const char *), "%{y\"}");
+    filled = cp_find_selector_fill(pool, selector, fill_upper, &calls, &error);
+    assert_non_null(filled);
+    assert_string_equal(cp_json_text(pool, filled),
+                        "{\"a\":\"%{X}\",\"%{n}\":1,\"$or\":[{\"b\":{\"$in\":[\"%{X}\","
+                        "\"%{Y\\\"}\"]}}],\"c\":\"plain\"}");
+    /* the configured selector is left as it was */
+    assert_string_equal(json_string_value(json_object_get(selector, "a")), "%{x}");
+    selector = parse("{\"a\": \"%{FAIL}\"}");
+    assert_null(cp_find_selector_fill(pool, selector, fill_upper, &calls, &error));
+    assert_string_equal(error, "failed");
+    selector = parse("{\"a\": \"b\"}");
+    calls = 0;
+    assert_ptr_equal(cp_find_selector_fill(pool, selector, fill_upper, &calls, &error),
+                     selector);
+    assert_int_equal(calls, 0);
 }
 
 static void bodies_name_the_index_and_the_fields_tokens_need(void **state)
@@ -646,6 +735,9 @@ int main(void)
         UNIT_TEST(beyond_an_id_alone),
         UNIT_TEST(beyond_refuses_keys_of_another_shape),
         UNIT_TEST(bodies_and_the_location_selector),
+        UNIT_TEST(bodies_of_every_document_bound_alone),
+        UNIT_TEST(urls_name_the_partition),
+        UNIT_TEST(selector_values_are_filled_in_as_values),
         UNIT_TEST(bodies_name_the_index_and_the_fields_tokens_need),
         UNIT_TEST(walks_both_ways_read_every_row_once),
         UNIT_TEST(links_name_the_pages_read_through),

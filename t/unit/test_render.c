@@ -323,6 +323,46 @@ static void relative_page_labels(void **state)
     assert_non_null(strstr(out, "<li><span aria-current=\"page\">current</span></li>"));
 }
 
+/* A _find location's page: each item is its document (reduced to fields),
+ * and the Last page is linked without a number, in JSON and beside the
+ * relative page links of the fragment. */
+static void find_pages_show_documents_and_an_unnumbered_last_page(void **state)
+{
+    static const char body[] = "{\"docs\":[{\"_id\":\"B1\",\"g\":1,\"t\":\"x<\"}],"
+                               "\"bookmark\":\"b\"}";
+    const cp_answer *answer = NULL;
+    cp_page page;
+    cp_links links = { "/f/", 0, NULL };
+    cp_item_spec item = { NULL, NULL };
+    apr_array_header_t *fields = apr_array_make(pool, 1, sizeof(const char *));
+    const char *out;
+
+    assert_null(cp_response_read_find(pool, cp_response_padded(pool, body, sizeof(body) - 1),
+                                      sizeof(body) - 1, &answer));
+    memset(&page, 0, sizeof(page));
+    page.rows = apr_array_make(pool, 1, sizeof(const cp_row *));
+    APR_ARRAY_PUSH(page.rows, const cp_row *) = cp_answer_row(answer, 0);
+    page.next = "{\"a\":[[1],\"B1\"]}";
+    page.total_rows = page.offset = -1;
+    page.has_last = 1;
+    page.last = "last";
+    page.pages = apr_array_make(pool, 2, sizeof(cp_page_link));
+    assert_string_equal(cp_render_json(pool, &page, &links, NULL),
+        "{\"items\":[{\"_id\":\"B1\",\"g\":1,\"t\":\"x\\u003c\"}],"
+        "\"next\":\"{\\\"a\\\":[[1],\\\"B1\\\"]}\",\"prev\":null,"
+        "\"links\":{\"next\":\"/f/?start=%7b%22a%22%3a%5b%5b1%5d%2c%22B1%22%5d%7d\","
+        "\"prev\":null,\"first\":\"/f/\",\"last\":\"/f/?start=last\"},"
+        "\"numbering\":\"relative\"}");
+    APR_ARRAY_PUSH(fields, const char *) = "t";
+    assert_non_null(strstr(cp_render_json(pool, &page, &links, fields),
+                           "{\"items\":[{\"t\":\"x\\u003c\"}],"));
+    add_page(&page, 0, NULL, 1);
+    add_page(&page, 1, page.next, 0);
+    out = html_of(&page, &links, &item);
+    assert_non_null(strstr(out, "href=\"/f/?start=last\""));
+    assert_null(strstr(out, ">0</a>"));
+}
+
 /* A page inside a range: its rows' numbers among the range's, absolute
  * page numbers with page 1 and the last page always linked, gaps between,
  * and the last page's link in JSON. */
@@ -751,6 +791,7 @@ int main(void)
         UNIT_TEST(html_first_and_last_pages_disable_their_links),
         UNIT_TEST(html_escapes_every_text),
         UNIT_TEST(relative_page_labels),
+        UNIT_TEST(find_pages_show_documents_and_an_unnumbered_last_page),
         UNIT_TEST(html_shows_nul_as_a_replacement_character),
         UNIT_TEST(json_output_escapes_markup_characters),
         UNIT_TEST(words_are_replaced_and_escaped),
