@@ -55,6 +55,7 @@ typedef struct {
     char *text;       /* the body so far */
     apr_size_t len;
     apr_size_t room;  /* what text has room for */
+    apr_array_header_t *revisions; /* cp_etag_revision; NULL: not wanted */
 } json_body;
 
 /* CouchDB's bytes are copied this many at a time, each time with room for
@@ -186,6 +187,29 @@ static void add_integer(json_body *body, apr_int64_t n)
 
 #define ADD(text) add_syntax(body, (text), sizeof(text) - 1)
 
+/* A document copied whole; one with a string _id and _rev is noted, for
+ * the ETag to digest those in place of its bytes (cp_render_etag). */
+static void add_document(json_body *body, const cp_row *row)
+{
+    apr_size_t from = body->len;
+    cp_span id, rev;
+    cp_etag_revision *noted;
+
+    add_span(body, row->doc);
+    if (!body->revisions || row->doc.text[0] != '{') {
+        return;
+    }
+    id = cp_row_find(row, row->doc, "_id");
+    rev = cp_row_find(row, row->doc, "_rev");
+    if (id.len && id.text[0] == '"' && rev.len && rev.text[0] == '"') {
+        noted = apr_array_push(body->revisions);
+        noted->from = from;
+        noted->to = body->len;
+        noted->id = id;
+        noted->rev = rev;
+    }
+}
+
 /* A row as the client sees it: {"id", "key", "value", "doc"} as CouchDB
  * sent them (grouped rows have no id, and no doc without include_docs; a
  * row without a value has null), the doc reduced to fields when given; a
@@ -194,8 +218,12 @@ static void add_item(json_body *body, const cp_row *row, const apr_array_header_
 {
     if (!row->key_text.len && row->doc.len) {
         /* a _find document (every view row has a key): the document itself */
-        add_span(body, fields && row->doc.text[0] == '{'
-                       ? cp_row_project(body->pool, row, fields) : row->doc);
+        if (fields && row->doc.text[0] == '{') {
+            add_span(body, cp_row_project(body->pool, row, fields));
+        }
+        else {
+            add_document(body, row);
+        }
         return;
     }
     if (row->id_text.len) {
@@ -216,8 +244,12 @@ static void add_item(json_body *body, const cp_row *row, const apr_array_header_
     }
     if (row->doc.len) {
         ADD(",\"doc\":");
-        add_span(body, fields && row->doc.text[0] == '{'
-                       ? cp_row_project(body->pool, row, fields) : row->doc);
+        if (fields && row->doc.text[0] == '{') {
+            add_span(body, cp_row_project(body->pool, row, fields));
+        }
+        else {
+            add_document(body, row);
+        }
     }
     ADD("}");
 }
@@ -310,12 +342,15 @@ static void add_members(json_body *body, const cp_page *page, const cp_links *li
 }
 
 const char *cp_render_json(apr_pool_t *pool, const cp_page *page, const cp_links *links,
-                           const apr_array_header_t *fields)
+                           const apr_array_header_t *fields,
+                           const apr_array_header_t **revisions)
 {
     json_body body_of_page, *body = &body_of_page;
     int p;
 
     body->pool = pool;
+    body->revisions = revisions ? apr_array_make(pool, page->rows->nelts + 1,
+                                                 sizeof(cp_etag_revision)) : NULL;
     body->room = page_room(page);
     body->text = apr_palloc(pool, body->room);
     body->len = 0;
@@ -330,6 +365,9 @@ const char *cp_render_json(apr_pool_t *pool, const cp_page *page, const cp_links
     add_members(body, page, links);
     ADD("}");
     *body_room(body, 1) = '\0';
+    if (revisions) {
+        *revisions = body->revisions;
+    }
     return body->text;
 }
 
@@ -615,17 +653,45 @@ const char *cp_render_error(apr_pool_t *pool, const char *error, const char *rea
     return cp_json_text_html_safe(pool, body);
 }
 
-const char *cp_render_etag(apr_pool_t *pool, const char *body)
+/* Digests what cp_render_etag says (revisions may be NULL) into digest;
+ * 0 when libcrypto fails. OpenSSL's SHA-1 uses the processor's SHA
+ * instructions where it has them. */
+static int digest_page(const char *body, const apr_array_header_t *revisions,
+                       unsigned char *digest, unsigned int *len)
+{
+    EVP_MD_CTX *context = EVP_MD_CTX_new();
+    apr_size_t done = 0;
+    int i, ok;
+
+    ok = context && EVP_DigestInit_ex(context, EVP_sha1(), NULL);
+    for (i = 0; ok && revisions && i < revisions->nelts; i++) {
+        const cp_etag_revision *doc = &APR_ARRAY_IDX(revisions, i, cp_etag_revision);
+
+        ok = EVP_DigestUpdate(context, body + done, doc->from - done)
+             && EVP_DigestUpdate(context, "", 1)
+             && EVP_DigestUpdate(context, doc->id.text, doc->id.len)
+             && EVP_DigestUpdate(context, "", 1)
+             && EVP_DigestUpdate(context, doc->rev.text, doc->rev.len)
+             && EVP_DigestUpdate(context, "", 1);
+        done = doc->to;
+    }
+    ok = ok && EVP_DigestUpdate(context, body + done, strlen(body + done))
+         && EVP_DigestFinal_ex(context, digest, len);
+    EVP_MD_CTX_free(context);
+    return ok;
+}
+
+const char *cp_render_etag(apr_pool_t *pool, const char *body,
+                           const apr_array_header_t *revisions)
 {
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int len = 0;
+    int weak = revisions && revisions->nelts > 0;
 
-    /* OpenSSL's SHA-1 (the processor's SHA instructions where it has them):
-     * a page of documents is tens of kilobytes */
-    if (!EVP_Digest(body, strlen(body), digest, &len, EVP_sha1(), NULL)) {
+    if (!digest_page(body, revisions, digest, &len)) {
         return NULL;
     }
-    return apr_pstrcat(pool, "\"", apr_pencode_base64_binary(pool, digest, len,
-                                                             APR_ENCODE_BASE64URL, NULL),
+    return apr_pstrcat(pool, weak ? "W/\"" : "\"",
+                       apr_pencode_base64_binary(pool, digest, len, APR_ENCODE_BASE64URL, NULL),
                        "\"", NULL);
 }

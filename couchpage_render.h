@@ -29,6 +29,17 @@ const char *cp_link_url(apr_pool_t *pool, const cp_links *links, const char *tok
  * (cp_page.prev_is_first), its token left out or not. */
 const char *cp_prev_url(apr_pool_t *pool, const cp_links *links, const cp_page *page);
 
+/* A document the JSON page copies whole (include_docs, a _find answer's
+ * docs) and that has a string _id and _rev: a revision of a CouchDB
+ * document never changes (its rev id is a digest of its content), so the
+ * ETag digests the two in place of its bytes. */
+typedef struct {
+    apr_size_t from;  /* the document's bytes in the body: [from, to) */
+    apr_size_t to;
+    cp_span id;       /* its _id and _rev members' values as sent */
+    cp_span rev;
+} cp_etag_revision;
+
 /* {"items":[{"id","key","value","doc"}...],"next","prev",
  *  "links":{"next","prev","first","last"},"pages":[{"number","start","current","url"}...],
  *  "numbering","total_rows","offset","first_row","last_row","last_page"}: id only
@@ -44,9 +55,12 @@ const char *cp_prev_url(apr_pool_t *pool, const cp_links *links, const cp_page *
  *  key, value and doc are the bytes CouchDB sent (< > & written as \u
  *  escapes, as everywhere in the body), the doc reduced to its members named
  *  in fields (const char *, CouchPageFields; NULL: the whole doc). A _find
- *  location's item is the document alone, reduced to fields likewise. */
+ *  location's item is the document alone, reduced to fields likewise. With
+ *  revisions, *revisions is what the ETag digests in place of documents
+ *  copied whole (cp_etag_revision, pool-owned; see cp_render_etag). */
 const char *cp_render_json(apr_pool_t *pool, const cp_page *page,
-                           const cp_links *links, const apr_array_header_t *fields);
+                           const cp_links *links, const apr_array_header_t *fields,
+                           const apr_array_header_t **revisions);
 
 /* What an HTML item shows: a field, linked when link is not NULL. */
 typedef struct {
@@ -115,10 +129,20 @@ const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links
  * escaped. Visitors learn nothing of why: that is in the error log. */
 const char *cp_render_html_error(apr_pool_t *pool, const char *const *words);
 
-/* A strong entity tag for a page's body: base64url of its SHA-1, quoted.
- * Equal bodies have equal tags, so a revalidated page that CouchDB still
- * answers the same way is answered 304. */
-const char *cp_render_etag(apr_pool_t *pool, const char *body);
+/* The entity tag of a page's body: base64url of a SHA-1, quoted. Without
+ * revisions (NULL or empty: an HTML page, or JSON with no document copied
+ * whole) the SHA-1 of the body, a strong tag: equal bodies have equal
+ * tags. With them (cp_etag_revision, in the body's order, from
+ * cp_render_json), the SHA-1 of the body with each such document's bytes
+ * replaced by NUL, its _id, NUL, its _rev, NUL (no NUL is in a body), and
+ * the tag is weak (W/"..."): pages with the same revisions of the same
+ * documents are equivalent, not always byte for byte. Either way a
+ * revalidated page that CouchDB still answers the same way is answered
+ * 304 (If-None-Match compares weakly), and a page with a document edited
+ * is not. A page of documents hashes a few kilobytes instead of all of
+ * them. NULL when libcrypto fails. */
+const char *cp_render_etag(apr_pool_t *pool, const char *body,
+                           const apr_array_header_t *revisions);
 
 /* {"error": error, "reason": reason} */
 const char *cp_render_error(apr_pool_t *pool, const char *error, const char *reason);

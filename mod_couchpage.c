@@ -574,16 +574,18 @@ static apr_size_t token_url_room(request_rec *r, const char *path)
     return line > rest ? line - rest : 0;
 }
 
-/* A page is answered with its validator (a strong ETag of the body) and the
+/* A page is answered with its validator (an ETag of the body, or of the
+ * revisions of the documents it copies whole: cp_render_etag) and the
  * location's Cache-Control; a client or cache that holds the same body
  * gets 304 (If-None-Match, compared weakly for GET and HEAD as RFC 9110
  * says; httpd's ap_meets_conditions). A page included into another has
  * neither: the including page's conditions are not its own. */
 static int send_page_body(request_rec *r, const couchpage_dir_conf *conf,
-                          const char *content_type, const char *body)
+                          const char *content_type, const char *body,
+                          const apr_array_header_t *revisions)
 {
     if (!r->main) {
-        const char *etag = cp_render_etag(r->pool, body);
+        const char *etag = cp_render_etag(r->pool, body, revisions);
         int status;
 
         /* without a digest (libcrypto failed), the page goes without a
@@ -610,6 +612,8 @@ static int send_page(request_rec *r, const couchpage_dir_conf *conf,
                      const page_request *req, cp_page *page)
 {
     cp_links links;
+    const apr_array_header_t *revisions;
+    const char *body;
 
     if (conf->token_key) {
         const char *reason = cp_seal_page_tokens(r->pool, conf->token_key,
@@ -626,7 +630,7 @@ static int send_page(request_rec *r, const couchpage_dir_conf *conf,
     set_link_header(r, page, &links);
     if (req->format == CP_FORMAT_HTML) {
         cp_html_spec html = conf->html;
-        const char *body, *reason = NULL;
+        const char *reason = NULL;
 
         if (conf->item_template) {
             couchpage_template_use(r, conf->item_template, &html);
@@ -635,10 +639,10 @@ static int send_page(request_rec *r, const couchpage_dir_conf *conf,
         if (!body) {
             return send_config_error(r, reason);
         }
-        return send_page_body(r, conf, HTML_TYPE, body);
+        return send_page_body(r, conf, HTML_TYPE, body, NULL);
     }
-    return send_page_body(r, conf, JSON_TYPE,
-                          cp_render_json(r->pool, page, &links, conf->fields));
+    body = cp_render_json(r->pool, page, &links, conf->fields, &revisions);
+    return send_page_body(r, conf, JSON_TYPE, body, revisions);
 }
 
 /* How many of the page's rows came from the given answers. */

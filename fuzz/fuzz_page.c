@@ -36,7 +36,9 @@
  * forward, or on the last page the rows nearest the range's end, starting on
  * a page boundary when numbered), no more than C; the JSON body is JSON, its
  * items the values jansson reads from the rows (the page as it was made
- * before spans); the HTML is read as a browser would: every '<' opens one of
+ * before spans), each doc's HTML-safe copy byte for byte what one byte a
+ * step writes, and what its ETag digests in place of whole documents
+ * (cp_etag_revision) their bytes in the body and their _id and _rev; the HTML is read as a browser would: every '<' opens one of
  * the fragment's own tags, every attribute is name="value" with no raw
  * " ' < > or stray '&' in values or text, and what the entities decode to is
  * what was rendered (each item's text and link, the nav's label, the next
@@ -91,6 +93,59 @@ static int same_members(const json_t *ours, const json_t *theirs, int as_real)
         }
     }
     return 1;
+}
+
+/* The HTML-safe copy of each row's doc, byte for byte what one byte a
+ * step writes (the copy goes 64 and 16 bytes a step). */
+static void check_html_safe_docs(apr_pool_t *pool, const cp_page *page)
+{
+    int r;
+
+    for (r = 0; r < page->rows->nelts; r++) {
+        const cp_row *row = APR_ARRAY_IDX(page->rows, r, const cp_row *);
+        char *out = apr_palloc(pool, 6 * row->doc.len + 1), *want = apr_palloc(pool, 6 * row->doc.len + 1);
+        apr_size_t i, n = 0, written;
+
+        for (i = 0; i < row->doc.len; i++) {
+            char c = row->doc.text[i];
+
+            if (c == '<' || c == '>' || c == '&') {
+                n += (apr_size_t)snprintf(want + n, 7, "\\u%04x", (unsigned char)c);
+            }
+            else {
+                want[n++] = c;
+            }
+        }
+        written = (apr_size_t)(cp_json_copy_html_safe(out, row->doc.text, row->doc.len) - out);
+        FUZZ_CHECK(written == n && !memcmp(out, want, n), "row %d: the HTML-safe copy of its doc differs", r);
+    }
+}
+
+/* What the ETag digests in place of documents: the same body, and for
+ * documents copied whole, in order, each one's bytes in it (an object), its
+ * _id and _rev strings; then a tag that is weak exactly when there are some. */
+static void check_revisions(apr_pool_t *pool, const cp_page *page, const cp_links *links,
+                            const char *rendered)
+{
+    const apr_array_header_t *revisions;
+    const char *body = cp_render_json(pool, page, links, NULL, &revisions), *etag;
+    apr_size_t done = 0, len = strlen(body);
+    int i;
+
+    FUZZ_CHECK(!strcmp(body, rendered), "a page with its revisions is another body");
+    FUZZ_CHECK(revisions && revisions->nelts <= page->rows->nelts, "more revisions than rows");
+    for (i = 0; i < revisions->nelts; i++) {
+        const cp_etag_revision *doc = &APR_ARRAY_IDX(revisions, i, cp_etag_revision);
+
+        FUZZ_CHECK(doc->from >= done && doc->to > doc->from + 1 && doc->to <= len
+                   && body[doc->from] == '{' && body[doc->to - 1] == '}',
+                   "revision %d is no object of the body", i);
+        FUZZ_CHECK(doc->id.len >= 2 && doc->id.text[0] == '"' && doc->rev.len >= 2
+                   && doc->rev.text[0] == '"', "revision %d: _id or _rev is no string", i);
+        done = doc->to;
+    }
+    etag = cp_render_etag(pool, body, revisions);
+    FUZZ_CHECK(etag && (etag[0] == 'W') == (revisions->nelts > 0), "a tag of the wrong kind");
 }
 
 /* The page's items as jansson wrote them before spans (each row read by
@@ -642,13 +697,15 @@ static void one_page(apr_pool_t *pool, const uint8_t *data, size_t size, int wit
     links.path = "/db/";
     links.limit = data[2] & 2 ? in.count : 0;
     links.format = data[2] & 4 ? "html" : NULL;
-    rendered = cp_render_json(pool, &page, &links, NULL);
+    rendered = cp_render_json(pool, &page, &links, NULL, NULL);
     FUZZ_CHECK(fuzz_is_json(rendered), "the rendered page is not JSON");
     check_items(pool, &page, rendered, NULL);
+    check_revisions(pool, &page, &links, rendered);
+    check_html_safe_docs(pool, &page);
     /* CouchPageFields */
     APR_ARRAY_PUSH(fields, const char *) = "title";
     APR_ARRAY_PUSH(fields, const char *) = "a";
-    rendered = cp_render_json(pool, &page, &links, fields);
+    rendered = cp_render_json(pool, &page, &links, fields, NULL);
     FUZZ_CHECK(fuzz_is_json(rendered), "the rendered page with fields is not JSON");
     check_items(pool, &page, rendered, fields);
     for (i = 0; i < (int)COUNT_OF(item_specs); i++) {

@@ -19,7 +19,8 @@
 # Then CouchPageMaxResponse against the 1 MB document's page, and
 # CouchPageFields ('pass_fields'): the members named, in that order, as
 # sent; HTML items unaffected; `*` in an inner section restoring whole
-# documents.
+# documents. Last, a page of whole documents ('pass_etag') has a weak ETag
+# of their revisions: the same until a document on it is edited.
 #
 # Runs in both tiers: against the view double and pouchdb-server, and
 # against a real CouchDB (databases made with couch_load, through CouchDB's
@@ -31,6 +32,7 @@ use warnings FATAL => 'all';
 use utf8;
 
 use Apache::Test qw(-withtestmore);
+use Apache::TestRequest ();
 use JSON::PP ();
 use CouchPageTest qw(backend_url double_url double_fault error_log_mark error_log_since);
 use CouchPageWalk qw(:all);
@@ -266,7 +268,7 @@ my @SOURCES = ({ name => $DOUBLE ? 'the double' : 'CouchDB', get => \&double_raw
 push @SOURCES, { name => 'pouchdb-server', get => \&backend_raw, depth => $POUCH_DEPTH,
                  docs => '/pass/pouch-docs/', values => '/pass/pouch-values/' } if $POUCH;
 my $PER_LOCATION = 5 + @PASS;    # oracle, walk, backward, last page, HTML-safe; each row
-plan tests => @SOURCES * 2 * $PER_LOCATION + 3 + 6 + 19 + 3;
+plan tests => @SOURCES * 2 * $PER_LOCATION + 3 + 6 + 19 + 3 + 7;
 binmode Test::More->builder->$_, ':encoding(UTF-8)' for qw(output failure_output todo_output);
 
 # ---------------------------------------------------------------------------
@@ -473,4 +475,42 @@ sub projected_rows {
         is($item ? jraw(jget($item, 'doc')) : '(no item)', '{"t\u0069tle":"third \u003c\u0026\u003e","date":"d","summary":"s"}',
            'CouchPageFields title date summary: the last title, its name as sent');
     }
+}
+
+# ---------------------------------------------------------------------------
+# The ETag of a page of whole documents: their revisions
+# ---------------------------------------------------------------------------
+# A revision of a document never changes, so the tag digests each
+# document's _id and _rev in place of its bytes: a weak tag, the same while
+# no document on the page changes, another when one is edited (a new _rev).
+
+{
+    couch_load('pass_etag', docs => [ map { { _id => "e$_", n => $_, text => "<b>$_</b> & " . ('x' x 300) } } 1 .. 5 ],
+               views => { v => { map => 'function (doc) { emit(doc.n, null); }' } });
+    my $conditional = sub {
+        my ($tag) = @_;
+        return Apache::TestRequest::GET('/pass/etag/', Accept => 'application/json', 'If-None-Match' => $tag);
+    };
+    my $etag_of = sub { my $res = $conditional->('"none"'); return $res->code == 200 ? $res->header('ETag') // '(none)' : $res->code };
+    # edits a document: its text, and so a new _rev
+    my $edit = sub {
+        my ($id) = @_;
+        my ($status, $raw) = double_raw(GET => "/pass_etag/$id");
+        my $doc = eval { JSON::PP->new->utf8->decode($raw) } || {};
+        $doc->{text} = "edited $doc->{_rev}";
+        ($status) = double_raw(PUT => "/pass_etag/$id", JSON::PP->new->encode($doc));
+        return $status;
+    };
+    my $first = $etag_of->();
+    like($first, qr{^W/"[A-Za-z0-9_-]{27}"$}, 'a page of whole documents has a weak ETag: base64url SHA-1, W/ and quoted');
+    is($etag_of->(), $first, 'the page again: the same ETag');
+    is($conditional->($first)->code, 304, 'a conditional GET with that ETag: 304');
+    my $status = $edit->('e5');
+    is($status . ' ' . $etag_of->(), "201 $first", 'a document of another page edited: the same ETag');
+    $status = $edit->('e2');
+    my $second = $etag_of->();
+    is($status . ' ' . ($second ne $first ? 'another' : 'the same'), '201 another',
+       'a document on the page edited (a new _rev): another ETag');
+    is($conditional->($first)->code, 200, 'a conditional GET with the old ETag: 200');
+    is($conditional->($second)->code, 304, 'with the new one: 304');
 }

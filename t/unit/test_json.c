@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of couchpage_json's reading: JSON text walked by the simdjson
- * shim and built as jansson values (cp_json_load), and a number's bytes as
- * a value (cp_json_number). They link the core alone. */
+ * shim and built as jansson values (cp_json_load), a number's bytes as a
+ * value (cp_json_number); and the HTML-safe copy of JSON text. They link
+ * the core alone. */
 #include "unit.h"
 #include "couchpage_json.h"
 #include "couchpage_simdjson.h"
 
 #include <math.h>
+#include <stdio.h>
 
 /* text read by cp_json_load, written back compact (the test fails when it
  * is refused). */
@@ -213,6 +215,42 @@ static void a_walk_inside_a_walk(void **state)
     assert_int_equal(c.inner_ok, 7);
 }
 
+/* The HTML-safe copy, byte for byte what one byte a step writes: every
+ * byte value (the neighbours of < > & among them) at every place of runs
+ * longer and shorter than the copy's 64 and 16 bytes a step. */
+static void html_safe_copies_are_byte_for_byte(void **state)
+{
+    char text[200], *out = apr_palloc(pool, 6 * sizeof(text)), *want = apr_palloc(pool, 6 * sizeof(text));
+    apr_size_t len, at, i, n, specials;
+    int c;
+
+    for (len = 0; len <= sizeof(text); len += len < 70 ? 1 : 13) {
+        for (at = 0; at <= len; at += at < 20 || at + 20 > len ? 1 : 7) {
+            for (c = 0; c < 256; c += at < len ? 1 : 256) {
+                memset(text, 'x', len);
+                if (at < len) {
+                    text[at] = (char)c;
+                }
+                if (len > 2) {
+                    text[len - 1] = len % 3 ? 'y' : '>';
+                }
+                for (i = n = specials = 0; i < len; i++) {
+                    if (text[i] == '<' || text[i] == '>' || text[i] == '&') {
+                        n += (apr_size_t)sprintf(want + n, "\\u%04x", (unsigned char)text[i]);
+                        specials++;
+                    }
+                    else {
+                        want[n++] = text[i];
+                    }
+                }
+                assert_int_equal(cp_json_html_specials(text, len), specials);
+                assert_int_equal(cp_json_copy_html_safe(out, text, len) - out, n);
+                assert_memory_equal(out, want, n);
+            }
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -223,6 +261,7 @@ int main(void)
         UNIT_TEST(strings_names_and_duplicates),
         UNIT_TEST(depth_is_jansson_s),
         UNIT_TEST(a_walk_inside_a_walk),
+        UNIT_TEST(html_safe_copies_are_byte_for_byte),
     };
 
     RUN_UNIT_TESTS("couchpage_json", tests);

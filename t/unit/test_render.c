@@ -6,6 +6,9 @@
 #include "couchpage_json.h"
 #include "couchpage_render.h"
 
+#include <apr_encode.h>
+#include <openssl/evp.h>
+
 static cp_page page_of(const char *rows, const char *next, const char *prev,
                        int total, int offset)
 {
@@ -56,7 +59,7 @@ static void a_page_renders_items_tokens_and_links(void **state)
                            "[\"Tool\",\"t\"]", "[\"Biffy Clyro\",\"a\"]", 11, 5);
     cp_links links = { "/bands/", 0, NULL };
 
-    assert_string_equal(cp_render_json(pool, &page, &links, NULL),
+    assert_string_equal(cp_render_json(pool, &page, &links, NULL, NULL),
         "{\"items\":[{\"id\":\"a\",\"key\":\"Biffy Clyro\",\"value\":null},"
         "{\"id\":\"b\",\"key\":[1,{\"x\":0.5}],\"value\":{\"n\":1}}],"
         "\"next\":\"[\\\"Tool\\\",\\\"t\\\"]\","
@@ -78,7 +81,7 @@ static void items_are_the_rows_reduced_to_their_members(void **state)
                            " {\"id\":\"c\",\"key\":3}]", NULL, NULL, -1, -1);
     cp_links links = { "/x/", 0, NULL };
 
-    assert_string_equal(cp_render_json(pool, &page, &links, NULL),
+    assert_string_equal(cp_render_json(pool, &page, &links, NULL, NULL),
         "{\"items\":[{\"id\":\"a\",\"key\":1,\"value\":2},"
         "{\"id\":\"b\",\"key\":2,\"value\":3},"
         "{\"id\":\"c\",\"key\":3,\"value\":null}],"
@@ -92,7 +95,7 @@ static void a_lone_page_has_null_links_and_no_counts_when_absent(void **state)
     cp_page page = page_of("[]", NULL, NULL, -1, -1);
     cp_links links = { "/x/", 3, NULL };
 
-    assert_string_equal(cp_render_json(pool, &page, &links, NULL),
+    assert_string_equal(cp_render_json(pool, &page, &links, NULL, NULL),
         "{\"items\":[],\"next\":null,\"prev\":null,"
         "\"links\":{\"next\":null,\"prev\":null,\"first\":\"/x/?limit=3\"},"
         "\"numbering\":\"relative\"}");
@@ -106,7 +109,7 @@ static void documents_and_page_links_in_json(void **state)
 
     add_page(&page, 0, NULL, 1);
     add_page(&page, 1, "[2,\"b\"]", 0);
-    assert_string_equal(cp_render_json(pool, &page, &links, NULL),
+    assert_string_equal(cp_render_json(pool, &page, &links, NULL, NULL),
         "{\"items\":[{\"id\":\"a\",\"key\":1,\"value\":null,\"doc\":{\"_id\":\"a\"}}],"
         "\"next\":\"[2,\\\"b\\\"]\",\"prev\":null,"
         "\"links\":{\"next\":\"/p/?start=%5b2%2c%22b%22%5d\\u0026format=json\",\"prev\":null,"
@@ -136,7 +139,7 @@ static void prev_links_to_the_first_page_without_a_token(void **state)
     assert_string_equal(cp_prev_url(pool, &links, &page), "/p/?start=%5b0%2c%22a%22%5d&limit=3");
     page.prev_is_first = 1;
     assert_string_equal(cp_prev_url(pool, &links, &page), "/p/?limit=3");
-    assert_non_null(strstr(cp_render_json(pool, &page, &links, NULL),
+    assert_non_null(strstr(cp_render_json(pool, &page, &links, NULL, NULL),
                            "\"prev\":\"[0,\\\"a\\\"]\",\"links\":{\"next\":null,"
                            "\"prev\":\"/p/?limit=3\""));
     assert_non_null(strstr(html_of(&page, &links, &(cp_item_spec){ NULL, NULL }),
@@ -169,7 +172,7 @@ static void links_of_tokens_too_long_are_withheld(void **state)
     assert_null(page.next);
     assert_null(page.prev);
     assert_int_equal(page.withheld, CP_WITHHELD_NEXT | CP_WITHHELD_PREV);
-    json = cp_render_json(pool, &page, &links, NULL);
+    json = cp_render_json(pool, &page, &links, NULL, NULL);
     assert_non_null(strstr(json, "\"next\":null,\"prev\":null,\"links\":{\"next\":null,"
                                  "\"prev\":null,\"first\":\"/p/\"},\"withheld\":[\"next\",\"prev\"],"
                                  "\"pages\":[{\"number\":1,\"start\":null,\"current\":false,"
@@ -189,7 +192,7 @@ static void links_of_tokens_too_long_are_withheld(void **state)
     cp_page_withhold_long_tokens(&page, 64);
     assert_int_equal(page.withheld, CP_WITHHELD_PREV);
     assert_string_equal(cp_prev_url(pool, &links, &page), "/p/");
-    assert_non_null(strstr(cp_render_json(pool, &page, &links, NULL),
+    assert_non_null(strstr(cp_render_json(pool, &page, &links, NULL, NULL),
                            "\"prev\":null,\"links\":{\"next\":null,\"prev\":\"/p/\""));
     assert_non_null(strstr(html_of(&page, &links, &(cp_item_spec){ NULL, NULL }),
                            "<a class=\"couchpage-prev\" rel=\"prev\" href=\"/p/\">"));
@@ -296,7 +299,7 @@ static void json_output_escapes_markup_characters(void **state)
     cp_page page = page_of("[{\"key\":\"</script><script>alert(1)</script>&amp;\",\"id\":\"a\","
                            "\"value\":null}]", NULL, NULL, -1, -1);
     cp_links links = { "/x/", 0, NULL };
-    const char *out = cp_render_json(pool, &page, &links, NULL);
+    const char *out = cp_render_json(pool, &page, &links, NULL, NULL);
 
     assert_null(strchr(out, '<'));
     assert_null(strchr(out, '>'));
@@ -347,20 +350,52 @@ static void find_pages_show_documents_and_an_unnumbered_last_page(void **state)
     page.has_last = 1;
     page.last = "last";
     page.pages = apr_array_make(pool, 2, sizeof(cp_page_link));
-    assert_string_equal(cp_render_json(pool, &page, &links, NULL),
+    assert_string_equal(cp_render_json(pool, &page, &links, NULL, NULL),
         "{\"items\":[{\"_id\":\"B1\",\"g\":1,\"t\":\"x\\u003c\"}],"
         "\"next\":\"{\\\"a\\\":[[1],\\\"B1\\\"]}\",\"prev\":null,"
         "\"links\":{\"next\":\"/f/?start=%7b%22a%22%3a%5b%5b1%5d%2c%22B1%22%5d%7d\","
         "\"prev\":null,\"first\":\"/f/\",\"last\":\"/f/?start=last\"},"
         "\"numbering\":\"relative\"}");
     APR_ARRAY_PUSH(fields, const char *) = "t";
-    assert_non_null(strstr(cp_render_json(pool, &page, &links, fields),
+    assert_non_null(strstr(cp_render_json(pool, &page, &links, fields, NULL),
                            "{\"items\":[{\"t\":\"x\\u003c\"}],"));
     add_page(&page, 0, NULL, 1);
     add_page(&page, 1, page.next, 0);
     out = html_of(&page, &links, &item);
     assert_non_null(strstr(out, "href=\"/f/?start=last\""));
     assert_null(strstr(out, ">0</a>"));
+}
+
+/* A _find document with its _id and _rev is what the ETag digests in
+ * place of its bytes, as a view row's doc is; projected, it is not. */
+static void find_documents_are_digested_by_revision(void **state)
+{
+    static const char body[] = "{\"docs\":[{\"_id\":\"B1\",\"_rev\":\"2-x\",\"g\":1}]}";
+    const cp_answer *answer = NULL;
+    const apr_array_header_t *revisions;
+    apr_array_header_t *fields = apr_array_make(pool, 1, sizeof(const char *));
+    cp_page page;
+    cp_links links = { "/f/", 0, NULL };
+    const cp_etag_revision *noted;
+    const char *out;
+
+    assert_null(cp_response_read_find(pool, cp_response_padded(pool, body, sizeof(body) - 1),
+                                      sizeof(body) - 1, &answer));
+    memset(&page, 0, sizeof(page));
+    page.rows = apr_array_make(pool, 1, sizeof(const cp_row *));
+    APR_ARRAY_PUSH(page.rows, const cp_row *) = cp_answer_row(answer, 0);
+    page.total_rows = page.offset = -1;
+    page.pages = apr_array_make(pool, 1, sizeof(cp_page_link));
+    out = cp_render_json(pool, &page, &links, NULL, &revisions);
+    assert_int_equal(revisions->nelts, 1);
+    noted = &APR_ARRAY_IDX(revisions, 0, cp_etag_revision);
+    assert_memory_equal(out + noted->from, "{\"_id\":\"B1\",\"_rev\":\"2-x\",\"g\":1}",
+                        noted->to - noted->from);
+    assert_memory_equal(noted->rev.text, "\"2-x\"", noted->rev.len);
+    assert_int_equal(strncmp(cp_render_etag(pool, out, revisions), "W/", 2), 0);
+    APR_ARRAY_PUSH(fields, const char *) = "g";
+    cp_render_json(pool, &page, &links, fields, &revisions);
+    assert_int_equal(revisions->nelts, 0);
 }
 
 /* A page inside a range: its rows' numbers among the range's, absolute
@@ -396,7 +431,7 @@ static void a_known_position_shows_first_and_last_pages(void **state)
         "<li class=\"couchpage-gap\" aria-hidden=\"true\">\xe2\x80\xa6</li>\n"
         "<li><a rel=\"last\" href=\"/r/?start=%5b197%2c%22z%22%5d&amp;limit=4\">50</a></li>\n"
         "</ol>\n"));
-    out = cp_render_json(pool, &page, &links, NULL);
+    out = cp_render_json(pool, &page, &links, NULL, NULL);
     assert_non_null(strstr(out, "\"first\":\"/r/?limit=4\","
                                 "\"last\":\"/r/?start=%5b197%2c%22z%22%5d\\u0026limit=4\"}"));
     assert_non_null(strstr(out, "\"numbering\":\"absolute\",\"total_rows\":200,"
@@ -628,11 +663,107 @@ static void etags_are_the_bodys_sha1(void **state)
 {
     char *long_body = apr_palloc(pool, 3000001);
 
-    assert_string_equal(cp_render_etag(pool, ""), "\"2jmj7l5rSw0yVb_vlWAYkK_YBwk\"");
-    assert_string_equal(cp_render_etag(pool, "abc"), "\"qZk-NkcGgWq6PiVxeFDCbJzQ2J0\"");
+    assert_string_equal(cp_render_etag(pool, "", NULL), "\"2jmj7l5rSw0yVb_vlWAYkK_YBwk\"");
+    assert_string_equal(cp_render_etag(pool, "abc", NULL), "\"qZk-NkcGgWq6PiVxeFDCbJzQ2J0\"");
     memset(long_body, 'a', 3000000);
     long_body[3000000] = '\0';
-    assert_string_equal(cp_render_etag(pool, long_body), "\"6JNa8If6_OFL8VfVCrmSyGFoj_o\"");
+    assert_string_equal(cp_render_etag(pool, long_body, NULL), "\"6JNa8If6_OFL8VfVCrmSyGFoj_o\"");
+}
+
+/* A page of two rows: a, whose doc is doc_a, and b, whose doc has no _rev. */
+static const char *docs_page(const char *doc_a, const char *key_b,
+                             const apr_array_header_t **revisions)
+{
+    cp_page page = page_of(apr_pstrcat(pool, "[{\"id\":\"a\",\"key\":1,\"value\":null,\"doc\":",
+                                       doc_a, "},{\"id\":\"b\",\"key\":", key_b,
+                                       ",\"value\":null,\"doc\":{\"_id\":\"b\",\"n\":2}}]", NULL),
+                           NULL, NULL, -1, -1);
+    cp_links links = { "/d/", 0, NULL };
+
+    return cp_render_json(pool, &page, &links, NULL, revisions);
+}
+
+static const char *etag_of_docs_page(const char *doc_a, const char *key_b)
+{
+    const apr_array_header_t *revisions;
+    const char *body = docs_page(doc_a, key_b, &revisions);
+
+    return cp_render_etag(pool, body, revisions);
+}
+
+/* A JSON page's ETag digests a document it copies whole by its _id and
+ * _rev (a revision never changes), all else as written, and is weak: the
+ * SHA-1 of the body with the document's bytes replaced by NUL "a" NUL
+ * "1-x" NUL. A document without a string _id and _rev is digested whole. */
+static void etags_digest_documents_by_revision(void **state)
+{
+    const char *doc = "{\"_id\":\"a\",\"_rev\":\"1-x\",\"n\":\"<1>\"}";
+    const apr_array_header_t *revisions;
+    const char *body = docs_page(doc, "2", &revisions), *from, *to;
+    const cp_etag_revision *noted;
+    char *text;
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int len;
+    apr_size_t n;
+
+    assert_int_equal(revisions->nelts, 1);
+    noted = &APR_ARRAY_IDX(revisions, 0, cp_etag_revision);
+    from = body + noted->from;
+    to = body + noted->to;
+    assert_int_equal(to - from, strlen("{\"_id\":\"a\",\"_rev\":\"1-x\",\"n\":\"\\u003c1\\u003e\"}"));
+    assert_memory_equal(from, "{\"_id\":\"a\",\"_rev\":\"1-x\",\"n\":\"\\u003c1\\u003e\"}",
+                        (size_t)(to - from));
+    assert_memory_equal(noted->id.text, "\"a\"", 3);
+    assert_int_equal(noted->id.len, 3);
+    assert_memory_equal(noted->rev.text, "\"1-x\"", 5);
+    assert_int_equal(noted->rev.len, 5);
+    /* the digest, made here from the body */
+    n = (apr_size_t)(from - body);
+    text = apr_palloc(pool, strlen(body) + 16);
+    memcpy(text, body, n);
+    memcpy(text + n, "\0\"a\"\0\"1-x\"\0", 11);
+    memcpy(text + n + 11, to, strlen(to));
+    assert_true(EVP_Digest(text, n + 11 + strlen(to), digest, &len, EVP_sha1(), NULL));
+    assert_string_equal(cp_render_etag(pool, body, revisions),
+                        apr_pstrcat(pool, "W/\"", apr_pencode_base64_binary(
+                                        pool, digest, len, APR_ENCODE_BASE64URL, NULL),
+                                    "\"", NULL));
+    /* other bytes of the same revision: the same tag */
+    assert_string_equal(etag_of_docs_page(doc, "2"),
+                        etag_of_docs_page("{\"_rev\":\"1-x\",\"_id\":\"a\",\"n\":\"<2>\"}", "2"));
+    /* another revision, another document, another key, the document
+     * without a _rev edited: another tag */
+    assert_string_not_equal(etag_of_docs_page(doc, "2"),
+                            etag_of_docs_page("{\"_id\":\"a\",\"_rev\":\"2-y\",\"n\":\"<1>\"}", "2"));
+    assert_string_not_equal(etag_of_docs_page(doc, "2"),
+                            etag_of_docs_page("{\"_id\":\"c\",\"_rev\":\"1-x\",\"n\":\"<1>\"}", "2"));
+    assert_string_not_equal(etag_of_docs_page(doc, "2"), etag_of_docs_page(doc, "3"));
+    /* a _rev that is no string, no _id, no doc object: digested whole, a
+     * strong tag as of an HTML page */
+    body = docs_page("{\"_id\":\"a\",\"_rev\":1,\"n\":\"<1>\"}", "2", &revisions);
+    assert_int_equal(revisions->nelts, 0);
+    assert_string_equal(cp_render_etag(pool, body, revisions), cp_render_etag(pool, body, NULL));
+    assert_int_equal(cp_render_etag(pool, body, revisions)[0], '"');
+    docs_page("{\"_rev\":\"1-x\",\"n\":\"<1>\"}", "2", &revisions);
+    assert_int_equal(revisions->nelts, 0);
+    docs_page("null", "2", &revisions);
+    assert_int_equal(revisions->nelts, 0);
+}
+
+/* CouchPageFields: a document reduced to some members is digested as
+ * written (which members depends on the location, not the revision). */
+static void etags_digest_projected_documents_whole(void **state)
+{
+    cp_page page = page_of("[{\"id\":\"a\",\"key\":1,\"value\":null,"
+                           "\"doc\":{\"_id\":\"a\",\"_rev\":\"1-x\",\"n\":1}}]", NULL, NULL, -1, -1);
+    cp_links links = { "/d/", 0, NULL };
+    apr_array_header_t *fields = apr_array_make(pool, 1, sizeof(const char *));
+    const apr_array_header_t *revisions;
+
+    APR_ARRAY_PUSH(fields, const char *) = "n";
+    assert_non_null(strstr(cp_render_json(pool, &page, &links, fields, &revisions),
+                           "\"doc\":{\"n\":1}"));
+    assert_int_equal(revisions->nelts, 0);
 }
 
 /* What jansson writes (compact, then HTML-safe) for the page's own members,
@@ -737,7 +868,7 @@ static void page_members_are_written_as_jansson_writes_them(void **state)
             APR_ARRAY_IDX(page.pages, 1, cp_page_link).withheld = 1;
             add_page(&page, 0, tokens[(shape + 3) % 5], 1);
         }
-        json = cp_render_json(pool, &page, &links, NULL);
+        json = cp_render_json(pool, &page, &links, NULL, NULL);
         members = members_by_jansson(&page, &links);
         /* the items, then the members' object without its opening brace */
         assert_non_null(strstr(json, "],\""));
@@ -761,7 +892,7 @@ static void a_page_full_of_markup_is_written_whole(void **state)
     row = apr_pstrcat(pool, "{\"id\":\"a\",\"key\":1,\"value\":\"", amps, "\"}", NULL);
     page = page_of(apr_pstrcat(pool, "[", row, ",", row, ",", row, "]", NULL),
                    "[1,\"a\"]", NULL, -1, -1);
-    out = cp_render_json(pool, &page, &links, NULL);
+    out = cp_render_json(pool, &page, &links, NULL, NULL);
     assert_null(strchr(out, '&'));
     assert_int_equal(strlen(out), 3 * (strlen(row) + 5 * 20000) + 2
                                   + strlen("{\"items\":[]}") + strlen(members_by_jansson(&page, &links)) - 1);
@@ -792,6 +923,7 @@ int main(void)
         UNIT_TEST(html_escapes_every_text),
         UNIT_TEST(relative_page_labels),
         UNIT_TEST(find_pages_show_documents_and_an_unnumbered_last_page),
+        UNIT_TEST(find_documents_are_digested_by_revision),
         UNIT_TEST(html_shows_nul_as_a_replacement_character),
         UNIT_TEST(json_output_escapes_markup_characters),
         UNIT_TEST(words_are_replaced_and_escaped),
@@ -800,6 +932,8 @@ int main(void)
         UNIT_TEST(thousands_are_separated_in_every_number),
         UNIT_TEST(an_item_renderer_makes_each_item),
         UNIT_TEST(etags_are_the_bodys_sha1),
+        UNIT_TEST(etags_digest_documents_by_revision),
+        UNIT_TEST(etags_digest_projected_documents_whole),
     };
     RUN_UNIT_TESTS("render", tests);
 }
