@@ -358,36 +358,6 @@ static const char *set_partition(cmd_parms *cmd, void *dirconf, const char *arg)
     return NULL;
 }
 
-static const char *set_descending(cmd_parms *cmd, void *dirconf, int on)
-{
-    const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
-    couchpage_dir_conf *conf = dirconf;
-
-    if (forbidden) {
-        return forbidden;
-    }
-    conf->view.descending = on;
-    conf->descending_set = 1;
-    return NULL;
-}
-
-static const char *set_reduce(cmd_parms *cmd, void *dirconf, int on)
-{
-    const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
-    couchpage_dir_conf *conf = dirconf;
-
-    if (forbidden) {
-        return forbidden;
-    }
-    if (on && conf->include_docs_set && conf->view.include_docs) {
-        return "CouchPageReduce: grouped rows have no documents; "
-               "CouchPageIncludeDocs is On here";
-    }
-    conf->view.reduce = on;
-    conf->reduce_set = 1;
-    return NULL;
-}
-
 static const char *set_group_level(cmd_parms *cmd, void *dirconf, const char *arg)
 {
     const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
@@ -406,20 +376,47 @@ static const char *set_group_level(cmd_parms *cmd, void *dirconf, const char *ar
     return NULL;
 }
 
-static const char *set_include_docs(cmd_parms *cmd, void *dirconf, int on)
+/* CouchPageDescending, CouchPageReduce, CouchPageIncludeDocs and
+ * CouchPageStable: the On/Off options of every query, the server's alone.
+ * One setter, told which by cmd->info (as httpd's flag slots are told
+ * their field). */
+typedef enum { VIEW_DESCENDING, VIEW_REDUCE, VIEW_INCLUDE_DOCS, VIEW_STABLE } view_flag;
+
+static const char *set_view_flag(cmd_parms *cmd, void *dirconf, int on)
 {
     const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
     couchpage_dir_conf *conf = dirconf;
+    view_flag which = (view_flag)(apr_uintptr_t)cmd->info;
 
     if (forbidden) {
         return forbidden;
     }
-    if (on && conf->reduce_set && conf->view.reduce) {
+    if (on && which == VIEW_REDUCE && conf->include_docs_set && conf->view.include_docs) {
+        return "CouchPageReduce: grouped rows have no documents; "
+               "CouchPageIncludeDocs is On here";
+    }
+    if (on && which == VIEW_INCLUDE_DOCS && conf->reduce_set && conf->view.reduce) {
         return "CouchPageIncludeDocs: grouped rows have no documents; "
                "CouchPageReduce is On here";
     }
-    conf->view.include_docs = on;
-    conf->include_docs_set = 1;
+    switch (which) {
+    case VIEW_DESCENDING:
+        conf->view.descending = on;
+        conf->descending_set = 1;
+        break;
+    case VIEW_REDUCE:
+        conf->view.reduce = on;
+        conf->reduce_set = 1;
+        break;
+    case VIEW_INCLUDE_DOCS:
+        conf->view.include_docs = on;
+        conf->include_docs_set = 1;
+        break;
+    case VIEW_STABLE:
+        conf->view.stable = on ? "true" : "false";
+        conf->stable_set = 1;
+        break;
+    }
     return NULL;
 }
 
@@ -429,41 +426,26 @@ static const char *set_fields(cmd_parms *cmd, void *dirconf, const char *args)
 {
     const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
     couchpage_dir_conf *conf = dirconf;
-    apr_array_header_t *fields = apr_array_make(cmd->pool, 4, sizeof(const char *));
-    const char *name;
-    int i;
+    apr_array_header_t *words = apr_array_make(cmd->pool, 4, sizeof(const char *));
+    const char *word, *reason, *about;
 
     if (forbidden) {
         return forbidden;
     }
     /* every word up to the end, the empty one ("") too: JSON allows a
      * member of that name, and CouchDB keeps it */
-    while ((name = next_word(cmd->pool, &args)) != NULL) {
-        if (!strcmp(name, "*")) {
-            if (fields->nelts > 0 || next_word(cmd->pool, &args)) {
-                return "CouchPageFields: * (every member) stands alone";
-            }
-            conf->fields = NULL;
-            conf->fields_set = 1;
-            conf->fields_where = cmd->directive;
-            return NULL;
-        }
-        if (!cp_json_quote(cmd->pool, name)) {
-            return apr_psprintf(cmd->pool, "CouchPageFields: '%s' is not valid UTF-8",
-                                ap_escape_logitem(cmd->pool, name));
-        }
-        for (i = 0; i < fields->nelts; i++) {
-            if (!strcmp(APR_ARRAY_IDX(fields, i, const char *), name)) {
-                return apr_psprintf(cmd->pool, "CouchPageFields: '%s' is named twice",
-                                    ap_escape_logitem(cmd->pool, name));
-            }
-        }
-        APR_ARRAY_PUSH(fields, const char *) = name;
+    while ((word = next_word(cmd->pool, &args)) != NULL) {
+        APR_ARRAY_PUSH(words, const char *) = word;
     }
-    if (fields->nelts == 0) {
+    if (words->nelts == 0) {
         return "CouchPageFields takes the names of document members, or *";
     }
-    conf->fields = fields;
+    reason = cp_render_fields_parse(cmd->pool, words, &conf->fields, &about);
+    if (reason) {
+        return about ? apr_psprintf(cmd->pool, "CouchPageFields: '%s' %s",
+                                    ap_escape_logitem(cmd->pool, about), reason)
+                     : apr_pstrcat(cmd->pool, "CouchPageFields: ", reason, NULL);
+    }
     conf->fields_set = 1;
     conf->fields_where = cmd->directive;
     return NULL;
@@ -549,22 +531,11 @@ static const char *set_text(cmd_parms *cmd, void *dirconf, const char *name,
                             const char *text)
 {
     couchpage_dir_conf *conf = dirconf;
-    int which = cp_word_find(name);
+    int which;
+    const char *reason = cp_word_check(cmd->pool, name, text, &which);
 
-    if (which < 0) {
-        const char *known = cp_word_names[0];
-        int i;
-
-        for (i = 1; i < CP_WORD_COUNT; i++) {
-            known = apr_pstrcat(cmd->pool, known, ", ", cp_word_names[i], NULL);
-        }
-        return apr_psprintf(cmd->pool, "CouchPageText: '%s' is not a word of the fragment; "
-                            "the words are %s", name, known);
-    }
-    /* cp_json_quote refuses exactly the text that is not UTF-8 */
-    if (!cp_json_quote(cmd->pool, text)) {
-        return apr_psprintf(cmd->pool, "CouchPageText: the text for %s is not valid UTF-8",
-                            cp_word_names[which]);
+    if (reason) {
+        return apr_pstrcat(cmd->pool, "CouchPageText: ", reason, NULL);
     }
     conf->words[which] = text;
     return NULL;
@@ -658,19 +629,6 @@ static const char *set_update(cmd_parms *cmd, void *dirconf, const char *arg)
     return NULL;
 }
 
-static const char *set_stable(cmd_parms *cmd, void *dirconf, int on)
-{
-    const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
-    couchpage_dir_conf *conf = dirconf;
-
-    if (forbidden) {
-        return forbidden;
-    }
-    conf->view.stable = on ? "true" : "false";
-    conf->stable_set = 1;
-    return NULL;
-}
-
 /* The page is the same for every client: the module reads CouchDB with its
  * own credentials. A shared cache may keep it (RFC 9111 keeps responses to
  * requests with Authorization out, unless 'public'); 'private' keeps it in
@@ -744,13 +702,13 @@ const command_rec couchpage_cmds[] = {
         "('' for no bound); use %{json:...} for request values"),
     AP_INIT_TAKE1("CouchPagePartition", set_partition, NULL, SERVER_ONLY,
         "an expression giving the partition of a partitioned database"),
-    AP_INIT_FLAG("CouchPageDescending", set_descending, NULL, SERVER_ONLY,
+    AP_INIT_FLAG("CouchPageDescending", set_view_flag, (void *)VIEW_DESCENDING, SERVER_ONLY,
         "On pages the view in reverse order (default Off)"),
-    AP_INIT_FLAG("CouchPageReduce", set_reduce, NULL, SERVER_ONLY,
+    AP_INIT_FLAG("CouchPageReduce", set_view_flag, (void *)VIEW_REDUCE, SERVER_ONLY,
         "On pages the view's grouped reduce rows; Off (default) its map rows"),
     AP_INIT_TAKE1("CouchPageGroupLevel", set_group_level, NULL, SERVER_ONLY,
         "with CouchPageReduce On: 'exact' (default) or a group level from 0"),
-    AP_INIT_FLAG("CouchPageIncludeDocs", set_include_docs, NULL, SERVER_ONLY,
+    AP_INIT_FLAG("CouchPageIncludeDocs", set_view_flag, (void *)VIEW_INCLUDE_DOCS, SERVER_ONLY,
         "On adds each row's document to its item (default Off)"),
     AP_INIT_RAW_ARGS("CouchPageFields", set_fields, NULL, SERVER_ONLY,
         "with CouchPageIncludeDocs On: the document members each item's doc carries in "
@@ -767,7 +725,7 @@ const command_rec couchpage_cmds[] = {
         "%{couchpage_escape:TEXT} escapes request values"),
     AP_INIT_TAKE2("CouchPageText", set_text, NULL, PRESENTATION,
         "a word of the HTML fragment and its text in UTF-8: first, previous, next, last, of, "
-        "empty, nav-label, current, thousands or error"),
+        "empty, nav-label, current, thousands, error, page or more"),
     AP_INIT_TAKE1("CouchPageLinks", set_links, NULL, PRESENTATION,
         "how many numbered page links to show either side, 0 to 20 (default 0)"),
     AP_INIT_TAKE12("CouchPageTokenSecret", set_token_secret, NULL, SERVER_ONLY,
@@ -785,7 +743,7 @@ const command_rec couchpage_cmds[] = {
         "CouchDB's update for every query: true (CouchDB's default) brings the index up "
         "to date first, lazy answers from the index as it is and updates it after, "
         "false never updates it"),
-    AP_INIT_FLAG("CouchPageStable", set_stable, NULL, SERVER_ONLY,
+    AP_INIT_FLAG("CouchPageStable", set_view_flag, (void *)VIEW_STABLE, SERVER_ONLY,
         "CouchDB's stable for every query: On reads the same copy of each shard "
         "(a cluster's pages stay consistent), Off (CouchDB's default) the fastest"),
     AP_INIT_TAKE12("CouchPageMaxAge", set_max_age, NULL, PRESENTATION,
