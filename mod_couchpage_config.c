@@ -5,9 +5,10 @@
  * and the per-directory merge. The checks of the merged config, at start-up
  * and per request, are mod_couchpage_check.c's; what a directive names
  * (a view's scheme, a password file) and where it is written,
- * mod_couchpage_named.c's; what needs no httpd (a view URL, a range, a
- * secret), the core's. Glue: configuration time only; it serves no
- * request.
+ * mod_couchpage_named.c's; the expressions directives take,
+ * mod_couchpage_expr.c's; what needs no httpd (a view URL, a range, a
+ * secret, field names, words), the core's. Glue: configuration time only;
+ * it serves no request.
  */
 #include "mod_couchpage_config.h"
 
@@ -252,22 +253,6 @@ static const char *set_max_response(cmd_parms *cmd, void *dirconf, const char *a
     return NULL;
 }
 
-/* A string expression of the directive's, parsed once, now. NULL, or the
- * message httpd -t prints: the directive (and which argument), the text,
- * and ap_expr's reason. */
-static const char *parse_string_expr(cmd_parms *cmd, const char *which, const char *text,
-                                     const char *noun, ap_expr_info_t **expr)
-{
-    const char *err = NULL;
-
-    *expr = ap_expr_parse_cmd(cmd, text, AP_EXPR_FLAG_STRING_RESULT, &err, NULL);
-    if (err) {
-        return apr_psprintf(cmd->pool, "%s:%s%s '%s' is not a valid %s: %s", cmd->cmd->name,
-                            which ? " " : "", which ? which : "", text, noun, err);
-    }
-    return NULL;
-}
-
 /* A bound with a %{...} in it is an expression, evaluated per request;
  * any other must be JSON as written, read now, once: so that a typo such as
  * '[1' is the operator's error at start-up, not every client's 400. */
@@ -290,7 +275,7 @@ static const char *parse_bound(cmd_parms *cmd, const char *which, const char *te
         }
         return NULL;
     }
-    return parse_string_expr(cmd, which, text, "expression", &bound->expr);
+    return couchpage_expr_parse(cmd, which, text, "expression", &bound->expr);
 }
 
 /* The next word of a RAW_ARGS directive's arguments, as httpd quotes them,
@@ -350,7 +335,7 @@ static const char *set_partition(cmd_parms *cmd, void *dirconf, const char *arg)
             return apr_pstrcat(cmd->pool, "CouchPagePartition: ", err, NULL);
         }
     }
-    err = parse_string_expr(cmd, NULL, arg, "expression", &conf->partition);
+    err = couchpage_expr_parse(cmd, NULL, arg, "expression", &conf->partition);
     if (err) {
         return err;
     }
@@ -503,24 +488,16 @@ static const char *set_item(cmd_parms *cmd, void *dirconf, const char *field,
 static const char *set_item_template(cmd_parms *cmd, void *dirconf, const char *arg)
 {
     couchpage_dir_conf *conf = dirconf;
-    apr_array_header_t *fields = apr_array_make(cmd->temp_pool, 8, sizeof(const cp_field *));
-    const char *err = NULL;
-    int i;
+    const char *err;
 
     if (conf->item_set && !conf->item_template) {
         return "CouchPageItemTemplate: CouchPageItem is set in this section already; "
                "an item is shown by one or the other";
     }
-    couchpage_expr_collect_fields(cmd->temp_pool, fields);
-    err = parse_string_expr(cmd, NULL, arg, "template", &conf->item_template);
-    couchpage_expr_collect_fields(cmd->temp_pool, NULL);
+    err = couchpage_expr_parse_template(cmd, arg, &conf->item_template,
+                                        &conf->item_reads_doc);
     if (err) {
         return err;
-    }
-    conf->item_reads_doc = 0;
-    for (i = 0; i < fields->nelts; i++) {
-        conf->item_reads_doc |= cp_field_reads(APR_ARRAY_IDX(fields, i, const cp_field *),
-                                               "doc");
     }
     conf->item_where = cmd->directive;
     conf->item_set = 1;
