@@ -216,6 +216,28 @@ int cp_pattern_reads(const cp_pattern *pattern, const char *member)
     return 0;
 }
 
+const char *cp_item_spec_parse(apr_pool_t *pool, const char *field, const char *link,
+                               cp_item_spec *item)
+{
+    const char *err = NULL;
+
+    item->link = NULL;
+    item->field = cp_field_parse(pool, field, &err);
+    if (!item->field) {
+        return apr_pstrcat(pool, "the field ", err, NULL);
+    }
+    if (link && !(item->link = cp_pattern_parse(pool, link, &err))) {
+        return apr_pstrcat(pool, "the link ", err, NULL);
+    }
+    return NULL;
+}
+
+int cp_item_spec_reads(const cp_item_spec *item, const char *member)
+{
+    return (item->field && cp_field_reads(item->field, member))
+           || (item->link && cp_pattern_reads(item->link, member));
+}
+
 const char *cp_pattern_expand(apr_pool_t *pool, const cp_pattern *pattern,
                               const cp_row *row)
 {

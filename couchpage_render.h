@@ -55,12 +55,6 @@ const char *cp_render_json(apr_pool_t *pool, const cp_page *page,
 const char *cp_render_fields_parse(apr_pool_t *pool, apr_array_header_t *words,
                                    apr_array_header_t **fields, const char **about);
 
-/* What an HTML item shows: a field, linked when link is not NULL. */
-typedef struct {
-    const cp_field *field;   /* NULL: the row's key */
-    const cp_pattern *link;  /* NULL: plain text */
-} cp_item_spec;
-
 /* The fragment's words, each replaceable (CouchPageText NAME TEXT). The
  * link relations (rel="prev" ...) are not words: they are names browsers
  * and crawlers know. */
