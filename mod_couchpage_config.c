@@ -458,25 +458,17 @@ static const char *set_item(cmd_parms *cmd, void *dirconf, const char *field,
                             const char *link)
 {
     couchpage_dir_conf *conf = dirconf;
-    const char *err = NULL;
+    const char *reason;
 
     if (conf->item_template) {
         return "CouchPageItem: CouchPageItemTemplate is set in this section already; "
                "an item is shown by one or the other";
     }
-    conf->item.field = cp_field_parse(cmd->pool, field, &err);
-    if (!conf->item.field) {
-        return apr_pstrcat(cmd->pool, "CouchPageItem: the field ", err, NULL);
+    reason = cp_item_spec_parse(cmd->pool, field, link, &conf->item);
+    if (reason) {
+        return apr_pstrcat(cmd->pool, "CouchPageItem: ", reason, NULL);
     }
-    conf->item.link = NULL;
-    if (link) {
-        conf->item.link = cp_pattern_parse(cmd->pool, link, &err);
-        if (!conf->item.link) {
-            return apr_pstrcat(cmd->pool, "CouchPageItem: the link ", err, NULL);
-        }
-    }
-    conf->item_reads_doc = cp_field_reads(conf->item.field, "doc")
-                           || (conf->item.link && cp_pattern_reads(conf->item.link, "doc"));
+    conf->item_reads_doc = cp_item_spec_reads(&conf->item, "doc");
     conf->item_where = cmd->directive;
     conf->item_set = 1;
     return NULL;
@@ -543,14 +535,8 @@ static const char *set_token_secret(cmd_parms *cmd, void *dirconf, const char *s
         return forbidden;
     }
     /* derived once, here in the config pool: a page only encrypts */
-    conf->previous_token_key = NULL;
-    reason = cp_seal_secrets_fault(cmd->pool, secret, previous);
-    if (!reason) {
-        reason = cp_seal_key_derive(cmd->pool, secret, &conf->token_key);
-    }
-    if (!reason && previous) {
-        reason = cp_seal_key_derive(cmd->pool, previous, &conf->previous_token_key);
-    }
+    reason = cp_seal_keys_derive(cmd->pool, secret, previous, &conf->token_key,
+                                 &conf->previous_token_key);
     if (reason) {
         return apr_pstrcat(cmd->pool, "CouchPageTokenSecret: ", reason, NULL);
     }
