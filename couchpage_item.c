@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * couchpage_item.c: FIELD paths and LINK patterns compiled once, and an
- * item's field read from a row's bytes and shown as HTML, a URL, a number
- * or a date. Part of the httpd-free core: no httpd header, no request_rec.
+ * couchpage_item.c: FIELD paths and LINK patterns compiled once (an item's
+ * pair, CouchPageItem's), and an item's field read from a row's bytes and
+ * shown as HTML, a URL, a number or a date. Part of the httpd-free core: no
+ * httpd header, no request_rec.
  */
 #include "couchpage_item.h"
 #include "couchpage_bytes.h"

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * couchpage_render.c: a page written out as JSON or as the HTML fragment,
- * its links and ETag, and the error bodies. Part of the httpd-free core: no
- * httpd header, no request_rec; the glue sends what it writes.
+ * its links and ETag, and the error bodies; CouchPageFields' names and
+ * CouchPageText's words checked. Part of the httpd-free core: no httpd
+ * header, no request_rec; the glue sends what it writes.
  */
 #include "couchpage_render.h"
 #include "couchpage_json.h"

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * couchpage_render: the response bodies the module sends: JSON, the HTML
- * fragment, and errors.
+ * fragment, and errors; and what the directives that shape them give, as
+ * they are read: the members a page's JSON carries (CouchPageFields) and
+ * the fragment's words (CouchPageText).
  *
  * Part of the httpd-free core: no httpd header, no request_rec. It writes
  * bodies; the glue sets the headers and sends them.

@@ -232,11 +232,10 @@ static const char *set_credentials(cmd_parms *cmd, void *dirconf, const char *us
                     : couchpage_basic_authorization(cmd, user, password,
                                                     &conf->backend.authorization);
 
-    if (err) {
-        return err;
+    if (!err) {
+        conf->authorization_set = 1;
     }
-    conf->authorization_set = 1;
-    return NULL;
+    return err;
 }
 
 static const char *set_max_response(cmd_parms *cmd, void *dirconf, const char *arg)
@@ -245,12 +244,11 @@ static const char *set_max_response(cmd_parms *cmd, void *dirconf, const char *a
     apr_int64_t n;
     const char *err = parse_server_bounded(cmd, arg, 1024, APR_INT64_C(1) << 32, &n);
 
-    if (err) {
-        return err;
+    if (!err) {
+        conf->backend.max_response = (apr_off_t)n;
+        conf->max_response_set = 1;
     }
-    conf->backend.max_response = (apr_off_t)n;
-    conf->max_response_set = 1;
-    return NULL;
+    return err;
 }
 
 /* A bound with a %{...} in it is an expression, evaluated per request;
@@ -263,19 +261,15 @@ static const char *parse_bound(cmd_parms *cmd, const char *which, const char *te
 
     bound->json = NULL;
     bound->expr = NULL;
-    if (!*text) {
-        return NULL;
+    if (strstr(text, "%{")) {
+        return couchpage_expr_parse(cmd, which, text, "expression", &bound->expr);
     }
-    if (!strstr(text, "%{")) {
-        bound->json = cp_json_compact(cmd->pool, text, &err);
-        if (!bound->json) {
-            return apr_psprintf(cmd->pool, "CouchPageRange: %s '%s' is not JSON (%s); a "
-                                "bound that varies per request is an expression with "
-                                "%%{...}", which, text, err);
-        }
-        return NULL;
+    if (*text && !(bound->json = cp_json_compact(cmd->pool, text, &err))) {
+        return apr_psprintf(cmd->pool, "CouchPageRange: %s '%s' is not JSON (%s); a bound "
+                            "that varies per request is an expression with %%{...}",
+                            which, text, err);
     }
-    return couchpage_expr_parse(cmd, which, text, "expression", &bound->expr);
+    return NULL;
 }
 
 /* The next word of a RAW_ARGS directive's arguments, as httpd quotes them,
@@ -329,18 +323,14 @@ static const char *set_partition(cmd_parms *cmd, void *dirconf, const char *arg)
     }
     /* a name written out is checked now; one an expression makes, per
      * request (cp_plan_init) */
-    if (!strstr(arg, "%{")) {
-        err = cp_plan_check_partition(cmd->pool, arg);
-        if (err) {
-            return apr_pstrcat(cmd->pool, "CouchPagePartition: ", err, NULL);
-        }
+    if (!strstr(arg, "%{") && (err = cp_plan_check_partition(cmd->pool, arg)) != NULL) {
+        return apr_pstrcat(cmd->pool, "CouchPagePartition: ", err, NULL);
     }
     err = couchpage_expr_parse(cmd, NULL, arg, "expression", &conf->partition);
-    if (err) {
-        return err;
+    if (!err) {
+        conf->partition_set = 1;
     }
-    conf->partition_set = 1;
-    return NULL;
+    return err;
 }
 
 static const char *set_group_level(cmd_parms *cmd, void *dirconf, const char *arg)
@@ -377,12 +367,10 @@ static const char *set_view_flag(cmd_parms *cmd, void *dirconf, int on)
         return forbidden;
     }
     if (on && which == VIEW_REDUCE && conf->include_docs_set && conf->view.include_docs) {
-        return "CouchPageReduce: grouped rows have no documents; "
-               "CouchPageIncludeDocs is On here";
+        return "CouchPageReduce: grouped rows have no documents; CouchPageIncludeDocs is On here";
     }
     if (on && which == VIEW_INCLUDE_DOCS && conf->reduce_set && conf->view.reduce) {
-        return "CouchPageIncludeDocs: grouped rows have no documents; "
-               "CouchPageReduce is On here";
+        return "CouchPageIncludeDocs: grouped rows have no documents; CouchPageReduce is On here";
     }
     switch (which) {
     case VIEW_DESCENDING:
@@ -446,8 +434,7 @@ static const char *set_format(cmd_parms *cmd, void *dirconf, const char *arg)
     ap_str_tolower(word);
     named = cp_format_named(word);
     if (named < 0) {
-        return apr_psprintf(cmd->pool, "CouchPageFormat: '%s' is not json, html or auto",
-                            arg);
+        return apr_psprintf(cmd->pool, "CouchPageFormat: '%s' is not json, html or auto", arg);
     }
     conf->format = (cp_format)named;
     conf->format_set = 1;
@@ -516,12 +503,11 @@ static const char *set_links(cmd_parms *cmd, void *dirconf, const char *arg)
     apr_int64_t n;
     const char *err = parse_bounded(cmd, arg, 0, MAX_LINKS, &n);
 
-    if (err) {
-        return err;
+    if (!err) {
+        conf->links = (int)n;
+        conf->links_set = 1;
     }
-    conf->links = (int)n;
-    conf->links_set = 1;
-    return NULL;
+    return err;
 }
 
 static const char *set_token_secret(cmd_parms *cmd, void *dirconf, const char *secret,
@@ -553,12 +539,11 @@ static const char *set_max_token_length(cmd_parms *cmd, void *dirconf, const cha
     apr_int64_t n;
     const char *err = parse_server_bounded(cmd, arg, 64, 65536, &n);
 
-    if (err) {
-        return err;
+    if (!err) {
+        conf->max_token_length = (apr_size_t)n;
+        conf->max_token_length_set = 1;
     }
-    conf->max_token_length = (apr_size_t)n;
-    conf->max_token_length_set = 1;
-    return NULL;
+    return err;
 }
 
 static const char *set_max_emits(cmd_parms *cmd, void *dirconf, const char *arg)
@@ -567,12 +552,11 @@ static const char *set_max_emits(cmd_parms *cmd, void *dirconf, const char *arg)
     apr_int64_t n;
     const char *err = parse_server_bounded(cmd, arg, 1, CP_TOKEN_MAX_EMITS, &n);
 
-    if (err) {
-        return err;
+    if (!err) {
+        conf->view.max_emits = (int)n;
+        conf->max_emits_set = 1;
     }
-    conf->view.max_emits = (int)n;
-    conf->max_emits_set = 1;
-    return NULL;
+    return err;
 }
 
 static const char *set_update(cmd_parms *cmd, void *dirconf, const char *arg)
@@ -585,8 +569,7 @@ static const char *set_update(cmd_parms *cmd, void *dirconf, const char *arg)
     }
     conf->view.update = cp_view_update_named(arg);
     if (!conf->view.update) {
-        return apr_psprintf(cmd->pool, "CouchPageUpdate: '%s' is not true, false or lazy",
-                            arg);
+        return apr_psprintf(cmd->pool, "CouchPageUpdate: '%s' is not true, false or lazy", arg);
     }
     conf->update_set = 1;
     return NULL;
@@ -693,7 +676,8 @@ const command_rec couchpage_cmds[] = {
         "how many numbered page links to show either side, 0 to 20 (default 0)"),
     AP_INIT_TAKE12("CouchPageTokenSecret", set_token_secret, NULL, SERVER_ONLY,
         "a secret (16 characters or more) that makes tokens opaque: encrypted and "
-        "authenticated (AES-256-SIV), bound to the location; a second, previous secret is still accepted, for rotation"),
+        "authenticated (AES-256-SIV), bound to the location; a second, previous secret "
+        "is still accepted, for rotation"),
     AP_INIT_TAKE1("CouchPageMaxTokenLength", set_max_token_length, NULL, SERVER_ONLY,
         "the longest start token accepted, in bytes, 64 to 65536 (default 4096)"),
     /* it bounds what a client's token makes the module ask of CouchDB:
