@@ -578,17 +578,6 @@ static const char *token_at(apr_pool_t *pool, cp_find_from from, const apr_array
     return cp_find_token_encode(pool, from, cp_row_key(row), row->id);
 }
 
-static void add_page_link(apr_array_header_t *pages, apr_int64_t number, const char *start,
-                          int current)
-{
-    cp_page_link *link = apr_array_push(pages);
-
-    memset(link, 0, sizeof(*link));
-    link->number = number;
-    link->start = start;
-    link->current = current;
-}
-
 cp_find_from cp_find_page_assemble(apr_pool_t *pool, const cp_find_token *token,
                                    const apr_array_header_t *rows, int count, int links,
                                    const char *start, cp_page *page)
@@ -633,21 +622,22 @@ cp_find_from cp_find_page_assemble(apr_pool_t *pool, const cp_find_token *token,
     }
     if (!backward) {
         if (page->prev) {
-            add_page_link(page->pages, -1, page->prev, 0);
+            cp_page_add_link(page->pages, -1, page->prev, 0);
         }
-        add_page_link(page->pages, 0, start, 1);
+        cp_page_add_link(page->pages, 0, start, 1);
         for (i = 1; i <= beyond; i++) {
-            add_page_link(page->pages, i, token_at(pool, CP_FIND_AFTER, rows, i * count - 1), 0);
+            cp_page_add_link(page->pages, i,
+                             token_at(pool, CP_FIND_AFTER, rows, i * count - 1), 0);
         }
     }
     else {
         for (i = beyond; i >= 1; i--) {
-            add_page_link(page->pages, -i,
-                          token_at(pool, CP_FIND_BEFORE, rows, i * count - 1), 0);
+            cp_page_add_link(page->pages, -i,
+                             token_at(pool, CP_FIND_BEFORE, rows, i * count - 1), 0);
         }
-        add_page_link(page->pages, 0, start, 1);
+        cp_page_add_link(page->pages, 0, start, 1);
         if (page->next) {
-            add_page_link(page->pages, 1, page->next, 0);
+            cp_page_add_link(page->pages, 1, page->next, 0);
         }
     }
     return token->from;

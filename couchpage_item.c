@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * couchpage_item.c: FIELD paths and LINK patterns compiled once, and an
- * item's field read from a row's bytes and shown as HTML, a URL, a number
- * or a date. Part of the httpd-free core: no httpd header, no request_rec.
+ * couchpage_item.c: FIELD paths and LINK patterns compiled once (an item's
+ * pair, CouchPageItem's), and an item's field read from a row's bytes and
+ * shown as HTML, a URL, a number or a date. Part of the httpd-free core: no
+ * httpd header, no request_rec.
  */
 #include "couchpage_item.h"
 #include "couchpage_bytes.h"
@@ -214,6 +215,28 @@ int cp_pattern_reads(const cp_pattern *pattern, const char *member)
         }
     }
     return 0;
+}
+
+const char *cp_item_spec_parse(apr_pool_t *pool, const char *field, const char *link,
+                               cp_item_spec *item)
+{
+    const char *err = NULL;
+
+    item->link = NULL;
+    item->field = cp_field_parse(pool, field, &err);
+    if (!item->field) {
+        return apr_pstrcat(pool, "the field ", err, NULL);
+    }
+    if (link && !(item->link = cp_pattern_parse(pool, link, &err))) {
+        return apr_pstrcat(pool, "the link ", err, NULL);
+    }
+    return NULL;
+}
+
+int cp_item_spec_reads(const cp_item_spec *item, const char *member)
+{
+    return (item->field && cp_field_reads(item->field, member))
+           || (item->link && cp_pattern_reads(item->link, member));
 }
 
 const char *cp_pattern_expand(apr_pool_t *pool, const cp_pattern *pattern,

@@ -49,6 +49,21 @@ cp_pattern *cp_pattern_parse(apr_pool_t *pool, const char *pattern, const char *
 /* Whether a placeholder of the pattern starts at the row's member named. */
 int cp_pattern_reads(const cp_pattern *pattern, const char *member);
 
+/* What an HTML item shows: a field, linked when link is not NULL. */
+typedef struct {
+    const cp_field *field;   /* NULL: the row's key */
+    const cp_pattern *link;  /* NULL: plain text */
+} cp_item_spec;
+
+/* CouchPageItem FIELD [LINK] (link NULL when not given): NULL with *item
+ * set; or why not, "the field ..." or "the link ...". */
+const char *cp_item_spec_parse(apr_pool_t *pool, const char *field, const char *link,
+                               cp_item_spec *item);
+
+/* Whether the item's field, or a placeholder of its link, starts at the
+ * row's member named. */
+int cp_item_spec_reads(const cp_item_spec *item, const char *member);
+
 /* The pattern filled in from the row; a missing value fills in as empty. */
 const char *cp_pattern_expand(apr_pool_t *pool, const cp_pattern *pattern,
                               const cp_row *row);

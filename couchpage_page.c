@@ -452,8 +452,8 @@ static void find_last(const cp_page_answers *in, apr_int64_t before, apr_int64_t
     }
 }
 
-static void add_link(apr_array_header_t *pages, apr_int64_t number, const char *start,
-                     int current)
+void cp_page_add_link(apr_array_header_t *pages, apr_int64_t number, const char *start,
+                      int current)
 {
     cp_page_link *link = apr_array_push(pages);
 
@@ -504,12 +504,13 @@ static void link_pages(apr_pool_t *pool, const cp_page_answers *in, apr_int64_t 
         return;
     }
     for (i = behind->nelts; i >= 1; i--) {
-        add_link(page->pages, current - i,
-                 i == first_at ? NULL : APR_ARRAY_IDX(behind, i - 1, const char *), 0);
+        cp_page_add_link(page->pages, current - i,
+                         i == first_at ? NULL : APR_ARRAY_IDX(behind, i - 1, const char *), 0);
     }
-    add_link(page->pages, current, in->start, 1);
+    cp_page_add_link(page->pages, current, in->start, 1);
     for (i = 1; i <= ahead->nelts; i++) {
-        add_link(page->pages, current + i, APR_ARRAY_IDX(ahead, i - 1, const char *), 0);
+        cp_page_add_link(page->pages, current + i, APR_ARRAY_IDX(ahead, i - 1, const char *),
+                         0);
     }
 }
 

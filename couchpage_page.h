@@ -26,6 +26,12 @@ typedef struct {
                            (cp_page_withhold_long_tokens): no link, number only */
 } cp_page_link;
 
+/* Appends to pages (of cp_page_link) the link to page number, its token
+ * start, current when it is the page shown; not withheld. One way for the
+ * view's pages and the _find pages (couchpage_find) alike. */
+void cp_page_add_link(apr_array_header_t *pages, apr_int64_t number, const char *start,
+                      int current);
+
 /* Links of a page left out because their token is too long to be taken back. */
 #define CP_WITHHELD_NEXT 1
 #define CP_WITHHELD_PREV 2

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * couchpage_render.c: a page written out as JSON or as the HTML fragment,
- * its links and ETag, and the error bodies. Part of the httpd-free core: no
- * httpd header, no request_rec; the glue sends what it writes.
+ * its links and ETag, and the error bodies; CouchPageFields' names and
+ * CouchPageText's words checked. Part of the httpd-free core: no httpd
+ * header, no request_rec; the glue sends what it writes.
  */
 #include "couchpage_render.h"
 #include "couchpage_json.h"
@@ -388,16 +389,56 @@ const char *const cp_word_defaults[CP_WORD_COUNT] = {
     "The list could not be shown.", "Page", "Load more"
 };
 
-int cp_word_find(const char *name)
+const char *cp_word_check(apr_pool_t *pool, const char *name, const char *text, int *which)
 {
+    const char *known = cp_word_names[0];
     int i;
 
     for (i = 0; i < CP_WORD_COUNT; i++) {
         if (strcasecmp(name, cp_word_names[i]) == 0) {
-            return i;
+            *which = i;
+            /* cp_json_quote refuses exactly the text that is not UTF-8 */
+            return cp_json_quote(pool, text) ? NULL
+                   : apr_psprintf(pool, "the text for %s is not valid UTF-8", cp_word_names[i]);
         }
     }
-    return -1;
+    for (i = 1; i < CP_WORD_COUNT; i++) {
+        known = apr_pstrcat(pool, known, ", ", cp_word_names[i], NULL);
+    }
+    return apr_psprintf(pool, "'%s' is not a word of the fragment; the words are %s", name,
+                        known);
+}
+
+const char *cp_render_fields_parse(apr_pool_t *pool, apr_array_header_t *words,
+                                   apr_array_header_t **fields, const char **about)
+{
+    int i, j;
+
+    *fields = NULL;
+    *about = NULL;
+    for (i = 0; i < words->nelts; i++) {
+        const char *name = APR_ARRAY_IDX(words, i, const char *);
+        const char *fault = NULL;
+
+        if (!strcmp(name, "*")) {
+            return words->nelts == 1 ? NULL : "* (every member) stands alone";
+        }
+        /* cp_json_quote refuses exactly the text that is not UTF-8 */
+        if (!cp_json_quote(pool, name)) {
+            fault = "is not valid UTF-8";
+        }
+        for (j = 0; !fault && j < i; j++) {
+            if (!strcmp(APR_ARRAY_IDX(words, j, const char *), name)) {
+                fault = "is named twice";
+            }
+        }
+        if (fault) {
+            *about = name;
+            return fault;
+        }
+    }
+    *fields = words;
+    return NULL;
 }
 
 /* A word of the fragment, escaped. */

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * couchpage_render: the response bodies the module sends: JSON, the HTML
- * fragment, and errors.
+ * fragment, and errors; and what the directives that shape them give, as
+ * they are read: the members a page's JSON carries (CouchPageFields) and
+ * the fragment's words (CouchPageText).
  *
  * Part of the httpd-free core: no httpd header, no request_rec. It writes
  * bodies; the glue sets the headers and sends them.
@@ -62,11 +64,13 @@ const char *cp_render_json(apr_pool_t *pool, const cp_page *page,
                            const cp_links *links, const apr_array_header_t *fields,
                            const apr_array_header_t **revisions);
 
-/* What an HTML item shows: a field, linked when link is not NULL. */
-typedef struct {
-    const cp_field *field;   /* NULL: the row's key */
-    const cp_pattern *link;  /* NULL: plain text */
-} cp_item_spec;
+/* CouchPageFields' words (const char *, as written, one at least): the
+ * names of document members, each UTF-8 and named once, or "*" alone for
+ * every member. NULL with *fields the names for cp_render_json (NULL for
+ * "*"); or why they are refused, *about the word that is at fault (NULL
+ * when the fault is not one word's). */
+const char *cp_render_fields_parse(apr_pool_t *pool, apr_array_header_t *words,
+                                   apr_array_header_t **fields, const char **about);
 
 /* The fragment's words, each replaceable (CouchPageText NAME TEXT). The
  * link relations (rel="prev" ...) are not words: they are names browsers
@@ -91,8 +95,10 @@ typedef enum {
 extern const char *const cp_word_names[CP_WORD_COUNT];
 extern const char *const cp_word_defaults[CP_WORD_COUNT];
 
-/* The word named name (any case), or -1. */
-int cp_word_find(const char *name);
+/* CouchPageText NAME TEXT: NULL with *which the word named name (any
+ * case); or why not: name is no word (the reason lists the words), or text
+ * is not UTF-8. */
+const char *cp_word_check(apr_pool_t *pool, const char *name, const char *text, int *which);
 
 /* One row's inner HTML, from a renderer the caller provides (an item
  * template); NULL with *error set when it cannot render the row. */

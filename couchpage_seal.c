@@ -73,8 +73,9 @@ static apr_status_t wipe_key(void *data)
  * conf/couchpage-cluster.conf, docs/scaling.md). */
 #define PLACEHOLDER_SECRET "replace with a long random string"
 
-const char *cp_seal_secrets_fault(apr_pool_t *pool, const char *secret,
-                                  const char *previous)
+/* Whether secret, and previous when not NULL, may seal: NULL, or why not
+ * (cp_seal_keys_derive). */
+static const char *secrets_fault(apr_pool_t *pool, const char *secret, const char *previous)
 {
     if (strlen(secret) < CP_SEAL_MIN_SECRET
         || (previous && strlen(previous) < CP_SEAL_MIN_SECRET)) {
@@ -123,6 +124,21 @@ const char *cp_seal_key_derive(apr_pool_t *pool, const char *secret,
     }
     *key = derived;
     return NULL;
+}
+
+const char *cp_seal_keys_derive(apr_pool_t *pool, const char *secret, const char *previous,
+                                const cp_seal_key **key, const cp_seal_key **previous_key)
+{
+    const char *reason = secrets_fault(pool, secret, previous);
+
+    *previous_key = NULL;
+    if (!reason) {
+        reason = cp_seal_key_derive(pool, secret, key);
+    }
+    if (!reason && previous) {
+        reason = cp_seal_key_derive(pool, previous, previous_key);
+    }
+    return reason;
 }
 
 /* The associated data, the S2V's components before the plaintext: the

@@ -16,7 +16,7 @@
  * from a token but its length and whether two tokens hold the same
  * payload; a token sealed for another binding, with another secret, or
  * changed in any byte does not open. Which secrets may seal is said here
- * too (cp_seal_secrets_fault), for CouchPageTokenSecret.
+ * too (cp_seal_keys_derive), for CouchPageTokenSecret.
  *
  * Part of the httpd-free core: no httpd header, no request_rec.
  */
@@ -34,13 +34,6 @@
  * these. */
 #define CP_SEAL_OVERHEAD (1 + 16)
 
-/* Whether secret, and previous when not NULL, may seal tokens: NULL, or
- * why not, in words that never show a secret (a message may end up in a
- * log): one is shorter than CP_SEAL_MIN_SECRET, or is the placeholder the
- * shipped examples show, which is public and so seals nothing. */
-const char *cp_seal_secrets_fault(apr_pool_t *pool, const char *secret,
-                                  const char *previous);
-
 /* A key derived from a secret: opaque. */
 typedef struct cp_seal_key cp_seal_key;
 
@@ -48,6 +41,15 @@ typedef struct cp_seal_key cp_seal_key;
  * cleared: NULL, or why libcrypto could not. */
 const char *cp_seal_key_derive(apr_pool_t *pool, const char *secret,
                                const cp_seal_key **key);
+
+/* CouchPageTokenSecret SECRET [PREVIOUS]: when secret, and previous when
+ * not NULL, may seal tokens, derives their keys (cp_seal_key_derive) into
+ * *key and *previous_key (NULL without previous): NULL, or why not, in
+ * words that never show a secret (a message may end up in a log): one is
+ * shorter than CP_SEAL_MIN_SECRET, or is the placeholder the shipped
+ * examples show, which is public and so seals nothing. */
+const char *cp_seal_keys_derive(apr_pool_t *pool, const char *secret, const char *previous,
+                                const cp_seal_key **key, const cp_seal_key **previous_key);
 
 /* Seals, in place, each of a page's count tokens that is not NULL (nor
  * empty), for binding with key: NULL, or why it could not (the server's

@@ -5,9 +5,10 @@
  * and the per-directory merge. The checks of the merged config, at start-up
  * and per request, are mod_couchpage_check.c's; what a directive names
  * (a view's scheme, a password file) and where it is written,
- * mod_couchpage_named.c's; what needs no httpd (a view URL, a range, a
- * secret), the core's. Glue: configuration time only; it serves no
- * request.
+ * mod_couchpage_named.c's; the expressions directives take,
+ * mod_couchpage_expr.c's; what needs no httpd (a view URL, a range, a
+ * secret, field names, words), the core's. Glue: configuration time only;
+ * it serves no request.
  */
 #include "mod_couchpage_config.h"
 
@@ -239,11 +240,10 @@ static const char *set_credentials(cmd_parms *cmd, void *dirconf, const char *us
                     : couchpage_basic_authorization(cmd, user, password,
                                                     &conf->backend.authorization);
 
-    if (err) {
-        return err;
+    if (!err) {
+        conf->authorization_set = 1;
     }
-    conf->authorization_set = 1;
-    return NULL;
+    return err;
 }
 
 static const char *set_max_response(cmd_parms *cmd, void *dirconf, const char *arg)
@@ -252,28 +252,11 @@ static const char *set_max_response(cmd_parms *cmd, void *dirconf, const char *a
     apr_int64_t n;
     const char *err = parse_server_bounded(cmd, arg, 1024, APR_INT64_C(1) << 32, &n);
 
-    if (err) {
-        return err;
+    if (!err) {
+        conf->backend.max_response = (apr_off_t)n;
+        conf->max_response_set = 1;
     }
-    conf->backend.max_response = (apr_off_t)n;
-    conf->max_response_set = 1;
-    return NULL;
-}
-
-/* A string expression of the directive's, parsed once, now. NULL, or the
- * message httpd -t prints: the directive (and which argument), the text,
- * and ap_expr's reason. */
-static const char *parse_string_expr(cmd_parms *cmd, const char *which, const char *text,
-                                     const char *noun, ap_expr_info_t **expr)
-{
-    const char *err = NULL;
-
-    *expr = ap_expr_parse_cmd(cmd, text, AP_EXPR_FLAG_STRING_RESULT, &err, NULL);
-    if (err) {
-        return apr_psprintf(cmd->pool, "%s:%s%s '%s' is not a valid %s: %s", cmd->cmd->name,
-                            which ? " " : "", which ? which : "", text, noun, err);
-    }
-    return NULL;
+    return err;
 }
 
 /* A bound with a %{...} in it is an expression, evaluated per request;
@@ -286,19 +269,15 @@ static const char *parse_bound(cmd_parms *cmd, const char *which, const char *te
 
     bound->json = NULL;
     bound->expr = NULL;
-    if (!*text) {
-        return NULL;
+    if (strstr(text, "%{")) {
+        return couchpage_expr_parse(cmd, which, text, "expression", &bound->expr);
     }
-    if (!strstr(text, "%{")) {
-        bound->json = cp_json_compact(cmd->pool, text, &err);
-        if (!bound->json) {
-            return apr_psprintf(cmd->pool, "CouchPageRange: %s '%s' is not JSON (%s); a "
-                                "bound that varies per request is an expression with "
-                                "%%{...}", which, text, err);
-        }
-        return NULL;
+    if (*text && !(bound->json = cp_json_compact(cmd->pool, text, &err))) {
+        return apr_psprintf(cmd->pool, "CouchPageRange: %s '%s' is not JSON (%s); a bound "
+                            "that varies per request is an expression with %%{...}",
+                            which, text, err);
     }
-    return parse_string_expr(cmd, which, text, "expression", &bound->expr);
+    return NULL;
 }
 
 /* The next word of a RAW_ARGS directive's arguments, as httpd quotes them,
@@ -352,48 +331,14 @@ static const char *set_partition(cmd_parms *cmd, void *dirconf, const char *arg)
     }
     /* a name written out is checked now; one an expression makes, per
      * request (cp_plan_init) */
-    if (!strstr(arg, "%{")) {
-        err = cp_plan_check_partition(cmd->pool, arg);
-        if (err) {
-            return apr_pstrcat(cmd->pool, "CouchPagePartition: ", err, NULL);
-        }
+    if (!strstr(arg, "%{") && (err = cp_plan_check_partition(cmd->pool, arg)) != NULL) {
+        return apr_pstrcat(cmd->pool, "CouchPagePartition: ", err, NULL);
     }
-    err = parse_string_expr(cmd, NULL, arg, "expression", &conf->partition);
-    if (err) {
-        return err;
+    err = couchpage_expr_parse(cmd, NULL, arg, "expression", &conf->partition);
+    if (!err) {
+        conf->partition_set = 1;
     }
-    conf->partition_set = 1;
-    return NULL;
-}
-
-static const char *set_descending(cmd_parms *cmd, void *dirconf, int on)
-{
-    const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
-    couchpage_dir_conf *conf = dirconf;
-
-    if (forbidden) {
-        return forbidden;
-    }
-    conf->view.descending = on;
-    conf->descending_set = 1;
-    return NULL;
-}
-
-static const char *set_reduce(cmd_parms *cmd, void *dirconf, int on)
-{
-    const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
-    couchpage_dir_conf *conf = dirconf;
-
-    if (forbidden) {
-        return forbidden;
-    }
-    if (on && conf->include_docs_set && conf->view.include_docs) {
-        return "CouchPageReduce: grouped rows have no documents; "
-               "CouchPageIncludeDocs is On here";
-    }
-    conf->view.reduce = on;
-    conf->reduce_set = 1;
-    return NULL;
+    return err;
 }
 
 static const char *set_group_level(cmd_parms *cmd, void *dirconf, const char *arg)
@@ -414,20 +359,45 @@ static const char *set_group_level(cmd_parms *cmd, void *dirconf, const char *ar
     return NULL;
 }
 
-static const char *set_include_docs(cmd_parms *cmd, void *dirconf, int on)
+/* CouchPageDescending, CouchPageReduce, CouchPageIncludeDocs and
+ * CouchPageStable: the On/Off options of every query, the server's alone.
+ * One setter, told which by cmd->info (as httpd's flag slots are told
+ * their field). */
+typedef enum { VIEW_DESCENDING, VIEW_REDUCE, VIEW_INCLUDE_DOCS, VIEW_STABLE } view_flag;
+
+static const char *set_view_flag(cmd_parms *cmd, void *dirconf, int on)
 {
     const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
     couchpage_dir_conf *conf = dirconf;
+    view_flag which = (view_flag)(apr_uintptr_t)cmd->info;
 
     if (forbidden) {
         return forbidden;
     }
-    if (on && conf->reduce_set && conf->view.reduce) {
-        return "CouchPageIncludeDocs: grouped rows have no documents; "
-               "CouchPageReduce is On here";
+    if (on && which == VIEW_REDUCE && conf->include_docs_set && conf->view.include_docs) {
+        return "CouchPageReduce: grouped rows have no documents; CouchPageIncludeDocs is On here";
     }
-    conf->view.include_docs = on;
-    conf->include_docs_set = 1;
+    if (on && which == VIEW_INCLUDE_DOCS && conf->reduce_set && conf->view.reduce) {
+        return "CouchPageIncludeDocs: grouped rows have no documents; CouchPageReduce is On here";
+    }
+    switch (which) {
+    case VIEW_DESCENDING:
+        conf->view.descending = on;
+        conf->descending_set = 1;
+        break;
+    case VIEW_REDUCE:
+        conf->view.reduce = on;
+        conf->reduce_set = 1;
+        break;
+    case VIEW_INCLUDE_DOCS:
+        conf->view.include_docs = on;
+        conf->include_docs_set = 1;
+        break;
+    case VIEW_STABLE:
+        conf->view.stable = on ? "true" : "false";
+        conf->stable_set = 1;
+        break;
+    }
     return NULL;
 }
 
@@ -437,41 +407,26 @@ static const char *set_fields(cmd_parms *cmd, void *dirconf, const char *args)
 {
     const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
     couchpage_dir_conf *conf = dirconf;
-    apr_array_header_t *fields = apr_array_make(cmd->pool, 4, sizeof(const char *));
-    const char *name;
-    int i;
+    apr_array_header_t *words = apr_array_make(cmd->pool, 4, sizeof(const char *));
+    const char *word, *reason, *about;
 
     if (forbidden) {
         return forbidden;
     }
     /* every word up to the end, the empty one ("") too: JSON allows a
      * member of that name, and CouchDB keeps it */
-    while ((name = next_word(cmd->pool, &args)) != NULL) {
-        if (!strcmp(name, "*")) {
-            if (fields->nelts > 0 || next_word(cmd->pool, &args)) {
-                return "CouchPageFields: * (every member) stands alone";
-            }
-            conf->fields = NULL;
-            conf->fields_set = 1;
-            conf->fields_where = cmd->directive;
-            return NULL;
-        }
-        if (!cp_json_quote(cmd->pool, name)) {
-            return apr_psprintf(cmd->pool, "CouchPageFields: '%s' is not valid UTF-8",
-                                ap_escape_logitem(cmd->pool, name));
-        }
-        for (i = 0; i < fields->nelts; i++) {
-            if (!strcmp(APR_ARRAY_IDX(fields, i, const char *), name)) {
-                return apr_psprintf(cmd->pool, "CouchPageFields: '%s' is named twice",
-                                    ap_escape_logitem(cmd->pool, name));
-            }
-        }
-        APR_ARRAY_PUSH(fields, const char *) = name;
+    while ((word = next_word(cmd->pool, &args)) != NULL) {
+        APR_ARRAY_PUSH(words, const char *) = word;
     }
-    if (fields->nelts == 0) {
+    if (words->nelts == 0) {
         return "CouchPageFields takes the names of document members, or *";
     }
-    conf->fields = fields;
+    reason = cp_render_fields_parse(cmd->pool, words, &conf->fields, &about);
+    if (reason) {
+        return about ? apr_psprintf(cmd->pool, "CouchPageFields: '%s' %s",
+                                    ap_escape_logitem(cmd->pool, about), reason)
+                     : apr_pstrcat(cmd->pool, "CouchPageFields: ", reason, NULL);
+    }
     conf->fields_set = 1;
     conf->fields_where = cmd->directive;
     return NULL;
@@ -487,8 +442,7 @@ static const char *set_format(cmd_parms *cmd, void *dirconf, const char *arg)
     ap_str_tolower(word);
     named = cp_format_named(word);
     if (named < 0) {
-        return apr_psprintf(cmd->pool, "CouchPageFormat: '%s' is not json, html or auto",
-                            arg);
+        return apr_psprintf(cmd->pool, "CouchPageFormat: '%s' is not json, html or auto", arg);
     }
     conf->format = (cp_format)named;
     conf->format_set = 1;
@@ -499,25 +453,17 @@ static const char *set_item(cmd_parms *cmd, void *dirconf, const char *field,
                             const char *link)
 {
     couchpage_dir_conf *conf = dirconf;
-    const char *err = NULL;
+    const char *reason;
 
     if (conf->item_template) {
         return "CouchPageItem: CouchPageItemTemplate is set in this section already; "
                "an item is shown by one or the other";
     }
-    conf->item.field = cp_field_parse(cmd->pool, field, &err);
-    if (!conf->item.field) {
-        return apr_pstrcat(cmd->pool, "CouchPageItem: the field ", err, NULL);
+    reason = cp_item_spec_parse(cmd->pool, field, link, &conf->item);
+    if (reason) {
+        return apr_pstrcat(cmd->pool, "CouchPageItem: ", reason, NULL);
     }
-    conf->item.link = NULL;
-    if (link) {
-        conf->item.link = cp_pattern_parse(cmd->pool, link, &err);
-        if (!conf->item.link) {
-            return apr_pstrcat(cmd->pool, "CouchPageItem: the link ", err, NULL);
-        }
-    }
-    conf->item_reads_doc = cp_field_reads(conf->item.field, "doc")
-                           || (conf->item.link && cp_pattern_reads(conf->item.link, "doc"));
+    conf->item_reads_doc = cp_item_spec_reads(&conf->item, "doc");
     conf->item_where = cmd->directive;
     conf->item_set = 1;
     return NULL;
@@ -529,24 +475,16 @@ static const char *set_item(cmd_parms *cmd, void *dirconf, const char *field,
 static const char *set_item_template(cmd_parms *cmd, void *dirconf, const char *arg)
 {
     couchpage_dir_conf *conf = dirconf;
-    apr_array_header_t *fields = apr_array_make(cmd->temp_pool, 8, sizeof(const cp_field *));
-    const char *err = NULL;
-    int i;
+    const char *err;
 
     if (conf->item_set && !conf->item_template) {
         return "CouchPageItemTemplate: CouchPageItem is set in this section already; "
                "an item is shown by one or the other";
     }
-    couchpage_expr_collect_fields(cmd->temp_pool, fields);
-    err = parse_string_expr(cmd, NULL, arg, "template", &conf->item_template);
-    couchpage_expr_collect_fields(cmd->temp_pool, NULL);
+    err = couchpage_expr_parse_template(cmd, arg, &conf->item_template,
+                                        &conf->item_reads_doc);
     if (err) {
         return err;
-    }
-    conf->item_reads_doc = 0;
-    for (i = 0; i < fields->nelts; i++) {
-        conf->item_reads_doc |= cp_field_reads(APR_ARRAY_IDX(fields, i, const cp_field *),
-                                               "doc");
     }
     conf->item_where = cmd->directive;
     conf->item_set = 1;
@@ -557,22 +495,11 @@ static const char *set_text(cmd_parms *cmd, void *dirconf, const char *name,
                             const char *text)
 {
     couchpage_dir_conf *conf = dirconf;
-    int which = cp_word_find(name);
+    int which;
+    const char *reason = cp_word_check(cmd->pool, name, text, &which);
 
-    if (which < 0) {
-        const char *known = cp_word_names[0];
-        int i;
-
-        for (i = 1; i < CP_WORD_COUNT; i++) {
-            known = apr_pstrcat(cmd->pool, known, ", ", cp_word_names[i], NULL);
-        }
-        return apr_psprintf(cmd->pool, "CouchPageText: '%s' is not a word of the fragment; "
-                            "the words are %s", name, known);
-    }
-    /* cp_json_quote refuses exactly the text that is not UTF-8 */
-    if (!cp_json_quote(cmd->pool, text)) {
-        return apr_psprintf(cmd->pool, "CouchPageText: the text for %s is not valid UTF-8",
-                            cp_word_names[which]);
+    if (reason) {
+        return apr_pstrcat(cmd->pool, "CouchPageText: ", reason, NULL);
     }
     conf->words[which] = text;
     return NULL;
@@ -584,12 +511,11 @@ static const char *set_links(cmd_parms *cmd, void *dirconf, const char *arg)
     apr_int64_t n;
     const char *err = parse_bounded(cmd, arg, 0, MAX_LINKS, &n);
 
-    if (err) {
-        return err;
+    if (!err) {
+        conf->links = (int)n;
+        conf->links_set = 1;
     }
-    conf->links = (int)n;
-    conf->links_set = 1;
-    return NULL;
+    return err;
 }
 
 static const char *set_token_secret(cmd_parms *cmd, void *dirconf, const char *secret,
@@ -603,14 +529,8 @@ static const char *set_token_secret(cmd_parms *cmd, void *dirconf, const char *s
         return forbidden;
     }
     /* derived once, here in the config pool: a page only encrypts */
-    conf->previous_token_key = NULL;
-    reason = cp_seal_secrets_fault(cmd->pool, secret, previous);
-    if (!reason) {
-        reason = cp_seal_key_derive(cmd->pool, secret, &conf->token_key);
-    }
-    if (!reason && previous) {
-        reason = cp_seal_key_derive(cmd->pool, previous, &conf->previous_token_key);
-    }
+    reason = cp_seal_keys_derive(cmd->pool, secret, previous, &conf->token_key,
+                                 &conf->previous_token_key);
     if (reason) {
         return apr_pstrcat(cmd->pool, "CouchPageTokenSecret: ", reason, NULL);
     }
@@ -627,12 +547,11 @@ static const char *set_max_token_length(cmd_parms *cmd, void *dirconf, const cha
     apr_int64_t n;
     const char *err = parse_server_bounded(cmd, arg, 64, 65536, &n);
 
-    if (err) {
-        return err;
+    if (!err) {
+        conf->max_token_length = (apr_size_t)n;
+        conf->max_token_length_set = 1;
     }
-    conf->max_token_length = (apr_size_t)n;
-    conf->max_token_length_set = 1;
-    return NULL;
+    return err;
 }
 
 static const char *set_max_emits(cmd_parms *cmd, void *dirconf, const char *arg)
@@ -641,12 +560,11 @@ static const char *set_max_emits(cmd_parms *cmd, void *dirconf, const char *arg)
     apr_int64_t n;
     const char *err = parse_server_bounded(cmd, arg, 1, CP_TOKEN_MAX_EMITS, &n);
 
-    if (err) {
-        return err;
+    if (!err) {
+        conf->view.max_emits = (int)n;
+        conf->max_emits_set = 1;
     }
-    conf->view.max_emits = (int)n;
-    conf->max_emits_set = 1;
-    return NULL;
+    return err;
 }
 
 static const char *set_update(cmd_parms *cmd, void *dirconf, const char *arg)
@@ -659,23 +577,9 @@ static const char *set_update(cmd_parms *cmd, void *dirconf, const char *arg)
     }
     conf->view.update = cp_view_update_named(arg);
     if (!conf->view.update) {
-        return apr_psprintf(cmd->pool, "CouchPageUpdate: '%s' is not true, false or lazy",
-                            arg);
+        return apr_psprintf(cmd->pool, "CouchPageUpdate: '%s' is not true, false or lazy", arg);
     }
     conf->update_set = 1;
-    return NULL;
-}
-
-static const char *set_stable(cmd_parms *cmd, void *dirconf, int on)
-{
-    const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
-    couchpage_dir_conf *conf = dirconf;
-
-    if (forbidden) {
-        return forbidden;
-    }
-    conf->view.stable = on ? "true" : "false";
-    conf->stable_set = 1;
     return NULL;
 }
 
@@ -716,7 +620,7 @@ static const char *set_selector(cmd_parms *cmd, void *dirconf, const char *arg)
         const char *text = APR_ARRAY_IDX(placeholders, i, const char *);
         couchpage_key_bound *value = apr_pcalloc(cmd->pool, sizeof(*value));
 
-        err = parse_string_expr(cmd, "value", text, "expression", &value->expr);
+        err = couchpage_expr_parse(cmd, "value", text, "expression", &value->expr);
         if (err) {
             return err;
         }
@@ -857,13 +761,13 @@ const command_rec couchpage_cmds[] = {
         "('' for no bound); use %{json:...} for request values"),
     AP_INIT_TAKE1("CouchPagePartition", set_partition, NULL, SERVER_ONLY,
         "an expression giving the partition of a partitioned database"),
-    AP_INIT_FLAG("CouchPageDescending", set_descending, NULL, SERVER_ONLY,
+    AP_INIT_FLAG("CouchPageDescending", set_view_flag, (void *)VIEW_DESCENDING, SERVER_ONLY,
         "On pages the view in reverse order (default Off)"),
-    AP_INIT_FLAG("CouchPageReduce", set_reduce, NULL, SERVER_ONLY,
+    AP_INIT_FLAG("CouchPageReduce", set_view_flag, (void *)VIEW_REDUCE, SERVER_ONLY,
         "On pages the view's grouped reduce rows; Off (default) its map rows"),
     AP_INIT_TAKE1("CouchPageGroupLevel", set_group_level, NULL, SERVER_ONLY,
         "with CouchPageReduce On: 'exact' (default) or a group level from 0"),
-    AP_INIT_FLAG("CouchPageIncludeDocs", set_include_docs, NULL, SERVER_ONLY,
+    AP_INIT_FLAG("CouchPageIncludeDocs", set_view_flag, (void *)VIEW_INCLUDE_DOCS, SERVER_ONLY,
         "On adds each row's document to its item (default Off)"),
     AP_INIT_RAW_ARGS("CouchPageFields", set_fields, NULL, SERVER_ONLY,
         "with CouchPageIncludeDocs On, or on a _find location: the document members each "
@@ -881,12 +785,13 @@ const command_rec couchpage_cmds[] = {
         "%{couchpage_escape:TEXT} escapes request values"),
     AP_INIT_TAKE2("CouchPageText", set_text, NULL, PRESENTATION,
         "a word of the HTML fragment and its text in UTF-8: first, previous, next, last, of, "
-        "empty, nav-label, current, thousands or error"),
+        "empty, nav-label, current, thousands, error, page or more"),
     AP_INIT_TAKE1("CouchPageLinks", set_links, NULL, PRESENTATION,
         "how many numbered page links to show either side, 0 to 20 (default 0)"),
     AP_INIT_TAKE12("CouchPageTokenSecret", set_token_secret, NULL, SERVER_ONLY,
         "a secret (16 characters or more) that makes tokens opaque: encrypted and "
-        "authenticated (AES-256-SIV), bound to the location; a second, previous secret is still accepted, for rotation"),
+        "authenticated (AES-256-SIV), bound to the location; a second, previous secret "
+        "is still accepted, for rotation"),
     AP_INIT_TAKE1("CouchPageMaxTokenLength", set_max_token_length, NULL, SERVER_ONLY,
         "the longest start token accepted, in bytes, 64 to 65536 (default 4096)"),
     /* it bounds what a client's token makes the module ask of CouchDB:
@@ -899,7 +804,7 @@ const command_rec couchpage_cmds[] = {
         "CouchDB's update for every query: true (CouchDB's default) brings the index up "
         "to date first, lazy answers from the index as it is and updates it after, "
         "false never updates it"),
-    AP_INIT_FLAG("CouchPageStable", set_stable, NULL, SERVER_ONLY,
+    AP_INIT_FLAG("CouchPageStable", set_view_flag, (void *)VIEW_STABLE, SERVER_ONLY,
         "CouchDB's stable for every query: On reads the same copy of each shard "
         "(a cluster's pages stay consistent), Off (CouchDB's default) the fastest"),
     AP_INIT_TAKE12("CouchPageMaxAge", set_max_age, NULL, PRESENTATION,

@@ -1,17 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * mod_couchpage_expr: the module's ap_expr functions and the item
- * template's renderer (see mod_couchpage_expr.h). Glue: no directory
- * config, no response to the client.
+ * mod_couchpage_expr: the module's ap_expr functions, the parsing of the
+ * expressions directives take, and the item template's renderer (see
+ * mod_couchpage_expr.h): httpd's expressions in one room. Glue: no
+ * directory config, no response to the client.
  */
 #include "mod_couchpage_expr.h"
 
 #include "http_config.h"
+#include "http_log.h"
 #include "apr_strings.h"
 
 #include "couchpage_item.h"
 #include "couchpage_json.h"
 #include "mod_couchpage_module.h"
+
+/* ap_expr_parse_cmd tags what it logs with the module's index */
+APLOG_USE_MODULE(couchpage);
 
 #define JSON_ARG_REFUSED_NOTE "couchpage-json-refused"
 
@@ -75,12 +80,11 @@ static const char *expr_html_escape(ap_expr_eval_ctx_t *ctx, const void *data,
     return cp_html_text(ctx->p, arg, strlen(arg));
 }
 
+/* While couchpage_expr_parse_template parses, the array (const cp_field *)
+ * that collects its functions' fields, in the parse's temporary pool: a
+ * .htaccess file is read per request, in the request's own pool and
+ * thread, so the pool carries it, not a global. */
 #define COLLECTED_FIELDS_KEY "couchpage-template-fields"
-
-void couchpage_expr_collect_fields(apr_pool_t *ptemp, apr_array_header_t *fields)
-{
-    apr_pool_userdata_setn(fields, COLLECTED_FIELDS_KEY, NULL, ptemp);
-}
 
 /* The field is compiled here, once: an unknown one fails the configuration. */
 static int lookup_template_function(ap_expr_lookup_parms *parms, cp_show how)
@@ -135,6 +139,36 @@ int couchpage_expr_lookup(ap_expr_lookup_parms *parms)
         }
     }
     return DECLINED;
+}
+
+const char *couchpage_expr_parse(cmd_parms *cmd, const char *which, const char *text,
+                                 const char *noun, ap_expr_info_t **expr)
+{
+    const char *err = NULL;
+
+    *expr = ap_expr_parse_cmd(cmd, text, AP_EXPR_FLAG_STRING_RESULT, &err, NULL);
+    if (err) {
+        return apr_psprintf(cmd->pool, "%s:%s%s '%s' is not a valid %s: %s", cmd->cmd->name,
+                            which ? " " : "", which ? which : "", text, noun, err);
+    }
+    return NULL;
+}
+
+const char *couchpage_expr_parse_template(cmd_parms *cmd, const char *text,
+                                          ap_expr_info_t **template, int *reads_doc)
+{
+    apr_array_header_t *fields = apr_array_make(cmd->temp_pool, 8, sizeof(const cp_field *));
+    const char *err;
+    int i;
+
+    apr_pool_userdata_setn(fields, COLLECTED_FIELDS_KEY, NULL, cmd->temp_pool);
+    err = couchpage_expr_parse(cmd, NULL, text, "template", template);
+    apr_pool_userdata_setn(NULL, COLLECTED_FIELDS_KEY, NULL, cmd->temp_pool);
+    *reads_doc = 0;
+    for (i = 0; i < fields->nelts; i++) {
+        *reads_doc |= cp_field_reads(APR_ARRAY_IDX(fields, i, const cp_field *), "doc");
+    }
+    return err;
 }
 
 const char *couchpage_expr_eval(request_rec *r, const ap_expr_info_t *expr, int *not_utf8,

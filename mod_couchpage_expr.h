@@ -3,8 +3,9 @@
  * mod_couchpage_expr: the module's functions in httpd's expressions
  * (ap_expr): %{json:TEXT} for CouchPageRange's bounds, %{couchpage_escape:TEXT}
  * and the item template's %{couchpage_html:FIELD} and its kin, with the
- * fields a template reads; and the renderer that evaluates
- * CouchPageItemTemplate for each row.
+ * fields a template reads; the expressions directives take, parsed once
+ * when httpd reads them (their faults as apachectl -t shows them); and the
+ * renderer that evaluates CouchPageItemTemplate for each row.
  *
  * Glue: it knows request_rec and ap_expr, but not the directory config,
  * and answers no client itself.
@@ -13,6 +14,7 @@
 #define MOD_COUCHPAGE_EXPR_H
 
 #include "httpd.h"
+#include "http_config.h"
 #include "ap_expr.h"
 
 #include "couchpage_render.h"
@@ -22,13 +24,17 @@
  * fails the configuration). */
 int couchpage_expr_lookup(ap_expr_lookup_parms *parms);
 
-/* The field path of every template function in the expressions parsed with
- * the temporary pool ptemp (cmd->temp_pool) is added to fields (const
- * cp_field *), until this is called again with NULL: how
- * CouchPageItemTemplate learns which members of a row its template reads.
- * The pool, not a global, carries it: a .htaccess file is read per request,
- * in the request's own pool and thread. */
-void couchpage_expr_collect_fields(apr_pool_t *ptemp, apr_array_header_t *fields);
+/* A string expression of cmd's directive, parsed once, now. NULL, or the
+ * message httpd -t prints: the directive (and which argument, unless which
+ * is NULL), the text, that it is no valid noun, and ap_expr's reason. */
+const char *couchpage_expr_parse(cmd_parms *cmd, const char *which, const char *text,
+                                 const char *noun, ap_expr_info_t **expr);
+
+/* CouchPageItemTemplate's template, parsed so (noun "template"): an
+ * unknown field in one of its functions is its fault too; *reads_doc says
+ * whether a function reads the row's doc. */
+const char *couchpage_expr_parse_template(cmd_parms *cmd, const char *text,
+                                          ap_expr_info_t **template, int *reads_doc);
 
 /* A string expression's value for r, as ap_expr_str_exec gives it (*error
  * set when it cannot be evaluated); *not_utf8 says whether a request value

@@ -69,6 +69,13 @@ my @CASES = (
     ["CouchPageView $VIEW\nCouchPageUpdate lazy\nCouchPageUpdate False\nCouchPageStable On", undef],
     ['CouchPageUpdate later', qr{CouchPageUpdate: 'later' is not true, false or lazy}],
     ['CouchPageStable yes', qr{CouchPageStable must be On or Off}],
+    # grouped rows have no documents: CouchPageReduce and CouchPageIncludeDocs
+    # never both On in one section, whichever comes first
+    ["CouchPageReduce On\nCouchPageIncludeDocs On", qr{CouchPageIncludeDocs: grouped rows have no documents; CouchPageReduce is On here}],
+    ["CouchPageIncludeDocs On\nCouchPageReduce On", qr{CouchPageReduce: grouped rows have no documents; CouchPageIncludeDocs is On here}],
+    ["CouchPageView $VIEW\nCouchPageReduce On\nCouchPageIncludeDocs Off\nCouchPageDescending On\nCouchPageStable Off", undef],
+    ["CouchPageView $VIEW\nCouchPageReduce Off\nCouchPageIncludeDocs On\nCouchPageReduce Off", undef],
+    ['CouchPageDescending maybe', qr{CouchPageDescending must be On or Off}],
     # CouchPageFields: names of document members (bytes as written, UTF-8), or * alone
     ["CouchPageView $VIEW\nCouchPageIncludeDocs On\nCouchPageFields title date summary", undef],
     ["CouchPageView $VIEW\nCouchPageFields *", undef],

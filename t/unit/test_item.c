@@ -103,6 +103,30 @@ static void fields_and_links_tell_the_member_they_read(void **state)
     assert_false(cp_pattern_reads(literal, "doc"));
 }
 
+/* CouchPageItem FIELD [LINK]: both compiled, or why not, and what the item
+ * reads */
+static void items_are_a_field_and_a_link(void **state)
+{
+    cp_item_spec item;
+
+    assert_null(cp_item_spec_parse(pool, "value.title", NULL, &item));
+    assert_non_null(item.field);
+    assert_null(item.link);
+    assert_true(cp_item_spec_reads(&item, "value"));
+    assert_false(cp_item_spec_reads(&item, "doc"));
+    assert_null(cp_item_spec_parse(pool, "key", "/p/{doc.slug}", &item));
+    assert_non_null(item.link);
+    assert_true(cp_item_spec_reads(&item, "doc"));
+    assert_true(cp_item_spec_reads(&item, "key"));
+    assert_null(cp_item_spec_parse(pool, "doc.name", "/p/{id}", &item));
+    assert_true(cp_item_spec_reads(&item, "doc"));
+    assert_true(cp_item_spec_reads(&item, "id"));
+    assert_false(cp_item_spec_reads(&item, "value"));
+    assert_true(!strncmp(cp_item_spec_parse(pool, "name", "/p/{id}", &item), "the field ", 10));
+    assert_true(!strncmp(cp_item_spec_parse(pool, "key", "/p/{name}", &item), "the link ", 9));
+    assert_true(!strncmp(cp_item_spec_parse(pool, "key", "/p/{id", &item), "the link ", 9));
+}
+
 static void percent_encoding_keeps_only_unreserved_bytes(void **state)
 {
     const char *all = "AZaz09-._~ /?#[]@!$&'()*+,;=%\"<>\\^`{|}";
@@ -250,6 +274,7 @@ int main(void)
         UNIT_TEST(links_fill_in_percent_encoded_values),
         UNIT_TEST(bad_link_patterns_are_refused),
         UNIT_TEST(fields_and_links_tell_the_member_they_read),
+        UNIT_TEST(items_are_a_field_and_a_link),
         UNIT_TEST(percent_encoding_keeps_only_unreserved_bytes),
         UNIT_TEST(fields_show_as_inert_text),
         UNIT_TEST(strings_shown_from_records_are_the_decoded_strings),

@@ -609,17 +609,94 @@ static void words_are_replaced_and_escaped(void **state)
     assert_non_null(strstr(out, "aria-disabled=\"true\">Previous</span>"));
 }
 
-/* The words by their directive names, in any case. */
+/* The words by their directive names, in any case; an unknown name or a
+ * text that is not UTF-8 refused, with the reason apachectl -t shows. */
 static void words_are_found_by_name(void **state)
 {
-    int i;
+    int i, which = -1;
+    const char *reason;
 
     for (i = 0; i < CP_WORD_COUNT; i++) {
-        assert_int_equal(cp_word_find(cp_word_names[i]), i);
+        assert_null(cp_word_check(pool, cp_word_names[i], "x", &which));
+        assert_int_equal(which, i);
     }
-    assert_int_equal(cp_word_find("NAV-LABEL"), CP_WORD_NAV_LABEL);
-    assert_int_equal(cp_word_find("second"), -1);
-    assert_int_equal(cp_word_find(""), -1);
+    assert_null(cp_word_check(pool, "NAV-LABEL", "Seiten \xc3\xbc", &which));
+    assert_int_equal(which, CP_WORD_NAV_LABEL);
+    assert_null(cp_word_check(pool, "thousands", "", &which));
+    assert_int_equal(which, CP_WORD_THOUSANDS);
+    reason = cp_word_check(pool, "second", "x", &which);
+    assert_string_equal(reason, "'second' is not a word of the fragment; the words are first, "
+                                "previous, next, last, of, empty, nav-label, current, "
+                                "thousands, error, page, more");
+    assert_non_null(cp_word_check(pool, "", "x", &which));
+    assert_string_equal(cp_word_check(pool, "Next", "Suivant \xff", &which),
+                        "the text for next is not valid UTF-8");
+    assert_string_equal(cp_word_check(pool, "of", "\xed\xa0\x80", &which),
+                        "the text for of is not valid UTF-8");
+}
+
+/* Why cp_render_fields_parse refuses names (NULL-terminated), NULL when it
+ * takes them; a refusal gives no fields, a success no word at fault. */
+static const char *fields_fault(const char *const *names, const char **about)
+{
+    apr_array_header_t *words = apr_array_make(pool, 4, sizeof(const char *));
+    apr_array_header_t *fields = NULL;
+    const char *reason;
+
+    for (; *names; names++) {
+        APR_ARRAY_PUSH(words, const char *) = *names;
+    }
+    reason = cp_render_fields_parse(pool, words, &fields, about);
+    assert_true(reason ? fields == NULL : *about == NULL);
+    return reason;
+}
+
+/* CouchPageFields: names of members, in UTF-8 and once each ("" too: JSON
+ * allows it), or * alone for every member; the first word at fault named. */
+static void fields_are_names_or_a_lone_star(void **state)
+{
+    static const char *const star[] = { "*", NULL };
+    static const char *const names[] = { "title", "", "r\xc3\xa9sum\xc3\xa9", "two words",
+                                         "_id", NULL };
+    static const char *const star_after[] = { "title", "*", NULL };
+    static const char *const star_first[] = { "*", "title", NULL };
+    static const char *const two_stars[] = { "*", "*", NULL };
+    static const char *const twice[] = { "title", "date", "title", NULL };
+    static const char *const empty_twice[] = { "title", "", "", NULL };
+    static const char *const not_utf8[] = { "title", "ti\xfftle", "ti\xfftle", NULL };
+    static const char *const surrogate[] = { "\xed\xa0\x80", NULL };
+    static const char *const twice_then_star[] = { "a", "a", "*", NULL };
+    apr_array_header_t *words = apr_array_make(pool, 4, sizeof(const char *));
+    apr_array_header_t *fields = words;
+    const char *about = "unset";
+    int i;
+
+    APR_ARRAY_PUSH(words, const char *) = "*";
+    assert_null(cp_render_fields_parse(pool, words, &fields, &about));
+    assert_null(fields);
+    assert_null(about);
+    assert_null(fields_fault(star, &about));
+    words = apr_array_make(pool, 4, sizeof(const char *));
+    for (i = 0; names[i]; i++) {
+        APR_ARRAY_PUSH(words, const char *) = names[i];
+    }
+    assert_null(cp_render_fields_parse(pool, words, &fields, &about));
+    assert_ptr_equal(fields, words);
+    assert_int_equal(fields->nelts, 5);
+    assert_string_equal(fields_fault(star_after, &about), "* (every member) stands alone");
+    assert_null(about);
+    assert_string_equal(fields_fault(star_first, &about), "* (every member) stands alone");
+    assert_string_equal(fields_fault(two_stars, &about), "* (every member) stands alone");
+    assert_string_equal(fields_fault(twice, &about), "is named twice");
+    assert_string_equal(about, "title");
+    assert_string_equal(fields_fault(empty_twice, &about), "is named twice");
+    assert_string_equal(about, "");
+    assert_string_equal(fields_fault(not_utf8, &about), "is not valid UTF-8");
+    assert_string_equal(about, "ti\xfftle");
+    assert_string_equal(fields_fault(surrogate, &about), "is not valid UTF-8");
+    /* the first word at fault, in order, as httpd -t reads the line */
+    assert_string_equal(fields_fault(twice_then_star, &about), "is named twice");
+    assert_string_equal(about, "a");
 }
 
 /* A renderer of the caller's: its output is the item's inner HTML, as it
@@ -928,6 +1005,7 @@ int main(void)
         UNIT_TEST(json_output_escapes_markup_characters),
         UNIT_TEST(words_are_replaced_and_escaped),
         UNIT_TEST(words_are_found_by_name),
+        UNIT_TEST(fields_are_names_or_a_lone_star),
         UNIT_TEST(a_lone_row_and_a_lone_page),
         UNIT_TEST(thousands_are_separated_in_every_number),
         UNIT_TEST(an_item_renderer_makes_each_item),

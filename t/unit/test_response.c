@@ -119,8 +119,7 @@ static void batch_responses_are_read_whole_and_cut_off(void **state)
     {
         static const char twice[] = "{\"results\":[{\"rows\":[{\"key\":1,\"value\":1}]}],"
                                     "\"results\":[{\"rows\":[]},{\"rows\":[]}]}";
-        const apr_size_t first_end = strlen("{\"results\":[{\"rows\":[{\"key\":1,\"value\":1}]}]");
-        apr_size_t cut;
+        const size_t first_end = strlen("{\"results\":[{\"rows\":[{\"key\":1,\"value\":1}]}]");
 
         for (cut = first_end; cut < sizeof(twice); cut++) {
             assert_int_equal(read_batch(twice, cut, 1, 2, 0, results, &error), 1);
@@ -175,13 +174,13 @@ static void unexpected_response_shapes_are_named(void **state)
     size_t i;
 
     for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        const cp_answer *answer = NULL;
-        const char *reason = read_view(cases[i].body, strlen(cases[i].body),
-                                                   cases[i].with_docid, &answer);
+        const cp_answer *case_answer = NULL;
+        const char *case_reason = read_view(cases[i].body, strlen(cases[i].body),
+                                            cases[i].with_docid, &case_answer);
 
-        if (!reason || !strstr(reason, cases[i].reason_part)) {
+        if (!case_reason || !strstr(case_reason, cases[i].reason_part)) {
             fail_msg("'%s': expected '%s', got '%s'", cases[i].body, cases[i].reason_part,
-                     reason ? reason : "(none)");
+                     case_reason ? case_reason : "(none)");
         }
     }
     /* a key nested deeper than jansson reads (2048) cannot be a token */

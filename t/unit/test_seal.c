@@ -246,19 +246,27 @@ static void the_previous_secret_still_opens_tokens(void **state)
  * the previous one too; no message shows a secret. */
 static void short_and_placeholder_secrets_are_refused(void **state)
 {
+    const cp_seal_key *key = NULL, *previous_key = NULL;
     const char *reason;
 
-    assert_null(cp_seal_secrets_fault(pool, SECRET, NULL));
-    assert_null(cp_seal_secrets_fault(pool, SECRET, OLD_SECRET));
-    assert_null(cp_seal_secrets_fault(pool, "sixteen chars ok", NULL));
-    reason = cp_seal_secrets_fault(pool, "fifteen chars a", NULL);
+    assert_null(cp_seal_keys_derive(pool, SECRET, NULL, &key, &previous_key));
+    assert_non_null(key);
+    assert_null(previous_key);
+    assert_null(cp_seal_keys_derive(pool, SECRET, OLD_SECRET, &key, &previous_key));
+    assert_non_null(previous_key);
+    assert_ptr_not_equal(key, previous_key);
+    assert_null(cp_seal_keys_derive(pool, "sixteen chars ok", NULL, &key, &previous_key));
+    assert_null(previous_key);
+    reason = cp_seal_keys_derive(pool, "fifteen chars a", NULL, &key, &previous_key);
     assert_string_equal(reason, "a secret must be at least 16 characters long");
-    assert_string_equal(cp_seal_secrets_fault(pool, SECRET, "too short"), reason);
-    reason = cp_seal_secrets_fault(pool, "Replace With A Long Random String", NULL);
+    assert_string_equal(cp_seal_keys_derive(pool, SECRET, "too short", &key, &previous_key),
+                        reason);
+    reason = cp_seal_keys_derive(pool, "Replace With A Long Random String", NULL, &key,
+                                 &previous_key);
     assert_non_null(reason);
     assert_non_null(strstr(reason, "the examples' placeholder is no secret"));
-    assert_string_equal(cp_seal_secrets_fault(pool, SECRET,
-                                              "replace with a long random string"), reason);
+    assert_string_equal(cp_seal_keys_derive(pool, SECRET, "replace with a long random string",
+                                            &key, &previous_key), reason);
 }
 
 static void tokens_of_another_location_or_secret_do_not_open(void **state)
