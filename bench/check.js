@@ -50,6 +50,22 @@
 //       posts-sizes.txt (bytes of a document, of (a)'s forward answer and of each page; rows sharing
 //       the date of the row before), posts-requests.txt.
 //
+//   node bench/check.js find
+//       Environment: BASE, BACKEND, BACKEND_AUTH, REC_LOG, SIZE, OUT as
+//       above; POSTS_ROW; FIND_PATH (the _find location's path), FIND_URL
+//       (the backend's _find path), FIND_QUERY (the location's query as
+//       CouchDB's own: selector, sort, use_index, allow_fallback; JSON).
+//       Walks the _find location from its first page through links.next
+//       to the page at row POSTS_ROW, each page's documents the next of
+//       one straight _find of the query in its order; checks that that
+//       page is one backend request with the floors' Authorization header,
+//       that CouchDB's bookmark page of the same query (the bookmark of a
+//       _find of POSTS_ROW rows) and the skip page (skip=POSTS_ROW) are the
+//       module's page's documents, and that page 2 is one request too.
+//       Writes to OUT: find.path, find-page2.path (the pages' paths as the
+//       module linked them), find-bookmark.json and find-skip.json (the
+//       floors' bodies), find-sizes.txt, find-requests.txt.
+//
 //   node bench/check.js sent LOG FROM AUTH SPEC...
 //       The requests in LOG from line FROM on (0-based) are SPEC... in turn
 //       (as bench/paths.lua takes them: a GET path, or "POST PATH BODY"),
@@ -512,6 +528,82 @@ async function posts() {
     `the HTML page shows every title, date and summary escaped; the fields page's documents are the named members; one backend request each; the same Authorization header throughout`);
 }
 
+// The _find page: the module's walk is CouchDB's own _find order, its page
+// at POSTS_ROW is CouchDB's bookmark page and skip page of the same query.
+async function find() {
+  const base = env('BASE');
+  const backend = env('BACKEND');
+  const auth = env('BACKEND_AUTH');
+  const log = env('REC_LOG');
+  const size = Number(env('SIZE'));
+  const row = Number(env('POSTS_ROW'));
+  const loc = env('FIND_PATH');
+  const findUrl = env('FIND_URL');
+  const query = JSON.parse(env('FIND_QUERY'));
+  const out = env('OUT');
+  if (!(row >= size && row % size === 0)) die(`POSTS_ROW (${row}) must be a positive multiple of SIZE (${size})`);
+  const straight = async (body) => {
+    const r = await get(backend + findUrl, { method: 'POST', auth, body: JSON.stringify(body) });
+    if (r.status !== 200 || !r.json || !Array.isArray(r.json.docs)) die(`POST ${findUrl} ${JSON.stringify(body)}: HTTP ${r.status}, ${r.text.slice(0, 300)}`);
+    return r.json;
+  };
+  const ids = (docs) => docs.map((d) => d._id);
+
+  // 1. CouchDB's own order of the query, to the page after the measured one
+  const order = ids((await straight({ ...query, limit: row + 2 * size, fields: ['_id'] })).docs);
+  if (order.length !== row + 2 * size) die(`find: the query has ${order.length} rows, not the ${row + 2 * size} the walk needs`);
+
+  // 2. the module's walk by links.next: every page the next rows of that order
+  let path = loc;
+  let page2 = '';
+  let page = null;
+  for (let at = 0; ; at += size) {
+    const res = await get(base + path);
+    if (res.status !== 200 || res.json === null) die(`find: GET ${path}: HTTP ${res.status}, ${res.text.slice(0, 300)}`);
+    page = res.json;
+    const want = order.slice(at, at + size);
+    if (!Array.isArray(page.items) || !same(ids(page.items), want)) {
+      die(`find: the page at row ${at} (${path}) holds ${JSON.stringify(ids(page.items || [])).slice(0, 300)}, CouchDB's _find order ${JSON.stringify(want).slice(0, 300)}`);
+    }
+    if (at === row) break;
+    if (!page.links || typeof page.links.next !== 'string') die(`find: the page at row ${at} has no links.next`);
+    const next = new URL(page.links.next, 'http://x');
+    if (next.pathname !== loc) die(`find: links.next leads to ${next.pathname}, not ${loc}`);
+    path = next.pathname + next.search;
+    if (at === 0) page2 = path;
+  }
+
+  // 3. what the module asks the backend for the measured page and page 2
+  const rec = await recordPage(base, path, log);
+  const rec2 = await recordPage(base, page2, log);
+  for (const [what, r] of [['find page', rec], ['find page 2', rec2]]) {
+    sameAuth(what, r.reqs, auth);
+    if (r.reqs.length !== 1) die(`${what}: ${r.reqs.length} backend requests, not 1`);
+  }
+
+  // 4. the floors: CouchDB's bookmark page (the bookmark after POSTS_ROW
+  // rows) and its skip page, each the module's page's documents
+  const { bookmark } = await straight({ ...query, limit: row, fields: ['_id'] });
+  if (typeof bookmark !== 'string') die('find: CouchDB gave no bookmark');
+  const byBookmark = { ...query, limit: size, bookmark };
+  const bySkip = { ...query, limit: size, skip: row };
+  for (const [what, body] of [['the bookmark page', byBookmark], ['the skip page', bySkip]]) {
+    const a = await straight(body);
+    if (!same(a.docs, rec.page.items)) die(`find: ${what} ${JSON.stringify(ids(a.docs)).slice(0, 300)} is not the module's page ${JSON.stringify(ids(rec.page.items)).slice(0, 300)}`);
+  }
+  const bookmarkText = await get(backend + findUrl, { method: 'POST', auth, body: JSON.stringify(byBookmark) });
+  const bytes = (t) => Buffer.byteLength(t);
+  fs.writeFileSync(`${out}/find.path`, path + '\n');
+  fs.writeFileSync(`${out}/find-page2.path`, page2 + '\n');
+  fs.writeFileSync(`${out}/find-bookmark.json`, JSON.stringify(byBookmark) + '\n');
+  fs.writeFileSync(`${out}/find-skip.json`, JSON.stringify(bySkip) + '\n');
+  fs.writeFileSync(`${out}/find-sizes.txt`, `json=${bytes(rec.text)} bookmark=${bytes(bookmarkText.text)}\n`);
+  fs.writeFileSync(`${out}/find-requests.txt`, [['find page', path, rec], ['find page 2', page2, rec2]].map(([w, p, r]) =>
+    `${w} ${p}: ${r.reqs.length} backend request\n    ${r.reqs.map((q) => `${q.method} ${q.url} ${q.body}`).join('\n    ')}\n`).join(''));
+  console.error(`check: the _find location walked ${row / size + 1} pages by links.next in CouchDB's own _find order; ` +
+    `its page at row ${row} is CouchDB's bookmark page and skip page of the same query; one backend request for it and for page 2; the same Authorization header throughout`);
+}
+
 function sent(args) {
   const [log, from, auth, ...specs] = args;
   const reqs = readLog(log).slice(Number(from));
@@ -534,10 +626,12 @@ if (require.main === module) {
     pages().catch((e) => die(e.stack || String(e)));
   } else if (cmd === 'posts') {
     posts().catch((e) => die(e.stack || String(e)));
+  } else if (cmd === 'find') {
+    find().catch((e) => die(e.stack || String(e)));
   } else if (cmd === 'sent') {
     sent(rest);
   } else {
-    die('usage: node bench/check.js pages | posts | sent LOG FROM AUTH SPEC...');
+    die('usage: node bench/check.js pages | posts | find | sent LOG FROM AUTH SPEC...');
   }
 }
 module.exports = { queriesOf, sameQueries };

@@ -14,20 +14,22 @@
 // 550 words in paragraphs, 4 tags; some words are not ASCII (é, ü, a CJK
 // word, an emoji). View _design/posts/_view/by_date:
 //   function (doc) { if (doc.date) emit(doc.date, null); }
+// and a Mango JSON index over date, _design/posts-find's by-date, for the
+// _find page (bench/run's /posts-find/ and CouchDB's bookmark).
 // A finished load leaves _local/bench-posts saying how many posts of which
 // generator it holds: a later run with the same count reuses the database
 // (no load; the index is built already). A database with another count, or
 // an interrupted load, is deleted and loaded again with --replace, and
 // refused without it (a server of the user's own: nothing of it is deleted
-// unasked). The view's index is built before the script ends, batch by
-// batch while loading.
+// unasked). The view's index and the Mango index are built before the
+// script ends, batch by batch while loading.
 // Uses nothing but node's own modules (Node 20: global fetch).
 'use strict';
 
 const DB = 'bench_posts';
 // Changes whenever the generated posts change: a database of another
 // generator is not reused.
-const GENERATOR = 1;
+const GENERATOR = 2;
 // The PRNG's seed: one whose row 12,000 of 20,000 (the page bench/run
 // measures) shares its minute with the row before it, so that the page's
 // startkey_docid decides where it starts.
@@ -42,6 +44,10 @@ const DDOC = {
   language: 'javascript',
   views: { by_date: { map: 'function (doc) { if (doc.date) emit(doc.date, null); }' } },
 };
+// The Mango index of the _find page, made with POST /DB/_index.
+const FIND_INDEX = { index: { fields: ['date'] }, ddoc: 'posts-find', name: 'by-date', type: 'json' };
+// Design documents beside the posts: _design/posts and _design/posts-find.
+const DESIGN_DOCS = 2;
 
 // --- the words ---------------------------------------------------------------
 const WORDS = `
@@ -264,10 +270,19 @@ async function viewRows(couch) {
   return v.json.total_rows;
 }
 
+// The Mango index built likewise: a _find that must use it waits for it.
+async function findIndexBuilt(couch) {
+  await couch('POST', `/${DB}/_find`, {
+    selector: {}, sort: [{ date: 'asc' }], limit: 1, fields: ['_id'],
+    use_index: [FIND_INDEX.ddoc, FIND_INDEX.name], allow_fallback: false,
+  });
+}
+
 async function load(couch, posts) {
   const t0 = Date.now();
   await couch('PUT', `/${DB}`);
   await couch('PUT', `/${DB}/${DDOC._id}`, DDOC);
+  await couch('POST', `/${DB}/_index`, FIND_INDEX);
   const next = generator(SEED);
   let bytes = 0;
   let shown = 0;
@@ -280,6 +295,7 @@ async function load(couch, posts) {
     done += docs.length;
     // the index follows the load, so that no single query waits for all of it
     await viewRows(couch);
+    await findIndexBuilt(couch);
     if (done * 10 >= (shown + 1) * posts || done === posts) {
       shown = Math.floor((done * 10) / posts);
       console.log(`${done} / ${posts} posts written and indexed (${Math.round((Date.now() - t0) / 1000)} s)`);
@@ -295,7 +311,7 @@ async function main() {
   const couch = client(opt.url);
   const want = { posts: opt.posts, generator: GENERATOR, seed: SEED };
   const s = await state(couch);
-  const complete = s && s.marker && s.docs === opt.posts + 1 &&
+  const complete = s && s.marker && s.docs === opt.posts + DESIGN_DOCS &&
     Object.keys(want).every((k) => s.marker[k] === want[k]);
   if (complete) {
     console.log(`${DB} holds the ${opt.posts} posts already (about ${s.marker.mean_doc_bytes} bytes each): reused`);
@@ -311,6 +327,7 @@ async function main() {
   }
   const rows = await viewRows(couch);
   if (rows !== opt.posts) throw new Error(`the view by_date has ${rows} rows, not ${opt.posts}`);
+  await findIndexBuilt(couch);
 }
 
 if (require.main === module) {
@@ -319,4 +336,4 @@ if (require.main === module) {
     process.exit(1);
   });
 }
-module.exports = { generator, SEED, DB };
+module.exports = { generator, SEED, DB, FIND_INDEX };

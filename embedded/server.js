@@ -18,7 +18,9 @@
 // is enough.
 //
 // And view queries answer with CouchDB's offset and honour startkey_docid
-// (offsets.js), so that mod_couchpage knows every page's position.
+// (offsets.js), so that mod_couchpage knows every page's position. Mango's
+// _index and _find are served too (pouchdb-find, as pouchdb-server serves
+// them), for the demo's _find location.
 'use strict';
 
 const path = require('path');
@@ -120,7 +122,7 @@ const PouchDB = PouchCore
 new PouchDB('pouch__all_dbs__').info().then(() => {
   const app = express();
   app.use(rawDocidParams);
-  app.use(expressPouchDB(PouchDB, { mode: 'minimumForPouchDB' }));
+  app.use(expressPouchDB(PouchDB, { mode: 'minimumForPouchDB', overrideMode: { include: ['routes/find'] } }));
   const server = app.listen(opt.port, opt.host, () => {
     console.log(`server: listening on http://${opt.host}:${opt.port}/, data in ${dir}`);
   });
