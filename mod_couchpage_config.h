@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mod_couchpage_config: the per-directory config, which the directives of
- * mod_couchpage_config.c fill and merge, mod_couchpage_check.c checks, and
- * the handler (mod_couchpage.c) reads: the split mod_md has
- * (mod_md_config.h, mod_md_config.c, mod_md.c). Glue: only these files see
- * the directory config.
+ * mod_couchpage_config.c (and mod_couchpage_find.c's, for a _find
+ * location) fill and merge, mod_couchpage_check.c checks, and the handler
+ * reads (mod_couchpage.c, and the request, answer and _find files it
+ * shares its page with): the split mod_md has (mod_md_config.h,
+ * mod_md_config.c, mod_md.c). Glue: only these files see the directory
+ * config.
  */
 #ifndef MOD_COUCHPAGE_CONFIG_H
 #define MOD_COUCHPAGE_CONFIG_H
@@ -117,6 +119,10 @@ typedef struct {
 extern const command_rec couchpage_cmds[];
 void *couchpage_create_dir_conf(apr_pool_t *p, char *dir);
 void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv);
+
+/* The next word of a RAW_ARGS directive's arguments, as httpd quotes them,
+ * the empty one ('') too; NULL when none is left. */
+const char *couchpage_next_word(apr_pool_t *p, const char **args);
 
 
 #endif

@@ -20,7 +20,7 @@ extern module AP_MODULE_DECLARE_DATA couchpage_module;
  * each use, so that no reader takes one use's pointer for another's. */
 struct couchpage_capture;      /* mod_couchpage_backend.c */
 struct couchpage_template_row; /* mod_couchpage_expr.c */
-struct couchpage_client_args;  /* mod_couchpage.c */
+struct couchpage_client_args;  /* mod_couchpage_request.c */
 typedef struct {
     struct couchpage_capture *capture; /* a backend subrequest: what collects its
                                           answer */

@@ -1,0 +1,401 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * mod_couchpage_find: a Mango _find location (CouchPageView .../DB/_find):
+ * its directives and its page. The setters of CouchPageSelector,
+ * CouchPageSort and CouchPageIndex, each checked as httpd reads it (the
+ * directive table, and the merge, stay in mod_couchpage_config.c; whether
+ * they suit the location's view is mod_couchpage_check.c's); and the page
+ * by keyset: one POST .../_find, the selector filled with this request's
+ * values, CouchDB's warnings logged once a location and child. The
+ * request is read by mod_couchpage_request.c and answered by
+ * mod_couchpage_answer.c, as a view's is; the query, its token and the
+ * page's assembly are the core's (couchpage_find.c). Glue.
+ */
+#include "mod_couchpage_find.h"
+
+#include "http_core.h"
+#include "http_log.h"
+#include "http_protocol.h"
+#include "apr_hash.h"
+#include "apr_strings.h"
+#if APR_HAS_THREADS
+#include "apr_thread_mutex.h"
+#endif
+
+#include "couchpage_find.h"
+#include "couchpage_json.h"
+#include "couchpage_page.h"
+#include "couchpage_response.h"
+#include "couchpage_seal.h"
+#include "couchpage_token.h"
+#include "mod_couchpage_answer.h"
+#include "mod_couchpage_backend.h"
+#include "mod_couchpage_expr.h"
+#include "mod_couchpage_request.h"
+
+APLOG_USE_MODULE(couchpage);
+
+/* The directives of a _find location (CouchPageView .../DB/_find): which
+ * documents (CouchPageSelector), their order (CouchPageSort) and the index
+ * that serves them (CouchPageIndex). Whether they suit the location's
+ * CouchPageView is checked on the merged configuration
+ * (mod_couchpage_check.c). */
+
+/* CouchPageSelector JSON: a Mango selector, read and checked now; its
+ * strings holding %{...} are expressions yielding JSON per request, as
+ * CouchPageRange's bounds (mod_couchpage_config.c's parse_bound), each
+ * parsed once, now. */
+const char *couchpage_find_set_selector(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
+    couchpage_dir_conf *conf = dirconf;
+    apr_array_header_t *placeholders;
+    const json_t *selector;
+    const char *err = NULL;
+    int i;
+
+    if (forbidden) {
+        return forbidden;
+    }
+    selector = cp_json_load(cmd->pool, arg, strlen(arg), &err);
+    if (!selector) {
+        return apr_psprintf(cmd->pool, "CouchPageSelector: '%s' is not JSON (%s)",
+                            ap_escape_logitem(cmd->pool, arg), err ? err : "unreadable");
+    }
+    err = cp_find_check_selector(cmd->pool, selector);
+    if (err) {
+        return apr_psprintf(cmd->pool, "CouchPageSelector: the selector %s", err);
+    }
+    placeholders = apr_array_make(cmd->temp_pool, 4, sizeof(const char *));
+    cp_find_selector_placeholders(selector, placeholders);
+    conf->find_values = apr_hash_make(cmd->pool);
+    for (i = 0; i < placeholders->nelts; i++) {
+        const char *text = APR_ARRAY_IDX(placeholders, i, const char *);
+        couchpage_key_bound *value = apr_pcalloc(cmd->pool, sizeof(*value));
+
+        err = couchpage_expr_parse(cmd, "value", text, "expression", &value->expr);
+        if (err) {
+            return err;
+        }
+        apr_hash_set(conf->find_values, text, APR_HASH_KEY_STRING, value);
+    }
+    conf->find_selector = selector;
+    conf->find_selector_set = 1;
+    conf->find_selector_where = cmd->directive;
+    return NULL;
+}
+
+/* CouchPageSort FIELD...: read for both directions now, so that
+ * CouchPageDescending, from this section or another, only chooses. */
+const char *couchpage_find_set_sort(cmd_parms *cmd, void *dirconf, const char *args)
+{
+    const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
+    couchpage_dir_conf *conf = dirconf;
+    apr_array_header_t *names = apr_array_make(cmd->temp_pool, 4, sizeof(const char *));
+    cp_find_sort *sort = apr_pcalloc(cmd->pool, 2 * sizeof(*sort));
+    const char *name, *err;
+
+    if (forbidden) {
+        return forbidden;
+    }
+    while ((name = couchpage_next_word(cmd->pool, &args)) != NULL) {
+        APR_ARRAY_PUSH(names, const char *) = name;
+    }
+    err = cp_find_sort_init(cmd->pool, (const char *const *)names->elts, names->nelts, 0,
+                            &sort[0]);
+    if (!err) {
+        err = cp_find_sort_init(cmd->pool, (const char *const *)names->elts, names->nelts,
+                                1, &sort[1]);
+    }
+    if (err) {
+        return apr_pstrcat(cmd->pool, "CouchPageSort ", err, NULL);
+    }
+    /* the reader records the documents as deep as the sort values lie */
+    cp_response_reach((apr_size_t)cp_find_sort_depth(&sort[0]));
+    conf->find_sort = sort;
+    conf->find_sort_set = 1;
+    conf->find_sort_where = cmd->directive;
+    return NULL;
+}
+
+/* CouchPageIndex DDOC [NAME]: Mango's use_index, without fallback. */
+const char *couchpage_find_set_index(cmd_parms *cmd, void *dirconf, const char *ddoc,
+                                     const char *name)
+{
+    const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
+    couchpage_dir_conf *conf = dirconf;
+
+    if (forbidden) {
+        return forbidden;
+    }
+    if (!*ddoc || (name && !*name)) {
+        return "CouchPageIndex takes a design document's name and an optional index name";
+    }
+    if (!cp_json_quote(cmd->pool, ddoc) || (name && !cp_json_quote(cmd->pool, name))) {
+        return "CouchPageIndex: a name is not valid UTF-8";
+    }
+    conf->find_index_ddoc = ddoc;
+    conf->find_index_name = name;
+    conf->find_index_set = 1;
+    conf->find_index_where = cmd->directive;
+    return NULL;
+}
+
+/* The _find locations of this process whose CouchDB warning has been
+ * logged: each location's once a child (keyed by its CouchPageView line). */
+static struct {
+    apr_hash_t *locations;
+#if APR_HAS_THREADS
+    apr_thread_mutex_t *lock;
+#endif
+} find_warned;
+
+static void find_warned_init(apr_pool_t *pchild, server_rec *s)
+{
+    find_warned.locations = apr_hash_make(pchild);
+#if APR_HAS_THREADS
+    if (apr_thread_mutex_create(&find_warned.lock, APR_THREAD_MUTEX_DEFAULT, pchild)
+        != APR_SUCCESS) {
+        /* without a lock nothing is remembered: warnings are logged at debug */
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, CPLOGNO(0321) "no mutex for the memory "
+                     "of _find locations warned of");
+        find_warned.locations = NULL;
+    }
+#endif
+}
+
+/* Whether this location's warning is logged for the first time in this
+ * process (and remembers it). */
+static int find_warning_first(const couchpage_dir_conf *conf)
+{
+    int first;
+
+    if (!find_warned.locations) {
+        return 0;
+    }
+#if APR_HAS_THREADS
+    apr_thread_mutex_lock(find_warned.lock);
+#endif
+    first = apr_hash_get(find_warned.locations, &conf->view_where,
+                         sizeof(conf->view_where)) == NULL;
+    if (first) {
+        apr_hash_set(find_warned.locations,
+                     apr_pmemdup(apr_hash_pool_get(find_warned.locations), &conf->view_where,
+                                 sizeof(conf->view_where)),
+                     sizeof(conf->view_where), "");
+    }
+#if APR_HAS_THREADS
+    apr_thread_mutex_unlock(find_warned.lock);
+#endif
+    return first;
+}
+
+/* CouchDB's warning on a _find answer (no index matches; too many
+ * documents examined): at warn once a location and child, at debug after,
+ * naming the index that would serve the query. */
+static void log_find_warning(request_rec *r, const couchpage_dir_conf *conf,
+                             const cp_find_sort *sort, const char *warning)
+{
+    const char *fields = "";
+    /* decided once: ap_log_rerror's macro reads its level twice */
+    int level = find_warning_first(conf) ? APLOG_WARNING : APLOG_DEBUG;
+    int i;
+
+    for (i = 0; i < sort->count; i++) {
+        fields = apr_pstrcat(r->pool, fields, i ? ", " : "", "\"",
+                             sort->fields[i].name, "\"", NULL);
+    }
+    ap_log_rerror(APLOG_MARK, level, 0, r,
+                  CPLOGNO(0322) "CouchDB warns of the _find query of %s: %s (CouchPageView "
+                  "%s, %s at %s). Create a JSON index whose fields are the equality "
+                  "fields of CouchPageSelector, then %s (POST .../_index), and name it "
+                  "with CouchPageIndex", r->uri, couchpage_loggable(r, warning),
+                  conf->view.url, conf->view_section,
+                  couchpage_directive_where(r->pool, conf->view_where),
+                  sort->count ? fields : "nothing: the ids sort");
+}
+
+/* A CouchPageSelector string's value for this request (cp_find_fill): its
+ * expression's JSON. NULL when the client has been answered with the
+ * error. */
+typedef struct {
+    request_rec *r;
+    const couchpage_dir_conf *conf;
+} find_fill_baton;
+
+static const json_t *fill_selector_value(void *data, const char *placeholder,
+                                         const char **error)
+{
+    find_fill_baton *baton = data;
+    request_rec *r = baton->r;
+    const couchpage_key_bound *value = apr_hash_get(baton->conf->find_values, placeholder,
+                                                    APR_HASH_KEY_STRING);
+    const char *what = apr_psprintf(r->pool, "CouchPageSelector's value '%s'",
+                                    couchpage_loggable(r, placeholder));
+    const json_t *filled;
+    const char *json;
+
+    *error = "answered";
+    if (!value) {
+        couchpage_send_config_error(r, apr_pstrcat(r->pool, what, " has no expression", NULL));
+        return NULL;
+    }
+    if (!couchpage_eval_value(r, what, "the selector", value, &json)) {
+        return NULL;
+    }
+    if (!json) {
+        couchpage_send_config_error(r, apr_pstrcat(r->pool, what, " yields nothing", NULL));
+        return NULL;
+    }
+    filled = cp_json_load(r->pool, json, strlen(json), error);
+    if (!filled) {
+        couchpage_send_config_error(r, apr_pstrcat(r->pool, what, " could not be read: ",
+                                                   *error ? *error : "unreadable", NULL));
+    }
+    return filled;
+}
+
+/* A _find location's request: the client's
+ * (couchpage_read_client_request), its token, where the query goes and
+ * what it asks: 1, or 0 when the client has been answered with the error. */
+static int read_find_request(request_rec *r, const couchpage_dir_conf *conf,
+                             couchpage_page_request *req, cp_find_token *token,
+                             const char **url, cp_find_spec *spec)
+{
+    find_fill_baton baton = { r, conf };
+    const char *reason = NULL;
+    int i;
+
+    memset(spec, 0, sizeof(*spec));
+    spec->sort = &conf->find_sort[conf->view.descending != 0];
+    if (!couchpage_read_client_request(r, conf, req)) {
+        return 0;
+    }
+    if ((reason = cp_find_token_decode(r->pool, req->token_text, spec->sort, token))) {
+        couchpage_send_bad_request(r, apr_pstrcat(r->pool, "the start token ", reason, NULL));
+        return 0;
+    }
+    if ((reason = cp_find_url(r->pool, &conf->view, req->partition, url))) {
+        couchpage_send_bad_request(r, reason);
+        return 0;
+    }
+    spec->selector = conf->find_selector ? conf->find_selector
+                   : cp_json_pool_own(r->pool, json_object());
+    if (conf->find_values && apr_hash_count(conf->find_values)) {
+        spec->selector = cp_find_selector_fill(r->pool, spec->selector, fill_selector_value,
+                                               &baton, &reason);
+        if (!spec->selector) {
+            return 0;
+        }
+        /* an expression's value of a kind its operator does not take is the
+         * configuration's: %{json:...} makes strings */
+        if ((reason = cp_find_check_selector(r->pool, spec->selector))) {
+            couchpage_send_config_error(r, apr_pstrcat(r->pool, "CouchPageSelector with "
+                                                       "this request's values: the "
+                                                       "selector ", reason, NULL));
+            return 0;
+        }
+    }
+    spec->index_ddoc = conf->find_index_ddoc;
+    spec->index_name = conf->find_index_name;
+    if (conf->fields) {
+        json_t *fields = cp_json_pool_own(r->pool, json_array());
+
+        for (i = 0; i < conf->fields->nelts; i++) {
+            json_array_append_new(fields,
+                                  json_string(APR_ARRAY_IDX(conf->fields, i, const char *)));
+        }
+        spec->fields = fields;
+    }
+    return 1;
+}
+
+/* The rows of a _find answer, as cp_find_page_assemble takes them. */
+static apr_array_header_t *answer_rows(apr_pool_t *pool, const cp_answer *answer)
+{
+    apr_size_t n = cp_answer_rows(answer), i;
+    apr_array_header_t *rows = apr_array_make(pool, (int)n + 1, sizeof(const cp_row *));
+
+    for (i = 0; i < n; i++) {
+        APR_ARRAY_PUSH(rows, const cp_row *) = cp_answer_row(answer, i);
+    }
+    return rows;
+}
+
+/* A _find location's page: one POST .../_find, and a second only when the
+ * rows beyond the token's row all went meanwhile (cp_find_page_assemble
+ * then asks for the first or the Last page). */
+int couchpage_find_serve(request_rec *r, const couchpage_dir_conf *conf,
+                         couchpage_backend_stats *stats)
+{
+    couchpage_page_request req;
+    cp_find_token token;
+    cp_find_spec spec;
+    cp_find_from from;
+    const char *url, *body, *start;
+    const cp_answer *answer;
+    couchpage_backend_result result;
+    cp_page page;
+    int status;
+
+    memset(&req, 0, sizeof(req));
+    if (!read_find_request(r, conf, &req, &token, &url, &spec)) {
+        return OK;
+    }
+    start = req.args.start;
+    for (;;) {
+        body = cp_find_body(r->pool, &spec, token.key, token.docid,
+                            cp_find_reads_backward(&token),
+                            cp_find_limit(req.count, conf->links));
+        if (!body) {
+            couchpage_send_bad_request(r, "the start token cannot bound a query");
+            couchpage_log_backend_requests(r, stats, NULL);
+            return OK;
+        }
+        status = couchpage_backend_find(r, &conf->backend, url, body, spec.sort, &answer,
+                                        stats, &result);
+        if (status != OK) {
+            couchpage_log_backend_requests(r, stats, NULL);
+            if (token.key && result.backend_status == HTTP_BAD_REQUEST) {
+                /* the values a client's token put into the query */
+                ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0323) "bad request: "
+                              "CouchDB refused the _find query of the start token (%s)",
+                              result.reason);
+                return couchpage_send_error(r, HTTP_BAD_REQUEST, "bad_request",
+                                            "the start token makes a query CouchDB refuses");
+            }
+            return couchpage_send_backend_error(r, conf, &result);
+        }
+        if (answer->warning) {
+            log_find_warning(r, conf, spec.sort, answer->warning);
+        }
+        from = cp_find_page_assemble(r->pool, &token, answer_rows(r->pool, answer),
+                                     req.count, conf->links, start, &page);
+        if (from == token.from) {
+            break;
+        }
+        /* the rows beyond the token's row went: the first or the Last page,
+         * whose token this page then is */
+        memset(&token, 0, sizeof(token));
+        token.from = from;
+        start = from == CP_FIND_LAST ? CP_TOKEN_LAST : NULL;
+        if (start && conf->token_key) {
+            const char **tokens[] = { &start };
+            const char *reason = cp_seal_tokens(r->pool, conf->token_key,
+                                                couchpage_token_binding(r, conf), tokens, 1);
+
+            if (reason) {
+                return couchpage_send_seal_error(r, reason);
+            }
+        }
+    }
+    couchpage_log_backend_requests(r, stats, &page);
+    status = couchpage_send_page(r, conf, &req, &page);
+    couchpage_log_page(r, conf, &page, status == OK ? r->status : status);
+    return status;
+}
+
+void couchpage_find_register(void)
+{
+    ap_hook_child_init(find_warned_init, NULL, NULL, APR_HOOK_MIDDLE);
+}

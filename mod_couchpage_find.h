@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * mod_couchpage_find: a Mango _find location (CouchPageView .../DB/_find):
+ * its directives and its page. Glue.
+ */
+#ifndef MOD_COUCHPAGE_FIND_H
+#define MOD_COUCHPAGE_FIND_H
+
+#include "mod_couchpage_config.h"
+
+/* The setters of CouchPageSelector, CouchPageSort and CouchPageIndex,
+ * named by couchpage_cmds (mod_couchpage_config.c). */
+const char *couchpage_find_set_selector(cmd_parms *cmd, void *dirconf, const char *arg);
+const char *couchpage_find_set_sort(cmd_parms *cmd, void *dirconf, const char *args);
+const char *couchpage_find_set_index(cmd_parms *cmd, void *dirconf, const char *ddoc,
+                                     const char *name);
+
+/* The hook of the memory of locations warned of (child_init), called from
+ * register_hooks. */
+void couchpage_find_register(void);
+
+/* A _find location's page, or the error that stops it; what its backend
+ * reads cost is added to stats. */
+int couchpage_find_serve(request_rec *r, const couchpage_dir_conf *conf,
+                         couchpage_backend_stats *stats);
+
+#endif
