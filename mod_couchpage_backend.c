@@ -14,6 +14,7 @@
 #include "couchpage_json.h"
 #include "couchpage_response.h"
 #include "mod_couchpage_module.h"
+#include "mod_couchpage_child.h"
 
 #include "http_log.h"
 #include "http_protocol.h"
@@ -25,9 +26,6 @@
 #include "apr_strings.h"
 #ifdef __GLIBC__
 #include <malloc.h>
-#endif
-#if APR_HAS_THREADS
-#include "apr_thread_mutex.h"
 #endif
 
 APLOG_USE_MODULE(couchpage);
@@ -53,13 +51,7 @@ static ap_filter_rec_t *batch_status_filter_handle;
 /* The backends of this process that have no multi-query endpoint: their
  * queries go as one GET each. Per process (each child learns for itself,
  * from one answer), guarded for the threads of an MPM. */
-static struct {
-    apr_pool_t *pool;
-    apr_hash_t *backends;
-#if APR_HAS_THREADS
-    apr_thread_mutex_t *lock;
-#endif
-} no_batch;
+static couchpage_child_set *no_batch;
 
 /* A backend body as it is captured: one buffer of malloc's grown by
  * realloc (which moves a large one by remapping its pages), with room for
@@ -268,44 +260,12 @@ static int watch_batch_request(request_rec *r, request_rec *pr)
 
 static void no_batch_init(apr_pool_t *pchild, server_rec *s)
 {
-    no_batch.pool = pchild;
-    no_batch.backends = apr_hash_make(pchild);
-#if APR_HAS_THREADS
-    if (apr_thread_mutex_create(&no_batch.lock, APR_THREAD_MUTEX_DEFAULT, pchild)
-        != APR_SUCCESS) {
-        /* without a lock nothing is remembered: every page tries the POST */
-        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, CPLOGNO(0108) "no mutex for the "
-                     "memory of backends without a multi-query endpoint");
-        no_batch.backends = NULL;
-    }
-#endif
-}
-
-static void no_batch_lock(void)
-{
-#if APR_HAS_THREADS
-    apr_thread_mutex_lock(no_batch.lock);
-#endif
-}
-
-static void no_batch_unlock(void)
-{
-#if APR_HAS_THREADS
-    apr_thread_mutex_unlock(no_batch.lock);
-#endif
+    no_batch = couchpage_child_set_make(pchild, s, "backends without a multi-query endpoint");
 }
 
 static int lacks_batch(const char *backend)
 {
-    int lacks;
-
-    if (!no_batch.backends) {
-        return 0;
-    }
-    no_batch_lock();
-    lacks = apr_hash_get(no_batch.backends, backend, APR_HASH_KEY_STRING) != NULL;
-    no_batch_unlock();
-    return lacks;
+    return couchpage_child_set_has(no_batch, backend, APR_HASH_KEY_STRING);
 }
 
 /* Remembers that backend has no multi-query endpoint, and notes it the
@@ -313,20 +273,7 @@ static int lacks_batch(const char *backend)
 static void remember_lacks_batch(request_rec *r, const char *backend, int status,
                                  const char *reason)
 {
-    int first;
-
-    if (!no_batch.backends) {
-        return;
-    }
-    no_batch_lock();
-    first = apr_hash_get(no_batch.backends, backend, APR_HASH_KEY_STRING) == NULL;
-    if (first) {
-        const char *key = apr_pstrdup(no_batch.pool, backend);
-
-        apr_hash_set(no_batch.backends, key, APR_HASH_KEY_STRING, key);
-    }
-    no_batch_unlock();
-    if (first) {
+    if (couchpage_child_set_add(no_batch, backend, APR_HASH_KEY_STRING)) {
         ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, CPLOGNO(0107)
                       "%s has no multi-query endpoint (POST .../queries answered %d: %s); "
                       "this process asks it one GET per query from now on",
@@ -819,6 +766,20 @@ static int backend_refused(request_rec *r, const attempt *a, couchpage_backend_r
                 couchdb_reason(r, a->backend_status, a->text, a->len));
 }
 
+/* A read that CouchDB answered with 2xx: OK, or the failure (a non-2xx
+ * answer's with CouchDB's status and words). */
+static int read_success(request_rec *r, const couchpage_backend_conf *conf,
+                        const backend_read *read, attempt *a,
+                        couchpage_backend_stats *stats, couchpage_backend_result *result)
+{
+    int status = read_backend(r, conf, read, a, stats, result);
+
+    if (status == OK && (a->backend_status < 200 || a->backend_status > 299)) {
+        return backend_refused(r, a, result);
+    }
+    return status;
+}
+
 /* Adds the rows of a query's result to stats. */
 static void count_rows(couchpage_backend_stats *stats, const cp_answer *answer)
 {
@@ -843,12 +804,9 @@ static int get_query(request_rec *r, const couchpage_backend_conf *conf, const c
                                                      conf->hide_keys) : NULL;
     read.repeats = repeats;
     read.queries = 1;
-    status = read_backend(r, conf, &read, &a, stats, result);
+    status = read_success(r, conf, &read, &a, stats, result);
     if (status != OK) {
         return status;
-    }
-    if (a.backend_status < 200 || a.backend_status > 299) {
-        return backend_refused(r, &a, result);
     }
     reason = cp_response_read_view(r->pool, a.text, a.len, with_docid, &answer);
     if (reason) {
@@ -975,12 +933,9 @@ int couchpage_backend_find(request_rec *r, const couchpage_backend_conf *conf,
     read.body = body;
     read.repeats = 1;
     read.queries = 1;
-    status = read_backend(r, conf, &read, &a, stats, result);
+    status = read_success(r, conf, &read, &a, stats, result);
     if (status != OK) {
         return status;
-    }
-    if (a.backend_status < 200 || a.backend_status > 299) {
-        return backend_refused(r, &a, result);
     }
     reason = cp_find_read(r->pool, a.text, a.len, sort, answer);
     if (reason) {

@@ -18,9 +18,6 @@
 #include "http_protocol.h"
 #include "apr_hash.h"
 #include "apr_strings.h"
-#if APR_HAS_THREADS
-#include "apr_thread_mutex.h"
-#endif
 
 #include "couchpage_find.h"
 #include "couchpage_json.h"
@@ -30,6 +27,7 @@
 #include "couchpage_token.h"
 #include "mod_couchpage_answer.h"
 #include "mod_couchpage_backend.h"
+#include "mod_couchpage_child.h"
 #include "mod_couchpage_expr.h"
 #include "mod_couchpage_request.h"
 
@@ -143,51 +141,11 @@ const char *couchpage_find_set_index(cmd_parms *cmd, void *dirconf, const char *
 
 /* The _find locations of this process whose CouchDB warning has been
  * logged: each location's once a child (keyed by its CouchPageView line). */
-static struct {
-    apr_hash_t *locations;
-#if APR_HAS_THREADS
-    apr_thread_mutex_t *lock;
-#endif
-} find_warned;
+static couchpage_child_set *find_warned;
 
 static void find_warned_init(apr_pool_t *pchild, server_rec *s)
 {
-    find_warned.locations = apr_hash_make(pchild);
-#if APR_HAS_THREADS
-    if (apr_thread_mutex_create(&find_warned.lock, APR_THREAD_MUTEX_DEFAULT, pchild)
-        != APR_SUCCESS) {
-        /* without a lock nothing is remembered: warnings are logged at debug */
-        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, CPLOGNO(0321) "no mutex for the memory "
-                     "of _find locations warned of");
-        find_warned.locations = NULL;
-    }
-#endif
-}
-
-/* Whether this location's warning is logged for the first time in this
- * process (and remembers it). */
-static int find_warning_first(const couchpage_dir_conf *conf)
-{
-    int first;
-
-    if (!find_warned.locations) {
-        return 0;
-    }
-#if APR_HAS_THREADS
-    apr_thread_mutex_lock(find_warned.lock);
-#endif
-    first = apr_hash_get(find_warned.locations, &conf->view_where,
-                         sizeof(conf->view_where)) == NULL;
-    if (first) {
-        apr_hash_set(find_warned.locations,
-                     apr_pmemdup(apr_hash_pool_get(find_warned.locations), &conf->view_where,
-                                 sizeof(conf->view_where)),
-                     sizeof(conf->view_where), "");
-    }
-#if APR_HAS_THREADS
-    apr_thread_mutex_unlock(find_warned.lock);
-#endif
-    return first;
+    find_warned = couchpage_child_set_make(pchild, s, "_find locations warned of");
 }
 
 /* CouchDB's warning on a _find answer (no index matches; too many
@@ -198,7 +156,9 @@ static void log_find_warning(request_rec *r, const couchpage_dir_conf *conf,
 {
     const char *fields = "";
     /* decided once: ap_log_rerror's macro reads its level twice */
-    int level = find_warning_first(conf) ? APLOG_WARNING : APLOG_DEBUG;
+    int level = couchpage_child_set_add(find_warned, &conf->view_where,
+                                        sizeof(conf->view_where))
+                ? APLOG_WARNING : APLOG_DEBUG;
     int i;
 
     for (i = 0; i < sort->count; i++) {

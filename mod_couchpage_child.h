@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * mod_couchpage_child: what a child process remembers from one request to
+ * the next, which is only ever a set of keys that makes later requests
+ * quieter or cheaper (a backend without a multi-query endpoint, a _find
+ * location whose CouchDB warning was logged), never a page or a token:
+ * those the tokens carry. Each set is made at child_init, lives in the
+ * child's pool and is guarded by a mutex where threads share it.
+ */
+#ifndef MOD_COUCHPAGE_CHILD_H
+#define MOD_COUCHPAGE_CHILD_H
+
+#include "httpd.h"
+
+typedef struct couchpage_child_set couchpage_child_set;
+
+/* A set of this child, named what in the error log; NULL when it has no
+ * mutex (logged): then it holds nothing and remembers nothing. */
+couchpage_child_set *couchpage_child_set_make(apr_pool_t *pchild, server_rec *s,
+                                              const char *what);
+
+/* Whether the set holds the key (len bytes, or a string with
+ * APR_HASH_KEY_STRING). */
+int couchpage_child_set_has(couchpage_child_set *set, const void *key, apr_ssize_t len);
+
+/* Adds the key: 1 when it was not there before, 0 when it was or there is
+ * no set (what is done once a child is then done at debug, or not). */
+int couchpage_child_set_add(couchpage_child_set *set, const void *key, apr_ssize_t len);
+
+#endif
