@@ -61,7 +61,8 @@
 //       page is one backend request with the floors' Authorization header,
 //       that CouchDB's bookmark page of the same query (the bookmark of a
 //       _find of POSTS_ROW rows) and the skip page (skip=POSTS_ROW) are the
-//       module's page's documents, and that page 2 is one request too.
+//       module's page's documents (each asked with the module's limit),
+//       and that page 2 is one request too.
 //       Writes to OUT: find.path, find-page2.path (the pages' paths as the
 //       module linked them), find-bookmark.json and find-skip.json (the
 //       floors' bodies), find-sizes.txt, find-requests.txt.
@@ -582,14 +583,18 @@ async function find() {
   }
 
   // 4. the floors: CouchDB's bookmark page (the bookmark after POSTS_ROW
-  // rows) and its skip page, each the module's page's documents
+  // rows) and its skip page, with the module's limit (the page and the row
+  // that shows whether another follows), their pages the module's page's
+  // documents
+  const limit = JSON.parse(rec.reqs[0].body).limit;
+  if (!Number.isInteger(limit) || limit < size) die(`find: the module's _find asks a limit of ${limit}`);
   const { bookmark } = await straight({ ...query, limit: row, fields: ['_id'] });
   if (typeof bookmark !== 'string') die('find: CouchDB gave no bookmark');
-  const byBookmark = { ...query, limit: size, bookmark };
-  const bySkip = { ...query, limit: size, skip: row };
+  const byBookmark = { ...query, limit, bookmark };
+  const bySkip = { ...query, limit, skip: row };
   for (const [what, body] of [['the bookmark page', byBookmark], ['the skip page', bySkip]]) {
     const a = await straight(body);
-    if (!same(a.docs, rec.page.items)) die(`find: ${what} ${JSON.stringify(ids(a.docs)).slice(0, 300)} is not the module's page ${JSON.stringify(ids(rec.page.items)).slice(0, 300)}`);
+    if (!same(a.docs.slice(0, size), rec.page.items)) die(`find: ${what} ${JSON.stringify(ids(a.docs)).slice(0, 300)} is not the module's page ${JSON.stringify(ids(rec.page.items)).slice(0, 300)}`);
   }
   const bookmarkText = await get(backend + findUrl, { method: 'POST', auth, body: JSON.stringify(byBookmark) });
   const bytes = (t) => Buffer.byteLength(t);
