@@ -326,30 +326,38 @@ static void relative_page_labels(void **state)
     assert_non_null(strstr(out, "<li><span aria-current=\"page\">current</span></li>"));
 }
 
+/* A _find page of the one document of a _find answer's body: unnumbered,
+ * no links yet. */
+static cp_page find_page_of(const char *body)
+{
+    const cp_answer *answer = NULL;
+    cp_page page;
+
+    assert_null(cp_response_read_find(pool, cp_response_padded(pool, body, strlen(body)),
+                                      strlen(body), &answer));
+    memset(&page, 0, sizeof(page));
+    page.rows = apr_array_make(pool, 1, sizeof(const cp_row *));
+    APR_ARRAY_PUSH(page.rows, const cp_row *) = cp_answer_row(answer, 0);
+    page.total_rows = page.offset = -1;
+    page.pages = apr_array_make(pool, 1, sizeof(cp_page_link));
+    return page;
+}
+
 /* A _find location's page: each item is its document (reduced to fields),
  * and the Last page is linked without a number, in JSON and beside the
  * relative page links of the fragment. */
 static void find_pages_show_documents_and_an_unnumbered_last_page(void **state)
 {
-    static const char body[] = "{\"docs\":[{\"_id\":\"B1\",\"g\":1,\"t\":\"x<\"}],"
-                               "\"bookmark\":\"b\"}";
-    const cp_answer *answer = NULL;
-    cp_page page;
+    cp_page page = find_page_of("{\"docs\":[{\"_id\":\"B1\",\"g\":1,\"t\":\"x<\"}],"
+                                "\"bookmark\":\"b\"}");
     cp_links links = { "/f/", 0, NULL };
     cp_item_spec item = { NULL, NULL };
     apr_array_header_t *fields = apr_array_make(pool, 1, sizeof(const char *));
     const char *out;
 
-    assert_null(cp_response_read_find(pool, cp_response_padded(pool, body, sizeof(body) - 1),
-                                      sizeof(body) - 1, &answer));
-    memset(&page, 0, sizeof(page));
-    page.rows = apr_array_make(pool, 1, sizeof(const cp_row *));
-    APR_ARRAY_PUSH(page.rows, const cp_row *) = cp_answer_row(answer, 0);
     page.next = "{\"a\":[[1],\"B1\"]}";
-    page.total_rows = page.offset = -1;
     page.has_last = 1;
     page.last = "last";
-    page.pages = apr_array_make(pool, 2, sizeof(cp_page_link));
     assert_string_equal(cp_render_json(pool, &page, &links, NULL, NULL),
         "{\"items\":[{\"_id\":\"B1\",\"g\":1,\"t\":\"x\\u003c\"}],"
         "\"next\":\"{\\\"a\\\":[[1],\\\"B1\\\"]}\",\"prev\":null,"
@@ -370,22 +378,13 @@ static void find_pages_show_documents_and_an_unnumbered_last_page(void **state)
  * place of its bytes, as a view row's doc is; projected, it is not. */
 static void find_documents_are_digested_by_revision(void **state)
 {
-    static const char body[] = "{\"docs\":[{\"_id\":\"B1\",\"_rev\":\"2-x\",\"g\":1}]}";
-    const cp_answer *answer = NULL;
+    cp_page page = find_page_of("{\"docs\":[{\"_id\":\"B1\",\"_rev\":\"2-x\",\"g\":1}]}");
     const apr_array_header_t *revisions;
     apr_array_header_t *fields = apr_array_make(pool, 1, sizeof(const char *));
-    cp_page page;
     cp_links links = { "/f/", 0, NULL };
     const cp_etag_revision *noted;
     const char *out;
 
-    assert_null(cp_response_read_find(pool, cp_response_padded(pool, body, sizeof(body) - 1),
-                                      sizeof(body) - 1, &answer));
-    memset(&page, 0, sizeof(page));
-    page.rows = apr_array_make(pool, 1, sizeof(const cp_row *));
-    APR_ARRAY_PUSH(page.rows, const cp_row *) = cp_answer_row(answer, 0);
-    page.total_rows = page.offset = -1;
-    page.pages = apr_array_make(pool, 1, sizeof(cp_page_link));
     out = cp_render_json(pool, &page, &links, NULL, &revisions);
     assert_int_equal(revisions->nelts, 1);
     noted = &APR_ARRAY_IDX(revisions, 0, cp_etag_revision);
