@@ -5,9 +5,9 @@
  *
  * This file is glue: the hooks, the handler, and a view location's page in
  * a straight line (its range, its token located, its queries asked and
- * widened). What every page request asks is read in
- * mod_couchpage_request.c, and a page or an error is answered by
- * mod_couchpage_answer.c; a _find location's page is mod_couchpage_find.c's.
+ * widened). What every page request asks is read, and a page or an error
+ * answered, in mod_couchpage_request.c; a _find location's page is
+ * mod_couchpage_find.c's.
  * The directives and their merge are in mod_couchpage_config.c, what pages
  * cost (the access log's notes, mod_status's section) in
  * mod_couchpage_status.c, the expression functions and the item template
@@ -30,12 +30,11 @@
 
 #include "couchpage_page.h"
 #include "couchpage_token.h"
-#include "mod_couchpage_answer.h"
+#include "mod_couchpage_request.h"
 #include "mod_couchpage_backend.h"
 #include "mod_couchpage_check.h"
 #include "mod_couchpage_expr.h"
 #include "mod_couchpage_find.h"
-#include "mod_couchpage_request.h"
 #include "mod_couchpage_status.h"
 
 #define HANDLER_NAME "couchpage"

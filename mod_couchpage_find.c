@@ -7,8 +7,8 @@
  * they suit the location's view is mod_couchpage_check.c's); and the page
  * by keyset: one POST .../_find, the selector filled with this request's
  * values, CouchDB's warnings logged once a location and child. The
- * request is read by mod_couchpage_request.c and answered by
- * mod_couchpage_answer.c, as a view's is; the query, its token and the
+ * request is read and answered by mod_couchpage_request.c, as a view's
+ * is; the query, its token and the
  * page's assembly are the core's (couchpage_find.c). Glue.
  */
 #include "mod_couchpage_find.h"
@@ -25,11 +25,10 @@
 #include "couchpage_response.h"
 #include "couchpage_seal.h"
 #include "couchpage_token.h"
-#include "mod_couchpage_answer.h"
+#include "mod_couchpage_request.h"
 #include "mod_couchpage_backend.h"
 #include "mod_couchpage_child.h"
 #include "mod_couchpage_expr.h"
-#include "mod_couchpage_request.h"
 
 APLOG_USE_MODULE(couchpage);
 
