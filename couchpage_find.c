@@ -6,9 +6,7 @@
  * request_rec.
  */
 #include "couchpage_find.h"
-#include "couchpage_plan.h"
 
-#include <apr_escape.h>
 #include <apr_strings.h>
 #include <apr_tables.h>
 #include <string.h>
@@ -257,26 +255,6 @@ const char *cp_find_check_selector(apr_pool_t *pool, const json_t *selector)
     return check_object(pool, selector, 0);
 }
 
-const char *cp_find_url(apr_pool_t *pool, const cp_view *view, const char *partition,
-                        const char **url)
-{
-    const char *reason;
-
-    *url = view->url;
-    if (!partition) {
-        return NULL;
-    }
-    if (view->is_partitioned) {
-        return "the view URL names a partition already";
-    }
-    if ((reason = cp_plan_check_partition(pool, partition))) {
-        return reason;
-    }
-    *url = apr_pstrcat(pool, view->db_url, "/_partition/",
-                       apr_pescape_path_segment(pool, partition), view->index_path, NULL);
-    return NULL;
-}
-
 static int is_placeholder(const json_t *value)
 {
     return json_is_string(value) && strstr(json_string_value(value), "%{") != NULL;
@@ -309,38 +287,43 @@ void cp_find_selector_placeholders(const json_t *selector, apr_array_header_t *o
     }
 }
 
+static int fill_in(json_t *value, cp_find_fill *fill, void *baton, const char **error);
+
+/* A member or element of a selector being filled: *filled is fill's value
+ * for it when it is a placeholder (NULL: it is not, and what is inside it
+ * has been filled in place). 0 when fill fails. */
+static int fill_inner(json_t *inner, cp_find_fill *fill, void *baton, const char **error,
+                      const json_t **filled)
+{
+    *filled = NULL;
+    if (!is_placeholder(inner)) {
+        return fill_in(inner, fill, baton, error);
+    }
+    *filled = fill(baton, json_string_value(inner), error);
+    return *filled != NULL;
+}
+
 /* Replaces the placeholders inside value (a copy of the configured
  * selector's, owned by the caller) in place: 0 when fill fails. */
 static int fill_in(json_t *value, cp_find_fill *fill, void *baton, const char **error)
 {
+    const json_t *filled;
     json_t *inner;
     const char *name;
     apr_size_t i;
 
     if (json_is_array(value)) {
         json_array_foreach(value, i, inner) {
-            if (is_placeholder(inner)) {
-                const json_t *filled = fill(baton, json_string_value(inner), error);
-
-                if (!filled || json_array_set(value, i, (json_t *)filled) != 0) {
-                    return 0;
-                }
-            }
-            else if (!fill_in(inner, fill, baton, error)) {
+            if (!fill_inner(inner, fill, baton, error, &filled)
+                || (filled && json_array_set(value, i, (json_t *)filled) != 0)) {
                 return 0;
             }
         }
     }
     else if (json_is_object(value)) {
         json_object_foreach(value, name, inner) {
-            if (is_placeholder(inner)) {
-                const json_t *filled = fill(baton, json_string_value(inner), error);
-
-                if (!filled || json_object_set(value, name, (json_t *)filled) != 0) {
-                    return 0;
-                }
-            }
-            else if (!fill_in(inner, fill, baton, error)) {
+            if (!fill_inner(inner, fill, baton, error, &filled)
+                || (filled && json_object_set(value, name, (json_t *)filled) != 0)) {
                 return 0;
             }
         }

@@ -61,13 +61,6 @@ json_t *cp_find_sort_param(apr_pool_t *pool, const cp_find_sort *sort, int rever
  * stand. */
 const char *cp_find_check_selector(apr_pool_t *pool, const json_t *selector);
 
-/* Where a _find location's queries go: the CouchPageView URL, or with a
- * partition named per request (CouchPagePartition), the database's URL,
- * /_partition/P (P percent-encoded) and /_find. NULL and the URL in *url,
- * or why the partition cannot be asked (cp_plan_check_partition; the URL
- * names one already). */
-const char *cp_find_url(apr_pool_t *pool, const cp_view *view, const char *partition,
-                        const char **url);
 
 /* The strings of a configured selector that are request-time values: those
  * holding "%{" (an httpd expression that yields JSON, as CouchPageRange's

@@ -84,20 +84,27 @@ const char *cp_plan_init(apr_pool_t *pool, cp_plan *plan, const cp_view *view,
     }
     plan->count = count;
     plan->links = links;
-    plan->index_url = view->url;
     plan->partition = partition;
-    if (partition) {
-        if (view->is_partitioned) {
-            return "the view URL names a partition already";
-        }
-        reason = cp_plan_check_partition(pool, partition);
-        if (reason) {
-            return reason;
-        }
-        plan->index_url = apr_pstrcat(pool, view->db_url, "/_partition/",
-                                      apr_pescape_path_segment(pool, partition),
-                                      view->index_path, NULL);
+    return cp_plan_index_url(pool, view, partition, &plan->index_url);
+}
+
+const char *cp_plan_index_url(apr_pool_t *pool, const cp_view *view, const char *partition,
+                              const char **url)
+{
+    const char *reason;
+
+    *url = view->url;
+    if (!partition) {
+        return NULL;
     }
+    if (view->is_partitioned) {
+        return "the view URL names a partition already";
+    }
+    if ((reason = cp_plan_check_partition(pool, partition))) {
+        return reason;
+    }
+    *url = apr_pstrcat(pool, view->db_url, "/_partition/",
+                       apr_pescape_path_segment(pool, partition), view->index_path, NULL);
     return NULL;
 }
 

@@ -48,6 +48,14 @@ const char *cp_plan_check_range(apr_pool_t *pool, const cp_view *view, const cha
  * and neither "." nor "..", which a path reads as its dot segments. */
 const char *cp_plan_check_partition(apr_pool_t *pool, const char *partition);
 
+/* The URL a view's (or a _find's) queries go to: the view's own, or with a
+ * partition named per request (CouchPagePartition) the database's URL,
+ * /_partition/P (P percent-encoded) and the index's path. NULL and the URL
+ * in *url, or why the partition cannot be asked (cp_plan_check_partition;
+ * the URL names one already). */
+const char *cp_plan_index_url(apr_pool_t *pool, const cp_view *view, const char *partition,
+                              const char **url);
+
 /* partition may be NULL; low and high are compact JSON (or NULL). Returns
  * NULL, or the reason the bounds (cp_plan_check_range's) or the partition
  * name cannot be used. */

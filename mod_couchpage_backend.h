@@ -118,7 +118,7 @@ int couchpage_backend_fetch(request_rec *r, const couchpage_backend_conf *conf,
                             cp_plan_answers *answers, couchpage_backend_stats *stats,
                             couchpage_backend_result *result);
 
-/* Asks a _find location's query: POST url (.../_find, cp_find_url) with
+/* Asks a _find location's query: POST url (.../_find, cp_plan_index_url) with
  * body (cp_find_body), repeated once when it failed in flight, its answer
  * read with the location's sort (cp_find_read) into *answer. OK, or a
  * failure status with result set: CouchDB's own answer when it refused

@@ -234,7 +234,7 @@ static int read_find_request(request_rec *r, const couchpage_dir_conf *conf,
         couchpage_send_bad_request(r, apr_pstrcat(r->pool, "the start token ", reason, NULL));
         return 0;
     }
-    if ((reason = cp_find_url(r->pool, &conf->view, req->partition, url))) {
+    if ((reason = cp_plan_index_url(r->pool, &conf->view, req->partition, url))) {
         couchpage_send_bad_request(r, reason);
         return 0;
     }

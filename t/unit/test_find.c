@@ -304,16 +304,16 @@ static void urls_name_the_partition(void **state)
     assert_null(cp_view_init(pool, "http://h:5984/db/_find", &view));
     assert_true(view.is_find);
     assert_false(view.is_all_docs);
-    assert_null(cp_find_url(pool, &view, NULL, &url));
+    assert_null(cp_plan_index_url(pool, &view, NULL, &url));
     assert_string_equal(url, "http://h:5984/db/_find");
-    assert_null(cp_find_url(pool, &view, "p/1 x", &url));
+    assert_null(cp_plan_index_url(pool, &view, "p/1 x", &url));
     assert_string_equal(url, "http://h:5984/db/_partition/p%2f1%20x/_find");
-    assert_non_null(cp_find_url(pool, &view, "_p", &url));
-    assert_non_null(cp_find_url(pool, &view, "..", &url));
+    assert_non_null(cp_plan_index_url(pool, &view, "_p", &url));
+    assert_non_null(cp_plan_index_url(pool, &view, "..", &url));
     assert_null(cp_view_init(pool, "http://h:5984/db/_partition/p1/_find", &partitioned));
     assert_true(partitioned.is_find && partitioned.is_partitioned);
     assert_string_equal(partitioned.db_url, "http://h:5984/db");
-    assert_non_null(cp_find_url(pool, &partitioned, "p2", &url));
+    assert_non_null(cp_plan_index_url(pool, &partitioned, "p2", &url));
     assert_non_null(cp_view_init(pool, "http://h:5984/_find", &view));
 }
 
