@@ -188,14 +188,19 @@ static void add_integer(json_body *body, apr_int64_t n)
 
 #define ADD(text) add_syntax(body, (text), sizeof(text) - 1)
 
-/* A document copied whole; one with a string _id and _rev is noted, for
- * the ETag to digest those in place of its bytes (cp_render_etag). */
-static void add_document(json_body *body, const cp_row *row)
+/* A row's document as the page shows it: reduced to fields when given,
+ * else copied whole, and then, with a string _id and _rev, noted for the
+ * ETag to digest those in place of its bytes (cp_render_etag). */
+static void add_document(json_body *body, const cp_row *row, const apr_array_header_t *fields)
 {
     apr_size_t from = body->len;
     cp_span id, rev;
     cp_etag_revision *noted;
 
+    if (fields && row->doc.text[0] == '{') {
+        add_span(body, cp_row_project(body->pool, row, fields));
+        return;
+    }
     add_span(body, row->doc);
     if (!body->revisions || row->doc.text[0] != '{') {
         return;
@@ -219,12 +224,7 @@ static void add_item(json_body *body, const cp_row *row, const apr_array_header_
 {
     if (!row->key_text.len && row->doc.len) {
         /* a _find document (every view row has a key): the document itself */
-        if (fields && row->doc.text[0] == '{') {
-            add_span(body, cp_row_project(body->pool, row, fields));
-        }
-        else {
-            add_document(body, row);
-        }
+        add_document(body, row, fields);
         return;
     }
     if (row->id_text.len) {
@@ -245,12 +245,7 @@ static void add_item(json_body *body, const cp_row *row, const apr_array_header_
     }
     if (row->doc.len) {
         ADD(",\"doc\":");
-        if (fields && row->doc.text[0] == '{') {
-            add_span(body, cp_row_project(body->pool, row, fields));
-        }
-        else {
-            add_document(body, row);
-        }
+        add_document(body, row, fields);
     }
     ADD("}");
 }
