@@ -118,6 +118,7 @@ static void number_bytes(void **state)
 static void what_is_not_json_is_refused(void **state)
 {
     const char *bad[] = { "", " ", "[1,]", "[1 2]", "1 2", "\"a\" x", "\"a\"x", "nul", "truex",
+                          "truee", "falsee", "falsex", "false1", "nulll", "nullx", "[falsee]",
                           "[1]]", "{\"a\"}", "{\"a\":1,}", "{a:1}", "'a'", "[01]", "[1.]",
                           "[-]", "[.5]", "[1e400]", "\"\\x\"", "\"\\ud800\"", "\"\\udc00x\"",
                           "\"a\tb\"", "[\"\xc3\x28\"]", "[\"\xc0\xaf\"]", "\"\xff\"", "[NaN]",
