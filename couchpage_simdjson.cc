@@ -242,13 +242,12 @@ cp_sj_status read_scalar(V &v, od::json_type type, cp_sj_value &told)
         told.kind = truth ? CP_SJ_TRUE : CP_SJ_FALSE;
         return is_word(told, truth ? "true" : "false") ? CP_SJ_OK : CP_SJ_WORD;
     }
-    case od::json_type::null: {
-        bool is_null;
-
-        TRY(v.is_null().get(is_null));
+    case od::json_type::null:
+        /* the bytes decide: simdjson 3.0.1's is_null() refuses a root
+         * null that white space follows (fuzz_simdjson's long run), and a
+         * value left unread is passed over by its container */
         told.kind = CP_SJ_NULL;
-        return is_null && is_word(told, "null") ? CP_SJ_OK : CP_SJ_WORD;
-    }
+        return is_word(told, "null") ? CP_SJ_OK : CP_SJ_WORD;
     default:
         return CP_SJ_MALFORMED;
     }

@@ -53,6 +53,10 @@ static void scalars_and_containers_at_the_root(void **state)
     assert_string_equal(read_back("true"), "true");
     assert_string_equal(read_back("false"), "false");
     assert_string_equal(read_back("null"), "null");
+    assert_string_equal(read_back("null\t"), "null");
+    assert_string_equal(read_back(" null \n"), "null");
+    assert_string_equal(read_back("false "), "false");
+    assert_string_equal(read_back("[null ,null]"), "[null,null]");
     assert_string_equal(read_back("\t[1, {\"a\": [true, null]}]\n"), "[1,{\"a\":[true,null]}]");
     assert_string_equal(read_back("{}"), "{}");
     assert_string_equal(read_back("[]"), "[]");
