@@ -578,6 +578,7 @@ cp_find_from cp_find_page_assemble(apr_pool_t *pool, const cp_find_token *token,
     page->total_rows = -1;
     page->offset = -1;
     page->rows = apr_array_make(pool, shown + 1, sizeof(const cp_row *));
+    page->docs_as_items = 1;
     for (i = 0; i < shown; i++) {
         APR_ARRAY_PUSH(page->rows, const cp_row *)
             = APR_ARRAY_IDX(rows, backward ? shown - 1 - i : i, const cp_row *);
@@ -676,6 +677,202 @@ const char *cp_find_read(apr_pool_t *pool, const char *text, apr_size_t len,
             return apr_psprintf(pool, "document %" APR_SIZE_T_FMT " of the _find response "
                                 "(_id %s) lacks a sort value", i, row->id);
         }
+    }
+    return NULL;
+}
+
+/* One of an index definition's fields: "F" or {"F": "asc"} (a JSON index
+ * sorts ascending only); NULL for anything else. */
+static const char *index_field(const json_t *field)
+{
+    const char *name;
+    json_t *direction;
+
+    if (json_is_string(field)) {
+        return json_string_value(field);
+    }
+    if (!json_is_object(field) || json_object_size(field) != 1) {
+        return NULL;
+    }
+    json_object_foreach((json_t *)field, name, direction) {
+        return json_is_string(direction) && !strcmp(json_string_value(direction), "asc")
+                   ? name : NULL;
+    }
+    return NULL;
+}
+
+/* Whether a partial_filter_selector is there and selects: such an index
+ * holds only some documents, which its view's offsets would count. */
+static int filters(const json_t *object)
+{
+    const json_t *partial = json_object_get(object, "partial_filter_selector");
+
+    return partial && !(json_is_object(partial) && json_object_size(partial) == 0);
+}
+
+const char *cp_find_index_fields(apr_pool_t *pool, const char *text, apr_size_t len,
+                                 const char *name, const char **view_name,
+                                 apr_array_header_t **fields)
+{
+    const char *error = NULL, *field;
+    const json_t *ddoc = cp_json_load(pool, text, len, &error), *views, *view = NULL;
+    const json_t *def, *list, *each;
+    json_t *found;
+    size_t i;
+
+    *fields = NULL;
+    *view_name = name;
+    if (!json_is_object(ddoc)) {
+        return "the design document is not a JSON object";
+    }
+    if (!json_is_string(json_object_get(ddoc, "language"))
+        || strcmp(json_string_value(json_object_get(ddoc, "language")), "query")) {
+        return "the design document does not hold Mango indexes (its language is not "
+               "\"query\")";
+    }
+    views = json_object_get(ddoc, "views");
+    if (!json_is_object(views)) {
+        return "the design document has no views";
+    }
+    if (name) {
+        view = json_object_get(views, name);
+    }
+    else if (json_object_size(views) == 1) {
+        json_object_foreach((json_t *)views, field, found) {
+            view = found;
+            *view_name = apr_pstrdup(pool, field);
+        }
+    }
+    else {
+        return "the design document holds several indexes: name one with CouchPageIndex";
+    }
+    if (!json_is_object(view)) {
+        return "the design document has no such index";
+    }
+    def = json_object_get(json_object_get(view, "options"), "def");
+    list = json_object_get(def, "fields");
+    if (!json_is_array(list) || json_array_size(list) == 0) {
+        return "the index is not a JSON index (it has no fields)";
+    }
+    if (filters(def) || filters(json_object_get(view, "map"))) {
+        return "the index has a partial_filter_selector: it holds only some documents";
+    }
+    *fields = apr_array_make(pool, (int)json_array_size(list), sizeof(const char *));
+    json_array_foreach(list, i, each) {
+        if (!(field = index_field(each))) {
+            *fields = NULL;
+            return "an index field is not a name in ascending order";
+        }
+        APR_ARRAY_PUSH(*fields, const char *) = apr_pstrdup(pool, field);
+    }
+    return NULL;
+}
+
+/* The value an equality condition of a selector names: a scalar, bare or
+ * as {"$eq": scalar}; NULL for any other condition. Arrays and objects are
+ * left out: a bare object is a condition on the field's members. */
+static const json_t *equal_to(const json_t *condition)
+{
+    if (json_is_object(condition) && json_object_size(condition) == 1) {
+        condition = json_object_get(condition, "$eq");
+    }
+    return condition && !json_is_object(condition) && !json_is_array(condition)
+               ? condition : NULL;
+}
+
+/* The highest value a sort value may collate below: an object whose member
+ * name is U+FFFF, the character CouchDB collates highest (verified on
+ * 3.4.3, as for bounded tokens): above every scalar, array and object but
+ * one whose first member is named U+FFFF itself. */
+#define CP_FIND_KEY_BEYOND "{\"\\uffff\":null}"
+
+/* Whether a condition holds for every value a field may have in the
+ * index (which holds only documents that have the field): {"$gte": null}
+ * (null collates lowest) or {"$exists": true}, which operators write on a
+ * sort field so that Mango picks the index that sorts (pouchdb-server
+ * needs it). */
+static int holds_for_all(const json_t *condition)
+{
+    const json_t *argument;
+
+    if (!json_is_object(condition) || json_object_size(condition) != 1) {
+        return 0;
+    }
+    return ((argument = json_object_get(condition, "$gte")) && json_is_null(argument))
+           || ((argument = json_object_get(condition, "$exists")) && json_is_true(argument));
+}
+
+/* Where name is among the index's fields, or -1. */
+static int field_place(const apr_array_header_t *fields, const char *name)
+{
+    int i;
+
+    for (i = 0; i < fields->nelts; i++) {
+        if (!strcmp(APR_ARRAY_IDX(fields, i, const char *), name)) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+const char *cp_find_index_range(apr_pool_t *pool, const json_t *selector,
+                                const cp_find_sort *sort, const apr_array_header_t *fields,
+                                const char **low, const char **high)
+{
+    int equalities = 0, sorted = 0, i, place;
+    const char *name, *text;
+    json_t *prefix, *condition;
+
+    *low = *high = NULL;
+    if (!json_is_object(selector)) {
+        return "the selector is not equalities on the index's leading fields";
+    }
+    /* the leading fields the selector fixes */
+    prefix = cp_json_pool_own(pool, json_array());
+    while (equalities < fields->nelts) {
+        const json_t *value = equal_to(json_object_get(selector, APR_ARRAY_IDX(fields,
+                                                       equalities, const char *)));
+
+        if (!value) {
+            break;
+        }
+        json_array_append(prefix, (json_t *)value);
+        equalities++;
+    }
+    /* besides them, only conditions every document of the index meets, on
+     * the fields after them */
+    json_object_foreach((json_t *)selector, name, condition) {
+        place = field_place(fields, name);
+        if (place < 0 || (place >= equalities && !holds_for_all(condition))) {
+            return "the selector is not equalities on the index's leading fields";
+        }
+    }
+    /* sort fields the equalities fix order nothing; the rest are the index's */
+    while (sorted < sort->count && (place = field_place(fields, sort->fields[sorted].name)) >= 0
+           && place < equalities) {
+        sorted++;
+    }
+    if (sort->count - sorted != fields->nelts - equalities) {
+        return "CouchPageSort is not the index's fields after the selector's";
+    }
+    for (i = sorted; i < sort->count; i++) {
+        if (strcmp(sort->fields[i].name,
+                   APR_ARRAY_IDX(fields, equalities + i - sorted, const char *))) {
+            return "CouchPageSort is not the index's fields after the selector's";
+        }
+    }
+    text = cp_json_text(pool, prefix);
+    if (!text) {
+        return "the selector's values cannot be written";
+    }
+    *low = text;
+    if (equalities == fields->nelts) {
+        /* the keys are the equalities alone: one key, its rows by id */
+        *high = text;
+    }
+    else {
+        *high = apr_pstrcat(pool, apr_pstrndup(pool, text, strlen(text) - 1),
+                            equalities ? "," : "", CP_FIND_KEY_BEYOND "]", NULL);
     }
     return NULL;
 }

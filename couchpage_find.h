@@ -121,6 +121,33 @@ json_t *cp_find_fields_param(apr_pool_t *pool, const cp_find_spec *spec);
 const char *cp_find_body(apr_pool_t *pool, const cp_find_spec *spec, const json_t *key,
                          const char *docid, int backward, int limit);
 
+/* The fields of a Mango JSON index, in order, read from the design
+ * document that holds it (text: GET /DB/_design/DDOC's body; name NULL:
+ * its only index, whose name goes to *view_name), into *fields (const
+ * char *): NULL, or why this index
+ * cannot number a location's pages: not a Mango ("query") design
+ * document, no such index, not a JSON index, a field sorted otherwise than
+ * ascending, or a partial_filter_selector (the index then holds only some
+ * documents). */
+const char *cp_find_index_fields(apr_pool_t *pool, const char *text, apr_size_t len,
+                                 const char *name, const char **view_name,
+                                 apr_array_header_t **fields);
+
+/* A JSON index on fields F1..Fn is a view whose keys are [F1, ..., Fn] of
+ * the documents that have them all, ties in id order: _find's own order
+ * over that index. When the selector (its request values in) fixes F1..Fk
+ * by equalities (a scalar, bare or as {"$eq": v}) and has no other
+ * condition but {"$gte": null} or {"$exists": true} on later fields (which
+ * every document of the index meets), and the sort fields before _id, past
+ * any of F1..Fk (which order nothing), are F(k+1)..Fn, the location's rows
+ * are that view's rows from *low, [v1, ..., vk], to *high, [v1, ..., vk,
+ * {"\uffff": null}] (a value above any sort value but an object whose
+ * first member is named U+FFFF), or *high = *low when k = n; and that view
+ * can count them. NULL and the range (compact JSON text), or why not. */
+const char *cp_find_index_range(apr_pool_t *pool, const json_t *selector,
+                                const cp_find_sort *sort, const apr_array_header_t *fields,
+                                const char **low, const char **high);
+
 /* Reads a _find answer (cp_response_read_find) and sets each row's key to
  * its document's sort values (cp_find_row_key). NULL and the answer in
  * *answer, or why the body is refused: not a _find response, or a

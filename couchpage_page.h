@@ -72,6 +72,8 @@ typedef struct {
     apr_int64_t last_number;  /* its number */
     int withheld;             /* CP_WITHHELD_NEXT, CP_WITHHELD_PREV: that page exists,
                                  but its token is left out (next or prev NULL) */
+    int docs_as_items;        /* the items are the rows' documents: a _find location's
+                                 page, from _find or from its index's view */
 } cp_page;
 
 /* The answers of the queries cp_plan_page planned for plan from start_token

@@ -219,11 +219,11 @@ static void add_document(json_body *body, const cp_row *row, const apr_array_hea
 /* A row as the client sees it: {"id", "key", "value", "doc"} as CouchDB
  * sent them (grouped rows have no id, and no doc without include_docs; a
  * row without a value has null), the doc reduced to fields when given; a
- * _find location's row is its document, reduced likewise. */
-static void add_item(json_body *body, const cp_row *row, const apr_array_header_t *fields)
+ * _find location's row is its document, reduced likewise (docs_as_items). */
+static void add_item(json_body *body, const cp_row *row, const apr_array_header_t *fields,
+                     int docs_as_items)
 {
-    if (!row->key_text.len && row->doc.len) {
-        /* a _find document (every view row has a key): the document itself */
+    if (docs_as_items) {
         add_document(body, row, fields);
         return;
     }
@@ -355,7 +355,8 @@ const char *cp_render_json(apr_pool_t *pool, const cp_page *page, const cp_links
         if (p > 0) {
             ADD(",");
         }
-        add_item(body, APR_ARRAY_IDX(page->rows, p, const cp_row *), fields);
+        add_item(body, APR_ARRAY_IDX(page->rows, p, const cp_row *), fields,
+                 page->docs_as_items);
     }
     ADD("]");
     add_members(body, page, links);

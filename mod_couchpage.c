@@ -275,7 +275,17 @@ static int serve_page(request_rec *r, couchpage_backend_stats *stats)
         return couchpage_send_config_error(r, fault);
     }
     if (conf->view.is_find) {
-        return couchpage_find_serve(r, conf, stats);
+        const couchpage_dir_conf *by_index;
+
+        if (!couchpage_find_by_index(r, conf, stats, &by_index)) {
+            couchpage_log_backend_requests(r, stats, NULL);
+            return OK;
+        }
+        if (!by_index) {
+            return couchpage_find_serve(r, conf, stats);
+        }
+        /* paged as a view: its index's */
+        conf = by_index;
     }
     /* Each step answers the client itself when it fails. */
     if (!read_page_request(r, conf, &req)) {
@@ -301,6 +311,7 @@ static int serve_page(request_rec *r, couchpage_backend_stats *stats)
         }
     } while (cp_plan_widen(r->pool, &req.plan, start,
                            cp_page_assemble(r->pool, &answers, &page)));
+    page.docs_as_items = conf->find_by_index;
     couchpage_log_backend_requests(r, stats, &page);
     status = couchpage_send_page(r, conf, &req, &page);
     couchpage_log_page(r, conf, &page, status == OK ? r->status : status);

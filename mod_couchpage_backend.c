@@ -946,3 +946,23 @@ int couchpage_backend_find(request_rec *r, const couchpage_backend_conf *conf,
     stats->served_by |= COUCHPAGE_SERVED_BY_FIND;
     return OK;
 }
+
+int couchpage_backend_get(request_rec *r, const couchpage_backend_conf *conf, const char *url,
+                          const char **text, apr_size_t *len, couchpage_backend_stats *stats,
+                          couchpage_backend_result *result)
+{
+    backend_read read = { 0 };
+    attempt a;
+    int status;
+
+    read.url = url;
+    read.asked = cp_plan_url_path(url);
+    read.repeats = 1;
+    read.queries = 0;
+    status = read_success(r, conf, &read, &a, stats, result);
+    if (status == OK) {
+        *text = a.text;
+        *len = a.len;
+    }
+    return status;
+}

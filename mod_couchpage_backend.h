@@ -129,4 +129,12 @@ int couchpage_backend_find(request_rec *r, const couchpage_backend_conf *conf,
                            const cp_answer **answer, couchpage_backend_stats *stats,
                            couchpage_backend_result *result);
 
+/* GETs a JSON document (a _find index's design document), repeated once
+ * when it failed in flight: OK and its body in *text (padded, len bytes),
+ * or a failure status with result set, as couchpage_backend_find's. Added
+ * to stats likewise. */
+int couchpage_backend_get(request_rec *r, const couchpage_backend_conf *conf, const char *url,
+                          const char **text, apr_size_t *len, couchpage_backend_stats *stats,
+                          couchpage_backend_result *result);
+
 #endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * mod_couchpage_child.c: a child process's sets of remembered keys (see
- * mod_couchpage_child.h).
+ * mod_couchpage_child.c: a child process's sets of remembered keys, and
+ * the notes some keys carry (see mod_couchpage_child.h).
  */
 #include "mod_couchpage_child.h"
 #include "mod_couchpage_module.h"
@@ -84,4 +84,53 @@ int couchpage_child_set_add(couchpage_child_set *set, const void *key, apr_ssize
     }
     unlock(set);
     return added;
+}
+
+/* A key's note: its text in a buffer of the set's pool, reused while the
+ * text fits (a note rewritten each minute costs no memory), and when. */
+typedef struct {
+    char *text;
+    apr_size_t size;
+    apr_time_t written;
+} child_note;
+
+void couchpage_child_note_put(couchpage_child_set *set, const char *key, const char *text)
+{
+    child_note *note;
+    apr_size_t len = strlen(text) + 1;
+
+    if (!set) {
+        return;
+    }
+    lock(set);
+    note = apr_hash_get(set->keys, key, APR_HASH_KEY_STRING);
+    if (!note) {
+        note = apr_pcalloc(set->pool, sizeof(*note));
+        apr_hash_set(set->keys, apr_pstrdup(set->pool, key), APR_HASH_KEY_STRING, note);
+    }
+    if (note->size < len) {
+        note->size = len < 64 ? 64 : len;
+        note->text = apr_palloc(set->pool, note->size);
+    }
+    memcpy(note->text, text, len);
+    note->written = apr_time_now();
+    unlock(set);
+}
+
+const char *couchpage_child_note_get(couchpage_child_set *set, const char *key,
+                                     apr_interval_time_t max_age, apr_pool_t *pool)
+{
+    const child_note *note;
+    const char *text = NULL;
+
+    if (!set) {
+        return NULL;
+    }
+    lock(set);
+    note = apr_hash_get(set->keys, key, APR_HASH_KEY_STRING);
+    if (note && note->text && apr_time_now() - note->written <= max_age) {
+        text = apr_pstrdup(pool, note->text);
+    }
+    unlock(set);
+    return text;
 }

@@ -3,8 +3,9 @@
  * mod_couchpage_child: what a child process remembers from one request to
  * the next, which is only ever a set of keys that makes later requests
  * quieter or cheaper (a backend without a multi-query endpoint, a _find
- * location whose CouchDB warning was logged), never a page or a token:
- * those the tokens carry. Each set is made at child_init, lives in the
+ * location whose CouchDB warning was logged), or a short note learnt from
+ * CouchDB and learnt again when it is old (the fields of a _find
+ * location's index), never a page or a token: those the tokens carry. Each set is made at child_init, lives in the
  * child's pool and is guarded by a mutex where threads share it.
  */
 #ifndef MOD_COUCHPAGE_CHILD_H
@@ -26,5 +27,14 @@ int couchpage_child_set_has(couchpage_child_set *set, const void *key, apr_ssize
 /* Adds the key: 1 when it was not there before, 0 when it was or there is
  * no set (what is done once a child is then done at debug, or not). */
 int couchpage_child_set_add(couchpage_child_set *set, const void *key, apr_ssize_t len);
+
+/* Notes the text under the key (a string), replacing its note: a set's
+ * keys are either added or noted, never both. */
+void couchpage_child_note_put(couchpage_child_set *set, const char *key, const char *text);
+
+/* The key's note (a copy in pool), or NULL when it has none, or one
+ * written more than max_age ago. */
+const char *couchpage_child_note_get(couchpage_child_set *set, const char *key,
+                                     apr_interval_time_t max_age, apr_pool_t *pool);
 
 #endif

@@ -113,6 +113,9 @@ typedef struct {
     const char *find_index_name; /* NULL: the design document's only index */
     int find_index_set;
     const ap_directive_t *find_index_where;
+    int find_by_index;         /* never configured: a _find location's config made per
+                                  request to serve it from its index's view
+                                  (couchpage_find_by_index) */
 } couchpage_dir_conf;
 
 /* The directives, and the per-directory config they fill. */

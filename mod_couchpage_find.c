@@ -214,6 +214,33 @@ static const json_t *fill_selector_value(void *data, const char *placeholder,
     return filled;
 }
 
+/* The location's selector with this request's values (cp_find_fill), or
+ * NULL when the client has been answered with the error. */
+static const json_t *request_selector(request_rec *r, const couchpage_dir_conf *conf)
+{
+    find_fill_baton baton = { r, conf };
+    const json_t *selector = conf->find_selector ? conf->find_selector
+                           : cp_json_pool_own(r->pool, json_object());
+    const char *reason = NULL;
+
+    if (!conf->find_values || !apr_hash_count(conf->find_values)) {
+        return selector;
+    }
+    selector = cp_find_selector_fill(r->pool, selector, fill_selector_value, &baton, &reason);
+    if (!selector) {
+        return NULL;
+    }
+    /* an expression's value of a kind its operator does not take is the
+     * configuration's: %{json:...} makes strings */
+    if ((reason = cp_find_check_selector(r->pool, selector))) {
+        couchpage_send_config_error(r, apr_pstrcat(r->pool, "CouchPageSelector with this "
+                                                   "request's values: the selector ",
+                                                   reason, NULL));
+        return NULL;
+    }
+    return selector;
+}
+
 /* A _find location's request: the client's
  * (couchpage_read_client_request), its token, where the query goes and
  * what it asks: 1, or 0 when the client has been answered with the error. */
@@ -221,7 +248,6 @@ static int read_find_request(request_rec *r, const couchpage_dir_conf *conf,
                              couchpage_page_request *req, cp_find_token *token,
                              const char **url, cp_find_spec *spec)
 {
-    find_fill_baton baton = { r, conf };
     const char *reason = NULL;
     int i;
 
@@ -238,22 +264,8 @@ static int read_find_request(request_rec *r, const couchpage_dir_conf *conf,
         couchpage_send_bad_request(r, reason);
         return 0;
     }
-    spec->selector = conf->find_selector ? conf->find_selector
-                   : cp_json_pool_own(r->pool, json_object());
-    if (conf->find_values && apr_hash_count(conf->find_values)) {
-        spec->selector = cp_find_selector_fill(r->pool, spec->selector, fill_selector_value,
-                                               &baton, &reason);
-        if (!spec->selector) {
-            return 0;
-        }
-        /* an expression's value of a kind its operator does not take is the
-         * configuration's: %{json:...} makes strings */
-        if ((reason = cp_find_check_selector(r->pool, spec->selector))) {
-            couchpage_send_config_error(r, apr_pstrcat(r->pool, "CouchPageSelector with "
-                                                       "this request's values: the "
-                                                       "selector ", reason, NULL));
-            return 0;
-        }
+    if (!(spec->selector = request_selector(r, conf))) {
+        return 0;
     }
     spec->index_ddoc = conf->find_index_ddoc;
     spec->index_name = conf->find_index_name;
@@ -266,6 +278,165 @@ static int read_find_request(request_rec *r, const couchpage_dir_conf *conf,
         }
         spec->fields = fields;
     }
+    return 1;
+}
+
+/* What this child learnt of the indexes _find locations name, by design
+ * document and index: {"view": NAME, "fields": [...]} when the index can
+ * number pages, "" when it cannot; learnt again after a minute, so that an
+ * index made, changed or dropped is followed. */
+static couchpage_child_set *index_notes;
+#define INDEX_NOTE_MAX_AGE apr_time_from_sec(60)
+
+static void index_notes_init(apr_pool_t *pchild, server_rec *s)
+{
+    index_notes = couchpage_child_set_make(pchild, s, "the indexes of _find locations");
+}
+
+/* The URL of the location's database (or partition) followed by rest. */
+static const char *location_url(request_rec *r, const couchpage_dir_conf *conf,
+                                const char *rest)
+{
+    const char *url = conf->view.url;
+
+    /* a _find location's URL ends with its index path, /_find */
+    return apr_pstrcat(r->pool, apr_pstrndup(r->pool, url, strlen(url) - 6), rest, NULL);
+}
+
+/* The design document's path: CouchPageIndex names it with or without
+ * _design/, as use_index does. */
+static const char *ddoc_path(request_rec *r, const char *ddoc)
+{
+    if (!strncmp(ddoc, "_design/", 8)) {
+        ddoc += 8;
+    }
+    return apr_pstrcat(r->pool, "/_design/", ap_escape_path_segment(r->pool, ddoc), NULL);
+}
+
+/* Learns the location's index from CouchDB: its design document, and
+ * (outside partitions) one look at its view, which must answer: a Mango
+ * index of pouchdb-server is no view. The note (index_notes), or NULL
+ * when CouchDB could not tell now (the page goes by _find, and the index
+ * is asked for again by the next page). */
+static const char *learn_index(request_rec *r, const couchpage_dir_conf *conf,
+                               couchpage_backend_stats *stats)
+{
+    const char *path = ddoc_path(r, conf->find_index_ddoc), *text, *why, *view_name;
+    const char *view_url;
+    couchpage_backend_result result;
+    apr_array_header_t *fields = NULL;
+    apr_size_t len;
+    json_t *note;
+    int i;
+
+    if (couchpage_backend_get(r, &conf->backend, location_url(r, conf, path), &text, &len,
+                              stats, &result) != OK) {
+        if (result.backend_status != HTTP_NOT_FOUND) {
+            ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, CPLOGNO(0370) "the index of %s "
+                          "could not be learnt now (%s): the page goes by _find",
+                          r->uri, result.reason);
+            return NULL;
+        }
+        why = "CouchDB has no such design document";
+    }
+    else {
+        why = cp_find_index_fields(r->pool, text, len, conf->find_index_name, &view_name,
+                                   &fields);
+    }
+    if (!why && !conf->view.is_partitioned && !conf->partition) {
+        view_url = location_url(r, conf, apr_pstrcat(r->pool, path, "/_view/",
+                                ap_escape_path_segment(r->pool, view_name),
+                                "?limit=0&reduce=false", NULL));
+        if (couchpage_backend_get(r, &conf->backend, view_url, &text, &len, stats,
+                                  &result) != OK) {
+            if (!result.backend_status) {
+                return NULL;
+            }
+            why = apr_pstrcat(r->pool, "its view does not answer (", result.reason, ")", NULL);
+        }
+    }
+    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, CPLOGNO(0371) "the index of the _find "
+                  "location %s (CouchPageIndex %s%s%s, %s at %s) %s%s", r->uri,
+                  conf->find_index_ddoc, conf->find_index_name ? " " : "",
+                  conf->find_index_name ? conf->find_index_name : "", conf->view_section,
+                  couchpage_directive_where(r->pool, conf->find_index_where),
+                  why ? "cannot number its pages: " : "is a JSON index: its view numbers "
+                  "pages of equalities on its leading fields",
+                  why ? why : "");
+    if (why) {
+        return "";
+    }
+    note = cp_json_pool_own(r->pool, json_object());
+    json_object_set_new(note, "view", json_string(view_name));
+    json_object_set_new(note, "fields", json_array());
+    for (i = 0; i < fields->nelts; i++) {
+        json_array_append_new(json_object_get(note, "fields"),
+                              json_string(APR_ARRAY_IDX(fields, i, const char *)));
+    }
+    return cp_json_text(r->pool, note);
+}
+
+int couchpage_find_by_index(request_rec *r, const couchpage_dir_conf *conf,
+                            couchpage_backend_stats *stats,
+                            const couchpage_dir_conf **by_index)
+{
+    const char *key, *text, *low, *high, *why, *view_name, *url;
+    const json_t *note, *selector, *each;
+    apr_array_header_t *fields;
+    couchpage_dir_conf *copy;
+    size_t i;
+
+    *by_index = NULL;
+    if (!conf->find_index_ddoc) {
+        return 1;
+    }
+    key = apr_pstrcat(r->pool, location_url(r, conf, ddoc_path(r, conf->find_index_ddoc)),
+                      "\n", conf->find_index_name ? conf->find_index_name : "", NULL);
+    text = couchpage_child_note_get(index_notes, key, INDEX_NOTE_MAX_AGE, r->pool);
+    if (!text) {
+        if (!(text = learn_index(r, conf, stats))) {
+            return 1;
+        }
+        couchpage_child_note_put(index_notes, key, text);
+    }
+    if (!*text || !(note = cp_json_load(r->pool, text, strlen(text), NULL))) {
+        return 1;
+    }
+    if (!(selector = request_selector(r, conf))) {
+        return 0;
+    }
+    view_name = json_string_value(json_object_get(note, "view"));
+    fields = apr_array_make(r->pool, 4, sizeof(const char *));
+    json_array_foreach(json_object_get(note, "fields"), i, each) {
+        APR_ARRAY_PUSH(fields, const char *) = json_string_value(each);
+    }
+    why = cp_find_index_range(r->pool, selector, &conf->find_sort[conf->view.descending != 0],
+                              fields, &low, &high);
+    if (why) {
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, CPLOGNO(0372) "the page of %s goes by "
+                      "_find, unnumbered: %s", r->uri, why);
+        return 1;
+    }
+    copy = apr_pmemdup(r->pool, conf, sizeof(*conf));
+    url = location_url(r, conf, apr_pstrcat(r->pool, ddoc_path(r, conf->find_index_ddoc),
+                                            "/_view/",
+                                            ap_escape_path_segment(r->pool, view_name), NULL));
+    if ((why = cp_view_init(r->pool, url, &copy->view))) {
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, CPLOGNO(0373) "the page of %s goes by "
+                      "_find: its index's view %s %s", r->uri, url, why);
+        return 1;
+    }
+    /* the index's view: its rows in _find's order, each with its document,
+     * never reduced (its reduce is _count) */
+    copy->view.include_docs = 1;
+    copy->view.reduce = 0;
+    copy->low.json = low;
+    copy->low.expr = NULL;
+    copy->high.json = high;
+    copy->high.expr = NULL;
+    copy->range_set = 1;
+    copy->find_by_index = 1;
+    *by_index = copy;
     return 1;
 }
 
@@ -357,4 +528,5 @@ int couchpage_find_serve(request_rec *r, const couchpage_dir_conf *conf,
 void couchpage_find_register(void)
 {
     ap_hook_child_init(find_warned_init, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_child_init(index_notes_init, NULL, NULL, APR_HOOK_MIDDLE);
 }

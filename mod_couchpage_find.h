@@ -19,6 +19,17 @@ const char *couchpage_find_set_index(cmd_parms *cmd, void *dirconf, const char *
  * register_hooks. */
 void couchpage_find_register(void);
 
+/* Whether this request's page of a _find location is served from the view
+ * of its index (CouchPageIndex), which numbers it: when the index's fields
+ * (learnt from its design document, again each minute) are the selector's
+ * equalities then the sort (cp_find_index_range). 1 with *by_index the
+ * configuration that pages that view's key range, items its documents, or
+ * NULL (the page goes by _find); 0 when the client has been answered with
+ * the error. */
+int couchpage_find_by_index(request_rec *r, const couchpage_dir_conf *conf,
+                            couchpage_backend_stats *stats,
+                            const couchpage_dir_conf **by_index);
+
 /* A _find location's page, or the error that stops it; what its backend
  * reads cost is added to stats. */
 int couchpage_find_serve(request_rec *r, const couchpage_dir_conf *conf,

@@ -24,7 +24,7 @@ use JSON::PP ();
 use CouchPageTest qw(get_json with_args backend_request backend_open_db backend_kind
                      httpd_config_test error_log_mark error_log_since);
 
-plan tests => 62;
+plan tests => 71;
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my $kind = backend_kind();
@@ -255,6 +255,53 @@ else {
        && ($couchdb ? @lines >= 1 && !grep({ $_ > 1 } values %pids) && $lines[0] =~ /CouchPageIndex/
                     : !@lines))
         or print STDERR "# $s1 $s2 @lines\n";
+}
+
+# --- numbered: a selector that is a range of the index CouchPageIndex names -------
+# Equalities on the index's leading fields, the sort on the rest: the page is
+# served from the index's view (CouchDB: _design/DDOC/_view/NAME, language
+# query), numbered. pouchdb-server's Mango indexes are no views: there the
+# pages go by _find, relative.
+must('index by-type-group', backend_request(POST => '/findtest/_index',
+    { index => { fields => ['type', 'group'] }, ddoc => 'by-type-group', name => 'by-type-group', type => 'json' }));
+must('index by-type-group-title', backend_request(POST => '/findtest/_index',
+    { index => { fields => ['type', 'group', 'title'] }, ddoc => 'by-type-group-title', type => 'json' }));
+{
+    my ($nfwd, $np, $nbad) = walk('/find/numbered/');
+    ok(same_list($nfwd, \@posts, 'numbered forward') && !@$nbad);
+    my ($nback, $nbp) = walk('/find/numbered/', back => 1);
+    ok(same_list($nback, \@posts, 'numbered backward'));
+    # items are the documents, as _find gives them
+    ok(!grep { !defined $_->{_id} || exists $_->{key} || $_->{type} ne 'post' } map { @{ $_->{items} } } @$np);
+    my $first = $np->[0];
+    if ($couchdb) {
+        ok($first->{numbering} eq 'absolute' && $first->{total_rows} == 300 && $first->{offset} == 0
+           && $np->[1]{offset} == 7 && ($first->{last_page} // 0) == 43
+           && join(',', map { $_->{number} } @{ $np->[2]{pages} }) eq '1,2,3,4,5')
+            or print STDERR "# ", $JSON->encode({ %$first, items => [] }), "\n";
+        ok($nbp->[0]{numbering} eq 'absolute' && $nbp->[0]{offset} == 294);
+    }
+    else {
+        ok($first->{numbering} eq 'relative' && !exists $first->{total_rows});
+        ok($nbp->[0]{numbering} eq 'relative');
+    }
+    # a request's value among the equalities, descending by a third field
+    my $gref = must('reference by type, group, title', backend_request(POST => '/findtest/_find',
+        { selector => { type => 'post', group => 'g2', title => { '$exists' => JSON::PP::true } },
+          sort => [{ type => 'desc' }, { group => 'desc' }, { title => 'desc' }],
+          use_index => 'by-type-group-title', limit => 1000 }));
+    my @g2 = map { $_->{_id} } @{ $gref->{docs} };
+    my ($gfwd, $gp) = walk('/find/numbered-group/', headers => ['X-Group' => 'g2']);
+    ok(same_list($gfwd, \@g2, 'numbered by group, descending') && @g2 == 100);
+    ok(same_list((walk('/find/numbered-group/', back => 1, headers => ['X-Group' => 'g2']))[0], \@g2,
+                 'numbered by group, descending, backward'));
+    ok($couchdb ? $gp->[0]{total_rows} == 100 && $gp->[-1]{offset} == 99
+                : $gp->[0]{numbering} eq 'relative')
+        or print STDERR "# ", $JSON->encode({ %{ $gp->[0] }, items => [] }), "\n";
+    # a token of another location is not one of these pages (CouchDB: a view's
+    # token is [key, id]; pouchdb-server: this sort has two fields, not one)
+    my ($status) = get_json(with_args('/find/numbered/', start => $pages->[0]{next}));
+    ok(t_cmp($status, 400, 'a _find token of another location'));
 }
 
 # --- the access log's notes: one request a page, the rows it read ----------------

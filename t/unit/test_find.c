@@ -721,6 +721,178 @@ static void find_answers_of_another_shape_are_refused(void **state)
     }
 }
 
+/* The fields of the index's design document, joined by ","; or why it
+ * cannot number, prefixed "no: ". */
+static const char *index_fields_of(const char *ddoc, const char *name)
+{
+    apr_array_header_t *fields;
+    const char *view = NULL, *out = "";
+    const char *why = cp_find_index_fields(pool, ddoc, strlen(ddoc), name, &view, &fields);
+    int i;
+
+    if (why) {
+        assert_null(fields);
+        return apr_pstrcat(pool, "no: ", why, NULL);
+    }
+    assert_non_null(view);
+    out = apr_pstrcat(pool, view, ": ", NULL);
+    for (i = 0; i < fields->nelts; i++) {
+        out = apr_pstrcat(pool, out, i ? "," : "", APR_ARRAY_IDX(fields, i, const char *), NULL);
+    }
+    return out;
+}
+
+/* A Mango JSON index's fields are read from its design document as CouchDB
+ * 3.4.3 writes it (POST /DB/_index); what cannot number is refused. */
+static void index_fields_are_read_from_the_design_document(void **state)
+{
+    const char *mango = "{\"_id\":\"_design/posts\",\"_rev\":\"1-a\",\"language\":\"query\","
+                        "\"views\":{\"by-author\":{\"map\":{\"fields\":{\"author\":\"asc\","
+                        "\"date\":\"asc\"},\"partial_filter_selector\":{}},\"reduce\":"
+                        "\"_count\",\"options\":{\"def\":{\"fields\":[\"author\",{\"date\":"
+                        "\"asc\"}]}}}}}";
+    const char *two = "{\"language\":\"query\",\"views\":{\"a\":{\"options\":{\"def\":{"
+                      "\"fields\":[\"x\"]}}},\"b\":{\"options\":{\"def\":{\"fields\":[\"y\","
+                      "\"z\"]}}}}}";
+
+    assert_string_equal(index_fields_of(mango, "by-author"), "by-author: author,date");
+    assert_string_equal(index_fields_of(mango, NULL), "by-author: author,date");
+    assert_string_equal(index_fields_of(two, "b"), "b: y,z");
+    assert_true(strstr(index_fields_of(two, NULL), "several indexes"));
+    assert_true(strstr(index_fields_of(two, "c"), "no such index"));
+    assert_true(strstr(index_fields_of(mango, "by-date"), "no such index"));
+    assert_true(strstr(index_fields_of("{\"views\":{\"v\":{\"map\":\"function(d){}\"}}}", NULL),
+                       "not \"query\""));
+    assert_true(strstr(index_fields_of("[1]", NULL), "not a JSON object"));
+    assert_true(strstr(index_fields_of("{\"language\":", NULL), "not a JSON object"));
+    assert_true(strstr(index_fields_of("{\"language\":\"query\",\"views\":{\"t\":{"
+                                       "\"options\":{\"def\":{\"default_field\":{}}}}}}", NULL),
+                       "not a JSON index"));
+    assert_true(strstr(index_fields_of("{\"language\":\"query\",\"views\":{\"t\":{\"options\":"
+                                       "{\"def\":{\"fields\":[{\"d\":\"desc\"}]}}}}}", NULL),
+                       "ascending"));
+    assert_true(strstr(index_fields_of("{\"language\":\"query\",\"views\":{\"t\":{\"options\":"
+                                       "{\"def\":{\"fields\":[7]}}}}}", NULL), "ascending"));
+    assert_true(strstr(index_fields_of("{\"language\":\"query\",\"views\":{\"t\":{\"map\":{"
+                                       "\"partial_filter_selector\":{\"a\":1}},\"options\":"
+                                       "{\"def\":{\"fields\":[\"d\"]}}}}}", NULL),
+                       "partial_filter_selector"));
+    assert_true(strstr(index_fields_of("{\"language\":\"query\",\"views\":{\"t\":{\"options\":"
+                                       "{\"def\":{\"fields\":[\"d\"],\"partial_filter_selector"
+                                       "\":{\"a\":{\"$gt\":1}}}}}}}", NULL),
+                       "partial_filter_selector"));
+}
+
+/* The index's fields, NULL-terminated, as an array. */
+static apr_array_header_t *fields_of(const char *const *names)
+{
+    apr_array_header_t *fields = apr_array_make(pool, 4, sizeof(const char *));
+
+    while (*names) {
+        APR_ARRAY_PUSH(fields, const char *) = *names++;
+    }
+    return fields;
+}
+
+/* "LOW .. HIGH", or why not, prefixed "no: ". */
+static const char *range_of(const char *selector, const cp_find_sort *sort,
+                            const char *const *index)
+{
+    const char *low, *high;
+    const char *why = cp_find_index_range(pool, cp_json_load(pool, selector, strlen(selector),
+                                                             NULL),
+                                          sort, fields_of(index), &low, &high);
+
+    return why ? apr_pstrcat(pool, "no: ", why, NULL)
+               : apr_pstrcat(pool, low, " .. ", high, NULL);
+}
+
+/* A selector of equalities on an index's leading fields, sorted by the
+ * rest, is a range of the index's view; anything else is not. */
+static void equalities_on_leading_fields_are_a_view_range(void **state)
+{
+    const char *const author_date[] = { "author", "date", NULL };
+    const char *const type_author_date[] = { "type", "author", "date", NULL };
+    const char *const date[] = { "date", NULL };
+    const char *const by_date[] = { "date", NULL };
+    const char *const by_date_id[] = { "date", "_id", NULL };
+    const char *const by_id[] = { "_id", NULL };
+    const char *const by_author[] = { "author", NULL };
+    cp_find_sort sort = sort_of(0, by_date), sort_id = sort_of(0, by_date_id);
+    cp_find_sort desc = sort_of(1, by_date), ids = sort_of(0, by_id);
+
+    assert_string_equal(range_of("{\"author\":\"ann\"}", &sort, author_date),
+                        "[\"ann\"] .. [\"ann\",{\"\\uffff\":null}]");
+    assert_string_equal(range_of("{\"author\":{\"$eq\":\"ann\"}}", &sort_id, author_date),
+                        "[\"ann\"] .. [\"ann\",{\"\\uffff\":null}]");
+    /* the range is in key order whichever way the pages run */
+    assert_string_equal(range_of("{\"author\":7}", &desc, author_date),
+                        "[7] .. [7,{\"\\uffff\":null}]");
+    /* the equalities in the index's order, whatever the selector's */
+    assert_string_equal(range_of("{\"author\":null,\"type\":true}", &sort, type_author_date),
+                        "[true,null] .. [true,null,{\"\\uffff\":null}]");
+    assert_string_equal(range_of("{}", &sort, date), "[] .. [{\"\\uffff\":null}]");
+    /* sorted by _id alone: one key */
+    assert_string_equal(range_of("{\"date\":1.5}", &ids, date), "[1.5] .. [1.5]");
+
+    /* conditions every document of the index meets, on the sort fields */
+    assert_string_equal(range_of("{\"author\":\"ann\",\"date\":{\"$gte\":null}}", &sort,
+                                 author_date), "[\"ann\"] .. [\"ann\",{\"\\uffff\":null}]");
+    assert_string_equal(range_of("{\"date\":{\"$exists\":true},\"author\":1}", &sort,
+                                 author_date), "[1] .. [1,{\"\\uffff\":null}]");
+    assert_true(strstr(range_of("{\"author\":\"ann\",\"date\":{\"$gt\":null}}", &sort,
+                                author_date), "not equalities"));
+    assert_true(strstr(range_of("{\"author\":\"ann\",\"date\":{\"$exists\":false}}", &sort,
+                                author_date), "not equalities"));
+    assert_true(strstr(range_of("{\"author\":{\"$gte\":null}}", &sort, author_date),
+                       "CouchPageSort"));
+    /* every field fixed: one key */
+    assert_string_equal(range_of("{\"author\":\"ann\",\"date\":3}", &sort, author_date),
+                        "[\"ann\",3] .. [\"ann\",3]");
+    assert_true(strstr(range_of("{\"author\":\"ann\"}", &sort, date), "not equalities"));
+    assert_true(strstr(range_of("{\"type\":\"post\"}", &sort, author_date), "not equalities"));
+    assert_true(strstr(range_of("{\"author\":\"ann\",\"x\":1}", &sort, author_date),
+                       "not equalities"));
+    assert_true(strstr(range_of("{\"author\":{\"$gt\":\"ann\"}}", &sort, author_date),
+                       "not equalities"));
+    assert_true(strstr(range_of("{\"author\":{\"$eq\":\"a\",\"$ne\":\"b\"}}", &sort,
+                                author_date), "not equalities"));
+    assert_true(strstr(range_of("{\"author\":{\"first\":\"ann\"}}", &sort, author_date),
+                       "not equalities"));
+    assert_true(strstr(range_of("{\"author\":[\"ann\"]}", &sort, author_date),
+                       "not equalities"));
+    assert_true(strstr(range_of("{\"author\":{\"$eq\":{\"a\":1}}}", &sort, author_date),
+                       "not equalities"));
+    assert_true(strstr(range_of("{\"$and\":[{\"author\":\"ann\"}]}", &sort, author_date),
+                       "not equalities"));
+    assert_true(strstr(range_of("{}", &sort, author_date), "CouchPageSort"));
+    /* a sort field the selector fixes orders nothing: pouchdb-server's
+     * queries name the index's fields whole */
+    {
+        const char *const by_type_date[] = { "type", "date", NULL };
+        const char *const by_author_type_date[] = { "author", "type", "date", NULL };
+        cp_find_sort typed = sort_of(0, by_type_date);
+        cp_find_sort all = sort_of(0, by_author_type_date);
+
+        assert_string_equal(range_of("{\"type\":\"post\",\"date\":{\"$gte\":null}}", &typed,
+                                     by_type_date),
+                            "[\"post\"] .. [\"post\",{\"\\uffff\":null}]");
+        assert_string_equal(range_of("{\"type\":\"post\",\"author\":\"a\"}", &all,
+                                     type_author_date),
+                            "[\"post\",\"a\"] .. [\"post\",\"a\",{\"\\uffff\":null}]");
+        /* an equality past a field the selector leaves open is no range */
+        assert_true(strstr(range_of("{\"type\":\"post\",\"date\":1}", &sort, type_author_date),
+                           "no: "));
+    }
+    {
+        cp_find_sort by_a = sort_of(0, by_author);
+
+        assert_true(strstr(range_of("{\"date\":1}", &by_a, author_date), "not equalities"));
+        assert_true(strstr(range_of("{\"author\":{\"$exists\":true}}", &by_a, author_date),
+                           "CouchPageSort"));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -745,6 +917,8 @@ int main(void)
         UNIT_TEST(hostile_tokens_are_refused),
         UNIT_TEST(find_answers_are_rows_of_documents),
         UNIT_TEST(find_answers_of_another_shape_are_refused),
+        UNIT_TEST(index_fields_are_read_from_the_design_document),
+        UNIT_TEST(equalities_on_leading_fields_are_a_view_range),
     };
 
     RUN_UNIT_TESTS("couchpage_find", tests);

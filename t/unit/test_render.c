@@ -339,6 +339,7 @@ static cp_page find_page_of(const char *body)
     page.rows = apr_array_make(pool, 1, sizeof(const cp_row *));
     APR_ARRAY_PUSH(page.rows, const cp_row *) = cp_answer_row(answer, 0);
     page.total_rows = page.offset = -1;
+    page.docs_as_items = 1;
     page.pages = apr_array_make(pool, 1, sizeof(cp_page_link));
     return page;
 }
