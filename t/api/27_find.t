@@ -24,7 +24,7 @@ use JSON::PP ();
 use CouchPageTest qw(get_json with_args backend_request backend_open_db backend_kind
                      httpd_config_test error_log_mark error_log_since);
 
-plan tests => 71;
+plan tests => 73;
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my $kind = backend_kind();
@@ -380,7 +380,9 @@ must('index by-type-group-title', backend_request(POST => '/findtest/_index',
 }
 
 # --- a walk while the rows the tokens point at change ---------------------------
-{
+# by _find (/find/posts/), then numbered, from the index's view (/find/numbered/)
+for my $path ('/find/posts/', '/find/numbered/') {
+    my @before = reference($POSTS, group => 'asc');
     my (%touched, @seen, $n);
     my $changes = sub {
         my ($page) = @_;
@@ -391,7 +393,7 @@ must('index by-type-group-title', backend_request(POST => '/findtest/_index',
         # the next page's token points at $last: delete it; the previous
         # page's at $first: edit it (a new title, same group)
         must('delete', backend_request(DELETE => "/findtest/$last->{_id}?rev=$last->{_rev}"));
-        my %edited = (%$first, title => "edited $n");
+        my %edited = (%$first, title => "edited $path $n");
         must('edit', backend_request(PUT => "/findtest/$first->{_id}", \%edited));
         # rows added beside them, same group, ids before and after
         my @added = map { { _id => "$last->{_id}$_", type => 'post', group => $last->{group} } } ('', 'z');
@@ -399,11 +401,11 @@ must('index by-type-group-title', backend_request(POST => '/findtest/_index',
         must('add', backend_request(POST => '/findtest/_bulk_docs', { docs => \@added }));
         $touched{$_} = 1 for $last->{_id}, $first->{_id}, map { $_->{_id} } @added;
     };
-    my ($ids, undef, $wbad) = walk('/find/posts/', each => $changes);
+    my ($ids, undef, $wbad) = walk($path, each => $changes);
     my %count;
     $count{$_}++ for @$ids;
-    my @lost = grep { !$touched{$_} && !$count{$_} } @posts;
+    my @lost = grep { !$touched{$_} && !$count{$_} } @before;
     my @twice = grep { $count{$_} > 1 } keys %count;
-    ok(!@lost && !@$wbad) or print STDERR "# lost: @lost; statuses @$wbad\n";
-    ok(!@twice) or print STDERR "# repeated: @twice\n";
+    ok(!@lost && !@$wbad && $n > 10) or print STDERR "# $path lost: @lost; statuses @$wbad\n";
+    ok(!@twice) or print STDERR "# $path repeated: @twice\n";
 }
