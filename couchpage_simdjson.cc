@@ -195,8 +195,7 @@ cp_sj_status open_container(walk &w, od::value v, bool is_object, cp_sj_value &t
     return CP_SJ_OK;
 }
 
-/* Whether the value's bytes (told's span) are the word: simdjson 3.0.1
- * takes a root "falsee" as false (fuzz_simdjson's long run). */
+/* Whether the value's bytes (told's span) are the word. */
 bool is_word(const cp_sj_value &told, const char *word)
 {
     size_t len = strlen(word);
@@ -235,19 +234,16 @@ cp_sj_status read_scalar(V &v, od::json_type type, cp_sj_value &told)
         told.number_refused = error == simdjson::NUMBER_ERROR;
         return CP_SJ_OK;
     }
-    case od::json_type::boolean: {
-        bool truth;
-
-        TRY(v.get_bool().get(truth));
-        told.kind = truth ? CP_SJ_TRUE : CP_SJ_FALSE;
-        return is_word(told, truth ? "true" : "false") ? CP_SJ_OK : CP_SJ_WORD;
-    }
+    case od::json_type::boolean:
     case od::json_type::null:
-        /* the bytes decide: simdjson 3.0.1's is_null() refuses a root
-         * null that white space follows (fuzz_simdjson's long run), and a
-         * value left unread is passed over by its container */
-        told.kind = CP_SJ_NULL;
-        return is_word(told, "null") ? CP_SJ_OK : CP_SJ_WORD;
+        /* the bytes decide: simdjson 3.0.1 at the root takes "falsee" as
+         * false and refuses "null " and "false   " (fuzz_simdjson's long
+         * runs); a value left unread is passed over by its container */
+        told.kind = type == od::json_type::null ? CP_SJ_NULL
+                    : told.len && told.text[0] == 't' ? CP_SJ_TRUE : CP_SJ_FALSE;
+        return is_word(told, told.kind == CP_SJ_NULL ? "null"
+                             : told.kind == CP_SJ_TRUE ? "true" : "false")
+                   ? CP_SJ_OK : CP_SJ_WORD;
     default:
         return CP_SJ_MALFORMED;
     }

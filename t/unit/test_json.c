@@ -56,6 +56,9 @@ static void scalars_and_containers_at_the_root(void **state)
     assert_string_equal(read_back("null\t"), "null");
     assert_string_equal(read_back(" null \n"), "null");
     assert_string_equal(read_back("false "), "false");
+    assert_string_equal(read_back("false   "), "false");
+    assert_string_equal(read_back("true\n\n\n\t "), "true");
+    assert_string_equal(read_back("[true , false\t,null ]"), "[true,false,null]");
     assert_string_equal(read_back("[null ,null]"), "[null,null]");
     assert_string_equal(read_back("\t[1, {\"a\": [true, null]}]\n"), "[1,{\"a\":[true,null]}]");
     assert_string_equal(read_back("{}"), "{}");
