@@ -440,6 +440,31 @@ json_t *cp_find_fields_param(apr_pool_t *pool, const cp_find_spec *spec)
     return fields;
 }
 
+int cp_find_flag_named(const char *word, cp_find_flag *flag)
+{
+    if (!word) {
+        *flag = CP_FIND_UNSENT;
+    }
+    else if (strcmp(word, "true") == 0) {
+        *flag = CP_FIND_TRUE;
+    }
+    else if (strcmp(word, "false") == 0) {
+        *flag = CP_FIND_FALSE;
+    }
+    else {
+        return 0;
+    }
+    return 1;
+}
+
+/* A flag into the body, when it is sent. */
+static void set_flag(json_t *body, const char *name, cp_find_flag flag)
+{
+    if (flag != CP_FIND_UNSENT) {
+        json_object_set_new(body, name, json_boolean(flag == CP_FIND_TRUE));
+    }
+}
+
 const char *cp_find_body(apr_pool_t *pool, const cp_find_spec *spec, const json_t *key,
                          const char *docid, int backward, int limit)
 {
@@ -481,6 +506,8 @@ const char *cp_find_body(apr_pool_t *pool, const cp_find_spec *spec, const json_
         json_object_set_new(body, "use_index", index);
         json_object_set_new(body, "allow_fallback", json_false());
     }
+    set_flag(body, "update", spec->update);
+    set_flag(body, "stable", spec->stable);
     return cp_json_text(pool, body);
 }
 

@@ -259,7 +259,7 @@ static void bodies_and_the_location_selector(void **state)
 {
     const char *names[] = { "date", NULL };
     cp_find_sort sort = sort_of(0, names);
-    cp_find_spec spec = { parse("{\"type\": \"post\"}"), &sort, NULL, NULL, NULL };
+    cp_find_spec spec = { parse("{\"type\": \"post\"}"), &sort, NULL, NULL, NULL, CP_FIND_UNSENT, CP_FIND_UNSENT };
     const char *body;
 
     assert_string_equal(cp_find_body(pool, &spec, NULL, NULL, 0, 21),
@@ -285,7 +285,7 @@ static void bodies_of_every_document_bound_alone(void **state)
 {
     const char *names[] = { "n", NULL };
     cp_find_sort sort = sort_of(0, names);
-    cp_find_spec spec = { parse("{}"), &sort, NULL, NULL, NULL };
+    cp_find_spec spec = { parse("{}"), &sort, NULL, NULL, NULL, CP_FIND_UNSENT, CP_FIND_UNSENT };
 
     assert_string_equal(cp_find_body(pool, &spec, parse("[1]"), "x", 0, 5),
                         "{\"selector\":{\"$and\":[{\"n\":{\"$gte\":1}},{\"$or\":["
@@ -371,7 +371,8 @@ static void bodies_name_the_index_and_the_fields_tokens_need(void **state)
     const char *names[] = { "date", "author.name", NULL };
     cp_find_sort sort = sort_of(1, names);
     cp_find_spec spec = { parse("{}"), &sort, "posts", "by-date",
-                          parse("[\"title\", \"date\"]") };
+                          parse("[\"title\", \"date\"]"), CP_FIND_UNSENT,
+                          CP_FIND_UNSENT };
 
     assert_string_equal(cp_find_body(pool, &spec, NULL, NULL, 0, 3),
                         "{\"selector\":{},\"sort\":[{\"date\":\"desc\"},"
@@ -384,6 +385,34 @@ static void bodies_name_the_index_and_the_fields_tokens_need(void **state)
                         "{\"selector\":{},\"sort\":[{\"date\":\"desc\"},"
                         "{\"author.name\":\"desc\"}],\"limit\":3,"
                         "\"use_index\":[\"posts\"],\"allow_fallback\":false}");
+}
+
+/* CouchPageUpdate and CouchPageStable: JSON booleans, as _find takes them;
+ * a view's update "lazy" is no word _find takes. */
+static void bodies_say_update_and_stable(void **state)
+{
+    const char *names[] = { "n", NULL };
+    cp_find_sort sort = sort_of(0, names);
+    cp_find_spec spec = { parse("{}"), &sort, NULL, NULL, NULL, CP_FIND_FALSE, CP_FIND_TRUE };
+    cp_find_flag flag = CP_FIND_TRUE;
+
+    assert_string_equal(cp_find_body(pool, &spec, NULL, NULL, 0, 5),
+                        "{\"selector\":{},\"sort\":[{\"n\":\"asc\"}],\"limit\":5,"
+                        "\"update\":false,\"stable\":true}");
+    spec.update = CP_FIND_TRUE;
+    spec.stable = CP_FIND_UNSENT;
+    assert_string_equal(cp_find_body(pool, &spec, parse("[1]"), "x", 1, 5),
+                        "{\"selector\":{\"$and\":[{\"n\":{\"$lte\":1}},{\"$or\":["
+                        "{\"n\":{\"$lt\":1}},{\"n\":{\"$eq\":1},\"_id\":{\"$lt\":\"x\"}}]}]},"
+                        "\"sort\":[{\"n\":\"desc\"}],\"limit\":5,\"update\":true}");
+    assert_true(cp_find_flag_named(NULL, &flag));
+    assert_int_equal(flag, CP_FIND_UNSENT);
+    assert_true(cp_find_flag_named("true", &flag));
+    assert_int_equal(flag, CP_FIND_TRUE);
+    assert_true(cp_find_flag_named("false", &flag));
+    assert_int_equal(flag, CP_FIND_FALSE);
+    assert_false(cp_find_flag_named("lazy", &flag));
+    assert_false(cp_find_flag_named("True", &flag));
 }
 
 /* A location's rows for the walks below: sort value i / 3 (ties of three,
@@ -739,6 +768,7 @@ int main(void)
         UNIT_TEST(urls_name_the_partition),
         UNIT_TEST(selector_values_are_filled_in_as_values),
         UNIT_TEST(bodies_name_the_index_and_the_fields_tokens_need),
+        UNIT_TEST(bodies_say_update_and_stable),
         UNIT_TEST(walks_both_ways_read_every_row_once),
         UNIT_TEST(links_name_the_pages_read_through),
         UNIT_TEST(walks_survive_deleted_boundaries),
