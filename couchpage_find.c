@@ -409,7 +409,9 @@ json_t *cp_find_beyond(apr_pool_t *pool, const cp_find_sort *sort, const json_t 
     }
     all = json_array();
     /* the range CouchDB's planner turns into where the index scan starts:
-     * $or alone never narrows it (design: Mango's field ranges) */
+     * $or alone never narrows it (design: Mango's field ranges). The $or
+     * restates the equal fields, exact alone, because pouchdb-server
+     * merges this range with a selector's {"$gte": null} and keeps null */
     json_array_append_new(all, condition(sort->fields[0].name, from, json_array_get(key, 0)));
     json_array_append_new(all, member("$or", either));
     return cp_json_pool_own(pool, member("$and", all));
