@@ -270,10 +270,10 @@ static const char *find_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
         "CouchPageRange", "CouchPageReduce", "CouchPageGroupLevel", "CouchPageIncludeDocs",
         "CouchPageMaxEmits"
     };
-    cp_find_flag flag;
     static const char *const find_only[] = {
         "CouchPageSelector", "CouchPageSort", "CouchPageIndex"
     };
+    cp_find_flag flag;
     const char *view_where, *name;
 
     if (!conf->view_set) {

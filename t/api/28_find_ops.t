@@ -87,7 +87,7 @@ sub node_request {
 
 # Where the balancer's members are, and a request to their data: the
 # cluster's nodes that answer, or the tier's backend under two names.
-my (@members, $request, $where);
+my (@members, $request, $where, $credentials);
 my @cluster = $couchdb ? map {
     m{^http://([^:/@]+):([^/@]+)\@([^/]+?)/?$} ? { user => $1, password => $2, base => "http://$3" } : ()
 } split /\s*,\s*/, $ENV{COUCHDB_CLUSTER_URLS} // '' : ();
@@ -98,6 +98,8 @@ if (@up) {
     @members = map { $_->{base} } @up[0 .. (@up > 1 ? 1 : 0)];
     push @members, $members[0] =~ s{//127\.0\.0\.1:}{//localhost:}r if @members == 1;
     $where = 'the 3-node cluster\'s nodes ' . join(' and ', @members);
+    # its admin's: a database's _security cannot be set while nodes are down
+    $credentials = qq{CouchPageCredentials "$node->{user}" "$node->{password}"};
 }
 else {
     $request = \&backend_request;
@@ -108,7 +110,7 @@ print "# the balancer's members: $where\n";
 $request->(DELETE => '/findops');
 must('findops', $request->(PUT => '/findops'));
 must('findops open', $request->(PUT => '/findops/_security',
-    { admins => { names => [], roles => [] }, members => { names => [], roles => [] } }));
+    { admins => { names => [], roles => [] }, members => { names => [], roles => [] } })) unless $credentials;
 must('findops docs', $request->(POST => '/findops/_bulk_docs', { docs => \@DOCS }));
 must('findops index', $request->(POST => '/findops/_index', $INDEX));
 my @want = map { $_->{_id} } @{ must('findops reference', $request->(POST => '/findops/_find', $QUERY))->{docs} };
@@ -134,6 +136,7 @@ $members    ProxySet lbmethod=byrequests
 <Location "/lb/">
     SetHandler couchpage
     CouchPageView "balancer://couch/findops/_find"
+    ${\ ($credentials // '')}
     CouchPageSelector '{"n": {"\$gte": null}}'
     CouchPageSort n
     CouchPageSize 7
