@@ -409,7 +409,9 @@ json_t *cp_find_beyond(apr_pool_t *pool, const cp_find_sort *sort, const json_t 
     }
     all = json_array();
     /* the range CouchDB's planner turns into where the index scan starts:
-     * $or alone never narrows it (design: Mango's field ranges) */
+     * $or alone never narrows it (design: Mango's field ranges). The $or
+     * restates the equal fields, exact alone, because pouchdb-server
+     * merges this range with a selector's {"$gte": null} and keeps null */
     json_array_append_new(all, condition(sort->fields[0].name, from, json_array_get(key, 0)));
     json_array_append_new(all, member("$or", either));
     return cp_json_pool_own(pool, member("$and", all));
@@ -438,6 +440,31 @@ json_t *cp_find_fields_param(apr_pool_t *pool, const cp_find_spec *spec)
         }
     }
     return fields;
+}
+
+int cp_find_flag_named(const char *word, cp_find_flag *flag)
+{
+    if (!word) {
+        *flag = CP_FIND_UNSENT;
+    }
+    else if (strcmp(word, "true") == 0) {
+        *flag = CP_FIND_TRUE;
+    }
+    else if (strcmp(word, "false") == 0) {
+        *flag = CP_FIND_FALSE;
+    }
+    else {
+        return 0;
+    }
+    return 1;
+}
+
+/* A flag into the body, when it is sent. */
+static void set_flag(json_t *body, const char *name, cp_find_flag flag)
+{
+    if (flag != CP_FIND_UNSENT) {
+        json_object_set_new(body, name, json_boolean(flag == CP_FIND_TRUE));
+    }
 }
 
 const char *cp_find_body(apr_pool_t *pool, const cp_find_spec *spec, const json_t *key,
@@ -481,6 +508,8 @@ const char *cp_find_body(apr_pool_t *pool, const cp_find_spec *spec, const json_
         json_object_set_new(body, "use_index", index);
         json_object_set_new(body, "allow_fallback", json_false());
     }
+    set_flag(body, "update", spec->update);
+    set_flag(body, "stable", spec->stable);
     return cp_json_text(pool, body);
 }
 

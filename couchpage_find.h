@@ -95,15 +95,31 @@ json_t *cp_find_row_key(apr_pool_t *pool, const cp_find_sort *sort, const json_t
 json_t *cp_find_beyond(apr_pool_t *pool, const cp_find_sort *sort, const json_t *key,
                        const char *docid, int backward);
 
+/* CouchPageUpdate or CouchPageStable as _find's body takes it: a boolean,
+ * or not sent (CouchDB's default: update true, stable false). */
+typedef enum {
+    CP_FIND_UNSENT = 0,
+    CP_FIND_FALSE,
+    CP_FIND_TRUE,
+} cp_find_flag;
+
+/* The flag for a view's update or stable word ("true", "false"; NULL: not
+ * sent): 1, or 0 for a word _find does not take. CouchDB 3.4.3's _find
+ * takes update and stable as JSON booleans only: update "lazy", which a
+ * view takes, is answered 400 invalid_boolean. */
+int cp_find_flag_named(const char *word, cp_find_flag *flag);
+
 /* What a _find location asks: its selector (request values in), its sort,
- * the index it names (ddoc NULL: CouchDB chooses), and the fields the
- * page shows (NULL: whole documents). */
+ * the index it names (ddoc NULL: CouchDB chooses), the fields the page
+ * shows (NULL: whole documents), and CouchPageUpdate and CouchPageStable. */
 typedef struct {
     const json_t *selector;
     const cp_find_sort *sort;
     const char *index_ddoc;
     const char *index_name; /* NULL: the design document's only index */
     const json_t *fields;   /* array of Mango field names, or NULL */
+    cp_find_flag update;
+    cp_find_flag stable;
 } cp_find_spec;
 
 /* The fields a page's query asks for: the page's own and, where they are
@@ -116,8 +132,8 @@ json_t *cp_find_fields_param(apr_pool_t *pool, const cp_find_spec *spec);
  * is {}, which CouchDB would read inside $and as a field named ""); sorted the location's way, or
  * the other way when backward (the rows before a page, and the Last page,
  * read from its end); limit rows; the index as use_index with no fallback;
- * the fields. Compact JSON text, or NULL when key or docid cannot bound
- * (cp_find_beyond). */
+ * the fields; update and stable when set. Compact JSON text, or NULL when
+ * key or docid cannot bound (cp_find_beyond). */
 const char *cp_find_body(apr_pool_t *pool, const cp_find_spec *spec, const json_t *key,
                          const char *docid, int backward, int limit);
 

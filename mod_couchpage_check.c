@@ -12,6 +12,7 @@
  */
 #include "mod_couchpage_check.h"
 #include "mod_couchpage_named.h"
+#include "couchpage_find.h"
 
 #include "http_core.h"
 #include "http_log.h"
@@ -260,17 +261,19 @@ static const char *first_set(const char *const *names, const int *set, int n)
     return NULL;
 }
 
-/* A _find location without its sort, or with a directive that shapes view
- * queries only; a view location with a _find location's directive. */
+/* A _find location without its sort, with a directive that shapes view
+ * queries only, or with CouchPageUpdate lazy, which _find refuses; a view
+ * location with a _find location's directive. */
 static const char *find_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
 {
     static const char *const view_only[] = {
         "CouchPageRange", "CouchPageReduce", "CouchPageGroupLevel", "CouchPageIncludeDocs",
-        "CouchPageMaxEmits", "CouchPageUpdate", "CouchPageStable"
+        "CouchPageMaxEmits"
     };
     static const char *const find_only[] = {
         "CouchPageSelector", "CouchPageSort", "CouchPageIndex"
     };
+    cp_find_flag flag;
     const char *view_where, *name;
 
     if (!conf->view_set) {
@@ -279,13 +282,17 @@ static const char *find_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
     view_where = couchpage_directive_where(p, conf->view_where);
     if (conf->view.is_find) {
         const int set[] = { conf->range_set, conf->reduce_set, conf->group_level_set,
-                            conf->include_docs_set, conf->max_emits_set, conf->update_set,
-                            conf->stable_set };
+                            conf->include_docs_set, conf->max_emits_set };
 
-        if ((name = first_set(view_only, set, 7))) {
+        if ((name = first_set(view_only, set, 5))) {
             return apr_psprintf(p, "%s is set where CouchPageView (%s) names a _find: it "
                                 "shapes view queries only (CouchPageSelector chooses the "
                                 "documents)", name, view_where);
+        }
+        if (!cp_find_flag_named(conf->view.update, &flag)) {
+            return apr_psprintf(p, "CouchPageUpdate %s is set where CouchPageView (%s) names "
+                                "a _find, whose update is true or false only (CouchDB "
+                                "answers invalid_boolean)", conf->view.update, view_where);
         }
         if (!conf->find_sort_set) {
             return apr_psprintf(p, "CouchPageView (%s) names a _find, and no CouchPageSort "

@@ -269,6 +269,10 @@ static int read_find_request(request_rec *r, const couchpage_dir_conf *conf,
     }
     spec->index_ddoc = conf->find_index_ddoc;
     spec->index_name = conf->find_index_name;
+    /* a word _find does not take (update lazy) never gets here:
+     * couchpage_merged_fault refused the configuration */
+    (void)cp_find_flag_named(conf->view.update, &spec->update);
+    (void)cp_find_flag_named(conf->view.stable, &spec->stable);
     if (conf->fields) {
         json_t *fields = cp_json_pool_own(r->pool, json_array());
 

@@ -2067,7 +2067,7 @@ class Double {
   takeFault(req) {
     const f = this.fault;
     if (!f || f.mode === 'none') return null;
-    if (!['GET', 'HEAD'].includes(req.method) && !(req.method === 'POST' && /\/_view\/|\/_all_docs/.test(req.url))) return null;
+    if (!['GET', 'HEAD'].includes(req.method) && !(req.method === 'POST' && /\/_view\/|\/_all_docs|\/_find$/.test(req.url))) return null;
     if (f.path && req.url.indexOf(f.path) < 0) return null;
     if (f.count !== undefined) {
       if (f.count <= 0) return null;

@@ -255,11 +255,119 @@ static void beyond_refuses_keys_of_another_shape(void **state)
     assert_null(beyond_text(&sort, "[1, 2]", "caf\xe9", 0));
 }
 
+/* A Mango selector of $and, $or and comparisons, as CouchDB evaluates it,
+ * over a document of top-level members whose values are integers or
+ * strings (integers first, as CouchDB collates them; strings and ids by
+ * their bytes, which the tests' ASCII agree with). */
+static int collate(const json_t *a, const json_t *b)
+{
+    if (json_is_integer(a) != json_is_integer(b)) {
+        return json_is_integer(a) ? -1 : 1;
+    }
+    if (json_is_integer(a)) {
+        json_int_t x = json_integer_value(a), y = json_integer_value(b);
+
+        return x < y ? -1 : x > y;
+    }
+    return strcmp(json_string_value(a), json_string_value(b));
+}
+
+static int matches(const json_t *selector, const json_t *doc)
+{
+    const char *name;
+    const json_t *arg;
+    apr_size_t i;
+    const json_t *each;
+
+    json_object_foreach((json_t *)selector, name, arg) {
+        int any = 0, cmp;
+        const char *op;
+        const json_t *value;
+
+        if (strcmp(name, "$and") == 0) {
+            json_array_foreach(arg, i, each) {
+                if (!matches(each, doc)) {
+                    return 0;
+                }
+            }
+            continue;
+        }
+        if (strcmp(name, "$or") == 0) {
+            json_array_foreach(arg, i, each) {
+                any |= matches(each, doc);
+            }
+            if (!any) {
+                return 0;
+            }
+            continue;
+        }
+        assert_int_equal(json_object_size(arg), 1);
+        op = json_object_iter_key(json_object_iter((json_t *)arg));
+        value = json_object_iter_value(json_object_iter((json_t *)arg));
+        assert_non_null(json_object_get(doc, name));
+        cmp = collate(json_object_get(doc, name), value);
+        if (strcmp(op, "$gt") == 0 ? cmp <= 0 : strcmp(op, "$gte") == 0 ? cmp < 0
+            : strcmp(op, "$lt") == 0 ? cmp >= 0 : strcmp(op, "$lte") == 0 ? cmp > 0
+            : cmp != 0 || strcmp(op, "$eq") != 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Every row of three sort fields (ties on each) is a boundary, both
+ * directions, both sort orders: beyond it are exactly the rows after it
+ * in the order read; the first field's range stands at the top, and the
+ * $or beside it is exact alone, as a backend that drops that range
+ * (pouchdb-server, merging it with a selector's {"$gte": null}) needs. */
+static void beyond_selects_exactly_the_rows_after(void **state)
+{
+    const char *names[] = { "x", "y", "z", NULL };
+    const char *ys[] = { "A", "a", "b" };
+    json_t *rows[36];
+    int n = 0, r, s, descending, backward;
+
+    /* in ascending order: x, then y, then z, then _id */
+    for (r = 0; r < 36; r++) {
+        rows[n++] = cp_json_pool_own(pool, json_pack("{s:i, s:s, s:i, s:s}", "x", r / 12,
+                                                     "y", ys[r / 4 % 3], "z", r / 2 % 2,
+                                                     "_id", r % 2 ? "d2" : "D1"));
+    }
+    for (descending = 0; descending <= 1; descending++) {
+        cp_find_sort sort = sort_of(descending, names);
+
+        for (backward = 0; backward <= 1; backward++) {
+            int up = descending == backward;
+
+            for (r = 0; r < n; r++) {
+                json_t *key = cp_find_row_key(pool, &sort, rows[r]);
+                json_t *beyond = cp_find_beyond(pool, &sort, key,
+                                                json_string_value(json_object_get(rows[r], "_id")),
+                                                backward);
+                json_t *first = json_array_get(json_object_get(beyond, "$and"), 0);
+
+                assert_non_null(json_object_get(first, "x"));
+                assert_non_null(json_object_get(json_object_get(first, "x"),
+                                                up ? "$gte" : "$lte"));
+                for (s = 0; s < n; s++) {
+                    const json_t *either = json_array_get(json_object_get(beyond, "$and"), 1);
+
+                    if (matches(beyond, rows[s]) != (up ? s > r : s < r)
+                        || matches(either, rows[s]) != (up ? s > r : s < r)) {
+                        fail_msg("row %d beyond row %d (descending %d, backward %d): %s", s, r,
+                                 descending, backward, cp_json_text(pool, beyond));
+                    }
+                }
+            }
+        }
+    }
+}
+
 static void bodies_and_the_location_selector(void **state)
 {
     const char *names[] = { "date", NULL };
     cp_find_sort sort = sort_of(0, names);
-    cp_find_spec spec = { parse("{\"type\": \"post\"}"), &sort, NULL, NULL, NULL };
+    cp_find_spec spec = { parse("{\"type\": \"post\"}"), &sort, NULL, NULL, NULL, CP_FIND_UNSENT, CP_FIND_UNSENT };
     const char *body;
 
     assert_string_equal(cp_find_body(pool, &spec, NULL, NULL, 0, 21),
@@ -285,7 +393,7 @@ static void bodies_of_every_document_bound_alone(void **state)
 {
     const char *names[] = { "n", NULL };
     cp_find_sort sort = sort_of(0, names);
-    cp_find_spec spec = { parse("{}"), &sort, NULL, NULL, NULL };
+    cp_find_spec spec = { parse("{}"), &sort, NULL, NULL, NULL, CP_FIND_UNSENT, CP_FIND_UNSENT };
 
     assert_string_equal(cp_find_body(pool, &spec, parse("[1]"), "x", 0, 5),
                         "{\"selector\":{\"$and\":[{\"n\":{\"$gte\":1}},{\"$or\":["
@@ -371,7 +479,8 @@ static void bodies_name_the_index_and_the_fields_tokens_need(void **state)
     const char *names[] = { "date", "author.name", NULL };
     cp_find_sort sort = sort_of(1, names);
     cp_find_spec spec = { parse("{}"), &sort, "posts", "by-date",
-                          parse("[\"title\", \"date\"]") };
+                          parse("[\"title\", \"date\"]"), CP_FIND_UNSENT,
+                          CP_FIND_UNSENT };
 
     assert_string_equal(cp_find_body(pool, &spec, NULL, NULL, 0, 3),
                         "{\"selector\":{},\"sort\":[{\"date\":\"desc\"},"
@@ -384,6 +493,34 @@ static void bodies_name_the_index_and_the_fields_tokens_need(void **state)
                         "{\"selector\":{},\"sort\":[{\"date\":\"desc\"},"
                         "{\"author.name\":\"desc\"}],\"limit\":3,"
                         "\"use_index\":[\"posts\"],\"allow_fallback\":false}");
+}
+
+/* CouchPageUpdate and CouchPageStable: JSON booleans, as _find takes them;
+ * a view's update "lazy" is no word _find takes. */
+static void bodies_say_update_and_stable(void **state)
+{
+    const char *names[] = { "n", NULL };
+    cp_find_sort sort = sort_of(0, names);
+    cp_find_spec spec = { parse("{}"), &sort, NULL, NULL, NULL, CP_FIND_FALSE, CP_FIND_TRUE };
+    cp_find_flag flag = CP_FIND_TRUE;
+
+    assert_string_equal(cp_find_body(pool, &spec, NULL, NULL, 0, 5),
+                        "{\"selector\":{},\"sort\":[{\"n\":\"asc\"}],\"limit\":5,"
+                        "\"update\":false,\"stable\":true}");
+    spec.update = CP_FIND_TRUE;
+    spec.stable = CP_FIND_UNSENT;
+    assert_string_equal(cp_find_body(pool, &spec, parse("[1]"), "x", 1, 5),
+                        "{\"selector\":{\"$and\":[{\"n\":{\"$lte\":1}},{\"$or\":["
+                        "{\"n\":{\"$lt\":1}},{\"n\":{\"$eq\":1},\"_id\":{\"$lt\":\"x\"}}]}]},"
+                        "\"sort\":[{\"n\":\"desc\"}],\"limit\":5,\"update\":true}");
+    assert_true(cp_find_flag_named(NULL, &flag));
+    assert_int_equal(flag, CP_FIND_UNSENT);
+    assert_true(cp_find_flag_named("true", &flag));
+    assert_int_equal(flag, CP_FIND_TRUE);
+    assert_true(cp_find_flag_named("false", &flag));
+    assert_int_equal(flag, CP_FIND_FALSE);
+    assert_false(cp_find_flag_named("lazy", &flag));
+    assert_false(cp_find_flag_named("True", &flag));
 }
 
 /* A location's rows for the walks below: sort value i / 3 (ties of three,
@@ -906,11 +1043,13 @@ int main(void)
         UNIT_TEST(beyond_is_the_exact_order_as_operators),
         UNIT_TEST(beyond_an_id_alone),
         UNIT_TEST(beyond_refuses_keys_of_another_shape),
+        UNIT_TEST(beyond_selects_exactly_the_rows_after),
         UNIT_TEST(bodies_and_the_location_selector),
         UNIT_TEST(bodies_of_every_document_bound_alone),
         UNIT_TEST(urls_name_the_partition),
         UNIT_TEST(selector_values_are_filled_in_as_values),
         UNIT_TEST(bodies_name_the_index_and_the_fields_tokens_need),
+        UNIT_TEST(bodies_say_update_and_stable),
         UNIT_TEST(walks_both_ways_read_every_row_once),
         UNIT_TEST(links_name_the_pages_read_through),
         UNIT_TEST(walks_survive_deleted_boundaries),
