@@ -11,6 +11,12 @@
  * whose docs are missing, not objects, without a usable _id or a sort
  * value: never one that fits. Bodies jansson cannot read are left to
  * fuzz_simdjson and fuzz_view_response.
+ *
+ * The same bytes are read as an index's design document
+ * (cp_find_index_fields: the fields only of a JSON index of a "query"
+ * document, as jansson reads them) and as a selector over the index
+ * ["type", "date", "author.name"] (cp_find_index_range: a range only of
+ * equalities on its leading fields, [v...] to [v..., beyond] or [v...]).
  */
 #include "fuzz.h"
 #include "couchpage_find.h"
@@ -62,6 +68,56 @@ static int fits(const cp_find_sort *sort, const json_t *docs)
     return 1;
 }
 
+/* The value an equality gives its field, as the reader takes it. */
+static const json_t *equality(const json_t *condition)
+{
+    const json_t *eq = json_is_object(condition) ? json_object_get(condition, "$eq") : condition;
+
+    return eq && !json_is_object(eq) && !json_is_array(eq) ? eq : NULL;
+}
+
+/* The text as a design document and as a selector (see the top). */
+static void check_index(apr_pool_t *pool, const char *text, size_t size, const json_t *whole,
+                        const cp_find_sort *sort)
+{
+    static const char *const index[] = { "type", "date", "author.name" };
+    apr_array_header_t *fields = apr_array_make(pool, 3, sizeof(const char *));
+    const char *view = NULL, *low, *high, *why;
+    const json_t *def, *lowv, *highv;
+    size_t i;
+
+    why = cp_find_index_fields(pool, text, size, NULL, &view, &fields);
+    if (!why) {
+        def = json_object_get(json_object_get(json_object_get(json_object_get(whole, "views"),
+                                                              view), "options"), "def");
+        FUZZ_CHECK(json_is_string(json_object_get(whole, "language"))
+                       && !strcmp(json_string_value(json_object_get(whole, "language")), "query")
+                       && json_array_size(json_object_get(def, "fields"))
+                              == (size_t)fields->nelts && fields->nelts > 0,
+                   "index fields of a document that is no JSON index");
+    }
+    fields = apr_array_make(pool, 3, sizeof(const char *));
+    for (i = 0; i < 3; i++) {
+        APR_ARRAY_PUSH(fields, const char *) = index[i];
+    }
+    why = cp_find_index_range(pool, whole, sort, fields, &low, &high);
+    if (why) {
+        return;
+    }
+    lowv = cp_json_load(pool, low, strlen(low), NULL);
+    highv = cp_json_load(pool, high, strlen(high), NULL);
+    FUZZ_CHECK(json_is_array(lowv) && json_is_array(highv), "a range of arrays");
+    FUZZ_CHECK(json_array_size(lowv) == 1 && json_array_size(highv) == 2
+                   && json_is_object(json_array_get(highv, 1)),
+               "the range of an equality on type, sorted by the rest: %s .. %s", low, high);
+    FUZZ_CHECK(fuzz_same_reading(json_array_get(lowv, 0),
+                                 equality(json_object_get(whole, "type")), 0)
+                   && json_equal(json_array_get(lowv, 0), json_array_get(highv, 0)),
+               "the range's values are the selector's: %s", low);
+    /* only type's equality and conditions every sorted value meets */
+    FUZZ_CHECK(json_object_size(whole) <= 3, "a selector of other fields");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const char *const names[] = { "date", "author.name" };
@@ -83,6 +139,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         apr_pool_destroy(pool);
         return 0;
     }
+    check_index(pool, text, size, whole, &sort);
     docs = json_object_get(whole, "docs");
     if (why) {
         int docs_members = 0;
