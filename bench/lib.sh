@@ -12,7 +12,8 @@
 #                           use COUCHDB_URL; else, with "couchdb" and a
 #                           CouchDB release found (bench_couchdb_dist),
 #                           start a node of it; else pouchdb-server in
-#                           memory; load ITEMS items; sets BACKEND,
+#                           memory; load ITEMS items (0: leave the items
+#                           database as it is); sets BACKEND,
 #                           BACKEND_PORT, BACKEND_AUTH, CREDENTIALS,
 #                           BACKEND_KIND, BACKEND_LABEL, BACKEND_LOAD_URL,
 #                           BACKEND_OWN
@@ -22,7 +23,8 @@
 #   bench_couch_requests    CouchDB's own count of HTTP requests served
 #   bench_httpd NAME PORT DIR [KEY=VALUE ...]
 #                           write DIR/httpd.conf from bench/httpd.conf.in and
-#                           start httpd; sets HTTPD_PID
+#                           start httpd (up once BENCH_WAIT_PATH, default
+#                           /items/, answers 2xx); sets HTTPD_PID
 #   bench_rss PID           resident memory of httpd PID and its children, kB
 #   bench_backend_ports     ephemeral ports of every TCP socket to or from
 #                           the backend port (all states but LISTEN)
@@ -187,6 +189,9 @@ bench_backend() {
     BACKEND_LABEL="$BACKEND_LABEL at $BACKEND ($how)"
     BACKEND_LOAD_URL=$url
     bench_log "backend: $BACKEND_LABEL"
+    # no items asked (bench/cpu-over-proxy needs the posts only): the
+    # items database, there or not, is left alone
+    ((items > 0)) || return 0
     if ((BACKEND_OWN)) && [ "$BACKEND_KIND" = couchdb ]; then
         # our own node keeps its data between runs: reused when it holds
         # exactly ITEMS items, loaded again otherwise
@@ -275,7 +280,7 @@ bench_httpd() {
     "$bin" -f "$dir/httpd.conf" -DFOREGROUND </dev/null >>"$dir/logs/stdout.log" 2>&1 &
     HTTPD_PID=$!
     cp_track "$HTTPD_PID"
-    cp_wait_http "http://127.0.0.1:$port/items/" "$HTTPD_PID" 30 ||
+    cp_wait_http "http://127.0.0.1:$port${BENCH_WAIT_PATH:-/items/}" "$HTTPD_PID" 30 ||
         cp_fail_log "$dir/logs/error_log" "httpd did not start on port $port"
     bench_log "httpd on http://127.0.0.1:$port (pid $HTTPD_PID)"
 }
