@@ -333,15 +333,18 @@ static const char *learn_index(request_rec *r, const couchpage_dir_conf *conf,
     json_t *note;
     int i;
 
-    if (couchpage_backend_get(r, &conf->backend, location_url(r, conf, path), &text, &len,
-                              stats, &result) != OK) {
-        if (result.backend_status != HTTP_NOT_FOUND) {
+    /* the design document is the database's, partitioned or not */
+    if (couchpage_backend_get(r, &conf->backend, apr_pstrcat(r->pool, conf->view.db_url, path,
+                                                             NULL),
+                              &text, &len, stats, &result) != OK) {
+        if (result.backend_status < 400 || result.backend_status > 499) {
             ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, CPLOGNO(0370) "the index of %s "
                           "could not be learnt now (%s): the page goes by _find",
                           r->uri, result.reason);
             return NULL;
         }
-        why = "CouchDB has no such design document";
+        why = apr_pstrcat(r->pool, "its design document cannot be read (", result.reason,
+                          ")", NULL);
     }
     else {
         why = cp_find_index_fields(r->pool, text, len, conf->find_index_name, &view_name,
@@ -353,7 +356,7 @@ static const char *learn_index(request_rec *r, const couchpage_dir_conf *conf,
                                 "?limit=0&reduce=false", NULL));
         if (couchpage_backend_get(r, &conf->backend, view_url, &text, &len, stats,
                                   &result) != OK) {
-            if (!result.backend_status) {
+            if (result.backend_status < 400 || result.backend_status > 499) {
                 return NULL;
             }
             why = apr_pstrcat(r->pool, "its view does not answer (", result.reason, ")", NULL);
@@ -394,8 +397,8 @@ int couchpage_find_by_index(request_rec *r, const couchpage_dir_conf *conf,
     if (!conf->find_index_ddoc) {
         return 1;
     }
-    key = apr_pstrcat(r->pool, location_url(r, conf, ddoc_path(r, conf->find_index_ddoc)),
-                      "\n", conf->find_index_name ? conf->find_index_name : "", NULL);
+    key = apr_pstrcat(r->pool, conf->view.db_url, ddoc_path(r, conf->find_index_ddoc), "\n",
+                      conf->find_index_name ? conf->find_index_name : "", NULL);
     text = couchpage_child_note_get(index_notes, key, INDEX_NOTE_MAX_AGE, r->pool);
     if (!text) {
         if (!(text = learn_index(r, conf, stats))) {

@@ -24,7 +24,7 @@ use JSON::PP ();
 use CouchPageTest qw(get_json with_args backend_request backend_open_db backend_kind
                      httpd_config_test error_log_mark error_log_since);
 
-plan tests => 73;
+plan tests => 75;
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my $kind = backend_kind();
@@ -236,9 +236,16 @@ if ($couchdb) {
        && @want == 30);
     ok(same_list((walk('/find/part/', back => 1, headers => ['X-Partition' => 'p1']))[0], \@want,
                  'partition backward'));
+    # numbered: the partition's rows of the index's view
+    my ($pn, $pnp) = walk('/find/part-numbered/', headers => ['X-Partition' => 'p1']);
+    ok(same_list($pn, \@want, 'partition numbered') && $pnp->[0]{numbering} eq 'absolute'
+       && $pnp->[0]{total_rows} == 30 && $pnp->[-1]{offset} == 28)
+        or print STDERR "# ", $JSON->encode({ %{ $pnp->[0] // {} }, items => [] }), "\n";
+    ok(same_list((walk('/find/part-numbered/', back => 1, headers => ['X-Partition' => 'p1']))[0], \@want,
+                 'partition numbered backward'));
 }
 else {
-    skip('pouchdb-server has no partitions') for 1 .. 2;
+    skip('pouchdb-server has no partitions') for 1 .. 4;
 }
 
 # --- CouchDB's warning, logged once -------------------------------------------
