@@ -9,7 +9,10 @@
  * "beyond that row's (values..., _id)", which CouchDB evaluates: the
  * module never collates. A value from a token enters a selector only as an
  * operator's argument ({"$eq": v}, {"$gt": v}), where CouchDB reads any
- * JSON, an object of "$" members included, as a value.
+ * JSON, an object of "$" members included, as a value. Where the selector
+ * is equalities on an index's leading fields, the index's view holds the
+ * same rows as a key range (cp_find_index_range), which a view location
+ * pages and numbers.
  *
  * Part of the httpd-free core: nothing here knows about request_rec.
  */

@@ -6,9 +6,12 @@
  * directive table, and the merge, stay in mod_couchpage_config.c; whether
  * they suit the location's view is mod_couchpage_check.c's); and the page
  * by keyset: one POST .../_find, the selector filled with this request's
- * values, CouchDB's warnings logged once a location and child. The
- * request is read and answered by mod_couchpage_request.c, as a view's
- * is; the query, its token and the
+ * values, CouchDB's warnings logged once a location and child; or, where
+ * the selector is a key range of the index CouchPageIndex names (learnt
+ * from its design document once a minute a child), the configuration that
+ * pages that index's view, numbered, which the handler serves as a view
+ * location's. The request is read and answered by
+ * mod_couchpage_request.c, as a view's is; the query, its token and the
  * page's assembly are the core's (couchpage_find.c). Glue.
  */
 #include "mod_couchpage_find.h"
