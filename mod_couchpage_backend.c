@@ -918,22 +918,33 @@ int couchpage_backend_fetch(request_rec *r, const couchpage_backend_conf *conf,
     return OK;
 }
 
-int couchpage_backend_find(request_rec *r, const couchpage_backend_conf *conf,
-                           const char *url, const char *body, const cp_find_sort *sort,
-                           const cp_answer **answer, couchpage_backend_stats *stats,
-                           couchpage_backend_result *result)
+/* One read of url that is no view query: a _find's POST (body) or a GET
+ * of a document (body NULL), repeated once when it failed in flight;
+ * read_success's answer. */
+static int read_one(request_rec *r, const couchpage_backend_conf *conf, const char *url,
+                    const char *body, attempt *a, couchpage_backend_stats *stats,
+                    couchpage_backend_result *result)
 {
     backend_read read = { 0 };
-    attempt a;
-    const char *reason;
-    int status;
 
     read.url = url;
     read.asked = cp_plan_url_path(url);
     read.body = body;
     read.repeats = 1;
-    read.queries = 1;
-    status = read_success(r, conf, &read, &a, stats, result);
+    read.queries = body ? 1 : 0;
+    return read_success(r, conf, &read, a, stats, result);
+}
+
+int couchpage_backend_find(request_rec *r, const couchpage_backend_conf *conf,
+                           const char *url, const char *body, const cp_find_sort *sort,
+                           const cp_answer **answer, couchpage_backend_stats *stats,
+                           couchpage_backend_result *result)
+{
+    attempt a;
+    const char *reason;
+    int status;
+
+    status = read_one(r, conf, url, body, &a, stats, result);
     if (status != OK) {
         return status;
     }
@@ -951,15 +962,9 @@ int couchpage_backend_get(request_rec *r, const couchpage_backend_conf *conf, co
                           const char **text, apr_size_t *len, couchpage_backend_stats *stats,
                           couchpage_backend_result *result)
 {
-    backend_read read = { 0 };
     attempt a;
-    int status;
+    int status = read_one(r, conf, url, NULL, &a, stats, result);
 
-    read.url = url;
-    read.asked = cp_plan_url_path(url);
-    read.repeats = 1;
-    read.queries = 0;
-    status = read_success(r, conf, &read, &a, stats, result);
     if (status == OK) {
         *text = a.text;
         *len = a.len;

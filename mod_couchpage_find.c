@@ -289,8 +289,8 @@ static int read_find_request(request_rec *r, const couchpage_dir_conf *conf,
 }
 
 /* What this child learnt of the indexes _find locations name, by design
- * document and index: {"view": NAME, "fields": [...]} when the index can
- * number pages, "" when it cannot; learnt again after a minute, so that an
+ * document and index: {"view": "/_design/DDOC/_view/NAME", "fields":
+ * [...]} when the index can number pages, "" when it cannot; learnt again after a minute, so that an
  * index made, changed or dropped is followed. */
 static couchpage_child_set *index_notes;
 #define INDEX_NOTE_MAX_AGE apr_time_from_sec(60)
@@ -306,8 +306,10 @@ static const char *location_url(request_rec *r, const couchpage_dir_conf *conf,
 {
     const char *url = conf->view.url;
 
-    /* a _find location's URL ends with its index path, /_find */
-    return apr_pstrcat(r->pool, apr_pstrndup(r->pool, url, strlen(url) - 6), rest, NULL);
+    /* the location's URL ends with its index path, /_find */
+    return apr_pstrcat(r->pool, apr_pstrndup(r->pool, url,
+                                             strlen(url) - strlen(conf->view.index_path)),
+                       rest, NULL);
 }
 
 /* The design document's path: CouchPageIndex names it with or without
@@ -329,7 +331,7 @@ static const char *learn_index(request_rec *r, const couchpage_dir_conf *conf,
                                couchpage_backend_stats *stats)
 {
     const char *path = ddoc_path(r, conf->find_index_ddoc), *text, *why, *view_name;
-    const char *view_url;
+    const char *view_path = NULL;
     couchpage_backend_result result;
     apr_array_header_t *fields = NULL;
     apr_size_t len;
@@ -353,12 +355,16 @@ static const char *learn_index(request_rec *r, const couchpage_dir_conf *conf,
         why = cp_find_index_fields(r->pool, text, len, conf->find_index_name, &view_name,
                                    &fields);
     }
+    if (!why) {
+        view_path = apr_pstrcat(r->pool, path, "/_view/",
+                                ap_escape_path_segment(r->pool, view_name), NULL);
+    }
     if (!why && !conf->view.is_partitioned && !conf->partition) {
-        view_url = location_url(r, conf, apr_pstrcat(r->pool, path, "/_view/",
-                                ap_escape_path_segment(r->pool, view_name),
-                                "?limit=0&reduce=false", NULL));
-        if (couchpage_backend_get(r, &conf->backend, view_url, &text, &len, stats,
-                                  &result) != OK) {
+        if (couchpage_backend_get(r, &conf->backend,
+                                  location_url(r, conf, apr_pstrcat(r->pool, view_path,
+                                                                    "?limit=0&reduce=false",
+                                                                    NULL)),
+                                  &text, &len, stats, &result) != OK) {
             if (result.backend_status < 400 || result.backend_status > 499) {
                 return NULL;
             }
@@ -377,7 +383,7 @@ static const char *learn_index(request_rec *r, const couchpage_dir_conf *conf,
         return "";
     }
     note = cp_json_pool_own(r->pool, json_object());
-    json_object_set_new(note, "view", json_string(view_name));
+    json_object_set_new(note, "view", json_string(view_path));
     json_object_set_new(note, "fields", json_array());
     for (i = 0; i < fields->nelts; i++) {
         json_array_append_new(json_object_get(note, "fields"),
@@ -390,7 +396,7 @@ int couchpage_find_by_index(request_rec *r, const couchpage_dir_conf *conf,
                             couchpage_backend_stats *stats,
                             const couchpage_dir_conf **by_index)
 {
-    const char *key, *text, *low, *high, *why, *view_name, *url;
+    const char *key, *text, *low, *high, *why, *url;
     const json_t *note, *selector, *each;
     apr_array_header_t *fields;
     couchpage_dir_conf *copy;
@@ -415,7 +421,6 @@ int couchpage_find_by_index(request_rec *r, const couchpage_dir_conf *conf,
     if (!(selector = request_selector(r, conf))) {
         return 0;
     }
-    view_name = json_string_value(json_object_get(note, "view"));
     fields = apr_array_make(r->pool, 4, sizeof(const char *));
     json_array_foreach(json_object_get(note, "fields"), i, each) {
         APR_ARRAY_PUSH(fields, const char *) = json_string_value(each);
@@ -428,9 +433,7 @@ int couchpage_find_by_index(request_rec *r, const couchpage_dir_conf *conf,
         return 1;
     }
     copy = apr_pmemdup(r->pool, conf, sizeof(*conf));
-    url = location_url(r, conf, apr_pstrcat(r->pool, ddoc_path(r, conf->find_index_ddoc),
-                                            "/_view/",
-                                            ap_escape_path_segment(r->pool, view_name), NULL));
+    url = location_url(r, conf, json_string_value(json_object_get(note, "view")));
     if ((why = cp_view_init(r->pool, url, &copy->view))) {
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, CPLOGNO(0373) "the page of %s goes by "
                       "_find: its index's view %s %s", r->uri, url, why);
