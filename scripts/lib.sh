@@ -186,8 +186,10 @@ cp_start_embedded() {
 #   todo FILE N DESC        a TODO test that failed: a known failure
 #   todo_passed FILE N DESC a TODO test that passed (counted as passed)
 #   broken FILE REASON      the file died or missed its plan: a non-zero exit
-#                           status without a failed test, or a parse error;
-#                           or TAPDIR lacks tests the harness counted
+#                           status without a failed test, or a parse error
+#                           (then what it printed to stderr, its last 8
+#                           lines, e.g. why it died); or TAPDIR lacks tests
+#                           the harness counted
 #   counts PASSED FAILED SKIPPED TODO ORACLE_PASSED ORACLE_FAILED BROKEN TODO_PASSED
 # An oracle check tests the backend (the double, CouchDB), not the module:
 # its description starts with 'oracle:'; it counts apart, unless skipped or
@@ -197,17 +199,25 @@ cp_tap_counts() {
         my ($log, $dir) = @ARGV;
         my ($tests, $broken, %n) = ("-", 0);
         $n{$_} = 0 for qw(passed failed skipped todo oracle_passed oracle_failed todo_passed);
-        my (@lines, $file, $wstat, $failed, $parse);
+        my (@lines, $file, $wstat, $failed, $parse, %printed, @since);
         sub finish_file {
             return unless defined $file;
             if ($parse or ($wstat and !$failed)) {
                 $broken++;
-                push @lines, "broken $file " . ($parse ? "parse errors" : "exit status $wstat");
+                my $said = @{ $printed{$file} || [] } ? "; it printed: " . join(" | ", @{ $printed{$file} }) : "";
+                push @lines, "broken $file " . ($parse ? "parse errors" : "exit status $wstat") . $said;
             }
             undef $file;
         }
         open my $in, "<", $log or die "$log: $!\n";
         while (<$in>) {
+            chomp(my $line = $_);
+            # What a file prints to stderr (a die message) comes before its
+            # progress line: kept, less the harness'"'"'s words, for a broken file.
+            if ($line =~ /^(\S+\.t) \.+ /) { $printed{$1} = [ @since > 8 ? @since[-8 .. -1] : @since ]; @since = () }
+            elsif ($line =~ /\S/ and $line !~ /^(?:Dubious, test returned|Failed \d+\/\d+ subtests|# Looks like |Test Summary Report|-+$)/) {
+                push @since, $line;
+            }
             if (/^(\S.*?)\s+\(Wstat: (\d+)(?: \([^)]*\))? Tests: \d+ Failed: (\d+)\)$/) {
                 finish_file();
                 ($file, $wstat, $failed, $parse) = ($1, $2, $3, 0);

@@ -113,7 +113,27 @@ must('findops open', $request->(PUT => '/findops/_security',
     { admins => { names => [], roles => [] }, members => { names => [], roles => [] } })) unless $credentials;
 must('findops docs', $request->(POST => '/findops/_bulk_docs', { docs => \@DOCS }));
 must('findops index', $request->(POST => '/findops/_index', $INDEX));
-my @want = map { $_->{_id} } @{ must('findops reference', $request->(POST => '/findops/_find', $QUERY))->{docs} };
+# Each node finds a new index through a cache of its own (mango_idx:list
+# reads ddoc_cache), which a write refreshes soon, not at once: under load a
+# node may answer a _find no_usable_index (400) just after _index. The
+# reference _find is asked of each member node until it answers, for a
+# minute at most.
+sub soon {
+    my ($what, $ask) = @_;
+    my $until = time + 60;
+    while (1) {
+        my ($status, $body) = $ask->();
+        return ($what, $status, $body) if $status =~ /^20[012]$/ or time > $until;
+        print "# $what: $status, asked again\n";
+        sleep 0.5;
+    }
+}
+my @want;
+for my $node (@up ? @up[0 .. (@up > 1 ? 1 : 0)] : (undef)) {
+    my $ask = $node ? sub { node_request($node, POST => '/findops/_find', $QUERY) }
+                    : sub { $request->(POST => '/findops/_find', $QUERY) };
+    @want = map { $_->{_id} } @{ must(soon('findops reference', $ask))->{docs} };
+}
 
 # --- the httpd --------------------------------------------------------------------
 my $members = join '', map { qq{    BalancerMember "$_" keepalive=On timeout=10 retry=5\n} } @members;
