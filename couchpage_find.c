@@ -890,6 +890,11 @@ const char *cp_find_index_range(apr_pool_t *pool, const json_t *selector,
             return "CouchPageSort is not the index's fields after the selector's";
         }
     }
+    if (equalities == 0) {
+        /* the whole index: the view pages and counts it without a range,
+         * with no query for where a range starts and ends */
+        return NULL;
+    }
     text = cp_json_text(pool, prefix);
     if (!text) {
         return "the selector's values cannot be written";
@@ -901,7 +906,7 @@ const char *cp_find_index_range(apr_pool_t *pool, const json_t *selector,
     }
     else {
         *high = apr_pstrcat(pool, apr_pstrndup(pool, text, strlen(text) - 1),
-                            equalities ? "," : "", CP_FIND_KEY_BEYOND "]", NULL);
+                            "," CP_FIND_KEY_BEYOND "]", NULL);
     }
     return NULL;
 }

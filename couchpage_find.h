@@ -162,7 +162,8 @@ const char *cp_find_index_fields(apr_pool_t *pool, const char *text, apr_size_t 
  * are that view's rows from *low, [v1, ..., vk], to *high, [v1, ..., vk,
  * {"\uffff": null}] (a value above any sort value but an object whose
  * first member is named U+FFFF), or *high = *low when k = n; and that view
- * can count them. NULL and the range (compact JSON text), or why not. */
+ * can count them. When k = 0 they are the whole view: *low and *high are
+ * NULL (no range). NULL and the range (compact JSON text), or why not. */
 const char *cp_find_index_range(apr_pool_t *pool, const json_t *selector,
                                 const cp_find_sort *sort, const apr_array_header_t *fields,
                                 const char **low, const char **high);

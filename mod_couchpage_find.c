@@ -447,7 +447,7 @@ int couchpage_find_by_index(request_rec *r, const couchpage_dir_conf *conf,
     copy->low.expr = NULL;
     copy->high.json = high;
     copy->high.expr = NULL;
-    copy->range_set = 1;
+    copy->range_set = low != NULL;
     copy->find_by_index = 1;
     *by_index = copy;
     return 1;

@@ -24,7 +24,7 @@ use JSON::PP ();
 use CouchPageTest qw(get_json with_args backend_request backend_open_db backend_kind
                      httpd_config_test error_log_mark error_log_since);
 
-plan tests => 75;
+plan tests => 78;
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my $kind = backend_kind();
@@ -305,6 +305,30 @@ must('index by-type-group-title', backend_request(POST => '/findtest/_index',
     ok($couchdb ? $gp->[0]{total_rows} == 100 && $gp->[-1]{offset} == 99
                 : $gp->[0]{numbering} eq 'relative')
         or print STDERR "# ", $JSON->encode({ %{ $gp->[0] }, items => [] }), "\n";
+    # the whole of an index (no equality): numbered from its view's own
+    # offsets, without a key range, so a page asks what a view location's
+    # page asks (the debug log's CP0150 names each batch's queries)
+    my $aref = must('reference by group', backend_request(POST => '/findtest/_find',
+        { selector => { group => { '$gte' => undef } }, sort => [{ group => 'asc' }],
+          use_index => 'by-group', limit => 1000 }));
+    my @all = map { $_->{_id} } @{ $aref->{docs} };
+    my $mark = error_log_mark();
+    my ($afwd, $ap) = walk('/find/numbered-all/');
+    my ($aback, $abp) = walk('/find/numbered-all/', back => 1);
+    my @batches = map { m{CP0150: backend request \d+ of \d+: (GET|POST) (\S+?)(?: \((\d+) queries|:)} ? "$1 $2 " . ($3 // 1) : () }
+                  error_log_since($mark, wait => 2, until => 'CP0151');
+    ok(same_list($afwd, \@all, 'numbered, the whole index') && @all >= 300);
+    ok(same_list($aback, \@all, 'numbered, the whole index, backward'));
+    if ($couchdb) {
+        # a batch of a later page: the page's query and the one behind it
+        my @more = grep { !/^(?:GET \S+|POST \S+ [12])$/ } @batches;
+        ok($ap->[0]{numbering} eq 'absolute' && $ap->[0]{total_rows} == @all && $ap->[1]{offset} == 7
+           && $abp->[0]{offset} == @all - @all % 7 - (@all % 7 ? 0 : 7) && @batches >= @$ap + @$abp && !@more)
+            or print STDERR "# ", $JSON->encode({ %{ $ap->[0] }, items => [] }), "\n# @more\n";
+    }
+    else {
+        ok($ap->[0]{numbering} eq 'relative');
+    }
     # a token of another location is not one of these pages (CouchDB: a view's
     # token is [key, id]; pouchdb-server: this sort has two fields, not one)
     my ($status) = get_json(with_args('/find/numbered/', start => $pages->[0]{next}));

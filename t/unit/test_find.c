@@ -941,7 +941,8 @@ static const char *range_of(const char *selector, const cp_find_sort *sort,
                                           sort, fields_of(index), &low, &high);
 
     return why ? apr_pstrcat(pool, "no: ", why, NULL)
-               : apr_pstrcat(pool, low, " .. ", high, NULL);
+               : !low && !high ? "the whole view"
+               : apr_pstrcat(pool, low ? low : "(null)", " .. ", high ? high : "(null)", NULL);
 }
 
 /* A selector of equalities on an index's leading fields, sorted by the
@@ -968,7 +969,11 @@ static void equalities_on_leading_fields_are_a_view_range(void **state)
     /* the equalities in the index's order, whatever the selector's */
     assert_string_equal(range_of("{\"author\":null,\"type\":true}", &sort, type_author_date),
                         "[true,null] .. [true,null,{\"\\uffff\":null}]");
-    assert_string_equal(range_of("{}", &sort, date), "[] .. [{\"\\uffff\":null}]");
+    /* no equality: the whole index, paged and counted without a range */
+    assert_string_equal(range_of("{}", &sort, date), "the whole view");
+    assert_string_equal(range_of("{\"date\":{\"$gte\":null}}", &desc, date), "the whole view");
+    assert_string_equal(range_of("{\"date\":{\"$exists\":true}}", &sort_id, date),
+                        "the whole view");
     /* sorted by _id alone: one key */
     assert_string_equal(range_of("{\"date\":1.5}", &ids, date), "[1.5] .. [1.5]");
 
