@@ -25,15 +25,7 @@ const ph = rows.map(([kind, c, r, pages, ns, u, s, busy, others]) =>
 const kinds = ["json", "html", "fields"];
 const label = { json: "JSON (whole documents)", html: "HTML (item template)", fields: "fields (CouchPageFields)" };
 const conns = [...new Set(ph.map((p) => p.c))];
-const sorted = (a) => [...a].sort((x, y) => x - y);
-const q = (a, f) => { const s = sorted(a), i = (s.length - 1) * f, lo = Math.floor(i); return s[lo] + (s[Math.ceil(i)] - s[lo]) * (i - lo); };
-const binomCdf = (n, k) => { let c = 1, sum = 0; for (let i = 0; i <= k; i++) { sum += c; c = c * (n - i) / (i + 1); } return sum / 2 ** n; };
-function interval(d) {
-  const n = d.length, s = sorted(d);
-  let k = 1;
-  while (k + 1 <= Math.floor(n / 2) && 1 - 2 * binomCdf(n, k) >= 0.95) k++;
-  return { lo: s[k - 1], hi: s[n - k], conf: 1 - 2 * binomCdf(n, k - 1) };
-}
+const { quantile: q, medianInterval: interval, verdict: judge } = require("./stats.js");
 const f2 = (x) => (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(3);
 const f3 = (x) => x.toFixed(3);
 let md = [], tsvOut = [];
@@ -44,8 +36,7 @@ for (const k of kinds) for (const c of conns) {
   const d = pages.map((p) => p.ms - ph.find((x) => x.kind === "proxy" && x.c === c && x.r === `${p.r}-${k}`).ms);
   const proxy = ph.filter((x) => x.kind === "proxy" && x.c === c && x.r.endsWith(`-${k}`)).map((x) => x.ms);
   const med = q(d, 0.5), iv = interval(d);
-  // fewer than 6 pairs cannot give a 95 % interval: no verdict then
-  const verdict = iv.conf < 0.95 ? "cannot tell" : iv.hi <= limit ? "met" : iv.lo > limit ? "not met" : "cannot tell";
+  const verdict = judge(iv, limit);
   md.push(`| ${label[k]} | ${c} | ${f3(q(proxy, 0.5))} | ${f3(q(pages.map((p) => p.ms), 0.5))} | **${f2(med)}** (${f2(q(d, 0.25))} to ${f2(q(d, 0.75))}) | ${f2(iv.lo)} to ${f2(iv.hi)} (${(100 * iv.conf).toFixed(1)} %) | ${verdict === "met" ? "met" : `**${verdict}**`} |`);
   tsvOut.push([k, c, med.toFixed(3), iv.lo.toFixed(3), iv.hi.toFixed(3), (100 * iv.conf).toFixed(1), verdict].join("\t"));
 }

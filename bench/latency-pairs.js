@@ -1,0 +1,76 @@
+#!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
+// Paired latency at one connection, for bench/run: request A (a page through
+// the module) and request B (CouchDB's own request for the same rows) sent in
+// turn, A B A B ..., each over its own kept-alive connection, so that both
+// meet the machine as it is at that moment (the rounds of wrk phases run
+// seconds apart, and drift between them). A pair's ratio is A's time ÷ B's,
+// each from sending the request to the answer's last byte; node's own cost
+// is in both. Prints one line:
+//
+//   PAIRS n=N a_p50_us=.. b_p50_us=.. ratio_median=.. ratio_lo=.. ratio_hi=.. conf=.. verdict=..
+//
+// the median of the pairs' ratios, the distribution-free interval of that
+// median (bench/stats.js) and, against LIMIT, met (the interval at or below
+// it), not met (above it) or cannot tell.
+//
+//   node bench/latency-pairs.js PAIRS WARMUP LIMIT A_URL B_URL [B_BODY]
+//
+// B goes with the Authorization header B_AUTHORIZATION (environment), when
+// set; B with a BODY (JSON text) is a POST, else a GET. Any answer but 200
+// stops it (exit 1). Uses nothing but node's own modules.
+'use strict';
+
+const http = require('http');
+const { quantile, medianInterval, verdict } = require('./stats.js');
+
+const [pairsS, warmupS, limitS, aUrl, bUrl, bBody] = process.argv.slice(2);
+const pairs = Number(pairsS), warmup = Number(warmupS), limit = Number(limitS);
+if (!(pairs >= 6) || !(warmup >= 0) || !(limit > 0) || !aUrl || !bUrl) {
+  console.error('usage: node bench/latency-pairs.js PAIRS(>=6) WARMUP LIMIT A_URL B_URL [B_BODY]');
+  process.exit(2);
+}
+
+function request(url, body, authorization) {
+  const u = new URL(url);
+  return {
+    agent: new http.Agent({ keepAlive: true, maxSockets: 1 }),
+    options: {
+      host: u.hostname, port: u.port, path: u.pathname + u.search, method: body ? 'POST' : 'GET',
+      headers: { Accept: 'application/json', ...(authorization ? { Authorization: authorization } : {}),
+                 ...(body ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } : {}) },
+    },
+    body,
+  };
+}
+
+// One request's time in µs, from sending to the last byte.
+function once(r) {
+  return new Promise((resolve, reject) => {
+    const t0 = process.hrtime.bigint();
+    const q = http.request({ ...r.options, agent: r.agent }, (res) => {
+      res.on('data', () => {});
+      res.on('end', () => {
+        if (res.statusCode !== 200) reject(new Error(`${r.options.method} ${r.options.path}: ${res.statusCode}`));
+        else resolve(Number(process.hrtime.bigint() - t0) / 1000);
+      });
+    });
+    q.on('error', reject);
+    q.end(r.body);
+  });
+}
+
+(async () => {
+  const a = request(aUrl), b = request(bUrl, bBody, process.env.B_AUTHORIZATION);
+  const at = [], bt = [], ratios = [];
+  for (let i = 0; i < warmup + pairs; i++) {
+    const ta = await once(a), tb = await once(b);
+    if (i < warmup) continue;
+    at.push(ta); bt.push(tb); ratios.push(ta / tb);
+  }
+  a.agent.destroy(); b.agent.destroy();
+  const iv = medianInterval(ratios);
+  console.log(`PAIRS n=${pairs} a_p50_us=${quantile(at, 0.5).toFixed(0)} b_p50_us=${quantile(bt, 0.5).toFixed(0)}`
+              + ` ratio_median=${quantile(ratios, 0.5).toFixed(3)} ratio_lo=${iv.lo.toFixed(3)}`
+              + ` ratio_hi=${iv.hi.toFixed(3)} conf=${(100 * iv.conf).toFixed(1)} verdict=${verdict(iv, limit).replace(' ', '_')}`);
+})().catch((e) => { console.error(`latency-pairs: ${e.message}`); process.exit(1); });
