@@ -220,13 +220,12 @@ cp_sj_status read_scalar(V &v, od::json_type type, cp_sj_value &told)
         return CP_SJ_OK;
     }
     case od::json_type::number: {
-        /* read to check it; its value is read from its bytes
-         * (cp_json_number: simdjson 3.0.1 misreads some numbers of more
-         * than 19 digits, with no error) */
+        /* read to check it (one left unread is passed over by its
+         * container); its value is read from its bytes (cp_json_number:
+         * simdjson 3.0.1 misreads some of more than 19 digits, silently) */
         double number;
         error_code error = v.get_double().get(number);
 
-        /* (a number left unread is passed over by its container) */
         if (error && error != simdjson::NUMBER_ERROR) {
             return status_of(error);
         }
@@ -280,8 +279,7 @@ cp_sj_status tell(walk &w, od::value v, cp_sj_value &told)
 }
 
 /* Tells the visitor of a scalar root, which must be all of the body but
- * white space (simdjson checks that for some scalars, not for strings, nor
- * for a number it refuses). */
+ * white space (simdjson checks it only for some: not strings, nor numbers it refuses). */
 cp_sj_status tell_root_scalar(walk &w, od::json_type type)
 {
     cp_sj_value told{};
@@ -309,8 +307,7 @@ cp_sj_status step(walk &w, od::value &value, bool &next, cp_sj_value &told)
 {
     frame &top = w.open->back();
 
-    /* an iterator's != looks only at itself: whether its container is
-     * still open */
+    /* an iterator's != tells only whether its container is still open */
     if (top.is_object) {
         od::field field;
         std::string_view name;
@@ -321,8 +318,7 @@ cp_sj_status step(walk &w, od::value &value, bool &next, cp_sj_value &told)
         top.entered = true;
         if (top.object != top.object) {
             TRY((*top.object).get(field));
-            /* the opening quote, before the name is decoded (decoding
-             * consumes the key) */
+            /* the opening quote, before decoding consumes the key */
             told.name_quote = (const char *)field.key().raw() - 1;
             TRY(field.unescaped_key().get(name));
             told.name = name.data();
