@@ -290,8 +290,8 @@ static int read_find_request(request_rec *r, const couchpage_dir_conf *conf,
 
 /* What this child learnt of the indexes _find locations name, by design
  * document and index: {"view": "/_design/DDOC/_view/NAME", "fields":
- * [...]} when the index can number pages, "" when it cannot; learnt again after a minute, so that an
- * index made, changed or dropped is followed. */
+ * [...]} when the index can number pages, "" when it cannot; learnt again
+ * after a minute, so that an index made, changed or dropped is followed. */
 static couchpage_child_set *index_notes;
 #define INDEX_NOTE_MAX_AGE apr_time_from_sec(60)
 
