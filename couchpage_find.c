@@ -844,6 +844,40 @@ static int field_place(const apr_array_header_t *fields, const char *name)
     return -1;
 }
 
+void cp_find_key_index_rows(apr_pool_t *pool, const cp_find_sort *sort,
+                            const apr_array_header_t *index_fields, apr_array_header_t *rows)
+{
+    int *places = apr_pcalloc(pool, sizeof(int) * (apr_size_t)(sort->count + 1));
+    int same = sort->count == index_fields->nelts, i, j;
+
+    for (j = 0; j < sort->count; j++) {
+        places[j] = field_place(index_fields, sort->fields[j].name);
+        same = same && places[j] == j;
+    }
+    for (i = 0; !same && i < rows->nelts; i++) {
+        const cp_row *row = APR_ARRAY_IDX(rows, i, const cp_row *);
+        const json_t *key = cp_row_key(row);
+        json_t *values = cp_json_pool_own(pool, json_array());
+        cp_row *copy;
+
+        for (j = 0; j < sort->count; j++) {
+            const json_t *value = places[j] >= 0 ? json_array_get(key, (size_t)places[j]) : NULL;
+
+            if (!value) {
+                break;
+            }
+            json_array_append(values, (json_t *)value);
+        }
+        if (j < sort->count) {
+            /* a key of another shape than the index's: left as CouchDB sent it */
+            continue;
+        }
+        copy = apr_pmemdup(pool, row, sizeof(*row));
+        copy->key = values;
+        APR_ARRAY_IDX(rows, i, const cp_row *) = copy;
+    }
+}
+
 const char *cp_find_index_range(apr_pool_t *pool, const json_t *selector,
                                 const cp_find_sort *sort, const apr_array_header_t *fields,
                                 const char **low, const char **high)

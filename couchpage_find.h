@@ -168,6 +168,17 @@ const char *cp_find_index_range(apr_pool_t *pool, const json_t *selector,
                                 const cp_find_sort *sort, const apr_array_header_t *fields,
                                 const char **low, const char **high);
 
+/* Keys a numbered _find page's rows as a keyset page's are, so that `key`
+ * (CouchPageItem, item templates) means one thing on a _find location
+ * however its page was read: a row of the index's view is keyed by the
+ * values of all the index's fields (const char *, in order: [F1, ..., Fn]),
+ * of which the sort names the last and any of the equalities' before them
+ * (cp_find_index_range). Unless that is the same array, each row of rows
+ * (const cp_row *) is replaced by a copy keyed by its sort values, each
+ * taken from its field's place in the view key. */
+void cp_find_key_index_rows(apr_pool_t *pool, const cp_find_sort *sort,
+                            const apr_array_header_t *index_fields, apr_array_header_t *rows);
+
 /* Reads a _find answer (cp_response_read_find) and sets each row's key to
  * its document's sort values (cp_find_row_key). NULL and the answer in
  * *answer, or why the body is refused: not a _find response, or a

@@ -116,6 +116,8 @@ typedef struct {
     int find_by_index;         /* never configured: a _find location's config made per
                                   request to serve it from its index's view
                                   (couchpage_find_by_index) */
+    const apr_array_header_t *find_index_fields; /* that view's key: the index's
+                                  fields (const char *), in order */
 } couchpage_dir_conf;
 
 /* The directives, and the per-directory config they fill. */

@@ -1035,6 +1035,58 @@ static void equalities_on_leading_fields_are_a_view_range(void **state)
     }
 }
 
+/* The rows of an index's view, keyed by all its fields, keyed again by
+ * their sort values, each from its field's place in the view key. */
+static const char *rekeyed(const char *const *sort_names, const char *const *index,
+                           const char *key, const cp_row **same)
+{
+    cp_find_sort sort = sort_of(0, sort_names);
+    apr_array_header_t *rows = apr_array_make(pool, 1, sizeof(const cp_row *));
+    cp_row *row = apr_pcalloc(pool, sizeof(*row));
+    const cp_row *after;
+
+    row->id = "p1";
+    row->key = cp_json_load(pool, key, strlen(key), NULL);
+    APR_ARRAY_PUSH(rows, const cp_row *) = row;
+    cp_find_key_index_rows(pool, &sort, fields_of(index), rows);
+    after = APR_ARRAY_IDX(rows, 0, const cp_row *);
+    *same = after == row ? row : NULL;
+    assert_string_equal(after->id, "p1");
+    return cp_json_text(pool, cp_row_key(after));
+}
+
+static void index_rows_are_keyed_by_their_sort_values(void **state)
+{
+    const char *const type_group[] = { "type", "group", NULL };
+    const char *const type_author_date[] = { "type", "author", "date", NULL };
+    const char *const by_group[] = { "group", NULL };
+    const char *const by_author_date[] = { "author", "date", NULL };
+    const char *const by_type_date[] = { "type", "date", NULL };
+    const char *const by_author_type_date[] = { "author", "type", "date", NULL };
+    const cp_row *same;
+
+    (void)state;
+    /* the sort leaves out the equality's field, names part of them, or
+     * names them in another order */
+    assert_string_equal(rekeyed(by_group, type_group, "[\"post\",\"g1\"]", &same), "[\"g1\"]");
+    assert_null(same);
+    assert_string_equal(rekeyed(by_author_date, type_author_date, "[\"post\",\"a\",1]", &same),
+                        "[\"a\",1]");
+    assert_string_equal(rekeyed(by_type_date, type_author_date, "[\"post\",\"a\",1]", &same),
+                        "[\"post\",1]");
+    assert_string_equal(rekeyed(by_author_type_date, type_author_date,
+                                "[\"post\",\"a\",{\"x\":[2]}]", &same),
+                        "[\"a\",\"post\",{\"x\":[2]}]");
+    /* the sort is the index's fields: the row stays as it is */
+    assert_string_equal(rekeyed(type_group, type_group, "[\"post\",\"g1\"]", &same),
+                        "[\"post\",\"g1\"]");
+    assert_non_null(same);
+    /* a key of another shape than the index's is left as CouchDB sent it */
+    assert_string_equal(rekeyed(by_author_date, type_author_date, "[\"post\"]", &same),
+                        "[\"post\"]");
+    assert_non_null(same);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1063,6 +1115,7 @@ int main(void)
         UNIT_TEST(find_answers_of_another_shape_are_refused),
         UNIT_TEST(index_fields_are_read_from_the_design_document),
         UNIT_TEST(equalities_on_leading_fields_are_a_view_range),
+        UNIT_TEST(index_rows_are_keyed_by_their_sort_values),
     };
 
     RUN_UNIT_TESTS("couchpage_find", tests);
