@@ -311,11 +311,7 @@ static int serve_page(request_rec *r, couchpage_backend_stats *stats)
         }
     } while (cp_plan_widen(r->pool, &req.plan, start,
                            cp_page_assemble(r->pool, &answers, &page)));
-    page.docs_as_items = conf->find_by_index;
-    if (conf->find_by_index) {
-        cp_find_key_index_rows(r->pool, &conf->find_sort[conf->view.descending != 0],
-                               conf->find_index_fields, page.rows);
-    }
+    page.docs_as_items = conf->find_index_fields != NULL;
     couchpage_log_backend_requests(r, stats, &page);
     status = couchpage_send_page(r, conf, &req, &page);
     couchpage_log_page(r, conf, &page, status == OK ? r->status : status);

@@ -448,7 +448,6 @@ int couchpage_find_by_index(request_rec *r, const couchpage_dir_conf *conf,
     copy->high.json = high;
     copy->high.expr = NULL;
     copy->range_set = low != NULL;
-    copy->find_by_index = 1;
     copy->find_index_fields = fields;
     *by_index = copy;
     return 1;
