@@ -405,6 +405,17 @@ static void add_range_start_probe(apr_pool_t *pool, const cp_plan *plan,
     add_query(queries, CP_QUERY_RANGE_START, 0, params);
 }
 
+/* The range end probe (see cp_plan_page): limit=0 from the range's end the
+ * other way, whose offset counts the rows after the range. */
+static void add_range_end_probe(apr_pool_t *pool, const cp_plan *plan,
+                                apr_array_header_t *queries)
+{
+    json_t *params = base_params(pool, plan->view, 0, !plan->view->descending);
+
+    add_bound(params, "startkey", plan->view->descending ? plan->low_key : plan->high_key);
+    add_query(queries, CP_QUERY_RANGE_END, 0, params);
+}
+
 /* The last page (see cp_plan_page): the tail, led by the range start probe
  * for a position or when CouchDB may refuse the tail (a range both ends
  * bound, reversed). */
@@ -445,10 +456,7 @@ apr_array_header_t *cp_plan_page(apr_pool_t *pool, const cp_plan *plan,
         add_range_start_probe(pool, plan, queries);
     }
     if (positioned && cp_plan_is_partial(plan)) {
-        params = base_params(pool, plan->view, 0, !plan->view->descending);
-        add_bound(params, "startkey",
-                  plan->view->descending ? plan->low_key : plan->high_key);
-        add_query(queries, CP_QUERY_RANGE_END, 0, params);
+        add_range_end_probe(pool, plan, queries);
     }
     params = forward_params(pool, plan, start, limit);
 
@@ -471,6 +479,35 @@ apr_array_header_t *cp_plan_page(apr_pool_t *pool, const cp_plan *plan,
             add_query(queries, CP_QUERY_OWN_GROUP, 1, own_group_params(pool, plan, start));
         }
     }
+    mark_refusable(plan, queries);
+    return queries;
+}
+
+apr_array_header_t *cp_plan_keyset_page(apr_pool_t *pool, const cp_plan *plan,
+                                        const cp_token *from, int backward, int limit)
+{
+    apr_array_header_t *queries = apr_array_make(pool, 3, sizeof(cp_query));
+    const cp_view *view = plan->view;
+    int descending = view->descending ? !backward : backward;
+    json_t *params;
+
+    /* the probes, never refused, lead a query CouchDB may refuse */
+    if (cp_plan_is_partial(plan)) {
+        add_range_start_probe(pool, plan, queries);
+        add_range_end_probe(pool, plan, queries);
+    }
+    params = base_params(pool, view, limit, descending);
+    if (from) {
+        add_start(params, view, from, descending);
+    }
+    else {
+        add_bound(params, "startkey", descending ? plan->high_key : plan->low_key);
+    }
+    add_bound(params, "endkey", descending ? plan->low_key : plan->high_key);
+    if (view->include_docs) {
+        set_param(params, "include_docs", json_true());
+    }
+    add_query(queries, CP_QUERY_FORWARD, limit, params);
     mark_refusable(plan, queries);
     return queries;
 }

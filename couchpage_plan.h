@@ -122,6 +122,20 @@ typedef struct {
 apr_array_header_t *cp_plan_page(apr_pool_t *pool, const cp_plan *plan,
                                  const cp_token *start);
 
+/* The queries of a page read by keyset over the view (a numbered _find
+ * page, from its index's view: couchpage_find): one query of limit rows
+ * (role CP_QUERY_FORWARD, whichever way it reads) from the row `from`
+ * names, its key and document id, itself included (NULL: from the range's
+ * start, or from its end when backward), in the view's order or, backward,
+ * the other way, bounded by the range's end that way; with the documents
+ * when the view's rows carry them. A key range or a partition adds the
+ * range start and range end probes (limit=0), which lead it, so that
+ * CouchDB's offsets place its rows (docs/algorithm.md, "Offsets and
+ * positions"). No skip: the reader of the answer leaves out the row
+ * `from` names, when it comes first (cp_find_index_rows). */
+apr_array_header_t *cp_plan_keyset_page(apr_pool_t *pool, const cp_plan *plan,
+                                        const cp_token *from, int backward, int limit);
+
 /* A bounded token (start->digest) names its row by a digest, between two
  * keys it carries: before its page is planned, the row is found among the
  * rows CouchDB collates from the token's low to its high key (the view's

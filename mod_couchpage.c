@@ -5,9 +5,9 @@
  *
  * This file is glue: the hooks, the handler, and a view location's page in
  * a straight line (its range, its token located, its queries asked and
- * widened). What every page request asks is read, and a page or an error
- * answered, in mod_couchpage_request.c; a _find location's page is
- * mod_couchpage_find.c's.
+ * widened). What every page request asks is read, its planned queries
+ * asked, and a page or an error answered, in mod_couchpage_request.c; a
+ * _find location's page is mod_couchpage_find.c's.
  * The directives and their merge are in mod_couchpage_config.c, what pages
  * cost (the access log's notes, mod_status's section) in
  * mod_couchpage_status.c, the expression functions and the item template
@@ -93,105 +93,6 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
     return 1;
 }
 
-/* An answer with more rows than its query's limit (a backend that ignored
- * it) is refused, not used: 1 when every answer is within its limit, else 0
- * when the client has been answered 502. */
-static int overfull_answer(request_rec *r, const couchpage_dir_conf *conf,
-                           const apr_array_header_t *queries)
-{
-    const cp_query *overfull = cp_plan_overfull(queries);
-
-    if (!overfull) {
-        return 1;
-    }
-    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, CPLOGNO(0181)
-                  "the backend answered a query for %s with %" APR_SIZE_T_FMT " rows, more "
-                  "than its limit of %d: refused (CouchPageView %s, %s at %s)", r->uri,
-                  cp_answer_rows(overfull->answer), overfull->limit, conf->view.url,
-                  conf->view_section, couchpage_directive_where(r->pool, conf->view_where));
-    couchpage_send_error(r, HTTP_BAD_GATEWAY, "backend_error",
-                         "the backend could not serve this page");
-    return 0;
-}
-
-/* Asks CouchDB the queries a multi-query answer cut off after k of n results
- * left waiting (cp_plan_ask_alone), each alone, and gives them their
- * answers: OK, or the failure in result. Which it was is known only now:
- * CouchDB refusing query k + 1 (a reversed range), or a connection lost. */
-static int ask_alone(request_rec *r, const couchpage_dir_conf *conf,
-                     const couchpage_page_request *req, apr_array_header_t *queries,
-                     const apr_array_header_t *alone, int n,
-                     couchpage_backend_stats *stats, couchpage_backend_result *result)
-{
-    cp_plan_answers answers = { { NULL }, 0 };
-    int k = n - alone->nelts;
-    int status = couchpage_backend_fetch(r, &conf->backend, conf->view.backend,
-                                         req->plan.index_url, req->with_docid, alone,
-                                         COUCHPAGE_ASK_ALONE, &answers, stats, result);
-
-    if (status == OK) {
-        cp_plan_take_answers(queries, &answers);
-        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0119) "the multi-query read "
-                      "failed in flight (cut off after %d of %d results); the other "
-                      "queries, asked alone, were answered", k, n);
-    }
-    else if (result->backend_status >= 400 && result->backend_status < 500) {
-        /* the caller logs CouchDB's words, at the level they deserve */
-        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, CPLOGNO(0120) "CouchDB ended its "
-                      "multi-query answer after %d of %d results: it refused query %d "
-                      "(%d)", k, n, k + 1, result->backend_status);
-    }
-    else {
-        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0121) "the multi-query read "
-                      "was cut off after %d of %d results, and the other queries, "
-                      "asked alone, failed too (%s)", k, n, result->reason);
-    }
-    return status;
-}
-
-/* Asks CouchDB the queries that have no answer yet, and those a cut answer
- * left waiting again, alone (cp_plan_ask_alone): 1 with every answer in,
- * read and checked (none over its limit), or 0 when the client has been
- * answered with the error. A CouchDB 400 on a page that starts at a
- * client's token means the token lies outside the location's key range
- * (CouchDB refuses a reversed range): the client's error. What the reads
- * cost is added to stats. */
-static int fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
-                         const couchpage_page_request *req, apr_array_header_t *queries,
-                         couchpage_backend_stats *stats)
-{
-    cp_plan_answers answers = { { NULL }, 0 };
-    couchpage_backend_result result;
-    const apr_array_header_t *asked = cp_plan_waiting(r->pool, queries), *alone;
-    int status = couchpage_backend_fetch(r, &conf->backend, conf->view.backend,
-                                         req->plan.index_url, req->with_docid, asked,
-                                         COUCHPAGE_ASK_TOGETHER, &answers, stats, &result);
-
-    if (status == OK) {
-        cp_plan_take_answers(queries, &answers);
-        alone = cp_plan_ask_alone(r->pool, queries, &answers);
-        if (alone) {
-            status = ask_alone(r, conf, req, queries, alone, asked->nelts, stats, &result);
-        }
-    }
-    if (status != OK) {
-        if (req->args.start && result.backend_status == HTTP_BAD_REQUEST) {
-            /* the client's doing: logged as a bad request, CouchDB's words
-             * kept for the log */
-            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0122) "bad request: the "
-                          "start token is outside this location's key range (%s)",
-                          result.reason);
-            couchpage_send_error(r, HTTP_BAD_REQUEST, "bad_request",
-                                 "the start token is outside this location's key range");
-        }
-        else {
-            couchpage_send_backend_error(r, conf, &result);
-        }
-        return 0;
-    }
-    return overfull_answer(r, conf, queries);
-}
-
 /* A bounded token's row, found among the rows that share its bounds
  * (cp_plan_locate, cp_page_locate), becomes req->start, a token that holds
  * its key: 1, or 0 when the client has been answered with the error. The
@@ -203,7 +104,7 @@ static int locate_start(request_rec *r, const couchpage_dir_conf *conf,
     cp_token located;
     const char *reason;
 
-    if (!fetch_answers(r, conf, req, queries, stats)) {
+    if (!couchpage_fetch_answers(r, conf, req, queries, stats)) {
         return 0;
     }
     reason = cp_page_locate(r->pool, queries, &req->start, req->with_docid,
@@ -281,10 +182,12 @@ static int serve_page(request_rec *r, couchpage_backend_stats *stats)
             couchpage_log_backend_requests(r, stats, NULL);
             return OK;
         }
-        if (!by_index) {
-            return couchpage_find_serve(r, conf, stats);
+        if (!by_index || !by_index->links) {
+            /* by keyset: over _find, or numbered over its index's view */
+            return couchpage_find_serve(r, conf, by_index, stats);
         }
-        /* paged as a view: its index's */
+        /* with page links, numbered as a view, its index's: its pages
+         * behind are read for their links */
         conf = by_index;
     }
     /* Each step answers the client itself when it fails. */
@@ -305,7 +208,7 @@ static int serve_page(request_rec *r, couchpage_backend_stats *stats)
     queries = cp_plan_page(r->pool, &req.plan, start);
     cp_page_answers_init(&answers, &req.plan, queries, start, req.args.start, &room);
     do {
-        if (!fetch_answers(r, conf, &req, queries, stats)) {
+        if (!couchpage_fetch_answers(r, conf, &req, queries, stats)) {
             couchpage_log_backend_requests(r, stats, NULL);
             return OK;
         }

@@ -118,18 +118,27 @@ void couchpage_child_note_put(couchpage_child_set *set, const char *key, const c
 }
 
 const char *couchpage_child_note_get(couchpage_child_set *set, const char *key,
-                                     apr_interval_time_t max_age, apr_pool_t *pool)
+                                     apr_interval_time_t max_age, apr_pool_t *pool,
+                                     int *learn_again)
 {
-    const child_note *note;
+    child_note *note;
     const char *text = NULL;
+    apr_time_t now = apr_time_now();
 
+    *learn_again = 0;
     if (!set) {
         return NULL;
     }
     lock(set);
     note = apr_hash_get(set->keys, key, APR_HASH_KEY_STRING);
-    if (note && note->text && apr_time_now() - note->written <= max_age) {
+    if (note && note->text) {
         text = apr_pstrdup(pool, note->text);
+        if (now - note->written > max_age) {
+            /* this caller learns it again; the others keep the old note
+             * meanwhile, rather than all asking at once */
+            note->written = now;
+            *learn_again = 1;
+        }
     }
     unlock(set);
     return text;

@@ -32,9 +32,13 @@ int couchpage_child_set_add(couchpage_child_set *set, const void *key, apr_ssize
  * keys are either added or noted, never both. */
 void couchpage_child_note_put(couchpage_child_set *set, const char *key, const char *text);
 
-/* The key's note (a copy in pool), or NULL when it has none, or one
- * written more than max_age ago. */
+/* The key's note (a copy in pool), or NULL when it has none. A note
+ * written more than max_age ago is still given, and *learn_again is 1 for
+ * the one caller that finds it so: it is to learn the note again (and put
+ * it), while the others use the old one from then on, for max_age more,
+ * rather than all asking at once; else *learn_again is 0. */
 const char *couchpage_child_note_get(couchpage_child_set *set, const char *key,
-                                     apr_interval_time_t max_age, apr_pool_t *pool);
+                                     apr_interval_time_t max_age, apr_pool_t *pool,
+                                     int *learn_again);
 
 #endif

@@ -8,9 +8,10 @@
  * by keyset: one POST .../_find, the selector filled with this request's
  * values, CouchDB's warnings logged once a location and child; or, where
  * the selector is a key range of the index CouchPageIndex names (learnt
- * from its design document once a minute a child), the configuration that
- * pages that index's view, numbered, which the handler serves as a view
- * location's. The request is read and answered by
+ * from its design document once a minute a child), numbered from that
+ * index's view: by keyset, one query a page (and a range's probes), or,
+ * with page links, the configuration that pages that view, which the
+ * handler serves as a view location's. The request is read and answered by
  * mod_couchpage_request.c, as a view's is; the query, its token and the
  * page's assembly are the core's (couchpage_find.c). Glue.
  */
@@ -291,7 +292,8 @@ static int read_find_request(request_rec *r, const couchpage_dir_conf *conf,
 /* What this child learnt of the indexes _find locations name, by design
  * document and index: {"view": "/_design/DDOC/_view/NAME", "fields":
  * [...]} when the index can number pages, "" when it cannot; learnt again
- * after a minute, so that an index made, changed or dropped is followed. */
+ * after a minute, by one request of the child while the others use the old
+ * note, so that an index made, changed or dropped is followed. */
 static couchpage_child_set *index_notes;
 #define INDEX_NOTE_MAX_AGE apr_time_from_sec(60)
 
@@ -401,6 +403,7 @@ int couchpage_find_by_index(request_rec *r, const couchpage_dir_conf *conf,
     apr_array_header_t *fields;
     couchpage_dir_conf *copy;
     size_t i;
+    int again;
 
     *by_index = NULL;
     if (!conf->find_index_ddoc) {
@@ -408,12 +411,20 @@ int couchpage_find_by_index(request_rec *r, const couchpage_dir_conf *conf,
     }
     key = apr_pstrcat(r->pool, conf->view.db_url, ddoc_path(r, conf->find_index_ddoc), "\n",
                       conf->find_index_name ? conf->find_index_name : "", NULL);
-    text = couchpage_child_note_get(index_notes, key, INDEX_NOTE_MAX_AGE, r->pool);
-    if (!text) {
-        if (!(text = learn_index(r, conf, stats))) {
+    text = couchpage_child_note_get(index_notes, key, INDEX_NOTE_MAX_AGE, r->pool, &again);
+    if (!text || again) {
+        /* one request of the child learns it (again); when CouchDB cannot
+         * tell now, the old note serves a minute more, and without one the
+         * page goes by _find (the next request asks again) */
+        const char *learnt = learn_index(r, conf, stats);
+
+        if (learnt) {
+            couchpage_child_note_put(index_notes, key, learnt);
+            text = learnt;
+        }
+        else if (!text) {
             return 1;
         }
-        couchpage_child_note_put(index_notes, key, text);
     }
     if (!*text || !(note = cp_json_load(r->pool, text, strlen(text), NULL))) {
         return 1;
@@ -465,55 +476,121 @@ static apr_array_header_t *answer_rows(apr_pool_t *pool, const cp_answer *answer
     return rows;
 }
 
-/* A _find location's page: one POST .../_find, and a second only when the
- * rows beyond the token's row all went meanwhile (cp_find_page_assemble
- * then asks for the first or the Last page). */
+/* The rows of a numbered page, by keyset over the index's view (index,
+ * couchpage_find_by_index's): its one query (and the probes of a key
+ * range or a partition, with it in one POST), from the token's row (its
+ * own left out), and CouchDB's count of them. 1, or 0 when the client has
+ * been answered with the error. */
+static int read_index_rows(request_rec *r, const couchpage_dir_conf *index,
+                           couchpage_page_request *req, const cp_find_token *token,
+                           const cp_find_sort *sort, int limit, couchpage_backend_stats *stats,
+                           apr_array_header_t **rows, cp_find_count *counted)
+{
+    int backward = cp_find_reads_backward(token), dropped;
+    apr_array_header_t *queries;
+    const char *reason;
+    cp_token from;
+
+    reason = cp_plan_init(r->pool, &req->plan, &index->view, req->partition, index->low.json,
+                          index->high.json, req->count, 0);
+    if (reason) {
+        couchpage_send_bad_request(r, reason);
+        return 0;
+    }
+    req->with_docid = 1;
+    memset(&from, 0, sizeof(from));
+    if (token->key) {
+        from.key = cp_find_index_key(r->pool, index->find_index_fields, req->plan.low_key,
+                                     token->key);
+        from.docid = token->docid;
+        if (!from.key) {
+            couchpage_send_bad_request(r, "the start token cannot bound a query");
+            return 0;
+        }
+        limit++;   /* the token's own row, when it is still there */
+    }
+    queries = cp_plan_keyset_page(r->pool, &req->plan, token->key ? &from : NULL, backward,
+                                  limit);
+    if (!couchpage_fetch_answers(r, index, req, queries, stats)) {
+        return 0;
+    }
+    *rows = cp_find_index_rows(r->pool, cp_plan_query(queries, CP_QUERY_FORWARD)->answer,
+                               token, sort, index->find_index_fields, &dropped);
+    cp_find_index_count(queries, backward, dropped, counted);
+    return 1;
+}
+
+/* The rows of a page by _find: one POST .../_find. 1, or 0 when the client
+ * has been answered with the error. */
+static int read_find_rows(request_rec *r, const couchpage_dir_conf *conf,
+                          const cp_find_spec *spec, const cp_find_token *token,
+                          const char *url, int limit, couchpage_backend_stats *stats,
+                          apr_array_header_t **rows)
+{
+    const char *body = cp_find_body(r->pool, spec, token->key, token->docid,
+                                    cp_find_reads_backward(token), limit);
+    couchpage_backend_result result;
+    const cp_answer *answer;
+    int status;
+
+    if (!body) {
+        couchpage_send_bad_request(r, "the start token cannot bound a query");
+        return 0;
+    }
+    status = couchpage_backend_find(r, &conf->backend, url, body, spec->sort, &answer,
+                                    stats, &result);
+    if (status != OK) {
+        if (token->key && result.backend_status == HTTP_BAD_REQUEST) {
+            /* the values a client's token put into the query */
+            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0323) "bad request: "
+                          "CouchDB refused the _find query of the start token (%s)",
+                          result.reason);
+            couchpage_send_error(r, HTTP_BAD_REQUEST, "bad_request",
+                                 "the start token makes a query CouchDB refuses");
+            return 0;
+        }
+        couchpage_send_backend_error(r, conf, &result);
+        return 0;
+    }
+    if (answer->warning) {
+        log_find_warning(r, conf, spec->sort, answer->warning);
+    }
+    *rows = answer_rows(r->pool, answer);
+    return 1;
+}
+
+/* A _find location's page: one POST .../_find, or, numbered, one read of
+ * its index's view (index); a second only when the rows beyond the token's
+ * row all went meanwhile (cp_find_page_assemble then asks for the first or
+ * the Last page). */
 int couchpage_find_serve(request_rec *r, const couchpage_dir_conf *conf,
-                         couchpage_backend_stats *stats)
+                         const couchpage_dir_conf *index, couchpage_backend_stats *stats)
 {
     couchpage_page_request req;
     cp_find_token token;
     cp_find_spec spec;
     cp_find_from from;
-    const char *url, *body, *start;
-    const cp_answer *answer;
-    couchpage_backend_result result;
+    cp_find_count counted;
+    apr_array_header_t *rows;
+    const char *url, *start;
     cp_page page;
-    int status;
+    int status, limit;
 
     memset(&req, 0, sizeof(req));
     if (!read_find_request(r, conf, &req, &token, &url, &spec)) {
         return OK;
     }
     start = req.args.start;
+    limit = cp_find_limit(req.count, conf->links);
     for (;;) {
-        body = cp_find_body(r->pool, &spec, token.key, token.docid,
-                            cp_find_reads_backward(&token),
-                            cp_find_limit(req.count, conf->links));
-        if (!body) {
-            couchpage_send_bad_request(r, "the start token cannot bound a query");
+        if (index ? !read_index_rows(r, index, &req, &token, spec.sort, limit, stats, &rows,
+                                     &counted)
+                  : !read_find_rows(r, conf, &spec, &token, url, limit, stats, &rows)) {
             couchpage_log_backend_requests(r, stats, NULL);
             return OK;
         }
-        status = couchpage_backend_find(r, &conf->backend, url, body, spec.sort, &answer,
-                                        stats, &result);
-        if (status != OK) {
-            couchpage_log_backend_requests(r, stats, NULL);
-            if (token.key && result.backend_status == HTTP_BAD_REQUEST) {
-                /* the values a client's token put into the query */
-                ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0323) "bad request: "
-                              "CouchDB refused the _find query of the start token (%s)",
-                              result.reason);
-                return couchpage_send_error(r, HTTP_BAD_REQUEST, "bad_request",
-                                            "the start token makes a query CouchDB refuses");
-            }
-            return couchpage_send_backend_error(r, conf, &result);
-        }
-        if (answer->warning) {
-            log_find_warning(r, conf, spec.sort, answer->warning);
-        }
-        from = cp_find_page_assemble(r->pool, &token, answer_rows(r->pool, answer),
-                                     req.count, conf->links, start, &page);
+        from = cp_find_page_assemble(r->pool, &token, rows, req.count, conf->links,
+                                     index ? &counted : NULL, start, &page);
         if (from == token.from) {
             break;
         }

@@ -30,9 +30,11 @@ int couchpage_find_by_index(request_rec *r, const couchpage_dir_conf *conf,
                             couchpage_backend_stats *stats,
                             const couchpage_dir_conf **by_index);
 
-/* A _find location's page, or the error that stops it; what its backend
+/* A _find location's page, or the error that stops it: by keyset over
+ * _find (index NULL), or over the view of its index (index, from
+ * couchpage_find_by_index), numbered, one query a page. What its backend
  * reads cost is added to stats. */
 int couchpage_find_serve(request_rec *r, const couchpage_dir_conf *conf,
-                         couchpage_backend_stats *stats);
+                         const couchpage_dir_conf *index, couchpage_backend_stats *stats);
 
 #endif

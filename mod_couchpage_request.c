@@ -10,7 +10,9 @@
  * with its tokens sealed, its ETag or 304, Cache-Control and Link header,
  * the error responses (in the format a page would have, each logged at the
  * level its cause deserves), and the debug log's lines of a page and of
- * its backend requests. One room because each side needs the other (a
+ * its backend requests; and how a page's planned queries are asked
+ * (couchpage_fetch_answers: together, a cut answer's rest alone, none
+ * over its limit). One room because each side needs the other (a
  * fault in what is asked is answered; an error's format is what the client
  * asked), and because a view's page (mod_couchpage.c) and a _find
  * location's (mod_couchpage_find.c) are asked and answered alike; what
@@ -531,4 +533,98 @@ void couchpage_log_page(request_rec *r, const couchpage_dir_conf *conf, cp_page 
                   conf->token_key ? "sealed" : "plain", longest,
                   etag ? apr_pstrcat(r->pool, "ETag ", etag, NULL) : "no ETag (included)",
                   status, status == HTTP_NOT_MODIFIED ? " Not Modified" : "");
+}
+
+/* --- how its queries are asked --- */
+
+/* An answer with more rows than its query's limit (a backend that ignored
+ * it) is refused, not used: 1 when every answer is within its limit, else 0
+ * when the client has been answered 502. */
+static int overfull_answer(request_rec *r, const couchpage_dir_conf *conf,
+                           const apr_array_header_t *queries)
+{
+    const cp_query *overfull = cp_plan_overfull(queries);
+
+    if (!overfull) {
+        return 1;
+    }
+    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, CPLOGNO(0181)
+                  "the backend answered a query for %s with %" APR_SIZE_T_FMT " rows, more "
+                  "than its limit of %d: refused (CouchPageView %s, %s at %s)", r->uri,
+                  cp_answer_rows(overfull->answer), overfull->limit, conf->view.url,
+                  conf->view_section, couchpage_directive_where(r->pool, conf->view_where));
+    couchpage_send_error(r, HTTP_BAD_GATEWAY, "backend_error",
+                         "the backend could not serve this page");
+    return 0;
+}
+
+/* Asks CouchDB the queries a multi-query answer cut off after k of n results
+ * left waiting (cp_plan_ask_alone), each alone, and gives them their
+ * answers: OK, or the failure in result. Which it was is known only now:
+ * CouchDB refusing query k + 1 (a reversed range), or a connection lost. */
+static int ask_alone(request_rec *r, const couchpage_dir_conf *conf,
+                     const couchpage_page_request *req, apr_array_header_t *queries,
+                     const apr_array_header_t *alone, int n,
+                     couchpage_backend_stats *stats, couchpage_backend_result *result)
+{
+    cp_plan_answers answers = { { NULL }, 0 };
+    int k = n - alone->nelts;
+    int status = couchpage_backend_fetch(r, &conf->backend, conf->view.backend,
+                                         req->plan.index_url, req->with_docid, alone,
+                                         COUCHPAGE_ASK_ALONE, &answers, stats, result);
+
+    if (status == OK) {
+        cp_plan_take_answers(queries, &answers);
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0119) "the multi-query read "
+                      "failed in flight (cut off after %d of %d results); the other "
+                      "queries, asked alone, were answered", k, n);
+    }
+    else if (result->backend_status >= 400 && result->backend_status < 500) {
+        /* the caller logs CouchDB's words, at the level they deserve */
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, CPLOGNO(0120) "CouchDB ended its "
+                      "multi-query answer after %d of %d results: it refused query %d "
+                      "(%d)", k, n, k + 1, result->backend_status);
+    }
+    else {
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0121) "the multi-query read "
+                      "was cut off after %d of %d results, and the other queries, "
+                      "asked alone, failed too (%s)", k, n, result->reason);
+    }
+    return status;
+}
+
+int couchpage_fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
+                            const couchpage_page_request *req, apr_array_header_t *queries,
+                            couchpage_backend_stats *stats)
+{
+    cp_plan_answers answers = { { NULL }, 0 };
+    couchpage_backend_result result;
+    const apr_array_header_t *asked = cp_plan_waiting(r->pool, queries), *alone;
+    int status = couchpage_backend_fetch(r, &conf->backend, conf->view.backend,
+                                         req->plan.index_url, req->with_docid, asked,
+                                         COUCHPAGE_ASK_TOGETHER, &answers, stats, &result);
+
+    if (status == OK) {
+        cp_plan_take_answers(queries, &answers);
+        alone = cp_plan_ask_alone(r->pool, queries, &answers);
+        if (alone) {
+            status = ask_alone(r, conf, req, queries, alone, asked->nelts, stats, &result);
+        }
+    }
+    if (status != OK) {
+        if (req->args.start && result.backend_status == HTTP_BAD_REQUEST) {
+            /* the client's doing: logged as a bad request, CouchDB's words
+             * kept for the log */
+            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0122) "bad request: the "
+                          "start token is outside this location's key range (%s)",
+                          result.reason);
+            couchpage_send_error(r, HTTP_BAD_REQUEST, "bad_request",
+                                 "the start token is outside this location's key range");
+        }
+        else {
+            couchpage_send_backend_error(r, conf, &result);
+        }
+        return 0;
+    }
+    return overfull_answer(r, conf, queries);
 }

@@ -84,6 +84,19 @@ void couchpage_log_backend_requests(request_rec *r, const couchpage_backend_stat
 void couchpage_log_page(request_rec *r, const couchpage_dir_conf *conf, cp_page *page,
                         int status);
 
+/* --- how its queries are asked --- */
+
+/* Asks CouchDB the queries (cp_query, planned for req->plan) that have no
+ * answer yet, together, and those a cut answer left waiting again, alone
+ * (cp_plan_ask_alone): 1 with every answer in, read and checked (none over
+ * its limit), or 0 when the client has been answered with the error. A
+ * CouchDB 400 on a page that starts at a client's token means the token
+ * lies outside the location's key range (CouchDB refuses a reversed
+ * range): the client's error. What the reads cost is added to stats. */
+int couchpage_fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
+                            const couchpage_page_request *req, apr_array_header_t *queries,
+                            couchpage_backend_stats *stats);
+
 /* Text of an operator's expression result, escaped and cut for the error
  * log. */
 const char *couchpage_loggable(request_rec *r, const char *text);

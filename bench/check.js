@@ -594,10 +594,11 @@ async function find() {
   // rows) and its skip page, with the module's limit (the page and the row
   // that shows whether another follows), their pages the module's page's
   // documents
-  // (a numbered page asks its index's view: the floors take the page and
-  // the row that shows whether another follows)
-  const asked = JSON.parse(rec.reqs[0].body || '{}');
-  const limit = asked.queries ? size + 1 : asked.limit;
+  // (a numbered page asks its index's view, a GET, and one row more for
+  // its token's own: the floors take the page and the row that shows
+  // whether another follows)
+  const asked = rec.reqs[0].method === 'GET' ? { view: true } : JSON.parse(rec.reqs[0].body || '{}');
+  const limit = asked.view || asked.queries ? size + 1 : asked.limit;
   if (!Number.isInteger(limit) || limit < size) die(`find: the module's _find asks a limit of ${limit}`);
   const { bookmark } = await straight({ ...query, limit: row, fields: ['_id'] });
   if (typeof bookmark !== 'string') die('find: CouchDB gave no bookmark');

@@ -18,6 +18,9 @@
  * ["type", "date", "author.name"] (cp_find_index_range: a range only of
  * equalities on its leading fields, [v...] to [v..., beyond], or [v...]
  * when they fix all three).
+ *
+ * The rows read are also assembled into a numbered page (check_numbered),
+ * as if read from an index's view, with a count of them the bytes choose.
  */
 #include "fuzz.h"
 #include "couchpage_find.h"
@@ -128,6 +131,58 @@ static void check_index(apr_pool_t *pool, const char *text, size_t size, const j
     FUZZ_CHECK(json_object_size(whole) <= 3, "a selector of other fields");
 }
 
+/* The answer's rows as a numbered page read from an index's view, with a
+ * count of them that the bytes choose (CouchDB's, or a backend's that
+ * misreports): numbered only where the count agrees with the rows, and
+ * then inside the location, its ends exact and its Last page aligned. */
+static void check_numbered(apr_pool_t *pool, const cp_answer *answer, const uint8_t *data,
+                           size_t size)
+{
+    unsigned choice = size ? (unsigned)data[0] | (unsigned)data[size - 1] << 8 : 0;
+    int count = 1 + (int)(choice % 7), n = (int)cp_answer_rows(answer), shown, i;
+    apr_array_header_t *rows = apr_array_make(pool, n + 1, sizeof(const cp_row *));
+    cp_find_token token = { (cp_find_from)((choice >> 3) % 4), NULL, NULL };
+    cp_find_count counted;
+    cp_find_from from;
+    cp_page page;
+
+    for (i = 0; i < n; i++) {
+        APR_ARRAY_PUSH(rows, const cp_row *) = cp_answer_row(answer, (apr_size_t)i);
+    }
+    if (token.from == CP_FIND_AFTER || token.from == CP_FIND_BEFORE) {
+        token.key = cp_json_pool_own(pool, json_pack("[i,s]", 1, "x"));
+        token.docid = "x";
+    }
+    counted.total = n + (apr_int64_t)((choice >> 5) % 9) - 2;
+    counted.before = (apr_int64_t)((choice >> 9) % 6) - 1;
+    from = cp_find_page_assemble(pool, &token, rows, count, (int)(choice >> 12) % 3, &counted,
+                                 token.from == CP_FIND_LAST ? CP_TOKEN_LAST : NULL, &page);
+    if (from != token.from) {
+        FUZZ_CHECK(n == 0 && (token.from == CP_FIND_AFTER ? from == CP_FIND_LAST
+                                                          : from == CP_FIND_FIRST),
+                   "asked again with %d rows", n);
+        return;
+    }
+    shown = page.rows->nelts;
+    FUZZ_CHECK(shown <= count && shown <= n, "%d rows on a page of %d from %d", shown, count, n);
+    if (!page.numbered) {
+        FUZZ_CHECK(page.total_rows == -1 && page.offset == -1, "unnumbered, with a count");
+        return;
+    }
+    FUZZ_CHECK(page.total_rows == counted.total && page.offset >= 0
+                   && page.offset + shown <= page.total_rows,
+               "page at %" APR_INT64_T_FMT " of %d rows in %" APR_INT64_T_FMT, page.offset,
+               shown, page.total_rows);
+    FUZZ_CHECK((page.offset != 0 || !page.prev) && (page.offset + shown != page.total_rows
+                                                    || !page.next),
+               "a link past the location's end");
+    FUZZ_CHECK(token.from != CP_FIND_FIRST || page.offset == 0, "a first page not first");
+    FUZZ_CHECK(token.from != CP_FIND_LAST
+                   || (page.offset % count == 0 && page.offset + shown == page.total_rows),
+               "a Last page not aligned: at %" APR_INT64_T_FMT " of %" APR_INT64_T_FMT,
+               page.offset, page.total_rows);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const char *const names[] = { "date", "author.name" };
@@ -191,6 +246,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(fuzz_same_reading(cp_json_load(pool, row->doc.text, row->doc.len, NULL), doc,
                                      as_real), "row %zu's doc from its bytes", (size_t)i);
     }
+    check_numbered(pool, answer, data, size);
     apr_pool_destroy(pool);
     return 0;
 }

@@ -24,7 +24,7 @@ use JSON::PP ();
 use CouchPageTest qw(get_json with_args backend_request backend_open_db backend_kind
                      httpd_config_test error_log_mark error_log_since);
 
-plan tests => 80;
+plan tests => 84;
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my $kind = backend_kind();
@@ -345,15 +345,48 @@ must('index by-type-group-title', backend_request(POST => '/findtest/_index',
                     : $dp->[0]{numbering} eq 'relative'))
         or print STDERR "# ", $JSON->encode({ %{ $dp->[0] // {} }, items => [] }), "\n";
     if ($couchdb) {
-        # a batch of a later page: the page's query and the one behind it
-        my @more = grep { !/^(?:GET \S+ 1|POST \S+ [12])$/ } @batches;
+        # one query a page, by keyset over the index's view: a GET each (the
+        # design document's GETs, learning the index, apart)
+        my @reads = grep { m{/_view/} } @batches;
+        my @more = grep { !/^GET \S+ 1$/ } @reads;
         ok($ap->[0]{numbering} eq 'absolute' && $ap->[0]{total_rows} == @all && $ap->[1]{offset} == 7
-           && $abp->[0]{offset} == 7 * int((@all - 1) / 7) && @batches >= @$ap + @$abp && !@more)
+           && $abp->[0]{offset} == 7 * int((@all - 1) / 7) && @reads == @$ap + @$abp && !@more)
             or print STDERR "# ", $JSON->encode({ %{ $ap->[0] }, items => [] }), "\n# @more\n";
+        # back from the Last page, which holds what the pages before it
+        # leave: every page where the walk forward had it, prev and next
+        # exact at both ends, the second page's prev the first page
+        my @offsets = map { $_->{offset} } @$ap;
+        my @back_offsets = reverse map { $_->{offset} } @$abp;
+        ok("@offsets" eq "@back_offsets" && !grep({ $offsets[$_] != 7 * $_ } 0 .. $#offsets)
+           && @{ $abp->[0]{items} } == (@all % 7 || 7)
+           && !defined $abp->[-1]{prev} && !grep({ !defined $_->{prev} } @$abp[0 .. $#$abp - 1])
+           && !defined $ap->[-1]{next} && !grep({ !defined $_->{next} } @$ap[0 .. $#$ap - 1])
+           && ($ap->[1]{links}{prev} // '') eq '/find/numbered-all/')
+            or print STDERR "# @offsets / @back_offsets; ", $JSON->encode({ %{ $ap->[1] }, items => [] }), "\n";
     }
     else {
         ok($ap->[0]{numbering} eq 'relative');
+        ok(!defined $abp->[-1]{prev} && !defined $ap->[-1]{next});
     }
+    # tokens a client wrote: the location's equalities are its own, whatever
+    # a token says of them, and a token's values are values
+    my @hostile = (
+        [200, { a => [['other', 'g9', 'T5'], 'x'] }],
+        [200, { b => [['post', 'g2', { '$gt' => undef }], 'x'] }],
+        [400, { a => [['post', 'g2', { '$regex' => '.' }], { '$gt' => undef }] }],
+        [400, { a => [['post'], 'x'] }],
+        [400, { a => [['post', 'g2', 'T5'], 7] }],
+        [400, { a => [['post', 'g2', 'T5'], 'x', 'y'] }],
+    );
+    my @answers;
+    for my $case (@hostile) {
+        my ($want, $token) = @$case;
+        my ($status, $body) = get_json(with_args('/find/numbered-group/', start => $JSON->encode($token)),
+                                       'X-Group' => 'g2');
+        my @outside = $status == 200 ? grep { $_->{group} ne 'g2' || $_->{type} ne 'post' } @{ $body->{items} } : ();
+        push @answers, "$status/$want" . (@outside ? " outside" : '') if $status != $want || @outside;
+    }
+    ok(!@answers) or print STDERR "# hostile tokens: @answers\n";
     # a token of another location is not one of these pages (CouchDB: a view's
     # token is [key, id]; pouchdb-server: this sort has two fields, not one)
     my ($status) = get_json(with_args('/find/numbered/', start => $pages->[0]{next}));
@@ -436,8 +469,9 @@ must('index by-type-group-title', backend_request(POST => '/findtest/_index',
 }
 
 # --- a walk while the rows the tokens point at change ---------------------------
-# by _find (/find/posts/), then numbered, from the index's view (/find/numbered/)
-for my $path ('/find/posts/', '/find/numbered/') {
+# by _find (/find/posts/), then numbered, from the index's view: with page
+# links as a view (/find/numbered/), and by keyset (/find/numbered-all/)
+for my $path ('/find/posts/', '/find/numbered/', '/find/numbered-all/') {
     my @before = reference($POSTS, group => 'asc');
     my (%touched, @seen, $n);
     my $changes = sub {

@@ -32,7 +32,7 @@ use CouchPageTest qw(decode_json_or_undef with_args backend_url backend_request 
                      backend_kind double_url double_fault double_log httpd_config_test
                      start_own_httpd);
 
-plan tests => 20;
+plan tests => 22;
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my $couchdb = backend_kind() eq 'couchdb';
@@ -159,6 +159,18 @@ $members    ProxySet lbmethod=byrequests
     ${\ ($credentials // '')}
     CouchPageSelector '{"n": {"\$gte": null}}'
     CouchPageSort n
+    CouchPageSize 7
+    CouchPageFormat json
+</Location>
+# the same rows numbered, by keyset over the index's view (its fields are
+# the sort's, the selector fixes none), through the balancer
+<Location "/lb-numbered/">
+    SetHandler couchpage
+    CouchPageView "balancer://couch/findops/_find"
+    ${\ ($credentials // '')}
+    CouchPageSelector '{"n": {"\$gte": null}}'
+    CouchPageSort n
+    CouchPageIndex by-n by-n
     CouchPageSize 7
     CouchPageFormat json
 </Location>
@@ -305,6 +317,33 @@ ok(t_cmp($diff{CouchPageBackendTimeMicroseconds}, sum0(map { $_->{time} } @lines
          'CouchPageBackendTimeMicroseconds: the sum of the notes'));
 ok(t_cmp($diff{CouchPageRows}, sum0(map { $_->{rows} } @lines), 'CouchPageRows: the sum of the notes')
    && $diff{CouchPageRows} >= 120);
+
+# --- numbered through the balancer: the index's view, one query a page -------------
+{
+    my (%walked, @offsets);
+    for my $back (0, 1) {
+        my ($token, @ids, @bad, @pages) = ($back ? 'last' : undef);
+        for (1 .. 100) {
+            my ($status, $body) = get(with_args('/lb-numbered/', start => $token));
+            if ($status != 200 or ref $body ne 'HASH') { push @bad, $status; last }
+            push @pages, $body;
+            my @page = map { $_->{_id} } @{ $body->{items} };
+            if ($back) { unshift @ids, @page } else { push @ids, @page }
+            $token = $body->{ $back ? 'prev' : 'next' };
+            last unless defined $token;
+        }
+        $walked{$back} = join(' ', @ids) . (@bad ? " (statuses @bad)" : '');
+        # on CouchDB numbered from the view's offsets; pouchdb-server's
+        # Mango index is no view: relative, by _find
+        push @offsets, join(' ', map { $couchdb ? ($_->{offset} // '-') . '/' . ($_->{total_rows} // '-')
+                                                : $_->{numbering} } $back ? reverse @pages : @pages);
+    }
+    my $numbered = join ' ', map { $couchdb ? ($_ * 7) . '/60' : 'relative' } 0 .. 8;
+    ok(t_cmp("$walked{0} | $walked{1}", join(' ', @want) . ' | ' . join(' ', @want),
+             "numbered through balancer:// of $where, both ways"));
+    ok(t_cmp("$offsets[0] | $offsets[1]", "$numbered | $numbered",
+             'the pages where CouchDB\'s offsets place them, both ways'));
+}
 
 # --- CouchPageUpdate and CouchPageStable in the body ---------------------------------
 if ($is_double) {

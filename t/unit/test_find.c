@@ -597,14 +597,14 @@ static cp_page walk_page(const cp_find_sort *sort, const char *text, int count, 
 
     assert_null(cp_find_token_decode(pool, text, sort, &token));
     again = cp_find_page_assemble(pool, &token, walk_answer(&token, cp_find_limit(count, links)),
-                                  count, links, text, &page);
+                                  count, links, NULL, text, &page);
     if (again != token.from) {
         token.from = again;
         token.key = NULL;
         text = again == CP_FIND_LAST ? CP_TOKEN_LAST : NULL;
         assert_int_equal(cp_find_page_assemble(pool, &token,
                                                walk_answer(&token, cp_find_limit(count, links)),
-                                               count, links, text, &page), again);
+                                               count, links, NULL, text, &page), again);
     }
     return page;
 }
@@ -741,6 +741,315 @@ static void walks_survive_deleted_boundaries(void **state)
     assert_null(back.next);
     assert_null(back.prev);
     assert_true(back.last_is_current);
+}
+
+/* What the index's view answers the query cp_plan_keyset_page makes for
+ * token: from the token's row, itself included, in the direction read, at
+ * most limit, with CouchDB's offset (the rows passed over) and total_rows. */
+static const cp_answer *view_answer(const cp_find_token *token, int limit)
+{
+    cp_answer *answer = apr_pcalloc(pool, sizeof(*answer));
+    int backward = cp_find_reads_backward(token), place = 0, i;
+
+    answer->rows = apr_pcalloc(pool, sizeof(cp_row) * (apr_size_t)(limit + 1));
+    answer->offset = 0;
+    answer->total_rows = 0;
+    if (token->key) {
+        place = place_of(token->key, token->docid);
+    }
+    for (i = backward ? WALK_ROWS - 1 : 0; i >= 0 && i < WALK_ROWS; i += backward ? -1 : 1) {
+        if (deleted[i]) {
+            continue;
+        }
+        answer->total_rows++;
+        if (token->key && (backward ? 2 * i > place : 2 * i < place)) {
+            answer->offset++;
+        }
+        else if (answer->row_count < (apr_size_t)limit) {
+            answer->rows[answer->row_count++] = walk_rows[i];
+        }
+    }
+    return answer;
+}
+
+/* The numbered page a token leads to, read as the module reads a numbered
+ * _find page from its index's view (one query, the token's row left out),
+ * asked again when the assembler says so. */
+static cp_page walk_numbered_page(const cp_find_sort *sort, const char *text, int count,
+                                  int links)
+{
+    apr_array_header_t *fields = apr_array_make(pool, 1, sizeof(const char *));
+    cp_find_token token;
+    cp_find_count counted;
+    cp_page page;
+    cp_find_from again;
+    const cp_answer *answer;
+    apr_array_header_t *rows;
+    int dropped;
+
+    APR_ARRAY_PUSH(fields, const char *) = "n";
+    assert_null(cp_find_token_decode(pool, text, sort, &token));
+    for (;;) {
+        answer = view_answer(&token, cp_find_limit(count, links) + (token.key != NULL));
+        rows = cp_find_index_rows(pool, answer, &token, sort, fields, &dropped);
+        counted.total = answer->total_rows;
+        counted.before = answer->offset + dropped;
+        again = cp_find_page_assemble(pool, &token, rows, count, links, &counted, text, &page);
+        if (again == token.from) {
+            return page;
+        }
+        token.from = again;
+        token.key = NULL;
+        token.docid = NULL;
+        text = again == CP_FIND_LAST ? CP_TOKEN_LAST : NULL;
+    }
+}
+
+/* Live rows of the walk. */
+static int walk_live(void)
+{
+    int i, n = 0;
+
+    for (i = 0; i < WALK_ROWS; i++) {
+        n += !deleted[i];
+    }
+    return n;
+}
+
+static void numbered_walks_are_aligned_and_exact(void **state)
+{
+    const char *names[] = { "n", NULL };
+    cp_find_sort sort = sort_of(0, names);
+    int count, links;
+
+    make_walk_rows();
+    for (count = 1; count <= 7; count++) {
+        for (links = 0; links <= 2; links++) {
+            const char *forward = "", *backward = "", *text = NULL;
+            apr_int64_t last_number = (WALK_ROWS + count - 1) / count;
+            cp_page page;
+            int pages = 0;
+
+            do {
+                page = walk_numbered_page(&sort, text, count, links);
+                assert_true(page.numbered);
+                assert_int_equal(page.total_rows, WALK_ROWS);
+                assert_int_equal(page.offset, pages * count);
+                assert_int_equal(page.last_number, last_number);
+                assert_true(pages == 0 ? page.prev == NULL : page.prev != NULL);
+                assert_int_equal(page.prev_is_first, pages == 1);
+                assert_int_equal(page.last_is_current, page.next == NULL);
+                forward = apr_pstrcat(pool, forward, page_ids(&page), NULL);
+                text = page.next;
+            } while (text && ++pages < 100);
+            assert_int_equal(pages + 1, last_number);
+            assert_string_equal(forward, walk_ids());
+
+            /* back from the Last page, which holds the remainder: every page
+             * where the walk forward had it */
+            text = CP_TOKEN_LAST;
+            pages = 0;
+            do {
+                page = walk_numbered_page(&sort, text, count, links);
+                assert_true(page.numbered);
+                assert_int_equal(page.offset, (last_number - 1 - pages) * count);
+                assert_true(pages == 0 ? page.next == NULL : page.next != NULL);
+                assert_int_equal(page.last_is_current, pages == 0);
+                if (links && page.pages->nelts) {
+                    const cp_page_link *current = NULL;
+                    int i;
+
+                    for (i = 0; i < page.pages->nelts; i++) {
+                        if (APR_ARRAY_IDX(page.pages, i, cp_page_link).current) {
+                            current = &APR_ARRAY_IDX(page.pages, i, cp_page_link);
+                        }
+                    }
+                    assert_non_null(current);
+                    assert_int_equal(current->number, last_number - pages);
+                }
+                backward = apr_pstrcat(pool, page_ids(&page), backward, NULL);
+                text = page.prev;
+            } while (text && ++pages < 100);
+            assert_string_equal(backward, walk_ids());
+        }
+    }
+}
+
+static void numbered_pages_know_their_ends_after_deletions(void **state)
+{
+    const char *names[] = { "n", NULL };
+    cp_find_sort sort = sort_of(0, names);
+    cp_page first, second, page;
+    int i;
+
+    make_walk_rows();
+    first = walk_numbered_page(&sort, NULL, 4, 0);
+    second = walk_numbered_page(&sort, first.next, 4, 0);
+    assert_string_equal(page_ids(&second), "d004 d005 d006 d007 ");
+    /* every row before the second page goes: it is the first now, by count */
+    deleted[0] = deleted[1] = deleted[2] = deleted[3] = 1;
+    page = walk_numbered_page(&sort, first.next, 4, 0);
+    assert_string_equal(page_ids(&page), "d004 d005 d006 d007 ");
+    assert_int_equal(page.offset, 0);
+    assert_null(page.prev);
+    assert_int_equal(page.total_rows, walk_live());
+    /* the rows the tokens name go: no row lost, none repeated */
+    deleted[7] = deleted[8] = 1;
+    page = walk_numbered_page(&sort, second.next, 4, 0);
+    assert_string_equal(page_ids(&page), "d009 d010 d011 d012 ");
+    assert_int_equal(page.offset, 3);
+    page = walk_numbered_page(&sort, page.prev, 4, 0);
+    assert_string_equal(page_ids(&page), "d004 d005 d006 ");
+    assert_null(page.prev);
+    assert_int_equal(page.offset, 0);
+    /* every row after a page read backward goes: it has no next */
+    for (i = 9; i < WALK_ROWS; i++) {
+        deleted[i] = 1;
+    }
+    page = walk_numbered_page(&sort, second.prev, 4, 0);
+    assert_null(page.prev);
+    page = walk_numbered_page(&sort, CP_TOKEN_LAST, 4, 0);
+    assert_string_equal(page_ids(&page), "d004 d005 d006 ");
+    assert_null(page.next);
+    assert_null(page.prev);
+    assert_true(page.last_is_current);
+    assert_int_equal(page.last_number, 1);
+    assert_string_equal(page.last, CP_TOKEN_LAST);
+}
+
+/* CouchDB's count disagreeing with the rows read (a backend that misreports
+ * offsets): the page is numbered relative to itself, as from _find. */
+static void a_count_that_disagrees_numbers_nothing(void **state)
+{
+    const char *names[] = { "n", NULL };
+    cp_find_sort sort = sort_of(0, names);
+    apr_array_header_t *fields = apr_array_make(pool, 1, sizeof(const char *));
+    cp_find_token token = { CP_FIND_FIRST, NULL, NULL };
+    const cp_answer *answer;
+    apr_array_header_t *rows;
+    cp_find_count counted;
+    cp_page page;
+    int dropped;
+
+    make_walk_rows();
+    APR_ARRAY_PUSH(fields, const char *) = "n";
+    answer = view_answer(&token, 5);
+    rows = cp_find_index_rows(pool, answer, &token, &sort, fields, &dropped);
+    assert_int_equal(dropped, 0);
+    counted.total = WALK_ROWS;
+    counted.before = 3;      /* a first page after rows */
+    assert_int_equal(cp_find_page_assemble(pool, &token, rows, 4, 0, &counted, NULL, &page),
+                     CP_FIND_FIRST);
+    assert_false(page.numbered);
+    assert_int_equal(page.total_rows, -1);
+    counted.before = 0;
+    counted.total = 3;       /* fewer rows than were read */
+    cp_find_page_assemble(pool, &token, rows, 4, 0, &counted, NULL, &page);
+    assert_false(page.numbered);
+    counted.total = -1;
+    cp_find_page_assemble(pool, &token, rows, 4, 0, &counted, NULL, &page);
+    assert_false(page.numbered);
+    counted.total = 40;
+    cp_find_page_assemble(pool, &token, rows, 4, 0, &counted, NULL, &page);
+    assert_true(page.numbered);
+}
+
+/* The view key of a token's row: the location's equalities, then the
+ * token's values for the index's fields after them; the token's values for
+ * fields the equalities fix are never used. */
+static void index_keys_keep_the_locations_equalities(void **state)
+{
+    apr_array_header_t *fields = apr_array_make(pool, 3, sizeof(const char *));
+    const json_t *low = parse("[\"post\"]");
+
+    APR_ARRAY_PUSH(fields, const char *) = "type";
+    APR_ARRAY_PUSH(fields, const char *) = "group";
+    assert_string_equal(cp_json_text(pool, cp_find_index_key(pool, fields, low,
+                                                             parse("[\"g1\"]"))),
+                        "[\"post\",\"g1\"]");
+    assert_string_equal(cp_json_text(pool, cp_find_index_key(pool, fields, low,
+                                                             parse("[\"other\",\"g1\"]"))),
+                        "[\"post\",\"g1\"]");
+    assert_string_equal(cp_json_text(pool, cp_find_index_key(pool, fields, NULL,
+                                                             parse("[{\"$gt\":null},1]"))),
+                        "[{\"$gt\":null},1]");
+    assert_null(cp_find_index_key(pool, fields, NULL, parse("[1]")));
+    assert_null(cp_find_index_key(pool, fields, low, parse("[]")));
+    assert_null(cp_find_index_key(pool, fields, low, parse("{}")));
+    APR_ARRAY_PUSH(fields, const char *) = "title";
+    assert_string_equal(cp_json_text(pool, cp_find_index_key(pool, fields,
+                                                             parse("[\"post\",\"g1\",\"t\"]"),
+                                                             parse("[\"x\",\"y\",\"z\"]"))),
+                        "[\"post\",\"g1\",\"t\"]");
+}
+
+/* The token's own row is left out only when it comes first; CouchDB's
+ * count of the rest, from the probes' offsets, the way it was read. */
+static void index_reads_leave_out_the_tokens_row_and_count_the_rest(void **state)
+{
+    const char *names[] = { "n", NULL };
+    cp_find_sort sort = sort_of(0, names);
+    apr_array_header_t *fields = apr_array_make(pool, 1, sizeof(const char *));
+    apr_array_header_t *queries = apr_array_make(pool, 3, sizeof(cp_query));
+    cp_find_token token = { CP_FIND_AFTER, NULL, "d005" };
+    cp_answer probe_start = { 0 }, probe_end = { 0 }, read = { 0 };
+    apr_array_header_t *rows;
+    cp_find_count counted;
+    cp_query *query;
+    int dropped;
+
+    make_walk_rows();
+    APR_ARRAY_PUSH(fields, const char *) = "n";
+    token.key = walk_rows[5].key;
+    read.rows = &walk_rows[5];
+    read.row_count = 3;
+    rows = cp_find_index_rows(pool, &read, &token, &sort, fields, &dropped);
+    assert_int_equal(dropped, 1);
+    assert_int_equal(rows->nelts, 2);
+    assert_string_equal(APR_ARRAY_IDX(rows, 0, const cp_row *)->id, "d006");
+    token.docid = "d004";
+    rows = cp_find_index_rows(pool, &read, &token, &sort, fields, &dropped);
+    assert_int_equal(dropped, 0);
+    assert_int_equal(rows->nelts, 3);
+
+    probe_start.offset = 10;
+    probe_end.offset = 20;
+    read.total_rows = 100;
+    read.offset = 30;
+    query = apr_array_push(queries);
+    memset(query, 0, sizeof(*query));
+    query->role = CP_QUERY_RANGE_START;
+    query->answer = &probe_start;
+    query = apr_array_push(queries);
+    memset(query, 0, sizeof(*query));
+    query->role = CP_QUERY_RANGE_END;
+    query->answer = &probe_end;
+    query = apr_array_push(queries);
+    memset(query, 0, sizeof(*query));
+    query->role = CP_QUERY_FORWARD;
+    query->answer = &read;
+    cp_find_index_count(queries, 0, 1, &counted);
+    assert_int_equal(counted.total, 70);
+    assert_int_equal(counted.before, 21);
+    cp_find_index_count(queries, 1, 0, &counted);
+    assert_int_equal(counted.before, 10);
+    /* a read that starts inside the rows the probe says precede the range */
+    read.offset = 15;
+    cp_find_index_count(queries, 1, 0, &counted);
+    assert_int_equal(counted.total, -1);
+    read.offset = -1;
+    cp_find_index_count(queries, 0, 0, &counted);
+    assert_int_equal(counted.before, -1);
+    /* over the whole index: no probes */
+    read.offset = 30;
+    queries->nelts = 0;
+    query = apr_array_push(queries);
+    memset(query, 0, sizeof(*query));
+    query->role = CP_QUERY_FORWARD;
+    query->answer = &read;
+    cp_find_index_count(queries, 0, 0, &counted);
+    assert_int_equal(counted.total, 100);
+    assert_int_equal(counted.before, 30);
 }
 
 static void hostile_tokens_are_refused(void **state)
@@ -1110,6 +1419,11 @@ int main(void)
         UNIT_TEST(walks_both_ways_read_every_row_once),
         UNIT_TEST(links_name_the_pages_read_through),
         UNIT_TEST(walks_survive_deleted_boundaries),
+        UNIT_TEST(numbered_walks_are_aligned_and_exact),
+        UNIT_TEST(numbered_pages_know_their_ends_after_deletions),
+        UNIT_TEST(a_count_that_disagrees_numbers_nothing),
+        UNIT_TEST(index_keys_keep_the_locations_equalities),
+        UNIT_TEST(index_reads_leave_out_the_tokens_row_and_count_the_rest),
         UNIT_TEST(hostile_tokens_are_refused),
         UNIT_TEST(find_answers_are_rows_of_documents),
         UNIT_TEST(find_answers_of_another_shape_are_refused),

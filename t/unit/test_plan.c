@@ -284,6 +284,83 @@ static void a_range_bounds_every_query(void **state)
                            "&startkey=%22z%22\nforward "));
 }
 
+/* The GET URLs of a keyset page's queries (cp_plan_keyset_page), one a
+ * line, each after its role, "!" after those CouchDB may refuse. */
+static const char *keyset_urls(const cp_plan *plan, const cp_token *from, int backward,
+                               int limit)
+{
+    apr_array_header_t *queries = cp_plan_keyset_page(pool, plan, from, backward, limit);
+    const char *text = "";
+    int i;
+
+    for (i = 0; i < queries->nelts; i++) {
+        const cp_query *query = &APR_ARRAY_IDX(queries, i, cp_query);
+
+        text = apr_pstrcat(pool, text, i ? "\n" : "", roles[query->role],
+                           query->refusable ? "! " : " ",
+                           cp_plan_query_url(pool, plan->index_url, query), NULL);
+    }
+    return text;
+}
+
+/* A numbered _find page read by keyset over its index's view: one query
+ * from the token's row, either way, no skip; a key range or a partition
+ * adds its probes, which lead. */
+static void keyset_pages_read_one_query_from_the_token(void **state)
+{
+    cp_view view = view_of(VIEW_URL);
+    cp_plan plan;
+    cp_token from = token_of("[\"g1\"]", "a1", 0);
+
+    view.include_docs = 1;
+    plan = plan_of(&view, NULL, NULL, NULL, 5, 0);
+    assert_string_equal(keyset_urls(&plan, NULL, 0, 6),
+                        "forward " VIEW_URL "?limit=6&reduce=false&include_docs=true");
+    assert_string_equal(keyset_urls(&plan, &from, 0, 7),
+                        "forward " VIEW_URL "?limit=7&reduce=false&startkey=%5b%22g1%22%5d"
+                        "&startkey_docid=a1&include_docs=true");
+    assert_string_equal(keyset_urls(&plan, &from, 1, 7),
+                        "forward " VIEW_URL "?limit=7&reduce=false&descending=true"
+                        "&startkey=%5b%22g1%22%5d&startkey_docid=a1&include_docs=true");
+    /* the Last page: from the end, backward */
+    assert_string_equal(keyset_urls(&plan, NULL, 1, 6),
+                        "forward " VIEW_URL "?limit=6&reduce=false&descending=true"
+                        "&include_docs=true");
+    /* descending: the other way round */
+    view.descending = 1;
+    plan = plan_of(&view, NULL, NULL, NULL, 5, 0);
+    assert_string_equal(keyset_urls(&plan, &from, 1, 7),
+                        "forward " VIEW_URL "?limit=7&reduce=false"
+                        "&startkey=%5b%22g1%22%5d&startkey_docid=a1&include_docs=true");
+    view.descending = 0;
+    /* a key range: the probes lead the query CouchDB may refuse */
+    plan = plan_of(&view, NULL, "[\"p\"]", "[\"p\",{}]", 5, 0);
+    from = token_of("[\"p\",7]", "c7", 0);
+    assert_string_equal(keyset_urls(&plan, &from, 0, 7),
+                        "range-start " VIEW_URL "?limit=0&reduce=false&startkey=%5b%22p%22%5d\n"
+                        "range-end " VIEW_URL "?limit=0&reduce=false&descending=true"
+                        "&startkey=%5b%22p%22%2c%7b%7d%5d\n"
+                        "forward! " VIEW_URL "?limit=7&reduce=false&startkey=%5b%22p%22%2c7%5d"
+                        "&startkey_docid=c7&endkey=%5b%22p%22%2c%7b%7d%5d&include_docs=true");
+    assert_non_null(strstr(keyset_urls(&plan, &from, 1, 7),
+                           "forward! " VIEW_URL "?limit=7&reduce=false&descending=true"
+                           "&startkey=%5b%22p%22%2c7%5d&startkey_docid=c7"
+                           "&endkey=%5b%22p%22%5d&include_docs=true"));
+    assert_non_null(strstr(keyset_urls(&plan, NULL, 1, 6),
+                           "forward! " VIEW_URL "?limit=6&reduce=false&descending=true"
+                           "&startkey=%5b%22p%22%2c%7b%7d%5d&endkey=%5b%22p%22%5d"
+                           "&include_docs=true"));
+    /* a partition: in the path, with its probes */
+    plan = plan_of(&view, "p1", NULL, NULL, 5, 0);
+    assert_string_equal(keyset_urls(&plan, NULL, 0, 6),
+                        "range-start " DB_URL "/_partition/p1/_design/bands/_view/by-name"
+                        "?limit=0&reduce=false\n"
+                        "range-end " DB_URL "/_partition/p1/_design/bands/_view/by-name"
+                        "?limit=0&reduce=false&descending=true\n"
+                        "forward " DB_URL "/_partition/p1/_design/bands/_view/by-name"
+                        "?limit=6&reduce=false&include_docs=true");
+}
+
 /* Which queries CouchDB may refuse as a reversed range: those with both
  * startkey and endkey, on a view; never the probes, never _all_docs. */
 static const char *refusable_roles(const cp_plan *plan, const cp_token *start)
@@ -1480,6 +1557,7 @@ int main(void)
         UNIT_TEST(keys_cannot_smuggle_parameters),
         UNIT_TEST(a_logged_query_hides_keys_when_asked),
         UNIT_TEST(a_range_bounds_every_query),
+        UNIT_TEST(keyset_pages_read_one_query_from_the_token),
         UNIT_TEST(queries_couchdb_may_refuse_are_marked),
         UNIT_TEST(descending_swaps_directions_and_bounds),
         UNIT_TEST(grouped_rows_read_backward_from_their_own_group),
