@@ -325,11 +325,10 @@ static const char *ddoc_path(request_rec *r, const char *ddoc)
 }
 
 /* Learns the location's index from CouchDB: its design document, and
- * (outside partitions) one look at its view, which must answer: a Mango
- * index of pouchdb-server is no view. The note (index_notes), or NULL
- * when CouchDB could not tell now (the page goes by _find, and the index
- * is asked for again by the next page). */
-static const char *learn_index(request_rec *r, const couchpage_dir_conf *conf,
+ * (outside partitions, with look) one look at its view, which must answer:
+ * a Mango index of pouchdb-server is no view. The note (index_notes), or
+ * NULL when CouchDB could not tell now. */
+static const char *learn_index(request_rec *r, const couchpage_dir_conf *conf, int look,
                                couchpage_backend_stats *stats)
 {
     const char *path = ddoc_path(r, conf->find_index_ddoc), *text, *why, *view_name;
@@ -361,7 +360,7 @@ static const char *learn_index(request_rec *r, const couchpage_dir_conf *conf,
         view_path = apr_pstrcat(r->pool, path, "/_view/",
                                 ap_escape_path_segment(r->pool, view_name), NULL);
     }
-    if (!why && !conf->view.is_partitioned && !conf->partition) {
+    if (!why && look && !conf->view.is_partitioned && !conf->partition) {
         if (couchpage_backend_get(r, &conf->backend,
                                   location_url(r, conf, apr_pstrcat(r->pool, view_path,
                                                                     "?limit=0&reduce=false",
@@ -413,10 +412,12 @@ int couchpage_find_by_index(request_rec *r, const couchpage_dir_conf *conf,
                       conf->find_index_name ? conf->find_index_name : "", NULL);
     text = couchpage_child_note_get(index_notes, key, INDEX_NOTE_MAX_AGE, r->pool, &again);
     if (!text || again) {
-        /* one request of the child learns it (again); when CouchDB cannot
-         * tell now, the old note serves a minute more, and without one the
-         * page goes by _find (the next request asks again) */
-        const char *learnt = learn_index(r, conf, stats);
+        /* one request of the child learns it (again: the design document
+         * alone, when the old note says the backend's indexes are views);
+         * when CouchDB cannot tell now, the old note serves a minute more,
+         * and without one the page goes by _find (the next request asks
+         * again) */
+        const char *learnt = learn_index(r, conf, !text || !*text, stats);
 
         if (learnt) {
             couchpage_child_note_put(index_notes, key, learnt);
