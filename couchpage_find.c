@@ -591,12 +591,6 @@ static const char *token_at(apr_pool_t *pool, cp_find_from from, const apr_array
     return cp_find_token_encode(pool, from, cp_row_key(row), row->id);
 }
 
-/* Pages of count rows that `rows` rows fill. */
-static apr_int64_t pages_for(apr_int64_t rows, int count)
-{
-    return rows / count + (rows % count != 0);
-}
-
 /* Where the page's first row lies in the location, by CouchDB's count of
  * the rows read (n of them, in the order read), when it agrees with them,
  * else -1: a read that came short of a page ended the location that way;
@@ -615,7 +609,7 @@ static apr_int64_t counted_place(const cp_find_token *token, const cp_find_count
         return token->from == CP_FIND_FIRST && before != 0 ? -1 : before;
     }
     if (token->from == CP_FIND_LAST) {
-        last_rows = total - (total > 0 ? pages_for(total, count) - 1 : 0) * count;
+        last_rows = cp_page_last_rows(total, count);
         if (before != 0 || last_rows > n) {
             return -1;
         }
@@ -641,7 +635,7 @@ static void number_page(const cp_find_token *token, int count, apr_int64_t place
     }
     page->prev_is_first = page->prev && place <= count;
     page->has_last = total > 0;
-    page->last_number = pages_for(total, count);
+    page->last_number = cp_page_pages_for(total, count);
     page->last_is_current = token->from == CP_FIND_LAST || !page->next;
     page->last = page->last_is_current ? start : page->last_number == 1 ? NULL : CP_TOKEN_LAST;
 }
@@ -689,7 +683,7 @@ cp_find_from cp_find_page_assemble(apr_pool_t *pool, const cp_find_token *token,
     }
     if (place >= 0) {
         number_page(token, count, place, counted->total, shown, start, page);
-        current = pages_for(place, count) + 1;
+        current = cp_page_pages_for(place, count) + 1;
     }
     else {
         page->has_last = 1;

@@ -373,10 +373,14 @@ static apr_array_header_t *ahead_tokens(apr_pool_t *pool, const cp_page_answers 
     return tokens;
 }
 
-/* Pages of count rows that `rows` rows fill. */
-static apr_int64_t pages_for(apr_int64_t rows, int count)
+apr_int64_t cp_page_pages_for(apr_int64_t rows, int count)
 {
     return rows / count + (rows % count != 0);
+}
+
+apr_int64_t cp_page_last_rows(apr_int64_t total, int count)
+{
+    return total == 0 ? 0 : total - (cp_page_pages_for(total, count) - 1) * count;
 }
 
 /* The location's rows from CouchDB's offsets (see the header): total_rows
@@ -442,7 +446,7 @@ static void find_last(const cp_page_answers *in, apr_int64_t before, apr_int64_t
         return;
     }
     page->has_last = 1;
-    page->last_number = pages_for(total, in->count);
+    page->last_number = cp_page_pages_for(total, in->count);
     if (before == (page->last_number - 1) * in->count) {
         page->last_is_current = 1;
         page->last = in->start;
@@ -493,7 +497,7 @@ static void link_pages(apr_pool_t *pool, const cp_page_answers *in, apr_int64_t 
                        const apr_array_header_t *behind, int first_at,
                        const apr_array_header_t *ahead, cp_page *page)
 {
-    apr_int64_t current = page->numbered ? pages_for(before, in->count) + 1 : 0;
+    apr_int64_t current = page->numbered ? cp_page_pages_for(before, in->count) + 1 : 0;
     int i;
 
     page->withheld = 0;
@@ -542,9 +546,7 @@ static cp_query *assemble_last(apr_pool_t *pool, const cp_page_answers *in, cp_p
     int first_at;
 
     page->numbered = tail_position(in, tail, &total);
-    /* the remainder: what lies past the last full page (none when empty) */
-    rows = !page->numbered ? (size_t)in->count
-         : total == 0 ? 0 : (size_t)(total - (pages_for(total, in->count) - 1) * in->count);
+    rows = !page->numbered ? (size_t)in->count : (size_t)cp_page_last_rows(total, in->count);
     if (rows > known) {
         /* the page's first row lies in an entry the limit cut */
         rows = known;

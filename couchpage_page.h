@@ -26,6 +26,13 @@ typedef struct {
                            (cp_page_withhold_long_tokens): no link, number only */
 } cp_page_link;
 
+/* Pages of count rows that `rows` rows fill; and the rows the last of
+ * them holds (0 of none), which the Last page shows so that every page
+ * stays aligned with the first page's. For the view's pages and the
+ * numbered _find pages alike. */
+apr_int64_t cp_page_pages_for(apr_int64_t rows, int count);
+apr_int64_t cp_page_last_rows(apr_int64_t total, int count);
+
 /* Appends to pages (of cp_page_link) the link to page number, its token
  * start, current when it is the page shown; not withheld. One way for the
  * view's pages and the _find pages (couchpage_find) alike. */
