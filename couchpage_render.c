@@ -8,6 +8,7 @@
 #include "couchpage_render.h"
 #include "couchpage_json.h"
 
+#include <apr_atomic.h>
 #include <apr_encode.h>
 #include <apr_escape.h>
 #include <openssl/evp.h>
@@ -690,17 +691,38 @@ const char *cp_render_error(apr_pool_t *pool, const char *error, const char *rea
     return cp_json_text_html_safe(pool, body);
 }
 
+/* OpenSSL's SHA-1, fetched once for the process: EVP_sha1() makes every
+ * digest fetch it again, a lookup in OpenSSL's tables under its locks that
+ * cost more than the digest of a small page. NULL when libcrypto has none. */
+static const EVP_MD *page_digest(void)
+{
+    static volatile void *fetched; /* the process's, until it exits */
+    void *md = apr_atomic_casptr(&fetched, NULL, NULL);
+
+    if (!md && (md = EVP_MD_fetch(NULL, "SHA1", NULL)) != NULL) {
+        /* threads that fetch at once: the first one's is kept */
+        void *first = apr_atomic_casptr(&fetched, md, NULL);
+
+        if (first) {
+            EVP_MD_free(md);
+            md = first;
+        }
+    }
+    return md;
+}
+
 /* Digests what cp_render_etag says (revisions may be NULL) into digest;
  * 0 when libcrypto fails. OpenSSL's SHA-1 uses the processor's SHA
  * instructions where it has them. */
 static int digest_page(const char *body, const apr_array_header_t *revisions,
                        unsigned char *digest, unsigned int *len)
 {
-    EVP_MD_CTX *context = EVP_MD_CTX_new();
+    const EVP_MD *sha1 = page_digest();
+    EVP_MD_CTX *context = sha1 ? EVP_MD_CTX_new() : NULL;
     apr_size_t done = 0;
     int i, ok;
 
-    ok = context && EVP_DigestInit_ex(context, EVP_sha1(), NULL);
+    ok = context && EVP_DigestInit_ex2(context, sha1, NULL);
     for (i = 0; ok && revisions && i < revisions->nelts; i++) {
         const cp_etag_revision *doc = &APR_ARRAY_IDX(revisions, i, cp_etag_revision);
 

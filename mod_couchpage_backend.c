@@ -356,8 +356,32 @@ static void child_init(apr_pool_t *pchild, server_rec *s)
 #endif
 }
 
+/* The lookup of a page's backend subrequest. It is the page's own request
+ * sent on to CouchDB, under the page's configuration, and maps to no file;
+ * so it takes the page's configuration and user here, as a quick handler
+ * answers a lookup it serves, and httpd does not process the request again:
+ * its translation, the directory walk (which stats each directory of the
+ * path again: 10 calls a page under the benchmark's DocumentRoot, some 30
+ * us), the location walk, and the access checks, which httpd skips anyway
+ * for a configuration that is the page's. */
+static int look_up_as_page(request_rec *rr, int lookup)
+{
+    request_rec *page = rr->main;
+    const couchpage_request_config *slot;
+
+    if (!lookup || !page || !(slot = couchpage_request_config_of(page, 0))
+        || !slot->looking_up_backend) {
+        return DECLINED;
+    }
+    rr->per_dir_config = page->per_dir_config;
+    rr->user = page->user;
+    rr->ap_auth_type = page->ap_auth_type;
+    return OK;
+}
+
 void couchpage_backend_register(void)
 {
+    ap_hook_quick_handler(look_up_as_page, NULL, NULL, APR_HOOK_REALLY_FIRST);
     capture_filter_handle = ap_register_output_filter(CAPTURE_FILTER, capture_body,
                                                       NULL, AP_FTYPE_RESOURCE);
     batch_status_filter_handle = ap_register_input_filter(BATCH_STATUS_FILTER,
@@ -429,9 +453,14 @@ static void quiet_proxy(request_rec *r, request_rec *rr)
 static request_rec *make_proxy_subrequest(request_rec *r, const couchpage_backend_conf *conf,
                                           const backend_read *read, capture_ctx *ctx)
 {
-    /* Looked up as the client's own method, so that the location's access
-     * rules see what the client asked; the backend gets ours. */
-    request_rec *rr = ap_sub_req_method_uri("GET", r->uri, r, NULL);
+    couchpage_request_config *slot = couchpage_request_config_of(r, 1);
+    request_rec *rr;
+
+    /* A filter to start from, so that httpd asks the quick handlers whether
+     * they serve the lookup: look_up_as_page does. */
+    slot->looking_up_backend = 1;
+    rr = ap_sub_req_method_uri("GET", r->uri, r, r->output_filters);
+    slot->looking_up_backend = 0;
 
     if (rr->status != HTTP_OK) {
         return rr;
@@ -440,7 +469,12 @@ static request_rec *make_proxy_subrequest(request_rec *r, const couchpage_backen
     rr->filename = apr_pstrcat(rr->pool, "proxy:", read->url, NULL);
     rr->proxyreq = PROXYREQ_REVERSE;
     rr->handler = "proxy-server";
-    rr->finfo.filetype = APR_NOFILE;
+    /* No file, but not "none": ap_run_sub_req asks the quick handlers to
+     * serve a subrequest of no file, and mod_cache's, where the page's URL
+     * is cached, would take this request for the page (its key is the
+     * page's URL): add its save filter to CouchDB's answer, or answer with
+     * the page kept. A cache belongs in front of the page, not behind it. */
+    rr->finfo.filetype = APR_UNKFILE;
     rr->header_only = 0;
     rr->args = NULL;
     apr_table_setn(rr->notes, "proxy-nocanon", "1");

@@ -28,6 +28,8 @@ typedef struct {
                                                   arguments, parsed once */
     struct couchpage_template_row *template_row; /* a page's request: the row its
                                                     item template renders */
+    int looking_up_backend; /* a page's request: its backend subrequest is being
+                               made (see look_up_as_page) */
 } couchpage_request_config;
 
 /* r's slot; NULL when it has none yet, unless make, which makes it. */

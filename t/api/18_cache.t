@@ -11,15 +11,21 @@
 #    one URL are kept apart, each with its own body; a page of another token
 #    is never served from another's entry; a backend error is not kept; a
 #    'private' page is never kept by the shared cache.
+#  - Without CouchPageCredentials (/cache/public/, the bands): mod_cache
+#    keeps the page, and never acts on the backend subrequest, whose key is
+#    the page's URL: no save filter on CouchDB's answer (which it would keep
+#    as the page where CouchDB sends a validator), no invalidation by a later
+#    page's multi-query POST, no kept page served as CouchDB's answer.
 use strict;
 use warnings FATAL => 'all';
 
 use Apache::Test qw(plan ok);
 use Apache::TestUtil qw(t_cmp);
 use Apache::TestRequest ();
-use CouchPageTest qw(with_args double_load double_log double_fault decode_json_or_undef);
+use CouchPageTest qw(with_args double_load double_log double_fault decode_json_or_undef
+                     error_log_mark error_log_since);
 
-plan tests => 31 + 32;
+plan tests => 31 + 32 + 6;
 
 double_load('cache', [ map { { _id => sprintf('doc%02d', $_), n => $_ } } 0 .. 9 ],
             { v => { map => 'function (doc) { emit(doc.n, null); }' } });
@@ -154,3 +160,21 @@ backend_requests();
 my $private2 = fetch(GET => '/cache/private/', 'json');
 ok t_cmp($private2->code, 200, 'a private page again');
 ok t_cmp(backend_requests() > 0 ? 1 : 0, 1, 'is not kept by the shared cache: the backend is asked');
+
+# Without credentials: mod_cache keeps the page, and leaves the backend
+# subrequests alone (its debug lines name each filter it adds).
+my $mark = error_log_mark();
+my $public1 = fetch(GET => '/cache/public/', 'json');
+my $public2 = fetch(GET => '/cache/public/', 'json');
+ok t_cmp($public2->header('X-Cache') // '', qr/^HIT/, 'a page without CouchPageCredentials is kept');
+my $reload = fetch(GET => '/cache/public/', 'json', 'Cache-Control' => 'no-cache');
+ok t_cmp($reload->code, 200, 'a reload of it (Cache-Control: no-cache) reaches the module: 200');
+ok t_cmp(keys_of($reload), keys_of($public1), '... with the same page');
+my $next = decode_json_or_undef($public1->content)->{next} // '';
+my $later = fetch(GET => with_args('/cache/public/', start => $next), 'json');
+ok t_cmp($later->code, 200, 'its next page: 200');
+my @cache_lines = grep { /\[cache:debug\]/ } error_log_since($mark, wait => 1);
+ok t_cmp(join("\n", grep { /CACHE_SAVE_SUBREQ|CACHE_INVALIDATE/ } @cache_lines), '',
+         'mod_cache added no filter to a backend subrequest (' . scalar(@cache_lines) . ' lines of it)');
+ok t_cmp(fetch(GET => '/cache/public/', 'json')->header('X-Cache') // '', qr/^HIT/,
+         'the first page is still kept after the next page was asked');

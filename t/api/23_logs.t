@@ -17,6 +17,8 @@
 #    the page: the size is the body's, fetched again straight from the
 #    backend) and one for the page (its rows, tokens issued, ETag, 304);
 #    with sealed tokens, keys and ids only by their length; at info none;
+#  - Basic authentication at a location checks the user once a page: the
+#    backend subrequest is the page's own request, under its configuration;
 #  - no line of this file's requests holds the backend password, its Basic
 #    credentials, the token secret or a sealed token.
 use strict;
@@ -59,7 +61,7 @@ my $IN = qr{\(CouchPageView http://127\.0\.0\.1:2/logs/_design/d/_view/v, <Locat
 # CouchDB down (2 x 5), with proxy:debug (3), with couchpage:debug (3), a
 # partition that is not UTF-8 (3), two pages of three debug locations (8
 # each), hidden keys (1), a location at info (2), no secrets (2)
-plan tests => 2 * 5 + 3 + 3 + 3 + 3 * 2 * 8 + 1 + 2 + 2;
+plan tests => 2 * 5 + 3 + 3 + 3 + 3 * 2 * 8 + 1 + 4 + 2 + 2;
 for my $which ('first request', 'next request (the worker in error state)') {
     my ($res, @lines) = request_lines('/logs/down/');
     my $body = decode_json_or_undef($res->content) // {};
@@ -199,6 +201,21 @@ SKIP: {
     skip('the backend of /logs/debug-bands/ is ' . backend_kind() . ', which answers a later page\'s '
          . 'queries in one POST: no GET with a key to see', 1) unless backend_kind() eq 'pouchdb-server';
     ok($hidden_keys, "GETs with keys were logged with their keys' lengths ($hidden_keys)");
+}
+
+# Basic authentication at a location: the page's request checks the user
+# once; the backend subrequest, the page's own request, not again.
+{
+    my ($denied) = request_lines('/logs/basic-auth/');
+    is($denied->code, 401, 'a location with Basic authentication, no credentials: 401');
+    my $basic = 'Basic ' . MIME::Base64::encode_base64('reader:page-reader', '');
+    my ($res, @lines) = request_lines('/logs/basic-auth/', Authorization => $basic);
+    is($res->code, 200, '... with them: 200');
+    my $body = decode_json_or_undef($res->content);
+    is(scalar @{ $body->{items} // [] }, 5, '... a page of 5 bands');
+    is(scalar(grep { /authorization result of Require valid-user\s*: granted/ } @lines), 1,
+       '... and the user is checked once: the backend subrequest is the page\'s own')
+        or diag join "\n", @lines;
 }
 
 # At info (the test server's level) the module writes no debug line.
