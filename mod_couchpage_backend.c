@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mod_couchpage_backend.c: a page's waiting queries (the plan says which)
- * asked as subrequests that mod_proxy serves, their answers returned by
- * role (of a multi-query answer cut off after its 200, the results complete
- * before the cut: the plan says what is asked again), with the filters that capture them, mod_proxy's lines for them kept
+ * asked as subrequests that mod_proxy serves (each the page's own request,
+ * looked up as the page: look_up_as_page), their answers returned by role
+ * (of a multi-query answer cut off after its 200, the results complete
+ * before the cut: the plan says what is asked again), with the filters that
+ * capture them, mod_proxy's lines for them kept
  * to crit (quiet_proxy), the one retry loop, what each request asked and got
  * for the debug log, and the memory of backends without the multi-query
  * endpoint (see mod_couchpage_backend.h). Glue: it reads no directory config
