@@ -362,10 +362,10 @@ static void child_init(apr_pool_t *pchild, server_rec *s)
  * sent on to CouchDB, under the page's configuration, and maps to no file;
  * so it takes the page's configuration and user here, as a quick handler
  * answers a lookup it serves, and httpd does not process the request again:
- * its translation, the directory walk (which stats each directory of the
- * path again: 10 calls a page under the benchmark's DocumentRoot, some 30
- * us), the location walk, and the access checks, which httpd skips anyway
- * for a configuration that is the page's. */
+ * its translation, the directory walk (which stats the path and each of
+ * its directories again: 10 calls a page under the benchmark's
+ * DocumentRoot), the location walk, and the access checks, which httpd
+ * skips anyway for a configuration that is the page's. */
 static int look_up_as_page(request_rec *rr, int lookup)
 {
     request_rec *page = rr->main;
