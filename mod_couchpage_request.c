@@ -107,8 +107,12 @@ int couchpage_eval_value(request_rec *r, const char *what, const char *of,
     return 1;
 }
 
-/* The path page links point at: this request's, or under mod_include the
- * including page's, so that a fragment's links lead back to the page. */
+/* The path page links point at: the one the client asked for, of this
+ * request or under mod_include of the including page, so that a fragment's
+ * links lead back to the page. Not r->uri: mod_dir's DirectoryIndex (a fast
+ * redirect) and mod_rewrite change it to the file served, and a link to
+ * /index.shtml?start=... is not the page the reader is on. parsed_uri.path
+ * is the request line's path; httpd decodes it in place, as r->uri. */
 const char *couchpage_links_path(request_rec *r)
 {
     const request_rec *top = r;
@@ -116,8 +120,8 @@ const char *couchpage_links_path(request_rec *r)
     while (top->main) {
         top = top->main;
     }
-    /* r->uri is decoded (httpd decodes parsed_uri.path in place too) */
-    return ap_escape_uri(r->pool, top->uri);
+    return ap_escape_uri(r->pool, top->parsed_uri.path && *top->parsed_uri.path == '/'
+                                  ? top->parsed_uri.path : top->uri);
 }
 
 /* What a sealed token is valid for: this location's view, at this path. */

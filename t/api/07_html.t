@@ -39,7 +39,7 @@ my @EVIL = (
     { _id => 'url', name => 'a/b?c=d&e#f %41+' },
 );
 
-plan tests => 164 + 3 + 24;
+plan tests => 164 + 6 + 24;
 # test names hold non-ASCII text (after plan, which resets Test::Builder)
 binmode Test::More->builder->$_, ':encoding(UTF-8)' for qw(output failure_output todo_output);
 
@@ -476,7 +476,10 @@ is_deeply([sort @evil_names], [sort map { $_->{name} } @EVIL], 'the backend view
     # the demo's page, served by the test server too (t/htdocs/demo)
     my ($rd, $td) = get_html('/demo/', document => 1);
     is_deeply(items_of($td), \@PAGE1, 'the demo page /demo/ shows page 1');
-    like(href_of($td, 'couchpage-next'), qr{^/demo/(index\.shtml)?\?start=}, "... and its Next stays on the demo page");
+    like(href_of($td, 'couchpage-next'), qr{^/demo/\?start=}, "... and its Next stays on the URL asked (/demo/, not DirectoryIndex's /demo/index.shtml)");
+    my ($rd2, $td2) = get_html(href_of($td, 'couchpage-next') // '/missing', document => 1);
+    is_deeply(items_of($td2), \@PAGE2, '... which shows page 2');
+    like(href_of($td2, 'couchpage-prev') // '', qr{^/demo/(\?|$)}, '... whose Previous is /demo/ again');
     my ($link) = grep { ($_->{attrs}{rel} // '') eq 'stylesheet' } by_tag($td, 'link');
     my $css = get('/demo/' . ($link ? $link->{attrs}{href} : 'missing'));
     is($css->code, 200, 'its stylesheet is served');
