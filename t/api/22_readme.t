@@ -47,7 +47,7 @@ my $minimal = do { local (@ARGV, $/) = catfile($top, 'conf', 'couchpage-minimal.
 my @TABLE = $readme =~ /^\| (\d{3}) `(\w+)` \| `([^`]*)`([^|]*)\|/mg;
 my %location_of = ('You are not authorized' => 'noauth', 'Name or password is incorrect' => 'wrongpw',
                    'missing_named_view' => 'noview', 'not_found: missing' => 'noddoc',
-                   'Database does not exist' => 'nodb',
+                   'Database does not exist' => 'nodb', 'no_usable_index' => 'noindex',
                    'the backend is unavailable' => 'down', 'query_parse_error' => 'reversed',
                    'did not answer in time' => undef,
                    # it locks an account for minutes: t/api/30_lockout.t, with a throwaway account
@@ -136,6 +136,8 @@ my %MISTAKE = (
     noview   => qq{CouchPageView "http://$HOST_PORT/blog/_design/posts/_view/by_title"\n    CouchPageCredentials pager "READER-PASSWORD"},
     noddoc   => qq{CouchPageView "http://$HOST_PORT/blog/_design/post/_view/by_date"\n    CouchPageCredentials pager "READER-PASSWORD"},
     nodb     => qq{CouchPageView "http://$HOST_PORT/no_such_blog/_design/posts/_view/by_date"\n    CouchPageCredentials pager "READER-PASSWORD"},
+    # a _find sorted by a field no index sorts
+    noindex  => qq{CouchPageView "http://$HOST_PORT/blog/_find"\n    CouchPageCredentials pager "READER-PASSWORD"\n    CouchPageSort title},
     down     => qq{CouchPageView "$down"},
     reversed => qq{CouchPageView "$view"\n    CouchPageCredentials pager "READER-PASSWORD"\n    CouchPageRange '"2024-06"' '"2024-05"'},
 );
@@ -237,7 +239,7 @@ while (my ($code, $error, $says, $aside) = splice @rows, 0, 4) {
     is(join('', grep { /:(?:error|crit|alert|emerg)\]/ && !m{CP0101: the backend queries for /(?:$tried)/ } } @log),
        '', "/$where/: no other line at error level");
 }
-ok($rows >= 7, "the table's rows were tried ($rows)");
+ok($rows >= 8, "the table's rows were tried ($rows)");
 
 kill 'TERM', $pid;
 reap_process($pid, time + 20);
