@@ -36,6 +36,7 @@
 #include "mod_couchpage_expr.h"
 #include "mod_couchpage_find.h"
 #include "mod_couchpage_status.h"
+#include "mod_couchpage_version.h"
 
 #define HANDLER_NAME "couchpage"
 
@@ -237,11 +238,28 @@ int couchpage_handler(request_rec *r)
     return rv;
 }
 
+/* The version where httpd's modules show theirs: a component of the server's
+ * banner (the Server header under ServerTokens Full; the description
+ * mod_status shows, always) and one line at info for each configuration
+ * the server runs (the first post_config pass at start-up only checks the
+ * configuration). */
+static int announce_version(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
+                            server_rec *s)
+{
+    ap_add_version_component(pconf, "couchpage/" COUCHPAGE_VERSION);
+    if (ap_state_query(AP_SQ_MAIN_STATE) != AP_SQ_MS_CREATE_PRE_CONFIG) {
+        ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, CPLOGNO(0380) "mod_couchpage "
+                     COUCHPAGE_VERSION " loaded");
+    }
+    return OK;
+}
+
 static void register_hooks(apr_pool_t *p)
 {
     couchpage_find_register();
     couchpage_backend_register();
     couchpage_status_register();
+    ap_hook_post_config(announce_version, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_expr_lookup(couchpage_expr_lookup, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_check_config(couchpage_check_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(couchpage_handler, NULL, NULL, APR_HOOK_MIDDLE);

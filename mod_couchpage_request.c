@@ -265,6 +265,11 @@ int couchpage_send_error(request_rec *r, int status, const char *error, const ch
     return send_body(r, status, JSON_TYPE, cp_render_error(r->pool, error, reason));
 }
 
+/* CouchDB 3.4's answer to a login of an account it has locked
+ * (couch_httpd_auth.erl), as couchdb_reason words it. */
+#define COUCHDB_LOCKOUT "403 forbidden: Account is temporarily locked due to multiple " \
+    "authentication failures"
+
 /* The backend's trouble, in full, goes to the error log with the request's
  * path and the location's view; visitors learn only which kind it was. */
 int couchpage_send_backend_error(request_rec *r, const couchpage_dir_conf *conf,
@@ -274,6 +279,20 @@ int couchpage_send_backend_error(request_rec *r, const couchpage_dir_conf *conf,
 
     if (result->backend_status == HTTP_BAD_REQUEST && conf->range_set) {
         hint = "; does CouchDB collate CouchPageRange's LOW after its HIGH?";
+    }
+    else if (result->backend_status == HTTP_FORBIDDEN
+             && ap_strstr_c(result->reason, COUCHDB_LOCKOUT)) {
+        /* The lock is CouchDB's, keyed by the address, the account and its
+         * password's salt: nothing here remembers it, and the right password
+         * does not end it; a new password (a new salt) does. */
+        hint = ": this is CouchDB's account lockout ([chttpd_auth_lockout]): after "
+               "5 failed logins (its threshold, by default) of this account from this "
+               "server's address, CouchDB refuses every login of it from here, with the "
+               "right password too, until about 5 minutes (its max_lifetime, by "
+               "default) after the first failure. Correct CouchPageCredentials and "
+               "reload httpd; pages come back when the lock ends, or at once if "
+               "CouchDB's admin sets the account a new password (in _users) and "
+               "CouchPageCredentials has that one";
     }
     ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, CPLOGNO(0101)
                   "the backend queries for %s failed with %d: %s%s (CouchPageView %s, "

@@ -20,6 +20,7 @@
 #include "mod_couchpage_status.h"
 #include "mod_couchpage_module.h"
 #include "mod_couchpage_backend.h"
+#include "mod_couchpage_version.h"
 
 #include "ap_provider.h"
 #include "ap_slotmem.h"
@@ -210,10 +211,17 @@ static int status_section(request_rec *r, int flags)
     apr_uint64_t requests, time;
     apr_size_t i, n = 0;
 
+    /* the version first, and whether the counters are on or off */
+    if (flags & AP_STATUS_SHORT) {
+        ap_rputs("CouchPageVersion: " COUCHPAGE_VERSION "\n", r);
+    }
+    else {
+        ap_rputs("<hr />\n<h2>CouchPage</h2>\n<p>mod_couchpage " COUCHPAGE_VERSION "</p>\n", r);
+    }
     if (!counters) {
         if (!(flags & AP_STATUS_SHORT)) {
-            ap_rputs("<hr />\n<h2>CouchPage</h2>\n<p>Off: no shared memory for the "
-                     "counters (the error log says why).</p>\n", r);
+            ap_rputs("<p>Off: no shared memory for the counters (the error log says "
+                     "why).</p>\n", r);
         }
         return OK;
     }
@@ -234,7 +242,7 @@ static int status_section(request_rec *r, int flags)
     }
 #undef LINE
     if (!(flags & AP_STATUS_SHORT)) {
-        ap_rputs("<hr />\n<h2>CouchPage</h2>\n<dl>\n", r);
+        ap_rputs("<dl>\n", r);
     }
     for (i = 0; i < n; i++) {
         if (flags & AP_STATUS_SHORT) {

@@ -2,14 +2,16 @@
 # README.md's "Page your own CouchDB", done as a new user would, against the
 # real CouchDB of the real tier (scripts/test with COUCHDB_URL; .ci/run):
 #  - step 2's shell commands, run as written (with $COUCH the test's CouchDB
-#    admin URL), make the reader account and give it the database `blog`,
-#    which the test first fills with posts and the view posts/by_date;
+#    admin URL) on the database `blog`, which the test first fills with
+#    posts, make the view posts/by_date and the Mango index posts-find,
+#    and the reader account, and give it the database;
 #  - step 3's httpd.conf is conf/couchpage-minimal.conf, line for line; it
 #    is run as written but for what a test machine must change: the port,
 #    the pid file, the module paths (apxs -q LIBEXECDIR, the built module)
 #    and CouchDB's address. httpd -t takes it, and its pages walk the whole
 #    view with their documents, numbered absolutely, every row once, with
-#    every member the README's JSON example shows;
+#    every member the README's JSON example shows; the `_find` location
+#    step 3 shows, beside it, pages the same posts by the index, numbered;
 #  - the troubleshooting table: each error-log line it quotes is the one
 #    the module writes for that mistake (a location each, added to the
 #    configuration), with the status and error the table gives visitors.
@@ -45,16 +47,18 @@ my $minimal = do { local (@ARGV, $/) = catfile($top, 'conf', 'couchpage-minimal.
 my @TABLE = $readme =~ /^\| (\d{3}) `(\w+)` \| `([^`]*)`([^|]*)\|/mg;
 my %location_of = ('You are not authorized' => 'noauth', 'Name or password is incorrect' => 'wrongpw',
                    'missing_named_view' => 'noview', 'not_found: missing' => 'noddoc',
-                   'Database does not exist' => 'nodb',
+                   'Database does not exist' => 'nodb', 'no_usable_index' => 'noindex',
                    'the backend is unavailable' => 'down', 'query_parse_error' => 'reversed',
-                   'did not answer in time' => undef);
+                   'did not answer in time' => undef,
+                   # it locks an account for minutes: t/api/30_lockout.t, with a throwaway account
+                   'Account is temporarily locked' => undef);
 # a key ends where a word does: 'not_found: missing' is not the row 'not_found: missing_named_view'
 sub table_key { my ($says) = @_; return (grep { $says =~ /\Q$_\E(?!\w)/ } keys %location_of)[0] }
 
 # The plan, from the table: ten tests, and for each row one (a row this test
 # knows), then for each row it can make happen three, and one more for a
 # line the row says comes before it.
-my $planned = 10;
+my $planned = 12;
 for (my $i = 0; $i < @TABLE; $i += 4) {
     my ($says, $aside) = @TABLE[$i + 2, $i + 3];
     my $key = table_key($says);
@@ -82,9 +86,6 @@ my @dates = map { sprintf('2024-05-%02dT%02d:%02d:00Z', 1 + int($_ / 4), 8 + $_ 
 double_raw(DELETE => '/blog');
 my ($status, $body) = double_raw(PUT => '/blog');
 die "creating blog: $status $body\n" unless $status == 201 || $status == 202;
-($status, $body) = double_raw(PUT => '/blog/_design/posts', $json->encode({
-    views => { by_date => { map => 'function (doc) { if (doc.date) emit(doc.date, null); }' } } }));
-die "blog's design document: $status $body\n" unless $status == 201 || $status == 202;
 # posts that share a date (several a minute), so that startkey_docid matters
 my @posts = map { { _id => sprintf('post%03d', $_), title => "Post $_ <&>", date => $dates[int($_ * 53 / 60)] } } 0 .. 59;
 ($status, $body) = double_raw(POST => '/blog/_bulk_docs', $json->encode({ docs => \@posts }));
@@ -104,8 +105,11 @@ open my $sh, '>', $script_file or die "$script_file: $!\n";
 print $sh $script;
 close $sh;
 my $out = `bash '$script_file' 2>&1` // '';
-my @answers = $out =~ /(\{"ok":true[^}]*\})/g;
-is(scalar(@answers), 2, "step 2's two commands succeed (the account, the database's members)")
+# what each command answers: the design document, the index, the account, the members
+my @answers = $out =~ /(\{"(?:ok":true|result":"created")[^}]*\})/g;
+is(join(' ', map { /"id":"([^"]*)"/ ? $1 : /"ok":true/ ? 'ok' : '?' } @answers),
+   '_design/posts _design/posts-find org.couchdb.user:pager ok',
+   "step 2's four commands succeed (the view, the index, the account, the database's members)")
     or diag($out);
 
 # --- step 3 run, with the troubleshooting table's mistakes beside it ----------
@@ -114,6 +118,10 @@ chomp(my $libexec = `'$vars->{apxs}' -q LIBEXECDIR 2>/dev/null` || '/usr/lib/apa
 my $root = tempdir(CLEANUP => 1);
 chmod 0755, $root;
 my $run = $conf;
+# step 3's _find location, beside /posts/
+my (undef, $find_location) = blocks('apache');
+ok(defined $find_location && $find_location =~ m{^\s*<Location "/find/posts/">}, 'README shows a _find location after step 3');
+$run =~ s{^</IfModule>\n\z}{$find_location</IfModule>\n}m or die "step 3 does not end with </IfModule>\n";
 $run =~ s/^Listen 127\.0\.0\.1:8080$/Listen 127.0.0.1:$port/m or die "step 3 has no Listen 127.0.0.1:8080\n";
 $run =~ s{^PidFile .*$}{PidFile "$root/httpd.pid"\nDefaultRuntimeDir "$root"}m or die "step 3 has no PidFile\n";
 $run =~ s{/usr/lib/apache2/modules/mod_couchpage\.so}{catfile($top, '.libs', 'mod_couchpage.so')}e
@@ -128,6 +136,8 @@ my %MISTAKE = (
     noview   => qq{CouchPageView "http://$HOST_PORT/blog/_design/posts/_view/by_title"\n    CouchPageCredentials pager "READER-PASSWORD"},
     noddoc   => qq{CouchPageView "http://$HOST_PORT/blog/_design/post/_view/by_date"\n    CouchPageCredentials pager "READER-PASSWORD"},
     nodb     => qq{CouchPageView "http://$HOST_PORT/no_such_blog/_design/posts/_view/by_date"\n    CouchPageCredentials pager "READER-PASSWORD"},
+    # a _find sorted by a field no index sorts
+    noindex  => qq{CouchPageView "http://$HOST_PORT/blog/_find"\n    CouchPageCredentials pager "READER-PASSWORD"\n    CouchPageSort title},
     down     => qq{CouchPageView "$down"},
     reversed => qq{CouchPageView "$view"\n    CouchPageCredentials pager "READER-PASSWORD"\n    CouchPageRange '"2024-06"' '"2024-05"'},
 );
@@ -174,6 +184,26 @@ for my $n (1 .. 10) {
 my @want = map { $_->{_id} } sort { $b->{date} cmp $a->{date} || $b->{_id} cmp $a->{_id} } @posts;
 is_deeply(\@problems, [], 'step 3 pages the view: numbered absolutely, with documents, one page after another');
 is(join(',', @seen), join(',', @want), 'the walk by links.next gives every post once, newest first');
+# the _find location: the same posts, numbered, its items the documents
+my (@found, @find_problems);
+$path = '/find/posts/';
+for my $n (1 .. 10) {
+    my $res = $http->get("http://127.0.0.1:$port$path");
+    my $page = $res->{status} == 200 ? eval { $json->decode($res->{content}) } : undef;
+    unless ($page) {
+        push @find_problems, "$path: $res->{status} $res->{content}";
+        last;
+    }
+    push @find_problems, "$path: numbering $page->{numbering}" unless ($page->{numbering} // '') eq 'absolute';
+    push @find_problems, "$path: first_row " . ($page->{first_row} // 'none') . ', not ' . (@found + 1)
+        unless ($page->{first_row} // 0) == @found + 1;
+    push @find_problems, "$path: an item that is no post" if grep { !defined $_->{_id} || !defined $_->{date} } @{ $page->{items} };
+    push @found, map { $_->{_id} // '' } @{ $page->{items} };
+    last unless $page->{links}{next};
+    $path = $page->{links}{next};
+}
+is(join(',', @find_problems, @found), join(',', @want),
+   'the _find location of step 3 pages every post once, newest first, numbered, by step 2\'s index');
 ok(@shown >= 10, 'the README\'s JSON example shows members (' . scalar(@shown) . ')');
 is(join(',', grep { !$members{$_} } sort @shown), '', 'every member of the README\'s JSON example is on the pages');
 
@@ -209,7 +239,7 @@ while (my ($code, $error, $says, $aside) = splice @rows, 0, 4) {
     is(join('', grep { /:(?:error|crit|alert|emerg)\]/ && !m{CP0101: the backend queries for /(?:$tried)/ } } @log),
        '', "/$where/: no other line at error level");
 }
-ok($rows >= 7, "the table's rows were tried ($rows)");
+ok($rows >= 8, "the table's rows were tried ($rows)");
 
 kill 'TERM', $pid;
 reap_process($pid, time + 20);

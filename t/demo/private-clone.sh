@@ -77,8 +77,10 @@ demo_pid=
 # Starts the demo (output in $LOGS/$1.log) from / (any cwd will do).
 # The embedded backend is what a new user gets: a COUCHDB_URL of the caller's
 # (.ci/run exports one for the real tier) must not point the demo elsewhere.
+# Variables after the log's name go to the demo's environment.
 start_demo() {
-    (cd / && PORT=$port ITEMS=$ITEMS exec env -u COUCHDB_URL "$clone/scripts/demo") </dev/null >"$LOGS/$1.log" 2>&1 &
+    local log=$1; shift
+    (cd / && PORT=$port ITEMS=$ITEMS exec env -u COUCHDB_URL "$@" "$clone/scripts/demo") </dev/null >"$LOGS/$log.log" 2>&1 &
     demo_pid=$!
     cp_track "$demo_pid"
 }
@@ -207,9 +209,13 @@ check "first: the items' last page says $(thousands $((ITEMS - 19)))–$n of $n,
           has "$items_last" "<li><span aria-current=\"page\">$(thousands $last_page)</span></li>"'
 stop_demo first
 
-# --- second start: the data on disk is reused ---------------------------------
-start_demo second
+# --- second start: the data on disk is reused, the backend on BACKEND_PORT ------
+backend_port=$(cp_free_port)
+start_demo second BACKEND_PORT="$backend_port"
 wait_log second "all $ITEMS items are in" 600 "second: the demo starts again"
+check "second: the embedded backend listens on BACKEND_PORT ($backend_port)" \
+    eval 'grep -q "embedded backend on http://127.0.0.1:$backend_port " "$LOGS/second.log" &&
+          curl -fs --max-time 10 -o /dev/null "http://127.0.0.1:$backend_port/"'
 check "second: the bands were found loaded" grep -q "bands: 11 rows (0 added)" "$LOGS/second.log"
 check "second: the items were found loaded" grep -q "by_n ready, $n rows (0 docs added" "$LOGS/second.log"
 check "second: /bands/ answers" json_is "$(get /bands/)" 'j.items.length === 5'
