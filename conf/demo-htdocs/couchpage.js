@@ -247,12 +247,13 @@
   }
   // Loads more pages until n show (a URL with shown=N opened, or an entry
   // not kept), one after the other, then says in the URL how many do
-  // (fewer at the view's end).
+  // (fewer at the view's end, SHOWN_MAX for more).
   function moreUntil(frag, n) {
-    var st = frag && frag.couchpage;
+    var st = frag && frag.couchpage, url;
     if (!frag || !frag.isConnected) return Promise.resolve(null);
     if (st.loaded.length + 1 >= n || !frag.querySelector('.couchpage-nav a.couchpage-next')) {
-      mark(shownUrl(st.base, st.loaded.length + 1));
+      url = shownUrl(st.base, st.loaded.length + 1);
+      if (url !== location.href.split('#')[0]) mark(url);
       return Promise.resolve(frag);
     }
     return more(frag, true).then(function (f) { return f && moreUntil(f, n); });
@@ -290,7 +291,8 @@
     // the URL names (and its shown pages); the fragments left are kept for
     // the entry left.
     window.addEventListener('popstate', function (e) {
-      if (!e.state || !e.state.couchpage) return;
+      // (back from a #fragment of the same entry: nothing to do)
+      if (!e.state || !e.state.couchpage || e.state.couchpage === entry) return;
       var url = location.href, left = entry, back = kept.get(e.state.couchpage) || [];
       entry = typeof e.state.couchpage === 'string' ? e.state.couchpage : null;
       all(document).forEach(function (f, index) {
