@@ -483,10 +483,23 @@ static const char *number_html(apr_pool_t *pool, apr_int64_t n, const char *sepa
     return out;
 }
 
+/* A row number of the position, in the fragment's <p> marked by class
+ * (couchpage-first-row, couchpage-last-row) for couchpage.js: after Load
+ * more it joins the first page's first row to the last page's last
+ * ("1–60 of 1,000", not the last page's "41–60"); plain in the
+ * announcement. */
+static const char *row_number(apr_pool_t *pool, const char *number, const char *class,
+                              int marked)
+{
+    return marked ? apr_pstrcat(pool, "<span class=\"", class, "\">", number, "</span>", NULL)
+                  : number;
+}
+
 /* "11–15 of 42" ("11 of 42" for one row), when CouchDB's offset is the
- * page's true position; else NULL. */
+ * page's true position; else NULL. marked: its row numbers in spans, as
+ * row_number says. */
 static const char *position_text(apr_pool_t *pool, const cp_page *page,
-                                 const cp_html_spec *spec, const char *separator)
+                                 const cp_html_spec *spec, const char *separator, int marked)
 {
     apr_int64_t offset = page->offset, total = page->total_rows;
     apr_int64_t n = page->rows->nelts;
@@ -496,9 +509,13 @@ static const char *position_text(apr_pool_t *pool, const cp_page *page,
         return NULL;
     }
     rows = n == 0 ? "0"
-         : n == 1 ? number_html(pool, offset + 1, separator)
-         : apr_pstrcat(pool, number_html(pool, offset + 1, separator), "\xe2\x80\x93",
-                       number_html(pool, offset + n, separator), NULL);
+         : n == 1 ? row_number(pool, number_html(pool, offset + 1, separator),
+                               "couchpage-first-row couchpage-last-row", marked)
+         : apr_pstrcat(pool, row_number(pool, number_html(pool, offset + 1, separator),
+                                        "couchpage-first-row", marked),
+                       "\xe2\x80\x93",
+                       row_number(pool, number_html(pool, offset + n, separator),
+                                  "couchpage-last-row", marked), NULL);
     return apr_pstrcat(pool, rows, " ", word(pool, spec, CP_WORD_OF), " ",
                        number_html(pool, total, separator), NULL);
 }
@@ -592,8 +609,9 @@ const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links
     apr_array_header_t *out = apr_array_make(pool, 16 + 3 * page->rows->nelts,
                                              sizeof(const char *));
     const char *separator = word(pool, spec, CP_WORD_THOUSANDS);
-    const char *position = position_text(pool, page, spec, separator);
-    const char *status = status_text(pool, page, spec, position, separator);
+    const char *position = position_text(pool, page, spec, separator, 1);
+    const char *status = status_text(pool, page, spec,
+                                     position_text(pool, page, spec, separator, 0), separator);
     int p;
 
 #define EMIT(s) (APR_ARRAY_PUSH(out, const char *) = (s))
