@@ -530,6 +530,12 @@ static const char *set_token_secret(cmd_parms *cmd, void *dirconf, const char *s
     if (forbidden) {
         return forbidden;
     }
+    /* each as written, or file:PATH, as CouchPageCredentials' password */
+    if ((reason = couchpage_named_secret(cmd, "secret", secret, &secret)) != NULL
+        || (previous && (reason = couchpage_named_secret(cmd, "secret", previous,
+                                                         &previous)) != NULL)) {
+        return reason;
+    }
     /* derived once, here in the config pool: a page only encrypts */
     reason = cp_seal_keys_derive(cmd->pool, secret, previous, &conf->token_key,
                                  &conf->previous_token_key);
@@ -686,9 +692,10 @@ const command_rec couchpage_cmds[] = {
     AP_INIT_TAKE1("CouchPageLinks", set_links, NULL, PRESENTATION,
         "how many numbered page links to show either side, 0 to 20 (default 0)"),
     AP_INIT_TAKE12("CouchPageTokenSecret", set_token_secret, NULL, SERVER_ONLY,
-        "a secret (16 characters or more) that makes tokens opaque: encrypted and "
-        "authenticated (AES-256-SIV), bound to the location; a second, previous secret "
-        "is still accepted, for rotation"),
+        "a secret of 32 random bytes or more (openssl rand -base64 32), or file:PATH of a "
+        "file that holds it, that makes tokens opaque: encrypted and authenticated "
+        "(AES-256-SIV), bound to the location; a second, previous secret is still "
+        "accepted, for rotation"),
     AP_INIT_TAKE1("CouchPageMaxTokenLength", set_max_token_length, NULL, SERVER_ONLY,
         "the longest start token accepted, in bytes, 64 to 65536 (default 4096)"),
     /* it bounds what a client's token makes the module ask of CouchDB:
