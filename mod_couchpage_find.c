@@ -78,6 +78,14 @@ const char *couchpage_find_set_selector(cmd_parms *cmd, void *dirconf, const cha
         if (err) {
             return err;
         }
+        /* a request's text is never the selector's JSON: only a JSON string */
+        if (!cp_find_placeholder_is_json_string(text)) {
+            return apr_psprintf(cmd->pool, "CouchPageSelector: the value '%s' is not one "
+                                "%%{json:...} and nothing else: a request value given "
+                                "otherwise could be any JSON, an operator such as "
+                                "{\"$regex\": \".*\"} too; write \"%%{json:%%{HTTP:X-Name}}\"",
+                                ap_escape_logitem(cmd->pool, text));
+        }
         apr_hash_set(conf->find_values, text, APR_HASH_KEY_STRING, value);
     }
     conf->find_selector = selector;
