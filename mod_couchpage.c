@@ -75,7 +75,7 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
         return 0;
     }
     reason = cp_plan_init(r->pool, &req->plan, &conf->view, req->partition, low, high,
-                          req->count, conf->links);
+                          req->count, couchpage_links_shown(conf));
     /* bounds merged from several sections, or yielded by expressions, are
      * the configuration's fault; a partition name may be the client's */
     if (reason && cp_plan_check_range(r->pool, &conf->view, low, high)) {
@@ -182,7 +182,7 @@ static int serve_page(request_rec *r, couchpage_backend_stats *stats)
             couchpage_log_backend_requests(r, stats, NULL);
             return OK;
         }
-        if (!by_index || !by_index->links) {
+        if (!by_index || !couchpage_links_shown(by_index)) {
             /* by keyset: over _find, or numbered over its index's view */
             return couchpage_find_serve(r, conf, by_index, stats);
         }

@@ -59,8 +59,10 @@ enum {
     SETS_QUERY = 256,          /* what shapes the queries of a view or of a _find:
                                   CouchPageRange, Reduce, GroupLevel, MaxEmits,
                                   Update, Stable, Selector, Sort, Index */
+    SETS_LINKS = 512,
+    SETS_MAX_LINKS = 1024,
     /* what a .htaccess file may set with AllowOverride FileInfo */
-    SETS_FILEINFO = SETS_HANDLER | SETS_PAGE_SIZE | SETS_ITEM | SETS_FORMAT
+    SETS_FILEINFO = SETS_HANDLER | SETS_PAGE_SIZE | SETS_ITEM | SETS_FORMAT | SETS_LINKS
 };
 
 typedef enum {
@@ -88,6 +90,7 @@ static unsigned settings_of(const couchpage_dir_conf *conf)
          | (conf->include_docs_set ? SETS_INCLUDE_DOCS : 0)
          | (conf->item_set ? SETS_ITEM : 0) | (conf->fields_set ? SETS_FIELDS : 0)
          | (conf->format_set ? SETS_FORMAT : 0)
+         | (conf->links_set ? SETS_LINKS : 0) | (conf->max_links_set ? SETS_MAX_LINKS : 0)
          | (conf->range_set || conf->reduce_set || conf->group_level_set
             || conf->max_emits_set || conf->update_set || conf->stable_set
             || conf->find_selector_set || conf->find_sort_set || conf->find_index_set
@@ -132,7 +135,7 @@ static unsigned htaccess_settings(const core_dir_config *core)
     } listed[] = {
         { "SetHandler", SETS_HANDLER }, { "CouchPageSize", SETS_PAGE_SIZE },
         { "CouchPageItem", SETS_ITEM }, { "CouchPageItemTemplate", SETS_ITEM },
-        { "CouchPageFormat", SETS_FORMAT },
+        { "CouchPageFormat", SETS_FORMAT }, { "CouchPageLinks", SETS_LINKS },
     };
     unsigned sets = 0;
     apr_size_t i;
@@ -213,6 +216,20 @@ static const char *page_size_fault(apr_pool_t *p, const couchpage_dir_conf *conf
                         conf->page_size, couchpage_directive_where(p, conf->page_size_where),
                         conf->max_page_size, conf->max_page_size_set
                         ? couchpage_directive_where(p, conf->max_page_size_where)
+                        : "the default");
+}
+
+/* A CouchPageLinks above the CouchPageMaxLinks merged with it: the page
+ * would show fewer (couchpage_links_shown). */
+static const char *links_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
+{
+    if (!conf->links_set || conf->links <= conf->max_links) {
+        return NULL;
+    }
+    return apr_psprintf(p, "CouchPageLinks %d (%s) is more than CouchPageMaxLinks %d (%s)",
+                        conf->links, couchpage_directive_where(p, conf->links_where),
+                        conf->max_links, conf->max_links_set
+                        ? couchpage_directive_where(p, conf->max_links_where)
                         : "the default");
 }
 
@@ -349,6 +366,13 @@ static int check_merged(apr_pool_t *p, server_rec *s, const config_section *sect
                      "%s in %s: every request there would be answered 500. Raise "
                      "CouchPageMaxSize or lower CouchPageSize", fault,
                      section_name(p, section, s));
+        return !OK;
+    }
+    if (!(unknown & (SETS_LINKS | SETS_MAX_LINKS)) && (fault = links_fault(p, merged))) {
+        ap_log_error(APLOG_MARK, APLOG_ERR | APLOG_STARTUP, 0, s, CPLOGNO(0420)
+                     "%s in %s: its pages would show fewer links than it says. Raise "
+                     "CouchPageMaxLinks (each link costs a page of rows) or lower "
+                     "CouchPageLinks", fault, section_name(p, section, s));
         return !OK;
     }
     if (!(unknown & (SETS_INCLUDE_DOCS | SETS_ITEM | SETS_FORMAT))

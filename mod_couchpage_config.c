@@ -32,6 +32,7 @@ APLOG_USE_MODULE(couchpage);
 #define PAGE_SIZE_CEILING 10000
 #define DEFAULT_MAX_RESPONSE (16 * 1024 * 1024)
 #define MAX_LINKS 20
+#define DEFAULT_MAX_LINKS 5
 #define DEFAULT_MAX_TOKEN_LENGTH 4096 /* bytes of ?start=, as the client sent it */
 #define DEFAULT_MAX_EMITS 64 /* rows one document emits under one key */
 #define MAX_AGE_CEILING 31536000 /* a year, RFC 9111's advice for "never expires" */
@@ -54,8 +55,14 @@ void *couchpage_create_dir_conf(apr_pool_t *p, char *dir)
     conf->view.group_level = CP_GROUP_EXACT;
     conf->max_token_length = DEFAULT_MAX_TOKEN_LENGTH;
     conf->view.max_emits = DEFAULT_MAX_EMITS;
+    conf->max_links = DEFAULT_MAX_LINKS;
     point_html_spec(conf);
     return conf;
+}
+
+int couchpage_links_shown(const couchpage_dir_conf *conf)
+{
+    return conf->links < conf->max_links ? conf->links : conf->max_links;
 }
 
 /* A field from the innermost section that sets it, as set says. */
@@ -108,6 +115,9 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
         conf->words[i] = add->words[i] ? add->words[i] : base->words[i];
     }
     MERGE(links);
+    MERGE_AS(links_where, links_set);
+    MERGE(max_links);
+    MERGE_AS(max_links_where, max_links_set);
     MERGE(max_token_length);
     MERGE(cache_control);
     MERGE_AS(token_key, token_secret_set);
@@ -513,11 +523,38 @@ static const char *set_links(cmd_parms *cmd, void *dirconf, const char *arg)
     apr_int64_t n;
     const char *err = parse_bounded(cmd, arg, 0, MAX_LINKS, &n);
 
-    if (!err) {
-        conf->links = (int)n;
-        conf->links_set = 1;
+    if (err) {
+        return err;
     }
-    return err;
+    if (conf->max_links_set && n > conf->max_links) {
+        return apr_psprintf(cmd->pool, "CouchPageLinks: %s is more than CouchPageMaxLinks %d",
+                            arg, conf->max_links);
+    }
+    conf->links = (int)n;
+    conf->links_set = 1;
+    conf->links_where = cmd->directive;
+    return NULL;
+}
+
+/* The links a page shows cost rows of CouchDB's (each link a page's worth
+ * either side): the server's ceiling, as CouchPageMaxSize is the size's. */
+static const char *set_max_links(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    couchpage_dir_conf *conf = dirconf;
+    apr_int64_t n;
+    const char *err = parse_server_bounded(cmd, arg, 0, MAX_LINKS, &n);
+
+    if (err) {
+        return err;
+    }
+    if (conf->links_set && n < conf->links) {
+        return apr_psprintf(cmd->pool, "CouchPageMaxLinks: %s is less than CouchPageLinks %d",
+                            arg, conf->links);
+    }
+    conf->max_links = (int)n;
+    conf->max_links_set = 1;
+    conf->max_links_where = cmd->directive;
+    return NULL;
 }
 
 static const char *set_token_secret(cmd_parms *cmd, void *dirconf, const char *secret,
@@ -636,7 +673,8 @@ static const char *note_handler(cmd_parms *cmd, void *dirconf, const char *arg)
  * (with AllowOverride FileInfo, which SetHandler needs too): the page size,
  * never above the CouchPageMaxSize of the server's configuration (a request
  * whose merged size is above it is answered 500), the format, the items, the
- * words, the page links and Cache-Control. What decides what is asked of
+ * words, the page links (never more than CouchPageMaxLinks) and
+ * Cache-Control. What decides what is asked of
  * CouchDB, with which credentials, and which of its data leaves, is the
  * server's alone, as ProxyPass is: server config, virtual host, <Directory>
  * and <Location>; its setters refuse .htaccess also where AllowOverrideList
@@ -690,7 +728,12 @@ const command_rec couchpage_cmds[] = {
         "a word of the HTML fragment and its text in UTF-8: first, previous, next, last, of, "
         "empty, nav-label, current, thousands, error, page or more"),
     AP_INIT_TAKE1("CouchPageLinks", set_links, NULL, PRESENTATION,
-        "how many numbered page links to show either side, 0 to 20 (default 0)"),
+        "how many numbered page links to show either side, 0 to 20 (default 0), never "
+        "more than CouchPageMaxLinks"),
+    /* each link is a page's rows read from CouchDB: never .htaccess's */
+    AP_INIT_TAKE1("CouchPageMaxLinks", set_max_links, NULL, SERVER_ONLY,
+        "the most page links either side CouchPageLinks may show, 0 to 20 (default 5): "
+        "a larger CouchPageLinks in .htaccess shows this many"),
     AP_INIT_TAKE12("CouchPageTokenSecret", set_token_secret, NULL, SERVER_ONLY,
         "a secret of 32 random bytes or more (openssl rand -base64 32), or file:PATH of a "
         "file that holds it, that makes tokens opaque: encrypted and authenticated "
