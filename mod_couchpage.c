@@ -242,7 +242,8 @@ static void register_hooks(apr_pool_t *p)
     couchpage_find_register();
     couchpage_backend_register();
     couchpage_status_register();
-    ap_hook_expr_lookup(couchpage_expr_lookup, NULL, NULL, APR_HOOK_MIDDLE);
+    /* first: before core's lookup finds what a .htaccess template may not read */
+    ap_hook_expr_lookup(couchpage_expr_lookup, NULL, NULL, APR_HOOK_FIRST);
     ap_hook_check_config(couchpage_check_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(couchpage_handler, NULL, NULL, APR_HOOK_MIDDLE);
 }

@@ -264,6 +264,22 @@ static const char *fields_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
                         couchpage_directive_where(p, conf->fields_where));
 }
 
+/* An item that reads a member of the documents CouchPageFields leaves out:
+ * what leaves the server is the fields, in HTML as in JSON. */
+static const char *item_fields_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
+{
+    const char *fault;
+
+    if (!conf->item_set || !conf->fields_set || conf->format == CP_FORMAT_JSON
+        || !(fault = cp_fields_fault(p, conf->item_read, conf->fields))) {
+        return NULL;
+    }
+    return apr_psprintf(p, "%s (%s) %s (%s)",
+                        conf->item_template ? "CouchPageItemTemplate" : "CouchPageItem",
+                        couchpage_directive_where(p, conf->item_where), fault,
+                        couchpage_directive_where(p, conf->fields_where));
+}
+
 /* The first of the directives in names (their _set flags in set) that is
  * set, or NULL. */
 static const char *first_set(const char *const *names, const int *set, int n)
@@ -380,6 +396,15 @@ static int check_merged(apr_pool_t *p, server_rec *s, const config_section *sect
         ap_log_error(APLOG_MARK, APLOG_ERR | APLOG_STARTUP, 0, s, CPLOGNO(0130)
                      "%s in %s: every item there would show nothing. Set "
                      "CouchPageIncludeDocs On there, or show the row's key, value or id",
+                     fault, section_name(p, section, s));
+        return !OK;
+    }
+    if (!(unknown & (SETS_ITEM | SETS_FIELDS | SETS_FORMAT))
+        && (fault = item_fields_fault(p, merged))) {
+        ap_log_error(APLOG_MARK, APLOG_ERR | APLOG_STARTUP, 0, s, CPLOGNO(0421)
+                     "%s in %s: only CouchPageFields' members leave the server, so the "
+                     "item would not show what it reads. Read only those members in the "
+                     "item, or add the member to CouchPageFields",
                      fault, section_name(p, section, s));
         return !OK;
     }

@@ -43,6 +43,7 @@ static void point_html_spec(couchpage_dir_conf *conf)
 {
     conf->html.item = &conf->item;
     conf->html.words = conf->words;
+    conf->html.fields = conf->fields;
 }
 
 void *couchpage_create_dir_conf(apr_pool_t *p, char *dir)
@@ -110,6 +111,7 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     MERGE(item);
     MERGE_AS(item_template, item_set);
     MERGE_AS(item_reads_doc, item_set);
+    MERGE_AS(item_read, item_set);
     MERGE_AS(item_where, item_set);
     for (i = 0; i < CP_WORD_COUNT; i++) {
         conf->words[i] = add->words[i] ? add->words[i] : base->words[i];
@@ -413,6 +415,25 @@ static const char *set_view_flag(cmd_parms *cmd, void *dirconf, int on)
     return NULL;
 }
 
+/* An item, CouchPageItem's or CouchPageItemTemplate's, that reads a member
+ * of the documents outside CouchPageFields, both set in one section: what
+ * leaves the server is the fields, in HTML as in JSON. Where they are set
+ * apart, start-up refuses it when it can place both
+ * (mod_couchpage_check.c), and otherwise the item shows the fields alone
+ * (cp_field_show). */
+static const char *item_outside_fields(cmd_parms *cmd, const couchpage_dir_conf *conf)
+{
+    const char *fault;
+
+    if (!conf->item_set || !conf->fields_set
+        || !(fault = cp_fields_fault(cmd->pool, conf->item_read, conf->fields))) {
+        return NULL;
+    }
+    return apr_psprintf(cmd->pool, "%s %s, and CouchPageFields is set in this section: "
+                        "only its fields leave the server", conf->item_template
+                        ? "CouchPageItemTemplate" : "CouchPageItem", fault);
+}
+
 /* CouchPageFields NAME...: the document members a page's JSON carries;
  * "*" alone, every member (the default, to undo an outer section's). */
 static const char *set_fields(cmd_parms *cmd, void *dirconf, const char *args)
@@ -441,7 +462,8 @@ static const char *set_fields(cmd_parms *cmd, void *dirconf, const char *args)
     }
     conf->fields_set = 1;
     conf->fields_where = cmd->directive;
-    return NULL;
+    point_html_spec(conf);
+    return item_outside_fields(cmd, conf);
 }
 
 static const char *set_format(cmd_parms *cmd, void *dirconf, const char *arg)
@@ -465,6 +487,7 @@ static const char *set_item(cmd_parms *cmd, void *dirconf, const char *field,
                             const char *link)
 {
     couchpage_dir_conf *conf = dirconf;
+    apr_array_header_t *read;
     const char *reason;
 
     if (conf->item_template) {
@@ -476,9 +499,12 @@ static const char *set_item(cmd_parms *cmd, void *dirconf, const char *field,
         return apr_pstrcat(cmd->pool, "CouchPageItem: ", reason, NULL);
     }
     conf->item_reads_doc = cp_item_spec_reads(&conf->item, "doc");
+    read = apr_array_make(cmd->pool, 2, sizeof(const cp_field *));
+    cp_item_spec_fields(&conf->item, read);
+    conf->item_read = read;
     conf->item_where = cmd->directive;
     conf->item_set = 1;
-    return NULL;
+    return item_outside_fields(cmd, conf);
 }
 
 /* Parsed once: an expression error, or an unknown field in one of the
@@ -487,20 +513,22 @@ static const char *set_item(cmd_parms *cmd, void *dirconf, const char *field,
 static const char *set_item_template(cmd_parms *cmd, void *dirconf, const char *arg)
 {
     couchpage_dir_conf *conf = dirconf;
+    apr_array_header_t *read;
     const char *err;
 
     if (conf->item_set && !conf->item_template) {
         return "CouchPageItemTemplate: CouchPageItem is set in this section already; "
                "an item is shown by one or the other";
     }
-    err = couchpage_expr_parse_template(cmd, arg, &conf->item_template,
+    err = couchpage_expr_parse_template(cmd, arg, &conf->item_template, &read,
                                         &conf->item_reads_doc);
     if (err) {
         return err;
     }
+    conf->item_read = read;
     conf->item_where = cmd->directive;
     conf->item_set = 1;
-    return NULL;
+    return item_outside_fields(cmd, conf);
 }
 
 static const char *set_text(cmd_parms *cmd, void *dirconf, const char *name,

@@ -84,6 +84,7 @@ typedef struct {
     ap_expr_info_t *item_template; /* ... or CouchPageItemTemplate's, when set */
     int item_set;              /* either: the innermost section's one wins */
     int item_reads_doc;        /* the item's fields or link read the row's doc */
+    const apr_array_header_t *item_read; /* the fields the item reads (const cp_field *) */
     const ap_directive_t *item_where;
     const char *words[CP_WORD_COUNT]; /* CouchPageText; NULL: inherited or English */
     cp_html_spec html;         /* the HTML fragment's item and words: this config's

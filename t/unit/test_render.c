@@ -34,7 +34,7 @@ static cp_page page_of(const char *rows, const char *next, const char *prev,
 /* The fragment with an item spec and the default words. */
 static const char *html_of(const cp_page *page, const cp_links *links, const cp_item_spec *item)
 {
-    cp_html_spec spec = { item, NULL, NULL, NULL };
+    cp_html_spec spec = { item, NULL, NULL, NULL, NULL };
     const char *error = NULL;
     const char *out = cp_render_html(pool, page, links, &spec, &error);
 
@@ -504,7 +504,7 @@ static void thousands_are_separated_in_every_number(void **state)
     cp_links links = { "/n/", 0, NULL };
     cp_item_spec item = { NULL, NULL };
     const char *words[CP_WORD_COUNT] = { NULL };
-    cp_html_spec spec = { &item, NULL, NULL, words };
+    cp_html_spec spec = { &item, NULL, NULL, words, NULL };
     const char *error = NULL, *out;
 
     page.has_last = 1;
@@ -557,7 +557,7 @@ static void words_are_replaced_and_escaped(void **state)
     cp_links links = { "/x/", 0, NULL };
     cp_item_spec item = { NULL, NULL };
     const char *words[CP_WORD_COUNT] = { NULL };
-    cp_html_spec spec = { &item, NULL, NULL, words };
+    cp_html_spec spec = { &item, NULL, NULL, words, NULL };
     const char *error = NULL, *out;
 
     words[CP_WORD_FIRST] = "Premi\xc3\xa8re";
@@ -720,7 +720,7 @@ static void an_item_renderer_makes_each_item(void **state)
                            "{\"key\":2,\"id\":\"b\",\"value\":null}]", NULL, NULL, -1, -1);
     cp_links links = { "/x/", 0, NULL };
     int calls = 0;
-    cp_html_spec spec = { NULL, render_id_in_em, &calls, NULL };
+    cp_html_spec spec = { NULL, render_id_in_em, &calls, NULL, NULL };
     const char *error = NULL, *out;
 
     out = cp_render_html(pool, &page, &links, &spec, &error);
