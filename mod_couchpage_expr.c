@@ -150,15 +150,15 @@ static int refused_in_confined(ap_expr_lookup_parms *parms)
     }
     for (; *name; name++) {
         /* ap_expr's own comparison: functions case-blind, operators not */
-        if (parms->type == AP_EXPR_FUNC_STRING ? strcasecmp(*name, parms->name) == 0
-                                               : strcmp(*name, parms->name) == 0) {
-            *parms->err = apr_psprintf(parms->ptemp, "%s%s reads the server's environment "
+        int is_function = parms->type == AP_EXPR_FUNC_STRING;
+
+        if (is_function ? strcasecmp(*name, parms->name) == 0
+                        : strcmp(*name, parms->name) == 0) {
+            *parms->err = apr_psprintf(parms->ptemp, "%s%s%s reads the server's environment "
                                        "or files, which a template set in .htaccess may "
-                                       "not: it may read the row, the page and the "
-                                       "request", parms->type == AP_EXPR_FUNC_STRING
-                                       ? "%{" : "-", parms->type == AP_EXPR_FUNC_STRING
-                                       ? apr_pstrcat(parms->ptemp, parms->name, ":...}",
-                                                     NULL) : parms->name);
+                                       "not: it may read the row, the page and the request",
+                                       is_function ? "%{" : "-", parms->name,
+                                       is_function ? ":...}" : "");
             return 1;
         }
     }
