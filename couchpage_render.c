@@ -446,17 +446,19 @@ static const char *word(apr_pool_t *pool, const cp_html_spec *spec, cp_word whic
     return cp_html_text(pool, text, strlen(text));
 }
 
-static const char *item_html(apr_pool_t *pool, const cp_row *row, const cp_item_spec *item)
+static const char *item_html(apr_pool_t *pool, const cp_row *row, const cp_item_spec *item,
+                             const apr_array_header_t *fields)
 {
     apr_size_t len = 0;
     const char *text = item->field ? NULL : cp_field_text(pool, cp_row_key(row), &len);
-    const char *shown = item->field ? cp_field_show(pool, CP_SHOW_HTML, item->field, row)
+    const char *shown = item->field
+                      ? cp_field_show(pool, CP_SHOW_HTML, item->field, row, fields)
                       : text ? cp_html_text(pool, text, len) : "";
 
     if (item->link) {
         return apr_pstrcat(pool, "<a href=\"",
-                           html(pool, cp_pattern_expand(pool, item->link, row)), "\">",
-                           shown, "</a>", NULL);
+                           html(pool, cp_pattern_expand(pool, item->link, row, fields)),
+                           "\">", shown, "</a>", NULL);
     }
     return shown;
 }
@@ -631,7 +633,7 @@ const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links
             const cp_row *row = APR_ARRAY_IDX(page->rows, p, const cp_row *);
             const char *inner = spec->render_item
                               ? spec->render_item(spec->baton, pool, row, error)
-                              : item_html(pool, row, spec->item);
+                              : item_html(pool, row, spec->item, spec->fields);
 
             if (!inner) {
                 return NULL;
@@ -693,7 +695,7 @@ const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links
 
 const char *cp_render_html_error(apr_pool_t *pool, const char *const *words)
 {
-    const cp_html_spec spec = { NULL, NULL, NULL, words };
+    const cp_html_spec spec = { NULL, NULL, NULL, words, NULL };
 
     return apr_pstrcat(pool, "<div class=\"couchpage couchpage-error\">\n"
                        "<p class=\"couchpage-error-reason\">", word(pool, &spec, CP_WORD_ERROR),

@@ -112,6 +112,10 @@ typedef struct {
     void *baton;                    /* render_item's */
     const char *const *words;       /* CP_WORD_COUNT texts, a NULL one the default;
                                      * NULL: every word the default */
+    const apr_array_header_t *fields; /* CouchPageFields: the only members of a
+                                     * row's doc an item shows (cp_field_show);
+                                     * NULL: every member. render_item keeps to
+                                     * them itself */
 } cp_html_spec;
 
 /* The HTML5 fragment: a div.couchpage holding ul.couchpage-items,

@@ -34,7 +34,7 @@ static cp_page page_of(const char *rows, const char *next, const char *prev,
 /* The fragment with an item spec and the default words. */
 static const char *html_of(const cp_page *page, const cp_links *links, const cp_item_spec *item)
 {
-    cp_html_spec spec = { item, NULL, NULL, NULL };
+    cp_html_spec spec = { item, NULL, NULL, NULL, NULL };
     const char *error = NULL;
     const char *out = cp_render_html(pool, page, links, &spec, &error);
 
@@ -50,6 +50,32 @@ static void add_page(cp_page *page, apr_int64_t number, const char *start, int c
     link->number = number;
     link->start = start;
     link->current = current;
+}
+
+/* With CouchPageFields, an item shows of a row's doc only those members:
+ * its field and its link's placeholders. */
+static void items_show_only_the_fields(void **state)
+{
+    cp_page page = page_of("[{\"id\":\"a\",\"key\":1,\"value\":null,\"doc\":{\"_id\":\"a\","
+                           "\"title\":\"T\",\"secret\":\"s3cret\"}}]", NULL, NULL, 1, 0);
+    cp_links links = { "/p/", 0, NULL };
+    apr_array_header_t *fields = apr_array_make(pool, 1, sizeof(const char *));
+    cp_item_spec item = { NULL, NULL };
+    cp_html_spec spec = { &item, NULL, NULL, NULL, NULL };
+    const char *error = NULL, *out;
+
+    APR_ARRAY_PUSH(fields, const char *) = "title";
+    assert_null(cp_item_spec_parse(pool, "doc.secret", "/x/{doc.title}/{doc.secret}", &item));
+    out = cp_render_html(pool, &page, &links, &spec, &error);
+    assert_non_null(strstr(out, "<li class=\"couchpage-item\"><a href=\"/x/T/s3cret\">s3cret</a>"));
+    spec.fields = fields;
+    out = cp_render_html(pool, &page, &links, &spec, &error);
+    assert_non_null(strstr(out, "<li class=\"couchpage-item\"><a href=\"/x/T/\"></a></li>"));
+    assert_null(strstr(out, "s3cret"));
+    assert_null(cp_item_spec_parse(pool, "doc", NULL, &item));
+    out = cp_render_html(pool, &page, &links, &spec, &error);
+    assert_non_null(strstr(out, "<li class=\"couchpage-item\">{&quot;title&quot;:&quot;T&quot;}"
+                                "</li>"));
 }
 
 static void a_page_renders_items_tokens_and_links(void **state)
@@ -514,7 +540,7 @@ static void thousands_are_separated_in_every_number(void **state)
     cp_links links = { "/n/", 0, NULL };
     cp_item_spec item = { NULL, NULL };
     const char *words[CP_WORD_COUNT] = { NULL };
-    cp_html_spec spec = { &item, NULL, NULL, words };
+    cp_html_spec spec = { &item, NULL, NULL, words, NULL };
     const char *error = NULL, *out;
 
     page.has_last = 1;
@@ -570,7 +596,7 @@ static void words_are_replaced_and_escaped(void **state)
     cp_links links = { "/x/", 0, NULL };
     cp_item_spec item = { NULL, NULL };
     const char *words[CP_WORD_COUNT] = { NULL };
-    cp_html_spec spec = { &item, NULL, NULL, words };
+    cp_html_spec spec = { &item, NULL, NULL, words, NULL };
     const char *error = NULL, *out;
 
     words[CP_WORD_FIRST] = "Premi\xc3\xa8re";
@@ -734,7 +760,7 @@ static void an_item_renderer_makes_each_item(void **state)
                            "{\"key\":2,\"id\":\"b\",\"value\":null}]", NULL, NULL, -1, -1);
     cp_links links = { "/x/", 0, NULL };
     int calls = 0;
-    cp_html_spec spec = { NULL, render_id_in_em, &calls, NULL };
+    cp_html_spec spec = { NULL, render_id_in_em, &calls, NULL, NULL };
     const char *error = NULL, *out;
 
     out = cp_render_html(pool, &page, &links, &spec, &error);
@@ -999,6 +1025,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         UNIT_TEST(a_known_position_shows_first_and_last_pages),
         UNIT_TEST(a_page_renders_items_tokens_and_links),
+        UNIT_TEST(items_show_only_the_fields),
         UNIT_TEST(a_lone_page_has_null_links_and_no_counts_when_absent),
         UNIT_TEST(items_are_the_rows_reduced_to_their_members),
         UNIT_TEST(documents_and_page_links_in_json),
