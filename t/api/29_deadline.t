@@ -1,0 +1,136 @@
+# SPDX-License-Identifier: Apache-2.0
+# Bounds on what a backend may make of a page (issue 37, points 2 and 6),
+# through the view double's fault switches:
+# - an answer with more rows than its query's limit is refused on a _find
+#   location as on a view location (t/api/06_faults.t): 502 and one CP0181
+#   line naming the rows and the limit; one at its limit is served;
+# - a page's backend reads together end by CouchPageBackendDeadline: a
+#   backend that drips its answer a byte at a time, each within mod_proxy's
+#   timeout, or that is silent for less than that timeout but longer than
+#   the deadline, gives 504 by the deadline, with one error line (CP0183)
+#   and no repeat; a page's later read is not sent once the deadline has
+#   passed; and the directive is checked by httpd -t.
+use strict;
+use warnings;
+
+use Apache::Test qw(plan ok);
+use Apache::TestUtil qw(t_cmp);
+use Time::HiRes qw(time);
+use CouchPageTest qw(get_json double_load double_fault double_log error_log_mark error_log_since
+                     httpd_config_test);
+
+plan tests => 5 + 7 + 5 + 4 + 3;
+
+double_load('deadline', [ map { { _id => sprintf('doc%03d', $_), n => $_ } } 0 .. 99 ],
+            { v => { map => 'function (doc) { emit(doc.n, null); }' } });
+
+# The error-level lines (and worse) among lines of the error log.
+sub error_lines { grep { /\[[a-z_]+:(?:error|crit|alert|emerg)\]/ } @_ }
+
+# --- an overfull _find answer -------------------------------------------------
+# The double has no _find: a 'status' fault with a body answers it. The
+# location's page size is 20, so its query asks for 21 documents.
+sub find_answer {
+    my ($n) = @_;
+    return { docs => [ map { { _id => sprintf('doc%03d', $_), n => $_ } } 0 .. $n - 1 ],
+             bookmark => 'nil' };
+}
+{
+    double_fault(mode => 'status', status => 200, body => find_answer(500), path => '/deadline/_find', count => 1);
+    my $mark = error_log_mark();
+    my ($code, $body) = get_json('/deadline/find/');
+    double_fault(mode => 'none');
+    ok t_cmp("$code " . ($body && $body->{error} // ''), '502 backend_error',
+             'a _find answer of 500 documents to a limit of 21: 502 backend_error');
+    my @lines = error_log_since($mark, wait => 3, until => qr/CP0181/);
+    my @over = grep { /CP0181/ } @lines;
+    ok t_cmp(scalar(@over) . ' ' . scalar(error_lines(@lines)), '1 1', 'one CP0181 line, and no other error line');
+    ok t_cmp($over[0] // '', qr{for /deadline/find/ with 500 rows, more than its limit of 21: refused \(CouchPageView \S+/deadline/_find, <Location "/deadline/find/"> at },
+             'the line names the location, the rows, the limit and the view');
+
+    double_fault(mode => 'status', status => 200, body => find_answer(21), path => '/deadline/_find', count => 1);
+    ($code, $body) = get_json('/deadline/find/');
+    double_fault(mode => 'none');
+    ok t_cmp("$code " . scalar(@{ $body->{items} || [] }), '200 20', 'an answer at its limit (21): a page of 20');
+    ok t_cmp($body->{next} ? 'a next token' : 'none', 'a next token', '... and the 21st makes a next page');
+}
+
+# --- a backend that drips its answer --------------------------------------------
+# A byte every 300 ms: each read is well within mod_proxy's timeout (2 s),
+# and the whole answer would take minutes. CouchPageBackendDeadline 2.
+sub view_queries { scalar grep { ($_->{path} // '') =~ m{^/deadline/_design/d/_view/v} } double_log() }
+{
+    double_log(clear => 1);
+    double_fault(mode => 'drip', ms => 300, path => '/deadline/', count => 4);
+    my $mark = error_log_mark();
+    my $t0 = time;
+    my ($code, $body) = get_json('/deadline/view/');
+    my $took = time - $t0;
+    double_fault(mode => 'none');
+    ok t_cmp("$code " . ($body && $body->{error} // ''), '504 backend_timeout', 'a dripping backend: 504 backend_timeout');
+    ok t_cmp($took >= 1.9 && $took < 3.5 ? 'by the deadline' : sprintf('after %.2f s', $took), 'by the deadline',
+             'answered by the deadline of 2 s, not when the drip ends');
+    ok t_cmp($body && $body->{reason} // '', 'the backend did not answer in time', 'a generic reason for the client');
+    my @lines = error_log_since($mark, wait => 3, until => qr/CP0183/);
+    my @late = grep { /CP0183/ } @lines;
+    ok t_cmp(scalar(@late) . ' ' . scalar(error_lines(@lines)), '1 1', 'one CP0183 line, and no other error line');
+    ok t_cmp($late[0] // '', qr{the backend reads for /deadline/view/ were stopped: the page's deadline of 2 s passed, 1 backend request sent \(CouchPageBackendDeadline 2 s; CouchPageView \S+/deadline/_design/d/_view/v, <Location "/deadline/view/"> at },
+             'the line names the location, the deadline and the view');
+    ok t_cmp(view_queries(), 1, 'the read stopped by the deadline is not repeated');
+    ($code, $body) = get_json('/deadline/view/');
+    ok t_cmp("$code " . join(',', map { $_->{key} } @{ $body->{items} || [] }), '200 0,1,2', 'the next request is served');
+}
+
+# --- a silent backend, for less than mod_proxy's timeout ------------------------
+# 1.9 s of silence is within the worker's timeout of 2 s; the deadline of
+# /deadline/view-1s/ is 1 s: the read waits no longer than that.
+{
+    double_log(clear => 1);
+    double_fault(mode => 'slow', ms => 1900, path => '/deadline/', count => 1);
+    my $mark = error_log_mark();
+    my $t0 = time;
+    my ($code, $body) = get_json('/deadline/view-1s/');
+    my $took = time - $t0;
+    ok t_cmp("$code " . ($body && $body->{error} // ''), '504 backend_timeout', 'a backend silent for 1.9 s, deadline 1 s: 504');
+    ok t_cmp($took >= 0.9 && $took < 1.7 ? 'by the deadline' : sprintf('after %.2f s', $took), 'by the deadline',
+             'answered by the deadline of 1 s, before mod_proxy\'s timeout');
+    my @lines = error_log_since($mark, wait => 3, until => qr/CP0183/);
+    ok t_cmp(scalar(grep { /CP0183: .*\(CouchPageBackendDeadline 1 s;/ } @lines) . ' ' . scalar(error_lines(@lines)), '1 1',
+             'one CP0183 line, and no other error line');
+    ok t_cmp(view_queries(), 1, 'not repeated');
+    sleep 1;   # the double's late answer goes to a closed connection
+    double_fault(mode => 'none');
+    ($code) = get_json('/deadline/view-1s/');
+    ok t_cmp($code, 200, 'the next request is served');
+}
+
+# --- a page's later read is not sent after the deadline -------------------------
+# /deadline/find-index/ first reads its index's design document (which the
+# fault keeps silent past the deadline of 1 s), then would ask _find: that
+# read is not sent.
+{
+    double_log(clear => 1);
+    double_fault(mode => 'slow', ms => 1900, path => '/deadline/_design/by-n', count => 1);
+    my $mark = error_log_mark();
+    my ($code, $body) = get_json('/deadline/find-index/');
+    my @seen = map { ($_->{method} // '') . ' ' . ($_->{path} // '') } double_log();
+    ok t_cmp("$code " . ($body && $body->{error} // ''), '504 backend_timeout', 'its first read past the deadline: 504');
+    ok t_cmp(scalar(grep { m{^GET /deadline/_design/by-n$} } @seen), 1, 'the design document was asked for');
+    ok t_cmp(join(', ', grep { m{_find} } @seen), '', 'the _find query was not sent');
+    my @lines = error_log_since($mark, wait => 3, until => qr/CP0183/);
+    ok t_cmp(scalar(grep { m{CP0183: the backend reads for /deadline/find-index/ were stopped: the page's deadline of 1 s passed, 1 backend request sent} } @lines)
+             . ' ' . scalar(error_lines(@lines)), '1 1', 'one CP0183 line, and no other error line');
+    sleep 1;
+    double_fault(mode => 'none');
+}
+
+# --- httpd -t ---------------------------------------------------------------------
+for my $case (['0', qr{CouchPageBackendDeadline: '0' is not a whole number from 1 to 3600}],
+              ['2.5', qr{CouchPageBackendDeadline: '2.5' is not a whole number from 1 to 3600}],
+              ['3600', undef]) {
+    my ($value, $expect) = @$case;
+    my ($status, $out) = httpd_config_test("CouchPageView http://127.0.0.1:5984/db/_design/d/_view/v\nCouchPageBackendDeadline $value");
+    ok t_cmp($expect ? ($status != 0 && $out =~ $expect ? 'refused' : "status $status: $out")
+                     : ($status == 0 && $out =~ /Syntax OK/ ? 'accepted' : "status $status: $out"),
+             $expect ? 'refused' : 'accepted', "httpd -t: CouchPageBackendDeadline $value");
+}
