@@ -279,7 +279,9 @@ static apr_status_t keep_deadline(ap_filter_t *f, apr_bucket_brigade *bb,
     apr_socket_timeout_set(sock, left);
     rv = ap_get_brigade(f->next, bb, mode, block, readbytes);
     apr_socket_timeout_set(sock, timeout);
-    if (rv != APR_SUCCESS && apr_time_now() >= ctx->deadline) {
+    /* the timeout that ran out is the deadline's (the poll's milliseconds
+     * may end it a moment before the deadline's microsecond) */
+    if (rv != APR_SUCCESS && (APR_STATUS_IS_TIMEUP(rv) || apr_time_now() >= ctx->deadline)) {
         ctx->past_deadline = 1;
     }
     return rv;

@@ -9,17 +9,22 @@
 #   timeout, or that is silent for less than that timeout but longer than
 #   the deadline, gives 504 by the deadline, with one error line (CP0183)
 #   and no repeat; a page's later read is not sent once the deadline has
-#   passed; and the directive is checked by httpd -t.
+#   passed; and the directive is checked by httpd -t;
+# - what CouchDB's <Proxy> section governs for the module's backend
+#   requests (docs/operations.md): its worker's settings (ProxySet
+#   timeout=), not its access control (Require all denied).
 use strict;
 use warnings;
 
 use Apache::Test qw(plan ok);
 use Apache::TestUtil qw(t_cmp);
 use Time::HiRes qw(time);
+use File::Temp qw(tempdir);
+use HTTP::Tiny ();
 use CouchPageTest qw(get_json double_load double_fault double_log error_log_mark error_log_since
-                     httpd_config_test);
+                     httpd_config_test start_own_httpd double_url decode_json_or_undef);
 
-plan tests => 5 + 7 + 5 + 4 + 3;
+plan tests => 5 + 7 + 5 + 4 + 3 + 4;
 
 double_load('deadline', [ map { { _id => sprintf('doc%03d', $_), n => $_ } } 0 .. 99 ],
             { v => { map => 'function (doc) { emit(doc.n, null); }' } });
@@ -92,7 +97,7 @@ sub view_queries { scalar grep { ($_->{path} // '') =~ m{^/deadline/_design/d/_v
     my ($code, $body) = get_json('/deadline/view-1s/');
     my $took = time - $t0;
     ok t_cmp("$code " . ($body && $body->{error} // ''), '504 backend_timeout', 'a backend silent for 1.9 s, deadline 1 s: 504');
-    ok t_cmp($took >= 0.9 && $took < 1.7 ? 'by the deadline' : sprintf('after %.2f s', $took), 'by the deadline',
+    ok t_cmp($took >= 0.9 && $took < 1.8 ? 'by the deadline' : sprintf('after %.2f s', $took), 'by the deadline',
              'answered by the deadline of 1 s, before mod_proxy\'s timeout');
     my @lines = error_log_since($mark, wait => 3, until => qr/CP0183/);
     ok t_cmp(scalar(grep { /CP0183: .*\(CouchPageBackendDeadline 1 s;/ } @lines) . ' ' . scalar(error_lines(@lines)), '1 1',
@@ -133,4 +138,48 @@ for my $case (['0', qr{CouchPageBackendDeadline: '0' is not a whole number from 
     ok t_cmp($expect ? ($status != 0 && $out =~ $expect ? 'refused' : "status $status: $out")
                      : ($status == 0 && $out =~ /Syntax OK/ ? 'accepted' : "status $status: $out"),
              $expect ? 'refused' : 'accepted', "httpd -t: CouchPageBackendDeadline $value");
+}
+
+# --- what a <Proxy> section governs (docs/operations.md) ------------------------
+# An httpd of its own whose <Proxy> for the double sets the worker's
+# timeout to 1 s and denies every request: a ProxyPass through it is
+# refused, the module's page is not (its backend requests take the page's
+# configuration, not the <Proxy> section's), and the worker's timeout
+# bounds the module's read.
+{
+    my $double = double_url();
+    my ($user, $password) = ($ENV{COUCHPAGE_DOUBLE_USER} // 'admin', $ENV{COUCHPAGE_DOUBLE_PASSWORD} // 'double-admin-secret');
+    my $root = tempdir(CLEANUP => 1);
+    my ($port) = start_own_httpd($root, [qw(proxy proxy_http)], <<"CONF");
+<Proxy "$double/">
+    ProxySet keepalive=On timeout=1
+    Require all denied
+</Proxy>
+ProxyPass "/direct/" "$double/"
+<Location "/page/">
+    SetHandler couchpage
+    CouchPageView "$double/deadline/_design/d/_view/v"
+    CouchPageCredentials "$user" "$password"
+    CouchPageSize 3
+    CouchPageFormat json
+</Location>
+CONF
+    my $http = HTTP::Tiny->new(timeout => 30);
+    ok t_cmp($http->get("http://127.0.0.1:$port/direct/deadline")->{status}, 403,
+             '<Proxy> with Require all denied: a ProxyPass through it is refused, 403');
+    my $res = $http->get("http://127.0.0.1:$port/page/");
+    my $page = decode_json_or_undef($res->{content});
+    ok t_cmp("$res->{status} " . join(',', map { $_->{key} } @{ ref $page eq 'HASH' && $page->{items} || [] }), '200 0,1,2',
+             '... the module\'s page is served: its backend requests are not under the <Proxy> section\'s Require');
+    double_fault(mode => 'slow', ms => 1600, path => '/deadline/', count => 1);
+    my $t0 = time;
+    $res = $http->get("http://127.0.0.1:$port/page/");
+    my $took = time - $t0;
+    sleep 1;
+    double_fault(mode => 'none');
+    ok t_cmp("$res->{status} " . ($took >= 0.9 && $took < 1.6 ? 'after about 1 s' : sprintf('after %.2f s', $took)),
+             '504 after about 1 s', '... and its worker\'s ProxySet timeout=1 bounds the module\'s read: 504');
+    my @lines = do { open my $fh, '<', "$root/error_log" or die "$root/error_log: $!"; grep { /CP0101|CP0183/ } <$fh> };
+    ok t_cmp(join('', @lines), qr{^[^\n]*CP0101: the backend queries for /page/ failed with 504: the backend did not answer in time[^\n]*\n$},
+             '... logged as mod_proxy\'s timeout (CP0101), not the deadline');
 }
