@@ -3,7 +3,9 @@
 # through the view double's fault switches:
 # - an answer with more rows than its query's limit is refused on a _find
 #   location as on a view location (t/api/06_faults.t): 502 and one CP0181
-#   line naming the rows and the limit; one at its limit is served;
+#   line naming the rows and the limit; one at its limit is served; and on
+#   a _find location numbered from its index's view, by keyset and with
+#   page links;
 # - a page's backend reads together end by CouchPageBackendDeadline: a
 #   backend that drips its answer a byte at a time, each within mod_proxy's
 #   timeout, or that is silent for less than that timeout but longer than
@@ -24,10 +26,17 @@ use HTTP::Tiny ();
 use CouchPageTest qw(get_json double_load double_fault double_log error_log_mark error_log_since
                      httpd_config_test start_own_httpd double_url decode_json_or_undef);
 
-plan tests => 5 + 7 + 5 + 4 + 3 + 4;
+plan tests => 5 + 2 * 4 + 7 + 5 + 4 + 3 + 4;
 
 double_load('deadline', [ map { { _id => sprintf('doc%03d', $_), n => $_ } } 0 .. 99 ],
             { v => { map => 'function (doc) { emit(doc.n, null); }' } });
+# a JSON index of n, as CouchDB makes one (POST /deadline/_index), whose
+# view the double serves: _find locations numbered from it
+my ($made) = CouchPageTest::double_request(PUT => '/deadline/_design/by-n', {
+    language => 'query',
+    views => { 'by-n' => { map => 'function (doc) { if (doc.n !== undefined) emit([doc.n], null); }',
+                           reduce => '_count', options => { def => { fields => ['n'] } } } } });
+die "the index by-n in the double: $made\n" unless $made == 201;
 
 # The error-level lines (and worse) among lines of the error log.
 sub error_lines { grep { /\[[a-z_]+:(?:error|crit|alert|emerg)\]/ } @_ }
@@ -58,6 +67,28 @@ sub find_answer {
     double_fault(mode => 'none');
     ok t_cmp("$code " . scalar(@{ $body->{items} || [] }), '200 20', 'an answer at its limit (21): a page of 20');
     ok t_cmp($body->{next} ? 'a next token' : 'none', 'a next token', '... and the 21st makes a next page');
+}
+
+# The same check on a _find location numbered from its index's view: its
+# keyset page (one view query) and its page with links (a view location's
+# page of that view), against a backend that ignores the view's limit.
+for my $case (['by keyset', '/deadline/find-numbered/', 5],
+              ['with page links', '/deadline/find-numbered-links/', undef]) {
+    my ($what, $path, $limit) = @$case;
+    my ($code, $body) = get_json($path);
+    ok t_cmp("$code " . join(',', map { $_->{n} // '?' } @{ $body->{items} || [] }), '200 0,1,2,3',
+             "a _find location numbered from its index's view, $what: its first page");
+    double_fault(mode => 'ignore_limit', path => '/deadline/_design/by-n/_view/by-n', count => 4);
+    my $mark = error_log_mark();
+    ($code, $body) = get_json($path);
+    double_fault(mode => 'none');
+    ok t_cmp("$code " . ($body && $body->{error} // ''), '502 backend_error', "... over its limit, $what: 502");
+    my @lines = error_log_since($mark, wait => 3, until => qr/CP0181/);
+    my @over = grep { /CP0181/ } @lines;
+    ok t_cmp(scalar(@over) . ' ' . scalar(error_lines(@lines)), '1 1', "... $what: one CP0181 line, and no other error line");
+    my $limited = defined $limit ? $limit : '\d+';
+    ok t_cmp($over[0] // '', qr{for \Q$path\E with 100 rows, more than its limit of $limited: refused \(CouchPageView \S+/deadline/_design/by-n/_view/by-n, <Location "\Q$path\E"> at },
+             "... $what: the line names the location, the rows, the limit and the index's view");
 }
 
 # --- a backend that drips its answer --------------------------------------------
