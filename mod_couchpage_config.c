@@ -31,6 +31,8 @@ APLOG_USE_MODULE(couchpage);
 #define DEFAULT_MAX_PAGE_SIZE 100
 #define PAGE_SIZE_CEILING 10000
 #define DEFAULT_MAX_RESPONSE (16 * 1024 * 1024)
+#define DEFAULT_BACKEND_DEADLINE 30 /* seconds for a page's backend reads together */
+#define BACKEND_DEADLINE_CEILING 3600
 #define MAX_LINKS 20
 #define DEFAULT_MAX_LINKS 5
 #define DEFAULT_MAX_TOKEN_LENGTH 4096 /* bytes of ?start=, as the client sent it */
@@ -53,6 +55,7 @@ void *couchpage_create_dir_conf(apr_pool_t *p, char *dir)
     conf->page_size = DEFAULT_PAGE_SIZE;
     conf->max_page_size = DEFAULT_MAX_PAGE_SIZE;
     conf->backend.max_response = DEFAULT_MAX_RESPONSE;
+    conf->backend.deadline = apr_time_from_sec(DEFAULT_BACKEND_DEADLINE);
     conf->view.group_level = CP_GROUP_EXACT;
     conf->max_token_length = DEFAULT_MAX_TOKEN_LENGTH;
     conf->view.max_emits = DEFAULT_MAX_EMITS;
@@ -102,6 +105,7 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     conf->handler_where = add->handler ? add->handler_where : base->handler_where;
     MERGE_AS(backend.authorization, authorization_set);
     MERGE_AS(backend.max_response, max_response_set);
+    MERGE_AS(backend.deadline, deadline_set);
     MERGE(partition);
     MERGE(fields);
     MERGE_AS(fields_where, fields_set);
@@ -270,6 +274,21 @@ static const char *set_max_response(cmd_parms *cmd, void *dirconf, const char *a
     if (!err) {
         conf->backend.max_response = (apr_off_t)n;
         conf->max_response_set = 1;
+    }
+    return err;
+}
+
+/* CouchPageBackendDeadline SECONDS: how long a page's backend reads may
+ * take together, whatever mod_proxy's timeout lets one read take. */
+static const char *set_backend_deadline(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    couchpage_dir_conf *conf = dirconf;
+    apr_int64_t n;
+    const char *err = parse_server_bounded(cmd, arg, 1, BACKEND_DEADLINE_CEILING, &n);
+
+    if (!err) {
+        conf->backend.deadline = apr_time_from_sec(n);
+        conf->deadline_set = 1;
     }
     return err;
 }
@@ -725,6 +744,9 @@ const command_rec couchpage_cmds[] = {
         "user and password sent to CouchDB with Basic authentication"),
     AP_INIT_TAKE1("CouchPageMaxResponse", set_max_response, NULL, SERVER_ONLY,
         "the largest CouchDB response read, in bytes (default 16777216)"),
+    AP_INIT_TAKE1("CouchPageBackendDeadline", set_backend_deadline, NULL, SERVER_ONLY,
+        "seconds a page's backend reads may take together, 1 to 3600 (default 30): "
+        "then the page is 504"),
     AP_INIT_RAW_ARGS("CouchPageRange", set_range, NULL, SERVER_ONLY,
         "the lowest and highest key shown, each JSON or an expression giving JSON "
         "('' for no bound); use %{json:...} for request values"),

@@ -59,10 +59,11 @@ typedef struct {
     const ap_directive_t *handler_where;
     couchpage_backend_conf backend; /* what the backend fetch reads: its
                                   authorization ("Basic ...", built once, at config
-                                  time), max_response and hide_keys, each merged
-                                  from where it is set */
+                                  time), max_response, deadline and hide_keys, each
+                                  merged from where it is set */
     int authorization_set;
     int max_response_set;
+    int deadline_set;
     couchpage_key_bound low;
     couchpage_key_bound high;
     int range_set;

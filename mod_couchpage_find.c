@@ -540,6 +540,7 @@ static int read_find_rows(request_rec *r, const couchpage_dir_conf *conf,
                                     cp_find_reads_backward(token), limit);
     couchpage_backend_result result;
     const cp_answer *answer;
+    const char *reason;
     int status;
 
     if (!body) {
@@ -559,6 +560,10 @@ static int read_find_rows(request_rec *r, const couchpage_dir_conf *conf,
             return 0;
         }
         couchpage_send_backend_error(r, conf, &result);
+        return 0;
+    }
+    if ((reason = cp_answer_overfull(r->pool, answer, limit))) {
+        couchpage_refuse_overfull(r, conf, reason);
         return 0;
     }
     if (answer->warning) {
