@@ -7,7 +7,7 @@
 # direct query to the remaining backend gives for it. This test starts its own two pouchdb-servers and two
 # httpd servers on free loopback ports, and stops them all.
 use strict;
-use warnings FATAL => 'all';
+use warnings;
 
 use Apache::Test qw(plan ok);
 use Apache::TestUtil qw(t_cmp);

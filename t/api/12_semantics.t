@@ -15,7 +15,7 @@
 # emitRaw (exact big integers) or its request log, and with a few of their
 # own (a Mango index over integers wider than 64 bits).
 use strict;
-use warnings FATAL => 'all';
+use warnings;
 use utf8;
 
 use Apache::Test qw(-withtestmore);

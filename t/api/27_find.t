@@ -14,7 +14,7 @@
 # row lost or repeated. The file loads its own data: on pouchdb-server in
 # the first tier, on a real CouchDB in the real tier.
 use strict;
-use warnings FATAL => 'all';
+use warnings;
 
 use Apache::Test qw(plan ok skip);
 use Apache::TestRequest ();

@@ -18,7 +18,7 @@
 #    requests (one a page), time and rows, and their errors (400, 502, 503)
 #    counted as a view's, equal to the access log's notes.
 use strict;
-use warnings FATAL => 'all';
+use warnings;
 
 use Apache::Test qw(plan ok skip);
 use Apache::TestUtil qw(t_cmp);
