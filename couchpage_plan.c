@@ -567,8 +567,9 @@ apr_array_header_t *cp_plan_clamp_probes(apr_pool_t *pool, const cp_plan *plan,
     return queries;
 }
 
-/* Whether the probe from the token's key saw more rows before it than the
- * probe from the range's bound: the token's key is then the later. */
+/* Whether the probe from the token's key saw at least as many rows before
+ * it as the probe from the range's bound: the token's key is then the
+ * later, or starts the same rows (none lies between the two). */
 static int token_key_later(const apr_array_header_t *probes, cp_query_role token_role,
                            cp_query_role range_role)
 {
@@ -576,7 +577,7 @@ static int token_key_later(const apr_array_header_t *probes, cp_query_role token
     const cp_query *range = cp_plan_query(probes, range_role);
 
     return token && range && token->answer && range->answer && token->answer->offset >= 0
-           && range->answer->offset >= 0 && token->answer->offset > range->answer->offset;
+           && range->answer->offset >= 0 && token->answer->offset >= range->answer->offset;
 }
 
 /* Byte order of two JSON strings, as CouchDB's raw collation of ids. */

@@ -164,10 +164,12 @@ apr_array_header_t *cp_plan_clamp_probes(apr_pool_t *pool, const cp_plan *plan,
 
 /* start with its low and high keys clamped to the range (see
  * cp_plan_clamp_probes, whose answered queries are probes, NULL when it
- * planned none) into *clamped: on each side the token's key where more
- * rows lie before it (after it, at the end) than before the range's, else
- * the range's, which then holds the same rows or fewer. A probe without an
- * offset keeps the range's. On _all_docs, the later (earlier) id by bytes;
+ * planned none) into *clamped: on each side the token's key where as many
+ * rows or more lie before it (after it, at the end) as before the range's
+ * (as many: no row lies between them, and both start the same rows), else
+ * the range's. A probe without an offset keeps the range's; a backend
+ * whose offsets count nothing (pouchdb-server's are the skip, 0) keeps
+ * the token's. On _all_docs, the later (earlier) id by bytes;
  * NULL, or why the token's keys are no document ids. */
 const char *cp_plan_clamp(apr_pool_t *pool, const cp_plan *plan,
                           const apr_array_header_t *probes, const cp_token *start,
