@@ -23,7 +23,7 @@ use Digest::SHA ();
 use JSON::PP ();
 use MIME::Base64 ();
 
-plan tests => 38;
+plan tests => 40;
 
 my $JSON = JSON::PP->new->canonical->allow_nonref;
 my $couchdb = backend_kind() eq 'couchdb';
@@ -83,6 +83,13 @@ my $outside = (grep { /^2024-01-15-a/ } keys %key_of)[0];
         my @tokens = grep { defined } map { ($_->{next}, $_->{prev}) } @$pages;
         ok(@tokens >= 5 && !grep({ !/^\{"/ } @tokens), "$path: its tokens are bounded (" . scalar(@tokens) . ')');
     }
+    # tokens whose low key lies before the range's start: their rows found
+    # from the range's start
+    my ($problems, $pages) = check_walk('/hostile/dates-deep/', 1, $asc->{rows});
+    ok(!@$problems, '/hostile/dates-deep/: a range starting inside the keys, walked both ways')
+        or diag join "\n", @$problems[0 .. ($#$problems < 4 ? $#$problems : 4)];
+    my $low = eval { JSON::PP->new->decode($pages->[0]{next})->{lo} } // '';
+    ok(length($low) < 210 && $low =~ /^2024-01-10x+$/, '... with tokens whose low key collates before the range (' . length($low) . ' bytes)');
     my @walk = walk_next('/hostile/ids/', limit => 1, max_pages => 10);
     is(join(' ', map { $_->{status} } @walk), '200 ' x 5 . '200', '/hostile/ids/: the range of ids walked, bounded tokens');
     is(join(' ', map { jstr(jget($_->{items}[0], 'id')) } @walk), join(' ', @in_range), '... every id of the range once, in order');
