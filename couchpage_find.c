@@ -400,6 +400,29 @@ static json_t *condition(const char *field, const char *op, const json_t *value)
     return member(field, member(op, json_incref((json_t *)value)));
 }
 
+int cp_find_value_comparable(const json_t *value)
+{
+    const json_t *member_value;
+    const char *name;
+    apr_size_t i;
+
+    if (json_is_array(value)) {
+        json_array_foreach(value, i, member_value) {
+            if (json_is_array(member_value) || !cp_find_value_comparable(member_value)) {
+                return 0;
+            }
+        }
+    }
+    else if (json_is_object(value)) {
+        json_object_foreach((json_t *)value, name, member_value) {
+            if (!cp_find_value_comparable(member_value)) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
 json_t *cp_find_beyond(apr_pool_t *pool, const cp_find_sort *sort, const json_t *key,
                        const char *docid, int backward)
 {
@@ -411,6 +434,11 @@ json_t *cp_find_beyond(apr_pool_t *pool, const cp_find_sort *sort, const json_t 
 
     if (!json_is_array(key) || (int)json_array_size(key) != sort->count || !id) {
         return NULL;
+    }
+    for (i = 0; i < sort->count; i++) {
+        if (!cp_find_value_comparable(json_array_get(key, i))) {
+            return NULL;
+        }
     }
     if (sort->count == 0) {
         return cp_json_pool_own(pool, condition("_id", beyond, id));
@@ -594,6 +622,51 @@ const char *cp_find_token_decode(apr_pool_t *pool, const char *text, const cp_fi
     token->docid = json_string_value(id);
     token->from = name[0] == 'a' ? CP_FIND_AFTER : CP_FIND_BEFORE;
     return NULL;
+}
+
+/* Whether a token text the page hands out can bound a _find query: a
+ * token of a row (not the first page's NULL, nor "last") whose sort
+ * values CouchDB's operators take. */
+static int token_bounds_find(apr_pool_t *pool, const cp_find_sort *sort, const char *text)
+{
+    cp_find_token token;
+    int i;
+
+    if (!text || cp_find_token_decode(pool, text, sort, &token) || !token.key) {
+        return 1;
+    }
+    for (i = 0; i < sort->count; i++) {
+        if (!cp_find_value_comparable(json_array_get(token.key, i))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int cp_find_withhold_unbounding(apr_pool_t *pool, const cp_find_sort *sort, cp_page *page)
+{
+    int withheld = 0, i;
+
+    if (!token_bounds_find(pool, sort, page->next)) {
+        page->next = NULL;
+        page->withheld |= CP_WITHHELD_NEXT;
+        withheld++;
+    }
+    if (!token_bounds_find(pool, sort, page->prev)) {
+        page->prev = NULL;
+        page->withheld |= CP_WITHHELD_PREV;
+        withheld++;
+    }
+    for (i = 0; i < page->pages->nelts; i++) {
+        cp_page_link *link = &APR_ARRAY_IDX(page->pages, i, cp_page_link);
+
+        if (!link->current && !token_bounds_find(pool, sort, link->start)) {
+            link->start = NULL;
+            link->withheld = 1;
+            withheld++;
+        }
+    }
+    return withheld;
 }
 
 int cp_find_reads_backward(const cp_find_token *token)

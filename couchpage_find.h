@@ -98,13 +98,21 @@ const json_t *cp_find_selector_fill(apr_pool_t *pool, const json_t *selector, cp
  * own values (references), handed to the pool. */
 json_t *cp_find_row_key(apr_pool_t *pool, const cp_find_sort *sort, const json_t *doc);
 
+/* Whether CouchDB's Mango operators take value as an argument: CouchDB
+ * 3.4.3 answers 500 function_clause to any selector whose value holds an
+ * array as a member of an array, at any depth ({"$gt": [[1]]}, {"$eq":
+ * {"a": [1, [2]]}}), though documents may hold such values and an index
+ * sorts them. 0 for such a value. */
+int cp_find_value_comparable(const json_t *value);
+
 /* The condition "beyond the row (key, docid)" in the direction rows are
  * read: after it in the location's order, or before it when backward. key
  * is cp_find_row_key's array. It is a top-level range on the first sort
  * field, which CouchDB turns into the index scan's start, and the exact
  * order, (v1 > k1) OR (v1 = k1 AND v2 > k2) OR ... OR (all equal AND
  * _id > docid), as $or. NULL when key does not hold one value a sort
- * field, or docid is not UTF-8. */
+ * field, a value CouchDB cannot compare (cp_find_value_comparable), or
+ * docid is not UTF-8. */
 json_t *cp_find_beyond(apr_pool_t *pool, const cp_find_sort *sort, const json_t *key,
                        const char *docid, int backward);
 
@@ -230,6 +238,15 @@ const char *cp_find_token_encode(apr_pool_t *pool, cp_find_from from, const json
  * sort's fields; an id that is not a non-empty string without NUL). */
 const char *cp_find_token_decode(apr_pool_t *pool, const char *text, const cp_find_sort *sort,
                                  cp_find_token *token);
+
+/* A page read by _find hands out no token that cannot bound its _find
+ * query: a link whose row's sort values CouchDB cannot compare
+ * (cp_find_value_comparable) is left out as cp_page_withhold_long_tokens
+ * leaves one out (next or prev NULL and page->withheld, a page link
+ * without its token), since the module would refuse that token. Pages
+ * read from the index's view take any value and need no such check.
+ * Returns how many links were left out. */
+int cp_find_withhold_unbounding(apr_pool_t *pool, const cp_find_sort *sort, cp_page *page);
 
 /* Whether rows are read in the location's order from the token, or the
  * other way (before a row; the Last page, from the end). */

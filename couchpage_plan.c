@@ -526,6 +526,104 @@ apr_array_header_t *cp_plan_locate(apr_pool_t *pool, const cp_plan *plan,
     return queries;
 }
 
+/* A limit=0 probe from key, in the view's order or (reverse) the other
+ * way, over map rows: its offset counts the rows before key that way. */
+static void add_offset_probe(apr_pool_t *pool, const cp_plan *plan, cp_query_role role,
+                             const json_t *key, int reverse, apr_array_header_t *queries)
+{
+    const cp_view *view = plan->view;
+    json_t *params = base_params(pool, view, 0, view->descending ? !reverse : reverse);
+
+    json_object_del(params, "group");
+    json_object_del(params, "group_level");
+    if (view->reduce) {
+        set_param(params, "reduce", json_false());
+    }
+    add_bound(params, "startkey", key);
+    add_query(queries, role, 0, params);
+}
+
+apr_array_header_t *cp_plan_clamp_probes(apr_pool_t *pool, const cp_plan *plan,
+                                         const cp_token *start)
+{
+    apr_array_header_t *queries = apr_array_make(pool, 4, sizeof(cp_query));
+    int descending = plan->view->descending;
+    const json_t *range_first = descending ? plan->high_key : plan->low_key;
+    const json_t *range_last = descending ? plan->low_key : plan->high_key;
+
+    if (plan->view->is_all_docs || !(range_first || range_last)) {
+        return NULL;
+    }
+    if (range_first) {
+        add_offset_probe(pool, plan, CP_QUERY_TOKEN_FIRST,
+                         descending ? start->high : start->low, 0, queries);
+        add_offset_probe(pool, plan, CP_QUERY_RANGE_START, range_first, 0, queries);
+    }
+    if (range_last) {
+        add_offset_probe(pool, plan, CP_QUERY_TOKEN_LAST,
+                         descending ? start->low : start->high, 1, queries);
+        add_offset_probe(pool, plan, CP_QUERY_RANGE_END, range_last, 1, queries);
+    }
+    return queries;
+}
+
+/* Whether the probe from the token's key saw at least as many rows before
+ * it as the probe from the range's bound: the token's key is then the
+ * later, or starts the same rows (none lies between the two). */
+static int token_key_later(const apr_array_header_t *probes, cp_query_role token_role,
+                           cp_query_role range_role)
+{
+    const cp_query *token = cp_plan_query(probes, token_role);
+    const cp_query *range = cp_plan_query(probes, range_role);
+
+    return token && range && token->answer && range->answer && token->answer->offset >= 0
+           && range->answer->offset >= 0 && token->answer->offset >= range->answer->offset;
+}
+
+/* Byte order of two JSON strings, as CouchDB's raw collation of ids. */
+static int compare_ids(const json_t *a, const json_t *b);
+
+const char *cp_plan_clamp(apr_pool_t *pool, const cp_plan *plan,
+                          const apr_array_header_t *probes, const cp_token *start,
+                          cp_token *clamped)
+{
+    int descending = plan->view->descending;
+    const json_t *first = descending ? start->high : start->low;
+    const json_t *last = descending ? start->low : start->high;
+    const json_t *range_first = descending ? plan->high_key : plan->low_key;
+    const json_t *range_last = descending ? plan->low_key : plan->high_key;
+
+    (void)pool;
+    *clamped = *start;
+    if (plan->view->is_all_docs) {
+        if (!json_is_string(start->low) || cp_json_is_wide(start->low)
+            || !json_is_string(start->high) || cp_json_is_wide(start->high)) {
+            return "the start token's keys are not document ids";
+        }
+        /* _all_docs reads ascending or descending by bytes */
+        if (range_first && (descending ? compare_ids(range_first, first) < 0
+                                       : compare_ids(range_first, first) > 0)) {
+            first = range_first;
+        }
+        if (range_last && (descending ? compare_ids(range_last, last) > 0
+                                      : compare_ids(range_last, last) < 0)) {
+            last = range_last;
+        }
+    }
+    else {
+        if (range_first && !token_key_later(probes, CP_QUERY_TOKEN_FIRST,
+                                            CP_QUERY_RANGE_START)) {
+            first = range_first;
+        }
+        if (range_last && !token_key_later(probes, CP_QUERY_TOKEN_LAST, CP_QUERY_RANGE_END)) {
+            last = range_last;
+        }
+    }
+    clamped->low = descending ? last : first;
+    clamped->high = descending ? first : last;
+    return NULL;
+}
+
 cp_query *cp_plan_query(const apr_array_header_t *queries, cp_query_role role)
 {
     int i;

@@ -83,6 +83,9 @@ typedef enum {
                            backward answer may spell it otherwise) */
     CP_QUERY_LOCATE,   /* a bounded token's rows from its low to its high key, in
                           the view's order: cp_plan_locate */
+    CP_QUERY_TOKEN_FIRST, /* limit=0 from a bounded token's first key (the view's
+                             order), and */
+    CP_QUERY_TOKEN_LAST,  /* from its last key the other way: cp_plan_clamp_probes */
     CP_QUERY_ROLES     /* how many roles there are; a page asks at most one query
                           of each */
 } cp_query_role;
@@ -140,10 +143,37 @@ apr_array_header_t *cp_plan_keyset_page(apr_pool_t *pool, const cp_plan *plan,
  * keys it carries: before its page is planned, the row is found among the
  * rows CouchDB collates from the token's low to its high key (the view's
  * order: from high to low when descending), by one query of
- * cp_plan_max_reach rows (cp_page_locate reads it). No range bound: the row
- * found is checked as any token's (cp_plan_check_start, CouchDB). */
+ * cp_plan_max_reach rows (cp_page_locate reads it). start's keys must lie
+ * within the location's range first (cp_plan_clamp), so that the query
+ * reads no row outside it; the row found is then checked as any token's
+ * (cp_plan_check_start, CouchDB). */
 apr_array_header_t *cp_plan_locate(apr_pool_t *pool, const cp_plan *plan,
                                    const cp_token *start);
+
+/* A client may write a bounded token's keys, and a genuine one's may lie
+ * outside the range (a key's cut collates before the range's start), so
+ * the locating query is clamped to the range: from the later of the
+ * token's first key and the range's start, to the earlier of its last key
+ * and the range's end. The module never collates; CouchDB's offsets tell
+ * which is later: limit=0 probes from each key (reduce=false, map rows,
+ * which carry offsets), the token's and the range's, one pair each side
+ * the range bounds. NULL when none is needed: no range, or _all_docs,
+ * whose ids cp_plan_clamp compares as bytes, as CouchDB does. */
+apr_array_header_t *cp_plan_clamp_probes(apr_pool_t *pool, const cp_plan *plan,
+                                         const cp_token *start);
+
+/* start with its low and high keys clamped to the range (see
+ * cp_plan_clamp_probes, whose answered queries are probes, NULL when it
+ * planned none) into *clamped: on each side the token's key where as many
+ * rows or more lie before it (after it, at the end) as before the range's
+ * (as many: no row lies between them, and both start the same rows), else
+ * the range's. A probe without an offset keeps the range's; a backend
+ * whose offsets count nothing (pouchdb-server's are the skip, 0) keeps
+ * the token's. On _all_docs, the later (earlier) id by bytes;
+ * NULL, or why the token's keys are no document ids. */
+const char *cp_plan_clamp(apr_pool_t *pool, const cp_plan *plan,
+                          const apr_array_header_t *probes, const cp_token *start,
+                          cp_token *clamped);
 
 /* The first query of that role, or NULL. */
 cp_query *cp_plan_query(const apr_array_header_t *queries, cp_query_role role);

@@ -94,24 +94,43 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
     return 1;
 }
 
-/* A bounded token's row, found among the rows that share its bounds
- * (cp_plan_locate, cp_page_locate), becomes req->start, a token that holds
- * its key: 1, or 0 when the client has been answered with the error. The
- * page then is planned as from any token. */
+/* A bounded token's row, found among the location's rows that share its
+ * bounds (cp_plan_clamp_probes, cp_plan_clamp, cp_plan_locate,
+ * cp_page_locate), becomes req->start, a token that holds its key: 1, or 0
+ * when the client has been answered with the error. The page then is
+ * planned as from any token. */
 static int locate_start(request_rec *r, const couchpage_dir_conf *conf,
                         couchpage_page_request *req, couchpage_backend_stats *stats)
 {
-    apr_array_header_t *queries = cp_plan_locate(r->pool, &req->plan, &req->start);
-    cp_token located;
+    apr_array_header_t *probes = cp_plan_clamp_probes(r->pool, &req->plan, &req->start);
+    apr_array_header_t *queries;
+    cp_token clamped, located;
     const char *reason;
 
+    /* a client writes a bounded token's keys: the locating query stays
+     * within the range, and tells nothing of the rows outside it */
+    if (probes && !couchpage_fetch_answers(r, conf, req, probes, stats)) {
+        return 0;
+    }
+    if ((reason = cp_plan_clamp(r->pool, &req->plan, probes, &req->start, &clamped))) {
+        couchpage_send_token_refused(r, reason);
+        return 0;
+    }
+    queries = cp_plan_locate(r->pool, &req->plan, &clamped);
     if (!couchpage_fetch_answers(r, conf, req, queries, stats)) {
         return 0;
     }
-    reason = cp_page_locate(r->pool, queries, &req->start, req->with_docid,
+    reason = cp_page_locate(r->pool, queries, &clamped, req->with_docid,
                             conf->view.descending, &located);
+    if (reason && !conf->token_key) {
+        /* a plain token may be forged: refused as any token that names no
+         * row of the location, whatever the rows between its keys */
+        couchpage_send_token_refused(r, reason);
+        return 0;
+    }
     if (reason) {
-        /* the data's and the configuration's doing, never the client's */
+        /* a sealed token is the module's own: the data's doing, which the
+         * operator mends */
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, CPLOGNO(0200)
                       "the page of a bounded token of %s cannot be found: %s (CouchPageView "
                       "%s); raise CouchPageMaxTokenLength, so that tokens keep more of "
@@ -123,7 +142,7 @@ static int locate_start(request_rec *r, const couchpage_dir_conf *conf,
     }
     reason = cp_plan_check_start(r->pool, &req->plan, &located);
     if (reason) {
-        couchpage_send_bad_request(r, reason);
+        couchpage_send_token_refused(r, reason);
         return 0;
     }
     req->start = located;

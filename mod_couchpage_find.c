@@ -623,6 +623,17 @@ int couchpage_find_serve(request_rec *r, const couchpage_dir_conf *conf,
             }
         }
     }
+    /* a row whose sort values _find cannot compare ends the walk by _find
+     * there: its link is left out rather than one that fails (CouchDB
+     * answers its query 500); its index's view, which takes any key, pages
+     * such rows where it numbers the location */
+    if (!index && cp_find_withhold_unbounding(r->pool, spec.sort, &page)) {
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0326)
+                      "a link of %s is left out: a row at its edge has a sort value "
+                      "holding an array inside an array, which CouchDB's _find cannot "
+                      "compare (CouchPageView %s); the pages past it cannot be reached "
+                      "by _find", r->uri, conf->view.url);
+    }
     couchpage_log_backend_requests(r, stats, &page);
     status = couchpage_send_page(r, conf, &req, &page);
     couchpage_log_page(r, conf, &page, status == OK ? r->status : status);

@@ -332,6 +332,14 @@ int couchpage_send_bad_request(request_rec *r, const char *reason)
     return couchpage_send_error(r, HTTP_BAD_REQUEST, "bad_request", reason);
 }
 
+int couchpage_send_token_refused(request_rec *r, const char *why)
+{
+    ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0122) "bad request: the start "
+                  "token is outside this location's key range (%s)", why);
+    return couchpage_send_error(r, HTTP_BAD_REQUEST, "bad_request",
+                                "the start token is outside this location's key range");
+}
+
 int couchpage_send_config_error(request_rec *r, const char *reason)
 {
     ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, CPLOGNO(0104)
@@ -639,11 +647,7 @@ int couchpage_fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
         if (req->args.start && result.backend_status == HTTP_BAD_REQUEST) {
             /* the client's doing: logged as a bad request, CouchDB's words
              * kept for the log */
-            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0122) "bad request: the "
-                          "start token is outside this location's key range (%s)",
-                          result.reason);
-            couchpage_send_error(r, HTTP_BAD_REQUEST, "bad_request",
-                                 "the start token is outside this location's key range");
+            couchpage_send_token_refused(r, result.reason);
         }
         else {
             couchpage_send_backend_error(r, conf, &result);

@@ -69,6 +69,11 @@ int couchpage_send_error(request_rec *r, int status, const char *error, const ch
 int couchpage_send_backend_error(request_rec *r, const couchpage_dir_conf *conf,
                                  const couchpage_backend_result *result);
 int couchpage_send_bad_request(request_rec *r, const char *reason);
+/* A start token refused for where it points (CouchDB refused its range, a
+ * bounded token's row not among the location's rows): every such refusal
+ * alike, 400 with one reason and CP0122 at info, so that none tells more
+ * of the data than a page shows; why goes to the log only. */
+int couchpage_send_token_refused(request_rec *r, const char *why);
 int couchpage_send_config_error(request_rec *r, const char *reason);
 int couchpage_send_seal_error(request_rec *r, const char *reason);
 

@@ -255,6 +255,65 @@ static void beyond_refuses_keys_of_another_shape(void **state)
     assert_null(beyond_text(&sort, "[1, 2]", "caf\xe9", 0));
 }
 
+/* CouchDB 3.4.3 answers 500 function_clause to a selector whose value
+ * holds an array as a member of an array, at any depth (measured with
+ * $gt, $gte, $lt, $lte and $eq): no token makes one, and a page read by
+ * _find hands out no link to a row with such sort values. */
+static void values_couchdb_cannot_compare_bound_nothing(void **state)
+{
+    const char *names[] = { "date", "n", NULL };
+    cp_find_sort sort = sort_of(0, names);
+    const char *comparable[] = { "1", "\"a\"", "null", "[]", "[1]", "{}", "{\"x\":[1]}",
+                                 "[{\"x\":[1]}]", "{\"a\":{\"b\":{\"c\":[1]}}}",
+                                 "\"[[1]]\"", "[{\"$gt\":1}]" };
+    const char *not_comparable[] = { "[[1]]", "[[]]", "[1,[2]]", "[[[1]]]", "{\"x\":[[1]]}",
+                                     "[{\"x\":[[1]]}]", "{\"x\":{\"y\":[1,[2]]}}",
+                                     "[1,{\"a\":[2,[3]]}]" };
+    cp_page page;
+    size_t i;
+
+    for (i = 0; i < sizeof(comparable) / sizeof(comparable[0]); i++) {
+        if (!cp_find_value_comparable(parse(comparable[i]))) {
+            fail_msg("%s taken as not comparable", comparable[i]);
+        }
+        assert_non_null(beyond_text(&sort, apr_pstrcat(pool, "[1,", comparable[i], "]", NULL),
+                                    "x", 0));
+    }
+    for (i = 0; i < sizeof(not_comparable) / sizeof(not_comparable[0]); i++) {
+        if (cp_find_value_comparable(parse(not_comparable[i]))) {
+            fail_msg("%s taken as comparable", not_comparable[i]);
+        }
+        assert_null(beyond_text(&sort, apr_pstrcat(pool, "[1,", not_comparable[i], "]", NULL),
+                                "x", 1));
+        assert_null(cp_find_body(pool, &(cp_find_spec){ .selector = parse("{}"), .sort = &sort },
+                                 parse(apr_pstrcat(pool, "[", not_comparable[i], ",2]", NULL)),
+                                 "x", 0, 5));
+    }
+
+    /* the page's links: those of rows with such values left out */
+    memset(&page, 0, sizeof(page));
+    page.pages = apr_array_make(pool, 3, sizeof(cp_page_link));
+    page.next = "{\"a\":[[1,[[1]]],\"d3\"]}";
+    page.prev = "{\"b\":[[1,2],\"d1\"]}";
+    cp_page_add_link(page.pages, 1, NULL, 0);
+    cp_page_add_link(page.pages, 2, "{\"b\":[[1,2],\"d1\"]}", 1);
+    cp_page_add_link(page.pages, 3, "{\"a\":[[1,[[1]]],\"d3\"]}", 0);
+    cp_page_add_link(page.pages, 4, CP_TOKEN_LAST, 0);
+    assert_int_equal(cp_find_withhold_unbounding(pool, &sort, &page), 2);
+    assert_null(page.next);
+    assert_string_equal(page.prev, "{\"b\":[[1,2],\"d1\"]}");
+    assert_int_equal(page.withheld, CP_WITHHELD_NEXT);
+    assert_false(APR_ARRAY_IDX(page.pages, 0, cp_page_link).withheld);
+    assert_false(APR_ARRAY_IDX(page.pages, 1, cp_page_link).withheld);
+    assert_true(APR_ARRAY_IDX(page.pages, 2, cp_page_link).withheld);
+    assert_null(APR_ARRAY_IDX(page.pages, 2, cp_page_link).start);
+    assert_string_equal(APR_ARRAY_IDX(page.pages, 3, cp_page_link).start, CP_TOKEN_LAST);
+    page.prev = "{\"b\":[[{\"x\":[[1]]},2],\"d1\"]}";
+    assert_int_equal(cp_find_withhold_unbounding(pool, &sort, &page), 1);
+    assert_null(page.prev);
+    assert_int_equal(page.withheld, CP_WITHHELD_NEXT | CP_WITHHELD_PREV);
+}
+
 /* A Mango selector of $and, $or and comparisons, as CouchDB evaluates it,
  * over a document of top-level members whose values are integers or
  * strings (integers first, as CouchDB collates them; strings and ids by
@@ -1428,6 +1487,7 @@ int main(void)
         UNIT_TEST(beyond_is_the_exact_order_as_operators),
         UNIT_TEST(beyond_an_id_alone),
         UNIT_TEST(beyond_refuses_keys_of_another_shape),
+        UNIT_TEST(values_couchdb_cannot_compare_bound_nothing),
         UNIT_TEST(beyond_selects_exactly_the_rows_after),
         UNIT_TEST(bodies_and_the_location_selector),
         UNIT_TEST(bodies_of_every_document_bound_alone),

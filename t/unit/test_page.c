@@ -956,16 +956,25 @@ static int sim_second_rounds;
 /* What the simulated pages' tokens must fit in: NULL, no cap. */
 static const cp_token_room *sim_room;
 
-/* A bounded token's row, found as the handler finds it (cp_plan_locate,
+/* A bounded token's row, found as the handler finds it (its keys clamped
+ * to the range: cp_plan_clamp_probes, cp_plan_clamp; cp_plan_locate,
  * cp_page_locate), the token then planned as one that holds its key. */
 static cp_token *sim_locate(const sim_index *ix, const cp_plan *plan, cp_token *token)
 {
-    apr_array_header_t *queries = cp_plan_locate(pool, plan, token);
-    cp_query *query = &APR_ARRAY_IDX(queries, 0, cp_query);
-    cp_token *located = apr_pcalloc(pool, sizeof(*located));
+    apr_array_header_t *probes = cp_plan_clamp_probes(pool, plan, token), *queries;
+    cp_token *located = apr_pcalloc(pool, sizeof(*located)), clamped;
+    cp_query *query;
+    int i;
 
+    for (i = 0; probes && i < probes->nelts; i++) {
+        query = &APR_ARRAY_IDX(probes, i, cp_query);
+        query->answer = answer_json(sim_answer(ix, query->params));
+    }
+    assert_null(cp_plan_clamp(pool, plan, probes, token, &clamped));
+    queries = cp_plan_locate(pool, plan, &clamped);
+    query = &APR_ARRAY_IDX(queries, 0, cp_query);
     query->answer = answer_json(sim_answer(ix, query->params));
-    assert_null(cp_page_locate(pool, queries, token, 1, plan->view->descending, located));
+    assert_null(cp_page_locate(pool, queries, &clamped, 1, plan->view->descending, located));
     assert_non_null(located->key);
     return located;
 }

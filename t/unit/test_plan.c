@@ -10,7 +10,8 @@
 #define VIEW_URL DB_URL "/_design/bands/_view/by-name"
 
 static const char *const roles[] = { "range-start", "range-end", "forward", "ahead",
-                                     "backward", "own-group", "locate" };
+                                     "backward", "own-group", "locate", "token-first",
+                                     "token-last" };
 
 /* The roles of queries (const cp_query *, as the plan says which wait), in
  * order, a space between. */
@@ -1547,6 +1548,132 @@ static void bounded_tokens_are_located_between_their_keys(void **state)
                                      "\"endkey\":[\"l\",\"mm\"]}", cp_plan_max_reach(&plan)));
 }
 
+/* The probes' answers given offsets, in the order cp_plan_clamp_probes
+ * planned them (-1: an answer without one). */
+static void answer_offsets(apr_array_header_t *probes, const int *offsets)
+{
+    int i;
+
+    for (i = 0; i < probes->nelts; i++) {
+        APR_ARRAY_IDX(probes, i, cp_query).answer =
+            answer_text(offsets[i] < 0 ? "{\"rows\":[]}"
+                                       : apr_psprintf(pool, "{\"total_rows\":50,\"offset\":%d,"
+                                                      "\"rows\":[]}", offsets[i]));
+    }
+}
+
+/* The JSON of a clamped token's low and high keys. */
+static const char *clamped_bounds(const cp_plan *plan, apr_array_header_t *probes,
+                                  const cp_token *token, const int *offsets)
+{
+    cp_token clamped;
+
+    if (probes) {
+        answer_offsets(probes, offsets);
+    }
+    assert_null(cp_plan_clamp(pool, plan, probes, token, &clamped));
+    return apr_pstrcat(pool, cp_json_text(pool, clamped.low), " ",
+                       cp_json_text(pool, clamped.high), NULL);
+}
+
+/* A bounded token's keys are clamped to the location's range before its
+ * row is looked for: probes of limit=0 from each key, the token's and the
+ * range's, over map rows; the later first key by CouchDB's offsets (a tie:
+ * the token's, which starts the same rows), the earlier last key; an
+ * answer without an offset keeps the range's key; _all_docs by bytes. */
+static void bounded_tokens_are_clamped_to_the_range(void **state)
+{
+    cp_view view = view_of(VIEW_URL);
+    cp_plan plan = plan_of(&view, NULL, "\"f\"", "\"p\"", 5, 0);
+    cp_token token;
+    apr_array_header_t *probes;
+    const char *text = "", *reason;
+    int i;
+
+    assert_null(cp_token_decode(pool, "{\"lo\":\"b\",\"hi\":\"k\xef\xbf\xbf\","
+                                "\"h\":\"AAAAAAAAAAAAAAAAAAAAAA\"}", 1, &token));
+    probes = cp_plan_clamp_probes(pool, &plan, &token);
+    for (i = 0; i < probes->nelts; i++) {
+        const cp_query *query = &APR_ARRAY_IDX(probes, i, cp_query);
+
+        text = apr_pstrcat(pool, text, i ? "\n" : "", roles[query->role], " ",
+                           cp_plan_query_url(pool, plan.index_url, query), NULL);
+    }
+    assert_string_equal(text,
+                        "token-first " VIEW_URL "?limit=0&reduce=false&startkey=%22b%22\n"
+                        "range-start " VIEW_URL "?limit=0&reduce=false&startkey=%22f%22\n"
+                        "token-last " VIEW_URL "?limit=0&reduce=false&descending=true"
+                        "&startkey=%22k%ef%bf%bf%22\n"
+                        "range-end " VIEW_URL "?limit=0&reduce=false&descending=true"
+                        "&startkey=%22p%22");
+    /* b before f: from f; k before p: to k */
+    assert_string_equal(clamped_bounds(&plan, probes, &token, (int[]){ 3, 10, 30, 20 }),
+                        "\"f\" \"k\xef\xbf\xbf\"");
+    /* the token's keys within: kept */
+    assert_string_equal(clamped_bounds(&plan, probes, &token, (int[]){ 12, 10, 21, 20 }),
+                        "\"b\" \"k\xef\xbf\xbf\"");
+    /* no row between them: the token's keys, the same rows (and where
+     * offsets count nothing, as pouchdb-server's, the token's as sent) */
+    assert_string_equal(clamped_bounds(&plan, probes, &token, (int[]){ 10, 10, 20, 20 }),
+                        "\"b\" \"k\xef\xbf\xbf\"");
+    assert_string_equal(clamped_bounds(&plan, probes, &token, (int[]){ 0, 0, 0, 0 }),
+                        "\"b\" \"k\xef\xbf\xbf\"");
+    /* past the range's end: from the token's first key to the range's end,
+     * a reversed range CouchDB refuses */
+    assert_string_equal(clamped_bounds(&plan, probes, &token, (int[]){ 45, 10, 2, 20 }),
+                        "\"b\" \"p\"");
+    /* no offsets: the range's */
+    assert_string_equal(clamped_bounds(&plan, probes, &token, (int[]){ 12, -1, -1, 20 }),
+                        "\"f\" \"p\"");
+
+    /* descending: the first key is the high one, read descending */
+    view.descending = 1;
+    plan = plan_of(&view, NULL, "\"f\"", NULL, 5, 0);
+    probes = cp_plan_clamp_probes(pool, &plan, &token);
+    assert_int_equal(probes->nelts, 2);
+    assert_string_equal(cp_plan_query_url(pool, plan.index_url,
+                                          &APR_ARRAY_IDX(probes, 0, cp_query)),
+                        VIEW_URL "?limit=0&reduce=false&startkey=%22b%22");
+    assert_int_equal(APR_ARRAY_IDX(probes, 0, cp_query).role, CP_QUERY_TOKEN_LAST);
+    assert_string_equal(clamped_bounds(&plan, probes, &token, (int[]){ 5, 9 }),
+                        "\"f\" \"k\xef\xbf\xbf\"");
+    assert_string_equal(clamped_bounds(&plan, probes, &token, (int[]){ 9, 5 }),
+                        "\"b\" \"k\xef\xbf\xbf\"");
+
+    /* grouped rows: the probes read map rows, which have offsets */
+    view = view_of(VIEW_URL);
+    view.reduce = 1;
+    view.group_level = 1;
+    plan = plan_of(&view, NULL, NULL, "[\"p\"]", 5, 0);
+    probes = cp_plan_clamp_probes(pool, &plan, &token);
+    assert_int_equal(probes->nelts, 2);
+    assert_string_equal(cp_plan_query_url(pool, plan.index_url,
+                                          &APR_ARRAY_IDX(probes, 1, cp_query)),
+                        VIEW_URL "?limit=0&reduce=false&descending=true"
+                        "&startkey=%5b%22p%22%5d");
+
+    /* no range: no probe, the token's keys */
+    view = view_of(VIEW_URL);
+    plan = plan_of(&view, NULL, NULL, NULL, 5, 0);
+    assert_null(cp_plan_clamp_probes(pool, &plan, &token));
+    assert_string_equal(clamped_bounds(&plan, NULL, &token, NULL), "\"b\" \"k\xef\xbf\xbf\"");
+
+    /* _all_docs: ids compared as bytes, no probe */
+    view = view_of(DB_URL "/_all_docs");
+    plan = plan_of(&view, NULL, "\"f\"", "\"h\"", 5, 0);
+    assert_null(cp_plan_clamp_probes(pool, &plan, &token));
+    assert_string_equal(clamped_bounds(&plan, NULL, &token, NULL), "\"f\" \"h\"");
+    plan = plan_of(&view, NULL, "\"a\"", "\"z\"", 5, 0);
+    assert_string_equal(clamped_bounds(&plan, NULL, &token, NULL), "\"b\" \"k\xef\xbf\xbf\"");
+    view.descending = 1;
+    plan = plan_of(&view, NULL, "\"c\"", "\"e\"", 5, 0);
+    assert_string_equal(clamped_bounds(&plan, NULL, &token, NULL), "\"c\" \"e\"");
+    assert_null(cp_token_decode(pool, "{\"lo\":1,\"hi\":{},\"h\":\"AAAAAAAAAAAAAAAAAAAAAA\"}", 1,
+                                &token));
+    reason = cp_plan_clamp(pool, &plan, NULL, &token, &(cp_token){ 0 });
+    assert_non_null(reason);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1582,6 +1709,7 @@ int main(void)
         UNIT_TEST(index_freshness_goes_into_every_query),
         UNIT_TEST(every_option_combination_is_planned),
         UNIT_TEST(bounded_tokens_are_located_between_their_keys),
+        UNIT_TEST(bounded_tokens_are_clamped_to_the_range),
     };
     RUN_UNIT_TESTS("plan", tests);
 }
