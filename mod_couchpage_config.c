@@ -42,6 +42,7 @@ static void point_html_spec(couchpage_dir_conf *conf)
 {
     conf->html.item = &conf->item;
     conf->html.words = conf->words;
+    conf->html.fields = conf->fields;
 }
 
 void *couchpage_create_dir_conf(apr_pool_t *p, char *dir)
@@ -431,6 +432,7 @@ static const char *set_fields(cmd_parms *cmd, void *dirconf, const char *args)
     }
     conf->fields_set = 1;
     conf->fields_where = cmd->directive;
+    point_html_spec(conf);
     return NULL;
 }
 

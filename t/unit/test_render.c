@@ -34,7 +34,7 @@ static cp_page page_of(const char *rows, const char *next, const char *prev,
 /* The fragment with an item spec and the default words. */
 static const char *html_of(const cp_page *page, const cp_links *links, const cp_item_spec *item)
 {
-    cp_html_spec spec = { item, NULL, NULL, NULL };
+    cp_html_spec spec = { item, NULL, NULL, NULL, NULL };
     const char *error = NULL;
     const char *out = cp_render_html(pool, page, links, &spec, &error);
 
@@ -375,6 +375,43 @@ static void find_pages_show_documents_and_an_unnumbered_last_page(void **state)
     assert_null(strstr(out, ">0</a>"));
 }
 
+/* A _find page's default item is the document's title, or without one
+ * (or with CouchPageFields leaving it out) the sort values as text; an
+ * item field still wins, and a view's default item is still its key. */
+static void find_items_default_to_the_title_or_the_sort_values(void **state)
+{
+    cp_page page = find_page_of("{\"docs\":[{\"_id\":\"B1\",\"date\":\"2024-06-25\","
+                                "\"title\":\"On <b>\"},{\"_id\":\"B2\",\"date\":\"2024-06-26\"}]}");
+    cp_links links = { "/f/", 0, NULL };
+    cp_item_spec item = { NULL, NULL };
+    apr_array_header_t *fields = apr_array_make(pool, 1, sizeof(const char *));
+    cp_html_spec spec = { &item, NULL, NULL, NULL, NULL };
+    json_t *key1 = cp_json_pool_own(pool, json_pack("[s]", "2024-06-25"));
+    json_t *key2 = cp_json_pool_own(pool, json_pack("[s,i]", "2024-06-26", 2));
+    const cp_answer *answer = APR_ARRAY_IDX(page.rows, 0, const cp_row *)->answer;
+    const char *error = NULL, *out;
+
+    /* the sort values, as cp_find_read sets them */
+    ((cp_row *)cp_answer_row(answer, 0))->key = key1;
+    ((cp_row *)cp_answer_row(answer, 1))->key = key2;
+    APR_ARRAY_PUSH(page.rows, const cp_row *) = cp_answer_row(answer, 1);
+    out = cp_render_html(pool, &page, &links, &spec, &error);
+    assert_non_null(strstr(out, "<li class=\"couchpage-item\">On &lt;b&gt;</li>\n"
+                                "<li class=\"couchpage-item\">2024-06-26, 2</li>\n"));
+    APR_ARRAY_PUSH(fields, const char *) = "date";
+    spec.fields = fields;
+    out = cp_render_html(pool, &page, &links, &spec, &error);
+    assert_non_null(strstr(out, "<li class=\"couchpage-item\">2024-06-25</li>\n"
+                                "<li class=\"couchpage-item\">2024-06-26, 2</li>\n"));
+    assert_null(cp_item_spec_parse(pool, "key", NULL, &item));
+    out = cp_render_html(pool, &page, &links, &spec, &error);
+    assert_non_null(strstr(out, "<li class=\"couchpage-item\">[&quot;2024-06-25&quot;]</li>\n"));
+    item.field = NULL;
+    page.docs_as_items = 0;
+    out = cp_render_html(pool, &page, &links, &spec, &error);
+    assert_non_null(strstr(out, "<li class=\"couchpage-item\">[&quot;2024-06-25&quot;]</li>\n"));
+}
+
 /* A _find document with its _id and _rev is what the ETag digests in
  * place of its bytes, as a view row's doc is; projected, it is not. */
 static void find_documents_are_digested_by_revision(void **state)
@@ -504,7 +541,7 @@ static void thousands_are_separated_in_every_number(void **state)
     cp_links links = { "/n/", 0, NULL };
     cp_item_spec item = { NULL, NULL };
     const char *words[CP_WORD_COUNT] = { NULL };
-    cp_html_spec spec = { &item, NULL, NULL, words };
+    cp_html_spec spec = { &item, NULL, NULL, words, NULL };
     const char *error = NULL, *out;
 
     page.has_last = 1;
@@ -557,7 +594,7 @@ static void words_are_replaced_and_escaped(void **state)
     cp_links links = { "/x/", 0, NULL };
     cp_item_spec item = { NULL, NULL };
     const char *words[CP_WORD_COUNT] = { NULL };
-    cp_html_spec spec = { &item, NULL, NULL, words };
+    cp_html_spec spec = { &item, NULL, NULL, words, NULL };
     const char *error = NULL, *out;
 
     words[CP_WORD_FIRST] = "Premi\xc3\xa8re";
@@ -720,7 +757,7 @@ static void an_item_renderer_makes_each_item(void **state)
                            "{\"key\":2,\"id\":\"b\",\"value\":null}]", NULL, NULL, -1, -1);
     cp_links links = { "/x/", 0, NULL };
     int calls = 0;
-    cp_html_spec spec = { NULL, render_id_in_em, &calls, NULL };
+    cp_html_spec spec = { NULL, render_id_in_em, &calls, NULL, NULL };
     const char *error = NULL, *out;
 
     out = cp_render_html(pool, &page, &links, &spec, &error);
@@ -1000,6 +1037,7 @@ int main(void)
         UNIT_TEST(html_escapes_every_text),
         UNIT_TEST(relative_page_labels),
         UNIT_TEST(find_pages_show_documents_and_an_unnumbered_last_page),
+        UNIT_TEST(find_items_default_to_the_title_or_the_sort_values),
         UNIT_TEST(find_documents_are_digested_by_revision),
         UNIT_TEST(html_shows_nul_as_a_replacement_character),
         UNIT_TEST(json_output_escapes_markup_characters),
