@@ -11,6 +11,7 @@
 #include <apr_strings.h>
 #include <apr_tables.h>
 #include <string.h>
+#include <strings.h>
 
 /* Splits a Mango field name at its unescaped dots ("a\.b" is one member,
  * "a.b"): NULL and *error set when a member is empty or a backslash
@@ -286,6 +287,29 @@ void cp_find_selector_placeholders(const json_t *selector, apr_array_header_t *o
             cp_find_selector_placeholders(value, out);
         }
     }
+}
+
+int cp_find_placeholder_is_json_string(const char *placeholder)
+{
+    static const char call[] = "%{json:";
+    const char *p = placeholder + sizeof(call) - 1;
+    int depth = 1;
+
+    if (strncasecmp(placeholder, call, sizeof(call) - 1) != 0) {
+        return 0;
+    }
+    /* ap_expr nests %{...} inside the call's argument; its first
+     * unmatched } ends the call, which must end the string */
+    for (; *p && depth > 0; p++) {
+        if (p[0] == '%' && p[1] == '{') {
+            depth++;
+            p++;
+        }
+        else if (*p == '}') {
+            depth--;
+        }
+    }
+    return depth == 0 && *p == '\0';
 }
 
 static int fill_in(json_t *value, cp_find_fill *fill, void *baton, const char **error);

@@ -73,6 +73,14 @@ const char *cp_find_check_selector(apr_pool_t *pool, const json_t *selector);
  * Member names are never values. */
 void cp_find_selector_placeholders(const json_t *selector, apr_array_header_t *out);
 
+/* Whether a placeholder (a string of the selector holding "%{") is one
+ * %{json:...} call and nothing else, such as "%{json:%{HTTP:X-Group}}":
+ * its value is then always a JSON string. Any other (%{HTTP:X} alone, text
+ * around the call, two calls) would give the request's text as JSON, an
+ * operator object such as {"$regex": ".*"} included: CouchPageSelector
+ * refuses it. */
+int cp_find_placeholder_is_json_string(const char *placeholder);
+
 /* The JSON value a placeholder string stands for in this request, or NULL
  * with *error set. */
 typedef const json_t *cp_find_fill(void *baton, const char *placeholder, const char **error);

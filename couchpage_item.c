@@ -22,6 +22,7 @@ typedef struct {
 
 struct cp_field {
     apr_array_header_t *steps; /* of field_step; the first is the row member */
+    const char *path;          /* as written */
 };
 
 typedef struct {
@@ -53,6 +54,7 @@ cp_field *cp_field_parse(apr_pool_t *pool, const char *path, const char **error)
     const char *p = path;
 
     field->steps = apr_array_make(pool, 4, sizeof(field_step));
+    field->path = apr_pstrdup(pool, path);
     while (*p) {
         field_step *step = apr_array_push(field->steps);
 
@@ -113,6 +115,48 @@ int cp_field_reads(const cp_field *field, const char *member)
     return strcmp(APR_ARRAY_IDX(field->steps, 0, field_step).member, member) == 0;
 }
 
+const char *cp_field_path(const cp_field *field)
+{
+    return field->path;
+}
+
+int cp_field_within(const cp_field *field, const apr_array_header_t *fields)
+{
+    const field_step *member;
+    int i;
+
+    if (!fields || !cp_field_reads(field, "doc")) {
+        return 1;
+    }
+    if (field->steps->nelts < 2) {
+        return 0;
+    }
+    member = &APR_ARRAY_IDX(field->steps, 1, field_step);
+    for (i = 0; member->member && i < fields->nelts; i++) {
+        if (strcmp(member->member, APR_ARRAY_IDX(fields, i, const char *)) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+const char *cp_fields_fault(apr_pool_t *pool, const apr_array_header_t *read,
+                            const apr_array_header_t *fields)
+{
+    int i;
+
+    for (i = 0; read && i < read->nelts; i++) {
+        const cp_field *field = APR_ARRAY_IDX(read, i, const cp_field *);
+
+        if (!cp_field_within(field, fields)) {
+            return apr_psprintf(pool, "reads %s, %s", field->path,
+                                field->steps->nelts < 2 ? "the whole document"
+                                : "a member CouchPageFields leaves out");
+        }
+    }
+    return NULL;
+}
+
 /* A path into the row's key: the key is decoded whole (cp_row_key, once a
  * row), and the path walks jansson's value. */
 static const json_t *key_field(const cp_field *field, const cp_row *row)
@@ -151,6 +195,20 @@ const json_t *cp_field_get(apr_pool_t *pool, const cp_field *field, const cp_row
     }
     /* only the value the path names is decoded, never the document */
     return cp_row_decode(pool, row, field_span(field, row));
+}
+
+/* The value at the path as a page with fields may show it (fields NULL:
+ * any): the document itself is its fields (as a JSON page carries it), a
+ * path into a member outside them nothing. */
+static const json_t *field_value(apr_pool_t *pool, const cp_field *field, const cp_row *row,
+                                 const apr_array_header_t *fields)
+{
+    if (fields && cp_field_reads(field, "doc") && field->steps->nelts == 1) {
+        cp_span doc = cp_row_project(pool, row, fields);
+
+        return doc.len ? cp_json_load(pool, doc.text, doc.len, NULL) : NULL;
+    }
+    return cp_field_within(field, fields) ? cp_field_get(pool, field, row) : NULL;
 }
 
 const char *cp_field_text(apr_pool_t *pool, const json_t *value, apr_size_t *len)
@@ -234,6 +292,22 @@ const char *cp_item_spec_parse(apr_pool_t *pool, const char *field, const char *
     return NULL;
 }
 
+void cp_item_spec_fields(const cp_item_spec *item, apr_array_header_t *out)
+{
+    int i;
+
+    if (item->field) {
+        APR_ARRAY_PUSH(out, const cp_field *) = item->field;
+    }
+    for (i = 0; item->link && i < item->link->parts->nelts; i++) {
+        const pattern_part *part = &APR_ARRAY_IDX(item->link->parts, i, pattern_part);
+
+        if (part->field) {
+            APR_ARRAY_PUSH(out, const cp_field *) = part->field;
+        }
+    }
+}
+
 int cp_item_spec_reads(const cp_item_spec *item, const char *member)
 {
     return (item->field && cp_field_reads(item->field, member))
@@ -241,7 +315,7 @@ int cp_item_spec_reads(const cp_item_spec *item, const char *member)
 }
 
 const char *cp_pattern_expand(apr_pool_t *pool, const cp_pattern *pattern,
-                              const cp_row *row)
+                              const cp_row *row, const apr_array_header_t *fields)
 {
     apr_array_header_t *pieces = apr_array_make(pool, pattern->parts->nelts,
                                                 sizeof(const char *));
@@ -256,7 +330,7 @@ const char *cp_pattern_expand(apr_pool_t *pool, const cp_pattern *pattern,
             APR_ARRAY_PUSH(pieces, const char *) = part->literal;
             continue;
         }
-        text = cp_field_text(pool, cp_field_get(pool, part->field, row), &len);
+        text = cp_field_text(pool, field_value(pool, part->field, row, fields), &len);
         APR_ARRAY_PUSH(pieces, const char *) = text ? cp_percent_encode(pool, text, len) : "";
     }
     return apr_array_pstrcat(pool, pieces, 0);
@@ -442,7 +516,7 @@ static const char *epoch_ms_date(apr_pool_t *pool, double ms)
 }
 
 const char *cp_field_show(apr_pool_t *pool, cp_show how, const cp_field *field,
-                          const cp_row *row)
+                          const cp_row *row, const apr_array_header_t *fields)
 {
     const json_t *value;
     const char *text, *date = NULL;
@@ -451,6 +525,7 @@ const char *cp_field_show(apr_pool_t *pool, cp_show how, const cp_field *field,
     /* a string shown as text, what templates show most (titles, summaries):
      * the reader's decoded text, without a jansson value a field */
     if ((how == CP_SHOW_HTML || how == CP_SHOW_URL) && !cp_field_reads(field, "key")
+        && cp_field_within(field, fields)
         && (text = cp_row_string(row, field_span(field, row), &len)) != NULL) {
         if (how == CP_SHOW_URL) {
             text = cp_percent_encode(pool, text, len);
@@ -458,7 +533,7 @@ const char *cp_field_show(apr_pool_t *pool, cp_show how, const cp_field *field,
         }
         return cp_html_text(pool, text, len);
     }
-    value = cp_field_get(pool, field, row);
+    value = field_value(pool, field, row, fields);
     if (!value) {
         return "";
     }
@@ -559,7 +634,7 @@ static int join_visit(void *baton, const cp_sj_value *v)
 }
 
 const char *cp_field_join(apr_pool_t *pool, const cp_field *field, const char *separator,
-                          const cp_row *row)
+                          const cp_row *row, const apr_array_header_t *fields)
 {
     joining join = { pool, apr_array_make(pool, 8, sizeof(const char *)), separator };
 
@@ -569,7 +644,7 @@ const char *cp_field_join(apr_pool_t *pool, const cp_field *field, const char *s
         size_t i;
 
         if (!json_is_array(key)) {
-            return cp_field_show(pool, CP_SHOW_HTML, field, row);
+            return cp_field_show(pool, CP_SHOW_HTML, field, row, fields);
         }
         for (i = 0; i < json_array_size(key); i++) {
             apr_size_t len = 0;
@@ -583,7 +658,10 @@ const char *cp_field_join(apr_pool_t *pool, const cp_field *field, const char *s
         char *padded;
 
         if (!at.len || at.text[0] != '[') {
-            return cp_field_show(pool, CP_SHOW_HTML, field, row);
+            return cp_field_show(pool, CP_SHOW_HTML, field, row, fields);
+        }
+        if (!cp_field_within(field, fields)) {
+            return "";
         }
         /* the walk reads blocks past the end: a copy, padded */
         padded = apr_palloc(pool, at.len + CP_SJ_PADDING);

@@ -33,6 +33,22 @@ cp_field *cp_field_parse(apr_pool_t *pool, const char *path, const char **error)
  * a path into doc reads nothing where rows carry no document. */
 int cp_field_reads(const cp_field *field, const char *member);
 
+/* The path as written. */
+const char *cp_field_path(const cp_field *field);
+
+/* Whether a page carrying only fields (CouchPageFields' names of document
+ * members; NULL: every member) shows what the path reads: any path but
+ * into doc; a path into doc only when its first member is one of the
+ * fields (doc.title with title), never doc itself. */
+int cp_field_within(const cp_field *field, const apr_array_header_t *fields);
+
+/* The first of the paths read (const cp_field *, NULL: none) that fields
+ * leave out (cp_field_within), said as "reads doc.secret, a member
+ * CouchPageFields leaves out" (or "the whole document"); NULL when
+ * none is. */
+const char *cp_fields_fault(apr_pool_t *pool, const apr_array_header_t *read,
+                            const apr_array_header_t *fields);
+
 /* The JSON value at the path in the row, decoded (pool-owned), or NULL
  * when the row has none. */
 const json_t *cp_field_get(apr_pool_t *pool, const cp_field *field, const cp_row *row);
@@ -60,13 +76,18 @@ typedef struct {
 const char *cp_item_spec_parse(apr_pool_t *pool, const char *field, const char *link,
                                cp_item_spec *item);
 
+/* Adds the item's field and its link's placeholders to out
+ * (const cp_field *). */
+void cp_item_spec_fields(const cp_item_spec *item, apr_array_header_t *out);
+
 /* Whether the item's field, or a placeholder of its link, starts at the
  * row's member named. */
 int cp_item_spec_reads(const cp_item_spec *item, const char *member);
 
-/* The pattern filled in from the row; a missing value fills in as empty. */
+/* The pattern filled in from the row; a missing value fills in as empty,
+ * and so does one that fields leave out (as cp_field_show). */
 const char *cp_pattern_expand(apr_pool_t *pool, const cp_pattern *pattern,
-                              const cp_row *row);
+                              const cp_row *row, const apr_array_header_t *fields);
 
 /* Percent-encodes every byte of text[0..len) but the unreserved ones of
  * RFC 3986. */
@@ -88,11 +109,14 @@ const char *cp_html_text(apr_pool_t *pool, const char *text, apr_size_t len);
  *                its own date, a number is milliseconds since 1970 (UTC,
  *                JavaScript's Date.now()) and shows its UTC date for the
  *                years 0000 to 9999; anything else shows nothing.
- * A missing value shows nothing. */
+ * A missing value shows nothing. With fields (CouchPageFields; NULL: every
+ * member), the row's doc is what a JSON page carries of it: doc shows only
+ * those members, and a path into a member outside them shows nothing
+ * (cp_field_within), as a missing value. */
 typedef enum { CP_SHOW_HTML, CP_SHOW_URL, CP_SHOW_NUMBER, CP_SHOW_DATE } cp_show;
 
 const char *cp_field_show(apr_pool_t *pool, cp_show how, const cp_field *field,
-                          const cp_row *row);
+                          const cp_row *row, const apr_array_header_t *fields);
 
 /* %{couchpage_join:FIELD[]SEPARATOR}'s argument: the path, then [] (which no
  * path holds: an index is a number), then the separator, any text, empty
@@ -104,10 +128,11 @@ const char *cp_field_join_parse(apr_pool_t *pool, const char *arg, const cp_fiel
  * value (a string as text, a number as its JSON, an array or object as its
  * compact JSON), escaped, with separator (the template's own text, taken as
  * it is) between them; an empty array shows nothing, and a value that is no
- * array shows as CP_SHOW_HTML. The array's bytes are walked once: its
+ * array shows as CP_SHOW_HTML. With fields, as cp_field_show: an array
+ * outside them shows nothing. The array's bytes are walked once: its
  * elements are not decoded into one value. */
 const char *cp_field_join(apr_pool_t *pool, const cp_field *field, const char *separator,
-                          const cp_row *row);
+                          const cp_row *row, const apr_array_header_t *fields);
 
 /* The default HTML item of a _find location's row (a document, its key the
  * sort values): the document's title when it is a non-empty string and

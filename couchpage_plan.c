@@ -621,18 +621,17 @@ int cp_plan_widen(apr_pool_t *pool, const cp_plan *plan, const cp_token *start,
     return 1;
 }
 
-const cp_query *cp_plan_overfull(const apr_array_header_t *queries)
+const char *cp_plan_overfull(apr_pool_t *pool, const apr_array_header_t *queries)
 {
+    const char *reason = NULL;
     int i;
 
-    for (i = 0; i < queries->nelts; i++) {
+    for (i = 0; i < queries->nelts && !reason; i++) {
         const cp_query *query = &APR_ARRAY_IDX(queries, i, cp_query);
 
-        if (query->answer && cp_answer_rows(query->answer) > (apr_size_t)query->limit) {
-            return query;
-        }
+        reason = cp_answer_overfull(pool, query->answer, query->limit);
     }
-    return NULL;
+    return reason;
 }
 
 int cp_plan_skip(const cp_query *query)

@@ -219,9 +219,10 @@ const char *cp_plan_batch_body(apr_pool_t *pool, const apr_array_header_t *waiti
  * for more than the page it may ask for, whatever its depth or token. */
 int cp_plan_max_reach(const cp_plan *plan);
 
-/* The first query whose answer holds more rows than its limit asked for
- * (a backend that ignored it), or NULL: such an answer is refused, not used. */
-const cp_query *cp_plan_overfull(const apr_array_header_t *queries);
+/* Why the answers are refused: the first query's whose answer holds more
+ * rows than its limit asked for (cp_answer_overfull), or NULL when none
+ * does. */
+const char *cp_plan_overfull(apr_pool_t *pool, const apr_array_header_t *queries);
 
 /* The rare second round: when the page assembler cannot place the rows
  * the pages behind need from an answer (cp_page_assemble names it: the

@@ -446,17 +446,19 @@ static const char *word(apr_pool_t *pool, const cp_html_spec *spec, cp_word whic
     return cp_html_text(pool, text, strlen(text));
 }
 
-static const char *item_html(apr_pool_t *pool, const cp_row *row, const cp_item_spec *item)
+static const char *item_html(apr_pool_t *pool, const cp_row *row, const cp_item_spec *item,
+                             const apr_array_header_t *fields)
 {
     apr_size_t len = 0;
     const char *text = item->field ? NULL : cp_field_text(pool, cp_row_key(row), &len);
-    const char *shown = item->field ? cp_field_show(pool, CP_SHOW_HTML, item->field, row)
+    const char *shown = item->field
+                      ? cp_field_show(pool, CP_SHOW_HTML, item->field, row, fields)
                       : text ? cp_html_text(pool, text, len) : "";
 
     if (item->link) {
         return apr_pstrcat(pool, "<a href=\"",
-                           html(pool, cp_pattern_expand(pool, item->link, row)), "\">",
-                           shown, "</a>", NULL);
+                           html(pool, cp_pattern_expand(pool, item->link, row, fields)),
+                           "\">", shown, "</a>", NULL);
     }
     return shown;
 }
@@ -483,10 +485,23 @@ static const char *number_html(apr_pool_t *pool, apr_int64_t n, const char *sepa
     return out;
 }
 
+/* A row number of the position, in the fragment's <p> marked by class
+ * (couchpage-first-row, couchpage-last-row) for couchpage.js: after Load
+ * more it joins the first page's first row to the last page's last
+ * ("1–60 of 1,000", not the last page's "41–60"); plain in the
+ * announcement. */
+static const char *row_number(apr_pool_t *pool, const char *number, const char *class,
+                              int marked)
+{
+    return marked ? apr_pstrcat(pool, "<span class=\"", class, "\">", number, "</span>", NULL)
+                  : number;
+}
+
 /* "11–15 of 42" ("11 of 42" for one row), when CouchDB's offset is the
- * page's true position; else NULL. */
+ * page's true position; else NULL. marked: its row numbers in spans, as
+ * row_number says. */
 static const char *position_text(apr_pool_t *pool, const cp_page *page,
-                                 const cp_html_spec *spec, const char *separator)
+                                 const cp_html_spec *spec, const char *separator, int marked)
 {
     apr_int64_t offset = page->offset, total = page->total_rows;
     apr_int64_t n = page->rows->nelts;
@@ -496,9 +511,13 @@ static const char *position_text(apr_pool_t *pool, const cp_page *page,
         return NULL;
     }
     rows = n == 0 ? "0"
-         : n == 1 ? number_html(pool, offset + 1, separator)
-         : apr_pstrcat(pool, number_html(pool, offset + 1, separator), "\xe2\x80\x93",
-                       number_html(pool, offset + n, separator), NULL);
+         : n == 1 ? row_number(pool, number_html(pool, offset + 1, separator),
+                               "couchpage-first-row couchpage-last-row", marked)
+         : apr_pstrcat(pool, row_number(pool, number_html(pool, offset + 1, separator),
+                                        "couchpage-first-row", marked),
+                       "\xe2\x80\x93",
+                       row_number(pool, number_html(pool, offset + n, separator),
+                                  "couchpage-last-row", marked), NULL);
     return apr_pstrcat(pool, rows, " ", word(pool, spec, CP_WORD_OF), " ",
                        number_html(pool, total, separator), NULL);
 }
@@ -592,8 +611,9 @@ const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links
     apr_array_header_t *out = apr_array_make(pool, 16 + 3 * page->rows->nelts,
                                              sizeof(const char *));
     const char *separator = word(pool, spec, CP_WORD_THOUSANDS);
-    const char *position = position_text(pool, page, spec, separator);
-    const char *status = status_text(pool, page, spec, position, separator);
+    const char *position = position_text(pool, page, spec, separator, 1);
+    const char *status = status_text(pool, page, spec,
+                                     position_text(pool, page, spec, separator, 0), separator);
     int p;
 
 #define EMIT(s) (APR_ARRAY_PUSH(out, const char *) = (s))
@@ -615,7 +635,7 @@ const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links
                               ? spec->render_item(spec->baton, pool, row, error)
                               : page->docs_as_items && !spec->item->field
                               ? cp_item_find_default(pool, row, spec->fields)
-                              : item_html(pool, row, spec->item);
+                              : item_html(pool, row, spec->item, spec->fields);
 
             if (!inner) {
                 return NULL;

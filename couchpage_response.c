@@ -986,6 +986,15 @@ const json_t *cp_row_decode(apr_pool_t *pool, const cp_row *row, cp_span at)
                                            (apr_size_t)(node - row->answer->nodes)));
 }
 
+const char *cp_answer_overfull(apr_pool_t *pool, const cp_answer *answer, int limit)
+{
+    if (!answer || limit < 0 || cp_answer_rows(answer) <= (apr_size_t)limit) {
+        return NULL;
+    }
+    return apr_psprintf(pool, "%" APR_SIZE_T_FMT " rows, more than its limit of %d",
+                        cp_answer_rows(answer), limit);
+}
+
 const char *cp_row_string(const cp_row *row, cp_span at, apr_size_t *len)
 {
     const cp_node *node = node_at(row, at);

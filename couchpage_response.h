@@ -142,6 +142,13 @@ void cp_response_reach(apr_size_t levels);
 #define cp_answer_rows(answer) ((answer)->row_count)
 #define cp_answer_row(answer, i) (&(answer)->rows[(i)])
 
+/* Why an answer to a query that asked for at most limit rows is refused:
+ * it holds more (a backend that ignored the limit), "N rows, more than its
+ * limit of L"; NULL when it holds no more. The one check of every
+ * location's answers, a view's, a _find's and its index's alike: such an
+ * answer is refused, never used. */
+const char *cp_answer_overfull(apr_pool_t *pool, const cp_answer *answer, int limit);
+
 /* The row's key, decoded (owned by its answer's pool) at the first call;
  * NULL only when memory runs out. A row made by hand may set key itself. */
 const json_t *cp_row_key(const cp_row *row);

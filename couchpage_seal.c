@@ -10,6 +10,7 @@
 
 #include <apr_encode.h>
 #include <apr_strings.h>
+#include <ctype.h>
 #include <limits.h>
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
@@ -73,21 +74,84 @@ static apr_status_t wipe_key(void *data)
  * conf/couchpage-cluster.conf, docs/scaling.md). */
 #define PLACEHOLDER_SECRET "replace with a long random string"
 
+/* Whether a secret's text can hold CP_SEAL_MIN_BITS of randomness: whether
+ * the number of texts of its length over the classes of characters it uses
+ * (digits, lower case, upper case, the rest of printable ASCII, any other
+ * byte) reaches 2^CP_SEAL_MIN_BITS. HKDF has no work factor, so a guess is
+ * checked against a sealed token offline as fast as a hash: only
+ * randomness keeps a secret. This bounds what a text can hold, so that a
+ * short one, or one of a narrow alphabet, is refused; it cannot tell a
+ * random text from a sentence of as many letters. */
+static int secret_can_hold_enough(const char *secret)
+{
+    int digit = 0, lower = 0, upper = 0, punct = 0, other = 0;
+    const unsigned char *c;
+    double texts = 1, enough = 1, alphabet;
+    int i;
+
+    for (i = 0; i < CP_SEAL_MIN_BITS; i++) {
+        enough *= 2;
+    }
+
+    for (c = (const unsigned char *)secret; *c; c++) {
+        digit |= *c >= '0' && *c <= '9';
+        lower |= *c >= 'a' && *c <= 'z';
+        upper |= *c >= 'A' && *c <= 'Z';
+        punct |= *c >= 0x20 && *c < 0x7f && !isalnum(*c);
+        other |= *c < 0x20 || *c >= 0x7f;
+    }
+    alphabet = 10 * digit + 26 * lower + 26 * upper + 33 * punct + 161 * other;
+    for (c = (const unsigned char *)secret; *c; c++) {
+        texts *= alphabet;
+        if (texts >= enough) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* How many different bytes secret has: a long run of few characters is no
+ * random text, whatever its alphabet. */
+static int secret_variety(const char *secret)
+{
+    unsigned char seen[256] = { 0 };
+    const unsigned char *c;
+    int distinct = 0;
+
+    for (c = (const unsigned char *)secret; *c; c++) {
+        distinct += !seen[*c];
+        seen[*c] = 1;
+    }
+    return distinct;
+}
+
+/* Why one secret may not seal, or NULL. */
+static const char *secret_fault(apr_pool_t *pool, const char *secret)
+{
+    if (strcasecmp(secret, PLACEHOLDER_SECRET) == 0) {
+        return "the examples' placeholder is no secret; replace it with a random string "
+               "of your own (" CP_SEAL_SECRET_ADVICE ")";
+    }
+    if (strlen(secret) < CP_SEAL_MIN_SECRET || !secret_can_hold_enough(secret)
+        || secret_variety(secret) < CP_SEAL_MIN_VARIETY) {
+        return apr_psprintf(pool, "a secret must hold at least %d random bytes: %d "
+                            "characters or more, of a wide alphabet, with at least %d "
+                            "different ones (" CP_SEAL_SECRET_ADVICE ")",
+                            CP_SEAL_MIN_BITS / 8, CP_SEAL_MIN_SECRET, CP_SEAL_MIN_VARIETY);
+    }
+    return NULL;
+}
+
 /* Whether secret, and previous when not NULL, may seal: NULL, or why not
  * (cp_seal_keys_derive). */
 static const char *secrets_fault(apr_pool_t *pool, const char *secret, const char *previous)
 {
-    if (strlen(secret) < CP_SEAL_MIN_SECRET
-        || (previous && strlen(previous) < CP_SEAL_MIN_SECRET)) {
-        return apr_psprintf(pool, "a secret must be at least %d characters long",
-                            CP_SEAL_MIN_SECRET);
+    const char *fault = secret_fault(pool, secret);
+
+    if (!fault && previous && (fault = secret_fault(pool, previous)) != NULL) {
+        fault = apr_pstrcat(pool, "the previous secret: ", fault, NULL);
     }
-    if (strcasecmp(secret, PLACEHOLDER_SECRET) == 0
-        || (previous && strcasecmp(previous, PLACEHOLDER_SECRET) == 0)) {
-        return "the examples' placeholder is no secret; replace it with a long random "
-               "string of your own (such as: openssl rand -base64 32)";
-    }
-    return NULL;
+    return fault;
 }
 
 const char *cp_seal_key_derive(apr_pool_t *pool, const char *secret,

@@ -27,8 +27,14 @@
 
 #include "couchpage_page.h"
 
-/* The shortest secret accepted. */
-#define CP_SEAL_MIN_SECRET 16
+/* What a secret must be to seal: at least CP_SEAL_MIN_SECRET characters,
+ * whose length times the bits of its alphabet (the classes of characters
+ * it uses) is at least CP_SEAL_MIN_BITS, with at least CP_SEAL_MIN_VARIETY
+ * different characters; CP_SEAL_SECRET_ADVICE says how to make one. */
+#define CP_SEAL_MIN_SECRET 32
+#define CP_SEAL_MIN_BITS 256
+#define CP_SEAL_MIN_VARIETY 12
+#define CP_SEAL_SECRET_ADVICE "such as: openssl rand -base64 32"
 
 /* The format byte and the SIV: a token's bytes are the payload's and
  * these. */
@@ -46,8 +52,10 @@ const char *cp_seal_key_derive(apr_pool_t *pool, const char *secret,
  * not NULL, may seal tokens, derives their keys (cp_seal_key_derive) into
  * *key and *previous_key (NULL without previous): NULL, or why not, in
  * words that never show a secret (a message may end up in a log): one is
- * shorter than CP_SEAL_MIN_SECRET, or is the placeholder the shipped
- * examples show, which is public and so seals nothing. */
+ * the placeholder the shipped examples show, which is public and so seals
+ * nothing, or holds too little randomness (CP_SEAL_MIN_SECRET and the
+ * rest above): HKDF has no work factor, so a sealed token lets anyone check
+ * guesses of the secret offline, as fast as SHA-256 runs. */
 const char *cp_seal_keys_derive(apr_pool_t *pool, const char *secret, const char *previous,
                                 const cp_seal_key **key, const cp_seal_key **previous_key);
 

@@ -76,7 +76,7 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
         return 0;
     }
     reason = cp_plan_init(r->pool, &req->plan, &conf->view, req->partition, low, high,
-                          req->count, conf->links);
+                          req->count, couchpage_links_shown(conf));
     /* bounds merged from several sections, or yielded by expressions, are
      * the configuration's fault; a partition name may be the client's */
     if (reason && cp_plan_check_range(r->pool, &conf->view, low, high)) {
@@ -183,7 +183,7 @@ static int serve_page(request_rec *r, couchpage_backend_stats *stats)
             couchpage_log_backend_requests(r, stats, NULL);
             return OK;
         }
-        if (!by_index || !by_index->links) {
+        if (!by_index || !couchpage_links_shown(by_index)) {
             /* by keyset: over _find, or numbered over its index's view */
             return couchpage_find_serve(r, conf, by_index, stats);
         }
@@ -260,7 +260,8 @@ static void register_hooks(apr_pool_t *p)
     couchpage_backend_register();
     couchpage_status_register();
     ap_hook_post_config(announce_version, NULL, NULL, APR_HOOK_MIDDLE);
-    ap_hook_expr_lookup(couchpage_expr_lookup, NULL, NULL, APR_HOOK_MIDDLE);
+    /* first: before core's lookup finds what a .htaccess template may not read */
+    ap_hook_expr_lookup(couchpage_expr_lookup, NULL, NULL, APR_HOOK_FIRST);
     ap_hook_check_config(couchpage_check_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(couchpage_handler, NULL, NULL, APR_HOOK_MIDDLE);
 }

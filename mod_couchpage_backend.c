@@ -35,6 +35,7 @@ APLOG_USE_MODULE(couchpage);
 #define CAPTURE_FILTER "COUCHPAGE_CAPTURE"
 #define KEPT_BODY_FILTER "COUCHPAGE_KEPT_BODY"
 #define BATCH_STATUS_FILTER "COUCHPAGE_BATCH_STATUS"
+#define DEADLINE_FILTER "COUCHPAGE_DEADLINE"
 
 /* What the module's subrequests log of mod_proxy's (see quiet_proxy): the
  * module indexes of mod_proxy and its modules (mod_proxy_http,
@@ -49,6 +50,7 @@ static apr_hash_t *quiet_servers;
 static ap_filter_rec_t *capture_filter_handle;
 static ap_filter_rec_t *kept_body_filter_handle;
 static ap_filter_rec_t *batch_status_filter_handle;
+static ap_filter_rec_t *deadline_filter_handle;
 
 /* The backends of this process that have no multi-query endpoint: their
  * queries go as one GET each. Per process (each child learns for itself,
@@ -115,6 +117,8 @@ typedef struct couchpage_capture {
     int broken;     /* an error bucket or a failed read: the body is cut off */
     int unanswered; /* broken before any status line came */
     int batch;      /* the read is a multi-query POST */
+    apr_time_t deadline; /* the page's reads end by then (keep_deadline) */
+    int past_deadline;   /* the read was stopped at the deadline */
 } capture_ctx;
 
 /* The body is cut off. A member that failed before it answered at all (no
@@ -247,14 +251,55 @@ static apr_status_t watch_batch_status(ap_filter_t *f, apr_bucket_brigade *bb,
     return rv;
 }
 
+/* Every read of the backend's answer, its status line and headers as its
+ * body, ends by the page's deadline (CouchPageBackendDeadline): a blocking
+ * read waits at most until then (the connection's socket timeout lowered
+ * for it, mod_proxy's restored after), and none starts after it. A backend
+ * that sends a byte now and then, each within mod_proxy's timeout, or
+ * nothing at all, holds the page no longer; the read fails with
+ * APR_TIMEUP, and mod_proxy drops the connection. */
+static apr_status_t keep_deadline(ap_filter_t *f, apr_bucket_brigade *bb,
+                                  ap_input_mode_t mode, apr_read_type_e block,
+                                  apr_off_t readbytes)
+{
+    capture_ctx *ctx = f->ctx;
+    apr_interval_time_t left = ctx->deadline - apr_time_now(), timeout;
+    apr_socket_t *sock;
+    apr_status_t rv;
+
+    if (left <= 0) {
+        ctx->past_deadline = 1;
+        return APR_TIMEUP;
+    }
+    sock = block == APR_BLOCK_READ ? ap_get_conn_socket(f->c) : NULL;
+    if (!sock || apr_socket_timeout_get(sock, &timeout) != APR_SUCCESS
+        || (timeout >= 0 && timeout <= left)) {
+        return ap_get_brigade(f->next, bb, mode, block, readbytes);
+    }
+    apr_socket_timeout_set(sock, left);
+    rv = ap_get_brigade(f->next, bb, mode, block, readbytes);
+    apr_socket_timeout_set(sock, timeout);
+    /* the timeout that ran out is the deadline's (the poll's milliseconds
+     * may end it a moment before the deadline's microsecond) */
+    if (rv != APR_SUCCESS && (APR_STATUS_IS_TIMEUP(rv) || apr_time_now() >= ctx->deadline)) {
+        ctx->past_deadline = 1;
+    }
+    return rv;
+}
+
 /* mod_proxy_http's hook for the request it makes of the backend (pr) on
- * behalf of r: a multi-query POST of ours gets its status watched. */
-static int watch_batch_request(request_rec *r, request_rec *pr)
+ * behalf of r: a read of ours keeps the page's deadline, and a multi-query
+ * POST gets its status watched. */
+static int watch_backend_request(request_rec *r, request_rec *pr)
 {
     const couchpage_request_config *slot = couchpage_request_config_of(r, 0);
-    const capture_ctx *ctx = slot ? slot->capture : NULL;
+    capture_ctx *ctx = slot ? slot->capture : NULL;
 
-    if (ctx && ctx->batch) {
+    if (!ctx) {
+        return OK;
+    }
+    ap_add_input_filter_handle(deadline_filter_handle, ctx, pr, pr->connection);
+    if (ctx->batch) {
         ap_add_input_filter_handle(batch_status_filter_handle, NULL, pr, pr->connection);
     }
     return OK;
@@ -389,7 +434,9 @@ void couchpage_backend_register(void)
     batch_status_filter_handle = ap_register_input_filter(BATCH_STATUS_FILTER,
                                                           watch_batch_status, NULL,
                                                           AP_FTYPE_PROTOCOL);
-    APR_OPTIONAL_HOOK(proxy, create_req, watch_batch_request, NULL, NULL, APR_HOOK_MIDDLE);
+    deadline_filter_handle = ap_register_input_filter(DEADLINE_FILTER, keep_deadline, NULL,
+                                                      AP_FTYPE_PROTOCOL);
+    APR_OPTIONAL_HOOK(proxy, create_req, watch_backend_request, NULL, NULL, APR_HOOK_MIDDLE);
     kept_body_filter_handle = ap_register_input_filter(KEPT_BODY_FILTER, read_kept_body,
                                                        NULL, AP_FTYPE_RESOURCE);
     ap_hook_child_init(child_init, NULL, NULL, APR_HOOK_MIDDLE);
@@ -564,6 +611,7 @@ static int run_attempt(request_rec *r, const couchpage_backend_conf *conf, const
     memset(out, 0, sizeof(*out));
     /* what the request's earlier answers left of CouchPageMaxResponse */
     out->capture.max_bytes = conf->max_response - stats->bytes;
+    out->capture.deadline = stats->began + conf->deadline;
     out->capture.body = captured_body_make(r->pool);
     rr = make_proxy_subrequest(r, conf, read, &out->capture);
     if (rr->status != HTTP_OK) {
@@ -656,7 +704,7 @@ static int is_cut_batch(const backend_read *read, const attempt *a)
 static const char *failed_in_flight(request_rec *r, const backend_read *read,
                                     const attempt *a)
 {
-    if (a->capture.too_large || is_cut_batch(read, a)) {
+    if (a->capture.past_deadline || a->capture.too_large || is_cut_batch(read, a)) {
         return NULL;
     }
     if (a->timed_out || a->rv == HTTP_GATEWAY_TIME_OUT) {
@@ -700,7 +748,21 @@ static int fail(couchpage_backend_result *result, int status, int backend_status
     result->status = status;
     result->backend_status = backend_status;
     result->reason = reason;
+    result->past_deadline = 0;
     return status;
+}
+
+/* The page's reads passed their deadline: 504. */
+static int fail_past_deadline(request_rec *r, const couchpage_backend_conf *conf,
+                              const couchpage_backend_stats *stats,
+                              couchpage_backend_result *result)
+{
+    fail(result, HTTP_GATEWAY_TIME_OUT, 0,
+         apr_psprintf(r->pool, "the page's deadline of %" APR_TIME_T_FMT " s passed, %d "
+                      "backend request%s sent", apr_time_sec(conf->deadline), stats->requests,
+                      stats->requests == 1 ? "" : "s"));
+    result->past_deadline = 1;
+    return result->status;
 }
 
 /* The one retry loop, for a GET and for the multi-query POST alike: sends
@@ -718,7 +780,15 @@ static int read_backend(request_rec *r, const couchpage_backend_conf *conf, cons
     int resends = 0, repeats = read->repeats, tries = 0;
     const char *why;
 
+    if (!stats->began) {
+        stats->began = apr_time_now();
+    }
     for (;;) {
+        if (apr_time_now() >= stats->began + conf->deadline) {
+            /* nothing is sent once the page's deadline has passed */
+            memset(a, 0, sizeof(*a));
+            return fail_past_deadline(r, conf, stats, result);
+        }
         tries++;
         if (!run_attempt(r, conf, read, stats, a)) {
             return fail(result, HTTP_INTERNAL_SERVER_ERROR, 0,
@@ -757,6 +827,10 @@ static int read_backend(request_rec *r, const couchpage_backend_conf *conf, cons
         free_captured(a->capture.body);
     }
 
+    if (a->capture.past_deadline) {
+        free_captured(a->capture.body);
+        return fail_past_deadline(r, conf, stats, result);
+    }
     if (a->capture.too_large) {
         free_captured(a->capture.body);
         return fail(result, HTTP_BAD_GATEWAY, 0, stats->bytes == 0

@@ -17,7 +17,9 @@
  * the same subrequest with its body kept likewise.
  *
  * mod_proxy does the HTTP: connection pooling, balancer://, TLS and
- * timeouts are configured with its directives, never here. Nor does this
+ * timeouts are configured with its directives, never here; but a page's
+ * reads together end by its CouchPageBackendDeadline, which lowers
+ * mod_proxy's timeout for a read when less time is left. Nor does this
  * room see the directory config, or answer the client: the handler does.
  */
 #ifndef MOD_COUCHPAGE_BACKEND_H
@@ -33,6 +35,8 @@ typedef struct {
     const char *authorization; /* Authorization header for CouchDB, or NULL */
     apr_off_t max_response;    /* the most body bytes one request reads, every
                                   answer of every round together */
+    apr_interval_time_t deadline; /* how long a page's reads may take together,
+                                  from its first (CouchPageBackendDeadline) */
     int hide_keys;             /* the request log shows keys by their length only
                                   (cp_plan_query_loggable): tokens are sealed */
 } couchpage_backend_conf;
@@ -69,6 +73,8 @@ typedef struct couchpage_backend_stats {
                                  asked again, the one kept): bounded by
                                  couchpage_backend_conf.max_response */
     unsigned served_by;       /* COUCHPAGE_SERVED_BY_*: what brought the answers used */
+    apr_time_t began;         /* when the page's first read began (its reads' deadline
+                                 counts from it); 0 before */
     apr_array_header_t *log;  /* of couchpage_backend_request *, one a subrequest sent, when
                                  the caller makes it (the debug log); else NULL */
 } couchpage_backend_stats;
@@ -77,6 +83,8 @@ typedef struct {
     int status;             /* on failure: 502, 503 or 504 for the client */
     int backend_status;     /* the HTTP status CouchDB answered; 0 without one */
     const char *reason;     /* on failure: why, fit for the client and the log */
+    int past_deadline;      /* on failure: the page's reads passed their deadline
+                               (couchpage_backend_conf.deadline): status is 504 */
 } couchpage_backend_result;
 
 /* The subrequest's filters and the per-process memory of backends without
@@ -111,7 +119,10 @@ typedef enum {
  * A read that failed in flight is repeated once (COUCHPAGE_ASK_TOGETHER),
  * never more. Every subrequest sent, and every result read, is added to
  * stats, on failure too. A read may bring only what is left of
- * conf->max_response after stats->bytes: more is a 502. */
+ * conf->max_response after stats->bytes: more is a 502. Every read of the
+ * page ends by conf->deadline after the first began (stats->began): one
+ * still reading then is stopped, and its backend connection dropped, one
+ * not begun is not sent; a 504 with result->past_deadline. */
 int couchpage_backend_fetch(request_rec *r, const couchpage_backend_conf *conf,
                             const char *backend, const char *index_url, int with_docid,
                             const apr_array_header_t *asked, couchpage_backend_asking asking,

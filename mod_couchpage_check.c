@@ -59,8 +59,10 @@ enum {
     SETS_QUERY = 256,          /* what shapes the queries of a view or of a _find:
                                   CouchPageRange, Reduce, GroupLevel, MaxEmits,
                                   Update, Stable, Selector, Sort, Index */
+    SETS_LINKS = 512,
+    SETS_MAX_LINKS = 1024,
     /* what a .htaccess file may set with AllowOverride FileInfo */
-    SETS_FILEINFO = SETS_HANDLER | SETS_PAGE_SIZE | SETS_ITEM | SETS_FORMAT
+    SETS_FILEINFO = SETS_HANDLER | SETS_PAGE_SIZE | SETS_ITEM | SETS_FORMAT | SETS_LINKS
 };
 
 typedef enum {
@@ -88,6 +90,7 @@ static unsigned settings_of(const couchpage_dir_conf *conf)
          | (conf->include_docs_set ? SETS_INCLUDE_DOCS : 0)
          | (conf->item_set ? SETS_ITEM : 0) | (conf->fields_set ? SETS_FIELDS : 0)
          | (conf->format_set ? SETS_FORMAT : 0)
+         | (conf->links_set ? SETS_LINKS : 0) | (conf->max_links_set ? SETS_MAX_LINKS : 0)
          | (conf->range_set || conf->reduce_set || conf->group_level_set
             || conf->max_emits_set || conf->update_set || conf->stable_set
             || conf->find_selector_set || conf->find_sort_set || conf->find_index_set
@@ -132,7 +135,7 @@ static unsigned htaccess_settings(const core_dir_config *core)
     } listed[] = {
         { "SetHandler", SETS_HANDLER }, { "CouchPageSize", SETS_PAGE_SIZE },
         { "CouchPageItem", SETS_ITEM }, { "CouchPageItemTemplate", SETS_ITEM },
-        { "CouchPageFormat", SETS_FORMAT },
+        { "CouchPageFormat", SETS_FORMAT }, { "CouchPageLinks", SETS_LINKS },
     };
     unsigned sets = 0;
     apr_size_t i;
@@ -216,6 +219,20 @@ static const char *page_size_fault(apr_pool_t *p, const couchpage_dir_conf *conf
                         : "the default");
 }
 
+/* A CouchPageLinks above the CouchPageMaxLinks merged with it: the page
+ * would show fewer (couchpage_links_shown). */
+static const char *links_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
+{
+    if (!conf->links_set || conf->links <= conf->max_links) {
+        return NULL;
+    }
+    return apr_psprintf(p, "CouchPageLinks %d (%s) is more than CouchPageMaxLinks %d (%s)",
+                        conf->links, couchpage_directive_where(p, conf->links_where),
+                        conf->max_links, conf->max_links_set
+                        ? couchpage_directive_where(p, conf->max_links_where)
+                        : "the default");
+}
+
 /* Whether the rows carry documents: a view's with CouchPageIncludeDocs On,
  * a _find's always. */
 static int rows_have_docs(const couchpage_dir_conf *conf)
@@ -244,6 +261,22 @@ static const char *fields_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
     }
     return apr_psprintf(p, "CouchPageFields (%s) picks members of the rows' documents, "
                         "and CouchPageIncludeDocs is not On",
+                        couchpage_directive_where(p, conf->fields_where));
+}
+
+/* An item that reads a member of the documents CouchPageFields leaves out:
+ * what leaves the server is the fields, in HTML as in JSON. */
+static const char *item_fields_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
+{
+    const char *fault;
+
+    if (!conf->item_set || !conf->fields_set || conf->format == CP_FORMAT_JSON
+        || !(fault = cp_fields_fault(p, conf->item_read, conf->fields))) {
+        return NULL;
+    }
+    return apr_psprintf(p, "%s (%s) %s (%s)",
+                        conf->item_template ? "CouchPageItemTemplate" : "CouchPageItem",
+                        couchpage_directive_where(p, conf->item_where), fault,
                         couchpage_directive_where(p, conf->fields_where));
 }
 
@@ -351,11 +384,27 @@ static int check_merged(apr_pool_t *p, server_rec *s, const config_section *sect
                      section_name(p, section, s));
         return !OK;
     }
+    if (!(unknown & (SETS_LINKS | SETS_MAX_LINKS)) && (fault = links_fault(p, merged))) {
+        ap_log_error(APLOG_MARK, APLOG_ERR | APLOG_STARTUP, 0, s, CPLOGNO(0420)
+                     "%s in %s: its pages would show fewer links than it says. Raise "
+                     "CouchPageMaxLinks (each link costs a page of rows) or lower "
+                     "CouchPageLinks", fault, section_name(p, section, s));
+        return !OK;
+    }
     if (!(unknown & (SETS_INCLUDE_DOCS | SETS_ITEM | SETS_FORMAT))
         && (fault = item_fault(p, merged))) {
         ap_log_error(APLOG_MARK, APLOG_ERR | APLOG_STARTUP, 0, s, CPLOGNO(0130)
                      "%s in %s: every item there would show nothing. Set "
                      "CouchPageIncludeDocs On there, or show the row's key, value or id",
+                     fault, section_name(p, section, s));
+        return !OK;
+    }
+    if (!(unknown & (SETS_ITEM | SETS_FIELDS | SETS_FORMAT))
+        && (fault = item_fields_fault(p, merged))) {
+        ap_log_error(APLOG_MARK, APLOG_ERR | APLOG_STARTUP, 0, s, CPLOGNO(0421)
+                     "%s in %s: only CouchPageFields' members leave the server, so the "
+                     "item would not show what it reads. Read only those members in the "
+                     "item, or add the member to CouchPageFields",
                      fault, section_name(p, section, s));
         return !OK;
     }

@@ -31,7 +31,10 @@ APLOG_USE_MODULE(couchpage);
 #define DEFAULT_MAX_PAGE_SIZE 100
 #define PAGE_SIZE_CEILING 10000
 #define DEFAULT_MAX_RESPONSE (16 * 1024 * 1024)
+#define DEFAULT_BACKEND_DEADLINE 30 /* seconds for a page's backend reads together */
+#define BACKEND_DEADLINE_CEILING 3600
 #define MAX_LINKS 20
+#define DEFAULT_MAX_LINKS 5
 #define DEFAULT_MAX_TOKEN_LENGTH 4096 /* bytes of ?start=, as the client sent it */
 #define DEFAULT_MAX_EMITS 64 /* rows one document emits under one key */
 #define MAX_AGE_CEILING 31536000 /* a year, RFC 9111's advice for "never expires" */
@@ -52,11 +55,18 @@ void *couchpage_create_dir_conf(apr_pool_t *p, char *dir)
     conf->page_size = DEFAULT_PAGE_SIZE;
     conf->max_page_size = DEFAULT_MAX_PAGE_SIZE;
     conf->backend.max_response = DEFAULT_MAX_RESPONSE;
+    conf->backend.deadline = apr_time_from_sec(DEFAULT_BACKEND_DEADLINE);
     conf->view.group_level = CP_GROUP_EXACT;
     conf->max_token_length = DEFAULT_MAX_TOKEN_LENGTH;
     conf->view.max_emits = DEFAULT_MAX_EMITS;
+    conf->max_links = DEFAULT_MAX_LINKS;
     point_html_spec(conf);
     return conf;
+}
+
+int couchpage_links_shown(const couchpage_dir_conf *conf)
+{
+    return conf->links < conf->max_links ? conf->links : conf->max_links;
 }
 
 /* A field from the innermost section that sets it, as set says. */
@@ -95,6 +105,7 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     conf->handler_where = add->handler ? add->handler_where : base->handler_where;
     MERGE_AS(backend.authorization, authorization_set);
     MERGE_AS(backend.max_response, max_response_set);
+    MERGE_AS(backend.deadline, deadline_set);
     MERGE(partition);
     MERGE(fields);
     MERGE_AS(fields_where, fields_set);
@@ -104,11 +115,15 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     MERGE(item);
     MERGE_AS(item_template, item_set);
     MERGE_AS(item_reads_doc, item_set);
+    MERGE_AS(item_read, item_set);
     MERGE_AS(item_where, item_set);
     for (i = 0; i < CP_WORD_COUNT; i++) {
         conf->words[i] = add->words[i] ? add->words[i] : base->words[i];
     }
     MERGE(links);
+    MERGE_AS(links_where, links_set);
+    MERGE(max_links);
+    MERGE_AS(max_links_where, max_links_set);
     MERGE(max_token_length);
     MERGE(cache_control);
     MERGE_AS(token_key, token_secret_set);
@@ -263,6 +278,21 @@ static const char *set_max_response(cmd_parms *cmd, void *dirconf, const char *a
     return err;
 }
 
+/* CouchPageBackendDeadline SECONDS: how long a page's backend reads may
+ * take together, whatever mod_proxy's timeout lets one read take. */
+static const char *set_backend_deadline(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    couchpage_dir_conf *conf = dirconf;
+    apr_int64_t n;
+    const char *err = parse_server_bounded(cmd, arg, 1, BACKEND_DEADLINE_CEILING, &n);
+
+    if (!err) {
+        conf->backend.deadline = apr_time_from_sec(n);
+        conf->deadline_set = 1;
+    }
+    return err;
+}
+
 /* A bound with a %{...} in it is an expression, evaluated per request;
  * any other must be JSON as written, read now, once: so that a typo such as
  * '[1' is the operator's error at start-up, not every client's 400. */
@@ -404,6 +434,25 @@ static const char *set_view_flag(cmd_parms *cmd, void *dirconf, int on)
     return NULL;
 }
 
+/* An item, CouchPageItem's or CouchPageItemTemplate's, that reads a member
+ * of the documents outside CouchPageFields, both set in one section: what
+ * leaves the server is the fields, in HTML as in JSON. Where they are set
+ * apart, start-up refuses it when it can place both
+ * (mod_couchpage_check.c), and otherwise the item shows the fields alone
+ * (cp_field_show). */
+static const char *item_outside_fields(cmd_parms *cmd, const couchpage_dir_conf *conf)
+{
+    const char *fault;
+
+    if (!conf->item_set || !conf->fields_set
+        || !(fault = cp_fields_fault(cmd->pool, conf->item_read, conf->fields))) {
+        return NULL;
+    }
+    return apr_psprintf(cmd->pool, "%s %s, and CouchPageFields is set in this section: "
+                        "only its fields leave the server", conf->item_template
+                        ? "CouchPageItemTemplate" : "CouchPageItem", fault);
+}
+
 /* CouchPageFields NAME...: the document members a page's JSON carries;
  * "*" alone, every member (the default, to undo an outer section's). */
 static const char *set_fields(cmd_parms *cmd, void *dirconf, const char *args)
@@ -433,7 +482,7 @@ static const char *set_fields(cmd_parms *cmd, void *dirconf, const char *args)
     conf->fields_set = 1;
     conf->fields_where = cmd->directive;
     point_html_spec(conf);
-    return NULL;
+    return item_outside_fields(cmd, conf);
 }
 
 static const char *set_format(cmd_parms *cmd, void *dirconf, const char *arg)
@@ -457,6 +506,7 @@ static const char *set_item(cmd_parms *cmd, void *dirconf, const char *field,
                             const char *link)
 {
     couchpage_dir_conf *conf = dirconf;
+    apr_array_header_t *read;
     const char *reason;
 
     if (conf->item_template) {
@@ -468,9 +518,12 @@ static const char *set_item(cmd_parms *cmd, void *dirconf, const char *field,
         return apr_pstrcat(cmd->pool, "CouchPageItem: ", reason, NULL);
     }
     conf->item_reads_doc = cp_item_spec_reads(&conf->item, "doc");
+    read = apr_array_make(cmd->pool, 2, sizeof(const cp_field *));
+    cp_item_spec_fields(&conf->item, read);
+    conf->item_read = read;
     conf->item_where = cmd->directive;
     conf->item_set = 1;
-    return NULL;
+    return item_outside_fields(cmd, conf);
 }
 
 /* Parsed once: an expression error, or an unknown field in one of the
@@ -479,20 +532,22 @@ static const char *set_item(cmd_parms *cmd, void *dirconf, const char *field,
 static const char *set_item_template(cmd_parms *cmd, void *dirconf, const char *arg)
 {
     couchpage_dir_conf *conf = dirconf;
+    apr_array_header_t *read;
     const char *err;
 
     if (conf->item_set && !conf->item_template) {
         return "CouchPageItemTemplate: CouchPageItem is set in this section already; "
                "an item is shown by one or the other";
     }
-    err = couchpage_expr_parse_template(cmd, arg, &conf->item_template,
+    err = couchpage_expr_parse_template(cmd, arg, &conf->item_template, &read,
                                         &conf->item_reads_doc);
     if (err) {
         return err;
     }
+    conf->item_read = read;
     conf->item_where = cmd->directive;
     conf->item_set = 1;
-    return NULL;
+    return item_outside_fields(cmd, conf);
 }
 
 static const char *set_text(cmd_parms *cmd, void *dirconf, const char *name,
@@ -515,11 +570,38 @@ static const char *set_links(cmd_parms *cmd, void *dirconf, const char *arg)
     apr_int64_t n;
     const char *err = parse_bounded(cmd, arg, 0, MAX_LINKS, &n);
 
-    if (!err) {
-        conf->links = (int)n;
-        conf->links_set = 1;
+    if (err) {
+        return err;
     }
-    return err;
+    if (conf->max_links_set && n > conf->max_links) {
+        return apr_psprintf(cmd->pool, "CouchPageLinks: %s is more than CouchPageMaxLinks %d",
+                            arg, conf->max_links);
+    }
+    conf->links = (int)n;
+    conf->links_set = 1;
+    conf->links_where = cmd->directive;
+    return NULL;
+}
+
+/* The links a page shows cost rows of CouchDB's (each link a page's worth
+ * either side): the server's ceiling, as CouchPageMaxSize is the size's. */
+static const char *set_max_links(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    couchpage_dir_conf *conf = dirconf;
+    apr_int64_t n;
+    const char *err = parse_server_bounded(cmd, arg, 0, MAX_LINKS, &n);
+
+    if (err) {
+        return err;
+    }
+    if (conf->links_set && n < conf->links) {
+        return apr_psprintf(cmd->pool, "CouchPageMaxLinks: %s is less than CouchPageLinks %d",
+                            arg, conf->links);
+    }
+    conf->max_links = (int)n;
+    conf->max_links_set = 1;
+    conf->max_links_where = cmd->directive;
+    return NULL;
 }
 
 static const char *set_token_secret(cmd_parms *cmd, void *dirconf, const char *secret,
@@ -531,6 +613,12 @@ static const char *set_token_secret(cmd_parms *cmd, void *dirconf, const char *s
 
     if (forbidden) {
         return forbidden;
+    }
+    /* each as written, or file:PATH, as CouchPageCredentials' password */
+    if ((reason = couchpage_named_secret(cmd, "secret", secret, &secret)) != NULL
+        || (previous && (reason = couchpage_named_secret(cmd, "secret", previous,
+                                                         &previous)) != NULL)) {
+        return reason;
     }
     /* derived once, here in the config pool: a page only encrypts */
     reason = cp_seal_keys_derive(cmd->pool, secret, previous, &conf->token_key,
@@ -632,7 +720,8 @@ static const char *note_handler(cmd_parms *cmd, void *dirconf, const char *arg)
  * (with AllowOverride FileInfo, which SetHandler needs too): the page size,
  * never above the CouchPageMaxSize of the server's configuration (a request
  * whose merged size is above it is answered 500), the format, the items, the
- * words, the page links and Cache-Control. What decides what is asked of
+ * words, the page links (never more than CouchPageMaxLinks) and
+ * Cache-Control. What decides what is asked of
  * CouchDB, with which credentials, and which of its data leaves, is the
  * server's alone, as ProxyPass is: server config, virtual host, <Directory>
  * and <Location>; its setters refuse .htaccess also where AllowOverrideList
@@ -655,6 +744,9 @@ const command_rec couchpage_cmds[] = {
         "user and password sent to CouchDB with Basic authentication"),
     AP_INIT_TAKE1("CouchPageMaxResponse", set_max_response, NULL, SERVER_ONLY,
         "the largest CouchDB response read, in bytes (default 16777216)"),
+    AP_INIT_TAKE1("CouchPageBackendDeadline", set_backend_deadline, NULL, SERVER_ONLY,
+        "seconds a page's backend reads may take together, 1 to 3600 (default 30): "
+        "then the page is 504"),
     AP_INIT_RAW_ARGS("CouchPageRange", set_range, NULL, SERVER_ONLY,
         "the lowest and highest key shown, each JSON or an expression giving JSON "
         "('' for no bound); use %{json:...} for request values"),
@@ -686,11 +778,17 @@ const command_rec couchpage_cmds[] = {
         "a word of the HTML fragment and its text in UTF-8: first, previous, next, last, of, "
         "empty, nav-label, current, thousands, error, page or more"),
     AP_INIT_TAKE1("CouchPageLinks", set_links, NULL, PRESENTATION,
-        "how many numbered page links to show either side, 0 to 20 (default 0)"),
+        "how many numbered page links to show either side, 0 to 20 (default 0), never "
+        "more than CouchPageMaxLinks"),
+    /* each link is a page's rows read from CouchDB: never .htaccess's */
+    AP_INIT_TAKE1("CouchPageMaxLinks", set_max_links, NULL, SERVER_ONLY,
+        "the most page links either side CouchPageLinks may show, 0 to 20 (default 5): "
+        "a larger CouchPageLinks in .htaccess shows this many"),
     AP_INIT_TAKE12("CouchPageTokenSecret", set_token_secret, NULL, SERVER_ONLY,
-        "a secret (16 characters or more) that makes tokens opaque: encrypted and "
-        "authenticated (AES-256-SIV), bound to the location; a second, previous secret "
-        "is still accepted, for rotation"),
+        "a secret of 32 random bytes or more (openssl rand -base64 32), or file:PATH of a "
+        "file that holds it, that makes tokens opaque: encrypted and authenticated "
+        "(AES-256-SIV), bound to the location; a second, previous secret is still "
+        "accepted, for rotation"),
     AP_INIT_TAKE1("CouchPageMaxTokenLength", set_max_token_length, NULL, SERVER_ONLY,
         "the longest start token accepted, in bytes, 64 to 65536 (default 4096)"),
     /* it bounds what a client's token makes the module ask of CouchDB:

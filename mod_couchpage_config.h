@@ -59,10 +59,11 @@ typedef struct {
     const ap_directive_t *handler_where;
     couchpage_backend_conf backend; /* what the backend fetch reads: its
                                   authorization ("Basic ...", built once, at config
-                                  time), max_response and hide_keys, each merged
-                                  from where it is set */
+                                  time), max_response, deadline and hide_keys, each
+                                  merged from where it is set */
     int authorization_set;
     int max_response_set;
+    int deadline_set;
     couchpage_key_bound low;
     couchpage_key_bound high;
     int range_set;
@@ -84,13 +85,19 @@ typedef struct {
     ap_expr_info_t *item_template; /* ... or CouchPageItemTemplate's, when set */
     int item_set;              /* either: the innermost section's one wins */
     int item_reads_doc;        /* the item's fields or link read the row's doc */
+    const apr_array_header_t *item_read; /* the fields the item reads (const cp_field *) */
     const ap_directive_t *item_where;
     const char *words[CP_WORD_COUNT]; /* CouchPageText; NULL: inherited or English */
     cp_html_spec html;         /* the HTML fragment's item and words: this config's
                                   own (item, words), pointed at once; a request adds
                                   only an item template's renderer */
-    int links;                 /* page links either side */
+    int links;                 /* page links either side, as CouchPageLinks says; a
+                                  page shows couchpage_links_shown's */
     int links_set;
+    const ap_directive_t *links_where;
+    int max_links;             /* CouchPageMaxLinks: the server's ceiling on links */
+    int max_links_set;
+    const ap_directive_t *max_links_where;
     const cp_seal_key *token_key; /* CouchPageTokenSecret's, derived; NULL: plain JSON */
     const cp_seal_key *previous_token_key; /* its PREVIOUS-SECRET's; NULL: none */
     int token_secret_set;
@@ -124,6 +131,11 @@ typedef struct {
 extern const command_rec couchpage_cmds[];
 void *couchpage_create_dir_conf(apr_pool_t *p, char *dir);
 void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv);
+
+/* The page links either side a page shows, and reads rows for: CouchPageLinks,
+ * never more than CouchPageMaxLinks (a .htaccess may set the one, never the
+ * other). */
+int couchpage_links_shown(const couchpage_dir_conf *conf);
 
 /* The next word of a RAW_ARGS directive's arguments, as httpd quotes them,
  * the empty one ('') too; NULL when none is left. */

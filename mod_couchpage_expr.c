@@ -38,6 +38,7 @@ static const char *expr_json_string(ap_expr_eval_ctx_t *ctx, const void *data,
 /* The row CouchPageItemTemplate is rendering: where its functions read. */
 typedef struct couchpage_template_row {
     const cp_row *row;
+    const apr_array_header_t *fields; /* CouchPageFields: what it may show of the doc */
 } template_row;
 
 /* What a %{couchpage_*:FIELD} function shows, checked at start-up. */
@@ -71,9 +72,10 @@ static const char *expr_template_field(ap_expr_eval_ctx_t *ctx, const void *data
         return "";
     }
     if (shown->separator) {
-        return cp_field_join(ctx->p, shown->field, shown->separator, current->row);
+        return cp_field_join(ctx->p, shown->field, shown->separator, current->row,
+                             current->fields);
     }
-    return cp_field_show(ctx->p, shown->how, shown->field, current->row);
+    return cp_field_show(ctx->p, shown->how, shown->field, current->row, current->fields);
 }
 
 /* %{couchpage_escape:TEXT}: any text, such as a request value, HTML-escaped
@@ -133,10 +135,61 @@ static int lookup_template_function(ap_expr_lookup_parms *parms, cp_show how, in
     return OK;
 }
 
+/* While couchpage_expr_parse_template parses a template set in .htaccess,
+ * this key on the parse's temporary pool (as COLLECTED_FIELDS_KEY) marks it
+ * confined: it may read the row, the page and the request, never the
+ * server's environment or files. httpd's functions and operators that read
+ * them (server/util_expr_eval.c): osenv, and env, which falls back to the
+ * OS environment; reqenv, the request's environment, which SetEnv and
+ * PassEnv fill from the server's; file and filesize; the file tests -d -e
+ * -f -s -L -h -x; and -F, -U and -A, which look a path or URL up as a
+ * subrequest. AP_EXPR_FLAG_RESTRICTED refuses file and filesize alone. */
+#define CONFINED_KEY "couchpage-template-confined"
+
+static const char *const unconfined_functions[] = {
+    "osenv", "env", "reqenv", "file", "filesize", NULL
+};
+static const char *const unconfined_operators[] = {
+    "d", "e", "f", "s", "L", "h", "x", "F", "U", "A", NULL
+};
+
+/* Whether a template being parsed is confined and parms names what it may
+ * not read: then *parms->err says so. */
+static int refused_in_confined(ap_expr_lookup_parms *parms)
+{
+    const char *const *name = parms->type == AP_EXPR_FUNC_STRING ? unconfined_functions
+                            : parms->type == AP_EXPR_FUNC_OP_UNARY ? unconfined_operators
+                            : NULL;
+    void *confined = NULL;
+
+    apr_pool_userdata_get(&confined, CONFINED_KEY, parms->ptemp);
+    if (!confined || !name) {
+        return 0;
+    }
+    for (; *name; name++) {
+        /* ap_expr's own comparison: functions case-blind, operators not */
+        int is_function = parms->type == AP_EXPR_FUNC_STRING;
+
+        if (is_function ? strcasecmp(*name, parms->name) == 0
+                        : strcmp(*name, parms->name) == 0) {
+            *parms->err = apr_psprintf(parms->ptemp, "%s%s%s reads the server's environment "
+                                       "or files, which a template set in .htaccess may "
+                                       "not: it may read the row, the page and the request",
+                                       is_function ? "%{" : "-", parms->name,
+                                       is_function ? ":...}" : "");
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int couchpage_expr_lookup(ap_expr_lookup_parms *parms)
 {
     size_t i;
 
+    if (refused_in_confined(parms)) {
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
     if (parms->type != AP_EXPR_FUNC_STRING) {
         return DECLINED;
     }
@@ -175,19 +228,25 @@ const char *couchpage_expr_parse(cmd_parms *cmd, const char *which, const char *
 }
 
 const char *couchpage_expr_parse_template(cmd_parms *cmd, const char *text,
-                                          ap_expr_info_t **template, int *reads_doc)
+                                          ap_expr_info_t **template,
+                                          apr_array_header_t **read, int *reads_doc)
 {
-    apr_array_header_t *fields = apr_array_make(cmd->temp_pool, 8, sizeof(const cp_field *));
+    apr_array_header_t *fields = apr_array_make(cmd->pool, 8, sizeof(const cp_field *));
     const char *err;
     int i;
 
     apr_pool_userdata_setn(fields, COLLECTED_FIELDS_KEY, NULL, cmd->temp_pool);
+    /* a .htaccess file's (where NOT_IN_HTACCESS would be refused) */
+    apr_pool_userdata_setn(ap_check_cmd_context(cmd, NOT_IN_HTACCESS) ? "1" : NULL,
+                           CONFINED_KEY, NULL, cmd->temp_pool);
     err = couchpage_expr_parse(cmd, NULL, text, "template", template);
     apr_pool_userdata_setn(NULL, COLLECTED_FIELDS_KEY, NULL, cmd->temp_pool);
+    apr_pool_userdata_setn(NULL, CONFINED_KEY, NULL, cmd->temp_pool);
     *reads_doc = 0;
     for (i = 0; i < fields->nelts; i++) {
         *reads_doc |= cp_field_reads(APR_ARRAY_IDX(fields, i, const cp_field *), "doc");
     }
+    *read = fields;
     return err;
 }
 
@@ -207,6 +266,7 @@ const char *couchpage_expr_eval(request_rec *r, const ap_expr_info_t *expr, int 
 typedef struct {
     request_rec *r;
     ap_expr_info_t *template;
+    const apr_array_header_t *fields;
 } item_template;
 
 /* cp_render_html's item renderer (cp_item_renderer). */
@@ -224,6 +284,7 @@ static const char *template_item(void *baton, apr_pool_t *pool, const cp_row *ro
     }
     *error = NULL;
     current->row = row;
+    current->fields = renderer->fields;
     html = ap_expr_str_exec(r, renderer->template, error);
     current->row = NULL;
     if (*error) {
@@ -240,6 +301,7 @@ void couchpage_template_use(request_rec *r, ap_expr_info_t *template, cp_html_sp
 
     renderer->r = r;
     renderer->template = template;
+    renderer->fields = spec->fields;
     spec->render_item = template_item;
     spec->baton = renderer;
 }

@@ -31,10 +31,15 @@ const char *couchpage_expr_parse(cmd_parms *cmd, const char *which, const char *
                                  const char *noun, ap_expr_info_t **expr);
 
 /* CouchPageItemTemplate's template, parsed so (noun "template"): an
- * unknown field in one of its functions is its fault too; *reads_doc says
- * whether a function reads the row's doc. */
+ * unknown field in one of its functions is its fault too, and so is, in a
+ * .htaccess file, a function or operator that reads the server's
+ * environment or files (osenv, env, reqenv, file, filesize, the file tests
+ * and -F -U -A): such a template may read the row, the page and the
+ * request only. *read is the fields its functions read (const cp_field *,
+ * in cmd's pool); *reads_doc says whether one reads the row's doc. */
 const char *couchpage_expr_parse_template(cmd_parms *cmd, const char *text,
-                                          ap_expr_info_t **template, int *reads_doc);
+                                          ap_expr_info_t **template,
+                                          apr_array_header_t **read, int *reads_doc);
 
 /* A string expression's value for r, as ap_expr_str_exec gives it (*error
  * set when it cannot be evaluated); *not_utf8 says whether a request value
@@ -44,7 +49,8 @@ const char *couchpage_expr_eval(request_rec *r, const ap_expr_info_t *expr, int 
                                 const char **error);
 
 /* Makes spec render each item with CouchPageItemTemplate's template for r:
- * the template evaluated with its functions reading the item's row. */
+ * the template evaluated with its functions reading the item's row, of
+ * whose doc they show only spec's fields (cp_field_show). */
 void couchpage_template_use(request_rec *r, ap_expr_info_t *template, cp_html_spec *spec);
 
 #endif

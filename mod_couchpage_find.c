@@ -78,6 +78,14 @@ const char *couchpage_find_set_selector(cmd_parms *cmd, void *dirconf, const cha
         if (err) {
             return err;
         }
+        /* a request's text is never the selector's JSON: only a JSON string */
+        if (!cp_find_placeholder_is_json_string(text)) {
+            return apr_psprintf(cmd->pool, "CouchPageSelector: the value '%s' is not one "
+                                "%%{json:...} and nothing else: a request value given "
+                                "otherwise could be any JSON, an operator such as "
+                                "{\"$regex\": \".*\"} too; write \"%%{json:%%{HTTP:X-Name}}\"",
+                                ap_escape_logitem(cmd->pool, text));
+        }
         apr_hash_set(conf->find_values, text, APR_HASH_KEY_STRING, value);
     }
     conf->find_selector = selector;
@@ -532,6 +540,7 @@ static int read_find_rows(request_rec *r, const couchpage_dir_conf *conf,
                                     cp_find_reads_backward(token), limit);
     couchpage_backend_result result;
     const cp_answer *answer;
+    const char *reason;
     int status;
 
     if (!body) {
@@ -551,6 +560,10 @@ static int read_find_rows(request_rec *r, const couchpage_dir_conf *conf,
             return 0;
         }
         couchpage_send_backend_error(r, conf, &result);
+        return 0;
+    }
+    if ((reason = cp_answer_overfull(r->pool, answer, limit))) {
+        couchpage_refuse_overfull(r, conf, reason);
         return 0;
     }
     if (answer->warning) {
@@ -575,14 +588,14 @@ int couchpage_find_serve(request_rec *r, const couchpage_dir_conf *conf,
     apr_array_header_t *rows;
     const char *url, *start;
     cp_page page;
-    int status, limit;
+    int status, limit, links = couchpage_links_shown(conf);
 
     memset(&req, 0, sizeof(req));
     if (!read_find_request(r, conf, &req, &token, &url, &spec)) {
         return OK;
     }
     start = req.args.start;
-    limit = cp_find_limit(req.count, conf->links);
+    limit = cp_find_limit(req.count, links);
     for (;;) {
         if (index ? !read_index_rows(r, index, &req, &token, spec.sort, limit, stats, &rows,
                                      &counted)
@@ -590,7 +603,7 @@ int couchpage_find_serve(request_rec *r, const couchpage_dir_conf *conf,
             couchpage_log_backend_requests(r, stats, NULL);
             return OK;
         }
-        from = cp_find_page_assemble(r->pool, &token, rows, req.count, conf->links,
+        from = cp_find_page_assemble(r->pool, &token, rows, req.count, links,
                                      index ? &counted : NULL, start, &page);
         if (from == token.from) {
             break;

@@ -5,7 +5,8 @@
  * messages: the view URL schemes the
  * module serves and the proxy modules each needs; CouchPageCredentials'
  * user and password (from a file, read and its permissions checked) as
- * the Authorization header they make. Glue below both
+ * the Authorization header they make, and any secret a directive may
+ * take from such a file (CouchPageTokenSecret's). Glue below both
  * mod_couchpage_config.c (the directives, which call it) and
  * mod_couchpage_check.c (the start-up checks, which call it too), so that
  * neither calls the other back.
@@ -83,7 +84,8 @@ const char *couchpage_view_scheme_fault(apr_pool_t *p, const char *url)
 /* Readable by others than root and the owner: warned of, once per read of
  * the configuration. APR's permission bits are the octal mode's digits,
  * written in hexadecimal (APR_FPROT_UREAD is 0x0400). */
-static void warn_if_readable(cmd_parms *cmd, const char *path, const apr_finfo_t *finfo)
+static void warn_if_readable(cmd_parms *cmd, const char *noun, const char *path,
+                             const apr_finfo_t *finfo)
 {
     const char *who = NULL;
     char *group = NULL;
@@ -100,18 +102,18 @@ static void warn_if_readable(cmd_parms *cmd, const char *path, const apr_finfo_t
     }
     if (who) {
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, cmd->server, CPLOGNO(0134)
-                     "CouchPageCredentials (%s): the password file %s can be read by %s "
+                     "%s (%s): the %s file %s can be read by %s "
                      "(mode %03x); httpd reads it as root: chown root:root it and "
-                     "chmod 0600 (or 0640) it",
-                     couchpage_directive_where(cmd->temp_pool, cmd->directive), path, who,
+                     "chmod 0600 (or 0640) it", cmd->cmd->name,
+                     couchpage_directive_where(cmd->temp_pool, cmd->directive), noun, path, who,
                      (unsigned)(finfo->protection & 0x0777));
     }
 }
 
-/* The password in the file at path (couchpage_basic_authorization): NULL,
- * or the error. */
-static const char *read_password_file(cmd_parms *cmd, const char *path,
-                                      const char **password)
+/* The secret in the file at path (couchpage_named_secret): NULL, or the
+ * error. */
+static const char *read_secret_file(cmd_parms *cmd, const char *noun, const char *path,
+                                    const char **secret)
 {
     char buf[PASSWORD_FILE_MAX + 1], error[128];
     const char *fault = NULL;
@@ -122,12 +124,13 @@ static const char *read_password_file(cmd_parms *cmd, const char *path,
 
     path = ap_server_root_relative(cmd->temp_pool, path);
     if (!path) {
-        return "CouchPageCredentials: the password file's path is not valid";
+        return apr_psprintf(cmd->pool, "%s: the %s file's path is not valid", cmd->cmd->name,
+                            noun);
     }
     rv = apr_file_open(&file, path, APR_FOPEN_READ, APR_FPROT_OS_DEFAULT, cmd->temp_pool);
     if (rv != APR_SUCCESS) {
-        return apr_psprintf(cmd->pool, "CouchPageCredentials: the password file %s cannot "
-                            "be opened: %s", path, apr_strerror(rv, error, sizeof(error)));
+        return apr_psprintf(cmd->pool, "%s: the %s file %s cannot be opened: %s",
+                            cmd->cmd->name, noun, path, apr_strerror(rv, error, sizeof(error)));
     }
     rv = apr_file_info_get(&finfo, APR_FINFO_TYPE | APR_FINFO_PROT | APR_FINFO_GROUP, file);
     if ((rv == APR_SUCCESS || rv == APR_INCOMPLETE) && (finfo.valid & APR_FINFO_TYPE)
@@ -148,23 +151,34 @@ static const char *read_password_file(cmd_parms *cmd, const char *path,
         }
         fault = len > PASSWORD_FILE_MAX
               ? apr_psprintf(cmd->temp_pool, "is longer than %d bytes; it holds the "
-                             "password alone", PASSWORD_FILE_MAX)
-              : len == 0 ? "is empty; it holds the password alone"
+                             "%s alone", PASSWORD_FILE_MAX, noun)
+              : len == 0 ? apr_psprintf(cmd->temp_pool, "is empty; it holds the %s alone", noun)
               : memchr(buf, '\n', len) || memchr(buf, '\r', len) || memchr(buf, '\0', len)
-              ? "holds more than one line, or a NUL; it holds the password alone, on one line"
+              ? apr_psprintf(cmd->temp_pool, "holds more than one line, or a NUL; it holds "
+                             "the %s alone, on one line", noun)
               : NULL;
     }
     if (fault) {
-        return apr_psprintf(cmd->pool, "CouchPageCredentials: the password file %s %s",
+        return apr_psprintf(cmd->pool, "%s: the %s file %s %s", cmd->cmd->name, noun,
                             path, fault);
     }
-    *password = apr_pstrmemdup(cmd->pool, buf, len);
-    warn_if_readable(cmd, path, &finfo);
+    *secret = apr_pstrmemdup(cmd->pool, buf, len);
+    warn_if_readable(cmd, noun, path, &finfo);
     return NULL;
 }
 
-/* CouchPageCredentials USER file:PATH names a file that holds the password. */
-#define PASSWORD_FILE_PREFIX "file:"
+/* A secret of file:PATH is the one in the file at PATH. */
+#define SECRET_FILE_PREFIX "file:"
+
+const char *couchpage_named_secret(cmd_parms *cmd, const char *noun, const char *arg,
+                                   const char **secret)
+{
+    if (strncmp(arg, SECRET_FILE_PREFIX, sizeof(SECRET_FILE_PREFIX) - 1) == 0) {
+        return read_secret_file(cmd, noun, arg + sizeof(SECRET_FILE_PREFIX) - 1, secret);
+    }
+    *secret = arg;
+    return NULL;
+}
 
 const char *couchpage_basic_authorization(cmd_parms *cmd, const char *user,
                                           const char *password, const char **authorization)
@@ -176,12 +190,9 @@ const char *couchpage_basic_authorization(cmd_parms *cmd, const char *user,
         return "CouchPageCredentials: the user name must be non-empty and "
                "have no colon";
     }
-    if (strncmp(password, PASSWORD_FILE_PREFIX, sizeof(PASSWORD_FILE_PREFIX) - 1) == 0) {
-        err = read_password_file(cmd, password + sizeof(PASSWORD_FILE_PREFIX) - 1,
-                                 &password);
-        if (err) {
-            return err;
-        }
+    err = couchpage_named_secret(cmd, "password", password, &password);
+    if (err) {
+        return err;
     }
     *authorization = apr_pstrcat(cmd->pool, "Basic ",
         ap_pbase64encode(cmd->pool, apr_pstrcat(cmd->pool, user, ":", password, NULL)),

@@ -41,6 +41,18 @@ const couchpage_view_scheme *couchpage_view_scheme_of(const char *url);
 const char *couchpage_basic_authorization(cmd_parms *cmd, const char *user,
                                           const char *password, const char **authorization);
 
+/* A secret a directive takes written out or as file:PATH (CouchPageCredentials'
+ * password, CouchPageTokenSecret's secrets): arg itself, or the secret in
+ * the file at PATH (relative to ServerRoot, as httpd's own file arguments),
+ * which holds it alone, on one line (a trailing newline is no part of it),
+ * at most 4096 bytes; read when httpd reads its configuration, as root, so
+ * that the file can be root's alone: one others may read is warned of
+ * (CP0134). noun ("password", "secret") names it in messages. NULL, or the
+ * error, which names the directive, the noun and the file, never the
+ * secret. */
+const char *couchpage_named_secret(cmd_parms *cmd, const char *noun, const char *arg,
+                                   const char **secret);
+
 /* NULL when the module serves url's scheme (http, https, balancer), else
  * the reason, naming the schemes it serves: CouchPageView's check. */
 const char *couchpage_view_scheme_fault(apr_pool_t *p, const char *url);

@@ -294,11 +294,21 @@ int couchpage_send_backend_error(request_rec *r, const couchpage_dir_conf *conf,
                "CouchDB's admin sets the account a new password (in _users) and "
                "CouchPageCredentials has that one";
     }
-    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, CPLOGNO(0101)
-                  "the backend queries for %s failed with %d: %s%s (CouchPageView %s, "
-                  "%s at %s)", r->uri, result->status, result->reason, hint,
-                  conf->view.url, conf->view_section,
-                  couchpage_directive_where(r->pool, conf->view_where));
+    if (result->past_deadline) {
+        /* the operator's knob is the deadline, not mod_proxy's timeout */
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, CPLOGNO(0183)
+                      "the backend reads for %s were stopped: %s (CouchPageBackendDeadline %"
+                      APR_TIME_T_FMT " s; CouchPageView %s, %s at %s)", r->uri, result->reason,
+                      apr_time_sec(conf->backend.deadline), conf->view.url, conf->view_section,
+                      couchpage_directive_where(r->pool, conf->view_where));
+    }
+    else {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, CPLOGNO(0101)
+                      "the backend queries for %s failed with %d: %s%s (CouchPageView %s, "
+                      "%s at %s)", r->uri, result->status, result->reason, hint,
+                      conf->view.url, conf->view_section,
+                      couchpage_directive_where(r->pool, conf->view_where));
+    }
     if (result->status == HTTP_GATEWAY_TIME_OUT) {
         return couchpage_send_error(r, result->status, "backend_timeout",
                                     "the backend did not answer in time");
@@ -560,25 +570,15 @@ void couchpage_log_page(request_rec *r, const couchpage_dir_conf *conf, cp_page 
 
 /* --- how its queries are asked --- */
 
-/* An answer with more rows than its query's limit (a backend that ignored
- * it) is refused, not used: 1 when every answer is within its limit, else 0
- * when the client has been answered 502. */
-static int overfull_answer(request_rec *r, const couchpage_dir_conf *conf,
-                           const apr_array_header_t *queries)
+int couchpage_refuse_overfull(request_rec *r, const couchpage_dir_conf *conf,
+                              const char *reason)
 {
-    const cp_query *overfull = cp_plan_overfull(queries);
-
-    if (!overfull) {
-        return 1;
-    }
     ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, CPLOGNO(0181)
-                  "the backend answered a query for %s with %" APR_SIZE_T_FMT " rows, more "
-                  "than its limit of %d: refused (CouchPageView %s, %s at %s)", r->uri,
-                  cp_answer_rows(overfull->answer), overfull->limit, conf->view.url,
-                  conf->view_section, couchpage_directive_where(r->pool, conf->view_where));
-    couchpage_send_error(r, HTTP_BAD_GATEWAY, "backend_error",
-                         "the backend could not serve this page");
-    return 0;
+                  "the backend answered a query for %s with %s: refused (CouchPageView %s, "
+                  "%s at %s)", r->uri, reason, conf->view.url, conf->view_section,
+                  couchpage_directive_where(r->pool, conf->view_where));
+    return couchpage_send_error(r, HTTP_BAD_GATEWAY, "backend_error",
+                                "the backend could not serve this page");
 }
 
 /* Asks CouchDB the queries a multi-query answer cut off after k of n results
@@ -623,6 +623,7 @@ int couchpage_fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
     cp_plan_answers answers = { { NULL }, 0 };
     couchpage_backend_result result;
     const apr_array_header_t *asked = cp_plan_waiting(r->pool, queries), *alone;
+    const char *reason;
     int status = couchpage_backend_fetch(r, &conf->backend, conf->view.backend,
                                          req->plan.index_url, req->with_docid, asked,
                                          COUCHPAGE_ASK_TOGETHER, &answers, stats, &result);
@@ -649,5 +650,9 @@ int couchpage_fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
         }
         return 0;
     }
-    return overfull_answer(r, conf, queries);
+    if ((reason = cp_plan_overfull(r->pool, queries))) {
+        couchpage_refuse_overfull(r, conf, reason);
+        return 0;
+    }
+    return 1;
 }

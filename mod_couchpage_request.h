@@ -86,6 +86,13 @@ void couchpage_log_page(request_rec *r, const couchpage_dir_conf *conf, cp_page 
 
 /* --- how its queries are asked --- */
 
+/* Refuses an answer with more rows than its query's limit (a backend that
+ * ignored it; cp_answer_overfull's reason): 502 backend_error and one
+ * CP0181 line at error naming the location, the rows and the limit, on
+ * every kind of location. Returns what couchpage_send_error does. */
+int couchpage_refuse_overfull(request_rec *r, const couchpage_dir_conf *conf,
+                              const char *reason);
+
 /* Asks CouchDB the queries (cp_query, planned for req->plan) that have no
  * answer yet, together, and those a cut answer left waiting again, alone
  * (cp_plan_ask_alone): 1 with every answer in, read and checked (none over

@@ -543,7 +543,7 @@ static void check_html(apr_pool_t *pool, const char *html, const cp_page *page,
 
             FUZZ_CHECK(item->link && items < page->rows->nelts, "item %d has a link", items);
             want = cp_pattern_expand(pool, item->link,
-                                     APR_ARRAY_IDX(page->rows, items, const cp_row *));
+                                     APR_ARRAY_IDX(page->rows, items, const cp_row *), NULL);
             FUZZ_CHECK(attr[1] && !strcmp(attr[1], want),
                        "item %d links to \"%s\", not \"%s\"", items, attr[1] ? attr[1] : "",
                        want);

@@ -7,8 +7,10 @@
  * the new list and a live region announces it (the fragment's
  * data-couchpage-status). data-couchpage="more" on the fragment or around
  * it: a Load more button appends the next page's items; ?shown=N in the URL
- * says how many pages are shown from its start. data-couchpage="off": left
- * alone. Without this script, or when a fetch fails, the links are links.
+ * says how many pages are shown from its start (opened afresh, at most
+ * SHOWN_MAX of them; Back and Forward bring back the list as it was left).
+ * data-couchpage="off": left alone. Without this script, or when a fetch
+ * fails, the links are links.
  * Events (bubbling, on the fragment): couchpage:load {url, mode, items},
  * couchpage:error {url, error}. docs/pages.md has the contract. */
 (function () {
@@ -19,6 +21,15 @@
   var reduced = window.matchMedia && matchMedia('(prefers-reduced-motion: reduce)');
   var live = null;
   var asked = []; // by a fragment's place: the newest page asked for wins
+  // A URL with shown=N, opened or reloaded, shows at most this many pages:
+  // each is a request after the one before (its Next link), so a bound.
+  var SHOWN_MAX = 5;
+  // The fragments each history entry of this document showed when it was
+  // left (by the entry's key, in history.state.couchpage; by the fragment's
+  // place), which Back and Forward put back as they were, without a
+  // request; the newest KEPT_MAX entries.
+  var kept = new Map(), KEPT_MAX = 20;
+  var entry = null; // the current entry's key
 
   function modeOf(frag) {
     var m = frag.closest('[data-couchpage]');
@@ -40,7 +51,7 @@
   }
   function shownOf(url) {
     var m = /[?&]shown=(\d+)/.exec(url.split('#')[0]);
-    return m ? Math.min(parseInt(m[1], 10), 1000) : 1;
+    return m ? Math.min(parseInt(m[1], 10), SHOWN_MAX) : 1;
   }
   function emit(frag, name, detail) {
     frag.dispatchEvent(new CustomEvent(name, { bubbles: true, detail: detail }));
@@ -104,22 +115,71 @@
     frag.setAttribute('aria-busy', 'true');
     return fetchFragment(frag, url).then(function (fresh) {
       if (mine !== asked[index]) return null;
+      frag.removeAttribute('aria-busy');
       frag.replaceWith(fresh);
-      if (push) history.pushState({ couchpage: true }, '', url);
+      if (push) {
+        keep(entry, index, frag);
+        entry = newKey();
+        history.pushState({ couchpage: entry }, '', url);
+      }
       enhance(fresh, url);
-      focusOn(fresh.querySelector('.couchpage-items, .couchpage-empty'));
-      reveal(fresh);
-      announce(fresh);
-      emit(fresh, 'couchpage:load', { url: url, mode: 'page', items: itemsOf(fresh) });
+      arrived(fresh, url);
       return fresh;
     }, function (e) { if (mine === asked[index]) fail(frag, url, e); return null; });
+  }
+  // Puts back the fragment an entry kept in place of frag (Back, Forward).
+  function restore(frag, back, url) {
+    var index = all(document).indexOf(frag);
+    asked[index] = (asked[index] || 0) + 1; // a page on its way for frag is dropped
+    frag.replaceWith(back);
+    back.removeAttribute('aria-busy');
+    arrived(back, url);
+  }
+  // A page shown in place: focus, scroll, the live region, the event.
+  function arrived(frag, url) {
+    focusOn(frag.querySelector('.couchpage-items, .couchpage-empty'));
+    reveal(frag);
+    announce(frag);
+    emit(frag, 'couchpage:load', { url: url, mode: 'page', items: itemsOf(frag) });
+  }
+  function newKey() {
+    return Date.now().toString(36) + '-' + Math.random().toString(36).slice(2);
+  }
+  function keep(key, index, frag) {
+    var frags = kept.get(key) || [];
+    if (!key) return;
+    frags[index] = frag;
+    kept.delete(key); // the newest last
+    kept.set(key, frags);
+    if (kept.size > KEPT_MAX) kept.delete(kept.keys().next().value);
   }
   function itemsOf(frag) {
     return Array.prototype.slice.call(frag.querySelectorAll('.couchpage-item'));
   }
 
-  // Load more: the next page's items after frag's, its position and nav in
-  // place of frag's. A page is appended once, whatever is clicked meanwhile.
+  // The position of frag's rows and fresh's after them: fresh's with the
+  // first row of frag's ("1–20 of 100" and "41–60 of 100" make "1–60 of
+  // 100"; the numbers are the module's, in the spans it marks them with);
+  // null where either position is unknown.
+  function joined(frag, fresh) {
+    var mine = frag.querySelector('.couchpage-position .couchpage-first-row');
+    var p = fresh.querySelector('.couchpage-position');
+    var first = p && p.querySelector('.couchpage-first-row');
+    var last = p && p.querySelector('.couchpage-last-row');
+    if (!mine || !first || !last) return null;
+    if (first === last) { // a page of one row: "61 of 61"
+      first = first.cloneNode(false);
+      first.className = 'couchpage-first-row';
+      last.className = 'couchpage-last-row';
+      last.before(first, '\u2013');
+    }
+    first.textContent = mine.textContent;
+    return p;
+  }
+
+  // Load more: the next page's items after frag's, its nav in place of
+  // frag's and the position of all the rows shown. A page is appended once,
+  // whatever is clicked meanwhile.
   function more(frag, quiet) {
     var next = frag.querySelector('.couchpage-nav a.couchpage-next');
     var st = frag.couchpage;
@@ -128,17 +188,21 @@
     frag.setAttribute('aria-busy', 'true');
     return fetchFragment(frag, next.href).then(function (fresh) {
       var list = frag.querySelector('.couchpage-items');
-      var items = itemsOf(fresh), parts = ['.couchpage-position', '.couchpage-nav'];
-      var said = statusOf(fresh), status = fresh.getAttribute('data-couchpage-status');
+      var items = itemsOf(fresh), said = statusOf(fresh);
+      var position = joined(frag, fresh), mine = frag.querySelector('.couchpage-position');
+      var nav = frag.querySelector('.couchpage-nav'), theirs = fresh.querySelector('.couchpage-nav');
       st.busy = false;
       frag.removeAttribute('aria-busy');
+      // left meanwhile (Back, Forward): kept as it was
+      if (!frag.isConnected) return null;
       st.loaded.push(next.href);
       items.forEach(function (li) { list.appendChild(li); });
-      parts.forEach(function (sel) {
-        var mine = frag.querySelector(sel), theirs = fresh.querySelector(sel);
-        if (mine && theirs) mine.replaceWith(theirs);
-      });
-      if (status) frag.setAttribute('data-couchpage-status', status);
+      if (nav && theirs) nav.replaceWith(theirs);
+      // the position of all the rows shown, else (unknown) none rather
+      // than the last page's; the fragment's announcement the same
+      if (mine && position) mine.replaceWith(position);
+      else if (mine) mine.remove();
+      if (position) frag.setAttribute('data-couchpage-status', position.textContent);
       else frag.removeAttribute('data-couchpage-status');
       mark(shownUrl(st.base, st.loaded.length + 1));
       button(frag);
@@ -169,20 +233,29 @@
     list.after(b);
   }
 
-  // Marks the current history entry as one this script restores, keeping
-  // whatever state the site's own code put there.
+  // Marks the current history entry as one this script restores, by its
+  // key, keeping whatever state the site's own code put there.
   function mark(url) {
     var state = history.state && typeof history.state === 'object' ? history.state : {};
-    history.replaceState(Object.assign({}, state, { couchpage: true }), '', url);
+    entry = typeof state.couchpage === 'string' ? state.couchpage : newKey();
+    history.replaceState(Object.assign({}, state, { couchpage: entry }), '', url);
   }
   // Makes frag a fragment this script moves; url is the page it shows.
   function enhance(frag, url) {
     frag.couchpage = { base: shownUrl(url, 1), loaded: [], busy: false };
     if (modeOf(frag) === 'more') button(frag);
   }
-  // Loads more pages until n show (a URL with shown=N, opened or restored).
+  // Loads more pages until n show (a URL with shown=N opened, or an entry
+  // not kept), one after the other, then says in the URL how many do
+  // (fewer at the view's end, SHOWN_MAX for more).
   function moreUntil(frag, n) {
-    if (!frag || frag.couchpage.loaded.length + 1 >= n) return Promise.resolve(frag);
+    var st = frag && frag.couchpage, url;
+    if (!frag || !frag.isConnected) return Promise.resolve(null);
+    if (st.loaded.length + 1 >= n || !frag.querySelector('.couchpage-nav a.couchpage-next')) {
+      url = shownUrl(st.base, st.loaded.length + 1);
+      if (url !== location.href.split('#')[0]) mark(url);
+      return Promise.resolve(frag);
+    }
     return more(frag, true).then(function (f) { return f && moreUntil(f, n); });
   }
 
@@ -198,11 +271,11 @@
     live.style.cssText = 'position:absolute;width:1px;height:1px;margin:-1px;padding:0;' +
       'overflow:hidden;clip:rect(0 0 0 0);clip-path:inset(50%);white-space:nowrap;border:0';
     frags[0].after(live);
+    mark(location.href);
     frags.forEach(function (f) {
       enhance(f, location.href);
       if (modeOf(f) === 'more') moreUntil(f, shownOf(location.href));
     });
-    mark(location.href);
 
     document.addEventListener('click', function (e) {
       var a = e.target.closest && e.target.closest('.couchpage-nav a[href]');
@@ -214,17 +287,26 @@
       e.preventDefault();
       show(frag, a.href, true);
     });
-    // Back and Forward: the page the URL names, every fragment of it.
+    // Back and Forward: every fragment as the entry left it, else the page
+    // the URL names (and its shown pages); the fragments left are kept for
+    // the entry left.
     window.addEventListener('popstate', function (e) {
-      if (!e.state || !e.state.couchpage) return;
-      var url = location.href;
-      all(document).filter(function (f) { return f.couchpage; }).forEach(function (f) {
+      // (back from a #fragment of the same entry: nothing to do)
+      if (!e.state || !e.state.couchpage || e.state.couchpage === entry) return;
+      var url = location.href, left = entry, back = kept.get(e.state.couchpage) || [];
+      entry = typeof e.state.couchpage === 'string' ? e.state.couchpage : null;
+      all(document).forEach(function (f, index) {
+        if (!f.couchpage || back[index] === f) return;
+        keep(left, index, f);
+        if (back[index]) {
+          restore(f, back[index], url);
+          return;
+        }
         show(f, shownUrl(url, 1), false).then(function (fresh) {
-          if (fresh && modeOf(fresh) === 'more') {
-            moreUntil(fresh, shownOf(url)).then(function () { mark(url); });
-          }
+          if (fresh && modeOf(fresh) === 'more') moreUntil(fresh, shownOf(url));
         });
       });
+      if (!entry) mark(url);
     });
   }
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);

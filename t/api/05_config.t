@@ -33,8 +33,8 @@ my @CASES = (
     ['CouchPageView ftp://127.0.0.1/db/_all_docs', qr{CouchPageView: 'ftp://127.0.0.1/db/_all_docs' has a scheme the module does not serve; use http://, https:// or balancer://}],
     # the examples' placeholder secret, as the current or the previous one
     ['CouchPageTokenSecret "replace with a long random string"', qr{CouchPageTokenSecret: the examples' placeholder is no secret; replace it}],
-    ['CouchPageTokenSecret "a secret of this site alone" "Replace with a long random string"', qr{CouchPageTokenSecret: the examples' placeholder is no secret}],
-    ["CouchPageView $VIEW\nCouchPageTokenSecret \"a secret of this site alone\" \"the secret this site had before\"", undef],
+    ['CouchPageTokenSecret "R2tGu1n0kqEJp4y2cW6Zb8Xh3LfVd9sTq7Am5PeNoYw=" "Replace with a long random string"', qr{CouchPageTokenSecret: the previous secret: the examples' placeholder is no secret}],
+    ["CouchPageView $VIEW\nCouchPageTokenSecret \"R2tGu1n0kqEJp4y2cW6Zb8Xh3LfVd9sTq7Am5PeNoYw=\" \"Wc7Hn2Lq9Vx4Kd1Ft6Zs8Pb3Jm0Ry5Ge2Ua7Ni4Ok6=\"", undef],
     ['CouchPageSize 0', qr{CouchPageSize: '0' is not a whole number from 1 to 10000}],
     ['CouchPageSize ten', qr{CouchPageSize: 'ten' is not a whole number}],
     ['CouchPageSize 20000', qr{CouchPageSize: '20000' is not a whole number from 1 to 10000}],

@@ -51,7 +51,7 @@ $members</Proxy>
     SetHandler couchpage
     CouchPageView "balancer://couch/bands/_design/bands/_view/by-name"
     CouchPageSize 5
-    CouchPageTokenSecret "one secret for every server of the site"
+    CouchPageTokenSecret "jy5znh4hLbBR6H4dmk9vTeHEVekPy0wBfKnMmnTkSlE="
 </Location>
 CONF
     return ($port, $root);

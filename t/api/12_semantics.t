@@ -804,7 +804,7 @@ double_load('sem_ids', [ map { { _id => $_, n => length $_ } } @IDS ]);
            '5 8 20 4 5', "$loc page 2: first_row 5, last_row 8, total_rows 20, offset 4, last_page 5");
         my (undef, $content, $res) = module_get(with_args($loc, start => $first->{next}, format => 'html'));
         my $html = Encode::decode('UTF-8', $content // '');
-        like($html, qr{<p class="couchpage-position">5\x{2013}8 of 20</p>}, "$loc page 2 in HTML: 5\x{2013}8 of 20");
+        like($html, qr{<p class="couchpage-position"><span class="couchpage-first-row">5</span>\x{2013}<span class="couchpage-last-row">8</span> of 20</p>}, "$loc page 2 in HTML: 5\x{2013}8 of 20");
         like($res->{headers}{link} // '', qr{rel="last"}, "$loc: a Link header with rel=\"last\"");
     }
     my (undef, $content) = module_get(with_args('/sem/pos-range/', format => 'html'));

@@ -121,6 +121,7 @@ my @SERVER_ONLY = (
     'CouchPageCredentials thief secret',
     'CouchPageMaxSize 10000',
     'CouchPageMaxResponse 4294967296',
+    'CouchPageBackendDeadline 3600',
     q{CouchPageRange '"a"' '"z"'},
     'CouchPagePartition "%{HTTP:X-P}"',
     'CouchPageDescending On',

@@ -118,7 +118,7 @@ my $SECRETS = join '|', map { quotemeta } grep { length }
     $ENV{COUCHPAGE_DOUBLE_PASSWORD} // 'double-admin-secret',
     MIME::Base64::encode_base64(($ENV{COUCHPAGE_DOUBLE_USER} // 'admin') . ':'
                                 . ($ENV{COUCHPAGE_DOUBLE_PASSWORD} // 'double-admin-secret'), ''),
-    'the secret of the logs test', 'Authorization';
+    'C4PFyMUqFNS0kiNQqDjEDkurUSeGdfFJcIUNV33NQAw=', 'Authorization';
 
 # The size of the body the backend sends for PATH?QUERY, asked straight.
 sub backend_bytes {

@@ -13,7 +13,15 @@
 #  - the keyboard alone (Tab to Next, Enter) moves the same way;
 #  - Load more (/more.shtml, data-couchpage="more"): every post once, none
 #    missing, in order, focus on the first new item, the page above not
-#    moved, the URL ?shown=N, and after a reload the same posts;
+#    moved, the URL ?shown=N; a page in place (the nav's link), then Back
+#    brings the whole list back as it was, without a request, and Forward
+#    the page; a URL with shown=N opened (a reload, shown=1000) shows at
+#    most 5 pages, 4 requests, and says so (?shown=5);
+#  - Load more where every page knows its position (/more-position.shtml,
+#    the double's 21 rows): the position says all the rows shown ("1–10 of
+#    21", not the last page's "6–10"), the live region the page appended; a
+#    second click while a page loads asks for nothing and appends nothing;
+#    ?shown=3 opened shows rows 1-15, two requests;
 #  - without script (disabled, or failed to load) Next is a link that loads;
 #  - htmx (/htmx/, conf/couchpage-htmx.conf): Next moves in place and pushes
 #    a real URL, Back restores, the URL opened afresh is that page;
@@ -28,13 +36,13 @@ use Apache::TestRequest ();
 use Encode qw(decode_utf8);
 use File::Spec::Functions qw(catfile catdir);
 use JSON::PP ();
-use CouchPageTest qw(browser_script);
+use CouchPageTest qw(browser_script double_load);
 
 my $vars = Apache::Test::vars();
 my $chromium = $ENV{COUCHPAGE_CHROMIUM} || '/usr/bin/chromium';
 my $embedded = $ENV{COUCHPAGE_EMBEDDED_DIR} || catdir($vars->{top_dir}, 'embedded');
 
-plan tests => 54, Apache::Test::need(
+plan tests => 84, Apache::Test::need(
     { "no chromium at $chromium (apt-get install chromium)" => -x $chromium },
     { "no playwright-core in $embedded/node_modules (npm ci)" =>
           -r catfile($embedded, 'node_modules', 'playwright-core', 'package.json') },
@@ -60,6 +68,14 @@ for (my $path = '/demo/blog/'; defined $path && @pages < 20;) {
 }
 my @all = map { @{ $_->{items} } } @pages;
 is(scalar @pages, 8, 'plain HTTP: the blog has 8 pages of 5 (36 posts), by its Next links');
+
+# the double's 21 rows of /more-position.shtml, five a page, each page with
+# its position
+my @rows = map { sprintf 'row-%02d', $_ } 1 .. 21;
+double_load('inplace', [ map { { _id => $_ } } @rows ], { v => { map => 'function(doc){ emit(doc._id, null); }' } });
+my $numbered = decode_utf8(Apache::TestRequest::GET('/more-position.shtml')->content // '');
+like($numbered, qr{<span class="couchpage-first-row">1</span>–<span class="couchpage-last-row">5</span> of 21},
+     'plain HTTP: /more-position.shtml is rows 1–5 of 21, the row numbers marked');
 
 # What couchpage.js's live region says for a step's page: the fragment's
 # data-couchpage-status, else (where the backend does not tell the position:
@@ -125,15 +141,61 @@ is_deeply([map { scalar @{ $_->{items} } } @more], [5, 10, 15, 20, 25, 30, 35, 3
 is_deeply([map { $_->{focus} } @more[1 .. $#more]],
           [map { "item:$all[5 * $_]" } 1 .. $#more], '... focus on the first new item each time');
 is_deeply([map { $_->{top} } @more], [($more[0]{top}) x @more], '... the items above never move');
-is_deeply([map { $_->{live} } @more[1 .. $#more]],
-          [map { said({ status => $more[$_]{status}, items => [ @all[5 * $_ .. ($_ == 7 ? 35 : 5 * $_ + 4)] ] }) } 1 .. $#more],
+is_deeply([map { $_->{live} } @more[1 .. $#more]], [map { said($pages[$_]) } 1 .. $#more],
           '... the live region says each loaded page');
+is($more[0]{position}, '1–5 of 36', '... the first page says 1–5 of 36');
+is_deeply([map { $_->{position} } @more[1 .. $#more]], [(undef) x $#more],
+          "... then no position: pouchdb-server's later pages do not tell theirs, and 1–5 is not what shows");
+is_deeply([map { $_->{status} } @more[1 .. $#more]], [map { $_->{position} } @more[1 .. $#more]],
+          "... the fragment's announcement is its position, none without one");
 ok(!$last->{more} && !$last->{next}, '... at the end, no Load more and no Next');
 ok($more[0]{more} && $more[0]{next}, '... before, a Load more button beside the Next link');
 like($r{more}{url}, qr{/more\.shtml\?shown=8$}, "... the URL says 8 pages show: $r{more}{url}");
 is_deeply([map { $_->{marker} // 'lost' } @more], [('kept') x @more], '... no reload');
-is_deeply($r{more}{reloaded}{items}, \@all, '... reloaded, the URL brings back the same 36 posts');
+
+# more: away and back
+my @travel = @{ $r{more}{travel} || [] };
+is_deeply([map { $_->{step} } @travel], ['newer', 'back', 'forward', 'back again'],
+          "Load more's list, then Newer posts (a page in place), Back, Forward, Back");
+is_deeply([map { $_->{items} } @travel], [$pages[6]{items}, \@all, $pages[6]{items}, \@all],
+          '... page 7 alone, the whole list of 36 again, page 7, the list');
+is_deeply([map { $_->{url} } @travel[1, 3]], [($r{more}{url}) x 2], '... at its URL, ?shown=8');
+is_deeply([map { $_->{fetches} } @travel[1 .. 3]], [0, 0, 0], '... Back and Forward without a request');
+is_deeply([map { $_->{focus} } @travel], [('list') x 4], '... focus on the list each time');
+is_deeply([map { $_->{live} } @travel], [map { said($_) } @travel], '... and the live region says it');
+is_deeply([map { $_->{marker} // 'lost' } @travel], [('kept') x 4], '... no reload');
+# more: shown=N opened
+for my $case (['reload', $r{more}{reloaded}, 'reloaded (?shown=8)'], ['1000', $r{more}{thousand}, '?shown=1000 opened afresh']) {
+    my ($name, $at, $what) = @$case;
+    is_deeply($at->{items}, [ @all[0 .. 24] ], "$what: 5 pages (25 posts), not more");
+    is($at->{fetches}, 4, '... four requests after the page');
+    like($at->{url}, qr{/more\.shtml\?shown=5$}, "... and the URL says 5 show: $at->{url}");
+}
 is_deeply($r{more}{errors}, [], '... no error');
+
+# position: Load more where every page knows its position
+my @pos = @{ $r{position}{steps} || [] };
+my $twice = $pos[1] || {};
+is_deeply([map { $_->{step} } @pos], ['first', 'more, clicked twice', 'more 2', 'more 3', 'more 4'],
+          'rows: the first page, Load more clicked twice, three more');
+is($pos[0]{position}, '1–5 of 21', '... the first page: 1–5 of 21');
+is($twice->{busyAtSecond}, 'true', '... the second click came while the page loaded (aria-busy)');
+is_deeply($twice->{items}, [ @rows[0 .. 9] ], '... and appended nothing: rows 1-10, once');
+is($twice->{fetches}, 1, '... one request');
+is_deeply([map { $_->{items} } @pos[2 .. 4]], [ [ @rows[0 .. 14] ], [ @rows[0 .. 19] ], \@rows ],
+          '... then rows 1-15, 1-20, 1-21');
+is_deeply([map { $_->{position} } @pos], ['1–5 of 21', '1–10 of 21', '1–15 of 21', '1–20 of 21', '1–21 of 21'],
+          '... the position says all the rows shown, the last page of one row too (1–21)');
+is_deeply([map { $_->{status} } @pos], [map { $_->{position} } @pos], "... the fragment's announcement the same");
+is_deeply([map { $_->{live} } @pos[1 .. 4]], ['6–10 of 21', '11–15 of 21', '16–20 of 21', '21 of 21'],
+          '... the live region says the page appended');
+is_deeply([map { $_->{focus} } @pos[1 .. 4]], [map { "item:$rows[5 * $_]" } 1 .. 4], '... focus on its first item');
+ok(!$pos[4]{more}, '... at the end no Load more');
+my $three = $r{position}{opened} || {};
+is_deeply([$three->{items}, $three->{position}, $three->{fetches}], [ [ @rows[0 .. 14] ], '1–15 of 21', 2 ],
+          '?shown=3 opened: rows 1-15, "1–15 of 21", two requests');
+like($three->{url} // '', qr{/more-position\.shtml\?shown=3$}, "... the URL still ?shown=3: $three->{url}");
+is_deeply($r{position}{errors}, [], '... no error');
 
 # without script
 is_deeply($r{noscript}{first}{items}, $pages[0]{items}, 'JavaScript disabled: page 1');

@@ -13,17 +13,24 @@
 //             state; a reload, then Forward; the last pushed URL opened afresh
 //   keyboard  /demo/blog/ with the keyboard alone: Tab to Next, Enter, twice
 //   more      /more.shtml: Load more until the view's end, each step's
-//             state; then the page reloaded with its URL (?shown=N)
+//             state; the nav's Newer posts (a page in place), Back (the
+//             whole list again), Forward, Back; the page reloaded with its
+//             URL (?shown=8), then /more.shtml?shown=1000 opened
+//   position  /more-position.shtml (every page with its position): Load
+//             more clicked twice while its page loads (the answer held
+//             back), then Load more until the end; ?shown=3 opened
 //   noscript  /demo/blog/ without JavaScript: Next is a link that loads
 //   htmx      /htmx/: Next, Back, a fresh load of the pushed URL
 //   axe       axe-core's violations: the fragment without script, paged
 //             mode after a move, more mode after a load, htmx after a move
-// A step's state: {url, items, focus, live, status, marker, loads, more,
-// current, scroll, top}: the items' texts (a post's title), what has focus
+// A step's state: {url, items, focus, live, status, position, busy, marker,
+// loads, more, current, scroll, top}: the items' texts (a post's title), the
+// fragment's position ("1–10 of 21") and aria-busy, what has focus
 // (the class of the element, and whether it is the fragment's list or an
 // item), the live region's text and the fragment's data-couchpage-status,
 // whether the page's own marker survived (no reload), how many times the
-// document loaded. Exits 1 on an error of its own (a step that timed out).
+// document loaded; fetches: the requests couchpage.js made for the step.
+// Exits 1 on an error of its own (a step that timed out).
 'use strict';
 
 const fs = require('fs');
@@ -69,6 +76,9 @@ function read(page) {
       live: live ? live.textContent : null,
       liveRole: live ? live.getAttribute('role') + '/' + live.getAttribute('aria-live') : null,
       status: frag ? frag.getAttribute('data-couchpage-status') : null,
+      position: document.querySelector('.couchpage-position')
+        ? document.querySelector('.couchpage-position').textContent : null,
+      busy: frag ? frag.getAttribute('aria-busy') : null,
       marker: window.__couchpageMarker || null,
       more: !!document.querySelector('.couchpage-more'),
       next: !!document.querySelector('a.couchpage-next'),
@@ -121,7 +131,9 @@ async function scenarios(browser) {
     const page = await context.newPage();
     page.errors = [];
     page.loads = 0;
+    page.fetches = 0;
     page.on('load', () => { page.loads++; });
+    page.on('request', (r) => { if (r.resourceType() === 'fetch') page.fetches++; });
     page.on('pageerror', (e) => page.errors.push(e.message));
     page.on('response', (r) => { if (r.status() >= 400) page.errors.push(`${r.status()} ${r.url()}`); });
     return page;
@@ -203,14 +215,71 @@ async function scenarios(browser) {
       steps.push({ step: `more ${i}`, ...(await read(page)) });
       if (i === 1) axes.push(await axe(page, 'more mode, after a load'));
     }
-    // a second click on a page already loaded appends nothing
     const url = page.url();
     const loads = page.loads;
-    await page.reload({ waitUntil: 'load' });
-    await page.waitForFunction((n) => document.querySelectorAll('.couchpage-item').length >= n,
-      steps[steps.length - 1].items.length, { timeout: 30000 }).catch(() => {});
-    const reloaded = { step: 'reload', ...(await read(page)) };
-    say({ scenario: 'more', steps, url, loads, reloaded, errors: page.errors });
+    // Newer posts (the nav's link) shows that page in place; Back brings
+    // the whole list back, Forward the page, Back the list again
+    const travel = [];
+    const step = async (name, action) => {
+      const n = page.fetches;
+      await moved(page, action);
+      travel.push({ step: name, fetches: page.fetches - n, ...(await read(page)) });
+    };
+    await step('newer', () => page.click('a.couchpage-prev'));
+    await step('back', () => page.evaluate(() => history.back()));
+    await step('forward', () => page.evaluate(() => history.forward()));
+    await step('back again', () => page.evaluate(() => history.back()));
+    // a URL with shown=N opened: reloaded, and shown=1000 afresh; each
+    // waits until couchpage.js has done (the URL says how many show)
+    const opened = async (action) => {
+      page.fetches = 0;
+      await action();
+      await page.waitForFunction(() => !document.querySelector('.couchpage[aria-busy]') &&
+        /[?&]shown=\d+$/.test(location.href) && !/shown=(8|1000)$/.test(location.href), null, { timeout: 30000 })
+        .catch(() => {});
+      await page.waitForTimeout(500); // and no request after that
+      return { fetches: page.fetches, ...(await read(page)) };
+    };
+    const reloaded = { step: 'reload', ...(await opened(() => page.reload({ waitUntil: 'load' }))) };
+    const thousand = { step: 'shown=1000', ...(await opened(() => page.goto(base + '/more.shtml?shown=1000', { waitUntil: 'load' }))) };
+    say({ scenario: 'more', steps, url, loads, travel, reloaded, thousand, errors: page.errors });
+    await page.context().close();
+  }
+
+  // --- position: Load more over pages that know their position ---------------
+  {
+    const page = await newPage();
+    await page.goto(base + '/more-position.shtml', { waitUntil: 'load' });
+    await mark(page);
+    const steps = [{ step: 'first', ...(await read(page)) }];
+    // a second click while the page loads (its answer held back) appends
+    // nothing and asks for nothing
+    const held = /\/more-position\.shtml\?start=/;
+    await page.route(held, async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      await route.continue();
+    });
+    let n = page.fetches, busy = null;
+    await moved(page, async () => {
+      await page.click('.couchpage-more');
+      busy = (await read(page)).busy;
+      await page.click('.couchpage-more');
+    });
+    await page.waitForTimeout(1600); // a second answer would be in by now
+    steps.push({ step: 'more, clicked twice', busyAtSecond: busy, fetches: page.fetches - n, ...(await read(page)) });
+    await page.unroute(held);
+    for (let i = 2; i <= 10 && steps[steps.length - 1].more; i++) {
+      n = page.fetches;
+      await moved(page, () => page.click('.couchpage-more'));
+      steps.push({ step: `more ${i}`, fetches: page.fetches - n, ...(await read(page)) });
+    }
+    page.fetches = 0;
+    await page.goto(base + '/more-position.shtml?shown=3', { waitUntil: 'load' });
+    await page.waitForFunction(() => document.querySelectorAll('.couchpage-item').length >= 15 &&
+      !document.querySelector('.couchpage[aria-busy]'), null, { timeout: 15000 }).catch(() => {});
+    await page.waitForTimeout(500);
+    const opened = { step: 'shown=3', fetches: page.fetches, ...(await read(page)) };
+    say({ scenario: 'position', steps, opened, errors: page.errors });
     await page.context().close();
   }
 

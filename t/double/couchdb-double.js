@@ -2185,6 +2185,17 @@ class Double {
       if (res.socket) res.socket.destroy();
       return;
     }
+    if (fault && fault.mode === 'drip') {
+      // the answer a byte at a time, each ms apart: a backend that is never
+      // silent for long, yet never done
+      const all = Buffer.from(chunks.join(''), 'utf8');
+      for (let k = 0; k < all.length; k++) {
+        if (!(await writeAsync(res, all.subarray(k, k + 1)))) return;
+        await sleep(fault.ms || 1000);
+      }
+      res.end();
+      return;
+    }
     for (let k = 0; k < chunks.length; k++) {
       await writeAsync(res, chunks[k]);
       if (k === 0 && fault && fault.mode === 'stall') await sleep(fault.ms || 0);
@@ -2605,7 +2616,7 @@ class Double {
         if (m === 'GET') return send(200, this.fault);
         if (m === 'POST' || m === 'PUT') {
           const f = JSON.parse(body.toString('utf8') || '{}');
-          const modes = ['none', 'slow', 'stall', 'status', 'garbage', 'truncate', 'reset', 'huge', 'ignore_limit'];
+          const modes = ['none', 'slow', 'stall', 'drip', 'status', 'garbage', 'truncate', 'reset', 'huge', 'ignore_limit'];
           if (!modes.includes(f.mode)) return send(400, { error: 'bad_request', reason: `mode must be one of ${modes.join(', ')}` });
           if (f.count !== undefined && !(Number.isInteger(f.count) && f.count >= 0)) return send(400, { error: 'bad_request', reason: 'count must be a non-negative integer' });
           this.fault = f.mode === 'none' ? { mode: 'none' } : f;

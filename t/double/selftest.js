@@ -762,6 +762,15 @@ describe('the double over HTTP', () => {
       assert.equal(json(r).rows.length, 1);
     });
 
+    it('drip: the real response, one byte every ms', async () => {
+      await fault({ mode: 'drip', ms: 5, count: 1 });
+      const t0 = Date.now();
+      const r = await get(B, V);
+      assert.equal(r.status, 200);
+      assert.ok(Date.now() - t0 >= 5 * r.bytes.length * 0.9, 'a byte every 5 ms');
+      assert.deepEqual(json(r), json(await get(B, V)));
+    });
+
     it('status: answers with the given status and a CouchDB error body', async () => {
       await fault({ mode: 'status', status: 503, count: 1 });
       const r = await get(B, V);

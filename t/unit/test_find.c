@@ -442,6 +442,24 @@ static const json_t *fill_upper(void *baton, const char *placeholder, const char
     return cp_json_pool_own(pool, json_string(text));
 }
 
+/* A placeholder is a request value only as one %{json:...} call, whose value
+ * is a JSON string: anything else could give the request's own JSON. */
+static void placeholders_are_one_json_call(void **state)
+{
+    assert_true(cp_find_placeholder_is_json_string("%{json:%{HTTP:X-Group}}"));
+    assert_true(cp_find_placeholder_is_json_string("%{JSON:%{env:MATCH_POST}}"));
+    assert_true(cp_find_placeholder_is_json_string("%{json:post-%{HTTP:X-N}-%{HTTP:X-M}}"));
+    assert_true(cp_find_placeholder_is_json_string("%{json:}"));
+    assert_false(cp_find_placeholder_is_json_string("%{HTTP:X-Author}"));
+    assert_false(cp_find_placeholder_is_json_string("%{tolower:%{HTTP:X-Author}}"));
+    assert_false(cp_find_placeholder_is_json_string("x%{json:%{HTTP:X}}"));
+    assert_false(cp_find_placeholder_is_json_string("%{json:%{HTTP:X}} "));
+    assert_false(cp_find_placeholder_is_json_string("%{json:a}%{json:b}"));
+    assert_false(cp_find_placeholder_is_json_string("%{json:%{HTTP:X}"));
+    assert_false(cp_find_placeholder_is_json_string("%{jsonx:a}"));
+    assert_false(cp_find_placeholder_is_json_string("{\"$regex\": \"%{HTTP:X}\"}"));
+}
+
 /* Request-time strings are values put in place of the string, never text
  * spliced into the selector; names are never placeholders. */
 static void selector_values_are_filled_in_as_values(void **state)
@@ -1399,6 +1417,7 @@ static void index_rows_are_keyed_by_their_sort_values(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        UNIT_TEST(placeholders_are_one_json_call),
         UNIT_TEST(sort_fields_step_through_members),
         UNIT_TEST(unusable_sort_fields_are_refused),
         UNIT_TEST(sort_param_says_each_direction),

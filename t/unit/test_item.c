@@ -57,13 +57,14 @@ static void links_fill_in_percent_encoded_values(void **state)
     const cp_row *row = row_text("{\"id\":\"a/b c\",\"key\":[\"\\u00e9&<\"],\"value\":1}");
 
     assert_non_null(pattern);
-    assert_string_equal(cp_pattern_expand(pool, pattern, row),
+    assert_string_equal(cp_pattern_expand(pool, pattern, row, NULL),
                         "/band/a%2Fb%20c/%C3%A9%26%3C?v=1");
     pattern = cp_pattern_parse(pool, "/x/{doc.none}", &err);
-    assert_string_equal(cp_pattern_expand(pool, pattern, row), "/x/");
+    assert_string_equal(cp_pattern_expand(pool, pattern, row, NULL), "/x/");
     /* a NUL in a value is encoded, not the end of it */
     pattern = cp_pattern_parse(pool, "/x/{key}", &err);
-    assert_string_equal(cp_pattern_expand(pool, pattern, row_text("{\"key\":\"a\\u0000<b>\"}")),
+    assert_string_equal(cp_pattern_expand(pool, pattern,
+                                          row_text("{\"key\":\"a\\u0000<b>\"}"), NULL),
                         "/x/a%00%3Cb%3E");
 }
 
@@ -137,13 +138,95 @@ static void percent_encoding_keeps_only_unreserved_bytes(void **state)
                         "%25%22%3C%3E%5C%5E%60%7B%7C%7D");
 }
 
+static const cp_field *field_of(const char *path)
+{
+    const char *err = NULL;
+    const cp_field *field = cp_field_parse(pool, path, &err);
+
+    if (!field) {
+        fail_msg("'%s' refused: %s", path, err);
+    }
+    return field;
+}
+
+/* CouchPageFields is what leaves the server: an item shows of a row's doc
+ * only those members, the doc itself as those members, and start-up can
+ * tell which paths reach outside them. */
+static void fields_bound_what_items_show(void **state)
+{
+    apr_array_header_t *fields = apr_array_make(pool, 2, sizeof(const char *));
+    apr_array_header_t *read = apr_array_make(pool, 4, sizeof(const cp_field *));
+    const cp_row *row = row_text("{\"id\":\"a1\",\"key\":\"k\",\"value\":{\"secret\":1},"
+                                 "\"doc\":{\"title\":\"T <1>\",\"date\":\"2024-05-06\","
+                                 "\"secret\":\"s3cret\",\"n\":{\"secret\":2}}}");
+    const char *err = NULL;
+    cp_pattern *link = cp_pattern_parse(pool, "/p/{doc.title}/{doc.secret}/{id}", &err);
+
+    APR_ARRAY_PUSH(fields, const char *) = "title";
+    APR_ARRAY_PUSH(fields, const char *) = "date";
+    assert_string_equal(cp_field_path(field_of("doc.title")), "doc.title");
+    /* inside: any path that is not into doc, and a path into a field */
+    assert_true(cp_field_within(field_of("doc.title"), fields));
+    assert_true(cp_field_within(field_of("doc.date"), fields));
+    assert_true(cp_field_within(field_of("value.secret"), fields));
+    assert_true(cp_field_within(field_of("key"), fields));
+    assert_true(cp_field_within(field_of("doc.secret"), NULL));
+    assert_true(cp_field_within(field_of("doc"), NULL));
+    /* outside: another member, one nested in another, the whole doc, an index */
+    assert_false(cp_field_within(field_of("doc.secret"), fields));
+    assert_false(cp_field_within(field_of("doc.n.secret"), fields));
+    assert_false(cp_field_within(field_of("doc"), fields));
+    assert_false(cp_field_within(field_of("doc[0]"), fields));
+    assert_false(cp_field_within(field_of("doc.titles"), fields));
+
+    APR_ARRAY_PUSH(read, const cp_field *) = field_of("doc.title");
+    APR_ARRAY_PUSH(read, const cp_field *) = field_of("id");
+    assert_null(cp_fields_fault(pool, read, fields));
+    assert_null(cp_fields_fault(pool, NULL, fields));
+    APR_ARRAY_PUSH(read, const cp_field *) = field_of("doc.secret");
+    APR_ARRAY_PUSH(read, const cp_field *) = field_of("doc");
+    assert_string_equal(cp_fields_fault(pool, read, fields),
+                        "reads doc.secret, a member CouchPageFields leaves out");
+    assert_null(cp_fields_fault(pool, read, NULL));
+    read->nelts = 2;
+    APR_ARRAY_PUSH(read, const cp_field *) = field_of("doc");
+    assert_string_equal(cp_fields_fault(pool, read, fields), "reads doc, the whole document");
+
+    /* shown: the fields, every way; outside them nothing, as a missing value */
+    assert_string_equal(cp_field_show(pool, CP_SHOW_HTML, field_of("doc.title"), row, fields),
+                        "T &lt;1&gt;");
+    assert_string_equal(cp_field_show(pool, CP_SHOW_DATE, field_of("doc.date"), row, fields),
+                        "2024-05-06");
+    assert_string_equal(cp_field_show(pool, CP_SHOW_HTML, field_of("doc.secret"), row, fields),
+                        "");
+    assert_string_equal(cp_field_show(pool, CP_SHOW_URL, field_of("doc.secret"), row, fields),
+                        "");
+    assert_string_equal(cp_field_show(pool, CP_SHOW_HTML, field_of("doc.n.secret"), row,
+                                      fields), "");
+    assert_string_equal(cp_field_show(pool, CP_SHOW_NUMBER, field_of("doc.n.secret"), row,
+                                      fields), "");
+    assert_string_equal(cp_field_show(pool, CP_SHOW_NUMBER, field_of("value.secret"), row,
+                                      fields), "1");
+    /* the whole doc is its fields, as a JSON page carries it */
+    assert_string_equal(cp_field_show(pool, CP_SHOW_HTML, field_of("doc"), row, fields),
+                        "{&quot;title&quot;:&quot;T &lt;1&gt;&quot;,&quot;date&quot;:"
+                        "&quot;2024-05-06&quot;}");
+    /* without fields, all of it */
+    assert_string_equal(cp_field_show(pool, CP_SHOW_HTML, field_of("doc.secret"), row, NULL),
+                        "s3cret");
+    /* a link's placeholders likewise */
+    assert_non_null(link);
+    assert_string_equal(cp_pattern_expand(pool, link, row, fields), "/p/T%20%3C1%3E//a1");
+    assert_string_equal(cp_pattern_expand(pool, link, row, NULL), "/p/T%20%3C1%3E/s3cret/a1");
+}
+
 static const char *show(cp_show how, const char *path, const char *row)
 {
     const char *err = NULL;
     const cp_field *field = cp_field_parse(pool, path, &err);
 
     assert_non_null(field);
-    return cp_field_show(pool, how, field, row_text(row));
+    return cp_field_show(pool, how, field, row_text(row), NULL);
 }
 
 /* Every way of showing a field, with a hostile row: never markup, never a
@@ -257,7 +340,7 @@ static void strings_shown_from_records_are_the_decoded_strings(void **state)
                                      strlen(cp_percent_encode(pool, text, len)))
                 : cp_html_text(pool, text, len);
 
-            assert_string_equal(cp_field_show(pool, how ? CP_SHOW_URL : CP_SHOW_HTML, field, r),
+            assert_string_equal(cp_field_show(pool, how ? CP_SHOW_URL : CP_SHOW_HTML, field, r, NULL),
                                 expected);
         }
     }
@@ -272,7 +355,7 @@ static const char *join(const char *arg, const char *row)
     const char *separator = NULL;
 
     assert_null(cp_field_join_parse(pool, arg, &field, &separator));
-    return cp_field_join(pool, field, separator, row_text(row));
+    return cp_field_join(pool, field, separator, row_text(row), NULL);
 }
 
 /* FIELD[]SEPARATOR: the first [] ends the path (no path holds one), the
@@ -324,6 +407,22 @@ static void joins_show_each_element_escaped(void **state)
     assert_string_equal(join("value.n[], ", row), "7");
     assert_string_equal(join("key[0][], ", row), "x&lt;");
     assert_string_equal(join("doc.none[], ", row), "");
+    {
+        apr_array_header_t *fields = apr_array_make(pool, 1, sizeof(const char *));
+        const cp_field *field = NULL;
+        const char *separator = NULL;
+
+        /* CouchPageFields: an array outside them shows nothing */
+        APR_ARRAY_PUSH(fields, const char *) = "title";
+        assert_null(cp_field_join_parse(pool, "doc.tags[], ", &field, &separator));
+        assert_string_equal(cp_field_join(pool, field, separator, row_text(row), fields), "");
+        APR_ARRAY_PUSH(fields, const char *) = "tags";
+        assert_non_null(strstr(cp_field_join(pool, field, separator, row_text(row), fields),
+                               "c, j\\s"));
+        assert_null(cp_field_join_parse(pool, "key[], ", &field, &separator));
+        assert_string_equal(cp_field_join(pool, field, separator, row_text(row), fields),
+                            "x&lt;, 2.5, [1,2]");
+    }
     assert_string_equal(join("value[], ", row),
                         "{&quot;e&quot;:[],&quot;one&quot;:[&quot;only&quot;],&quot;s&quot;:"
                         "&quot;a&amp;b&quot;,&quot;n&quot;:7}");
@@ -362,6 +461,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         UNIT_TEST(fields_reach_into_rows),
+        UNIT_TEST(fields_bound_what_items_show),
         UNIT_TEST(bad_field_paths_are_refused),
         UNIT_TEST(links_fill_in_percent_encoded_values),
         UNIT_TEST(bad_link_patterns_are_refused),

@@ -1481,14 +1481,18 @@ static void an_answer_over_its_limit_is_named(void **state)
     cp_query *forward = cp_plan_query(queries, CP_QUERY_FORWARD);
     cp_query *backward = cp_plan_query(queries, CP_QUERY_BACKWARD);
 
-    assert_null(cp_plan_overfull(queries));
+    assert_null(cp_plan_overfull(pool, queries));
     forward->answer = rows_of_one_entry(forward->limit);
     backward->answer = rows_of_one_entry(backward->limit);
-    assert_null(cp_plan_overfull(queries));
+    assert_null(cp_plan_overfull(pool, queries));
     backward->answer = rows_of_one_entry(backward->limit + 1);
-    assert_ptr_equal(cp_plan_overfull(queries), backward);
+    assert_string_equal(cp_plan_overfull(pool, queries),
+                        apr_psprintf(pool, "%d rows, more than its limit of %d",
+                                     backward->limit + 1, backward->limit));
     forward->answer = rows_of_one_entry(5000);
-    assert_ptr_equal(cp_plan_overfull(queries), forward);
+    assert_string_equal(cp_plan_overfull(pool, queries),
+                        apr_psprintf(pool, "5000 rows, more than its limit of %d",
+                                     forward->limit));
 }
 
 /* Partition names: CouchDB's rule, and never a path's dot segment. */

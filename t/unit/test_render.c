@@ -52,6 +52,32 @@ static void add_page(cp_page *page, apr_int64_t number, const char *start, int c
     link->current = current;
 }
 
+/* With CouchPageFields, an item shows of a row's doc only those members:
+ * its field and its link's placeholders. */
+static void items_show_only_the_fields(void **state)
+{
+    cp_page page = page_of("[{\"id\":\"a\",\"key\":1,\"value\":null,\"doc\":{\"_id\":\"a\","
+                           "\"title\":\"T\",\"secret\":\"s3cret\"}}]", NULL, NULL, 1, 0);
+    cp_links links = { "/p/", 0, NULL };
+    apr_array_header_t *fields = apr_array_make(pool, 1, sizeof(const char *));
+    cp_item_spec item = { NULL, NULL };
+    cp_html_spec spec = { &item, NULL, NULL, NULL, NULL };
+    const char *error = NULL, *out;
+
+    APR_ARRAY_PUSH(fields, const char *) = "title";
+    assert_null(cp_item_spec_parse(pool, "doc.secret", "/x/{doc.title}/{doc.secret}", &item));
+    out = cp_render_html(pool, &page, &links, &spec, &error);
+    assert_non_null(strstr(out, "<li class=\"couchpage-item\"><a href=\"/x/T/s3cret\">s3cret</a>"));
+    spec.fields = fields;
+    out = cp_render_html(pool, &page, &links, &spec, &error);
+    assert_non_null(strstr(out, "<li class=\"couchpage-item\"><a href=\"/x/T/\"></a></li>"));
+    assert_null(strstr(out, "s3cret"));
+    assert_null(cp_item_spec_parse(pool, "doc", NULL, &item));
+    out = cp_render_html(pool, &page, &links, &spec, &error);
+    assert_non_null(strstr(out, "<li class=\"couchpage-item\">{&quot;title&quot;:&quot;T&quot;}"
+                                "</li>"));
+}
+
 static void a_page_renders_items_tokens_and_links(void **state)
 {
     cp_page page = page_of("[{\"id\":\"a\",\"key\":\"Biffy Clyro\",\"value\":null},"
@@ -237,7 +263,8 @@ static void html_fragment_lists_items_and_navigation(void **state)
         "<li class=\"couchpage-item\">Nirvana</li>\n"
         "<li class=\"couchpage-item\">Tool</li>\n"
         "</ul>\n"
-        "<p class=\"couchpage-position\">6\xe2\x80\x93" "7 of 11</p>\n"
+        "<p class=\"couchpage-position\">"
+        "<span class=\"couchpage-first-row\">6</span>\xe2\x80\x93<span class=\"couchpage-last-row\">7</span> of 11</p>\n"
         "<nav class=\"couchpage-nav\" aria-label=\"Pages\">\n"
         "<a class=\"couchpage-prev\" rel=\"prev\" href=\"/bands/?start=%5b%22A%22%2c%22a%22%5d&amp;limit=2\">Previous</a>\n"
         "<ol class=\"couchpage-pages\">\n"
@@ -457,7 +484,9 @@ static void a_known_position_shows_first_and_last_pages(void **state)
         add_page(&page, n, apr_psprintf(pool, "[%d,\"p\"]", n), n == 6);
     }
     out = html_of(&page, &links, &item);
-    assert_non_null(strstr(out, "<p class=\"couchpage-position\">21\xe2\x80\x93" "24 of 200</p>\n"));
+    assert_non_null(strstr(out, "<p class=\"couchpage-position\">"
+                                "<span class=\"couchpage-first-row\">21</span>\xe2\x80\x93"
+                                "<span class=\"couchpage-last-row\">24</span> of 200</p>\n"));
     assert_non_null(strstr(out,
         "<ol class=\"couchpage-pages\">\n"
         "<li><a rel=\"first\" href=\"/r/?limit=4\">1</a></li>\n"
@@ -516,13 +545,20 @@ static void a_lone_row_and_a_lone_page(void **state)
     const char *out;
 
     out = html_of(&page, &links, &item);
-    assert_non_null(strstr(out, "<p class=\"couchpage-position\">11 of 11</p>\n"));
+    /* its number marked as both the first and the last row (couchpage.js
+     * joins positions by them), plain in the announcement */
+    assert_non_null(strstr(out, "<p class=\"couchpage-position\">"
+                                "<span class=\"couchpage-first-row couchpage-last-row\">11</span>"
+                                " of 11</p>\n"));
+    assert_non_null(strstr(out, "data-couchpage-status=\"11 of 11\""));
     page = page_of("[{\"key\":\"Tool\",\"id\":\"t\",\"value\":null}]", NULL, NULL, 1, 0);
     page.has_last = 1;
     page.last_is_current = 1;
     page.last_number = 1;
     out = html_of(&page, &links, &item);
-    assert_non_null(strstr(out, "<p class=\"couchpage-position\">1 of 1</p>\n"));
+    assert_non_null(strstr(out, "<p class=\"couchpage-position\">"
+                                "<span class=\"couchpage-first-row couchpage-last-row\">1</span>"
+                                " of 1</p>\n"));
     assert_non_null(strstr(out, "<span class=\"couchpage-first couchpage-disabled\" "
                                 "aria-disabled=\"true\">First</span>"));
     assert_non_null(strstr(out, "<span class=\"couchpage-last couchpage-disabled\" "
@@ -551,8 +587,9 @@ static void thousands_are_separated_in_every_number(void **state)
     add_page(&page, 50000, "[1,\"a\"]", 1);
     add_page(&page, 50001, "[3,\"c\"]", 0);
     out = html_of(&page, &links, &item);
-    assert_non_null(strstr(out, "<p class=\"couchpage-position\">99,999\xe2\x80\x93"
-                                "100,000 of 1,234,567</p>\n"));
+    assert_non_null(strstr(out, "<p class=\"couchpage-position\">"
+                                "<span class=\"couchpage-first-row\">99,999</span>\xe2\x80\x93"
+                                "<span class=\"couchpage-last-row\">100,000</span> of 1,234,567</p>\n"));
     assert_non_null(strstr(out, "\">1</a></li>\n<li class=\"couchpage-gap\""));
     assert_non_null(strstr(out, "\">49,999</a></li>\n"
                                 "<li><span aria-current=\"page\">50,000</span></li>\n"));
@@ -563,12 +600,14 @@ static void thousands_are_separated_in_every_number(void **state)
     words[CP_WORD_THOUSANDS] = "\xe2\x80\xaf";
     words[CP_WORD_OF] = "sur";
     out = cp_render_html(pool, &page, &links, &spec, &error);
-    assert_non_null(strstr(out, ">99\xe2\x80\xaf" "999\xe2\x80\x93" "100\xe2\x80\xaf" "000 sur "
+    assert_non_null(strstr(out, ">99\xe2\x80\xaf" "999</span>\xe2\x80\x93"
+                                "<span class=\"couchpage-last-row\">100\xe2\x80\xaf" "000</span> sur "
                                 "1\xe2\x80\xaf" "234\xe2\x80\xaf" "567</p>"));
     /* none, and one that needs escaping */
     words[CP_WORD_THOUSANDS] = "";
     out = cp_render_html(pool, &page, &links, &spec, &error);
-    assert_non_null(strstr(out, ">99999\xe2\x80\x93" "100000 sur 1234567</p>"));
+    assert_non_null(strstr(out, ">99999</span>\xe2\x80\x93"
+                                "<span class=\"couchpage-last-row\">100000</span> sur 1234567</p>"));
     assert_non_null(strstr(out, ">617284</a>"));
     words[CP_WORD_THOUSANDS] = "<";
     out = cp_render_html(pool, &page, &links, &spec, &error);
@@ -611,7 +650,8 @@ static void words_are_replaced_and_escaped(void **state)
     page.last = "[\"Z\",\"z\"]";
     page.last_number = 3;
     out = cp_render_html(pool, &page, &links, &spec, &error);
-    assert_non_null(strstr(out, "<p class=\"couchpage-position\">6 sur 11</p>\n"
+    assert_non_null(strstr(out, "<p class=\"couchpage-position\">"
+        "<span class=\"couchpage-first-row couchpage-last-row\">6</span> sur 11</p>\n"
         "<nav class=\"couchpage-nav\" aria-label=\"Pages d&#39;articles\">\n"
         "<a class=\"couchpage-first\" rel=\"first\" href=\"/x/\">Premi\xc3\xa8re</a>\n"
         "<a class=\"couchpage-prev\" rel=\"prev\" href=\"/x/?start=%5b%22A%22%2c%22a%22%5d\">"
@@ -1022,6 +1062,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         UNIT_TEST(a_known_position_shows_first_and_last_pages),
         UNIT_TEST(a_page_renders_items_tokens_and_links),
+        UNIT_TEST(items_show_only_the_fields),
         UNIT_TEST(a_lone_page_has_null_links_and_no_counts_when_absent),
         UNIT_TEST(items_are_the_rows_reduced_to_their_members),
         UNIT_TEST(documents_and_page_links_in_json),

@@ -554,6 +554,30 @@ static void wide_integers_are_read_exactly(void **state)
                                    cp_row_decode(pool, a, cp_row_find(a, value, "d"))));
 }
 
+/* An answer over its query's limit is refused with a reason, a view's
+ * and a _find's alike; one at or under it is not. */
+static void answers_over_their_limit_are_refused(void **state)
+{
+    static const char view[] = "{\"total_rows\":9,\"offset\":0,\"rows\":["
+                                "{\"id\":\"a\",\"key\":1},{\"id\":\"b\",\"key\":2},"
+                                "{\"id\":\"c\",\"key\":3}]}";
+    static const char find[] = "{\"docs\":[{\"_id\":\"a\"},{\"_id\":\"b\"},"
+                                "{\"_id\":\"c\"}],\"bookmark\":\"x\"}";
+    const cp_answer *answer = NULL;
+
+    assert_null(read_view(view, sizeof(view) - 1, 1, &answer));
+    assert_null(cp_answer_overfull(pool, answer, 3));
+    assert_null(cp_answer_overfull(pool, answer, 4));
+    assert_string_equal(cp_answer_overfull(pool, answer, 2),
+                        "3 rows, more than its limit of 2");
+    assert_null(cp_response_read_find(pool, cp_response_padded(pool, find, sizeof(find) - 1),
+                                      sizeof(find) - 1, &answer));
+    assert_null(cp_answer_overfull(pool, answer, 3));
+    assert_string_equal(cp_answer_overfull(pool, answer, 0),
+                        "3 rows, more than its limit of 0");
+    assert_null(cp_answer_overfull(pool, NULL, 0));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -565,6 +589,7 @@ int main(void)
         UNIT_TEST(rows_are_read_and_keys_decoded_when_asked),
         UNIT_TEST(records_reach_what_fields_reach),
         UNIT_TEST(wide_integers_are_read_exactly),
+        UNIT_TEST(answers_over_their_limit_are_refused),
     };
 
     RUN_UNIT_TESTS("response", tests);

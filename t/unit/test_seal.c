@@ -7,8 +7,8 @@
 #include <apr_encode.h>
 #include <openssl/err.h>
 
-#define SECRET "correct horse battery staple"
-#define OLD_SECRET "an older secret of this site"
+#define SECRET "q3Jx0Vn8ZbL2rT6yWc1Hs9Km4Pd7Fa5GeNuRoYiXtBw="
+#define OLD_SECRET "0f9a6c2e7b41d8935ac07e16b2d94f58c3a1e7062db94c8f5e3a71b0d6c24f98"
 #define BINDING "http://h/db/_design/d/_view/v\n/bands/"
 #define PAYLOAD "[\"Nirvana\",\"nirvana-1994\"]"
 
@@ -242,12 +242,13 @@ static void the_previous_secret_still_opens_tokens(void **state)
                                &error), "[3]");
 }
 
-/* A secret seals when it is long enough and not the examples' placeholder,
- * the previous one too; no message shows a secret. */
-static void short_and_placeholder_secrets_are_refused(void **state)
+/* A secret seals when it can hold 32 random bytes (what openssl rand
+ * -base64 32 or -hex 32 makes) and is not the examples' placeholder, the
+ * previous one too; no message shows a secret. */
+static void weak_and_placeholder_secrets_are_refused(void **state)
 {
     const cp_seal_key *key = NULL, *previous_key = NULL;
-    const char *reason;
+    const char *reason, *weak;
 
     assert_null(cp_seal_keys_derive(pool, SECRET, NULL, &key, &previous_key));
     assert_non_null(key);
@@ -255,18 +256,43 @@ static void short_and_placeholder_secrets_are_refused(void **state)
     assert_null(cp_seal_keys_derive(pool, SECRET, OLD_SECRET, &key, &previous_key));
     assert_non_null(previous_key);
     assert_ptr_not_equal(key, previous_key);
-    assert_null(cp_seal_keys_derive(pool, "sixteen chars ok", NULL, &key, &previous_key));
+    /* base64 of 32 bytes without a + or /: 44 letters and digits, enough */
+    assert_null(cp_seal_keys_derive(pool, "Zq3Jx0Vn8ZbL2rT6yWc1Hs9Km4Pd7Fa5GeNuRoYiXtBw",
+                                    NULL, &key, &previous_key));
     assert_null(previous_key);
-    reason = cp_seal_keys_derive(pool, "fifteen chars a", NULL, &key, &previous_key);
-    assert_string_equal(reason, "a secret must be at least 16 characters long");
-    assert_string_equal(cp_seal_keys_derive(pool, SECRET, "too short", &key, &previous_key),
-                        reason);
+    /* too short, however varied: 31 characters, or base64 of 24 bytes */
+    reason = cp_seal_keys_derive(pool, "aB3$eF6^hI9*kL2@nO5#qR8!tU1%wX4", NULL, &key,
+                                 &previous_key);
+    assert_non_null(reason);
+    assert_non_null(strstr(reason, "a secret must hold at least 32 random bytes"));
+    assert_non_null(strstr(reason, "openssl rand -base64 32"));
+    weak = reason;
+    assert_string_equal(cp_seal_keys_derive(pool, "q3Jx0Vn8ZbL2rT6yWc1Hs9Km4Pd7Fa5G", NULL,
+                                            &key, &previous_key), weak);
+    /* long, of a narrow alphabet: the test secrets of old, a phrase of lower
+     * case and spaces, 40 decimal digits, 64 hex digits of one case but
+     * with few different ones */
+    assert_string_equal(cp_seal_keys_derive(pool, "the secret of the logs test", NULL, &key,
+                                            &previous_key), weak);
+    assert_string_equal(cp_seal_keys_derive(pool, "correct horse battery staple plus one more",
+                                            NULL, &key, &previous_key), weak);
+    assert_string_equal(cp_seal_keys_derive(pool, "1234567890123456789012345678901234567890",
+                                            NULL, &key, &previous_key), weak);
+    assert_string_equal(cp_seal_keys_derive(pool, "abababababababababababababababababababab"
+                                            "abababababababababababab", NULL, &key,
+                                            &previous_key), weak);
+    assert_string_equal(cp_seal_keys_derive(pool, "aB1!aB1!aB1!aB1!aB1!aB1!aB1!aB1!aB1!aB1!"
+                                            "aB1!", NULL, &key, &previous_key), weak);
+    /* the previous secret is held to the same, and named */
+    reason = cp_seal_keys_derive(pool, SECRET, "too short", &key, &previous_key);
+    assert_string_equal(reason, apr_pstrcat(pool, "the previous secret: ", weak, NULL));
     reason = cp_seal_keys_derive(pool, "Replace With A Long Random String", NULL, &key,
                                  &previous_key);
     assert_non_null(reason);
     assert_non_null(strstr(reason, "the examples' placeholder is no secret"));
     assert_string_equal(cp_seal_keys_derive(pool, SECRET, "replace with a long random string",
-                                            &key, &previous_key), reason);
+                                            &key, &previous_key),
+                        apr_pstrcat(pool, "the previous secret: ", reason, NULL));
 }
 
 static void tokens_of_another_location_or_secret_do_not_open(void **state)
@@ -376,7 +402,7 @@ int main(void)
         UNIT_TEST(a_page_is_sealed_in_the_core),
         UNIT_TEST(an_empty_token_is_not_sealed),
         UNIT_TEST(the_previous_secret_still_opens_tokens),
-        UNIT_TEST(short_and_placeholder_secrets_are_refused),
+        UNIT_TEST(weak_and_placeholder_secrets_are_refused),
         UNIT_TEST(tokens_of_another_location_or_secret_do_not_open),
         UNIT_TEST(a_token_changed_in_any_byte_or_character_does_not_open),
         UNIT_TEST(truncated_short_and_garbage_tokens_are_refused),
