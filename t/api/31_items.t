@@ -21,7 +21,7 @@ use JSON::PP ();
 use CouchPageTest qw(get_json backend_request backend_open_db httpd_config_test);
 
 my $JSON = JSON::PP->new->utf8->canonical;
-plan tests => 7 + 4 + 2 + 2 + 1 + 5;
+plan tests => 9 + 4 + 2 + 2 + 1 + 5;
 
 # --- apachectl -t -------------------------------------------------------------
 my $FIND = 'http://127.0.0.1:5984/db/_find';
@@ -35,9 +35,14 @@ for my $case (
      qr{%\{couchpage_join:tags\[\], \}: the field 'tags' must start with key, value, id or doc}],
     ['%{couchpage_join:doc.tags[x][], }', qr{the field 'doc\.tags\[x\]': an index must}],
     ['%{couchpage_join:%{REQUEST_URI}}', qr{%\{couchpage_join:FIELD\[\]SEPARATOR\} takes a field path written out \(such as doc\.tags\[\], \)}],
+    # an array CouchPageFields leaves out, as for the other functions
+    ['%{couchpage_join:doc.tags[], }',
+     qr{CouchPageItemTemplate reads doc\.tags, a member CouchPageFields leaves out}, 'CouchPageFields title'],
+    ['%{couchpage_join:doc.tags[], }', undef, 'CouchPageFields title tags'],
 ) {
-    my ($template, $expect) = @$case;
-    my ($rc, $out) = httpd_config_test(qq{CouchPageView $FIND\nCouchPageSort n\nCouchPageItemTemplate "$template"});
+    my ($template, $expect, $more) = @$case;
+    my ($rc, $out) = httpd_config_test(qq{CouchPageView $FIND\nCouchPageSort n\nCouchPageItemTemplate "$template"\n}
+                                       . ($more // ''));
     if (defined $expect) {
         ok($rc != 0 && $out =~ $expect, "refused: $template") or diag($out);
     }
