@@ -12,6 +12,7 @@
 
 #include <apr_strings.h>
 #include <apr_time.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -563,6 +564,50 @@ const char *cp_field_show(apr_pool_t *pool, cp_show how, const cp_field *field,
     }
 }
 
+/* An element's or a sort value's text, for a person: as cp_field_text
+ * gives it, but a decoded real as the fewest digits that read back as it,
+ * its exponent as JavaScript writes one (0.1 and 1.5e-7, where jansson
+ * writes 0.10000000000000001 and 1.4999999999999999e-7): CouchDB writes
+ * numbers so, and the bytes it sent are gone from a decoded value. */
+static const char *value_text(apr_pool_t *pool, const json_t *value, apr_size_t *len)
+{
+    char digits[32], *exponent, *from, *to;
+    int precision;
+
+    if (!json_is_real(value)) {
+        return cp_field_text(pool, value, len);
+    }
+    /* C's %g (APR's writes 0.1 as .1); strtod reads what it writes in the
+     * same locale */
+    for (precision = 1; precision < 17; precision++) {
+        snprintf(digits, sizeof(digits), "%.*g", precision, json_real_value(value));
+        if (strtod(digits, NULL) == json_real_value(value)) {
+            break;
+        }
+    }
+    snprintf(digits, sizeof(digits), "%.*g", precision, json_real_value(value));
+    /* a locale's decimal comma, as jansson undoes it */
+    if ((from = strchr(digits, ',')) != NULL) {
+        *from = '.';
+    }
+    /* e+21 as e21, e-07 as e-7 */
+    if ((exponent = strchr(digits, 'e')) != NULL) {
+        from = to = exponent + 1;
+        if (*from == '+') {
+            from++;
+        }
+        else if (*from == '-') {
+            to++, from++;
+        }
+        while (*from == '0' && from[1]) {
+            from++;
+        }
+        memmove(to, from, strlen(from) + 1);
+    }
+    *len = strlen(digits);
+    return apr_pstrmemdup(pool, digits, *len);
+}
+
 const char *cp_field_join_parse(apr_pool_t *pool, const char *arg, const cp_field **field,
                                 const char **separator)
 {
@@ -614,18 +659,12 @@ static int join_visit(void *baton, const cp_sj_value *v)
         text = v->string;
         len = v->string_len;
         break;
-    case CP_SJ_NUMBER_VALUE:
-        /* as a field shows a number: its value's JSON (cp_field_text) */
-        text = cp_field_text(join->pool,
-                             cp_json_pool_own(join->pool, cp_json_number(v->text, v->len)),
-                             &len);
-        break;
     case CP_SJ_CLOSE:
         /* NULL beyond cp_json_load's depth, as a field that deep shows */
         text = cp_field_text(join->pool, cp_json_load(join->pool, v->text, v->len, NULL), &len);
         break;
     default:
-        /* true, false, null: their JSON is their bytes */
+        /* a number as CouchDB wrote it; true, false, null: their JSON */
         text = v->text;
         len = v->len;
     }
@@ -648,7 +687,7 @@ const char *cp_field_join(apr_pool_t *pool, const cp_field *field, const char *s
         }
         for (i = 0; i < json_array_size(key); i++) {
             apr_size_t len = 0;
-            const char *text = cp_field_text(pool, json_array_get(key, i), &len);
+            const char *text = value_text(pool, json_array_get(key, i), &len);
 
             join_element(&join, text, len);
         }
@@ -698,14 +737,14 @@ const char *cp_item_find_default(apr_pool_t *pool, const cp_row *row,
     key = cp_row_key(row);
     if (!json_is_array(key)) {
         apr_size_t len = 0;
-        const char *text = cp_field_text(pool, key, &len);
+        const char *text = value_text(pool, key, &len);
 
         return text ? cp_html_text(pool, text, len) : "";
     }
     pieces = apr_array_make(pool, 2 * (int)json_array_size(key), sizeof(const char *));
     for (i = 0; i < (int)json_array_size(key); i++) {
         apr_size_t len = 0;
-        const char *text = cp_field_text(pool, json_array_get(key, (size_t)i), &len);
+        const char *text = value_text(pool, json_array_get(key, (size_t)i), &len);
 
         if (i > 0) {
             APR_ARRAY_PUSH(pieces, const char *) = ", ";

@@ -124,9 +124,10 @@ const char *cp_field_show(apr_pool_t *pool, cp_show how, const cp_field *field,
 const char *cp_field_join_parse(apr_pool_t *pool, const char *arg, const cp_field **field,
                                 const char **separator);
 
-/* The elements of the array at the path, each as CP_SHOW_HTML shows a
- * value (a string as text, a number as its JSON, an array or object as its
- * compact JSON), escaped, with separator (the template's own text, taken as
+/* The elements of the array at the path, each as text (a string as it
+ * is, a number as CouchDB wrote it, or where the value was decoded (the
+ * key) in the fewest digits that read back as it, true, false, null, an
+ * array or object as its compact JSON), escaped, with separator (the template's own text, taken as
  * it is) between them; an empty array shows nothing, and a value that is no
  * array shows as CP_SHOW_HTML. With fields, as cp_field_show: an array
  * outside them shows nothing. The array's bytes are walked once: its
@@ -137,8 +138,8 @@ const char *cp_field_join(apr_pool_t *pool, const cp_field *field, const char *s
 /* The default HTML item of a _find location's row (a document, its key the
  * sort values): the document's title when it is a non-empty string and
  * fields (CouchPageFields' names; NULL: every member) lets it show; else
- * the sort values as text, each as CP_SHOW_HTML shows it, joined with
- * ", ". HTML-escaped. */
+ * the sort values as text (a number in the fewest digits that read back
+ * as it), joined with ", ". HTML-escaped. */
 const char *cp_item_find_default(apr_pool_t *pool, const cp_row *row,
                                  const apr_array_header_t *fields);
 

@@ -64,7 +64,7 @@ my @DOCS = (
     { _id => 'n1', type => 'note', date => '2024-06-21', title => 'First <note> & "more"',
       tags => ['c', 'json'] },
     { _id => 'n2', type => 'note', date => '2024-06-22', tags => [] },
-    { _id => 'n3', type => 'note', date => '2024-06-23', title => '', tags => ['<script>', 7, 2.5, JSON::PP::true, undef] },
+    { _id => 'n3', type => 'note', date => '2024-06-23', title => '', tags => ['<script>', 7, 0.1, JSON::PP::true, undef] },
     { _id => 'n4', type => 'memo', date => '2024-06-24', title => ['not', 'a string'],
       tags => [['x', 1], { k => 'v<' }] },
     { _id => 'n5', type => 'memo', date => '2024-06-25', title => "Caf\x{e9} \x{1f680}", tags => 'one' },
@@ -114,8 +114,8 @@ my @want = (
     '<span>c, json</span> <i>2024-06-21</i> <u>First &lt;note&gt; &amp; &quot;more&quot;</u> '
         . '<ul><li>c</li><li>json</li></ul>',
     '<span></span> <i>2024-06-22</i> <u></u> <ul><li></li></ul>',
-    '<span>&lt;script&gt;, 7, 2.5, true, null</span> <i>2024-06-23</i> <u></u> '
-        . '<ul><li>&lt;script&gt;</li><li>7</li><li>2.5</li><li>true</li><li>null</li></ul>',
+    '<span>&lt;script&gt;, 7, 0.1, true, null</span> <i>2024-06-23</i> <u></u> '
+        . '<ul><li>&lt;script&gt;</li><li>7</li><li>0.1</li><li>true</li><li>null</li></ul>',
     '<span>[&quot;x&quot;,1], {&quot;k&quot;:&quot;v&lt;&quot;}</span> <i>2024-06-24</i> '
         . '<u>not|a string</u> <ul><li>[&quot;x&quot;,1]</li><li>{&quot;k&quot;:&quot;v&lt;&quot;}</li></ul>',
     "<span>one</span> <i>2024-06-25</i> <u>Caf\x{e9} \x{1f680}</u> <ul><li>one</li></ul>",

@@ -392,15 +392,22 @@ static void joins_show_each_element_escaped(void **state)
                       " [ \"n<\" , {\"o\": 1} ], {\"k\" : \"v\"}, \"\\u00e9\"]}}";
 
     assert_string_equal(join("doc.tags[], ", row),
-                        "c, j\\s\xef\xbf\xbd, 10, -5.0, true, null, "
+                        "c, j\\s\xef\xbf\xbd, 10, -0.5e1, true, null, "
                         "[&quot;n&lt;&quot;,{&quot;o&quot;:1}], {&quot;k&quot;:&quot;v&quot;}, "
                         "\xc3\xa9");
     assert_string_equal(join("doc.tags[]</li><li>", row),
-                        "c</li><li>j\\s\xef\xbf\xbd</li><li>10</li><li>-5.0</li><li>true"
+                        "c</li><li>j\\s\xef\xbf\xbd</li><li>10</li><li>-0.5e1</li><li>true"
                         "</li><li>null</li><li>[&quot;n&lt;&quot;,{&quot;o&quot;:1}]</li><li>"
                         "{&quot;k&quot;:&quot;v&quot;}</li><li>\xc3\xa9");
     assert_string_equal(join("key[] / ", row), "x&lt; / 2.5 / [1,2]");
     assert_string_equal(join("key[2][]+", row), "1+2");
+    /* decoded reals in the fewest digits that read back, as CouchDB writes
+     * them; an array's own numbers as sent */
+    assert_string_equal(join("key[], ", "{\"id\":\"a\",\"key\":[0.1,1.5e-7,1e21,1.0,-2.5e-300,"
+                             "123456789012345678901234567890],\"value\":[0.1,1.0]}"),
+                        "0.1, 1.5e-7, 1e21, 1, -2.5e-300, 123456789012345678901234567890");
+    assert_string_equal(join("value[], ", "{\"id\":\"a\",\"key\":1,\"value\":[0.1,1.0,1e21]}"),
+                        "0.1, 1.0, 1e21");
     assert_string_equal(join("value.e[], ", row), "");
     assert_string_equal(join("value.one[], ", row), "only");
     assert_string_equal(join("value.s[], ", row), "a&amp;b");
@@ -448,6 +455,8 @@ static void find_items_show_the_title_or_the_sort_values(void **state)
         "{\"id\":\"p\",\"key\":[\"g&1\",3,null,[1]],\"value\":null,"
         "\"doc\":{\"_id\":\"p\",\"title\":\"\",\"name\":\"N\"}}"), NULL),
         "g&amp;1, 3, null, [1]");
+    assert_string_equal(cp_item_find_default(pool, row_text(
+        "{\"id\":\"p\",\"key\":[0.1,7],\"value\":null,\"doc\":{}}"), NULL), "0.1, 7");
     assert_string_equal(cp_item_find_default(pool, row_text(
         "{\"id\":\"p\",\"key\":[\"a\"],\"value\":null,\"doc\":{\"title\":[\"no\"]}}"), NULL),
         "a");
