@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Smoke test: the first page of the bands view through mod_couchpage.
 use strict;
-use warnings FATAL => 'all';
+use warnings;
 
 use Apache::Test qw(plan ok);
 use Apache::TestUtil qw(t_cmp);

@@ -5,7 +5,7 @@
 # with the location and the view; an HTML page gets the CouchPageText error
 # word. Nothing a client sends makes httpd log at error level.
 use strict;
-use warnings FATAL => 'all';
+use warnings;
 
 use Apache::Test qw(plan ok);
 use Apache::TestUtil qw(t_cmp);

@@ -6,7 +6,7 @@
 # modules are not loaded are refused too, naming the directive and the
 # section; correct configurations of nested sections start and serve.
 use strict;
-use warnings FATAL => 'all';
+use warnings;
 
 use Apache::Test qw(plan ok);
 use Apache::TestUtil qw(t_cmp);

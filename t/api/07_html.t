@@ -5,7 +5,7 @@
 # fragment and page is parsed with parse5 (t/browser/html-check.js), and
 # must parse without a single parse error.
 use strict;
-use warnings FATAL => 'all';
+use warnings;
 use utf8;
 
 use Apache::Test qw(-withtestmore);

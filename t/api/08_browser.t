@@ -6,7 +6,7 @@
 # visible items checked at every step. A screenshot of the middle page is
 # left in t/logs/browser/ (out/t-logs/browser/ after scripts/test).
 use strict;
-use warnings FATAL => 'all';
+use warnings;
 use utf8;
 
 use Apache::Test qw(-withtestmore);

@@ -34,7 +34,7 @@
 # The seeds are printed first; every failure names its seed.
 # COUCHPAGE_PROP_ROWS sets the rows per data set (default 200).
 use strict;
-use warnings FATAL => 'all';
+use warnings;
 use utf8;
 
 use Apache::Test qw(-withtestmore);

@@ -33,7 +33,7 @@
 # Everything it starts (httpd, the clients, the stop script) is stopped in
 # END, and a node it froze is let go on.
 use strict;
-use warnings FATAL => 'all';
+use warnings;
 
 use Apache::Test qw(-withtestmore);
 use File::Spec::Functions qw(catfile);

@@ -19,7 +19,7 @@
 # connections pooled; a backend without the endpoint (pouchdb-server) is
 # paged with GETs, noted once per process in the error log.
 use strict;
-use warnings FATAL => 'all';
+use warnings;
 
 use Apache::Test qw(-withtestmore);
 use Time::HiRes qw(sleep time);

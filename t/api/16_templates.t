@@ -6,7 +6,7 @@
 # merged per location, the refusals of `httpd -t`, and the blog example
 # (conf/couchpage-blog.conf) parsed and walked in Chromium.
 use strict;
-use warnings FATAL => 'all';
+use warnings;
 use utf8;
 
 use Apache::Test qw(-withtestmore);

@@ -16,7 +16,7 @@
 #    read. The design document has autoupdate false: CouchDB's background
 #    indexer (ken) stays away, so only the pages' own queries update it.
 use strict;
-use warnings FATAL => 'all';
+use warnings;
 
 use Apache::Test qw(-withtestmore);
 use CouchPageTest qw(get_json with_args double_load double_log double_queries double_request

@@ -28,7 +28,7 @@
 # double's fault switch (CouchDB keeps only the last of them on write) and
 # is skipped on CouchDB.
 use strict;
-use warnings FATAL => 'all';
+use warnings;
 use utf8;
 
 use Apache::Test qw(-withtestmore);

@@ -7,7 +7,7 @@
 # a client error, a backend error, a page that includes two fragments, and
 # a backend without the multi-query endpoint (an httpd of the test's own).
 use strict;
-use warnings FATAL => 'all';
+use warnings;
 
 use Apache::Test qw(plan ok);
 use Apache::TestUtil qw(t_cmp);

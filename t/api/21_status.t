@@ -9,7 +9,7 @@
 # keeps the sums, and an httpd without mod_slotmem_shm, where the section
 # is off and pages are served as before.
 use strict;
-use warnings FATAL => 'all';
+use warnings;
 
 use Apache::Test qw(plan ok);
 use Apache::TestUtil qw(t_cmp);

@@ -17,7 +17,7 @@
 #    configuration), with the status and error the table gives visitors.
 # Needs CouchDB's _users and _security: the real tier only (REAL_ONLY).
 use strict;
-use warnings FATAL => 'all';
+use warnings;
 
 use Apache::Test qw(-withtestmore);
 use File::Spec::Functions qw(catfile);

@@ -11,7 +11,7 @@
 # line naming the directive. This test starts its own httpd (with .htaccess
 # files, which the shared test server has none of) and the listener.
 use strict;
-use warnings FATAL => 'all';
+use warnings;
 
 use Apache::Test qw(plan ok);
 use Apache::TestUtil qw(t_cmp);

@@ -22,7 +22,7 @@
 #  - no line of this file's requests holds the backend password, its Basic
 #    credentials, the token secret or a sealed token.
 use strict;
-use warnings FATAL => 'all';
+use warnings;
 
 use Apache::Test qw(-withtestmore);
 use Apache::TestRequest ();

@@ -20,7 +20,7 @@
 # 404 view and 404 database against a real CouchDB: 03_errors.t, which runs
 # in the real tier as well.
 use strict;
-use warnings FATAL => 'all';
+use warnings;
 
 use Apache::Test qw(plan ok skip);
 use Apache::TestUtil qw(t_cmp);

@@ -15,7 +15,7 @@
 #  - couchpage.js is served at the Alias of debian/couchpage.conf, and
 #    docs/pages.md gives its size.
 use strict;
-use warnings FATAL => 'all';
+use warnings;
 use utf8;
 
 use Apache::Test qw(-withtestmore);

@@ -28,7 +28,7 @@
 #  - axe-core (pinned in embedded/package.json) finds no violation in the
 #    fragment, in both modes of couchpage.js, nor with htmx.
 use strict;
-use warnings FATAL => 'all';
+use warnings;
 use utf8;
 
 use Apache::Test qw(-withtestmore);

@@ -9,9 +9,9 @@
 #
 #   t/demo/private-clone.sh
 #
-# The clone gets the checkout's uncommitted changes and new (not ignored)
-# files too, and embedded/node_modules as a symlink to the checkout's, so
-# nothing is downloaded. The demo's output and httpd's logs are kept in
+# The clone (scripts/clone-checkout) gets the checkout's uncommitted
+# changes and new (not ignored) files too, and embedded/node_modules as a
+# symlink to the checkout's, so nothing is downloaded. The demo's output and httpd's logs are kept in
 # out/demo-clone/; the clone is removed.
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/../../scripts/lib.sh"
@@ -62,12 +62,7 @@ nobody_is_shut_out() {
 }
 check "nobody cannot enter $private (the case under test)" nobody_is_shut_out
 
-git clone -q --no-checkout "$CP_ROOT" "$clone" || bail "git clone failed"
-git -C "$clone" checkout -q --detach "$(git -C "$CP_ROOT" rev-parse HEAD)" || bail "git checkout failed"
-git -C "$CP_ROOT" diff HEAD --binary | git -C "$clone" apply --allow-empty ||
-    bail "applying the checkout's uncommitted changes failed"
-(cd "$CP_ROOT" && git ls-files -z -o --exclude-standard | xargs -0 -r cp --parents -t "$clone") ||
-    bail "copying the checkout's new files failed"
+"$CP_ROOT/scripts/clone-checkout" "$CP_ROOT" "$clone" || bail "cloning the checkout failed"
 ln -s "$CP_ROOT/embedded/node_modules" "$clone/embedded/node_modules"
 
 port=$(cp_free_port)

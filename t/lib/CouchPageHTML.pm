@@ -14,7 +14,7 @@ package CouchPageHTML;
 # without error); $tree is html-check.js's JSON: {tag, attrs, children} for
 # an element, {text} for text. parse_html dies if node or parse5 cannot run.
 use strict;
-use warnings FATAL => 'all';
+use warnings;
 
 use Exporter 'import';
 use JSON::PP ();

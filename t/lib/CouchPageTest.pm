@@ -8,9 +8,9 @@ package CouchPageTest;
 #
 # t/TEST puts t/lib on PERL5LIB, so test files need no 'use lib'.
 use strict;
-use warnings FATAL => 'all';
+use warnings;
 
-use Exporter 'import';
+use Exporter ();
 use JSON::PP ();
 use URI::Escape qw(uri_escape_utf8);
 use MIME::Base64 qw(encode_base64url decode_base64url);
@@ -34,6 +34,39 @@ our @EXPORT_OK = qw(
     httpd_config_test browser_walk browser_script token_shows
 );
 our %EXPORT_TAGS = (all => \@EXPORT_OK);
+
+# Warnings. A bad value (undefined, not a number, ...) in a test file or
+# in these helpers warns, and does not end the file, which would lose
+# every test after it: the file runs on, the test that reads the value
+# fails by itself, and the file exits non-zero at its end, which the
+# harness (and scripts/test) counts as one failure more. Warnings of the
+# tests' own code (t/api/*.t, t/lib/*.pm) count; a library's are shown as
+# they always were. A test file gets this by using CouchPageTest (t/TEST,
+# which only requires it, does not).
+my ($WARNINGS, $WARNINGS_OF) = (0, 0);
+my $OWN_CODE = qr{ at (?:\S*/)?t/(?:api/[^/\s]+\.t|lib/[^/\s]+\.pm) line \d+};
+sub import {
+    if (!$WARNINGS_OF) {
+        $WARNINGS_OF = $$;
+        $SIG{__WARN__} = sub {
+            my ($message) = @_;
+            if ($message =~ $OWN_CODE) {
+                $WARNINGS++;
+                print STDERR "# warning (a failure of this file): $message";
+            }
+            else {
+                print STDERR $message;
+            }
+        };
+    }
+    goto &Exporter::import;
+}
+END {
+    if ($WARNINGS && $$ == $WARNINGS_OF) {
+        print STDERR "# $WARNINGS warning(s) of the test's own code: the file fails\n";
+        $? ||= 1;
+    }
+}
 
 my $JSON = JSON::PP->new->utf8->canonical->allow_nonref;
 

@@ -24,7 +24,7 @@ package CouchPageWalk;
 # Rows are compared as "signatures": one line per row with the JSON of its
 # id, key, value and doc (see row_sig).
 use strict;
-use warnings FATAL => 'all';
+use warnings;
 
 use Exporter 'import';
 use Digest::SHA ();
@@ -58,6 +58,7 @@ my $HTTP = HTTP::Tiny->new(timeout => 60, keep_alive => 1);    # to the backends
 our $SPANS;    # while parsing with spans: a reference to the text
 sub jparse {
     my ($text, %opt) = @_;
+    die "JSON: no text\n" unless defined $text;
     $text = utf8_text($text) if $opt{bytes};
     local $SPANS = $opt{spans} ? \$text : undef;
     pos($text) = 0;
