@@ -11,7 +11,7 @@
 # CouchDB in the real tier, where numbered pages read the index's view
 # with whole documents, which CouchPageFields still bounds.
 use strict;
-use warnings FATAL => 'all';
+use warnings;
 use utf8;
 
 use Apache::Test qw(-withtestmore);
