@@ -8,9 +8,11 @@
 #include "couchpage_item.h"
 #include "couchpage_bytes.h"
 #include "couchpage_json.h"
+#include "couchpage_simdjson.h"
 
 #include <apr_strings.h>
 #include <apr_time.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -560,4 +562,194 @@ const char *cp_field_show(apr_pool_t *pool, cp_show how, const cp_field *field,
         text = cp_field_text(pool, value, &len);
         return cp_html_text(pool, text, len);
     }
+}
+
+/* An element's or a sort value's text, for a person: as cp_field_text
+ * gives it, but a decoded real as the fewest digits that read back as it,
+ * its exponent as JavaScript writes one (0.1 and 1.5e-7, where jansson
+ * writes 0.10000000000000001 and 1.4999999999999999e-7): CouchDB writes
+ * numbers so, and the bytes it sent are gone from a decoded value. */
+static const char *value_text(apr_pool_t *pool, const json_t *value, apr_size_t *len)
+{
+    char digits[32], *exponent, *from, *to;
+    int precision;
+
+    if (!json_is_real(value)) {
+        return cp_field_text(pool, value, len);
+    }
+    /* C's %g (APR's writes 0.1 as .1); strtod reads what it writes in the
+     * same locale */
+    for (precision = 1; precision < 17; precision++) {
+        snprintf(digits, sizeof(digits), "%.*g", precision, json_real_value(value));
+        if (strtod(digits, NULL) == json_real_value(value)) {
+            break;
+        }
+    }
+    snprintf(digits, sizeof(digits), "%.*g", precision, json_real_value(value));
+    /* a locale's decimal comma, as jansson undoes it */
+    if ((from = strchr(digits, ',')) != NULL) {
+        *from = '.';
+    }
+    /* e+21 as e21, e-07 as e-7 */
+    if ((exponent = strchr(digits, 'e')) != NULL) {
+        from = to = exponent + 1;
+        if (*from == '+') {
+            from++;
+        }
+        else if (*from == '-') {
+            to++, from++;
+        }
+        while (*from == '0' && from[1]) {
+            from++;
+        }
+        memmove(to, from, strlen(from) + 1);
+    }
+    *len = strlen(digits);
+    return apr_pstrmemdup(pool, digits, *len);
+}
+
+const char *cp_field_join_parse(apr_pool_t *pool, const char *arg, const cp_field **field,
+                                const char **separator)
+{
+    const char *brackets = strstr(arg, "[]");
+    const char *err = NULL;
+
+    if (!brackets) {
+        return apr_psprintf(pool, "'%s' has no []: write the array's path, [] and the "
+                            "separator, as in doc.tags[], ", arg);
+    }
+    *field = cp_field_parse(pool, apr_pstrndup(pool, arg, (apr_size_t)(brackets - arg)), &err);
+    if (!*field) {
+        return apr_pstrcat(pool, "the field ", err, NULL);
+    }
+    *separator = brackets + 2;
+    return NULL;
+}
+
+/* The pieces of a join: each element's escaped text, the separator before
+ * all but the first. */
+typedef struct {
+    apr_pool_t *pool;
+    apr_array_header_t *pieces;
+    const char *separator;
+} joining;
+
+static void join_element(joining *join, const char *text, apr_size_t len)
+{
+    if (join->pieces->nelts > 0) {
+        APR_ARRAY_PUSH(join->pieces, const char *) = join->separator;
+    }
+    APR_ARRAY_PUSH(join->pieces, const char *) = cp_html_text(join->pool, text ? text : "",
+                                                              text ? len : 0);
+}
+
+/* The walk's visitor: the array's elements are its values at depth 1, a
+ * container one when it closes (with all its bytes). */
+static int join_visit(void *baton, const cp_sj_value *v)
+{
+    joining *join = baton;
+    const char *text = NULL;
+    apr_size_t len = 0;
+
+    if (v->depth != 1 || v->kind == CP_SJ_OBJECT || v->kind == CP_SJ_ARRAY) {
+        return 0;
+    }
+    switch (v->kind) {
+    case CP_SJ_STRING:
+        text = v->string;
+        len = v->string_len;
+        break;
+    case CP_SJ_CLOSE:
+        /* NULL beyond cp_json_load's depth, as a field that deep shows */
+        text = cp_field_text(join->pool, cp_json_load(join->pool, v->text, v->len, NULL), &len);
+        break;
+    default:
+        /* a number as CouchDB wrote it; true, false, null: their JSON */
+        text = v->text;
+        len = v->len;
+    }
+    join_element(join, text, len);
+    return 0;
+}
+
+const char *cp_field_join(apr_pool_t *pool, const cp_field *field, const char *separator,
+                          const cp_row *row, const apr_array_header_t *fields)
+{
+    joining join = { pool, apr_array_make(pool, 8, sizeof(const char *)), separator };
+
+    if (cp_field_reads(field, "key")) {
+        /* the key is decoded whole already (cp_row_key) */
+        const json_t *key = key_field(field, row);
+        size_t i;
+
+        if (!json_is_array(key)) {
+            return cp_field_show(pool, CP_SHOW_HTML, field, row, fields);
+        }
+        for (i = 0; i < json_array_size(key); i++) {
+            apr_size_t len = 0;
+            const char *text = value_text(pool, json_array_get(key, i), &len);
+
+            join_element(&join, text, len);
+        }
+    }
+    else {
+        cp_span at = field_span(field, row);
+        char *padded;
+
+        if (!at.len || at.text[0] != '[') {
+            return cp_field_show(pool, CP_SHOW_HTML, field, row, fields);
+        }
+        if (!cp_field_within(field, fields)) {
+            return "";
+        }
+        /* the walk reads blocks past the end: a copy, padded */
+        padded = apr_palloc(pool, at.len + CP_SJ_PADDING);
+        memcpy(padded, at.text, at.len);
+        memset(padded + at.len, 0, CP_SJ_PADDING);
+        /* the reader has checked these bytes: the walk does not fail */
+        if (cp_sj_walk(padded, at.len, CP_RESPONSE_MAX_DEPTH, join_visit, &join) != CP_SJ_OK) {
+            return "";
+        }
+    }
+    return apr_array_pstrcat(pool, join.pieces, 0);
+}
+
+const char *cp_item_find_default(apr_pool_t *pool, const cp_row *row,
+                                 const apr_array_header_t *fields)
+{
+    int shown = fields == NULL, i;
+    const json_t *key;
+    apr_array_header_t *pieces;
+
+    for (i = 0; !shown && i < fields->nelts; i++) {
+        shown = strcmp(APR_ARRAY_IDX(fields, i, const char *), "title") == 0;
+    }
+    if (shown) {
+        cp_span doc = cp_row_member(row, "doc");
+        apr_size_t len = 0;
+        const char *title = doc.len ? cp_row_string(row, cp_row_find(row, doc, "title"), &len)
+                                    : NULL;
+
+        if (title && len > 0) {
+            return cp_html_text(pool, title, len);
+        }
+    }
+    key = cp_row_key(row);
+    if (!json_is_array(key)) {
+        apr_size_t len = 0;
+        const char *text = value_text(pool, key, &len);
+
+        return text ? cp_html_text(pool, text, len) : "";
+    }
+    pieces = apr_array_make(pool, 2 * (int)json_array_size(key), sizeof(const char *));
+    for (i = 0; i < (int)json_array_size(key); i++) {
+        apr_size_t len = 0;
+        const char *text = value_text(pool, json_array_get(key, (size_t)i), &len);
+
+        if (i > 0) {
+            APR_ARRAY_PUSH(pieces, const char *) = ", ";
+        }
+        APR_ARRAY_PUSH(pieces, const char *) = cp_html_text(pool, text, len);
+    }
+    return apr_array_pstrcat(pool, pieces, 0);
 }

@@ -118,4 +118,29 @@ typedef enum { CP_SHOW_HTML, CP_SHOW_URL, CP_SHOW_NUMBER, CP_SHOW_DATE } cp_show
 const char *cp_field_show(apr_pool_t *pool, cp_show how, const cp_field *field,
                           const cp_row *row, const apr_array_header_t *fields);
 
+/* %{couchpage_join:FIELD[]SEPARATOR}'s argument: the path, then [] (which no
+ * path holds: an index is a number), then the separator, any text, empty
+ * included. NULL with *field and *separator set; or why not. */
+const char *cp_field_join_parse(apr_pool_t *pool, const char *arg, const cp_field **field,
+                                const char **separator);
+
+/* The elements of the array at the path, each as text (a string as it
+ * is, a number as CouchDB wrote it, or where the value was decoded (the
+ * key) in the fewest digits that read back as it, true, false, null, an
+ * array or object as its compact JSON), escaped, with separator (the template's own text, taken as
+ * it is) between them; an empty array shows nothing, and a value that is no
+ * array shows as CP_SHOW_HTML. With fields, as cp_field_show: an array
+ * outside them shows nothing. The array's bytes are walked once: its
+ * elements are not decoded into one value. */
+const char *cp_field_join(apr_pool_t *pool, const cp_field *field, const char *separator,
+                          const cp_row *row, const apr_array_header_t *fields);
+
+/* The default HTML item of a _find location's row (a document, its key the
+ * sort values): the document's title when it is a non-empty string and
+ * fields (CouchPageFields' names; NULL: every member) lets it show; else
+ * the sort values as text (a number in the fewest digits that read back
+ * as it), joined with ", ". HTML-escaped. */
+const char *cp_item_find_default(apr_pool_t *pool, const cp_row *row,
+                                 const apr_array_header_t *fields);
+
 #endif

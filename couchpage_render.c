@@ -633,6 +633,8 @@ const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links
             const cp_row *row = APR_ARRAY_IDX(page->rows, p, const cp_row *);
             const char *inner = spec->render_item
                               ? spec->render_item(spec->baton, pool, row, error)
+                              : page->docs_as_items && !spec->item->field
+                              ? cp_item_find_default(pool, row, spec->fields)
                               : item_html(pool, row, spec->item, spec->fields);
 
             if (!inner) {

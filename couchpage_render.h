@@ -129,6 +129,8 @@ typedef struct {
  * token was left out is a span.couchpage-withheld (prev and next disabled
  * too), its number shown. Every number
  * shown has the thousands word between its groups of three digits.
+ * Without render_item or an item field, an item of a _find location's page
+ * (docs_as_items) is cp_item_find_default's, any other the row's key.
  * Every text, word and URL is escaped; render_item's output is taken as it
  * is. NULL with *error set when render_item fails. */
 const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links *links,

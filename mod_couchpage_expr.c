@@ -45,6 +45,7 @@ typedef struct couchpage_template_row {
 typedef struct {
     cp_show how;
     const cp_field *field;
+    const char *separator;  /* %{couchpage_join:FIELD[]SEPARATOR}'s; NULL for the others */
 } template_field;
 
 static const struct {
@@ -70,6 +71,10 @@ static const char *expr_template_field(ap_expr_eval_ctx_t *ctx, const void *data
     if (!current || !current->row) {
         return "";
     }
+    if (shown->separator) {
+        return cp_field_join(ctx->p, shown->field, shown->separator, current->row,
+                             current->fields);
+    }
     return cp_field_show(ctx->p, shown->how, shown->field, current->row, current->fields);
 }
 
@@ -87,22 +92,35 @@ static const char *expr_html_escape(ap_expr_eval_ctx_t *ctx, const void *data,
  * thread, so the pool carries it, not a global. */
 #define COLLECTED_FIELDS_KEY "couchpage-template-fields"
 
-/* The field is compiled here, once: an unknown one fails the configuration. */
-static int lookup_template_function(ap_expr_lookup_parms *parms, cp_show how)
+/* The field is compiled here, once: an unknown one fails the configuration.
+ * joins: the argument is couchpage_join's, FIELD[]SEPARATOR. */
+static int lookup_template_function(ap_expr_lookup_parms *parms, cp_show how, int joins)
 {
     template_field *shown;
     const char *err = NULL;
     void *collected = NULL;
 
     if (!parms->arg) {
-        *parms->err = apr_psprintf(parms->ptemp, "%%{%s:FIELD} takes a field path "
-                                   "written out (such as doc.title), not an expression",
-                                   parms->name);
+        *parms->err = apr_psprintf(parms->ptemp, "%%{%s:%s} takes a field path "
+                                   "written out (such as %s), not an expression",
+                                   parms->name, joins ? "FIELD[]SEPARATOR" : "FIELD",
+                                   joins ? "doc.tags[], " : "doc.title");
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     shown = apr_palloc(parms->pool, sizeof(*shown));
     shown->how = how;
-    shown->field = cp_field_parse(parms->pool, parms->arg, &err);
+    shown->separator = NULL;
+    if (joins) {
+        err = cp_field_join_parse(parms->pool, parms->arg, &shown->field, &shown->separator);
+        if (err) {
+            *parms->err = apr_psprintf(parms->ptemp, "%%{%s:%s}: %s", parms->name,
+                                       parms->arg, err);
+            return HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
+    else {
+        shown->field = cp_field_parse(parms->pool, parms->arg, &err);
+    }
     if (!shown->field) {
         *parms->err = apr_psprintf(parms->ptemp, "%%{%s:%s}: the field %s", parms->name,
                                    parms->arg, err);
@@ -187,8 +205,11 @@ int couchpage_expr_lookup(ap_expr_lookup_parms *parms)
     }
     for (i = 0; i < sizeof(template_functions) / sizeof(template_functions[0]); i++) {
         if (strcasecmp(parms->name, template_functions[i].name) == 0) {
-            return lookup_template_function(parms, template_functions[i].how);
+            return lookup_template_function(parms, template_functions[i].how, 0);
         }
+    }
+    if (strcasecmp(parms->name, "couchpage_join") == 0) {
+        return lookup_template_function(parms, CP_SHOW_HTML, 1);
     }
     return DECLINED;
 }

@@ -349,6 +349,123 @@ static void strings_shown_from_records_are_the_decoded_strings(void **state)
     assert_string_equal(show(CP_SHOW_URL, "id", row), "a%2Fb%22%3C%26%3E");
 }
 
+static const char *join(const char *arg, const char *row)
+{
+    const cp_field *field = NULL;
+    const char *separator = NULL;
+
+    assert_null(cp_field_join_parse(pool, arg, &field, &separator));
+    return cp_field_join(pool, field, separator, row_text(row), NULL);
+}
+
+/* FIELD[]SEPARATOR: the first [] ends the path (no path holds one), the
+ * rest is the separator, as written; a path without [] or a bad path is
+ * refused. */
+static void joins_take_a_path_brackets_and_a_separator(void **state)
+{
+    const cp_field *field = NULL;
+    const char *separator = NULL;
+
+    assert_null(cp_field_join_parse(pool, "doc.tags[], ", &field, &separator));
+    assert_string_equal(separator, ", ");
+    assert_true(cp_field_reads(field, "doc"));
+    assert_null(cp_field_join_parse(pool, "key[1][] | []", &field, &separator));
+    assert_string_equal(separator, " | []");
+    assert_null(cp_field_join_parse(pool, "value[]", &field, &separator));
+    assert_string_equal(separator, "");
+    assert_non_null(strstr(cp_field_join_parse(pool, "doc.tags, ", &field, &separator),
+                           "has no []"));
+    assert_non_null(strstr(cp_field_join_parse(pool, "tags[], ", &field, &separator),
+                           "the field 'tags' must start with key"));
+    assert_non_null(strstr(cp_field_join_parse(pool, "doc.[], ", &field, &separator),
+                           "the field 'doc.' has an empty member name"));
+    assert_non_null(cp_field_join_parse(pool, "[], ", &field, &separator));
+}
+
+/* Each element as couchpage_html shows it, escaped, the separator between
+ * them as written; a value that is no array as couchpage_html shows it. */
+static void joins_show_each_element_escaped(void **state)
+{
+    const char *row = "{\"id\":\"a\",\"key\":[\"x<\",2.5,[1, 2]],\"value\":{\"e\":[],"
+                      "\"one\":[\"only\"],\"s\":\"a&b\",\"n\":7},"
+                      "\"doc\":{\"tags\":[\"c\", \"j\\\\s\\u0000\", 10 , -0.5e1, true, null,"
+                      " [ \"n<\" , {\"o\": 1} ], {\"k\" : \"v\"}, \"\\u00e9\"]}}";
+
+    assert_string_equal(join("doc.tags[], ", row),
+                        "c, j\\s\xef\xbf\xbd, 10, -0.5e1, true, null, "
+                        "[&quot;n&lt;&quot;,{&quot;o&quot;:1}], {&quot;k&quot;:&quot;v&quot;}, "
+                        "\xc3\xa9");
+    assert_string_equal(join("doc.tags[]</li><li>", row),
+                        "c</li><li>j\\s\xef\xbf\xbd</li><li>10</li><li>-0.5e1</li><li>true"
+                        "</li><li>null</li><li>[&quot;n&lt;&quot;,{&quot;o&quot;:1}]</li><li>"
+                        "{&quot;k&quot;:&quot;v&quot;}</li><li>\xc3\xa9");
+    assert_string_equal(join("key[] / ", row), "x&lt; / 2.5 / [1,2]");
+    assert_string_equal(join("key[2][]+", row), "1+2");
+    /* decoded reals in the fewest digits that read back, as CouchDB writes
+     * them; an array's own numbers as sent */
+    assert_string_equal(join("key[], ", "{\"id\":\"a\",\"key\":[0.1,1.5e-7,1e21,1.0,-2.5e-300,"
+                             "123456789012345678901234567890],\"value\":[0.1,1.0]}"),
+                        "0.1, 1.5e-7, 1e21, 1, -2.5e-300, 123456789012345678901234567890");
+    assert_string_equal(join("value[], ", "{\"id\":\"a\",\"key\":1,\"value\":[0.1,1.0,1e21]}"),
+                        "0.1, 1.0, 1e21");
+    assert_string_equal(join("value.e[], ", row), "");
+    assert_string_equal(join("value.one[], ", row), "only");
+    assert_string_equal(join("value.s[], ", row), "a&amp;b");
+    assert_string_equal(join("value.n[], ", row), "7");
+    assert_string_equal(join("key[0][], ", row), "x&lt;");
+    assert_string_equal(join("doc.none[], ", row), "");
+    {
+        apr_array_header_t *fields = apr_array_make(pool, 1, sizeof(const char *));
+        const cp_field *field = NULL;
+        const char *separator = NULL;
+
+        /* CouchPageFields: an array outside them shows nothing */
+        APR_ARRAY_PUSH(fields, const char *) = "title";
+        assert_null(cp_field_join_parse(pool, "doc.tags[], ", &field, &separator));
+        assert_string_equal(cp_field_join(pool, field, separator, row_text(row), fields), "");
+        APR_ARRAY_PUSH(fields, const char *) = "tags";
+        assert_non_null(strstr(cp_field_join(pool, field, separator, row_text(row), fields),
+                               "c, j\\s"));
+        assert_null(cp_field_join_parse(pool, "key[], ", &field, &separator));
+        assert_string_equal(cp_field_join(pool, field, separator, row_text(row), fields),
+                            "x&lt;, 2.5, [1,2]");
+    }
+    assert_string_equal(join("value[], ", row),
+                        "{&quot;e&quot;:[],&quot;one&quot;:[&quot;only&quot;],&quot;s&quot;:"
+                        "&quot;a&amp;b&quot;,&quot;n&quot;:7}");
+}
+
+/* A _find row's default item: its document's title, a non-empty string,
+ * unless CouchPageFields leaves it out; else its sort values as text. */
+static void find_items_show_the_title_or_the_sort_values(void **state)
+{
+    apr_array_header_t *fields = apr_array_make(pool, 2, sizeof(const char *));
+    const char *titled = "{\"id\":\"p1\",\"key\":[\"2024-06-25\"],\"value\":null,"
+                         "\"doc\":{\"_id\":\"p1\",\"title\":\"Caf\\u00e9 <3\","
+                         "\"date\":\"2024-06-25\"}}";
+
+    assert_string_equal(cp_item_find_default(pool, row_text(titled), NULL),
+                        "Caf\xc3\xa9 &lt;3");
+    APR_ARRAY_PUSH(fields, const char *) = "date";
+    assert_string_equal(cp_item_find_default(pool, row_text(titled), fields), "2024-06-25");
+    APR_ARRAY_PUSH(fields, const char *) = "title";
+    assert_string_equal(cp_item_find_default(pool, row_text(titled), fields),
+                        "Caf\xc3\xa9 &lt;3");
+    assert_string_equal(cp_item_find_default(pool, row_text(
+        "{\"id\":\"p\",\"key\":[\"g&1\",3,null,[1]],\"value\":null,"
+        "\"doc\":{\"_id\":\"p\",\"title\":\"\",\"name\":\"N\"}}"), NULL),
+        "g&amp;1, 3, null, [1]");
+    assert_string_equal(cp_item_find_default(pool, row_text(
+        "{\"id\":\"p\",\"key\":[0.1,7],\"value\":null,\"doc\":{}}"), NULL), "0.1, 7");
+    assert_string_equal(cp_item_find_default(pool, row_text(
+        "{\"id\":\"p\",\"key\":[\"a\"],\"value\":null,\"doc\":{\"title\":[\"no\"]}}"), NULL),
+        "a");
+    assert_string_equal(cp_item_find_default(pool, row_text(
+        "{\"id\":\"p\",\"key\":[\"a\"],\"value\":null,\"doc\":null}"), NULL), "a");
+    assert_string_equal(cp_item_find_default(pool, row_text(
+        "{\"id\":\"p\",\"key\":\"lone\",\"value\":null}"), NULL), "lone");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -363,6 +480,9 @@ int main(void)
         UNIT_TEST(fields_show_as_inert_text),
         UNIT_TEST(strings_shown_from_records_are_the_decoded_strings),
         UNIT_TEST(dates_are_iso_strings_or_epoch_milliseconds),
+        UNIT_TEST(joins_take_a_path_brackets_and_a_separator),
+        UNIT_TEST(joins_show_each_element_escaped),
+        UNIT_TEST(find_items_show_the_title_or_the_sort_values),
     };
     RUN_UNIT_TESTS("item", tests);
 }

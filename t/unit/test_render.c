@@ -402,6 +402,43 @@ static void find_pages_show_documents_and_an_unnumbered_last_page(void **state)
     assert_null(strstr(out, ">0</a>"));
 }
 
+/* A _find page's default item is the document's title, or without one
+ * (or with CouchPageFields leaving it out) the sort values as text; an
+ * item field still wins, and a view's default item is still its key. */
+static void find_items_default_to_the_title_or_the_sort_values(void **state)
+{
+    cp_page page = find_page_of("{\"docs\":[{\"_id\":\"B1\",\"date\":\"2024-06-25\","
+                                "\"title\":\"On <b>\"},{\"_id\":\"B2\",\"date\":\"2024-06-26\"}]}");
+    cp_links links = { "/f/", 0, NULL };
+    cp_item_spec item = { NULL, NULL };
+    apr_array_header_t *fields = apr_array_make(pool, 1, sizeof(const char *));
+    cp_html_spec spec = { &item, NULL, NULL, NULL, NULL };
+    json_t *key1 = cp_json_pool_own(pool, json_pack("[s]", "2024-06-25"));
+    json_t *key2 = cp_json_pool_own(pool, json_pack("[s,i]", "2024-06-26", 2));
+    const cp_answer *answer = APR_ARRAY_IDX(page.rows, 0, const cp_row *)->answer;
+    const char *error = NULL, *out;
+
+    /* the sort values, as cp_find_read sets them */
+    ((cp_row *)cp_answer_row(answer, 0))->key = key1;
+    ((cp_row *)cp_answer_row(answer, 1))->key = key2;
+    APR_ARRAY_PUSH(page.rows, const cp_row *) = cp_answer_row(answer, 1);
+    out = cp_render_html(pool, &page, &links, &spec, &error);
+    assert_non_null(strstr(out, "<li class=\"couchpage-item\">On &lt;b&gt;</li>\n"
+                                "<li class=\"couchpage-item\">2024-06-26, 2</li>\n"));
+    APR_ARRAY_PUSH(fields, const char *) = "date";
+    spec.fields = fields;
+    out = cp_render_html(pool, &page, &links, &spec, &error);
+    assert_non_null(strstr(out, "<li class=\"couchpage-item\">2024-06-25</li>\n"
+                                "<li class=\"couchpage-item\">2024-06-26, 2</li>\n"));
+    assert_null(cp_item_spec_parse(pool, "key", NULL, &item));
+    out = cp_render_html(pool, &page, &links, &spec, &error);
+    assert_non_null(strstr(out, "<li class=\"couchpage-item\">[&quot;2024-06-25&quot;]</li>\n"));
+    item.field = NULL;
+    page.docs_as_items = 0;
+    out = cp_render_html(pool, &page, &links, &spec, &error);
+    assert_non_null(strstr(out, "<li class=\"couchpage-item\">[&quot;2024-06-25&quot;]</li>\n"));
+}
+
 /* A _find document with its _id and _rev is what the ETag digests in
  * place of its bytes, as a view row's doc is; projected, it is not. */
 static void find_documents_are_digested_by_revision(void **state)
@@ -1041,6 +1078,7 @@ int main(void)
         UNIT_TEST(html_escapes_every_text),
         UNIT_TEST(relative_page_labels),
         UNIT_TEST(find_pages_show_documents_and_an_unnumbered_last_page),
+        UNIT_TEST(find_items_default_to_the_title_or_the_sort_values),
         UNIT_TEST(find_documents_are_digested_by_revision),
         UNIT_TEST(html_shows_nul_as_a_replacement_character),
         UNIT_TEST(json_output_escapes_markup_characters),
