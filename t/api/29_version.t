@@ -6,7 +6,7 @@
 # ?auto line), and in one line at info in the error log at start-up. Two
 # httpds of the test's own: ServerTokens is server-wide.
 use strict;
-use warnings FATAL => 'all';
+use warnings;
 
 use Apache::Test qw(plan ok);
 use Apache::TestUtil qw(t_cmp);

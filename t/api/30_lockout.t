@@ -14,7 +14,7 @@
 #     the module remembers the failures.
 # The account and the database are removed at the end.
 use strict;
-use warnings FATAL => 'all';
+use warnings;
 
 use Apache::Test qw(-withtestmore);
 use File::Spec::Functions qw(catfile);
