@@ -469,6 +469,42 @@ static void rows_are_read_and_keys_decoded_when_asked(void **state)
     assert_true(json_is_array(key) && json_array_size(key) == 0);
 }
 
+/* What the reader keeps of a large document: a record for the doc and
+ * each of its members, not for the 120,000 values inside them (a record
+ * is larger than a small value's bytes); a field reaches them all the
+ * same, through their container's bytes. */
+static void records_are_the_members(void **state)
+{
+    char *text = apr_palloc(pool, 100000 * 8 + 20000 * 16 + 256), *o = text;
+    const cp_answer *answer;
+    const cp_row *row;
+    cp_span doc, at;
+    int i;
+
+    o += sprintf(o, "{\"rows\":[{\"id\":\"big\",\"key\":1,\"value\":null,\"doc\":"
+                    "{\"_id\":\"big\",\"_rev\":\"1-a\",\"list\":[");
+    for (i = 0; i < 100000; i++) {
+        o += sprintf(o, "%s%d", i ? "," : "", i);
+    }
+    o += sprintf(o, "],\"map\":{");
+    for (i = 0; i < 20000; i++) {
+        o += sprintf(o, "%s\"m%05d\":%d", i ? "," : "", i, i);
+    }
+    sprintf(o, "}}}]}");
+    answer = answer_text(text);
+    assert_int_equal(cp_answer_rows(answer), 1);
+    /* the doc and its four members */
+    assert_int_equal(answer->node_count, 5);
+    row = cp_answer_row(answer, 0);
+    doc = cp_row_member(row, "doc");
+    at = cp_row_element(row, cp_row_find(row, doc, "list"), 99999);
+    assert_int_equal(at.len, 5);
+    assert_memory_equal(at.text, "99999", 5);
+    at = cp_row_find(row, cp_row_find(row, doc, "map"), "m19999");
+    assert_true(cp_json_identical(cp_row_decode(pool, row, at), parse("19999")));
+    assert_int_equal(cp_row_element(row, cp_row_find(row, doc, "list"), 100000).len, 0);
+}
+
 /* What the records reach: a key wholly; the members of ids, values and
  * docs (deeper with cp_response_reach); a lookup deeper walks the bytes
  * of the container it looks in, and finds what the records would (the
@@ -583,6 +619,7 @@ int main(void)
         UNIT_TEST(json_passes_through_as_sent),
         UNIT_TEST(fields_are_found_and_projected),
         UNIT_TEST(rows_are_read_and_keys_decoded_when_asked),
+        UNIT_TEST(records_are_the_members),
         UNIT_TEST(fields_reach_records_and_bytes),
         UNIT_TEST(wide_integers_are_read_exactly),
     };
