@@ -469,16 +469,22 @@ const char *cp_field_show(apr_pool_t *pool, cp_show how, const cp_field *field,
     apr_size_t len = 0;
 
     /* text from the row's bytes: a string's decoded text, anything else its
-     * JSON, without a jansson value */
+     * JSON, without a jansson value; what the shown text is made from is
+     * let go as soon as it is made (a whole document's JSON, say) */
     if (how == CP_SHOW_HTML || how == CP_SHOW_URL) {
-        if (!(text = field_text(pool, field, row, &len))) {
-            return "";
+        apr_pool_t *scratch;
+        const char *shown = "";
+
+        apr_pool_create(&scratch, pool);
+        if ((text = field_text(scratch, field, row, &len)) != NULL) {
+            if (how == CP_SHOW_URL) {
+                text = cp_percent_encode(scratch, text, len);
+                len = strlen(text);
+            }
+            shown = cp_html_text(pool, text, len);
         }
-        if (how == CP_SHOW_URL) {
-            text = cp_percent_encode(pool, text, len);
-            len = strlen(text);
-        }
-        return cp_html_text(pool, text, len);
+        apr_pool_destroy(scratch);
+        return shown;
     }
     /* a number or a date is a scalar: an array or object shows nothing,
      * and is not decoded */
