@@ -257,6 +257,45 @@ static void span_text_is_jansson_s(void **state)
     }
 }
 
+/* jansson's allocations while a test counts them. */
+static size_t jansson_allocations;
+
+static void *counting_malloc(size_t size)
+{
+    jansson_allocations++;
+    return malloc(size);
+}
+
+/* A large value's text is written without jansson's values: no allocation
+ * of jansson's for an array of 100,000 integers and an object of 20,000
+ * members, a few for each double (jansson writes those). */
+static void span_text_builds_no_values(void **state)
+{
+    char *text = apr_palloc(pool, 100000 * 8 + 20000 * 16 + 64), *o = text;
+    apr_size_t len = 0;
+    int i;
+
+    o += sprintf(o, "{\"list\":[");
+    for (i = 0; i < 100000; i++) {
+        o += sprintf(o, "%s%d", i ? "," : "", i);
+    }
+    o += sprintf(o, "],\"map\":{");
+    for (i = 0; i < 20000; i++) {
+        o += sprintf(o, "%s\"m%05d\":%d", i ? "," : "", i, i);
+    }
+    o += sprintf(o, "},\"d\":[0.5,2.5]}");
+    memset(o, 0, CP_SJ_PADDING);
+    jansson_allocations = 0;
+    json_set_alloc_funcs(counting_malloc, free);
+    assert_non_null(cp_json_span_text(pool, text, (apr_size_t)(o - text), &len));
+    json_set_alloc_funcs(malloc, free);
+    assert_int_equal(len, (apr_size_t)(o - text));
+    /* each double: its value and the text jansson writes of it */
+    /* each double: its value and jansson's buffers as it writes it (four),
+     * against 120,000 values for the tree of the whole */
+    assert_in_range(jansson_allocations, 1, 2 * 4);
+}
+
 /* A visitor that reads JSON while it is told of a body's values: the walk
  * it is in goes on unharmed. */
 typedef struct {
@@ -337,6 +376,7 @@ int main(void)
         UNIT_TEST(strings_names_and_duplicates),
         UNIT_TEST(depth_is_jansson_s),
         UNIT_TEST(span_text_is_jansson_s),
+        UNIT_TEST(span_text_builds_no_values),
         UNIT_TEST(a_walk_inside_a_walk),
         UNIT_TEST(html_safe_copies_are_byte_for_byte),
     };
