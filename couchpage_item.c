@@ -105,9 +105,6 @@ cp_field *cp_field_parse(apr_pool_t *pool, const char *path, const char **error)
         *error = apr_psprintf(pool, "'%s' must start with key, value, id or doc", path);
         return NULL;
     }
-    /* the reader records what the path reaches, and two levels inside it
-     * (a list of tags, a small object), which cp_field_get decodes */
-    cp_response_reach((apr_size_t)field->steps->nelts + 1);
     return field;
 }
 
@@ -210,6 +207,39 @@ static const json_t *field_value(apr_pool_t *pool, const cp_field *field, const 
         return doc.len ? cp_json_load(pool, doc.text, doc.len, NULL) : NULL;
     }
     return cp_field_within(field, fields) ? cp_field_get(pool, field, row) : NULL;
+}
+
+/* What the field's value shows as text (cp_field_text's), from the row's
+ * bytes: a string's decoded text, anything else its JSON written from its
+ * bytes (cp_json_span_text: a large array or object is never decoded into
+ * jansson's values); a key's from the key, decoded once a row. With fields
+ * (NULL: any), the document itself is its fields' projection, as a JSON
+ * page carries it, and a path into a member outside them has no text.
+ * NULL when the row has no such value. */
+static const char *field_text(apr_pool_t *pool, const cp_field *field, const cp_row *row,
+                              const apr_array_header_t *fields, apr_size_t *len)
+{
+    cp_span at;
+    const char *text;
+
+    if (fields && cp_field_reads(field, "doc") && field->steps->nelts == 1) {
+        at = cp_row_project(pool, row, fields);
+        return at.len ? cp_json_span_text(pool, at.text, at.len, len) : NULL;
+    }
+    if (!cp_field_within(field, fields)) {
+        return NULL;
+    }
+    if (cp_field_reads(field, "key")) {
+        return cp_field_text(pool, key_field(field, row), len);
+    }
+    at = field_span(field, row);
+    if (!at.len) {
+        return NULL;
+    }
+    if ((text = cp_row_string(row, at, len)) != NULL || at.text[0] == '"') {
+        return text;
+    }
+    return cp_json_span_text(pool, at.text, at.len, len);
 }
 
 const char *cp_field_text(apr_pool_t *pool, const json_t *value, apr_size_t *len)
@@ -331,7 +361,7 @@ const char *cp_pattern_expand(apr_pool_t *pool, const cp_pattern *pattern,
             APR_ARRAY_PUSH(pieces, const char *) = part->literal;
             continue;
         }
-        text = cp_field_text(pool, field_value(pool, part->field, row, fields), &len);
+        text = field_text(pool, part->field, row, fields, &len);
         APR_ARRAY_PUSH(pieces, const char *) = text ? cp_percent_encode(pool, text, len) : "";
     }
     return apr_array_pstrcat(pool, pieces, 0);
@@ -523,45 +553,55 @@ const char *cp_field_show(apr_pool_t *pool, cp_show how, const cp_field *field,
     const char *text, *date = NULL;
     apr_size_t len = 0;
 
-    /* a string shown as text, what templates show most (titles, summaries):
-     * the reader's decoded text, without a jansson value a field */
-    if ((how == CP_SHOW_HTML || how == CP_SHOW_URL) && !cp_field_reads(field, "key")
-        && cp_field_within(field, fields)
-        && (text = cp_row_string(row, field_span(field, row), &len)) != NULL) {
-        if (how == CP_SHOW_URL) {
-            text = cp_percent_encode(pool, text, len);
-            len = strlen(text);
+    /* text from the row's bytes: a string's decoded text, anything else its
+     * JSON, without a jansson value; what the shown text is made from is
+     * let go as soon as it is made (a whole document's JSON, say) */
+    if (how == CP_SHOW_HTML || how == CP_SHOW_URL) {
+        apr_pool_t *scratch;
+        const char *shown = "";
+
+        apr_pool_create(&scratch, pool);
+        if ((text = field_text(scratch, field, row, fields, &len)) != NULL) {
+            if (how == CP_SHOW_URL) {
+                text = cp_percent_encode(scratch, text, len);
+                len = strlen(text);
+            }
+            shown = cp_html_text(pool, text, len);
         }
-        return cp_html_text(pool, text, len);
+        apr_pool_destroy(scratch);
+        return shown;
+    }
+    /* a number or a date is a scalar: an array or object shows nothing,
+     * and is not decoded (the document itself is always an object) */
+    if (cp_field_reads(field, "doc") && field->steps->nelts == 1) {
+        return "";
+    }
+    if (!cp_field_reads(field, "key") && cp_field_within(field, fields)) {
+        cp_span at = field_span(field, row);
+
+        if (at.len && (at.text[0] == '{' || at.text[0] == '[')) {
+            return "";
+        }
     }
     value = field_value(pool, field, row, fields);
     if (!value) {
         return "";
     }
-    switch (how) {
-    case CP_SHOW_NUMBER:
+    if (how == CP_SHOW_NUMBER) {
         return json_is_number(value) || cp_json_is_wide(value) ? cp_json_text(pool, value) : "";
-    case CP_SHOW_DATE:
-        /* a wide integer is no date: milliseconds beyond a double's dates */
-        if (json_is_string(value) && !cp_json_is_wide(value)) {
-            /* a NUL ends the C string early: the length must still match */
-            if (strlen(json_string_value(value)) == json_string_length(value)) {
-                date = iso_date(pool, json_string_value(value));
-            }
-        }
-        else if (json_is_number(value)) {
-            date = epoch_ms_date(pool, json_number_value(value));
-        }
-        return date ? date : "";
-    case CP_SHOW_URL:
-        text = cp_field_text(pool, value, &len);
-        text = cp_percent_encode(pool, text, len);
-        return cp_html_text(pool, text, strlen(text));
-    case CP_SHOW_HTML:
-    default:
-        text = cp_field_text(pool, value, &len);
-        return cp_html_text(pool, text, len);
     }
+    /* CP_SHOW_DATE; a wide integer is no date: milliseconds beyond a
+     * double's dates */
+    if (json_is_string(value) && !cp_json_is_wide(value)) {
+        /* a NUL ends the C string early: the length must still match */
+        if (strlen(json_string_value(value)) == json_string_length(value)) {
+            date = iso_date(pool, json_string_value(value));
+        }
+    }
+    else if (json_is_number(value)) {
+        date = epoch_ms_date(pool, json_number_value(value));
+    }
+    return date ? date : "";
 }
 
 /* An element's or a sort value's text, for a person: as cp_field_text

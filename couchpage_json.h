@@ -60,6 +60,17 @@ json_t *cp_json_load(apr_pool_t *pool, const char *text, apr_size_t len,
 const char *cp_json_text(apr_pool_t *pool, const json_t *value);
 apr_size_t cp_json_size(const json_t *value);
 
+/* The text cp_json_text writes for the value of JSON text[0..len), which
+ * has been read as JSON already (a value's bytes in a body the reader
+ * took, readable for CP_SJ_PADDING bytes past its end), written from a walk
+ * of those bytes, in place: no jansson value is built for an object or an
+ * array (where an object names a member twice, jansson's value decides
+ * where the last one stands). Its length in *text_len; NULL where
+ * cp_json_load refuses the value (nested deeper than it reads) or memory
+ * runs out. The text is the pool's (freed with it). */
+const char *cp_json_span_text(apr_pool_t *pool, const char *text, apr_size_t len,
+                              apr_size_t *text_len);
+
 /* Whether a and b have the same compact JSON text, without writing it: the
  * same types and values, strings byte for byte, object members in the same
  * order (jansson's json_equal ignores member order, which CouchDB's

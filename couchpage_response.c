@@ -27,6 +27,8 @@ struct cp_node {
     apr_size_t after;       /* the index past this value's records */
     unsigned char kind;     /* a cp_sj_kind */
     unsigned char whole;    /* every value inside is recorded */
+    unsigned char unread;   /* a container whose values are not recorded:
+                               a lookup walks its bytes (scan) */
 };
 
 /* Keys nest at most this deep: cp_json_load's limit (jansson's), and a
@@ -34,8 +36,10 @@ struct cp_node {
 #define KEY_MAX_DEPTH 2048
 
 /* How deep inside a row's id, value and doc values are recorded (1: their
- * members): raised at start-up to what the configured fields reach. */
-static apr_size_t reach = 4;
+ * members, which projection and the ETag read): a record costs some 70
+ * bytes where a value may take 2, so deeper values are found by walking
+ * their container's bytes when a field asks for them (scan). */
+static apr_size_t reach = 1;
 
 void cp_response_reach(apr_size_t levels)
 {
@@ -220,6 +224,7 @@ static int row_inner_value(reader *rd, const cp_sj_value *v)
         open_node *top = &APR_ARRAY_IDX(rd->open, rd->open->nelts - 1, open_node);
 
         rd->answer->nodes[top->node].whole = 0;
+        rd->answer->nodes[top->node].unread = 1;
     }
     return 0;
 }
@@ -873,6 +878,69 @@ cp_span cp_row_member(const cp_row *row, const char *name)
          : !strcmp(name, "value") ? row->value : !strcmp(name, "doc") ? row->doc : none;
 }
 
+/* A value inside a container whose values are not recorded, found by
+ * walking its bytes (in the body, read as JSON already): the last member
+ * named name (as a JSON parser keeps it), else the element index. */
+typedef struct {
+    const char *name;    /* NULL: an element */
+    apr_size_t name_len;
+    apr_size_t index;
+    apr_size_t seen;     /* elements so far */
+    int open;            /* the value wanted is a container being walked */
+    cp_span found;
+} scan;
+
+static int scan_visit(void *baton, const cp_sj_value *v)
+{
+    scan *s = baton;
+    int wanted;
+
+    if (v->depth != 1) {
+        return 0;
+    }
+    if (v->kind == CP_SJ_CLOSE) {
+        if (s->open) {
+            s->open = 0;
+            s->found.text = v->text;
+            s->found.len = v->len;
+            return !s->name;
+        }
+        return 0;
+    }
+    wanted = s->name ? v->name_len == s->name_len && !memcmp(v->name, s->name, s->name_len)
+                     : s->seen++ == s->index;
+    if (!wanted) {
+        return 0;
+    }
+    if (v->kind == CP_SJ_OBJECT || v->kind == CP_SJ_ARRAY) {
+        s->open = 1;
+        return 0;
+    }
+    s->found.text = v->text;
+    s->found.len = v->len;
+    return !s->name;
+}
+
+static cp_span scan_for(cp_span at, const char *name, apr_size_t index)
+{
+    scan s;
+
+    memset(&s, 0, sizeof(s));
+    s.name = name;
+    s.name_len = name ? strlen(name) : 0;
+    s.index = index;
+    s.found.text = "";
+    cp_sj_walk_value(at.text, at.len, CP_RESPONSE_MAX_DEPTH, scan_visit, &s);
+    return s.found;
+}
+
+/* Whether a lookup in at walks its bytes: a container of the row that has
+ * no records of its values. */
+static int unrecorded(const cp_node *node, cp_span at, char open)
+{
+    return at.len && at.text[0] == open && (!node || node->unread);
+}
+
 /* The last member of the object node named name (as a JSON parser keeps
  * it), or NULL. */
 static const cp_node *member_named(const cp_node *nodes, const cp_node *object,
@@ -897,6 +965,9 @@ cp_span cp_row_find(const cp_row *row, cp_span at, const char *name)
     const cp_node *object = node_at(row, at), *member;
     cp_span none = { "", 0 };
 
+    if (unrecorded(object, at, '{')) {
+        return scan_for(at, name, 0);
+    }
     member = object ? member_named(row->answer->nodes, object, name) : NULL;
     return member ? span_of(member) : none;
 }
@@ -907,6 +978,9 @@ cp_span cp_row_element(const cp_row *row, cp_span at, apr_size_t index)
     cp_span none = { "", 0 };
     apr_size_t i;
 
+    if (unrecorded(array, at, '[')) {
+        return scan_for(at, NULL, index);
+    }
     if (!array || array->kind != CP_SJ_ARRAY) {
         return none;
     }
@@ -974,8 +1048,9 @@ const json_t *cp_row_decode(apr_pool_t *pool, const cp_row *row, cp_span at)
     if (at.text == row->key_text.text) {
         return cp_row_key(row);
     }
-    if (!node && at.text[0] != '{' && at.text[0] != '[') {
-        /* a scalar row member without escapes: its bytes are its text */
+    if (!node && at.text[0] != '{' && at.text[0] != '['
+        && (at.text[0] != '"' || !memchr(at.text, '\\', at.len))) {
+        /* a scalar without escapes, not recorded: its bytes are its text */
         return cp_json_pool_own(pool, scalar_value(at.text, at.len, at.text + 1, at.len - 2));
     }
     if (!node || !node->whole) {
@@ -1002,8 +1077,18 @@ const char *cp_row_string(const cp_row *row, cp_span at, apr_size_t *len)
     if (!at.len || at.text[0] != '"' || at.text == row->key_text.text) {
         return NULL;
     }
+    if (!node && memchr(at.text, '\\', at.len)) {
+        /* a string not recorded, with escapes: decoded from its bytes */
+        const json_t *string = cp_json_load(row->answer->pool, at.text, at.len, NULL);
+
+        if (!string) {
+            return NULL;
+        }
+        *len = json_string_length(string);
+        return json_string_value(string);
+    }
     if (!node) {
-        /* a string row member without escapes: its bytes are its text */
+        /* a string not recorded, without escapes: its bytes are its text */
         *len = at.len - 2;
         return at.text + 1;
     }

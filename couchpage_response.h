@@ -10,10 +10,12 @@
  * with the reason. While it is walked, this reader records what the page
  * and the renderer will ask for: each answer's total_rows and offset, its
  * rows, each row's id (decoded), the bytes of its key, id, value and doc,
- * and what is inside an id, value or doc object or array as deep as the
- * configured fields reach (cp_response_reach): each value's bytes, its
- * member name, a string's decoded text. Fields, projection and lookups
- * read those records; a row's scalars decode from their bytes. A key, a
+ * and the members of an id, value or doc object or array (deeper where
+ * cp_response_reach asks): each value's bytes, its member name, a string's
+ * decoded text. Projection and the ETag read those records; a field that
+ * reaches deeper walks the bytes of the container it reaches into when it
+ * is asked for (a record costs some 70 bytes, where a value in a large
+ * array may take 2); a row's scalars decode from their bytes. A key, a
  * small value of which a page asks for a handful (tokens, links) among
  * thousands of rows read to be counted, keeps no records: cp_json_load
  * decodes it at its first use (cp_row_key). A row's value and doc stay spans of
@@ -23,7 +25,7 @@
  * the same ones.
  *
  * Memory: the body, the rows (a few words each), the records (a few words
- * a value recorded), and simdjson's working memory while a body is read
+ * a member of a row's id, value and doc), and simdjson's working memory while a body is read
  * (about 5 bytes a byte of it; see couchpage_simdjson.h for how long it is
  * kept).
  *
@@ -134,8 +136,9 @@ int cp_response_read_batch(apr_pool_t *pool, const char *text, apr_size_t len, i
 char *cp_response_padded(apr_pool_t *pool, const char *text, apr_size_t len);
 
 /* Values inside a row's id, value and doc are recorded this many levels
- * deep (4 at least; 1: their members), so that the fields reaching them
- * read records: a field path raises it at start-up (cp_field_parse). */
+ * deep (1 at least: their members); deeper ones are found by walking their
+ * container's bytes. A _find location's sort fields raise it at start-up
+ * (their values are read from every row). */
 void cp_response_reach(apr_size_t levels);
 
 /* Rows in an answer. */
@@ -153,7 +156,8 @@ const char *cp_answer_overfull(apr_pool_t *pool, const cp_answer *answer, int li
  * NULL only when memory runs out. A row made by hand may set key itself. */
 const json_t *cp_row_key(const cp_row *row);
 
-/* A value in a row, one step a call, as a span: the row member (id, key,
+/* A value in a row, one step a call, as a span (from the records, or
+ * where a container's values are not recorded, by walking its bytes): the row member (id, key,
  * value or doc); the member name of the object at `at` (the last one of
  * that name, as a JSON parser keeps it); the element index of the array at
  * `at`, within the id, value or doc (a key is read as a whole, cp_row_key).
@@ -173,7 +177,9 @@ const json_t *cp_row_decode(apr_pool_t *pool, const cp_row *row, cp_span at);
  * found, or an id, value or doc member), decoded, as the reader recorded
  * it: no jansson value is made. Its length in *len (it may hold NUL, and
  * need not end in one). NULL for an empty span, a value that is no
- * string, or the key (read whole by cp_row_key). */
+ * string, or the key (read whole by cp_row_key). A string not recorded is
+ * its bytes, or with escapes decoded from them (owned by the answer's
+ * pool). */
 const char *cp_row_string(const cp_row *row, cp_span at, apr_size_t *len);
 
 /* The doc's members named in names (in that order; those the doc lacks are

@@ -3,23 +3,24 @@
  * libFuzzer target: the records the response reader keeps
  * (couchpage_response), against jansson on the same bytes. Arbitrary bytes,
  * as a view response with documents; for every row the reader takes, its
- * key, and every path into its id, value and doc that the records reach (members by
- * name, elements by index, as CouchPageItem's and CouchPageFields' paths
- * walk them, up to the reach every location has) is looked up with
- * cp_row_find and cp_row_element and decoded with cp_row_decode, and
- * compared with the value jansson's own parser reads at that path, value
- * for value (in a body with integers beyond 64 bits jansson reads every
+ * key, and every path into its id, value and doc (members by name, elements
+ * by index, as CouchPageItem's and CouchPageFields' paths walk them, four
+ * levels deep: the records hold the members, deeper ones are found in
+ * their container's bytes) is looked up with cp_row_find and
+ * cp_row_element and decoded with cp_row_decode, and compared with the
+ * value jansson's own parser reads at that path, value for value (in a body with integers beyond 64 bits jansson reads every
  * integer as a double, and the module's digits must be it:
  * fuzz_same_reading); a name or an index the value lacks gives nothing;
  * the doc's projection onto its members' names is jansson's object of
- * those members.
+ * those members; and the JSON text a field shows, written from a value's
+ * bytes (cp_json_span_text), is the text of its decoded value.
  */
 #include "fuzz.h"
 #include "couchpage_item.h"
 #include "couchpage_json.h"
 #include "couchpage_response.h"
 
-/* The levels inside a member every location's records reach. */
+/* The levels inside a member the paths are checked to. */
 #define REACH 4
 
 /* The value at `at` (a span of the row) is `want`, as are all the values
@@ -29,8 +30,17 @@ static void check_path(apr_pool_t *pool, const cp_row *row, cp_span at, const js
 {
     const json_t *got = cp_row_decode(pool, row, at);
 
+    const char *written;
+    apr_size_t written_len = 0;
+
     FUZZ_CHECK(at.len > 0 && fuzz_same_reading(got, want, as_real),
                "a value at level %d is not jansson's", level);
+    if (at.text != row->key_text.text) {
+        written = cp_json_span_text(pool, at.text, at.len, &written_len);
+        FUZZ_CHECK(written && written_len == strlen(written)
+                   && !strcmp(written, cp_json_text(pool, got)),
+                   "the text of a value at level %d is not its decoded value's", level);
+    }
     if (level >= REACH) {
         return;
     }

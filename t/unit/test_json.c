@@ -189,6 +189,113 @@ static void depth_is_jansson_s(void **state)
     assert_true(refused(nested(100000, ""), 200000));
 }
 
+/* The text cp_json_span_text writes from a value's bytes: cp_json_text's
+ * of cp_json_load's value, byte for byte; NULL where cp_json_load refuses. */
+static const char *span_text(const char *text)
+{
+    apr_size_t len = strlen(text), written = 0;
+    char *padded = apr_pcalloc(pool, len + CP_SJ_PADDING);
+    const char *out;
+
+    memcpy(padded, text, len);
+    out = cp_json_span_text(pool, padded, len, &written);
+    if (out) {
+        assert_int_equal(written, strlen(out));
+    }
+    return out;
+}
+
+/* Text written from a walk is jansson's text of the value: member order,
+ * string escapes (\u00XX in capitals, UTF-8 as it is, no \/), numbers
+ * (integers as sent, -0 as 0, doubles as jansson writes them, integers
+ * beyond 64 bits digit for digit), the last of two members of one name in
+ * the place of the first, the depth cp_json_load reads; and a value inside
+ * a body, walked in place. */
+static void span_text_is_jansson_s(void **state)
+{
+    static const char *const values[] = {
+        "{}", "[]", "[[],{}]", " { \"a\" : [ 1 , 2 ] , \"b\" : { } } ",
+        "{\"b\":1,\"a\":2}", "[\"\\u0001\\u001f\\b\\f\\n\\r\\t\\\"\\\\\\/\", \"\\u00e9\\u2028\"]",
+        "{\"\\u0000n\\u007f\":\"<a href='x'>&amp;</a>\"}", "[\"\xc3\xa9\xf0\x9f\x9a\x80\"]",
+        "[0,-0,1,-1,9223372036854775807,-9223372036854775808,18446744073709551616]",
+        "[-123456789012345678901234567890,1.0,1.5,-0.0,1e2,1E-2,0.1,1.7976931348623157e308]",
+        "[2.5e-320,123456789.123456789,-1e+20,0e40098765432109876543210]",
+        "[true,false,null,{\"t\":true,\"f\":false,\"n\":null}]",
+        "{\"a\":1,\"b\":2,\"a\":3}", "[{\"x\":{\"y\":1,\"y\":[2]}},{\"x\":0,\"x\":\"\"}]",
+        "\"scalar\"", "12", "-0", "2.50", "null",
+    };
+    apr_size_t i;
+    char *big, *o;
+
+    for (i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+        const char *want = read_back(values[i]), *got = span_text(values[i]);
+
+        if (!got || strcmp(got, want)) {
+            fail_msg("%s: written '%s', jansson's '%s'", values[i], got ? got : "(null)", want);
+        }
+    }
+    assert_non_null(span_text(nested(2048, "")));
+    assert_null(span_text(nested(2048, "1")));
+    assert_null(span_text(nested(2049, "")));
+    /* many members and elements: the names of a large object, told apart */
+    big = o = apr_palloc(pool, 20000 * 24 + 16);
+    o += sprintf(o, "{");
+    for (i = 0; i < 20000; i++) {
+        o += sprintf(o, "%s\"m%05u\":[%u]", i ? "," : "", (unsigned)i, (unsigned)i);
+    }
+    sprintf(o, "}");
+    assert_string_equal(span_text(big), big);
+    /* in place: the value's bytes within a larger text */
+    {
+        static const char body[] = "{\"doc\":{\"a\":[1,2.0]},\"n\":5}";
+        apr_size_t len = 0;
+        char *padded = apr_pcalloc(pool, sizeof(body) + CP_SJ_PADDING);
+
+        memcpy(padded, body, sizeof(body) - 1);
+        assert_string_equal(cp_json_span_text(pool, padded + 7, 13, &len), "{\"a\":[1,2.0]}");
+        assert_int_equal(len, 13);
+    }
+}
+
+/* jansson's allocations while a test counts them. */
+static size_t jansson_allocations;
+
+static void *counting_malloc(size_t size)
+{
+    jansson_allocations++;
+    return malloc(size);
+}
+
+/* A large value's text is written without jansson's values: no allocation
+ * of jansson's for an array of 100,000 integers and an object of 20,000
+ * members, a few for each double (jansson writes those). */
+static void span_text_builds_no_values(void **state)
+{
+    char *text = apr_palloc(pool, 100000 * 8 + 20000 * 16 + 64), *o = text;
+    apr_size_t len = 0;
+    int i;
+
+    o += sprintf(o, "{\"list\":[");
+    for (i = 0; i < 100000; i++) {
+        o += sprintf(o, "%s%d", i ? "," : "", i);
+    }
+    o += sprintf(o, "],\"map\":{");
+    for (i = 0; i < 20000; i++) {
+        o += sprintf(o, "%s\"m%05d\":%d", i ? "," : "", i, i);
+    }
+    o += sprintf(o, "},\"d\":[0.5,2.5]}");
+    memset(o, 0, CP_SJ_PADDING);
+    jansson_allocations = 0;
+    json_set_alloc_funcs(counting_malloc, free);
+    assert_non_null(cp_json_span_text(pool, text, (apr_size_t)(o - text), &len));
+    json_set_alloc_funcs(malloc, free);
+    assert_int_equal(len, (apr_size_t)(o - text));
+    /* each double: its value and the text jansson writes of it */
+    /* each double: its value and jansson's buffers as it writes it (four),
+     * against 120,000 values for the tree of the whole */
+    assert_in_range(jansson_allocations, 1, 2 * 4);
+}
+
 /* A visitor that reads JSON while it is told of a body's values: the walk
  * it is in goes on unharmed. */
 typedef struct {
@@ -268,6 +375,8 @@ int main(void)
         UNIT_TEST(what_is_not_json_is_refused),
         UNIT_TEST(strings_names_and_duplicates),
         UNIT_TEST(depth_is_jansson_s),
+        UNIT_TEST(span_text_is_jansson_s),
+        UNIT_TEST(span_text_builds_no_values),
         UNIT_TEST(a_walk_inside_a_walk),
         UNIT_TEST(html_safe_copies_are_byte_for_byte),
     };

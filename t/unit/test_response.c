@@ -469,18 +469,56 @@ static void rows_are_read_and_keys_decoded_when_asked(void **state)
     assert_true(json_is_array(key) && json_array_size(key) == 0);
 }
 
-/* What the records reach: a key wholly; ids, values and docs as deep as
- * the fields do (cp_response_reach, 4 levels at least), and a lookup
- * deeper finds nothing; a value with more inside than is recorded decodes
- * all the same. Numbers simdjson misreads (more than 19 digits) are
+/* What the reader keeps of a large document: a record for the doc and
+ * each of its members, not for the 120,000 values inside them (a record
+ * is larger than a small value's bytes); a field reaches them all the
+ * same, through their container's bytes. */
+static void records_are_the_members(void **state)
+{
+    char *text = apr_palloc(pool, 100000 * 8 + 20000 * 16 + 256), *o = text;
+    const cp_answer *answer;
+    const cp_row *row;
+    cp_span doc, at;
+    int i;
+
+    o += sprintf(o, "{\"rows\":[{\"id\":\"big\",\"key\":1,\"value\":null,\"doc\":"
+                    "{\"_id\":\"big\",\"_rev\":\"1-a\",\"list\":[");
+    for (i = 0; i < 100000; i++) {
+        o += sprintf(o, "%s%d", i ? "," : "", i);
+    }
+    o += sprintf(o, "],\"map\":{");
+    for (i = 0; i < 20000; i++) {
+        o += sprintf(o, "%s\"m%05d\":%d", i ? "," : "", i, i);
+    }
+    sprintf(o, "}}}]}");
+    answer = answer_text(text);
+    assert_int_equal(cp_answer_rows(answer), 1);
+    /* the doc and its four members */
+    assert_int_equal(answer->node_count, 5);
+    row = cp_answer_row(answer, 0);
+    doc = cp_row_member(row, "doc");
+    at = cp_row_element(row, cp_row_find(row, doc, "list"), 99999);
+    assert_int_equal(at.len, 5);
+    assert_memory_equal(at.text, "99999", 5);
+    at = cp_row_find(row, cp_row_find(row, doc, "map"), "m19999");
+    assert_true(cp_json_identical(cp_row_decode(pool, row, at), parse("19999")));
+    assert_int_equal(cp_row_element(row, cp_row_find(row, doc, "list"), 100000).len, 0);
+}
+
+/* What the records reach: a key wholly; the members of ids, values and
+ * docs (deeper with cp_response_reach); a lookup deeper walks the bytes
+ * of the container it looks in, and finds what the records would (the
+ * last member of a name; a string with escapes decoded); a value with
+ * more inside than is recorded decodes all the same. Numbers simdjson misreads (more than 19 digits) are
  * jansson's; strings decode with and without escapes. A thread's parser
  * that read a large answer reads small ones after it. */
-static void records_reach_what_fields_reach(void **state)
+static void fields_reach_records_and_bytes(void **state)
 {
     static const char text[] =
         "{\"id\":\"r\",\"key\":[-0.00894005382608812345678948081,\"a\\\"b\"],"
         "\"value\":{\"l1\":{\"l2\":{\"l3\":{\"l4\":{\"l5\":{\"l6\":[1,2]}}}}}},"
-        "\"doc\":{\"s\":\"plain\",\"e\":\"tab\\there\"}}";
+        "\"doc\":{\"s\":\"plain\",\"e\":\"tab\\there\","
+        "\"deep\":{\"t\":\"x\",\"u\":\"plain\",\"t\":\"q\\\"\\nz2\"}}}";
     static const char *const path[] = { "l1", "l2", "l3", "l4", "l5", "l6" };
     const cp_row *row = row_text(text);
     cp_span at = cp_row_member(row, "value");
@@ -490,22 +528,40 @@ static void records_reach_what_fields_reach(void **state)
 
     assert_true(cp_json_identical(cp_row_key(row), json_object_get(whole, "key")));
     assert_true(json_real_value(json_array_get(cp_row_key(row), 0)) < -0.0089);
-    for (i = 0; i < 4; i++) {
+    /* the value's members are recorded; deeper values are found in their
+     * container's bytes: any depth, the last member of a name, an element */
+    for (i = 0; i < 6; i++) {
         at = cp_row_find(row, at, path[i]);
         assert_true(at.len > 0);
     }
-    /* l4's value is recorded, not what is inside it */
-    assert_int_equal(cp_row_find(row, at, "l5").len, 0);
-    assert_true(cp_json_identical(cp_row_decode(pool, row, at),
-                                  parse("{\"l5\":{\"l6\":[1,2]}}")));
+    assert_true(cp_json_identical(cp_row_decode(pool, row, cp_row_element(row, at, 1)),
+                                  parse("2")));
+    assert_int_equal(cp_row_element(row, at, 2).len, 0);
+    at = cp_row_find(row, cp_row_member(row, "value"), "l1");
+    assert_true(cp_json_identical(cp_row_decode(pool, row, cp_row_find(row, at, "l2")),
+                                  parse("{\"l3\":{\"l4\":{\"l5\":{\"l6\":[1,2]}}}}")));
+    assert_int_equal(cp_row_find(row, at, "l9").len, 0);
+    at = cp_row_member(row, "doc");
+    {
+        cp_span t = cp_row_find(row, cp_row_find(row, at, "deep"), "t");
+        apr_size_t len = 0;
+        const char *s = cp_row_string(row, t, &len);
+
+        assert_int_equal(len, 5);
+        assert_memory_equal(s, "q\"\nz2", 5);
+        assert_true(cp_json_identical(cp_row_decode(pool, row, t), parse("\"q\\\"\\nz2\"")));
+        s = cp_row_string(row, cp_row_find(row, cp_row_find(row, at, "deep"), "u"), &len);
+        assert_int_equal(len, 5);
+        assert_memory_equal(s, "plain", 5);
+    }
     assert_true(cp_json_identical(cp_row_decode(pool, row, cp_row_member(row, "value")),
                                   json_object_get(whole, "value")));
     assert_true(cp_json_identical(cp_row_decode(pool, row, cp_row_find(row,
                                       cp_row_member(row, "doc"), "e")), parse("\"tab\\there\"")));
     assert_true(cp_json_identical(cp_row_decode(pool, row, cp_row_find(row,
                                       cp_row_member(row, "doc"), "s")), parse("\"plain\"")));
-    /* a field reaching seven levels deep (value.l1...l6[1]): read again,
-     * the records reach it */
+    /* records reaching seven levels deep (a _find sort field's): read
+     * again, the records reach it */
     cp_response_reach(7);
     row = row_text(text);
     at = cp_row_member(row, "value");
@@ -587,7 +643,8 @@ int main(void)
         UNIT_TEST(json_passes_through_as_sent),
         UNIT_TEST(fields_are_found_and_projected),
         UNIT_TEST(rows_are_read_and_keys_decoded_when_asked),
-        UNIT_TEST(records_reach_what_fields_reach),
+        UNIT_TEST(records_are_the_members),
+        UNIT_TEST(fields_reach_records_and_bytes),
         UNIT_TEST(wide_integers_are_read_exactly),
         UNIT_TEST(answers_over_their_limit_are_refused),
     };
