@@ -17,7 +17,7 @@ use JSON::PP ();
 use URI ();
 use URI::Escape qw(uri_escape_utf8);
 use CouchPageTest qw(double_load double_fault httpd_config_test browser_walk);
-use CouchPageHTML qw(parse_html elements by_class by_tag text_of);
+use CouchPageHTML qw(parse_html elements by_class by_tag text_of html_escape);
 
 my $vars = Apache::Test::vars();
 my $JSON = JSON::PP->new->utf8->canonical;
@@ -45,17 +45,7 @@ my @DOCS = (
 );
 
 # HTML text as the module escapes it (NUL shown as U+FFFD), and percent-encoding.
-sub h {
-    my ($s) = @_;
-    return '' unless defined $s;
-    $s =~ s/\0/\x{FFFD}/g;
-    $s =~ s/&/&amp;/g;
-    $s =~ s/</&lt;/g;
-    $s =~ s/>/&gt;/g;
-    $s =~ s/"/&quot;/g;
-    $s =~ s/'/&#39;/g;
-    return $s;
-}
+sub h { html_escape(@_) }
 sub u { defined $_[0] ? uri_escape_utf8($_[0], '^A-Za-z0-9\-._~') : '' }
 
 # The template of /tmpl/ (t/conf/extra.conf.in), filled in by hand.

@@ -23,7 +23,8 @@ use IO::Select ();
 use IO::Socket::INET ();
 use POSIX ();
 use Time::HiRes qw(sleep time);
-use CouchPageTest qw(double_url double_load own_process start_own_httpd decode_json_or_undef);
+use CouchPageTest qw(double_url double_load own_process start_own_httpd decode_json_or_undef
+                     error_log_mark error_log_since write_text);
 
 my $root = tempdir(CLEANUP => 1);
 my $htdocs = catfile($root, 'htdocs');
@@ -88,30 +89,17 @@ CONF
 my $conf_file = catfile($root, 'httpd.conf');
 
 my $http = HTTP::Tiny->new(timeout => 30);
-sub htaccess {
-    my ($dir, $text) = @_;
-    my $file = catfile($htdocs, $dir, '.htaccess');
-    open my $fh, '>', $file or die "$file: $!";
-    print $fh $text;
-    close $fh;
-    return $file;
-}
+sub htaccess { my ($dir, $text) = @_; return write_text(catfile($htdocs, $dir, '.htaccess'), $text) }
 sub get {
     my ($path, $accept) = @_;
     return $http->get("http://127.0.0.1:$port$path", { headers => { Accept => $accept // 'application/json' } });
 }
-sub error_log_size { return -s catfile($root, 'error_log') // 0 }
+sub error_log_size { return error_log_mark(catfile($root, 'error_log')) }
 # The error log's lines after offset MARK, once one matches UNTIL (or after 3 s).
 sub error_log_after {
     my ($mark, $until) = @_;
-    my $deadline = time + 3;
-    while (1) {
-        open my $fh, '<', catfile($root, 'error_log') or die "error_log: $!";
-        seek $fh, $mark, 0;
-        my @lines = <$fh>;
-        return join '', @lines if grep({ /$until/ } @lines) or time > $deadline;
-        sleep 0.1;
-    }
+    return join '', map { "$_\n" } error_log_since($mark, file => catfile($root, 'error_log'),
+                                                   until => $until, wait => 3);
 }
 
 # Every directive that decides what is asked of CouchDB, with which

@@ -19,6 +19,7 @@ use JSON::PP ();
 use MIME::Base64 ();
 use URI::Escape qw(uri_escape_utf8);
 use CouchPageTest qw(double_load double_url);
+use CouchPageHTML qw(html_escape);
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my $FIREFOX = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
@@ -34,15 +35,7 @@ my @DOCS = (
 );
 
 # HTML text as the module escapes it, and percent-encoding
-sub h {
-    my ($s) = @_;
-    $s =~ s/&/&amp;/g;
-    $s =~ s/</&lt;/g;
-    $s =~ s/>/&gt;/g;
-    $s =~ s/"/&quot;/g;
-    $s =~ s/'/&#39;/g;
-    return $s;
-}
+sub h { html_escape(@_) }
 sub u { uri_escape_utf8($_[0], '^A-Za-z0-9\-._~') }
 
 # The members' compact JSON, in the order the double keeps them (its

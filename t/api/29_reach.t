@@ -24,7 +24,7 @@ use File::Temp qw(tempdir);
 use HTTP::Tiny ();
 use Time::HiRes qw(sleep time);
 use CouchPageTest qw(double_url double_load start_own_httpd httpd_config_test
-                     decode_json_or_undef);
+                     decode_json_or_undef error_log_mark error_log_since write_text);
 
 my $root = tempdir(CLEANUP => 1);
 my $htdocs = catfile($root, 'htdocs');
@@ -88,31 +88,18 @@ CouchPageCredentials "$user" "$password"
 CONF
 
 my $http = HTTP::Tiny->new(timeout => 30);
-sub htaccess {
-    my ($dir, $text) = @_;
-    my $file = catfile($htdocs, $dir, '.htaccess');
-    open my $fh, '>', $file or die "$file: $!";
-    print $fh $text;
-    close $fh;
-    return $file;
-}
+sub htaccess { my ($dir, $text) = @_; return write_text(catfile($htdocs, $dir, '.htaccess'), $text) }
 sub get {
     my ($path, $accept, %headers) = @_;
     return $http->get("http://127.0.0.1:$port$path",
                       { headers => { Accept => $accept // 'application/json', %headers } });
 }
-sub error_log_size { return -s catfile($root, 'error_log') // 0 }
+sub error_log_size { return error_log_mark(catfile($root, 'error_log')) }
 # The error log's lines after offset MARK, once one matches UNTIL (or after 3 s).
 sub error_log_after {
     my ($mark, $until) = @_;
-    my $deadline = time + 3;
-    while (1) {
-        open my $fh, '<', catfile($root, 'error_log') or die "error_log: $!";
-        seek $fh, $mark, 0;
-        my @lines = <$fh>;
-        return join '', @lines if grep({ /$until/ } @lines) or time > $deadline;
-        sleep 0.1;
-    }
+    return join '', map { "$_\n" } error_log_since($mark, file => catfile($root, 'error_log'),
+                                                   until => $until, wait => 3);
 }
 sub items_html { return [ $_[0] =~ m{<li class="couchpage-item">(.*?)</li>}gs ] }
 

@@ -25,10 +25,24 @@ use Apache::Test ();
 
 our @EXPORT_OK = qw(
     parse_html elements by_class by_tag has_class text_of child_elements
-    link_header
+    link_header html_escape
 );
 
 my $JSON = JSON::PP->new->utf8;
+
+# Text as the module escapes it for HTML (undef: ''; a NUL as U+FFFD, as
+# the module shows a string holding one).
+sub html_escape {
+    my ($s) = @_;
+    return '' unless defined $s;
+    $s =~ s/\0/\x{FFFD}/g;
+    $s =~ s/&/&amp;/g;
+    $s =~ s/</&lt;/g;
+    $s =~ s/>/&gt;/g;
+    $s =~ s/"/&quot;/g;
+    $s =~ s/'/&#39;/g;
+    return $s;
+}
 
 sub html_check_script {
     return catfile(Apache::Test::vars('top_dir'), 't', 'browser', 'html-check.js');

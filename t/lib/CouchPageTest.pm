@@ -28,7 +28,7 @@ our @EXPORT_OK = qw(
     backend_url backend_port backend_auth backend_request backend_open_db backend_kind
     double_url double_port double_request double_fault double_log double_load
     double_queries
-    error_log_path error_log_mark error_log_since
+    error_log_path error_log_mark error_log_since write_text
     time_wait_count
     free_port wait_for_port own_process spawn_process reap_process start_own_httpd
     httpd_config_test browser_walk browser_script token_shows
@@ -304,20 +304,23 @@ sub error_log_path {
     return catfile(Apache::Test::vars('t_logs'), 'error_log');
 }
 
-# Byte offset of the end of t/logs/error_log: pass it to error_log_since later.
+# Byte offset of the end of t/logs/error_log (or of the error log FILE of
+# an httpd of the test's own): pass it to error_log_since later.
 sub error_log_mark {
-    return -s error_log_path() || 0;
+    my ($file) = @_;
+    return -s ($file // error_log_path()) || 0;
 }
 
-# Lines written to t/logs/error_log after the mark (all lines without one).
-# httpd may write a line a moment after the response: pass wait => seconds to
-# poll until a line matches the regexp 'until' (or the time is up).
+# Lines written to t/logs/error_log (file => another httpd's) after the
+# mark (all lines without one). httpd may write a line a moment after the
+# response: pass wait => seconds to poll until a line matches the regexp
+# 'until' (or the time is up).
 sub error_log_since {
     my ($mark, %opt) = @_;
     my $deadline = time + ($opt{wait} // 0);
     while (1) {
         my @lines;
-        if (open my $fh, '<', error_log_path()) {
+        if (open my $fh, '<', $opt{file} // error_log_path()) {
             seek $fh, $mark // 0, 0;
             @lines = <$fh>;
             chomp @lines;
@@ -325,6 +328,15 @@ sub error_log_since {
         return @lines if !$opt{until} or grep { /$opt{until}/ } @lines or time >= $deadline;
         sleep 0.1;
     }
+}
+
+# Writes TEXT to FILE (an .htaccess, a secret), whole; returns FILE.
+sub write_text {
+    my ($file, $text) = @_;
+    open my $fh, '>', $file or die "$file: $!";
+    print $fh $text;
+    close $fh or die "$file: $!";
+    return $file;
 }
 
 # TCP sockets in TIME_WAIT on either end of a connection to PORT (default:
