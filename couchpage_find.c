@@ -876,18 +876,6 @@ void cp_find_index_count(const apr_array_header_t *queries, int backward, int dr
     counted->before = read->answer->offset - skipped + dropped;
 }
 
-int cp_find_sort_depth(const cp_find_sort *sort)
-{
-    int deepest = 1, i, depth;
-
-    for (i = 0; i < sort->count; i++) {
-        for (depth = 0; sort->fields[i].steps[depth]; depth++) {
-        }
-        deepest = depth > deepest ? depth : deepest;
-    }
-    return deepest;
-}
-
 /* A row's sort values from its records: each field's member, step by step. */
 static json_t *row_sort_values(apr_pool_t *pool, const cp_find_sort *sort, const cp_row *row)
 {

@@ -201,13 +201,9 @@ void cp_find_key_index_rows(apr_pool_t *pool, const cp_find_sort *sort,
  * its document's sort values (cp_find_row_key). NULL and the answer in
  * *answer, or why the body is refused: not a _find response, or a
  * document without a sort value, which CouchDB leaves out of a sorted
- * query. The fields must be recorded as deep as the sort reaches
- * (cp_response_reach(cp_find_sort_depth(sort))). */
+ * query. A sort field nested in the document is found in its bytes. */
 const char *cp_find_read(apr_pool_t *pool, const char *text, apr_size_t len,
                          const cp_find_sort *sort, const cp_answer **answer);
-
-/* How many levels into a document the sort fields reach. */
-int cp_find_sort_depth(const cp_find_sort *sort);
 
 /* Where a _find page starts: the first page, after a row (the page after
  * the one that ended with it), before a row (the page before the one that

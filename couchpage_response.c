@@ -35,18 +35,12 @@ struct cp_node {
  * token carries its key. */
 #define KEY_MAX_DEPTH 2048
 
-/* How deep inside a row's id, value and doc values are recorded (1: their
- * members, which projection and the ETag read): a record costs some 70
- * bytes where a value may take 2, so deeper values are found by walking
- * their container's bytes when a field asks for them (scan). */
-static apr_size_t reach = 1;
-
-void cp_response_reach(apr_size_t levels)
-{
-    if (levels > reach) {
-        reach = levels;
-    }
-}
+/* How deep inside a row's id, value and doc values are recorded: their
+ * members, which projection and the ETag read. A record costs some 70
+ * bytes where a value may take 2, so deeper values (a field's path, a
+ * _find location's nested sort field) are found by walking their
+ * container's bytes when they are asked for (scan). */
+#define RECORDED_LEVELS 1
 
 /* The row member being read. */
 enum role { ROLE_NONE, ROLE_ID, ROLE_KEY, ROLE_VALUE, ROLE_DOC, ROLE_OTHER };
@@ -196,8 +190,8 @@ static void record_close(reader *rd, const cp_sj_value *v)
     }
 }
 
-/* A value inside the row member being read: recorded within reach (a key
- * wholly), else it leaves its container not whole. */
+/* A value inside the row member being read: recorded within
+ * RECORDED_LEVELS (a key wholly), else it leaves its container not whole. */
 static int row_inner_value(reader *rd, const cp_sj_value *v)
 {
     apr_size_t level = v->depth - rd->role_depth;
@@ -217,10 +211,10 @@ static int row_inner_value(reader *rd, const cp_sj_value *v)
         }
         return 0;
     }
-    if (level <= reach) {
+    if (level <= RECORDED_LEVELS) {
         return record(rd, v);
     }
-    if (level == reach + 1) {
+    if (level == RECORDED_LEVELS + 1) {
         open_node *top = &APR_ARRAY_IDX(rd->open, rd->open->nelts - 1, open_node);
 
         rd->answer->nodes[top->node].whole = 0;
@@ -349,7 +343,7 @@ static int row_closes(reader *rd, const cp_sj_value *v)
 }
 
 /* A document of a _find answer opens: a row whose doc it is, recorded
- * as a row's doc is, the members inside as deep as the fields reach. */
+ * as a row's doc is: its members. */
 static int doc_opens(reader *rd, const cp_sj_value *v)
 {
     int stop = row_opens(rd, v);

@@ -10,8 +10,7 @@
  * with the reason. While it is walked, this reader records what the page
  * and the renderer will ask for: each answer's total_rows and offset, its
  * rows, each row's id (decoded), the bytes of its key, id, value and doc,
- * and the members of an id, value or doc object or array (deeper where
- * cp_response_reach asks): each value's bytes, its member name, a string's
+ * and the members of an id, value or doc object or array: each value's bytes, its member name, a string's
  * decoded text. Projection and the ETag read those records; a field that
  * reaches deeper walks the bytes of the container it reaches into when it
  * is asked for (a record costs some 70 bytes, where a value in a large
@@ -134,12 +133,6 @@ int cp_response_read_batch(apr_pool_t *pool, const char *text, apr_size_t len, i
 /* A copy of text[0..len) followed by CP_RESPONSE_PADDING zero bytes, as
  * the reader takes a body. */
 char *cp_response_padded(apr_pool_t *pool, const char *text, apr_size_t len);
-
-/* Values inside a row's id, value and doc are recorded this many levels
- * deep (1 at least: their members); deeper ones are found by walking their
- * container's bytes. A _find location's sort fields raise it at start-up
- * (their values are read from every row). */
-void cp_response_reach(apr_size_t levels);
 
 /* Rows in an answer. */
 #define cp_answer_rows(answer) ((answer)->row_count)

@@ -119,8 +119,6 @@ const char *couchpage_find_set_sort(cmd_parms *cmd, void *dirconf, const char *a
     if (err) {
         return apr_pstrcat(cmd->pool, "CouchPageSort ", err, NULL);
     }
-    /* the reader records the documents as deep as the sort values lie */
-    cp_response_reach((apr_size_t)cp_find_sort_depth(&sort[0]));
     conf->find_sort = sort;
     conf->find_sort_set = 1;
     conf->find_sort_where = cmd->directive;
