@@ -9,6 +9,7 @@
 #include "couchpage_json.h"
 #include "couchpage_plan.h"
 #include "couchpage_response.h"
+#include "couchpage_seal.h"
 #include "couchpage_token.h"
 
 #include <apr_strings.h>
@@ -712,6 +713,15 @@ int cp_page_issued_count(cp_page *page, apr_pool_t *pool, apr_size_t *longest)
         }
     }
     return issued;
+}
+
+const char *cp_page_seal_tokens(apr_pool_t *pool, const cp_seal_key *key,
+                                const char *binding, cp_page *page)
+{
+    const apr_array_header_t *tokens = cp_page_issued_tokens(pool, page);
+
+    return cp_seal_tokens(pool, key, binding, (const char **const *)tokens->elts,
+                          tokens->nelts);
 }
 
 apr_size_t cp_page_withhold_long_tokens(cp_page *page, apr_size_t max_length)

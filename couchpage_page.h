@@ -14,6 +14,7 @@
 #include <apr_tables.h>
 
 #include "couchpage_plan.h"
+#include "couchpage_seal.h"
 #include "couchpage_token.h"
 
 /* A numbered page link. */
@@ -127,6 +128,11 @@ apr_array_header_t *cp_page_issued_tokens(apr_pool_t *pool, cp_page *page);
  * hold one), and in *longest the length of the longest: what the debug log
  * tells of them, never their text, which holds keys. */
 int cp_page_issued_count(cp_page *page, apr_pool_t *pool, apr_size_t *longest);
+
+/* Seals, in place, every token the page hands out (cp_page_issued_tokens)
+ * for binding with key, as cp_seal_tokens does: NULL, or why it could not. */
+const char *cp_page_seal_tokens(apr_pool_t *pool, const cp_seal_key *key,
+                                const char *binding, cp_page *page);
 
 /* Leaves out of the page every token longer than max_length bytes, which
  * the module would refuse when a client sent it back

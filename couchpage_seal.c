@@ -283,15 +283,6 @@ const char *cp_seal_tokens(apr_pool_t *pool, const cp_seal_key *key, const char 
     return sealed ? NULL : crypto_failure(pool, "a token could not be encrypted (" CIPHER_NAME ")");
 }
 
-const char *cp_seal_page_tokens(apr_pool_t *pool, const cp_seal_key *key,
-                                const char *binding, cp_page *page)
-{
-    const apr_array_header_t *tokens = cp_page_issued_tokens(pool, page);
-
-    return cp_seal_tokens(pool, key, binding, (const char **const *)tokens->elts,
-                          tokens->nelts);
-}
-
 /* Decrypts raw's ciphertext with key into plain: 1 when it is authentic, 0
  * when it is not, -1 when libcrypto failed. */
 static int open_with(const cp_seal_key *key, const unsigned char *raw,

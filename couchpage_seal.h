@@ -18,14 +18,16 @@
  * changed in any byte does not open. Which secrets may seal is said here
  * too (cp_seal_keys_derive), for CouchPageTokenSecret.
  *
+ * Below tokens and pages, it seals strings and knows no page:
+ * couchpage_page seals the tokens a page hands out (cp_page_seal_tokens),
+ * and couchpage_token counts a sealed token's length (CP_SEAL_OVERHEAD).
+ *
  * Part of the httpd-free core: no httpd header, no request_rec.
  */
 #ifndef COUCHPAGE_SEAL_H
 #define COUCHPAGE_SEAL_H
 
 #include <apr_pools.h>
-
-#include "couchpage_page.h"
 
 /* What a secret must be to seal: at least CP_SEAL_MIN_SECRET characters,
  * whose length times the bits of its alphabet (the classes of characters
@@ -64,11 +66,6 @@ const char *cp_seal_keys_derive(apr_pool_t *pool, const char *secret, const char
  * trouble, never the client's; the tokens are then not all sealed). */
 const char *cp_seal_tokens(apr_pool_t *pool, const cp_seal_key *key, const char *binding,
                            const char **const tokens[], int count);
-
-/* Seals, in place, every token the page hands out (cp_page_issued_tokens)
- * for binding with key, as cp_seal_tokens does: NULL, or why it could not. */
-const char *cp_seal_page_tokens(apr_pool_t *pool, const cp_seal_key *key,
-                                const char *binding, cp_page *page);
 
 /* What cp_unseal made of a token. */
 typedef enum {

@@ -453,7 +453,7 @@ int couchpage_send_page(request_rec *r, const couchpage_dir_conf *conf,
     const char *body;
 
     if (conf->token_key) {
-        const char *reason = cp_seal_page_tokens(r->pool, conf->token_key,
+        const char *reason = cp_page_seal_tokens(r->pool, conf->token_key,
                                                  couchpage_token_binding(r, conf), page);
 
         if (reason) {

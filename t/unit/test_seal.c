@@ -2,6 +2,7 @@
 /* Unit tests of couchpage_seal: secrets checked, tokens sealed
  * (AES-256-SIV) and opened; they link the core alone. */
 #include "unit.h"
+#include "couchpage_page.h"
 #include "couchpage_seal.h"
 
 #include <apr_encode.h>
@@ -181,7 +182,7 @@ static void a_page_s_tokens_are_sealed_together(void **state)
     assert_null(cp_seal_tokens(pool, key, BINDING, tokens, 0));
 }
 
-/* cp_seal_page_tokens seals every token the page hands out, and the current
+/* cp_page_seal_tokens seals every token the page hands out, and the current
  * page's own (the client's, sealed already) not again. */
 static void a_page_is_sealed_in_the_core(void **state)
 {
@@ -196,7 +197,7 @@ static void a_page_is_sealed_in_the_core(void **state)
     page.pages = apr_array_make(pool, 2, sizeof(cp_page_link));
     APR_ARRAY_PUSH(page.pages, cp_page_link) = link;
     APR_ARRAY_PUSH(page.pages, cp_page_link) = current;
-    assert_null(cp_seal_page_tokens(pool, key, BINDING, &page));
+    assert_null(cp_page_seal_tokens(pool, key, BINDING, &page));
     assert_null(page.prev);
     assert_string_equal(opened(key, NULL, BINDING, page.next, &error), "[21,\"a\"]");
     assert_string_equal(opened(key, NULL, BINDING, page.last, &error), "last");
