@@ -6,10 +6,9 @@
  * and per request, are mod_couchpage_check.c's; what a directive names
  * (a view's scheme, a password file) and where it is written,
  * mod_couchpage_named.c's; the expressions directives take,
- * mod_couchpage_expr.c's; the setters of a _find location's directives
- * (CouchPageSelector, CouchPageSort, CouchPageIndex), which this file's
- * one directive table names, mod_couchpage_find.c's, beside its page; what
- * needs no httpd (a view URL, a range, a secret, field names, words), the
+ * mod_couchpage_expr.c's; a _find location's directives (CouchPageSelector,
+ * CouchPageSort, CouchPageIndex) are here with the others; what needs no
+ * httpd (a view URL, a range, a secret, field names, words), the
  * core's. Glue: configuration time only; it serves no request.
  */
 #include "mod_couchpage_config.h"
@@ -23,7 +22,6 @@
 #include "couchpage_plan.h"
 #include "couchpage_seal.h"
 #include "mod_couchpage_expr.h"
-#include "mod_couchpage_find.h"
 
 APLOG_USE_MODULE(couchpage);
 
@@ -314,8 +312,9 @@ static const char *parse_bound(cmd_parms *cmd, const char *which, const char *te
     return NULL;
 }
 
-/* Also read by mod_couchpage_find.c's CouchPageSort. */
-const char *couchpage_next_word(apr_pool_t *p, const char **args)
+/* The next word of a RAW_ARGS directive's arguments, as httpd quotes them,
+ * the empty one ('') too; NULL when none is left. */
+static const char *next_word(apr_pool_t *p, const char **args)
 {
     while (apr_isspace(**args)) {
         (*args)++;
@@ -334,9 +333,9 @@ static const char *set_range(cmd_parms *cmd, void *dirconf, const char *args)
     if (forbidden) {
         return forbidden;
     }
-    low = couchpage_next_word(cmd->pool, &args);
-    high = low ? couchpage_next_word(cmd->pool, &args) : NULL;
-    if (!high || couchpage_next_word(cmd->pool, &args)) {
+    low = next_word(cmd->pool, &args);
+    high = low ? next_word(cmd->pool, &args) : NULL;
+    if (!high || next_word(cmd->pool, &args)) {
         return "CouchPageRange takes two arguments, LOW and HIGH ('' for an open side)";
     }
     err = parse_bound(cmd, "LOW", low, &conf->low);
@@ -467,7 +466,7 @@ static const char *set_fields(cmd_parms *cmd, void *dirconf, const char *args)
     }
     /* every word up to the end, the empty one ("") too: JSON allows a
      * member of that name, and CouchDB keeps it */
-    while ((word = couchpage_next_word(cmd->pool, &args)) != NULL) {
+    while ((word = next_word(cmd->pool, &args)) != NULL) {
         APR_ARRAY_PUSH(words, const char *) = word;
     }
     if (words->nelts == 0) {
@@ -701,6 +700,118 @@ static const char *set_max_age(cmd_parms *cmd, void *dirconf, const char *second
     return NULL;
 }
 
+/* The directives of a _find location (CouchPageView .../DB/_find): which
+ * documents (CouchPageSelector), their order (CouchPageSort) and the index
+ * that serves them (CouchPageIndex). Whether they suit the location's
+ * CouchPageView is checked on the merged configuration
+ * (mod_couchpage_check.c). */
+
+/* CouchPageSelector JSON: a Mango selector, read and checked now; its
+ * strings holding %{...} are expressions yielding JSON per request, as
+ * CouchPageRange's bounds (parse_bound), each
+ * parsed once, now. */
+static const char *set_selector(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
+    couchpage_dir_conf *conf = dirconf;
+    apr_array_header_t *placeholders;
+    const json_t *selector;
+    const char *err = NULL;
+    int i;
+
+    if (forbidden) {
+        return forbidden;
+    }
+    selector = cp_json_load(cmd->pool, arg, strlen(arg), &err);
+    if (!selector) {
+        return apr_psprintf(cmd->pool, "CouchPageSelector: '%s' is not JSON (%s)",
+                            ap_escape_logitem(cmd->pool, arg), err ? err : "unreadable");
+    }
+    err = cp_find_check_selector(cmd->pool, selector);
+    if (err) {
+        return apr_psprintf(cmd->pool, "CouchPageSelector: the selector %s", err);
+    }
+    placeholders = apr_array_make(cmd->temp_pool, 4, sizeof(const char *));
+    cp_find_selector_placeholders(selector, placeholders);
+    conf->find_values = apr_hash_make(cmd->pool);
+    for (i = 0; i < placeholders->nelts; i++) {
+        const char *text = APR_ARRAY_IDX(placeholders, i, const char *);
+        couchpage_key_bound *value = apr_pcalloc(cmd->pool, sizeof(*value));
+
+        err = couchpage_expr_parse(cmd, "value", text, "expression", &value->expr);
+        if (err) {
+            return err;
+        }
+        /* a request's text is never the selector's JSON: only a JSON string */
+        if (!cp_find_placeholder_is_json_string(text)) {
+            return apr_psprintf(cmd->pool, "CouchPageSelector: the value '%s' is not one "
+                                "%%{json:...} and nothing else: a request value given "
+                                "otherwise could be any JSON, an operator such as "
+                                "{\"$regex\": \".*\"} too; write \"%%{json:%%{HTTP:X-Name}}\"",
+                                ap_escape_logitem(cmd->pool, text));
+        }
+        apr_hash_set(conf->find_values, text, APR_HASH_KEY_STRING, value);
+    }
+    conf->find_selector = selector;
+    conf->find_selector_set = 1;
+    conf->find_selector_where = cmd->directive;
+    return NULL;
+}
+
+/* CouchPageSort FIELD...: read for both directions now, so that
+ * CouchPageDescending, from this section or another, only chooses. */
+static const char *set_sort(cmd_parms *cmd, void *dirconf, const char *args)
+{
+    const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
+    couchpage_dir_conf *conf = dirconf;
+    apr_array_header_t *names = apr_array_make(cmd->temp_pool, 4, sizeof(const char *));
+    cp_find_sort *sort = apr_pcalloc(cmd->pool, 2 * sizeof(*sort));
+    const char *name, *err;
+
+    if (forbidden) {
+        return forbidden;
+    }
+    while ((name = next_word(cmd->pool, &args)) != NULL) {
+        APR_ARRAY_PUSH(names, const char *) = name;
+    }
+    err = cp_find_sort_init(cmd->pool, (const char *const *)names->elts, names->nelts, 0,
+                            &sort[0]);
+    if (!err) {
+        err = cp_find_sort_init(cmd->pool, (const char *const *)names->elts, names->nelts,
+                                1, &sort[1]);
+    }
+    if (err) {
+        return apr_pstrcat(cmd->pool, "CouchPageSort ", err, NULL);
+    }
+    conf->find_sort = sort;
+    conf->find_sort_set = 1;
+    conf->find_sort_where = cmd->directive;
+    return NULL;
+}
+
+/* CouchPageIndex DDOC [NAME]: Mango's use_index, without fallback. */
+static const char *set_index(cmd_parms *cmd, void *dirconf, const char *ddoc,
+                             const char *name)
+{
+    const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
+    couchpage_dir_conf *conf = dirconf;
+
+    if (forbidden) {
+        return forbidden;
+    }
+    if (!*ddoc || (name && !*name)) {
+        return "CouchPageIndex takes a design document's name and an optional index name";
+    }
+    if (!cp_json_quote(cmd->pool, ddoc) || (name && !cp_json_quote(cmd->pool, name))) {
+        return "CouchPageIndex: a name is not valid UTF-8";
+    }
+    conf->find_index_ddoc = ddoc;
+    conf->find_index_name = name;
+    conf->find_index_set = 1;
+    conf->find_index_where = cmd->directive;
+    return NULL;
+}
+
 /* SetHandler is core's: the module reads it too, so that start-up knows
  * where the couchpage handler is set, and declines, so that core then
  * handles it as ever (mod_auth_digest reads core's AuthName so). Core
@@ -807,13 +918,13 @@ const command_rec couchpage_cmds[] = {
     AP_INIT_TAKE12("CouchPageMaxAge", set_max_age, NULL, PRESENTATION,
         "seconds a page may be kept by caches (Cache-Control: max-age), 0 to 31536000, "
         "optionally public or private; default: no Cache-Control on pages"),
-    AP_INIT_TAKE1("CouchPageSelector", couchpage_find_set_selector, NULL, SERVER_ONLY,
+    AP_INIT_TAKE1("CouchPageSelector", set_selector, NULL, SERVER_ONLY,
         "a _find location's Mango selector, a JSON object; a string holding %{...} is "
         "an expression yielding JSON per request: use %{json:...} for request values"),
-    AP_INIT_RAW_ARGS("CouchPageSort", couchpage_find_set_sort, NULL, SERVER_ONLY,
+    AP_INIT_RAW_ARGS("CouchPageSort", set_sort, NULL, SERVER_ONLY,
         "a _find location's sort fields (nested with dots), before _id, which breaks "
         "ties; required there"),
-    AP_INIT_TAKE12("CouchPageIndex", couchpage_find_set_index, NULL, SERVER_ONLY,
+    AP_INIT_TAKE12("CouchPageIndex", set_index, NULL, SERVER_ONLY,
         "a _find location's index: its design document and optional name (use_index, "
         "never a fallback); default: CouchDB chooses"),
     { NULL }

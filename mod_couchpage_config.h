@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mod_couchpage_config: the per-directory config, which the directives of
- * mod_couchpage_config.c (and mod_couchpage_find.c's, for a _find
- * location) fill and merge, mod_couchpage_check.c checks, and the handler
+ * mod_couchpage_config.c (a _find location's too) fill and merge, mod_couchpage_check.c checks, and the handler
  * reads (mod_couchpage.c, and the request, answer and _find files it
  * shares its page with): the split mod_md has (mod_md_config.h,
  * mod_md_config.c, mod_md.c). Glue: only these files see the directory
@@ -136,10 +135,5 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv);
  * never more than CouchPageMaxLinks (a .htaccess may set the one, never the
  * other). */
 int couchpage_links_shown(const couchpage_dir_conf *conf);
-
-/* The next word of a RAW_ARGS directive's arguments, as httpd quotes them,
- * the empty one ('') too; NULL when none is left. */
-const char *couchpage_next_word(apr_pool_t *p, const char **args);
-
 
 #endif

@@ -1,17 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * mod_couchpage_find: a Mango _find location (CouchPageView .../DB/_find):
- * its directives and its page. The setters of CouchPageSelector,
- * CouchPageSort and CouchPageIndex, each checked as httpd reads it (the
- * directive table, and the merge, stay in mod_couchpage_config.c; whether
- * they suit the location's view is mod_couchpage_check.c's); and the page
- * by keyset: one POST .../_find, the selector filled with this request's
- * values, CouchDB's warnings logged once a location and child; or, where
- * the selector is a key range of the index CouchPageIndex names (learnt
- * from its design document once a minute a child), numbered from that
- * index's view: by keyset, one query a page (and a range's probes), or,
- * with page links, the configuration that pages that view, which the
- * handler serves as a view location's. The request is read and answered by
+ * mod_couchpage_find: a Mango _find location's page (CouchPageView
+ * .../DB/_find), by keyset: one POST .../_find, the selector filled with
+ * this request's values, CouchDB's warnings logged once a location and
+ * child; or, where the selector is a key range of the index CouchPageIndex
+ * names (learnt from its design document once a minute a child), numbered
+ * from that index's view: by keyset, one query a page (and a range's
+ * probes), or, with page links, the configuration that pages that view,
+ * which the handler serves as a view location's. Its directives are
+ * mod_couchpage_config.c's, and whether they suit the location's view
+ * mod_couchpage_check.c's. The request is read and answered by
  * mod_couchpage_request.c, as a view's is; the query, its token and the
  * page's assembly are the core's (couchpage_find.c). Glue.
  */
@@ -35,118 +33,6 @@
 #include "mod_couchpage_expr.h"
 
 APLOG_USE_MODULE(couchpage);
-
-/* The directives of a _find location (CouchPageView .../DB/_find): which
- * documents (CouchPageSelector), their order (CouchPageSort) and the index
- * that serves them (CouchPageIndex). Whether they suit the location's
- * CouchPageView is checked on the merged configuration
- * (mod_couchpage_check.c). */
-
-/* CouchPageSelector JSON: a Mango selector, read and checked now; its
- * strings holding %{...} are expressions yielding JSON per request, as
- * CouchPageRange's bounds (mod_couchpage_config.c's parse_bound), each
- * parsed once, now. */
-const char *couchpage_find_set_selector(cmd_parms *cmd, void *dirconf, const char *arg)
-{
-    const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
-    couchpage_dir_conf *conf = dirconf;
-    apr_array_header_t *placeholders;
-    const json_t *selector;
-    const char *err = NULL;
-    int i;
-
-    if (forbidden) {
-        return forbidden;
-    }
-    selector = cp_json_load(cmd->pool, arg, strlen(arg), &err);
-    if (!selector) {
-        return apr_psprintf(cmd->pool, "CouchPageSelector: '%s' is not JSON (%s)",
-                            ap_escape_logitem(cmd->pool, arg), err ? err : "unreadable");
-    }
-    err = cp_find_check_selector(cmd->pool, selector);
-    if (err) {
-        return apr_psprintf(cmd->pool, "CouchPageSelector: the selector %s", err);
-    }
-    placeholders = apr_array_make(cmd->temp_pool, 4, sizeof(const char *));
-    cp_find_selector_placeholders(selector, placeholders);
-    conf->find_values = apr_hash_make(cmd->pool);
-    for (i = 0; i < placeholders->nelts; i++) {
-        const char *text = APR_ARRAY_IDX(placeholders, i, const char *);
-        couchpage_key_bound *value = apr_pcalloc(cmd->pool, sizeof(*value));
-
-        err = couchpage_expr_parse(cmd, "value", text, "expression", &value->expr);
-        if (err) {
-            return err;
-        }
-        /* a request's text is never the selector's JSON: only a JSON string */
-        if (!cp_find_placeholder_is_json_string(text)) {
-            return apr_psprintf(cmd->pool, "CouchPageSelector: the value '%s' is not one "
-                                "%%{json:...} and nothing else: a request value given "
-                                "otherwise could be any JSON, an operator such as "
-                                "{\"$regex\": \".*\"} too; write \"%%{json:%%{HTTP:X-Name}}\"",
-                                ap_escape_logitem(cmd->pool, text));
-        }
-        apr_hash_set(conf->find_values, text, APR_HASH_KEY_STRING, value);
-    }
-    conf->find_selector = selector;
-    conf->find_selector_set = 1;
-    conf->find_selector_where = cmd->directive;
-    return NULL;
-}
-
-/* CouchPageSort FIELD...: read for both directions now, so that
- * CouchPageDescending, from this section or another, only chooses. */
-const char *couchpage_find_set_sort(cmd_parms *cmd, void *dirconf, const char *args)
-{
-    const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
-    couchpage_dir_conf *conf = dirconf;
-    apr_array_header_t *names = apr_array_make(cmd->temp_pool, 4, sizeof(const char *));
-    cp_find_sort *sort = apr_pcalloc(cmd->pool, 2 * sizeof(*sort));
-    const char *name, *err;
-
-    if (forbidden) {
-        return forbidden;
-    }
-    while ((name = couchpage_next_word(cmd->pool, &args)) != NULL) {
-        APR_ARRAY_PUSH(names, const char *) = name;
-    }
-    err = cp_find_sort_init(cmd->pool, (const char *const *)names->elts, names->nelts, 0,
-                            &sort[0]);
-    if (!err) {
-        err = cp_find_sort_init(cmd->pool, (const char *const *)names->elts, names->nelts,
-                                1, &sort[1]);
-    }
-    if (err) {
-        return apr_pstrcat(cmd->pool, "CouchPageSort ", err, NULL);
-    }
-    conf->find_sort = sort;
-    conf->find_sort_set = 1;
-    conf->find_sort_where = cmd->directive;
-    return NULL;
-}
-
-/* CouchPageIndex DDOC [NAME]: Mango's use_index, without fallback. */
-const char *couchpage_find_set_index(cmd_parms *cmd, void *dirconf, const char *ddoc,
-                                     const char *name)
-{
-    const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
-    couchpage_dir_conf *conf = dirconf;
-
-    if (forbidden) {
-        return forbidden;
-    }
-    if (!*ddoc || (name && !*name)) {
-        return "CouchPageIndex takes a design document's name and an optional index name";
-    }
-    if (!cp_json_quote(cmd->pool, ddoc) || (name && !cp_json_quote(cmd->pool, name))) {
-        return "CouchPageIndex: a name is not valid UTF-8";
-    }
-    conf->find_index_ddoc = ddoc;
-    conf->find_index_name = name;
-    conf->find_index_set = 1;
-    conf->find_index_where = cmd->directive;
-    return NULL;
-}
 
 /* The _find locations of this process whose CouchDB warning has been
  * logged: each location's once a child (keyed by its CouchPageView line). */

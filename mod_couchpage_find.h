@@ -1,19 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * mod_couchpage_find: a Mango _find location (CouchPageView .../DB/_find):
- * its directives and its page. Glue.
+ * mod_couchpage_find: a Mango _find location's page (CouchPageView
+ * .../DB/_find); its directives are mod_couchpage_config.c's. Glue.
  */
 #ifndef MOD_COUCHPAGE_FIND_H
 #define MOD_COUCHPAGE_FIND_H
 
 #include "mod_couchpage_config.h"
-
-/* The setters of CouchPageSelector, CouchPageSort and CouchPageIndex,
- * named by couchpage_cmds (mod_couchpage_config.c). */
-const char *couchpage_find_set_selector(cmd_parms *cmd, void *dirconf, const char *arg);
-const char *couchpage_find_set_sort(cmd_parms *cmd, void *dirconf, const char *args);
-const char *couchpage_find_set_index(cmd_parms *cmd, void *dirconf, const char *ddoc,
-                                     const char *name);
 
 /* The hook of the memory of locations warned of (child_init), called from
  * register_hooks. */
