@@ -33,6 +33,7 @@
 #include "mod_couchpage_request.h"
 #include "mod_couchpage_backend.h"
 #include "mod_couchpage_check.h"
+#include "mod_couchpage_child.h"
 #include "mod_couchpage_expr.h"
 #include "mod_couchpage_find.h"
 #include "mod_couchpage_status.h"
@@ -277,6 +278,7 @@ static void register_hooks(apr_pool_t *p)
 {
     couchpage_find_register();
     couchpage_backend_register();
+    couchpage_child_register();
     couchpage_status_register();
     ap_hook_post_config(announce_version, NULL, NULL, APR_HOOK_MIDDLE);
     /* first: before core's lookup finds what a .htaccess template may not read */

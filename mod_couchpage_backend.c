@@ -5,10 +5,11 @@
  * looked up as the page: look_up_as_page), their answers returned by role
  * (of a multi-query answer cut off after its 200, the results complete
  * before the cut: the plan says what is asked again), with the filters that
- * capture them, mod_proxy's lines for them kept
- * to crit (quiet_proxy), the one retry loop, what each request asked and got
- * for the debug log, and the memory of backends without the multi-query
- * endpoint (see mod_couchpage_backend.h). Glue: it reads no directory config
+ * capture them, mod_proxy's lines for them kept to crit (by
+ * couchpage_child_quiet_proxy, beside the child's set-up), the one retry
+ * loop, what each request asked and got for the debug log, and the memory
+ * of backends without the multi-query endpoint (see
+ * mod_couchpage_backend.h). Glue: it reads no directory config
  * (the handler passes couchpage_backend_conf), writes into no query of the
  * plan's, and never answers the client.
  */
@@ -26,9 +27,6 @@
 #include "apr_hash.h"
 #include "apr_lib.h"
 #include "apr_strings.h"
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 
 APLOG_USE_MODULE(couchpage);
 
@@ -36,16 +34,6 @@ APLOG_USE_MODULE(couchpage);
 #define KEPT_BODY_FILTER "COUCHPAGE_KEPT_BODY"
 #define BATCH_STATUS_FILTER "COUCHPAGE_BATCH_STATUS"
 #define DEADLINE_FILTER "COUCHPAGE_DEADLINE"
-
-/* What the module's subrequests log of mod_proxy's (see quiet_proxy): the
- * module indexes of mod_proxy and its modules (mod_proxy_http,
- * mod_proxy_balancer, ...), and for each server of this process (keyed by
- * its address) its quiet twin, made once a process, since a backend
- * connection that mod_proxy makes for a subrequest keeps the subrequest's
- * server for as long as it is pooled. */
-static int proxy_index = -1;
-static apr_array_header_t *proxy_modules;
-static apr_hash_t *quiet_servers;
 
 static ap_filter_rec_t *capture_filter_handle;
 static ap_filter_rec_t *kept_body_filter_handle;
@@ -328,81 +316,6 @@ static void remember_lacks_batch(request_rec *r, const char *backend, int status
     }
 }
 
-/* A request that reads a large answer allocates a few large blocks (the
- * body, its rows, simdjson's working memory) and frees them at its end.
- * glibc's malloc raises its mmap threshold to the size of every mmapped
- * block freed (up to 32 MB), and its heap's trim threshold to twice that:
- * after one large answer, the next ones' blocks come from the heap, and up
- * to 64 MB of it stays with the child, free, for good. A fixed threshold
- * turns that adjustment off: blocks of CP_MMAP_THRESHOLD and more are
- * mapped, and unmapped when freed. */
-#define CP_MMAP_THRESHOLD (256 * 1024)
-
-/* A module's level in a log config (ap_get_module_loglevel, which AP_DEBUG
- * builds lack). */
-static int module_level(const struct ap_logconf *log, int index)
-{
-    return log->module_levels && log->module_levels[index] >= 0
-           ? log->module_levels[index] : log->level;
-}
-
-/* A copy of log in which mod_proxy's modules write only critical lines. */
-static struct ap_logconf *quiet_log_config(apr_pool_t *pool, const struct ap_logconf *log)
-{
-    struct ap_logconf *quiet = ap_new_log_config(pool, log);
-    int i;
-
-    for (i = 0; i < proxy_modules->nelts; i++) {
-        int index = APR_ARRAY_IDX(proxy_modules, i, int);
-
-        if (module_level(quiet, index) > APLOG_CRIT) {
-            ap_set_module_loglevel(pool, quiet, index, APLOG_CRIT);
-        }
-    }
-    return quiet;
-}
-
-/* mod_proxy's modules, and a quiet twin of each server: a copy whose own
- * log config is quiet_log_config's (mod_proxy logs some lines with
- * ap_log_error on the request's server, which no request's log config
- * reaches). The twins live as long as the process. */
-static void quiet_init(apr_pool_t *pchild, server_rec *main_server)
-{
-    module *m;
-    server_rec *s;
-
-    proxy_modules = apr_array_make(pchild, 8, sizeof(int));
-    for (m = ap_top_module; m; m = m->next) {
-        if (strncmp(m->name, "mod_proxy", 9) == 0) {
-            APR_ARRAY_PUSH(proxy_modules, int) = m->module_index;
-        }
-        if (strcmp(m->name, "mod_proxy.c") == 0) {
-            proxy_index = m->module_index;
-        }
-    }
-    quiet_servers = apr_hash_make(pchild);
-    for (s = main_server; s; s = s->next) {
-        server_rec *twin = apr_pmemdup(pchild, s, sizeof(*s));
-        server_rec **key = apr_pmemdup(pchild, &s, sizeof(s));
-
-        twin->log = *quiet_log_config(pchild, &s->log);
-        apr_hash_set(quiet_servers, key, sizeof(*key), twin);
-    }
-}
-
-static void child_init(apr_pool_t *pchild, server_rec *s)
-{
-    quiet_init(pchild, s);
-    no_batch_init(pchild, s);
-#if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD)
-    if (!mallopt(M_MMAP_THRESHOLD, CP_MMAP_THRESHOLD)) {
-        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, CPLOGNO(0190) "mallopt("
-                     "M_MMAP_THRESHOLD) failed: memory of large answers may stay with "
-                     "the child after its request");
-    }
-#endif
-}
-
 /* The lookup of a page's backend subrequest. It is the page's own request
  * sent on to CouchDB, under the page's configuration, and maps to no file;
  * so it takes the page's configuration and user here, as a quick handler
@@ -439,7 +352,7 @@ void couchpage_backend_register(void)
     APR_OPTIONAL_HOOK(proxy, create_req, watch_backend_request, NULL, NULL, APR_HOOK_MIDDLE);
     kept_body_filter_handle = ap_register_input_filter(KEPT_BODY_FILTER, read_kept_body,
                                                        NULL, AP_FTYPE_RESOURCE);
-    ap_hook_child_init(child_init, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_child_init(no_batch_init, NULL, NULL, APR_HOOK_MIDDLE);
 }
 
 /* CouchDB's own words for a non-2xx answer: {"error": ..., "reason": ...}. */
@@ -467,37 +380,6 @@ typedef struct {
                                (COUCHPAGE_ASK_ALONE) */
     int queries;            /* how many queries it asks (the POST's, 1 for a GET) */
 } backend_read;
-
-/* mod_proxy's own lines for the module's subrequests: only critical ones.
- * The module reports what its reads came to itself, one line for a page
- * that fails (CP0101, at error; a client's mistake at info), and what each
- * read met at info (CP0106, CP0115 to CP0121); mod_proxy's lines would add
- * four error lines a request when CouchDB is down (a refused connection and
- * a failed attempt for each try; more for a balancer's member it puts in
- * error state), and a client could make it write some (AH01110 when CouchDB cuts off a
- * multi-query answer because it refuses a query that the client's token
- * chose). Its lines written with the request (ap_log_rerror) follow the
- * subrequest's log config; those it writes with the server (ap_log_error:
- * connecting, a worker's state) follow the server's, so the subrequest
- * runs on the server's quiet twin (quiet_init). An operator who asks for
- * mod_proxy's lines, with LogLevel proxy:debug or couchpage:debug for the
- * request, gets them all as configured. */
-static void quiet_proxy(request_rec *r, request_rec *rr)
-{
-    server_rec *twin;
-
-    if (proxy_index < 0 || APLOGrdebug(r)
-        || ap_get_request_module_loglevel(r, proxy_index) >= APLOG_DEBUG) {
-        return;
-    }
-    rr->log = quiet_log_config(rr->pool, rr->log ? rr->log
-                                         : rr->connection->log ? rr->connection->log
-                                         : &rr->server->log);
-    twin = apr_hash_get(quiet_servers, &rr->server, sizeof(rr->server));
-    if (twin) {
-        rr->server = twin;
-    }
-}
 
 static request_rec *make_proxy_subrequest(request_rec *r, const couchpage_backend_conf *conf,
                                           const backend_read *read, capture_ctx *ctx)
@@ -558,7 +440,7 @@ static request_rec *make_proxy_subrequest(request_rec *r, const couchpage_backen
     ap_add_output_filter_handle(capture_filter_handle, ctx, rr, r->connection);
     ctx->batch = read->body != NULL;
     couchpage_request_config_of(rr, 1)->capture = ctx;
-    quiet_proxy(r, rr);
+    couchpage_child_quiet_proxy(r, rr);
     return rr;
 }
 
@@ -847,7 +729,8 @@ static int read_backend(request_rec *r, const couchpage_backend_conf *conf, cons
     if (a->rv == HTTP_SERVICE_UNAVAILABLE) {
         /* a refused or timed-out connection, or mod_proxy's worker in error
          * state after one (for its retry= time): mod_proxy's own lines,
-         * quiet for the module's subrequests, tell which (quiet_proxy) */
+         * quiet for the module's subrequests, tell which
+         * (couchpage_child_quiet_proxy) */
         return fail(result, HTTP_SERVICE_UNAVAILABLE, 0,
                     apr_psprintf(r->pool, "the backend is unavailable (mod_proxy made no "
                                  "connection to it, %d %s)", tries,

@@ -6,7 +6,9 @@
  * location whose CouchDB warning was logged), or a short note learnt from
  * CouchDB and learnt again when it is old (the fields of a _find
  * location's index), never a page or a token: those the tokens carry. Each set is made at child_init, lives in the
- * child's pool and is guarded by a mutex where threads share it.
+ * child's pool and is guarded by a mutex where threads share it. The
+ * child's own set-up is here too: mod_proxy's lines for the module's
+ * subrequests kept to crit, and malloc's mmap threshold fixed.
  */
 #ifndef MOD_COUCHPAGE_CHILD_H
 #define MOD_COUCHPAGE_CHILD_H
@@ -40,5 +42,13 @@ void couchpage_child_note_put(couchpage_child_set *set, const char *key, const c
 const char *couchpage_child_note_get(couchpage_child_set *set, const char *key,
                                      apr_interval_time_t max_age, apr_pool_t *pool,
                                      int *learn_again);
+
+/* The child's set-up (child_init): the quiet twin of each server, and
+ * malloc's mmap threshold; called from the module's register_hooks. */
+void couchpage_child_register(void);
+
+/* Keeps mod_proxy's own lines for rr, a subrequest of r that mod_proxy
+ * serves, to crit, unless r's log level asks for them (debug). */
+void couchpage_child_quiet_proxy(request_rec *r, request_rec *rr);
 
 #endif
