@@ -708,8 +708,7 @@ static const char *set_max_age(cmd_parms *cmd, void *dirconf, const char *second
 
 /* CouchPageSelector JSON: a Mango selector, read and checked now; its
  * strings holding %{...} are expressions yielding JSON per request, as
- * CouchPageRange's bounds (parse_bound), each
- * parsed once, now. */
+ * CouchPageRange's bounds (parse_bound), each parsed once, now. */
 static const char *set_selector(cmd_parms *cmd, void *dirconf, const char *arg)
 {
     const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
