@@ -360,8 +360,10 @@ must('index by-type-group-title', backend_request(POST => '/findtest/_index',
         or print STDERR "# ", $JSON->encode({ %{ $dp->[0] // {} }, items => [] }), "\n";
     if ($couchdb) {
         # one query a page, by keyset over the index's view: a GET each (the
-        # design document's GETs, learning the index, apart)
-        my @reads = grep { m{/_view/} } @batches;
+        # design document's GETs, learning the index, apart, and so is the
+        # look at its view that a child makes when it first learns it: which
+        # children serve the walk is httpd's choice)
+        my @reads = grep { m{/_view/} && !m{\?limit=0&reduce=false } } @batches;
         my @more = grep { !/^GET \S+ 1$/ } @reads;
         ok($ap->[0]{numbering} eq 'absolute' && $ap->[0]{total_rows} == @all && $ap->[1]{offset} == 7
            && $abp->[0]{offset} == 7 * int((@all - 1) / 7) && @reads == @$ap + @$abp && !@more)
