@@ -142,10 +142,7 @@ static inline int fuzz_same_reading(const json_t *ours, const json_t *theirs, in
     if (as_real && json_is_real(theirs)) {
         double value = json_real_value(theirs);
 
-        if (cp_json_is_wide(ours)) {
-            return cp_json_number_value(ours) == value;
-        }
-        return json_is_number(ours) && json_number_value(ours) == value
+        return cp_json_is_number(ours) && cp_json_number_value(ours) == value
                && (!json_is_real(ours) || signbit(json_real_value(ours)) == signbit(value));
     }
     if (json_typeof(ours) != json_typeof(theirs)) {
