@@ -197,7 +197,7 @@ static const char *check_argument(apr_pool_t *pool, const char *name, argument_k
         return apr_psprintf(pool, "%s takes [divisor, remainder], integers, the divisor "
                             "not 0", name);
     case ARG_TYPE:
-        for (i = 0; json_is_string(value) && i < sizeof(types) / sizeof(types[0]); i++) {
+        for (i = 0; cp_json_is_string(value) && i < sizeof(types) / sizeof(types[0]); i++) {
             if (strcmp(json_string_value(value), types[i]) == 0) {
                 return NULL;
             }
@@ -205,7 +205,8 @@ static const char *check_argument(apr_pool_t *pool, const char *name, argument_k
         return apr_psprintf(pool, "%s takes one of \"null\", \"boolean\", \"number\", "
                             "\"string\", \"array\", \"object\"", name);
     case ARG_STRING:
-        return json_is_string(value) ? NULL : apr_psprintf(pool, "%s takes a string", name);
+        /* a wide integer is a number, refused as 12345 is */
+        return cp_json_is_string(value) ? NULL : apr_psprintf(pool, "%s takes a string", name);
     case ARG_ANY:
         return NULL;
     }
@@ -259,7 +260,7 @@ const char *cp_find_check_selector(apr_pool_t *pool, const json_t *selector)
 
 static int is_placeholder(const json_t *value)
 {
-    return json_is_string(value) && strstr(json_string_value(value), "%{") != NULL;
+    return cp_json_is_string(value) && strstr(json_string_value(value), "%{") != NULL;
 }
 
 void cp_find_selector_placeholders(const json_t *selector, apr_array_header_t *out)
@@ -486,7 +487,7 @@ json_t *cp_find_fields_param(apr_pool_t *pool, const cp_find_spec *spec)
         int present = 0;
 
         json_array_foreach(fields, i, asked) {
-            present |= json_is_string(asked) && strcmp(json_string_value(asked), name) == 0;
+            present |= cp_json_is_string(asked) && strcmp(json_string_value(asked), name) == 0;
         }
         if (!present) {
             json_array_append_new(fields, json_string(name));
@@ -615,7 +616,7 @@ const char *cp_find_token_decode(apr_pool_t *pool, const char *text, const cp_fi
         return apr_psprintf(pool, "does not hold a key of %d sort value%s", sort->count,
                             sort->count == 1 ? "" : "s");
     }
-    if (!json_is_string(id) || json_string_length(id) == 0
+    if (!cp_json_is_string(id) || json_string_length(id) == 0
         || strlen(json_string_value(id)) != json_string_length(id)) {
         return "does not hold a document id (a non-empty string without NUL)";
     }
@@ -925,14 +926,14 @@ static const char *index_field(const json_t *field)
     const char *name;
     json_t *direction;
 
-    if (json_is_string(field)) {
+    if (cp_json_is_string(field)) {
         return json_string_value(field);
     }
     if (!json_is_object(field) || json_object_size(field) != 1) {
         return NULL;
     }
     json_object_foreach((json_t *)field, name, direction) {
-        return json_is_string(direction) && !strcmp(json_string_value(direction), "asc")
+        return cp_json_is_string(direction) && !strcmp(json_string_value(direction), "asc")
                    ? name : NULL;
     }
     return NULL;
@@ -962,7 +963,7 @@ const char *cp_find_index_fields(apr_pool_t *pool, const char *text, apr_size_t 
     if (!json_is_object(ddoc)) {
         return "the design document is not a JSON object";
     }
-    if (!json_is_string(json_object_get(ddoc, "language"))
+    if (!cp_json_is_string(json_object_get(ddoc, "language"))
         || strcmp(json_string_value(json_object_get(ddoc, "language")), "query")) {
         return "the design document does not hold Mango indexes (its language is not "
                "\"query\")";

@@ -249,7 +249,7 @@ const char *cp_field_text(apr_pool_t *pool, const json_t *value, apr_size_t *len
     if (!value) {
         return NULL;
     }
-    if (json_is_string(value) && !cp_json_is_wide(value)) {
+    if (cp_json_is_string(value)) {
         *len = json_string_length(value);
         return json_string_value(value);
     }
@@ -588,11 +588,11 @@ const char *cp_field_show(apr_pool_t *pool, cp_show how, const cp_field *field,
         return "";
     }
     if (how == CP_SHOW_NUMBER) {
-        return json_is_number(value) || cp_json_is_wide(value) ? cp_json_text(pool, value) : "";
+        return cp_json_is_number(value) ? cp_json_text(pool, value) : "";
     }
     /* CP_SHOW_DATE; a wide integer is no date: milliseconds beyond a
      * double's dates */
-    if (json_is_string(value) && !cp_json_is_wide(value)) {
+    if (cp_json_is_string(value)) {
         /* a NUL ends the C string early: the length must still match */
         if (strlen(json_string_value(value)) == json_string_length(value)) {
             date = iso_date(pool, json_string_value(value));

@@ -51,6 +51,23 @@ int cp_json_is_wide(const json_t *value)
         && json_string_value(value)[0] == WIDE_MARK;
 }
 
+int cp_json_is_string(const json_t *value)
+{
+    return json_is_string(value) && !cp_json_is_wide(value);
+}
+
+int cp_json_is_number(const json_t *value)
+{
+    return json_is_number(value) || cp_json_is_wide(value);
+}
+
+double cp_json_number_value(const json_t *value)
+{
+    /* the digits are C-locale number text: strtod reads them as JSON does */
+    return cp_json_is_wide(value) ? strtod(json_string_value(value) + 1, NULL)
+                                  : json_number_value(value);
+}
+
 json_t *cp_json_wide(const char *text, apr_size_t len)
 {
     char *bytes = malloc(len + 1);

@@ -26,9 +26,19 @@ json_t *cp_json_pool_own(apr_pool_t *pool, json_t *value);
  * with the byte 0xFF) that cp_json_text writes back as the integer's text,
  * digit for digit, and cp_json_identical tells from every other number.
  * cp_json_wide makes one from its text (a new reference); cp_json_is_wide
- * says whether a value is one. */
+ * says whether a value is one (what a reading of JSON text made).
+ *
+ * Callers never test for that marker: to them a wide integer is a number,
+ * and no string. cp_json_is_string: a JSON string (jansson's json_is_string
+ * less wide integers); cp_json_is_number: a JSON number (jansson's
+ * json_is_number and wide integers); cp_json_number_value: a number's value
+ * as a double (a wide integer's rounded), 0 for anything else. A string's
+ * text is json_string_value's; a number's exact text is cp_json_text's. */
 json_t *cp_json_wide(const char *text, apr_size_t len);
 int cp_json_is_wide(const json_t *value);
+int cp_json_is_string(const json_t *value);
+int cp_json_is_number(const json_t *value);
+double cp_json_number_value(const json_t *value);
 
 /* The value of the JSON number text[0..len) as jansson's reader held it (a
  * new reference): an integer within 64 bits a JSON_INTEGER, one beyond a

@@ -36,8 +36,7 @@ static const char *read_range(apr_pool_t *pool, const cp_view *view, const char 
             return apr_psprintf(pool, "%s '%s' is not JSON: %s", names[side], bounds[side],
                                 error);
         }
-        if (view->is_all_docs && (!json_is_string(*keys[side])
-                                  || cp_json_is_wide(*keys[side]))) {
+        if (view->is_all_docs && !cp_json_is_string(*keys[side])) {
             return apr_psprintf(pool, "%s '%s' is not a document id; an _all_docs range "
                                 "needs JSON strings", names[side], bounds[side]);
         }
@@ -143,8 +142,7 @@ static const char *query_string(apr_pool_t *pool, const cp_query *query, int hid
     json_t *value;
 
     json_object_foreach(query->params, name, value) {
-        const char *text = json_is_string(value) && !cp_json_is_wide(value)
-                           && is_raw_string_param(name)
+        const char *text = cp_json_is_string(value) && is_raw_string_param(name)
                          ? json_string_value(value) : cp_json_text(pool, value);
 
         APR_ARRAY_PUSH(pairs, const char *) =
@@ -596,8 +594,7 @@ const char *cp_plan_clamp(apr_pool_t *pool, const cp_plan *plan,
     (void)pool;
     *clamped = *start;
     if (plan->view->is_all_docs) {
-        if (!json_is_string(start->low) || cp_json_is_wide(start->low)
-            || !json_is_string(start->high) || cp_json_is_wide(start->high)) {
+        if (!cp_json_is_string(start->low) || !cp_json_is_string(start->high)) {
             return "the start token's keys are not document ids";
         }
         /* _all_docs reads ascending or descending by bytes */
@@ -767,7 +764,7 @@ const char *cp_plan_check_start(apr_pool_t *pool, const cp_plan *plan,
     if (!plan->view->is_all_docs || !(plan->low_key || plan->high_key) || start->at_end) {
         return NULL;
     }
-    if (!json_is_string(start->key) || cp_json_is_wide(start->key)) {
+    if (!cp_json_is_string(start->key)) {
         return "the start token's key is not a document id";
     }
     for (side = 0; side < 2; side++) {

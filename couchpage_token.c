@@ -67,12 +67,6 @@ static apr_size_t text_size(const json_t *value)
     return cp_json_size(value);
 }
 
-/* Whether v is a string of text (a wide integer is a number). */
-static int is_text(const json_t *v)
-{
-    return json_is_string(v) && !cp_json_is_wide(v);
-}
-
 /* Where a string of len bytes is cut to keep about room bytes: at a whole
  * code point; under CouchDB's collation, between two ASCII characters when
  * one is near (no contraction or combining mark spans such a cut, so the
@@ -126,7 +120,7 @@ static int bound_value(const json_t *v, apr_size_t *room, int raw_ids, json_t **
         *high = json_incref((json_t *)v);
         return 1;
     }
-    if (is_text(v)) {
+    if (cp_json_is_string(v)) {
         const char *s = json_string_value(v);
         apr_size_t cut = string_cut(s, json_string_length(v), *room > 2 ? *room - 2 : 0,
                                     raw_ids);
@@ -151,7 +145,7 @@ static int bound_value(const json_t *v, apr_size_t *room, int raw_ids, json_t **
             const json_t *item = json_array_get(v, i);
             json_t *item_low, *item_high;
 
-            if (*room > 1 && (is_text(item) || json_is_array(item)
+            if (*room > 1 && (cp_json_is_string(item) || json_is_array(item)
                               || json_is_object(item) || text_size(item) < *room)) {
                 *room -= 1;
                 if (bound_value(item, room, raw_ids, &item_low, &item_high)) {
@@ -326,7 +320,7 @@ const char *cp_token_decode(apr_pool_t *pool, const char *text, int with_docid,
     }
     if (with_docid) {
         id = json_array_get(value, 1);
-        if (!is_text(id) || json_string_length(id) == 0) {
+        if (!cp_json_is_string(id) || json_string_length(id) == 0) {
             return "the start token's docid must be a non-empty string";
         }
         if (strlen(json_string_value(id)) != json_string_length(id)) {

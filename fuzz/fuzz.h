@@ -20,6 +20,8 @@
 #include <apr_pools.h>
 #include <jansson.h>
 
+#include "couchpage_json.h"
+
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -140,11 +142,7 @@ static inline int fuzz_same_reading(const json_t *ours, const json_t *theirs, in
     if (as_real && json_is_real(theirs)) {
         double value = json_real_value(theirs);
 
-        if (json_is_string(ours) && json_string_length(ours) > 1
-            && json_string_value(ours)[0] == '\xff') {
-            return strtod(json_string_value(ours) + 1, NULL) == value;
-        }
-        return json_is_number(ours) && json_number_value(ours) == value
+        return cp_json_is_number(ours) && cp_json_number_value(ours) == value
                && (!json_is_real(ours) || signbit(json_real_value(ours)) == signbit(value));
     }
     if (json_typeof(ours) != json_typeof(theirs)) {

@@ -24,7 +24,7 @@ use JSON::PP ();
 use CouchPageTest qw(get_json with_args backend_request backend_open_db backend_kind
                      httpd_config_test error_log_mark error_log_since);
 
-plan tests => 85;
+plan tests => 87;
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my $kind = backend_kind();
@@ -41,6 +41,9 @@ my @CASES = (
     ["CouchPageSelector '{\"a\": 1'", qr{CouchPageSelector: '\{\\+"a\\+": 1' is not JSON}],
     ["CouchPageSelector '{\"a\": {\"\$near\": 1}}'", qr{CouchPageSelector: the selector uses \$near, which is no Mango operator}],
     ["CouchPageSelector '{\"\$text\": \"x\"}'", qr{CouchPageSelector: the selector uses \$text}],
+    # an integer beyond 64 bits is a number, as 12345 is: $regex takes a string
+    ["CouchPageSelector '{\"a\": {\"\$regex\": 12345}}'", qr{CouchPageSelector: the selector \$regex takes a string}],
+    ["CouchPageSelector '{\"a\": {\"\$regex\": 123456789012345678901234567890}}'", qr{CouchPageSelector: the selector \$regex takes a string}],
     ["CouchPageSelector '{\"a\": \"%{json:%{env:X}\"}'", qr{CouchPageSelector: value '%\{json:%\{env:X\}' is not a valid expression}],
     ['CouchPageSort _id group', qr{CouchPageSort names group after _id}],
     ['CouchPageSort $x', qr{CouchPageSort names \$x: a field cannot start with \$}],

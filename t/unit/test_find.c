@@ -118,12 +118,13 @@ static void selectors_couchdb_accepts_pass(void **state)
         "{\"a\": {\"$size\": 2}, \"b\": {\"$not\": {\"$eq\": 1}}, \"c\": {\"$ne\": {\"$gt\": 1}}}",
         "{\"m\": {\"$keyMapMatch\": {\"$eq\": \"k\"}}, \"l\": {\"$allMatch\": {\"$gt\": 0}}}",
         "{\"author\": {\"name\": {\"$beginsWith\": \"An\"}}}",
+        "{\"n\": {\"$gt\": 123456789012345678901234567890}, \"m\": -123456789012345678901234567890}",
         "{\"$nor\": [{\"a\": 1}], \"user\": \"%{json:%{REMOTE_USER}}\"}",
     };
     apr_size_t i;
 
     for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
-        const char *why = cp_find_check_selector(pool, parse(good[i]));
+        const char *why = cp_find_check_selector(pool, load(good[i]));
 
         if (why) {
             fail_msg("'%s' refused: %s", good[i], why);
@@ -152,13 +153,17 @@ static void selectors_couchdb_refuses_are_refused(void **state)
         { "{\"a\": {\"$mod\": [2]}}", "$mod" },
         { "{\"a\": {\"$type\": \"bogus\"}}", "$type" },
         { "{\"a\": {\"$regex\": 1}}", "$regex" },
+        /* a wide integer is a number, as 12345 is: no string, no type name */
+        { "{\"a\": {\"$regex\": 12345}}", "$regex" },
+        { "{\"a\": {\"$regex\": 123456789012345678901234567890}}", "$regex" },
+        { "{\"a\": {\"$type\": -123456789012345678901234567890}}", "$type" },
         { "{\"a\": {\"$not\": 1}}", "$not" },
         { "{\"a\": {\"b\": {\"$elemMatch\": []}}}", "$elemMatch" },
     };
     apr_size_t i;
 
     for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        const char *why = cp_find_check_selector(pool, parse(bad[i].selector));
+        const char *why = cp_find_check_selector(pool, load(bad[i].selector));
 
         if (!why || !strstr(why, bad[i].why)) {
             fail_msg("'%s': %s", bad[i].selector, why ? why : "accepted");
@@ -1140,6 +1145,7 @@ static void hostile_tokens_are_refused(void **state)
         "{\"a\": [[1, 2, 3], \"x\"]}", "{\"a\": [{\"$gt\": null}, \"x\"]}",
         "{\"a\": [[1, 2], 7]}", "{\"a\": [[1, 2], \"\"]}", "{\"a\": [[1, 2], \"x\\u0000y\"]}",
         "{\"a\": [[1, 2], \"x\", 1]}", "{\"a\": ", "last ", "",
+        "{\"a\": [[1, 2], 123456789012345678901234567890]}",
     };
     apr_size_t i;
 

@@ -98,6 +98,34 @@ static void numbers_are_exact(void **state)
     assert_true(json_real_value(value) == -0.00894005382608812345678948081);
 }
 
+/* A wide integer is a number and no string to callers; every other value
+ * is what jansson says it is. */
+static void wide_integers_are_numbers(void **state)
+{
+    const json_t *wide = cp_json_load(pool, "-123456789012345678901234567890", 31, NULL);
+    const json_t *values = cp_json_load(pool, "[\"\", \"12345\", 12345, 1.5, null, true, [], {}]",
+                                        strlen("[\"\", \"12345\", 12345, 1.5, null, true, [], {}]"),
+                                        NULL);
+    size_t i;
+    const json_t *value;
+
+    assert_true(cp_json_is_number(wide));
+    assert_false(cp_json_is_string(wide));
+    assert_true(cp_json_number_value(wide) == -123456789012345678901234567890.0);
+    assert_true(cp_json_number_value(cp_json_load(pool, "18446744073709551616", 20, NULL))
+                == 18446744073709551616.0);
+    json_array_foreach(values, i, value) {
+        assert_int_equal(cp_json_is_string(value), json_is_string(value));
+        assert_int_equal(cp_json_is_number(value), json_is_number(value));
+        assert_true(cp_json_number_value(value) == json_number_value(value));
+    }
+    assert_false(cp_json_is_string(NULL));
+    assert_false(cp_json_is_number(NULL));
+    assert_true(cp_json_number_value(NULL) == 0);
+    /* written back digit for digit */
+    assert_string_equal(cp_json_text(pool, wide), "-123456789012345678901234567890");
+}
+
 /* cp_json_number on a number's bytes, and on bytes that are none. */
 static void number_bytes(void **state)
 {
@@ -371,6 +399,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         UNIT_TEST(scalars_and_containers_at_the_root),
         UNIT_TEST(numbers_are_exact),
+        UNIT_TEST(wide_integers_are_numbers),
         UNIT_TEST(number_bytes),
         UNIT_TEST(what_is_not_json_is_refused),
         UNIT_TEST(strings_names_and_duplicates),

@@ -50,16 +50,6 @@ static void real_keys_keep_their_value(void **state)
     }
 }
 
-/* JSON text as the module reads it (wide integers kept). */
-static json_t *load(const char *text)
-{
-    const char *error = NULL;
-    json_t *value = cp_json_load(pool, text, strlen(text), &error);
-
-    assert_non_null(value);
-    return value;
-}
-
 /* The JSON text of value. */
 static const char *text_of(const json_t *value)
 {

@@ -58,6 +58,18 @@ static inline json_t *parse(const char *text)
     return cp_json_pool_own(pool, value);
 }
 
+/* JSON text as the module reads it (cp_json_load: wide integers kept, where
+ * parse, jansson's reader, refuses them), owned by the test's pool. */
+static inline json_t *load(const char *text)
+{
+    json_t *value = cp_json_load(pool, text, strlen(text), NULL);
+
+    if (!value) {
+        fail_msg("bad test JSON '%s'", text);
+    }
+    return value;
+}
+
 /* CouchPageMaxEmits's default, as the tests' views have it. */
 #define UNIT_MAX_EMITS 64
 
