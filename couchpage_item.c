@@ -700,8 +700,9 @@ static int join_visit(void *baton, const cp_sj_value *v)
         len = v->string_len;
         break;
     case CP_SJ_CLOSE:
-        /* NULL beyond cp_json_load's depth, as a field that deep shows */
-        text = cp_field_text(join->pool, cp_json_load(join->pool, v->text, v->len, NULL), &len);
+        /* written from its bytes, as a field shows one; NULL beyond
+         * cp_json_load's depth, as a field that deep shows */
+        text = cp_json_span_text(join->pool, v->text, v->len, &len);
         break;
     default:
         /* a number as CouchDB wrote it; true, false, null: their JSON */
