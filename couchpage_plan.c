@@ -581,9 +581,8 @@ static int token_key_later(const apr_array_header_t *probes, cp_query_role token
 /* Byte order of two JSON strings, as CouchDB's raw collation of ids. */
 static int compare_ids(const json_t *a, const json_t *b);
 
-const char *cp_plan_clamp(apr_pool_t *pool, const cp_plan *plan,
-                          const apr_array_header_t *probes, const cp_token *start,
-                          cp_token *clamped)
+const char *cp_plan_clamp(const cp_plan *plan, const apr_array_header_t *probes,
+                          const cp_token *start, cp_token *clamped)
 {
     int descending = plan->view->descending;
     const json_t *first = descending ? start->high : start->low;
@@ -591,7 +590,6 @@ const char *cp_plan_clamp(apr_pool_t *pool, const cp_plan *plan,
     const json_t *range_first = descending ? plan->high_key : plan->low_key;
     const json_t *range_last = descending ? plan->low_key : plan->high_key;
 
-    (void)pool;
     *clamped = *start;
     if (plan->view->is_all_docs) {
         if (!cp_json_is_string(start->low) || !cp_json_is_string(start->high)) {

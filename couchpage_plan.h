@@ -171,9 +171,8 @@ apr_array_header_t *cp_plan_clamp_probes(apr_pool_t *pool, const cp_plan *plan,
  * whose offsets count nothing (pouchdb-server's are the skip, 0) keeps
  * the token's. On _all_docs, the later (earlier) id by bytes;
  * NULL, or why the token's keys are no document ids. */
-const char *cp_plan_clamp(apr_pool_t *pool, const cp_plan *plan,
-                          const apr_array_header_t *probes, const cp_token *start,
-                          cp_token *clamped);
+const char *cp_plan_clamp(const cp_plan *plan, const apr_array_header_t *probes,
+                          const cp_token *start, cp_token *clamped);
 
 /* The first query of that role, or NULL. */
 cp_query *cp_plan_query(const apr_array_header_t *queries, cp_query_role role);

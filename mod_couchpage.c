@@ -113,7 +113,7 @@ static int locate_start(request_rec *r, const couchpage_dir_conf *conf,
     if (probes && !couchpage_fetch_answers(r, conf, req, probes, stats)) {
         return 0;
     }
-    if ((reason = cp_plan_clamp(r->pool, &req->plan, probes, &req->start, &clamped))) {
+    if ((reason = cp_plan_clamp(&req->plan, probes, &req->start, &clamped))) {
         couchpage_send_token_refused(r, reason);
         return 0;
     }

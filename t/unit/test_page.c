@@ -970,7 +970,7 @@ static cp_token *sim_locate(const sim_index *ix, const cp_plan *plan, cp_token *
         query = &APR_ARRAY_IDX(probes, i, cp_query);
         query->answer = answer_json(sim_answer(ix, query->params));
     }
-    assert_null(cp_plan_clamp(pool, plan, probes, token, &clamped));
+    assert_null(cp_plan_clamp(plan, probes, token, &clamped));
     queries = cp_plan_locate(pool, plan, &clamped);
     query = &APR_ARRAY_IDX(queries, 0, cp_query);
     query->answer = answer_json(sim_answer(ix, query->params));

@@ -1571,7 +1571,7 @@ static const char *clamped_bounds(const cp_plan *plan, apr_array_header_t *probe
     if (probes) {
         answer_offsets(probes, offsets);
     }
-    assert_null(cp_plan_clamp(pool, plan, probes, token, &clamped));
+    assert_null(cp_plan_clamp(plan, probes, token, &clamped));
     return apr_pstrcat(pool, cp_json_text(pool, clamped.low), " ",
                        cp_json_text(pool, clamped.high), NULL);
 }
@@ -1670,7 +1670,7 @@ static void bounded_tokens_are_clamped_to_the_range(void **state)
     assert_string_equal(clamped_bounds(&plan, NULL, &token, NULL), "\"c\" \"e\"");
     assert_null(cp_token_decode(pool, "{\"lo\":1,\"hi\":{},\"h\":\"AAAAAAAAAAAAAAAAAAAAAA\"}", 1,
                                 &token));
-    reason = cp_plan_clamp(pool, &plan, NULL, &token, &(cp_token){ 0 });
+    reason = cp_plan_clamp(&plan, NULL, &token, &(cp_token){ 0 });
     assert_non_null(reason);
 }
 
