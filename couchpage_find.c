@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * couchpage_find.c: a _find location's sort fields and selector checked at
- * start-up, and each page's _find request body built as keyset conditions
- * that CouchDB evaluates. Part of the httpd-free core: no httpd header, no
+ * couchpage_find.c: a _find location's sort fields read at start-up, each
+ * page's _find request body built as keyset conditions that CouchDB
+ * evaluates, its tokens, its answer read and its page assembled, and a
+ * numbered page read from its index's view. The selector and the index
+ * are couchpage_mango's. Part of the httpd-free core: no httpd header, no
  * request_rec.
  */
 #include "couchpage_find.h"
@@ -11,49 +13,12 @@
 #include <apr_strings.h>
 #include <apr_tables.h>
 #include <string.h>
-#include <strings.h>
 
-/* Splits a Mango field name at its unescaped dots ("a\.b" is one member,
- * "a.b"): NULL and *error set when a member is empty or a backslash
- * escapes anything but a dot. */
-static const char *const *field_steps(apr_pool_t *pool, const char *name, const char **error)
-{
-    apr_array_header_t *steps = apr_array_make(pool, 4, sizeof(const char *));
-    char *member = apr_palloc(pool, strlen(name) + 1), *out = member;
-    const char *in;
-
-    for (in = name;; in++) {
-        if (*in == '\\') {
-            if (in[1] != '.') {
-                *error = "a backslash escapes only a dot (a\\.b names the member \"a.b\")";
-                return NULL;
-            }
-            *out++ = *++in;
-            continue;
-        }
-        if (*in == '.' || *in == '\0') {
-            if (out == member) {
-                *error = "has an empty member (two dots, or a dot at an end)";
-                return NULL;
-            }
-            *out++ = '\0';
-            APR_ARRAY_PUSH(steps, const char *) = member;
-            member = out;
-            if (*in == '\0') {
-                break;
-            }
-            continue;
-        }
-        *out++ = *in;
-    }
-    APR_ARRAY_PUSH(steps, const char *) = NULL;
-    return (const char *const *)steps->elts;
-}
 
 const char *cp_find_sort_init(apr_pool_t *pool, const char *const *names, int count,
                               int descending, cp_find_sort *sort)
 {
-    cp_find_field *fields;
+    cp_mango_field *fields;
     int i, j;
 
     memset(sort, 0, sizeof(*sort));
@@ -84,7 +49,7 @@ const char *cp_find_sort_init(apr_pool_t *pool, const char *const *names, int co
             continue;
         }
         fields[sort->count].name = names[i];
-        fields[sort->count].steps = field_steps(pool, names[i], &error);
+        fields[sort->count].steps = cp_mango_field_steps(pool, names[i], &error);
         if (error) {
             return apr_psprintf(pool, "names %s, which %s", names[i], error);
         }
@@ -119,261 +84,6 @@ json_t *cp_find_sort_param(apr_pool_t *pool, const cp_find_sort *sort, int rever
     return param;
 }
 
-/* What a selector's operators take: see cp_find_check_selector. */
-typedef enum {
-    ARG_SELECTORS, /* an array of selectors */
-    ARG_SELECTOR,  /* a selector (an object) */
-    ARG_ARRAY,
-    ARG_BOOLEAN,
-    ARG_INTEGER,
-    ARG_MOD,
-    ARG_TYPE,
-    ARG_STRING,
-    ARG_ANY,
-} argument_kind;
-
-static const struct {
-    const char *name;
-    argument_kind takes;
-} operators[] = {
-    { "$and", ARG_SELECTORS },   { "$or", ARG_SELECTORS },    { "$nor", ARG_SELECTORS },
-    { "$not", ARG_SELECTOR },    { "$elemMatch", ARG_SELECTOR },
-    { "$allMatch", ARG_SELECTOR }, { "$keyMapMatch", ARG_SELECTOR },
-    { "$in", ARG_ARRAY },        { "$nin", ARG_ARRAY },       { "$all", ARG_ARRAY },
-    { "$exists", ARG_BOOLEAN },  { "$size", ARG_INTEGER },    { "$mod", ARG_MOD },
-    { "$type", ARG_TYPE },       { "$regex", ARG_STRING },    { "$beginsWith", ARG_STRING },
-    { "$eq", ARG_ANY },          { "$ne", ARG_ANY },          { "$gt", ARG_ANY },
-    { "$gte", ARG_ANY },         { "$lt", ARG_ANY },          { "$lte", ARG_ANY },
-};
-
-/* How deep a selector may nest: CouchDB has no limit of its own, and a
- * configured selector deeper than this is a mistake. */
-#define MAX_SELECTOR_DEPTH 64
-
-static const char *check_object(apr_pool_t *pool, const json_t *object, int depth);
-
-/* Whether value is what operator `name` takes. */
-static const char *check_argument(apr_pool_t *pool, const char *name, argument_kind takes,
-                                  const json_t *value, int depth)
-{
-    static const char *const types[] = { "null", "boolean", "number", "string",
-                                         "array", "object" };
-    const char *why = NULL;
-    apr_size_t i;
-    const json_t *element;
-
-    switch (takes) {
-    case ARG_SELECTORS:
-        if (!json_is_array(value) || json_array_size(value) == 0) {
-            return apr_psprintf(pool, "%s takes a non-empty array of selectors", name);
-        }
-        json_array_foreach(value, i, element) {
-            if (!json_is_object(element)) {
-                return apr_psprintf(pool, "%s takes an array of selectors (objects)", name);
-            }
-            if ((why = check_object(pool, element, depth + 1))) {
-                return why;
-            }
-        }
-        return NULL;
-    case ARG_SELECTOR:
-        if (!json_is_object(value)) {
-            return apr_psprintf(pool, "%s takes a selector (an object)", name);
-        }
-        return check_object(pool, value, depth + 1);
-    case ARG_ARRAY:
-        return json_is_array(value) ? NULL : apr_psprintf(pool, "%s takes an array", name);
-    case ARG_BOOLEAN:
-        return json_is_boolean(value) ? NULL : apr_psprintf(pool, "%s takes true or false", name);
-    case ARG_INTEGER:
-        return json_is_integer(value) ? NULL : apr_psprintf(pool, "%s takes an integer", name);
-    case ARG_MOD:
-        if (json_is_array(value) && json_array_size(value) == 2
-            && json_is_integer(json_array_get(value, 0))
-            && json_integer_value(json_array_get(value, 0)) != 0
-            && json_is_integer(json_array_get(value, 1))) {
-            return NULL;
-        }
-        return apr_psprintf(pool, "%s takes [divisor, remainder], integers, the divisor "
-                            "not 0", name);
-    case ARG_TYPE:
-        for (i = 0; cp_json_is_string(value) && i < sizeof(types) / sizeof(types[0]); i++) {
-            if (strcmp(json_string_value(value), types[i]) == 0) {
-                return NULL;
-            }
-        }
-        return apr_psprintf(pool, "%s takes one of \"null\", \"boolean\", \"number\", "
-                            "\"string\", \"array\", \"object\"", name);
-    case ARG_STRING:
-        /* a wide integer is a number, refused as 12345 is */
-        return cp_json_is_string(value) ? NULL : apr_psprintf(pool, "%s takes a string", name);
-    case ARG_ANY:
-        return NULL;
-    }
-    return NULL;
-}
-
-/* An object of a selector: field names and operators, each value a
- * condition. A field's object value holds operators, or, without a "$"
- * name, is itself a condition on nested fields, as Mango reads it. */
-static const char *check_object(apr_pool_t *pool, const json_t *object, int depth)
-{
-    const char *name, *why;
-    const json_t *value;
-    apr_size_t i;
-
-    if (depth > MAX_SELECTOR_DEPTH) {
-        return apr_psprintf(pool, "nests deeper than %d", MAX_SELECTOR_DEPTH);
-    }
-    json_object_foreach((json_t *)object, name, value) {
-        if (name[0] != '$') {
-            if (json_is_object(value) && (why = check_object(pool, value, depth + 1))) {
-                return why;
-            }
-            continue;
-        }
-        if (strcmp(name, "$text") == 0) {
-            return "uses $text, which needs a text index: a text index cannot sort";
-        }
-        for (i = 0; i < sizeof(operators) / sizeof(operators[0]); i++) {
-            if (strcmp(name, operators[i].name) == 0) {
-                break;
-            }
-        }
-        if (i == sizeof(operators) / sizeof(operators[0])) {
-            return apr_psprintf(pool, "uses %s, which is no Mango operator", name);
-        }
-        if ((why = check_argument(pool, name, operators[i].takes, value, depth))) {
-            return why;
-        }
-    }
-    return NULL;
-}
-
-const char *cp_find_check_selector(apr_pool_t *pool, const json_t *selector)
-{
-    if (!json_is_object(selector)) {
-        return "must be a JSON object";
-    }
-    return check_object(pool, selector, 0);
-}
-
-static int is_placeholder(const json_t *value)
-{
-    return cp_json_is_string(value) && strstr(json_string_value(value), "%{") != NULL;
-}
-
-void cp_find_selector_placeholders(const json_t *selector, apr_array_header_t *out)
-{
-    const json_t *value;
-    const char *name;
-    apr_size_t i;
-    int k;
-
-    if (is_placeholder(selector)) {
-        for (k = 0; k < out->nelts; k++) {
-            if (strcmp(APR_ARRAY_IDX(out, k, const char *), json_string_value(selector)) == 0) {
-                return;
-            }
-        }
-        APR_ARRAY_PUSH(out, const char *) = json_string_value(selector);
-    }
-    else if (json_is_array(selector)) {
-        json_array_foreach(selector, i, value) {
-            cp_find_selector_placeholders(value, out);
-        }
-    }
-    else if (json_is_object(selector)) {
-        json_object_foreach((json_t *)selector, name, value) {
-            cp_find_selector_placeholders(value, out);
-        }
-    }
-}
-
-int cp_find_placeholder_is_json_string(const char *placeholder)
-{
-    static const char call[] = "%{json:";
-    const char *p = placeholder + sizeof(call) - 1;
-    int depth = 1;
-
-    if (strncasecmp(placeholder, call, sizeof(call) - 1) != 0) {
-        return 0;
-    }
-    /* ap_expr nests %{...} inside the call's argument; its first
-     * unmatched } ends the call, which must end the string */
-    for (; *p && depth > 0; p++) {
-        if (p[0] == '%' && p[1] == '{') {
-            depth++;
-            p++;
-        }
-        else if (*p == '}') {
-            depth--;
-        }
-    }
-    return depth == 0 && *p == '\0';
-}
-
-static int fill_in(json_t *value, cp_find_fill *fill, void *baton, const char **error);
-
-/* A member or element of a selector being filled: *filled is fill's value
- * for it when it is a placeholder (NULL: it is not, and what is inside it
- * has been filled in place). 0 when fill fails. */
-static int fill_inner(json_t *inner, cp_find_fill *fill, void *baton, const char **error,
-                      const json_t **filled)
-{
-    *filled = NULL;
-    if (!is_placeholder(inner)) {
-        return fill_in(inner, fill, baton, error);
-    }
-    *filled = fill(baton, json_string_value(inner), error);
-    return *filled != NULL;
-}
-
-/* Replaces the placeholders inside value (a copy of the configured
- * selector's, owned by the caller) in place: 0 when fill fails. */
-static int fill_in(json_t *value, cp_find_fill *fill, void *baton, const char **error)
-{
-    const json_t *filled;
-    json_t *inner;
-    const char *name;
-    apr_size_t i;
-
-    if (json_is_array(value)) {
-        json_array_foreach(value, i, inner) {
-            if (!fill_inner(inner, fill, baton, error, &filled)
-                || (filled && json_array_set(value, i, (json_t *)filled) != 0)) {
-                return 0;
-            }
-        }
-    }
-    else if (json_is_object(value)) {
-        json_object_foreach(value, name, inner) {
-            if (!fill_inner(inner, fill, baton, error, &filled)
-                || (filled && json_object_set(value, name, (json_t *)filled) != 0)) {
-                return 0;
-            }
-        }
-    }
-    return 1;
-}
-
-const json_t *cp_find_selector_fill(apr_pool_t *pool, const json_t *selector, cp_find_fill *fill,
-                                    void *baton, const char **error)
-{
-    apr_array_header_t *placeholders = apr_array_make(pool, 1, sizeof(const char *));
-    json_t *copy;
-
-    cp_find_selector_placeholders(selector, placeholders);
-    if (placeholders->nelts == 0) {
-        return selector;
-    }
-    copy = cp_json_pool_own(pool, json_deep_copy(selector));
-    if (!copy) {
-        *error = "out of memory";
-        return NULL;
-    }
-    return fill_in(copy, fill, baton, error) ? copy : NULL;
-}
 
 json_t *cp_find_row_key(apr_pool_t *pool, const cp_find_sort *sort, const json_t *doc)
 {
@@ -401,28 +111,6 @@ static json_t *condition(const char *field, const char *op, const json_t *value)
     return member(field, member(op, json_incref((json_t *)value)));
 }
 
-int cp_find_value_comparable(const json_t *value)
-{
-    const json_t *member_value;
-    const char *name;
-    apr_size_t i;
-
-    if (json_is_array(value)) {
-        json_array_foreach(value, i, member_value) {
-            if (json_is_array(member_value) || !cp_find_value_comparable(member_value)) {
-                return 0;
-            }
-        }
-    }
-    else if (json_is_object(value)) {
-        json_object_foreach((json_t *)value, name, member_value) {
-            if (!cp_find_value_comparable(member_value)) {
-                return 0;
-            }
-        }
-    }
-    return 1;
-}
 
 json_t *cp_find_beyond(apr_pool_t *pool, const cp_find_sort *sort, const json_t *key,
                        const char *docid, int backward)
@@ -437,7 +125,7 @@ json_t *cp_find_beyond(apr_pool_t *pool, const cp_find_sort *sort, const json_t 
         return NULL;
     }
     for (i = 0; i < sort->count; i++) {
-        if (!cp_find_value_comparable(json_array_get(key, i))) {
+        if (!cp_mango_value_comparable(json_array_get(key, i))) {
             return NULL;
         }
     }
@@ -496,28 +184,12 @@ json_t *cp_find_fields_param(apr_pool_t *pool, const cp_find_spec *spec)
     return fields;
 }
 
-int cp_find_flag_named(const char *word, cp_find_flag *flag)
-{
-    if (!word) {
-        *flag = CP_FIND_UNSENT;
-    }
-    else if (strcmp(word, "true") == 0) {
-        *flag = CP_FIND_TRUE;
-    }
-    else if (strcmp(word, "false") == 0) {
-        *flag = CP_FIND_FALSE;
-    }
-    else {
-        return 0;
-    }
-    return 1;
-}
 
 /* A flag into the body, when it is sent. */
-static void set_flag(json_t *body, const char *name, cp_find_flag flag)
+static void set_flag(json_t *body, const char *name, cp_mango_flag flag)
 {
-    if (flag != CP_FIND_UNSENT) {
-        json_object_set_new(body, name, json_boolean(flag == CP_FIND_TRUE));
+    if (flag != CP_MANGO_UNSENT) {
+        json_object_set_new(body, name, json_boolean(flag == CP_MANGO_TRUE));
     }
 }
 
@@ -637,7 +309,7 @@ static int token_bounds_find(apr_pool_t *pool, const cp_find_sort *sort, const c
         return 1;
     }
     for (i = 0; i < sort->count; i++) {
-        if (!cp_find_value_comparable(json_array_get(token.key, i))) {
+        if (!cp_mango_value_comparable(json_array_get(token.key, i))) {
             return 0;
         }
     }
@@ -919,139 +591,6 @@ const char *cp_find_read(apr_pool_t *pool, const char *text, apr_size_t len,
     return NULL;
 }
 
-/* One of an index definition's fields: "F" or {"F": "asc"} (a JSON index
- * sorts ascending only); NULL for anything else. */
-static const char *index_field(const json_t *field)
-{
-    const char *name;
-    json_t *direction;
-
-    if (cp_json_is_string(field)) {
-        return json_string_value(field);
-    }
-    if (!json_is_object(field) || json_object_size(field) != 1) {
-        return NULL;
-    }
-    json_object_foreach((json_t *)field, name, direction) {
-        return cp_json_is_string(direction) && !strcmp(json_string_value(direction), "asc")
-                   ? name : NULL;
-    }
-    return NULL;
-}
-
-/* Whether a partial_filter_selector is there and selects: such an index
- * holds only some documents, which its view's offsets would count. */
-static int filters(const json_t *object)
-{
-    const json_t *partial = json_object_get(object, "partial_filter_selector");
-
-    return partial && !(json_is_object(partial) && json_object_size(partial) == 0);
-}
-
-const char *cp_find_index_fields(apr_pool_t *pool, const char *text, apr_size_t len,
-                                 const char *name, const char **view_name,
-                                 apr_array_header_t **fields)
-{
-    const char *error = NULL, *field;
-    const json_t *ddoc = cp_json_load(pool, text, len, &error), *views, *view = NULL;
-    const json_t *def, *list, *each;
-    json_t *found;
-    size_t i;
-
-    *fields = NULL;
-    *view_name = name;
-    if (!json_is_object(ddoc)) {
-        return "the design document is not a JSON object";
-    }
-    if (!cp_json_is_string(json_object_get(ddoc, "language"))
-        || strcmp(json_string_value(json_object_get(ddoc, "language")), "query")) {
-        return "the design document does not hold Mango indexes (its language is not "
-               "\"query\")";
-    }
-    views = json_object_get(ddoc, "views");
-    if (!json_is_object(views)) {
-        return "the design document has no views";
-    }
-    if (name) {
-        view = json_object_get(views, name);
-    }
-    else if (json_object_size(views) == 1) {
-        json_object_foreach((json_t *)views, field, found) {
-            view = found;
-            *view_name = apr_pstrdup(pool, field);
-        }
-    }
-    else {
-        return "the design document holds several indexes: name one with CouchPageIndex";
-    }
-    if (!json_is_object(view)) {
-        return "the design document has no such index";
-    }
-    def = json_object_get(json_object_get(view, "options"), "def");
-    list = json_object_get(def, "fields");
-    if (!json_is_array(list) || json_array_size(list) == 0) {
-        return "the index is not a JSON index (it has no fields)";
-    }
-    if (filters(def) || filters(json_object_get(view, "map"))) {
-        return "the index has a partial_filter_selector: it holds only some documents";
-    }
-    *fields = apr_array_make(pool, (int)json_array_size(list), sizeof(const char *));
-    json_array_foreach(list, i, each) {
-        if (!(field = index_field(each))) {
-            *fields = NULL;
-            return "an index field is not a name in ascending order";
-        }
-        APR_ARRAY_PUSH(*fields, const char *) = apr_pstrdup(pool, field);
-    }
-    return NULL;
-}
-
-/* The value an equality condition of a selector names: a scalar, bare or
- * as {"$eq": scalar}; NULL for any other condition. Arrays and objects are
- * left out: a bare object is a condition on the field's members. */
-static const json_t *equal_to(const json_t *condition)
-{
-    if (json_is_object(condition) && json_object_size(condition) == 1) {
-        condition = json_object_get(condition, "$eq");
-    }
-    return condition && !json_is_object(condition) && !json_is_array(condition)
-               ? condition : NULL;
-}
-
-/* The highest value a sort value may collate below: an object whose member
- * name is U+FFFF, the character CouchDB collates highest (verified on
- * 3.4.3, as for bounded tokens): above every scalar, array and object but
- * one whose first member is named U+FFFF itself. */
-#define CP_FIND_KEY_BEYOND "{\"\\uffff\":null}"
-
-/* Whether a condition holds for every value a field may have in the
- * index (which holds only documents that have the field): {"$gte": null}
- * (null collates lowest) or {"$exists": true}, which operators write on a
- * sort field so that Mango picks the index that sorts (pouchdb-server
- * needs it). */
-static int holds_for_all(const json_t *condition)
-{
-    const json_t *argument;
-
-    if (!json_is_object(condition) || json_object_size(condition) != 1) {
-        return 0;
-    }
-    return ((argument = json_object_get(condition, "$gte")) && json_is_null(argument))
-           || ((argument = json_object_get(condition, "$exists")) && json_is_true(argument));
-}
-
-/* Where name is among the index's fields, or -1. */
-static int field_place(const apr_array_header_t *fields, const char *name)
-{
-    int i;
-
-    for (i = 0; i < fields->nelts; i++) {
-        if (!strcmp(APR_ARRAY_IDX(fields, i, const char *), name)) {
-            return i;
-        }
-    }
-    return -1;
-}
 
 void cp_find_key_index_rows(apr_pool_t *pool, const cp_find_sort *sort,
                             const apr_array_header_t *index_fields, apr_array_header_t *rows)
@@ -1060,7 +599,7 @@ void cp_find_key_index_rows(apr_pool_t *pool, const cp_find_sort *sort,
     int same = sort->count == index_fields->nelts, i, j;
 
     for (j = 0; j < sort->count; j++) {
-        places[j] = field_place(index_fields, sort->fields[j].name);
+        places[j] = cp_mango_field_place(index_fields, sort->fields[j].name);
         same = same && places[j] == j;
     }
     for (i = 0; !same && i < rows->nelts; i++) {
@@ -1087,69 +626,3 @@ void cp_find_key_index_rows(apr_pool_t *pool, const cp_find_sort *sort,
     }
 }
 
-const char *cp_find_index_range(apr_pool_t *pool, const json_t *selector,
-                                const cp_find_sort *sort, const apr_array_header_t *fields,
-                                const char **low, const char **high)
-{
-    int equalities = 0, sorted = 0, i, place;
-    const char *name, *text;
-    json_t *prefix, *condition;
-
-    *low = *high = NULL;
-    if (!json_is_object(selector)) {
-        return "the selector is not equalities on the index's leading fields";
-    }
-    /* the leading fields the selector fixes */
-    prefix = cp_json_pool_own(pool, json_array());
-    while (equalities < fields->nelts) {
-        const json_t *value = equal_to(json_object_get(selector, APR_ARRAY_IDX(fields,
-                                                       equalities, const char *)));
-
-        if (!value) {
-            break;
-        }
-        json_array_append(prefix, (json_t *)value);
-        equalities++;
-    }
-    /* besides them, only conditions every document of the index meets, on
-     * the fields after them */
-    json_object_foreach((json_t *)selector, name, condition) {
-        place = field_place(fields, name);
-        if (place < 0 || (place >= equalities && !holds_for_all(condition))) {
-            return "the selector is not equalities on the index's leading fields";
-        }
-    }
-    /* sort fields the equalities fix order nothing; the rest are the index's */
-    while (sorted < sort->count && (place = field_place(fields, sort->fields[sorted].name)) >= 0
-           && place < equalities) {
-        sorted++;
-    }
-    if (sort->count - sorted != fields->nelts - equalities) {
-        return "CouchPageSort is not the index's fields after the selector's";
-    }
-    for (i = sorted; i < sort->count; i++) {
-        if (strcmp(sort->fields[i].name,
-                   APR_ARRAY_IDX(fields, equalities + i - sorted, const char *))) {
-            return "CouchPageSort is not the index's fields after the selector's";
-        }
-    }
-    if (equalities == 0) {
-        /* the whole index: the view pages and counts it without a range,
-         * with no query for where a range starts and ends */
-        return NULL;
-    }
-    text = cp_json_text(pool, prefix);
-    if (!text) {
-        return "the selector's values cannot be written";
-    }
-    *low = text;
-    if (equalities == fields->nelts) {
-        /* the keys are the equalities alone: one key, its rows by id */
-        *high = text;
-    }
-    else {
-        *high = apr_pstrcat(pool, apr_pstrndup(pool, text, strlen(text) - 1),
-                            "," CP_FIND_KEY_BEYOND "]", NULL);
-    }
-    return NULL;
-}

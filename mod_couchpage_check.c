@@ -13,6 +13,7 @@
 #include "mod_couchpage_check.h"
 #include "mod_couchpage_named.h"
 #include "couchpage_find.h"
+#include "couchpage_mango.h"
 
 #include "http_core.h"
 #include "http_log.h"
@@ -306,7 +307,7 @@ static const char *find_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
     static const char *const find_only[] = {
         "CouchPageSelector", "CouchPageSort", "CouchPageIndex"
     };
-    cp_find_flag flag;
+    cp_mango_flag flag;
     const char *view_where, *name;
 
     if (!conf->view_set) {
@@ -322,7 +323,7 @@ static const char *find_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
                                 "shapes view queries only (CouchPageSelector chooses the "
                                 "documents)", name, view_where);
         }
-        if (!cp_find_flag_named(conf->view.update, &flag)) {
+        if (!cp_mango_flag_named(conf->view.update, &flag)) {
             return apr_psprintf(p, "CouchPageUpdate %s is set where CouchPageView (%s) names "
                                 "a _find, whose update is true or false only (CouchDB "
                                 "answers invalid_boolean)", conf->view.update, view_where);

@@ -19,6 +19,7 @@
 #include "apr_lib.h"
 
 #include "couchpage_json.h"
+#include "couchpage_mango.h"
 #include "couchpage_plan.h"
 #include "couchpage_seal.h"
 #include "mod_couchpage_expr.h"
@@ -726,12 +727,12 @@ static const char *set_selector(cmd_parms *cmd, void *dirconf, const char *arg)
         return apr_psprintf(cmd->pool, "CouchPageSelector: '%s' is not JSON (%s)",
                             ap_escape_logitem(cmd->pool, arg), err ? err : "unreadable");
     }
-    err = cp_find_check_selector(cmd->pool, selector);
+    err = cp_mango_check_selector(cmd->pool, selector);
     if (err) {
         return apr_psprintf(cmd->pool, "CouchPageSelector: the selector %s", err);
     }
     placeholders = apr_array_make(cmd->temp_pool, 4, sizeof(const char *));
-    cp_find_selector_placeholders(selector, placeholders);
+    cp_mango_selector_placeholders(selector, placeholders);
     conf->find_values = apr_hash_make(cmd->pool);
     for (i = 0; i < placeholders->nelts; i++) {
         const char *text = APR_ARRAY_IDX(placeholders, i, const char *);
@@ -742,7 +743,7 @@ static const char *set_selector(cmd_parms *cmd, void *dirconf, const char *arg)
             return err;
         }
         /* a request's text is never the selector's JSON: only a JSON string */
-        if (!cp_find_placeholder_is_json_string(text)) {
+        if (!cp_mango_placeholder_is_json_string(text)) {
             return apr_psprintf(cmd->pool, "CouchPageSelector: the value '%s' is not one "
                                 "%%{json:...} and nothing else: a request value given "
                                 "otherwise could be any JSON, an operator such as "

@@ -70,7 +70,7 @@ static void log_find_warning(request_rec *r, const couchpage_dir_conf *conf,
                   sort->count ? fields : "nothing: the ids sort");
 }
 
-/* A CouchPageSelector string's value for this request (cp_find_fill): its
+/* A CouchPageSelector string's value for this request (cp_mango_fill): its
  * expression's JSON. NULL when the client has been answered with the
  * error. */
 typedef struct {
@@ -110,7 +110,7 @@ static const json_t *fill_selector_value(void *data, const char *placeholder,
     return filled;
 }
 
-/* The location's selector with this request's values (cp_find_fill), or
+/* The location's selector with this request's values (cp_mango_fill), or
  * NULL when the client has been answered with the error. */
 static const json_t *request_selector(request_rec *r, const couchpage_dir_conf *conf)
 {
@@ -122,13 +122,13 @@ static const json_t *request_selector(request_rec *r, const couchpage_dir_conf *
     if (!conf->find_values || !apr_hash_count(conf->find_values)) {
         return selector;
     }
-    selector = cp_find_selector_fill(r->pool, selector, fill_selector_value, &baton, &reason);
+    selector = cp_mango_selector_fill(r->pool, selector, fill_selector_value, &baton, &reason);
     if (!selector) {
         return NULL;
     }
     /* an expression's value of a kind its operator does not take is the
      * configuration's: %{json:...} makes strings */
-    if ((reason = cp_find_check_selector(r->pool, selector))) {
+    if ((reason = cp_mango_check_selector(r->pool, selector))) {
         couchpage_send_config_error(r, apr_pstrcat(r->pool, "CouchPageSelector with this "
                                                    "request's values: the selector ",
                                                    reason, NULL));
@@ -167,8 +167,8 @@ static int read_find_request(request_rec *r, const couchpage_dir_conf *conf,
     spec->index_name = conf->find_index_name;
     /* a word _find does not take (update lazy) never gets here:
      * couchpage_merged_fault refused the configuration */
-    (void)cp_find_flag_named(conf->view.update, &spec->update);
-    (void)cp_find_flag_named(conf->view.stable, &spec->stable);
+    (void)cp_mango_flag_named(conf->view.update, &spec->update);
+    (void)cp_mango_flag_named(conf->view.stable, &spec->stable);
     if (conf->fields) {
         json_t *fields = cp_json_pool_own(r->pool, json_array());
 
@@ -245,7 +245,7 @@ static const char *learn_index(request_rec *r, const couchpage_dir_conf *conf, i
                           ")", NULL);
     }
     else {
-        why = cp_find_index_fields(r->pool, text, len, conf->find_index_name, &view_name,
+        why = cp_mango_index_fields(r->pool, text, len, conf->find_index_name, &view_name,
                                    &fields);
     }
     if (!why) {
@@ -291,6 +291,7 @@ int couchpage_find_by_index(request_rec *r, const couchpage_dir_conf *conf,
 {
     const char *key, *text, *low, *high, *why, *url;
     const json_t *note, *selector, *each;
+    const cp_find_sort *sort;
     apr_array_header_t *fields;
     couchpage_dir_conf *copy;
     size_t i;
@@ -329,8 +330,8 @@ int couchpage_find_by_index(request_rec *r, const couchpage_dir_conf *conf,
     json_array_foreach(json_object_get(note, "fields"), i, each) {
         APR_ARRAY_PUSH(fields, const char *) = json_string_value(each);
     }
-    why = cp_find_index_range(r->pool, selector, &conf->find_sort[conf->view.descending != 0],
-                              fields, &low, &high);
+    sort = &conf->find_sort[conf->view.descending != 0];
+    why = cp_mango_index_range(r->pool, selector, sort->fields, sort->count, fields, &low, &high);
     if (why) {
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, CPLOGNO(0372) "the page of %s goes by "
                       "_find, unnumbered: %s", r->uri, why);

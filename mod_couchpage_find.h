@@ -15,7 +15,7 @@ void couchpage_find_register(void);
 /* Whether this request's page of a _find location is served from the view
  * of its index (CouchPageIndex), which numbers it: when the index's fields
  * (learnt from its design document, again each minute) are the selector's
- * equalities then the sort (cp_find_index_range). 1 with *by_index the
+ * equalities then the sort (cp_mango_index_range). 1 with *by_index the
  * configuration that pages that view's key range, items its documents, or
  * NULL (the page goes by _find); 0 when the client has been answered with
  * the error. */

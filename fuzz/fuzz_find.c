@@ -13,9 +13,9 @@
  * fuzz_simdjson and fuzz_view_response.
  *
  * The same bytes are read as an index's design document
- * (cp_find_index_fields: the fields only of a JSON index of a "query"
+ * (cp_mango_index_fields: the fields only of a JSON index of a "query"
  * document, as jansson reads them) and as a selector over the index
- * ["type", "date", "author.name"] (cp_find_index_range: a range only of
+ * ["type", "date", "author.name"] (cp_mango_index_range: a range only of
  * equalities on its leading fields, [v...] to [v..., beyond], or [v...]
  * when they fix all three).
  *
@@ -25,6 +25,7 @@
 #include "fuzz.h"
 #include "couchpage_find.h"
 #include "couchpage_json.h"
+#include "couchpage_mango.h"
 #include "couchpage_response.h"
 #include "couchpage_simdjson.h"
 
@@ -90,7 +91,7 @@ static void check_index(apr_pool_t *pool, const char *text, size_t size, const j
     const json_t *def, *lowv, *highv;
     size_t i, k;
 
-    why = cp_find_index_fields(pool, text, size, NULL, &view, &fields);
+    why = cp_mango_index_fields(pool, text, size, NULL, &view, &fields);
     if (!why) {
         def = json_object_get(json_object_get(json_object_get(json_object_get(whole, "views"),
                                                               view), "options"), "def");
@@ -104,7 +105,7 @@ static void check_index(apr_pool_t *pool, const char *text, size_t size, const j
     for (i = 0; i < 3; i++) {
         APR_ARRAY_PUSH(fields, const char *) = index[i];
     }
-    why = cp_find_index_range(pool, whole, sort, fields, &low, &high);
+    why = cp_mango_index_range(pool, whole, sort->fields, sort->count, fields, &low, &high);
     if (why) {
         return;
     }

@@ -13,6 +13,7 @@
 #include <apr_general.h>
 #include <apr_pools.h>
 #include <apr_strings.h>
+#include <apr_tables.h>
 #include <jansson.h>
 
 #include "couchpage_json.h"
@@ -68,6 +69,17 @@ static inline json_t *load(const char *text)
         fail_msg("bad test JSON '%s'", text);
     }
     return value;
+}
+
+/* An index's fields, NULL-terminated, as an array (const char *). */
+static inline apr_array_header_t *fields_of(const char *const *names)
+{
+    apr_array_header_t *fields = apr_array_make(pool, 4, sizeof(const char *));
+
+    while (*names) {
+        APR_ARRAY_PUSH(fields, const char *) = *names++;
+    }
+    return fields;
 }
 
 /* CouchPageMaxEmits's default, as the tests' views have it. */

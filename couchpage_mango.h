@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * couchpage_mango: Mango as a _find location writes it, apart from any
+ * page. Field names and the members they step through; selectors, checked
+ * at start-up as CouchDB 3.4 would take them, their request-time values
+ * (%{...} placeholders) found then and filled in each request; the values
+ * CouchDB's operators can compare; CouchPageUpdate and CouchPageStable as
+ * _find takes them; and index learning: a Mango JSON index's fields, read
+ * from its design document, and the selectors that are a key range of its
+ * view (cp_mango_index_range), which CouchDB counts. couchpage_find builds
+ * each page's query from these.
+ *
+ * Part of the httpd-free core: nothing here knows about request_rec.
+ */
+#ifndef COUCHPAGE_MANGO_H
+#define COUCHPAGE_MANGO_H
+
+#include <apr_pools.h>
+#include <apr_tables.h>
+#include "couchpage_json.h"
+
+/* A field as Mango writes it ("author.name"; "a\.b" for a member whose
+ * name holds a dot) and the members it steps through. */
+typedef struct {
+    const char *name;
+    const char *const *steps; /* NULL-terminated, escapes resolved */
+} cp_mango_field;
+
+/* Splits a Mango field name at its unescaped dots ("a\.b" is one member,
+ * "a.b"): the members, NULL-terminated, or NULL and *error set when a
+ * member is empty or a backslash escapes anything but a dot. */
+const char *const *cp_mango_field_steps(apr_pool_t *pool, const char *name, const char **error);
+
+/* NULL when selector is a Mango selector CouchDB 3.4 accepts, else why
+ * not: an object whose "$" names are known operators with arguments of
+ * their kind ($and, $or, $nor: arrays of selectors; $in, $nin, $all:
+ * arrays; $exists: a boolean; $size: an integer; $mod: [divisor other
+ * than 0, remainder]; $type: a JSON type's name; $regex, $beginsWith: a
+ * string; $not, $elemMatch, $allMatch, $keyMapMatch: objects). $text is
+ * refused: it needs a text index, which cannot sort. Strings are not
+ * looked into, so a %{json:EXPR} placeholder passes where a string may
+ * stand. */
+const char *cp_mango_check_selector(apr_pool_t *pool, const json_t *selector);
+
+/* The strings of a configured selector that are request-time values: those
+ * holding "%{" (an httpd expression that yields JSON, as CouchPageRange's
+ * bounds), each once, added to out (const char *), in the selector's order.
+ * Member names are never values. */
+void cp_mango_selector_placeholders(const json_t *selector, apr_array_header_t *out);
+
+/* Whether a placeholder (a string of the selector holding "%{") is one
+ * %{json:...} call and nothing else, such as "%{json:%{HTTP:X-Group}}":
+ * its value is then always a JSON string. Any other (%{HTTP:X} alone, text
+ * around the call, two calls) would give the request's text as JSON, an
+ * operator object such as {"$regex": ".*"} included: CouchPageSelector
+ * refuses it. */
+int cp_mango_placeholder_is_json_string(const char *placeholder);
+
+/* The JSON value a placeholder string stands for in this request, or NULL
+ * with *error set. */
+typedef const json_t *cp_mango_fill(void *baton, const char *placeholder, const char **error);
+
+/* A copy of selector (pool-owned) in which every placeholder string
+ * (cp_mango_selector_placeholders) is replaced by fill's value for it: a
+ * value, never text spliced into the selector. NULL when fill fails (its
+ * *error). A selector without placeholders is returned as it is. */
+const json_t *cp_mango_selector_fill(apr_pool_t *pool, const json_t *selector,
+                                     cp_mango_fill *fill, void *baton, const char **error);
+
+/* Whether CouchDB's Mango operators take value as an argument: CouchDB
+ * 3.4.3 answers 500 function_clause to any selector whose value holds an
+ * array as a member of an array, at any depth ({"$gt": [[1]]}, {"$eq":
+ * {"a": [1, [2]]}}), though documents may hold such values and an index
+ * sorts them. 0 for such a value. */
+int cp_mango_value_comparable(const json_t *value);
+
+/* CouchPageUpdate or CouchPageStable as _find's body takes it: a boolean,
+ * or not sent (CouchDB's default: update true, stable false). */
+typedef enum {
+    CP_MANGO_UNSENT = 0,
+    CP_MANGO_FALSE,
+    CP_MANGO_TRUE,
+} cp_mango_flag;
+
+/* The flag for a view's update or stable word ("true", "false"; NULL: not
+ * sent): 1, or 0 for a word _find does not take. CouchDB 3.4.3's _find
+ * takes update and stable as JSON booleans only: update "lazy", which a
+ * view takes, is answered 400 invalid_boolean. */
+int cp_mango_flag_named(const char *word, cp_mango_flag *flag);
+
+/* The fields of a Mango JSON index, in order, read from the design
+ * document that holds it (text: GET /DB/_design/DDOC's body; name NULL:
+ * its only index, whose name goes to *view_name), into *fields (const
+ * char *): NULL, or why this index
+ * cannot number a location's pages: not a Mango ("query") design
+ * document, no such index, not a JSON index, a field sorted otherwise than
+ * ascending, or a partial_filter_selector (the index then holds only some
+ * documents). */
+const char *cp_mango_index_fields(apr_pool_t *pool, const char *text, apr_size_t len,
+                                  const char *name, const char **view_name,
+                                  apr_array_header_t **fields);
+
+/* Where name is among an index's fields (const char *, as
+ * cp_mango_index_fields reads them), or -1. */
+int cp_mango_field_place(const apr_array_header_t *fields, const char *name);
+
+/* A JSON index on fields F1..Fn is a view whose keys are [F1, ..., Fn] of
+ * the documents that have them all, ties in id order: _find's own order
+ * over that index. When the selector (its request values in) fixes F1..Fk
+ * by equalities (a scalar, bare or as {"$eq": v}) and has no other
+ * condition but {"$gte": null} or {"$exists": true} on later fields (which
+ * every document of the index meets), and the sort fields before _id
+ * (sort, sort_count of them), past any of F1..Fk (which order nothing),
+ * are F(k+1)..Fn, the location's rows
+ * are that view's rows from *low, [v1, ..., vk], to *high, [v1, ..., vk,
+ * {"\uffff": null}] (a value above any sort value but an object whose
+ * first member is named U+FFFF), or *high = *low when k = n; and that view
+ * can count them. When k = 0 they are the whole view: *low and *high are
+ * NULL (no range). NULL and the range (compact JSON text), or why not. */
+const char *cp_mango_index_range(apr_pool_t *pool, const json_t *selector,
+                                 const cp_mango_field *sort, int sort_count,
+                                 const apr_array_header_t *fields, const char **low,
+                                 const char **high);
+
+#endif

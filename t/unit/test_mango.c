@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests of couchpage_mango: selectors checked as CouchDB 3.4 takes
+ * them and filled with request values, CouchPageUpdate and CouchPageStable
+ * as _find takes them, a Mango index's fields read from its design
+ * document, and the selectors that are a range of its view. */
+#include "unit.h"
+#include "couchpage_mango.h"
+
+#include <apr_lib.h>
+
+static void selectors_couchdb_accepts_pass(void **state)
+{
+    const char *good[] = {
+        "{}",
+        "{\"type\": \"post\"}",
+        "{\"type\": \"post\", \"date\": {\"$gt\": \"2020\", \"$lte\": \"2021\"}}",
+        "{\"$and\": [{\"a\": 1}, {\"$or\": [{\"b\": {\"$exists\": true}}, {\"c\": null}]}]}",
+        "{\"tags\": {\"$elemMatch\": {\"$eq\": \"x\"}}, \"n\": {\"$mod\": [3, 1]}}",
+        "{\"title\": {\"$regex\": \"^A\"}, \"t\": {\"$type\": \"string\"}}",
+        "{\"a\": {\"$in\": [1, 2]}, \"b\": {\"$nin\": []}, \"c\": {\"$all\": [1]}}",
+        "{\"a\": {\"$size\": 2}, \"b\": {\"$not\": {\"$eq\": 1}}, \"c\": {\"$ne\": {\"$gt\": 1}}}",
+        "{\"m\": {\"$keyMapMatch\": {\"$eq\": \"k\"}}, \"l\": {\"$allMatch\": {\"$gt\": 0}}}",
+        "{\"author\": {\"name\": {\"$beginsWith\": \"An\"}}}",
+        "{\"n\": {\"$gt\": 123456789012345678901234567890}, \"m\": -123456789012345678901234567890}",
+        "{\"$nor\": [{\"a\": 1}], \"user\": \"%{json:%{REMOTE_USER}}\"}",
+    };
+    apr_size_t i;
+
+    for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        const char *why = cp_mango_check_selector(pool, load(good[i]));
+
+        if (why) {
+            fail_msg("'%s' refused: %s", good[i], why);
+        }
+    }
+}
+
+static void selectors_couchdb_refuses_are_refused(void **state)
+{
+    const struct {
+        const char *selector;
+        const char *why;
+    } bad[] = {
+        { "[]", "JSON object" },
+        { "\"post\"", "JSON object" },
+        { "{\"a\": {\"$bogus\": 1}}", "$bogus" },
+        { "{\"$text\": \"x\"}", "text index" },
+        { "{\"$and\": {\"a\": 1}}", "$and" },
+        { "{\"$or\": []}", "$or" },
+        { "{\"$or\": [1]}", "$or" },
+        { "{\"$or\": [{\"a\": {\"$bad\": 1}}]}", "$bad" },
+        { "{\"a\": {\"$in\": 3}}", "$in" },
+        { "{\"a\": {\"$exists\": 3}}", "$exists" },
+        { "{\"a\": {\"$size\": \"x\"}}", "$size" },
+        { "{\"a\": {\"$mod\": [0, 1]}}", "$mod" },
+        { "{\"a\": {\"$mod\": [2]}}", "$mod" },
+        { "{\"a\": {\"$type\": \"bogus\"}}", "$type" },
+        { "{\"a\": {\"$regex\": 1}}", "$regex" },
+        /* a wide integer is a number, as 12345 is: no string, no type name */
+        { "{\"a\": {\"$regex\": 12345}}", "$regex" },
+        { "{\"a\": {\"$regex\": 123456789012345678901234567890}}", "$regex" },
+        { "{\"a\": {\"$type\": -123456789012345678901234567890}}", "$type" },
+        { "{\"a\": {\"$not\": 1}}", "$not" },
+        { "{\"a\": {\"b\": {\"$elemMatch\": []}}}", "$elemMatch" },
+    };
+    apr_size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const char *why = cp_mango_check_selector(pool, load(bad[i].selector));
+
+        if (!why || !strstr(why, bad[i].why)) {
+            fail_msg("'%s': %s", bad[i].selector, why ? why : "accepted");
+        }
+    }
+}
+
+static void deep_selectors_are_refused(void **state)
+{
+    char *text = apr_pstrdup(pool, "1");
+    int i;
+
+    for (i = 0; i < 100; i++) {
+        text = apr_psprintf(pool, "{\"a\": %s}", text);
+    }
+    assert_non_null(strstr(cp_mango_check_selector(pool, parse(text)), "deeper"));
+}
+
+
+/* The fill of the test: each placeholder's text, upper-cased, as a JSON
+ * string; "FAIL" fails. */
+static const json_t *fill_upper(void *baton, const char *placeholder, const char **error)
+{
+    char *text = apr_pstrdup(pool, placeholder), *c;
+
+    (*(int *)baton)++;
+    if (strstr(text, "FAIL")) {
+        *error = "failed";
+        return NULL;
+    }
+    for (c = text; *c; c++) {
+        *c = (char)apr_toupper(*c);
+    }
+    return cp_json_pool_own(pool, json_string(text));
+}
+
+/* A placeholder is a request value only as one %{json:...} call, whose value
+ * is a JSON string: anything else could give the request's own JSON. */
+static void placeholders_are_one_json_call(void **state)
+{
+    assert_true(cp_mango_placeholder_is_json_string("%{json:%{HTTP:X-Group}}"));
+    assert_true(cp_mango_placeholder_is_json_string("%{JSON:%{env:MATCH_POST}}"));
+    assert_true(cp_mango_placeholder_is_json_string("%{json:post-%{HTTP:X-N}-%{HTTP:X-M}}"));
+    assert_true(cp_mango_placeholder_is_json_string("%{json:}"));
+    assert_false(cp_mango_placeholder_is_json_string("%{HTTP:X-Author}"));
+    assert_false(cp_mango_placeholder_is_json_string("%{tolower:%{HTTP:X-Author}}"));
+    assert_false(cp_mango_placeholder_is_json_string("x%{json:%{HTTP:X}}"));
+    assert_false(cp_mango_placeholder_is_json_string("%{json:%{HTTP:X}} "));
+    assert_false(cp_mango_placeholder_is_json_string("%{json:a}%{json:b}"));
+    assert_false(cp_mango_placeholder_is_json_string("%{json:%{HTTP:X}"));
+    assert_false(cp_mango_placeholder_is_json_string("%{jsonx:a}"));
+    assert_false(cp_mango_placeholder_is_json_string("{\"$regex\": \"%{HTTP:X}\"}"));
+}
+
+/* Request-time strings are values put in place of the string, never text
+ * spliced into the selector; names are never placeholders. */
+static void selector_values_are_filled_in_as_values(void **state)
+{
+    const json_t *selector = parse("{\"a\": \"%{x}\", \"%{n}\": 1, \"$or\": [{\"b\": "
+                                   "{\"$in\": [\"%{x}\", \"%{y\\\"}\"]}}], \"c\": \"plain\"}");
+    apr_array_header_t *found = apr_array_make(pool, 2, sizeof(const char *));
+    const char *error = NULL;
+    const json_t *filled;
+    int calls = 0;
+
+    cp_mango_selector_placeholders(selector, found);
+    assert_int_equal(found->nelts, 2);
+    assert_string_equal(APR_ARRAY_IDX(found, 0, const char *), "%{x}");
+    assert_string_equal(APR_ARRAY_IDX(found, 1, const char *), "%{y\"}");
+    filled = cp_mango_selector_fill(pool, selector, fill_upper, &calls, &error);
+    assert_non_null(filled);
+    assert_string_equal(cp_json_text(pool, filled),
+                        "{\"a\":\"%{X}\",\"%{n}\":1,\"$or\":[{\"b\":{\"$in\":[\"%{X}\","
+                        "\"%{Y\\\"}\"]}}],\"c\":\"plain\"}");
+    /* the configured selector is left as it was */
+    assert_string_equal(json_string_value(json_object_get(selector, "a")), "%{x}");
+    selector = parse("{\"a\": \"%{FAIL}\"}");
+    assert_null(cp_mango_selector_fill(pool, selector, fill_upper, &calls, &error));
+    assert_string_equal(error, "failed");
+    selector = parse("{\"a\": \"b\"}");
+    calls = 0;
+    assert_ptr_equal(cp_mango_selector_fill(pool, selector, fill_upper, &calls, &error),
+                     selector);
+    assert_int_equal(calls, 0);
+}
+
+
+/* CouchPageUpdate and CouchPageStable: JSON booleans, as _find takes them;
+ * a view's update "lazy" is no word _find takes. */
+static void update_and_stable_are_booleans(void **state)
+{
+    cp_mango_flag flag = CP_MANGO_TRUE;
+
+    assert_true(cp_mango_flag_named(NULL, &flag));
+    assert_int_equal(flag, CP_MANGO_UNSENT);
+    assert_true(cp_mango_flag_named("true", &flag));
+    assert_int_equal(flag, CP_MANGO_TRUE);
+    assert_true(cp_mango_flag_named("false", &flag));
+    assert_int_equal(flag, CP_MANGO_FALSE);
+    assert_false(cp_mango_flag_named("lazy", &flag));
+    assert_false(cp_mango_flag_named("True", &flag));
+}
+
+/* The fields of the index's design document, joined by ","; or why it
+ * cannot number, prefixed "no: ". */
+static const char *index_fields_of(const char *ddoc, const char *name)
+{
+    apr_array_header_t *fields;
+    const char *view = NULL, *out = "";
+    const char *why = cp_mango_index_fields(pool, ddoc, strlen(ddoc), name, &view, &fields);
+    int i;
+
+    if (why) {
+        assert_null(fields);
+        return apr_pstrcat(pool, "no: ", why, NULL);
+    }
+    assert_non_null(view);
+    out = apr_pstrcat(pool, view, ": ", NULL);
+    for (i = 0; i < fields->nelts; i++) {
+        out = apr_pstrcat(pool, out, i ? "," : "", APR_ARRAY_IDX(fields, i, const char *), NULL);
+    }
+    return out;
+}
+
+/* A Mango JSON index's fields are read from its design document as CouchDB
+ * 3.4.3 writes it (POST /DB/_index); what cannot number is refused. */
+static void index_fields_are_read_from_the_design_document(void **state)
+{
+    const char *mango = "{\"_id\":\"_design/posts\",\"_rev\":\"1-a\",\"language\":\"query\","
+                        "\"views\":{\"by-author\":{\"map\":{\"fields\":{\"author\":\"asc\","
+                        "\"date\":\"asc\"},\"partial_filter_selector\":{}},\"reduce\":"
+                        "\"_count\",\"options\":{\"def\":{\"fields\":[\"author\",{\"date\":"
+                        "\"asc\"}]}}}}}";
+    const char *two = "{\"language\":\"query\",\"views\":{\"a\":{\"options\":{\"def\":{"
+                      "\"fields\":[\"x\"]}}},\"b\":{\"options\":{\"def\":{\"fields\":[\"y\","
+                      "\"z\"]}}}}}";
+
+    assert_string_equal(index_fields_of(mango, "by-author"), "by-author: author,date");
+    assert_string_equal(index_fields_of(mango, NULL), "by-author: author,date");
+    assert_string_equal(index_fields_of(two, "b"), "b: y,z");
+    assert_true(strstr(index_fields_of(two, NULL), "several indexes"));
+    assert_true(strstr(index_fields_of(two, "c"), "no such index"));
+    assert_true(strstr(index_fields_of(mango, "by-date"), "no such index"));
+    assert_true(strstr(index_fields_of("{\"views\":{\"v\":{\"map\":\"function(d){}\"}}}", NULL),
+                       "not \"query\""));
+    assert_true(strstr(index_fields_of("[1]", NULL), "not a JSON object"));
+    assert_true(strstr(index_fields_of("{\"language\":", NULL), "not a JSON object"));
+    assert_true(strstr(index_fields_of("{\"language\":\"query\",\"views\":{\"t\":{"
+                                       "\"options\":{\"def\":{\"default_field\":{}}}}}}", NULL),
+                       "not a JSON index"));
+    assert_true(strstr(index_fields_of("{\"language\":\"query\",\"views\":{\"t\":{\"options\":"
+                                       "{\"def\":{\"fields\":[{\"d\":\"desc\"}]}}}}}", NULL),
+                       "ascending"));
+    assert_true(strstr(index_fields_of("{\"language\":\"query\",\"views\":{\"t\":{\"options\":"
+                                       "{\"def\":{\"fields\":[7]}}}}}", NULL), "ascending"));
+    assert_true(strstr(index_fields_of("{\"language\":\"query\",\"views\":{\"t\":{\"map\":{"
+                                       "\"partial_filter_selector\":{\"a\":1}},\"options\":"
+                                       "{\"def\":{\"fields\":[\"d\"]}}}}}", NULL),
+                       "partial_filter_selector"));
+    assert_true(strstr(index_fields_of("{\"language\":\"query\",\"views\":{\"t\":{\"options\":"
+                                       "{\"def\":{\"fields\":[\"d\"],\"partial_filter_selector"
+                                       "\":{\"a\":{\"$gt\":1}}}}}}}", NULL),
+                       "partial_filter_selector"));
+}
+
+/* The sort fields before _id of names (NULL-terminated), as Mango
+ * field names. */
+typedef struct {
+    const cp_mango_field *fields;
+    int count;
+} sort_fields;
+
+static sort_fields sorted_by(const char *const *names)
+{
+    cp_mango_field *fields = apr_pcalloc(pool, 4 * sizeof(*fields));
+    sort_fields sort = { fields, 0 };
+    const char *error = NULL;
+
+    for (; *names && strcmp(*names, "_id"); names++, sort.count++) {
+        assert_true(sort.count < 4);
+        fields[sort.count].name = *names;
+        fields[sort.count].steps = cp_mango_field_steps(pool, *names, &error);
+        assert_non_null(fields[sort.count].steps);
+    }
+    return sort;
+}
+
+/* "LOW .. HIGH", or why not, prefixed "no: ". */
+static const char *range_of(const char *selector, const sort_fields *sort,
+                            const char *const *index)
+{
+    const char *low, *high;
+    const char *why = cp_mango_index_range(pool, cp_json_load(pool, selector, strlen(selector),
+                                                              NULL),
+                                           sort->fields, sort->count, fields_of(index), &low,
+                                           &high);
+
+    return why ? apr_pstrcat(pool, "no: ", why, NULL)
+               : !low && !high ? "the whole view"
+               : apr_pstrcat(pool, low ? low : "(null)", " .. ", high ? high : "(null)", NULL);
+}
+
+/* A selector of equalities on an index's leading fields, sorted by the
+ * rest, is a range of the index's view; anything else is not. */
+static void equalities_on_leading_fields_are_a_view_range(void **state)
+{
+    const char *const author_date[] = { "author", "date", NULL };
+    const char *const type_author_date[] = { "type", "author", "date", NULL };
+    const char *const date[] = { "date", NULL };
+    const char *const by_date[] = { "date", NULL };
+    const char *const by_date_id[] = { "date", "_id", NULL };
+    const char *const by_id[] = { "_id", NULL };
+    const char *const by_author[] = { "author", NULL };
+    sort_fields sort = sorted_by(by_date), sort_id = sorted_by(by_date_id);
+    sort_fields ids = sorted_by(by_id);
+
+    assert_string_equal(range_of("{\"author\":\"ann\"}", &sort, author_date),
+                        "[\"ann\"] .. [\"ann\",{\"\\uffff\":null}]");
+    assert_string_equal(range_of("{\"author\":{\"$eq\":\"ann\"}}", &sort_id, author_date),
+                        "[\"ann\"] .. [\"ann\",{\"\\uffff\":null}]");
+    assert_string_equal(range_of("{\"author\":7}", &sort, author_date),
+                        "[7] .. [7,{\"\\uffff\":null}]");
+    /* the equalities in the index's order, whatever the selector's */
+    assert_string_equal(range_of("{\"author\":null,\"type\":true}", &sort, type_author_date),
+                        "[true,null] .. [true,null,{\"\\uffff\":null}]");
+    /* no equality: the whole index, paged and counted without a range */
+    assert_string_equal(range_of("{}", &sort, date), "the whole view");
+    assert_string_equal(range_of("{\"date\":{\"$gte\":null}}", &sort, date), "the whole view");
+    assert_string_equal(range_of("{\"date\":{\"$exists\":true}}", &sort_id, date),
+                        "the whole view");
+    /* sorted by _id alone: one key */
+    assert_string_equal(range_of("{\"date\":1.5}", &ids, date), "[1.5] .. [1.5]");
+
+    /* conditions every document of the index meets, on the sort fields */
+    assert_string_equal(range_of("{\"author\":\"ann\",\"date\":{\"$gte\":null}}", &sort,
+                                 author_date), "[\"ann\"] .. [\"ann\",{\"\\uffff\":null}]");
+    assert_string_equal(range_of("{\"date\":{\"$exists\":true},\"author\":1}", &sort,
+                                 author_date), "[1] .. [1,{\"\\uffff\":null}]");
+    assert_true(strstr(range_of("{\"author\":\"ann\",\"date\":{\"$gt\":null}}", &sort,
+                                author_date), "not equalities"));
+    assert_true(strstr(range_of("{\"author\":\"ann\",\"date\":{\"$exists\":false}}", &sort,
+                                author_date), "not equalities"));
+    assert_true(strstr(range_of("{\"author\":{\"$gte\":null}}", &sort, author_date),
+                       "CouchPageSort"));
+    /* every field fixed: one key */
+    assert_string_equal(range_of("{\"author\":\"ann\",\"date\":3}", &sort, author_date),
+                        "[\"ann\",3] .. [\"ann\",3]");
+    assert_true(strstr(range_of("{\"author\":\"ann\"}", &sort, date), "not equalities"));
+    assert_true(strstr(range_of("{\"type\":\"post\"}", &sort, author_date), "not equalities"));
+    assert_true(strstr(range_of("{\"author\":\"ann\",\"x\":1}", &sort, author_date),
+                       "not equalities"));
+    assert_true(strstr(range_of("{\"author\":{\"$gt\":\"ann\"}}", &sort, author_date),
+                       "not equalities"));
+    assert_true(strstr(range_of("{\"author\":{\"$eq\":\"a\",\"$ne\":\"b\"}}", &sort,
+                                author_date), "not equalities"));
+    assert_true(strstr(range_of("{\"author\":{\"first\":\"ann\"}}", &sort, author_date),
+                       "not equalities"));
+    assert_true(strstr(range_of("{\"author\":[\"ann\"]}", &sort, author_date),
+                       "not equalities"));
+    assert_true(strstr(range_of("{\"author\":{\"$eq\":{\"a\":1}}}", &sort, author_date),
+                       "not equalities"));
+    assert_true(strstr(range_of("{\"$and\":[{\"author\":\"ann\"}]}", &sort, author_date),
+                       "not equalities"));
+    assert_true(strstr(range_of("{}", &sort, author_date), "CouchPageSort"));
+    /* a sort field the selector fixes orders nothing: pouchdb-server's
+     * queries name the index's fields whole */
+    {
+        const char *const by_type_date[] = { "type", "date", NULL };
+        const char *const by_author_type_date[] = { "author", "type", "date", NULL };
+        sort_fields typed = sorted_by(by_type_date);
+        sort_fields all = sorted_by(by_author_type_date);
+
+        assert_string_equal(range_of("{\"type\":\"post\",\"date\":{\"$gte\":null}}", &typed,
+                                     by_type_date),
+                            "[\"post\"] .. [\"post\",{\"\\uffff\":null}]");
+        assert_string_equal(range_of("{\"type\":\"post\",\"author\":\"a\"}", &all,
+                                     type_author_date),
+                            "[\"post\",\"a\"] .. [\"post\",\"a\",{\"\\uffff\":null}]");
+        /* an equality past a field the selector leaves open is no range */
+        assert_true(strstr(range_of("{\"type\":\"post\",\"date\":1}", &sort, type_author_date),
+                           "no: "));
+    }
+    {
+        sort_fields by_a = sorted_by(by_author);
+
+        assert_true(strstr(range_of("{\"date\":1}", &by_a, author_date), "not equalities"));
+        assert_true(strstr(range_of("{\"author\":{\"$exists\":true}}", &by_a, author_date),
+                           "CouchPageSort"));
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        UNIT_TEST(selectors_couchdb_accepts_pass),
+        UNIT_TEST(selectors_couchdb_refuses_are_refused),
+        UNIT_TEST(deep_selectors_are_refused),
+        UNIT_TEST(placeholders_are_one_json_call),
+        UNIT_TEST(selector_values_are_filled_in_as_values),
+        UNIT_TEST(update_and_stable_are_booleans),
+        UNIT_TEST(index_fields_are_read_from_the_design_document),
+        UNIT_TEST(equalities_on_leading_fields_are_a_view_range),
+    };
+
+    RUN_UNIT_TESTS("couchpage_mango", tests);
+}
