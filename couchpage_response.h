@@ -21,7 +21,8 @@
  * the body, the bytes CouchDB sent, which the page copies as they are.
  * The records do not depend on the view response's shape beyond its rows
  * member, so other answers of documents (Mango's {"docs": [...]}) can fill
- * the same ones.
+ * the same ones. couchpage_response.c reads the answers; couchpage_row.c
+ * reads a row's values from the records (cp_row_*).
  *
  * Memory: the body, the rows (a few words each), the records (a few words
  * a member of a row's id, value and doc), and simdjson's working memory while a body is read
@@ -64,7 +65,7 @@ typedef struct cp_answer cp_answer;
 /* The members of an object value, in order, as read (opaque). */
 typedef struct cp_members cp_members;
 
-/* A value of an answer as the reader recorded it (couchpage_response.c). */
+/* A value of an answer as the reader recorded it (couchpage_records.h). */
 typedef struct cp_node cp_node;
 
 /* One view row. */
