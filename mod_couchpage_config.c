@@ -6,7 +6,9 @@
  * and per request, are mod_couchpage_check.c's; what a directive names
  * (a view's scheme, a password file) and where it is written,
  * mod_couchpage_named.c's; the expressions directives take,
- * mod_couchpage_expr.c's; a _find location's directives (CouchPageSelector,
+ * mod_couchpage_expr.c's; what a page shows of its rows and how (the
+ * fields, the format, the item, the words), mod_couchpage_show.c's; a
+ * _find location's directives (CouchPageSelector,
  * CouchPageSort, CouchPageIndex) are here with the others; what needs no
  * httpd (a view URL, a range, a secret, field names, words), the
  * core's. Glue: configuration time only; it serves no request.
@@ -16,7 +18,6 @@
 #include "http_core.h"
 #include "http_log.h"
 #include "apr_strings.h"
-#include "apr_lib.h"
 
 #include "couchpage_json.h"
 #include "couchpage_mango.h"
@@ -38,15 +39,6 @@ APLOG_USE_MODULE(couchpage);
 #define DEFAULT_MAX_EMITS 64 /* rows one document emits under one key */
 #define MAX_AGE_CEILING 31536000 /* a year, RFC 9111's advice for "never expires" */
 
-/* The HTML fragment's spec points at the config's own item and words: set
- * once a config is made, so that a request only adds an item template. */
-static void point_html_spec(couchpage_dir_conf *conf)
-{
-    conf->html.item = &conf->item;
-    conf->html.words = conf->words;
-    conf->html.fields = conf->fields;
-}
-
 void *couchpage_create_dir_conf(apr_pool_t *p, char *dir)
 {
     couchpage_dir_conf *conf = apr_pcalloc(p, sizeof(*conf));
@@ -59,7 +51,7 @@ void *couchpage_create_dir_conf(apr_pool_t *p, char *dir)
     conf->max_token_length = DEFAULT_MAX_TOKEN_LENGTH;
     conf->view.max_emits = DEFAULT_MAX_EMITS;
     conf->max_links = DEFAULT_MAX_LINKS;
-    point_html_spec(conf);
+    couchpage_point_html_spec(conf);
     return conf;
 }
 
@@ -138,7 +130,7 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     MERGE_AS(find_index_ddoc, find_index_set);
     MERGE_AS(find_index_name, find_index_set);
     MERGE_AS(find_index_where, find_index_set);
-    point_html_spec(conf);
+    couchpage_point_html_spec(conf);
     return conf;
 }
 
@@ -313,16 +305,6 @@ static const char *parse_bound(cmd_parms *cmd, const char *which, const char *te
     return NULL;
 }
 
-/* The next word of a RAW_ARGS directive's arguments, as httpd quotes them,
- * the empty one ('') too; NULL when none is left. */
-static const char *next_word(apr_pool_t *p, const char **args)
-{
-    while (apr_isspace(**args)) {
-        (*args)++;
-    }
-    return **args ? ap_getword_conf(p, args) : NULL;
-}
-
 /* RAW_ARGS, because httpd's TAKE2 takes an empty word ('') for a missing
  * one, and '' is how a side of the range is left open. */
 static const char *set_range(cmd_parms *cmd, void *dirconf, const char *args)
@@ -334,9 +316,9 @@ static const char *set_range(cmd_parms *cmd, void *dirconf, const char *args)
     if (forbidden) {
         return forbidden;
     }
-    low = next_word(cmd->pool, &args);
-    high = low ? next_word(cmd->pool, &args) : NULL;
-    if (!high || next_word(cmd->pool, &args)) {
+    low = couchpage_next_word(cmd->pool, &args);
+    high = low ? couchpage_next_word(cmd->pool, &args) : NULL;
+    if (!high || couchpage_next_word(cmd->pool, &args)) {
         return "CouchPageRange takes two arguments, LOW and HIGH ('' for an open side)";
     }
     err = parse_bound(cmd, "LOW", low, &conf->low);
@@ -431,136 +413,6 @@ static const char *set_view_flag(cmd_parms *cmd, void *dirconf, int on)
         conf->stable_set = 1;
         break;
     }
-    return NULL;
-}
-
-/* An item, CouchPageItem's or CouchPageItemTemplate's, that reads a member
- * of the documents outside CouchPageFields, both set in one section: what
- * leaves the server is the fields, in HTML as in JSON. Where they are set
- * apart, start-up refuses it when it can place both
- * (mod_couchpage_check.c), and otherwise the item shows the fields alone
- * (cp_field_show). */
-static const char *item_outside_fields(cmd_parms *cmd, const couchpage_dir_conf *conf)
-{
-    const char *fault;
-
-    if (!conf->item_set || !conf->fields_set
-        || !(fault = cp_fields_fault(cmd->pool, conf->item_read, conf->fields))) {
-        return NULL;
-    }
-    return apr_psprintf(cmd->pool, "%s %s, and CouchPageFields is set in this section: "
-                        "only its fields leave the server", conf->item_template
-                        ? "CouchPageItemTemplate" : "CouchPageItem", fault);
-}
-
-/* CouchPageFields NAME...: the document members a page's JSON carries;
- * "*" alone, every member (the default, to undo an outer section's). */
-static const char *set_fields(cmd_parms *cmd, void *dirconf, const char *args)
-{
-    const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
-    couchpage_dir_conf *conf = dirconf;
-    apr_array_header_t *words = apr_array_make(cmd->pool, 4, sizeof(const char *));
-    const char *word, *reason, *about;
-
-    if (forbidden) {
-        return forbidden;
-    }
-    /* every word up to the end, the empty one ("") too: JSON allows a
-     * member of that name, and CouchDB keeps it */
-    while ((word = next_word(cmd->pool, &args)) != NULL) {
-        APR_ARRAY_PUSH(words, const char *) = word;
-    }
-    if (words->nelts == 0) {
-        return "CouchPageFields takes the names of document members, or *";
-    }
-    reason = cp_render_fields_parse(cmd->pool, words, &conf->fields, &about);
-    if (reason) {
-        return about ? apr_psprintf(cmd->pool, "CouchPageFields: '%s' %s",
-                                    ap_escape_logitem(cmd->pool, about), reason)
-                     : apr_pstrcat(cmd->pool, "CouchPageFields: ", reason, NULL);
-    }
-    conf->fields_set = 1;
-    conf->fields_where = cmd->directive;
-    point_html_spec(conf);
-    return item_outside_fields(cmd, conf);
-}
-
-static const char *set_format(cmd_parms *cmd, void *dirconf, const char *arg)
-{
-    couchpage_dir_conf *conf = dirconf;
-    char *word = apr_pstrdup(cmd->temp_pool, arg);
-    int named;
-
-    /* a keyword, case-blind as httpd's own */
-    ap_str_tolower(word);
-    named = cp_format_named(word);
-    if (named < 0) {
-        return apr_psprintf(cmd->pool, "CouchPageFormat: '%s' is not json, html or auto", arg);
-    }
-    conf->format = (cp_format)named;
-    conf->format_set = 1;
-    return NULL;
-}
-
-static const char *set_item(cmd_parms *cmd, void *dirconf, const char *field,
-                            const char *link)
-{
-    couchpage_dir_conf *conf = dirconf;
-    apr_array_header_t *read;
-    const char *reason;
-
-    if (conf->item_template) {
-        return "CouchPageItem: CouchPageItemTemplate is set in this section already; "
-               "an item is shown by one or the other";
-    }
-    reason = cp_item_spec_parse(cmd->pool, field, link, &conf->item);
-    if (reason) {
-        return apr_pstrcat(cmd->pool, "CouchPageItem: ", reason, NULL);
-    }
-    conf->item_reads_doc = cp_item_spec_reads(&conf->item, "doc");
-    read = apr_array_make(cmd->pool, 2, sizeof(const cp_field *));
-    cp_item_spec_fields(&conf->item, read);
-    conf->item_read = read;
-    conf->item_where = cmd->directive;
-    conf->item_set = 1;
-    return item_outside_fields(cmd, conf);
-}
-
-/* Parsed once: an expression error, or an unknown field in one of the
- * template's functions (checked by the module's expression lookup), fails
- * the configuration here. */
-static const char *set_item_template(cmd_parms *cmd, void *dirconf, const char *arg)
-{
-    couchpage_dir_conf *conf = dirconf;
-    apr_array_header_t *read;
-    const char *err;
-
-    if (conf->item_set && !conf->item_template) {
-        return "CouchPageItemTemplate: CouchPageItem is set in this section already; "
-               "an item is shown by one or the other";
-    }
-    err = couchpage_expr_parse_template(cmd, arg, &conf->item_template, &read,
-                                        &conf->item_reads_doc);
-    if (err) {
-        return err;
-    }
-    conf->item_read = read;
-    conf->item_where = cmd->directive;
-    conf->item_set = 1;
-    return item_outside_fields(cmd, conf);
-}
-
-static const char *set_text(cmd_parms *cmd, void *dirconf, const char *name,
-                            const char *text)
-{
-    couchpage_dir_conf *conf = dirconf;
-    int which;
-    const char *reason = cp_word_check(cmd->pool, name, text, &which);
-
-    if (reason) {
-        return apr_pstrcat(cmd->pool, "CouchPageText: ", reason, NULL);
-    }
-    conf->words[which] = text;
     return NULL;
 }
 
@@ -771,7 +623,7 @@ static const char *set_sort(cmd_parms *cmd, void *dirconf, const char *args)
     if (forbidden) {
         return forbidden;
     }
-    while ((name = next_word(cmd->pool, &args)) != NULL) {
+    while ((name = couchpage_next_word(cmd->pool, &args)) != NULL) {
         APR_ARRAY_PUSH(names, const char *) = name;
     }
     err = cp_find_sort_init(cmd->pool, (const char *const *)names->elts, names->nelts, 0,
@@ -871,21 +723,21 @@ const command_rec couchpage_cmds[] = {
         "with CouchPageReduce On: 'exact' (default) or a group level from 0"),
     AP_INIT_FLAG("CouchPageIncludeDocs", set_view_flag, (void *)VIEW_INCLUDE_DOCS, SERVER_ONLY,
         "On adds each row's document to its item (default Off)"),
-    AP_INIT_RAW_ARGS("CouchPageFields", set_fields, NULL, SERVER_ONLY,
+    AP_INIT_RAW_ARGS("CouchPageFields", couchpage_set_fields, NULL, SERVER_ONLY,
         "with CouchPageIncludeDocs On, or on a _find location: the document members each "
         "item's doc carries in JSON, by name (as Mango's fields: title date summary); * for "
         "all (default)"),
-    AP_INIT_TAKE1("CouchPageFormat", set_format, NULL, PRESENTATION,
+    AP_INIT_TAKE1("CouchPageFormat", couchpage_set_format, NULL, PRESENTATION,
         "json, html, or auto (default): by the Accept header; ?format= overrides"),
-    AP_INIT_TAKE12("CouchPageItem", set_item, NULL, PRESENTATION,
+    AP_INIT_TAKE12("CouchPageItem", couchpage_set_item, NULL, PRESENTATION,
         "what an HTML item shows: a field path (key, value.title, doc.name, key[1], id) "
         "and an optional link pattern with {field} placeholders"),
-    AP_INIT_TAKE1("CouchPageItemTemplate", set_item_template, NULL, PRESENTATION,
+    AP_INIT_TAKE1("CouchPageItemTemplate", couchpage_set_item_template, NULL, PRESENTATION,
         "an item's inner HTML, an expression in httpd's syntax: trusted markup with "
         "%{couchpage_html:FIELD}, %{couchpage_url:FIELD}, %{couchpage_number:FIELD} and "
         "%{couchpage_date:FIELD} for the row's values, always escaped; "
         "%{couchpage_escape:TEXT} escapes request values"),
-    AP_INIT_TAKE2("CouchPageText", set_text, NULL, PRESENTATION,
+    AP_INIT_TAKE2("CouchPageText", couchpage_set_text, NULL, PRESENTATION,
         "a word of the HTML fragment and its text in UTF-8: first, previous, next, last, of, "
         "empty, nav-label, current, thousands, error, page or more"),
     AP_INIT_TAKE1("CouchPageLinks", set_links, NULL, PRESENTATION,

@@ -6,7 +6,8 @@
  * module serves and the proxy modules each needs; CouchPageCredentials'
  * user and password (from a file, read and its permissions checked) as
  * the Authorization header they make, and any secret a directive may
- * take from such a file (CouchPageTokenSecret's). Glue below both
+ * take from such a file (CouchPageTokenSecret's); the next word of a
+ * directive's raw arguments. Glue below both
  * mod_couchpage_config.c (the directives, which call it) and
  * mod_couchpage_check.c (the start-up checks, which call it too), so that
  * neither calls the other back.
@@ -16,6 +17,7 @@
 #include "http_config.h"
 #include "http_log.h"
 #include "apr_file_info.h"
+#include "apr_lib.h"
 #include "apr_file_io.h"
 #include "apr_strings.h"
 #include "apr_user.h"
@@ -23,6 +25,14 @@
 #include "mod_couchpage_module.h"
 
 APLOG_USE_MODULE(couchpage);
+
+const char *couchpage_next_word(apr_pool_t *p, const char **args)
+{
+    while (apr_isspace(**args)) {
+        (*args)++;
+    }
+    return **args ? ap_getword_conf(p, args) : NULL;
+}
 
 const char *couchpage_directive_where(apr_pool_t *p, const ap_directive_t *directive)
 {

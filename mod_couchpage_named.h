@@ -2,8 +2,9 @@
 /*
  * mod_couchpage_named: what directives name (a view URL's scheme,
  * CouchPageCredentials' user and password file, made its Authorization
- * header), checked when they are read, and where a directive is written
- * (its file and line, its section). Glue that the directives
+ * header), checked when they are read, where a directive is written
+ * (its file and line, its section), and the words of a directive's
+ * arguments. Glue that the directives
  * (mod_couchpage_config) and the start-up checks (mod_couchpage_check)
  * both call.
  */
@@ -12,6 +13,10 @@
 
 #include "httpd.h"
 #include "http_config.h"
+
+/* The next word of a RAW_ARGS directive's arguments, as httpd quotes them,
+ * the empty one ('') too; NULL when none is left. */
+const char *couchpage_next_word(apr_pool_t *p, const char **args);
 
 /* Where a directive was written: "FILE:LINE". */
 const char *couchpage_directive_where(apr_pool_t *p, const ap_directive_t *directive);
