@@ -56,6 +56,11 @@ int cp_json_is_string(const json_t *value)
     return json_is_string(value) && !cp_json_is_wide(value);
 }
 
+const char *cp_json_string_text(const json_t *value)
+{
+    return cp_json_is_string(value) ? json_string_value(value) : NULL;
+}
+
 int cp_json_is_number(const json_t *value)
 {
     return json_is_number(value) || cp_json_is_wide(value);

@@ -3,6 +3,24 @@
  * couchpage_json: jansson values whose lifetime is an APR pool, built from
  * JSON text that the simdjson shim reads (jansson reads no text here: it
  * builds, holds and writes values), and written back as CouchDB wrote them.
+ * What jansson cannot hold as CouchDB does (an integer beyond 64 bits) is
+ * this file's alone: no caller tests how it is held.
+ *
+ * No opaque cp_json type (as mod_md's md_json_t) wraps jansson's json_t:
+ * it would not pay for itself. The values jansson holds are few and small
+ * (a token's key, a selector, a query's parameters, a _find body): the
+ * answers, a page's rows and the JSON a page sends are read and written
+ * from their bytes (couchpage_response, couchpage_row, cp_json_span_text),
+ * a row's value decoded only where a field asks for it. What a wrapper
+ * would buy, that no caller sees how a wide integer is held, the calls
+ * below give (cp_json_is_string,
+ * cp_json_is_number, cp_json_number_value, cp_json_string_text,
+ * cp_json_text). What it would cost: json_t stands in most core headers,
+ * and jansson's calls (object and array walks, their foreach macros, value
+ * makers), most of them in the _find, Mango and token files, would each
+ * become a wrapper of the same call (md_json's path getters fit none of
+ * them), jansson's reference counting still under it. Revisit if jansson
+ * is to be replaced.
  *
  * Part of the httpd-free core: nothing here knows about request_rec.
  */
@@ -32,11 +50,15 @@ json_t *cp_json_pool_own(apr_pool_t *pool, json_t *value);
  * and no string. cp_json_is_string: a JSON string (jansson's json_is_string
  * less wide integers); cp_json_is_number: a JSON number (jansson's
  * json_is_number and wide integers); cp_json_number_value: a number's value
- * as a double (a wide integer's rounded), 0 for anything else. A string's
- * text is json_string_value's; a number's exact text is cp_json_text's. */
+ * as a double (a wide integer's rounded), 0 for anything else;
+ * cp_json_string_text: a JSON string's text (json_string_value's, its
+ * length json_string_length's), NULL for any other value, a wide integer
+ * and NULL included, so that a member that should be a string is read in
+ * one call. A number's exact text is cp_json_text's. */
 json_t *cp_json_wide(const char *text, apr_size_t len);
 int cp_json_is_wide(const json_t *value);
 int cp_json_is_string(const json_t *value);
+const char *cp_json_string_text(const json_t *value);
 int cp_json_is_number(const json_t *value);
 double cp_json_number_value(const json_t *value);
 

@@ -87,7 +87,7 @@ static const char *check_argument(apr_pool_t *pool, const char *name, argument_k
 {
     static const char *const types[] = { "null", "boolean", "number", "string",
                                          "array", "object" };
-    const char *why = NULL;
+    const char *why = NULL, *type;
     apr_size_t i;
     const json_t *element;
 
@@ -126,8 +126,9 @@ static const char *check_argument(apr_pool_t *pool, const char *name, argument_k
         return apr_psprintf(pool, "%s takes [divisor, remainder], integers, the divisor "
                             "not 0", name);
     case ARG_TYPE:
-        for (i = 0; cp_json_is_string(value) && i < sizeof(types) / sizeof(types[0]); i++) {
-            if (strcmp(json_string_value(value), types[i]) == 0) {
+        type = cp_json_string_text(value);
+        for (i = 0; type && i < sizeof(types) / sizeof(types[0]); i++) {
+            if (strcmp(type, types[i]) == 0) {
                 return NULL;
             }
         }
@@ -189,7 +190,9 @@ const char *cp_mango_check_selector(apr_pool_t *pool, const json_t *selector)
 
 static int is_placeholder(const json_t *value)
 {
-    return cp_json_is_string(value) && strstr(json_string_value(value), "%{") != NULL;
+    const char *text = cp_json_string_text(value);
+
+    return text && strstr(text, "%{") != NULL;
 }
 
 void cp_mango_selector_placeholders(const json_t *selector, apr_array_header_t *out)
@@ -348,18 +351,18 @@ int cp_mango_flag_named(const char *word, cp_mango_flag *flag)
  * sorts ascending only); NULL for anything else. */
 static const char *index_field(const json_t *field)
 {
-    const char *name;
+    const char *name = cp_json_string_text(field), *way;
     json_t *direction;
 
-    if (cp_json_is_string(field)) {
-        return json_string_value(field);
+    if (name) {
+        return name;
     }
     if (!json_is_object(field) || json_object_size(field) != 1) {
         return NULL;
     }
     json_object_foreach((json_t *)field, name, direction) {
-        return cp_json_is_string(direction) && !strcmp(json_string_value(direction), "asc")
-                   ? name : NULL;
+        way = cp_json_string_text(direction);
+        return way && !strcmp(way, "asc") ? name : NULL;
     }
     return NULL;
 }
@@ -377,7 +380,7 @@ const char *cp_mango_index_fields(apr_pool_t *pool, const char *text, apr_size_t
                                   const char *name, const char **view_name,
                                   apr_array_header_t **fields)
 {
-    const char *error = NULL, *field;
+    const char *error = NULL, *field, *language;
     const json_t *ddoc = cp_json_load(pool, text, len, &error), *views, *view = NULL;
     const json_t *def, *list, *each;
     json_t *found;
@@ -388,8 +391,8 @@ const char *cp_mango_index_fields(apr_pool_t *pool, const char *text, apr_size_t
     if (!json_is_object(ddoc)) {
         return "the design document is not a JSON object";
     }
-    if (!cp_json_is_string(json_object_get(ddoc, "language"))
-        || strcmp(json_string_value(json_object_get(ddoc, "language")), "query")) {
+    language = cp_json_string_text(json_object_get(ddoc, "language"));
+    if (!language || strcmp(language, "query")) {
         return "the design document does not hold Mango indexes (its language is not "
                "\"query\")";
     }

@@ -111,15 +111,19 @@ static void wide_integers_are_numbers(void **state)
 
     assert_true(cp_json_is_number(wide));
     assert_false(cp_json_is_string(wide));
+    assert_null(cp_json_string_text(wide));
     assert_true(cp_json_number_value(wide) == -123456789012345678901234567890.0);
     assert_true(cp_json_number_value(cp_json_load(pool, "18446744073709551616", 20, NULL))
                 == 18446744073709551616.0);
     json_array_foreach(values, i, value) {
         assert_int_equal(cp_json_is_string(value), json_is_string(value));
+        assert_ptr_equal(cp_json_string_text(value),
+                         json_is_string(value) ? json_string_value(value) : NULL);
         assert_int_equal(cp_json_is_number(value), json_is_number(value));
         assert_true(cp_json_number_value(value) == json_number_value(value));
     }
     assert_false(cp_json_is_string(NULL));
+    assert_null(cp_json_string_text(NULL));
     assert_false(cp_json_is_number(NULL));
     assert_true(cp_json_number_value(NULL) == 0);
     /* written back digit for digit */
