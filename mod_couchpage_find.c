@@ -246,7 +246,7 @@ static const char *learn_index(request_rec *r, const couchpage_dir_conf *conf, i
     }
     else {
         why = cp_mango_index_fields(r->pool, text, len, conf->find_index_name, &view_name,
-                                   &fields);
+                                    &fields);
     }
     if (!why) {
         view_path = apr_pstrcat(r->pool, path, "/_view/",

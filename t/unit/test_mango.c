@@ -148,8 +148,7 @@ static void selector_values_are_filled_in_as_values(void **state)
     assert_string_equal(error, "failed");
     selector = parse("{\"a\": \"b\"}");
     calls = 0;
-    assert_ptr_equal(cp_mango_selector_fill(pool, selector, fill_upper, &calls, &error),
-                     selector);
+    assert_ptr_equal(cp_mango_selector_fill(pool, selector, fill_upper, &calls, &error), selector);
     assert_int_equal(calls, 0);
 }
 
