@@ -28,6 +28,8 @@
 //       {"$and": [SEL, {F: {"$gt": v}}]} for the rest; (d1) the same first
 //       query through the index [F] alone
 //   (f) _explain of each: the index, its fields, the key range
+// and, on a scratch database, the bookmark's page and the view's after the
+// boundary row was edited or deleted (PART=moved: that alone).
 'use strict';
 
 const { CASES, client } = require('./ties.js');
@@ -49,10 +51,44 @@ const median = (a) => { const s = [...a].sort((x, y) => x - y); return s.length 
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 const hasTag = (tags) => (d) => Array.isArray(d.tags) && d.tags.some((t) => tags.includes(t));
 
+// The boundary row moved or deleted between two pages: CouchDB's bookmark
+// page against the view read from the boundary's position, on a scratch
+// database of 60 documents (cat "a" for d000..d029, "b" after), deleted at
+// the end. The page after d011 is d012 onwards, the boundary itself gone.
+async function moved(couch) {
+  const db = '/ties_scratch';
+  await couch('DELETE', db, undefined, [200, 404]);
+  await couch('PUT', db, undefined, [201]);
+  await couch('POST', `${db}/_index`, { index: { fields: ['cat'] }, ddoc: 's', name: 'by-cat', type: 'json' });
+  const docs = Array.from({ length: 60 }, (_, i) => ({ _id: `d${String(i).padStart(3, '0')}`, cat: i < 30 ? 'a' : 'b' }));
+  await couch('POST', `${db}/_bulk_docs`, { docs });
+  const q = { selector: { cat: { $gt: null } }, sort: [{ cat: 'asc' }], fields: ['_id'] };
+  const first = (await couch('POST', `${db}/_find`, { ...q, limit: 12 })).json;
+  const boundary = first.docs[11]._id;
+  const after = async () => {
+    const bm = (await couch('POST', `${db}/_find`, { ...q, limit: 3, bookmark: first.bookmark })).json.docs.map((d) => d._id);
+    const rows = (await couch('GET', `${db}/_design/s/_view/by-cat?reduce=false&limit=4&startkey=${encodeURIComponent('["a"]')}&startkey_docid=${boundary}`)).json.rows
+      .map((r) => r.id).filter((id) => id !== boundary).slice(0, 3);
+    return `bookmark: ${bm.join(' ')}; view from ["a"], ${boundary}: ${rows.join(' ')}`;
+  };
+  const out = [`- unchanged: ${await after()}`];
+  const rev = async (id) => (await couch('GET', `${db}/${id}`)).json._rev;
+  await couch('PUT', `${db}/${boundary}`, { _rev: await rev(boundary), cat: 'b' });
+  out.push(`- the boundary row ${boundary} edited to cat "b": ${await after()}`);
+  await couch('DELETE', `${db}/${boundary}?rev=${await rev(boundary)}`);
+  out.push(`- the boundary row ${boundary} deleted: ${await after()}`);
+  await couch('DELETE', db);
+  return out;
+}
+
 async function main() {
   const [url, ...nodes] = process.argv.slice(2);
   if (!url) { console.error('usage: node bench/ties-mechanisms.js URL [NODE_URL ...]'); process.exit(2); }
   const couch = client(url);
+  if (process.env.PART === 'moved') {
+    console.log(`${new URL(url).host}, the page after the 12th row (d011) of 60:\n${(await moved(couch)).join('\n')}`);
+    return;
+  }
   const label = new URL(url).host;
   const welcome = (await couch('GET', '/')).json;
   const membership = await couch('GET', '/_membership', undefined, [200, 404]);
@@ -224,6 +260,10 @@ async function main() {
     const { use_index: _u, allow_fallback: _f, ...free } = c.query;
     out.push(`- \`_explain\` of ${c.name}'s query without \`use_index\` (indexes [${Object.keys(c.query.sort[0])[0]}] and [${Object.keys(c.query.sort[0])[0]}, _id] both there): ${await explain(free)}`);
   }
+  out.push('');
+  out.push(`The boundary row moved or deleted between two pages (a scratch database \`ties_scratch\`, the page after the 12th row, d011, of 60):`);
+  out.push('');
+  out.push(...(await moved(couch)));
   console.log(out.join('\n'));
   if (process.env.RAW) require('fs').writeFileSync(process.env.RAW, JSON.stringify(raw, null, 1) + '\n');
 }
