@@ -29,7 +29,8 @@
 //       query through the index [F] alone
 //   (f) _explain of each: the index, its fields, the key range
 // and, on a scratch database, the bookmark's page and the view's after the
-// boundary row was edited or deleted (PART=moved: that alone).
+// boundary row was edited or deleted (PART=moved: that alone; PART=order:
+// the orders alone).
 'use strict';
 
 const { CASES, client } = require('./ties.js');
@@ -127,7 +128,7 @@ async function main() {
   out.push('| order | cat | day |');
   out.push('| --- | --- | --- |');
   const orders = {};
-  const cells = { find: [], view: [], walk: [], nodes: [] };
+  const cells = { find: [], view: [], walk: [], nodes: [], desc: [] };
   for (const F of ['cat', 'day']) {
     const q = { selector: { [F]: { $gt: null } }, sort: [{ [F]: 'asc' }], use_index: ['ties-find', `by-${F}`], allow_fallback: false, limit: 100000, fields: ['_id', F] };
     const all = (await find(q)).docs;
@@ -147,6 +148,10 @@ async function main() {
       start = rows[SIZE];
     }
     cells.walk.push(same(walked, all.map((d) => d._id)) ? `equal (${Math.ceil(all.length / SIZE)} pages)` : '**differs**');
+    // descending: _find's order against the view read descending=true
+    const desc = (await find({ ...q, sort: [{ [F]: 'desc' }] })).docs.map((d) => d._id);
+    const vdesc = (await couch('GET', `/${DB}/_design/ties-find/_view/by-${F}?reduce=false&descending=true`)).json.rows.map((r) => r.id);
+    cells.desc.push(same(desc, vdesc) ? (same(desc, [...all].reverse().map((d) => d._id)) ? 'equal, and the ascending order reversed (ties by `_id` descending)' : 'equal') : '**differs**');
     const per = [];
     for (const n of nodes) {
       const other = (await client(n)('POST', `/${DB}/_find`, q)).json.docs;
@@ -157,9 +162,11 @@ async function main() {
   out.push(`| _find's whole order (\`limit\` 100000) against sorting by (value, \`_id\`), \`_id\` by code points | ${cells.find.join(' | ')} |`);
   out.push(`| the index's view (\`_design/ties-find/_view/by-F?reduce=false\`), whole | ${cells.view.join(' | ')} |`);
   out.push(`| the view walked by pages of 20 (\`startkey=[v]&startkey_docid=ID\`, limit 21) | ${cells.walk.join(' | ')} |`);
+  out.push(`| _find sorted descending against the view read with \`descending=true\` | ${cells.desc.join(' | ')} |`);
   if (nodes.length) out.push(`| the same _find sent to each other node, against ${new URL(url).port}'s | ${cells.nodes.join(' | ')} |`);
   raw.order = cells;
   out.push('');
+  if (process.env.PART === 'order') { console.log(out.join('\n')); return; }
 
   out.push('| query, page at row (rows before it tied with it) | mechanism | queries | keys / docs examined (a view: rows read) | CouchDB execution_time_ms (summed over queries) | time per page, client, median of ' + RUNS + ' | rows = _find\'s page | `_explain`: index [fields], key range |');
   out.push('| --- | --- | --- | --- | --- | --- | --- | --- |');
