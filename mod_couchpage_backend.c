@@ -18,6 +18,7 @@
 #include "couchpage_response.h"
 #include "mod_couchpage_module.h"
 #include "mod_couchpage_child.h"
+#include "mod_couchpage_named.h"
 
 #include "http_log.h"
 #include "http_protocol.h"
@@ -298,6 +299,16 @@ static void no_batch_init(apr_pool_t *pchild, server_rec *s)
     no_batch = couchpage_child_set_make(pchild, s, "backends without a multi-query endpoint");
 }
 
+/* What this child learnt of the indexes _find locations name (cp_serve's
+ * notes), and the _find locations whose CouchDB warning it has logged. */
+static couchpage_child_set *index_notes, *find_warned;
+
+static void find_memory_init(apr_pool_t *pchild, server_rec *s)
+{
+    index_notes = couchpage_child_set_make(pchild, s, "the indexes of _find locations");
+    find_warned = couchpage_child_set_make(pchild, s, "_find locations warned of");
+}
+
 static int lacks_batch(const char *backend)
 {
     return couchpage_child_set_has(no_batch, backend, APR_HASH_KEY_STRING);
@@ -353,6 +364,7 @@ void couchpage_backend_register(void)
     kept_body_filter_handle = ap_register_input_filter(KEPT_BODY_FILTER, read_kept_body,
                                                        NULL, AP_FTYPE_RESOURCE);
     ap_hook_child_init(no_batch_init, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_child_init(find_memory_init, NULL, NULL, APR_HOOK_MIDDLE);
 }
 
 /* CouchDB's own words for a non-2xx answer: {"error": ..., "reason": ...}. */
@@ -377,7 +389,7 @@ typedef struct {
                                NULL for a GET */
     int repeats;            /* how often it is repeated when it failed in flight:
                                1, or 0 for the queries asked alone
-                               (COUCHPAGE_ASK_ALONE) */
+                               (asked alone) */
     int queries;            /* how many queries it asks (the POST's, 1 for a GET) */
 } backend_read;
 
@@ -624,7 +636,7 @@ static int failed_unanswered(const attempt *a)
     return a->capture.unanswered || (a->rv == HTTP_BAD_GATEWAY && !a->capture.broken);
 }
 
-static int fail(couchpage_backend_result *result, int status, int backend_status,
+static int fail(cp_transport_failure *result, int status, int backend_status,
                 const char *reason)
 {
     result->status = status;
@@ -637,7 +649,7 @@ static int fail(couchpage_backend_result *result, int status, int backend_status
 /* The page's reads passed their deadline: 504. */
 static int fail_past_deadline(request_rec *r, const couchpage_backend_conf *conf,
                               const couchpage_backend_stats *stats,
-                              couchpage_backend_result *result)
+                              cp_transport_failure *result)
 {
     fail(result, HTTP_GATEWAY_TIME_OUT, 0,
          apr_psprintf(r->pool, "the page's deadline of %" APR_TIME_T_FMT " s passed, %d "
@@ -657,7 +669,7 @@ static int fail_past_deadline(request_rec *r, const couchpage_backend_conf *conf
  * answer cut off after its 200 as far as it came: is_cut_batch), or a
  * failure status with result set. */
 static int read_backend(request_rec *r, const couchpage_backend_conf *conf, const backend_read *read,
-                        attempt *a, couchpage_backend_stats *stats, couchpage_backend_result *result)
+                        attempt *a, couchpage_backend_stats *stats, cp_transport_failure *result)
 {
     int resends = 0, repeats = read->repeats, tries = 0;
     const char *why;
@@ -753,7 +765,7 @@ static int read_backend(request_rec *r, const couchpage_backend_conf *conf, cons
 }
 
 /* A read's non-2xx answer as a failure carrying CouchDB's status and words. */
-static int backend_refused(request_rec *r, const attempt *a, couchpage_backend_result *result)
+static int backend_refused(request_rec *r, const attempt *a, cp_transport_failure *result)
 {
     return fail(result, HTTP_BAD_GATEWAY, a->backend_status,
                 couchdb_reason(r, a->backend_status, a->text, a->len));
@@ -763,7 +775,7 @@ static int backend_refused(request_rec *r, const attempt *a, couchpage_backend_r
  * answer's with CouchDB's status and words). */
 static int read_success(request_rec *r, const couchpage_backend_conf *conf,
                         const backend_read *read, attempt *a,
-                        couchpage_backend_stats *stats, couchpage_backend_result *result)
+                        couchpage_backend_stats *stats, cp_transport_failure *result)
 {
     int status = read_backend(r, conf, read, a, stats, result);
 
@@ -784,7 +796,7 @@ static void count_rows(couchpage_backend_stats *stats, const cp_answer *answer)
 static int get_query(request_rec *r, const couchpage_backend_conf *conf, const char *index_url,
                      int with_docid, const cp_query *query, int repeats,
                      cp_plan_answers *answers, couchpage_backend_stats *stats,
-                     couchpage_backend_result *result)
+                     cp_transport_failure *result)
 {
     backend_read read = { 0 };
     attempt a;
@@ -816,7 +828,7 @@ static int get_query(request_rec *r, const couchpage_backend_conf *conf, const c
 static int get_each(request_rec *r, const couchpage_backend_conf *conf, const char *index_url,
                     int with_docid, const apr_array_header_t *asked, int from, int repeats,
                     cp_plan_answers *answers, couchpage_backend_stats *stats,
-                    couchpage_backend_result *result)
+                    cp_transport_failure *result)
 {
     int i, status;
 
@@ -842,11 +854,10 @@ static int may_lack_batch(int status)
         || status == HTTP_NOT_IMPLEMENTED;
 }
 
-int couchpage_backend_fetch(request_rec *r, const couchpage_backend_conf *conf,
-                            const char *backend, const char *index_url, int with_docid,
-                            const apr_array_header_t *asked, couchpage_backend_asking asking,
-                            cp_plan_answers *answers, couchpage_backend_stats *stats,
-                            couchpage_backend_result *result)
+static int ask_queries(request_rec *r, const couchpage_backend_conf *conf,
+                       const char *backend, const char *index_url, int with_docid,
+                       const apr_array_header_t *asked, int alone, cp_plan_answers *answers,
+                       couchpage_backend_stats *stats, cp_transport_failure *result)
 {
     int n = asked->nelts, status, k, i;
     backend_read read = { 0 };
@@ -857,7 +868,7 @@ int couchpage_backend_fetch(request_rec *r, const couchpage_backend_conf *conf,
     if (n == 0) {
         return OK;
     }
-    if (asking == COUCHPAGE_ASK_ALONE) {
+    if (alone) {
         /* asking them is the repeat of the read that left them waiting */
         return get_each(r, conf, index_url, with_docid, asked, 0, 0, answers, stats, result);
     }
@@ -874,7 +885,7 @@ int couchpage_backend_fetch(request_rec *r, const couchpage_backend_conf *conf,
         return status;
     }
     if (a.backend_status < 200 || a.backend_status > 299) {
-        couchpage_backend_result refused;
+        cp_transport_failure refused;
 
         backend_refused(r, &a, &refused);
         if (!may_lack_batch(a.backend_status)) {
@@ -916,7 +927,7 @@ int couchpage_backend_fetch(request_rec *r, const couchpage_backend_conf *conf,
  * read_success's answer. */
 static int read_one(request_rec *r, const couchpage_backend_conf *conf, const char *url,
                     const char *body, attempt *a, couchpage_backend_stats *stats,
-                    couchpage_backend_result *result)
+                    cp_transport_failure *result)
 {
     backend_read read = { 0 };
 
@@ -928,10 +939,9 @@ static int read_one(request_rec *r, const couchpage_backend_conf *conf, const ch
     return read_success(r, conf, &read, a, stats, result);
 }
 
-int couchpage_backend_find(request_rec *r, const couchpage_backend_conf *conf,
-                           const char *url, const char *body, const cp_find_sort *sort,
-                           const cp_answer **answer, couchpage_backend_stats *stats,
-                           couchpage_backend_result *result)
+static int find_rows(request_rec *r, const couchpage_backend_conf *conf, const char *url,
+                     const char *body, const cp_find_sort *sort, const cp_answer **answer,
+                     couchpage_backend_stats *stats, cp_transport_failure *result)
 {
     attempt a;
     const char *reason;
@@ -951,16 +961,86 @@ int couchpage_backend_find(request_rec *r, const couchpage_backend_conf *conf,
     return OK;
 }
 
-int couchpage_backend_get(request_rec *r, const couchpage_backend_conf *conf, const char *url,
-                          const char **text, apr_size_t *len, couchpage_backend_stats *stats,
-                          couchpage_backend_result *result)
-{
-    attempt a;
-    int status = read_one(r, conf, url, NULL, &a, stats, result);
+/* --- the transport: cp_serve's backend, log and child memory --- */
 
-    if (status == OK) {
-        *text = a.text;
-        *len = a.len;
+static int transport_ask(void *baton, const char *backend, const char *index_url,
+                         int with_docid, const apr_array_header_t *asked, int alone,
+                         cp_plan_answers *answers, cp_transport_failure *failure)
+{
+    couchpage_transport_baton *t = baton;
+
+    return ask_queries(t->r, t->conf, backend, index_url, with_docid, asked, alone, answers,
+                       t->stats, failure) == OK;
+}
+
+static int transport_find(void *baton, const char *url, const char *body,
+                          const cp_find_sort *sort, const cp_answer **answer,
+                          cp_transport_failure *failure)
+{
+    couchpage_transport_baton *t = baton;
+
+    return find_rows(t->r, t->conf, url, body, sort, answer, t->stats, failure) == OK;
+}
+
+static int transport_get(void *baton, const char *url, const char **text, apr_size_t *len,
+                         cp_transport_failure *failure)
+{
+    couchpage_transport_baton *t = baton;
+    attempt a;
+
+    if (read_one(t->r, t->conf, url, NULL, &a, t->stats, failure) != OK) {
+        return 0;
     }
-    return status;
+    *text = a.text;
+    *len = a.len;
+    return 1;
+}
+
+static const char *transport_note_get(void *baton, const char *key,
+                                      apr_interval_time_t max_age, int *again)
+{
+    return couchpage_child_note_get(index_notes, key, max_age,
+                                    ((couchpage_transport_baton *)baton)->r->pool, again);
+}
+
+static void transport_note_put(void *baton, const char *key, const char *text)
+{
+    couchpage_child_note_put(index_notes, key, text);
+}
+
+static int transport_first_time(void *baton, const void *key, apr_size_t len)
+{
+    return couchpage_child_set_add(find_warned, key, (apr_ssize_t)len);
+}
+
+static void transport_log(void *baton, int level, const char *code, const char *text)
+{
+    /* decided once: ap_log_rerror's macro reads its level twice */
+    request_rec *r = ((couchpage_transport_baton *)baton)->r;
+
+    ap_log_rerror(APLOG_MARK, level, 0, r, "%s: %s", code, text);
+}
+
+static const char *transport_where(void *baton, cp_where which)
+{
+    couchpage_transport_baton *t = baton;
+
+    return apr_pstrcat(t->r->pool, t->section, " at ",
+                       couchpage_directive_where(t->r->pool, which == CP_WHERE_INDEX
+                                                             ? t->index_where
+                                                             : t->view_where), NULL);
+}
+
+void couchpage_transport_init(cp_transport *transport, couchpage_transport_baton *baton)
+{
+    transport->baton = baton;
+    transport->ask = transport_ask;
+    transport->find = transport_find;
+    transport->get = transport_get;
+    transport->note_get = transport_note_get;
+    transport->note_put = transport_note_put;
+    transport->first_time = transport_first_time;
+    transport->log = transport_log;
+    transport->where = transport_where;
+    transport->debug = APLOGrdebug(baton->r);
 }
