@@ -416,6 +416,31 @@ static const cp_fault *serve_view(const serving *s, const cp_source *src, cp_ser
     return NULL;
 }
 
+/* --- CouchDB's answers, as the transport reads them ------------------- */
+
+const char *cp_couchdb_reason(apr_pool_t *pool, int status, const char *text, apr_size_t len)
+{
+    const json_t *body = cp_json_load(pool, text, len, NULL);
+    const char *error = json_string_value(json_object_get(body, "error"));
+    const char *reason = json_string_value(json_object_get(body, "reason"));
+
+    if (error && reason) {
+        return apr_psprintf(pool, "CouchDB answered %d %s: %s", status, error, reason);
+    }
+    return apr_psprintf(pool, "CouchDB answered %d", status);
+}
+
+int cp_couchdb_nodedown(apr_pool_t *pool, int status, const char *text, apr_size_t len)
+{
+    const char *error;
+
+    if (status != HTTP_INTERNAL_SERVER_ERROR) {
+        return 0;
+    }
+    error = json_string_value(json_object_get(cp_json_load(pool, text, len, NULL), "error"));
+    return error && !strcmp(error, "nodedown");
+}
+
 /* --- a _find location's index ------------------------------------------ */
 
 /* A path segment escaped as httpd's ap_escape_path_segment escapes it. */
@@ -551,7 +576,8 @@ static void index_source(const serving *s, cp_source **index)
     }
     key = apr_pstrcat(s->pool, src->view->db_url, ddoc_path(s->pool, spec->index_ddoc), "\n",
                       spec->index_name ? spec->index_name : "", NULL);
-    text = s->tr->note_get(s->tr->baton, key, CP_SERVE_INDEX_NOTE_MAX_AGE, &again);
+    text = s->tr->note_get(s->tr->baton, key, CP_SERVE_INDEX_NOTE_MAX_AGE, s->pool,
+                           &again);
     if (!text || again) {
         /* one request of the child learns it (again: the design document
          * alone, when the old note says the backend's indexes are views);

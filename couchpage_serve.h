@@ -98,10 +98,11 @@ typedef struct {
     int (*get)(void *baton, const char *url, const char **text, apr_size_t *len,
                cp_transport_failure *failure);
     /* The child's memory: a note (NULL: none; *again: it is older than
-     * max_age, and this request learns it again), a note put, and whether
-     * key is new to the set of set_name (once-a-child warnings). */
+     * max_age, and this request learns it again; a copy in pool), a note
+     * put, and whether key is new to the set of locations warned of
+     * (once-a-child warnings). */
     const char *(*note_get)(void *baton, const char *key, apr_interval_time_t max_age,
-                            int *again);
+                            apr_pool_t *pool, int *again);
     void (*note_put)(void *baton, const char *key, const char *text);
     int (*first_time)(void *baton, const void *key, apr_size_t len);
     /* A line of the error log: its level, its code ("CP0322") and text. */
@@ -156,6 +157,15 @@ typedef struct {
 /* Serves the page: NULL with *served, or the fault that stops it. */
 const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_request *req,
                          const cp_transport *transport, cp_served *served);
+
+/* CouchDB's own words for a non-2xx answer (text, len bytes, its body):
+ * "CouchDB answered STATUS ERROR: REASON", or the status alone. */
+const char *cp_couchdb_reason(apr_pool_t *pool, int status, const char *text, apr_size_t len);
+
+/* Whether an answer is a cluster's 500 "nodedown": the node a coordinator
+ * gathered the read from went down while it served it; asked again, a
+ * coordinator that saw the node go down no longer asks it. */
+int cp_couchdb_nodedown(apr_pool_t *pool, int status, const char *text, apr_size_t len);
 
 /* Text for the error log: control bytes, quotes and backslashes escaped
  * as httpd's ap_escape_logitem does, cut after 200 bytes. */

@@ -28,6 +28,7 @@
 #include "mod_couchpage_check.h"
 #include "mod_couchpage_child.h"
 #include "mod_couchpage_expr.h"
+#include "mod_couchpage_named.h"
 #include "mod_couchpage_status.h"
 #include "mod_couchpage_version.h"
 
@@ -59,6 +60,24 @@ static const cp_fault *location_fault(request_rec *r, const couchpage_dir_conf *
     return fault ? cp_fault_config(r->pool, r->uri, fault) : NULL;
 }
 
+/* cp_serve's log lines, with their codes, in the request's error log. */
+static void log_line(void *baton, int level, const char *code, const char *text)
+{
+    ap_log_rerror(APLOG_MARK, level, 0, ((couchpage_transport_baton *)baton)->r, "%s: %s",
+                  code, text);
+}
+
+/* Where the location's CouchPageView or CouchPageIndex is set, for log lines. */
+static const char *directive_where(void *baton, cp_where which)
+{
+    couchpage_transport_baton *t = baton;
+
+    return apr_pstrcat(t->r->pool, t->section, " at ",
+                       couchpage_directive_where(t->r->pool, which == CP_WHERE_INDEX
+                                                             ? t->index_where
+                                                             : t->view_where), NULL);
+}
+
 /* Answers the request with its page, or with the fault that stops it;
  * what its backend reads cost is added to stats. */
 static int serve_page(request_rec *r, couchpage_backend_stats *stats)
@@ -81,7 +100,11 @@ static int serve_page(request_rec *r, couchpage_backend_stats *stats)
         fault = couchpage_read_request(r, conf, &req, &source, &spec);
     }
     if (!fault) {
-        couchpage_transport_init(&transport, &baton);
+        couchpage_backend_transport(&transport, &baton);
+        couchpage_child_memory(&transport);
+        transport.log = log_line;
+        transport.where = directive_where;
+        transport.debug = APLOGrdebug(r);
         asked.args = &req.args;
         asked.count = req.count;
         fault = cp_serve(r->pool, &source, &asked, &transport, &served);

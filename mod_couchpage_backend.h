@@ -13,8 +13,9 @@
  * one GET per query: learnt from its first answer, noted once in the error
  * log, and remembered for that backend in this process.
  *
- * A _find location's query is one POST .../_find (couchpage_backend_find),
- * the same subrequest with its body kept likewise.
+ * A _find location's query is one POST .../_find (the transport's find),
+ * the same subrequest with its body kept likewise; a design document, one
+ * GET (the transport's get).
  *
  * mod_proxy does the HTTP: connection pooling, balancer://, TLS and
  * timeouts are configured with its directives, never here; but a page's
@@ -98,7 +99,7 @@ typedef struct {
     const ap_directive_t *index_where;
 } couchpage_transport_baton;
 
-/* The transport cp_serve asks CouchDB through (couchpage_serve.h): the
+/* The transport's asking functions (ask, find, get: couchpage_serve.h): the
  * view queries as one multi-query POST (a GET for one query, or one each
  * where the server lacks the endpoint), a read that failed in flight
  * repeated once; asked alone, one GET each, none repeated (the queries a
@@ -112,6 +113,6 @@ typedef struct {
  * 502. Every read of the page ends by conf->deadline after the first began
  * (stats->began): one still reading then is stopped, and its backend
  * connection dropped, one not begun is not sent; a 504 with past_deadline. */
-void couchpage_transport_init(cp_transport *transport, couchpage_transport_baton *baton);
+void couchpage_backend_transport(cp_transport *transport, couchpage_transport_baton *baton);
 
 #endif

@@ -398,7 +398,7 @@ static int fake_get(void *baton, const char *url, const char **text, apr_size_t 
 }
 
 static const char *fake_note_get(void *baton, const char *key, apr_interval_time_t max_age,
-                                 int *again)
+                                 apr_pool_t *p, int *again)
 {
     *again = 0;
     return apr_hash_get(((fake *)baton)->notes, key, APR_HASH_KEY_STRING);
