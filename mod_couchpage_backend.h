@@ -65,7 +65,7 @@ typedef struct {
 #define COUCHPAGE_SERVED_BY_GET   0x2  /* a GET of one query (one query, or the fallback) */
 #define COUCHPAGE_SERVED_BY_FIND  0x4  /* a _find location's POST .../_find */
 
-/* What a page's backend reads cost, added up over every couchpage_backend_fetch
+/* What a page's backend reads cost, added up over every read of the transport
  * of the page: the caller zeroes it once. (mod_couchpage_status.h names it by
  * its tag, needing nothing else of this header.) */
 typedef struct couchpage_backend_stats {
