@@ -93,7 +93,6 @@ static int serve_page(request_rec *r, couchpage_backend_stats *stats)
     cp_request asked;
     cp_source source;
     cp_served served;
-    int status;
 
     fault = location_fault(r, conf);
     if (!fault) {
@@ -109,14 +108,8 @@ static int serve_page(request_rec *r, couchpage_backend_stats *stats)
         asked.count = req.count;
         fault = cp_serve(r->pool, &source, &asked, &transport, &served);
     }
-    if (fault) {
-        couchpage_log_backend_requests(r, stats, NULL);
-        return couchpage_send_fault(r, fault);
-    }
-    couchpage_log_backend_requests(r, stats, &served.page);
-    status = couchpage_send_page(r, conf, &req, &served);
-    couchpage_log_page(r, conf, &served.page, status == OK ? r->status : status);
-    return status;
+    return fault ? couchpage_send_fault(r, stats, fault)
+                 : couchpage_send_page(r, conf, &req, &served, stats);
 }
 
 int couchpage_handler(request_rec *r)

@@ -103,7 +103,7 @@ static const cp_fault *eval_value(request_rec *r, const char *what, const char *
  * redirect) and mod_rewrite change it to the file served, and a link to
  * /index.shtml?start=... is not the page the reader is on. parsed_uri.path
  * is the request line's path; httpd decodes it in place, as r->uri. */
-const char *couchpage_links_path(request_rec *r)
+static const char *links_path(request_rec *r)
 {
     const request_rec *top = r;
 
@@ -123,6 +123,58 @@ static apr_size_t token_url_room(request_rec *r, const char *path)
     apr_size_t line = r->server->limit_req_line > 0 ? (apr_size_t)r->server->limit_req_line : 0;
 
     return line > rest ? line - rest : 0;
+}
+
+static int send_body(request_rec *r, int status, const char *content_type,
+                     const char *body)
+{
+    apr_size_t len = strlen(body);
+
+    r->status = status;
+    ap_set_content_type(r, content_type);
+    ap_set_content_length(r, len);
+    if (!r->header_only) {
+        ap_rwrite(body, len, r);
+    }
+    return OK;
+}
+
+/* Included into another page (mod_include), the module answers HTML unless
+ * the location is fixed to JSON: a page must never receive a client's bytes
+ * as anything but escaped text. */
+static int is_included_html(const request_rec *r)
+{
+    const couchpage_dir_conf *conf = ap_get_module_config(r->per_dir_config,
+                                                          &couchpage_module);
+    return r->main && conf->format != CP_FORMAT_JSON;
+}
+
+/* The format of the answer, a page or an error: the location's, if fixed;
+ * HTML inside an included page; else the client's ?format= (asked), else
+ * HTML for htmx (HX-Request: true, whose requests accept anything), else
+ * what its Accept header prefers. Those two headers then vary a page (vary:
+ * add Vary: Accept, HX-Request; an error is never kept by a cache). */
+static cp_format choose_format(request_rec *r, const couchpage_dir_conf *conf, cp_format asked,
+                               int vary)
+{
+    const char *htmx = apr_table_get(r->headers_in, "HX-Request");
+
+    if (conf->format != CP_FORMAT_AUTO) {
+        return conf->format;
+    }
+    if (is_included_html(r)) {
+        return CP_FORMAT_HTML;
+    }
+    if (asked != CP_FORMAT_AUTO) {
+        return asked;
+    }
+    if (vary) {
+        apr_table_mergen(r->headers_out, "Vary", "Accept, HX-Request");
+    }
+    if (htmx && ap_cstr_casecmp(htmx, "true") == 0) {
+        return CP_FORMAT_HTML;
+    }
+    return cp_format_from_accept(r->pool, apr_table_get(r->headers_in, "Accept"));
 }
 
 /* A CouchPageSelector string's value for this request (cp_find_fill): its
@@ -237,8 +289,8 @@ const cp_fault *couchpage_read_request(request_rec *r, const couchpage_dir_conf 
     }
     /* The client chooses only where the operator left the choice open, and
      * never for a page that includes the location. */
-    req->format = couchpage_choose_format(r, conf, req->args.format, 1);
-    req->chosen_format = conf->format == CP_FORMAT_AUTO && !couchpage_is_included_html(r)
+    req->format = choose_format(r, conf, req->args.format, 1);
+    req->chosen_format = conf->format == CP_FORMAT_AUTO && !is_included_html(r)
                          && req->args.format != CP_FORMAT_AUTO;
     /* The default size is capped by a smaller CouchPageMaxSize; a
      * CouchPageSize set above it never gets here (couchpage_merged_fault). */
@@ -255,7 +307,7 @@ const cp_fault *couchpage_read_request(request_rec *r, const couchpage_dir_conf 
     source->token_key = conf->token_key;
     source->previous_token_key = conf->previous_token_key;
     source->max_token_length = conf->max_token_length;
-    source->token_url_room = token_url_room(r, couchpage_links_path(r));
+    source->token_url_room = token_url_room(r, links_path(r));
     source->deadline = conf->backend.deadline;
     if (conf->partition) {
         source->partition = ap_expr_str_exec(r, conf->partition, &reason);
@@ -277,80 +329,29 @@ const cp_fault *couchpage_read_request(request_rec *r, const couchpage_dir_conf 
 
 /* --- how it is answered ------------------------------------------------ */
 
-static int send_body(request_rec *r, int status, const char *content_type,
-                     const char *body)
-{
-    apr_size_t len = strlen(body);
-
-    r->status = status;
-    ap_set_content_type(r, content_type);
-    ap_set_content_length(r, len);
-    if (!r->header_only) {
-        ap_rwrite(body, len, r);
-    }
-    return OK;
-}
-
-/* Included into another page (mod_include), the module answers HTML unless
- * the location is fixed to JSON: a page must never receive a client's bytes
- * as anything but escaped text. */
-int couchpage_is_included_html(const request_rec *r)
-{
-    const couchpage_dir_conf *conf = ap_get_module_config(r->per_dir_config,
-                                                          &couchpage_module);
-    return r->main && conf->format != CP_FORMAT_JSON;
-}
-
-/* The format of the answer, a page or an error: the location's, if fixed;
- * HTML inside an included page; else the client's ?format= (asked), else
- * HTML for htmx (HX-Request: true, whose requests accept anything), else
- * what its Accept header prefers. Those two headers then vary a page (vary:
- * add Vary: Accept, HX-Request; an error is never kept by a cache). */
-cp_format couchpage_choose_format(request_rec *r, const couchpage_dir_conf *conf,
-                                  cp_format asked, int vary)
-{
-    const char *htmx = apr_table_get(r->headers_in, "HX-Request");
-
-    if (conf->format != CP_FORMAT_AUTO) {
-        return conf->format;
-    }
-    if (couchpage_is_included_html(r)) {
-        return CP_FORMAT_HTML;
-    }
-    if (asked != CP_FORMAT_AUTO) {
-        return asked;
-    }
-    if (vary) {
-        apr_table_mergen(r->headers_out, "Vary", "Accept, HX-Request");
-    }
-    if (htmx && ap_cstr_casecmp(htmx, "true") == 0) {
-        return CP_FORMAT_HTML;
-    }
-    return cp_format_from_accept(r->pool, apr_table_get(r->headers_in, "Accept"));
-}
-
 /* Errors come in the format a page would: JSON, which front-end code
  * reads, with the error and a reason; HTML (a browser's page, an included
  * fragment) with the location's CouchPageText error word alone. No cache
  * keeps one: the next request may well succeed. */
-int couchpage_send_error(request_rec *r, int status, const char *error, const char *reason)
+static int send_error(request_rec *r, int status, const char *error, const char *reason)
 {
     const couchpage_dir_conf *conf = ap_get_module_config(r->per_dir_config,
                                                           &couchpage_module);
 
     apr_table_setn(r->headers_out, "Cache-Control", "no-store");
-    if (couchpage_choose_format(r, conf, asked_format(r, conf), 0)
+    if (choose_format(r, conf, asked_format(r, conf), 0)
         == CP_FORMAT_HTML) {
         return send_body(r, status, HTML_TYPE, cp_render_html_error(r->pool, conf->words));
     }
     return send_body(r, status, JSON_TYPE, cp_render_error(r->pool, error, reason));
 }
 
-int couchpage_send_fault(request_rec *r, const cp_fault *fault)
+/* The fault's line, at its level with its code, and its answer. */
+static int answer_fault(request_rec *r, const cp_fault *fault)
 {
     ap_log_rerror(APLOG_MARK, fault->log_level, 0, r, "%s: %s", fault->log_code,
                   fault->log_text);
-    return couchpage_send_error(r, fault->status, fault->error, fault->reason);
+    return send_error(r, fault->status, fault->error, fault->reason);
 }
 
 /* A key too long for a token makes a bounded token (cp_token_for_row),
@@ -427,8 +428,10 @@ static int send_page_body(request_rec *r, const couchpage_dir_conf *conf,
     return send_body(r, HTTP_OK, content_type, body);
 }
 
-int couchpage_send_page(request_rec *r, const couchpage_dir_conf *conf,
-                        const couchpage_page_request *req, cp_served *served)
+/* The page: its tokens sealed, its Link header, its body in req's format
+ * with its ETag (or 304) and Cache-Control. */
+static int answer_page(request_rec *r, const couchpage_dir_conf *conf,
+                       const couchpage_page_request *req, cp_served *served)
 {
     cp_page *page = &served->page;
     cp_links links;
@@ -440,11 +443,11 @@ int couchpage_send_page(request_rec *r, const couchpage_dir_conf *conf,
                                                  page);
 
         if (reason) {
-            return couchpage_send_fault(r, cp_fault_seal(r->pool, r->uri, reason));
+            return answer_fault(r, cp_fault_seal(r->pool, r->uri, reason));
         }
     }
     withhold_long_tokens(r, conf, served->view, page);
-    links.path = couchpage_links_path(r);
+    links.path = links_path(r);
     links.limit = req->args.limit;
     links.format = req->chosen_format ? cp_format_name(req->format) : NULL;
     set_link_header(r, page, &links);
@@ -462,7 +465,7 @@ int couchpage_send_page(request_rec *r, const couchpage_dir_conf *conf,
         }
         body = cp_render_html(r->pool, page, &links, &html, &reason);
         if (!body) {
-            return couchpage_send_fault(r, cp_fault_config(r->pool, r->uri, reason));
+            return answer_fault(r, cp_fault_config(r->pool, r->uri, reason));
         }
         return send_page_body(r, conf, HTML_TYPE, body, NULL);
     }
@@ -489,8 +492,8 @@ static int rows_on_page(const cp_page *page, const cp_answer **answers, int n)
  * it asked (keys only by their length where tokens are sealed), what came
  * back, and how many rows of it are on the page (page NULL: the page
  * failed). Never a credential: they are in headers, which it leaves out. */
-void couchpage_log_backend_requests(request_rec *r, const couchpage_backend_stats *stats,
-                                    const cp_page *page)
+static void log_backend_requests(request_rec *r, const couchpage_backend_stats *stats,
+                                 const cp_page *page)
 {
     int i;
 
@@ -539,8 +542,7 @@ static const char *page_position(request_rec *r, const cp_page *page)
 /* The debug log's line for a page answered with status: where it is, the
  * tokens it hands out (how many, and the longest's length: never their
  * text, which holds keys), its ETag and whether it was a 304. */
-void couchpage_log_page(request_rec *r, const couchpage_dir_conf *conf, cp_page *page,
-                        int status)
+static void log_page(request_rec *r, const couchpage_dir_conf *conf, cp_page *page, int status)
 {
     const char *etag = apr_table_get(r->headers_out, "ETag");
     apr_size_t longest;
@@ -556,4 +558,23 @@ void couchpage_log_page(request_rec *r, const couchpage_dir_conf *conf, cp_page 
                   conf->token_key ? "sealed" : "plain", longest,
                   etag ? apr_pstrcat(r->pool, "ETag ", etag, NULL) : "no ETag (included)",
                   status, status == HTTP_NOT_MODIFIED ? " Not Modified" : "");
+}
+
+int couchpage_send_fault(request_rec *r, const couchpage_backend_stats *stats,
+                         const cp_fault *fault)
+{
+    log_backend_requests(r, stats, NULL);
+    return answer_fault(r, fault);
+}
+
+int couchpage_send_page(request_rec *r, const couchpage_dir_conf *conf,
+                        const couchpage_page_request *req, cp_served *served,
+                        const couchpage_backend_stats *stats)
+{
+    int status;
+
+    log_backend_requests(r, stats, &served->page);
+    status = answer_page(r, conf, req, served);
+    log_page(r, conf, &served->page, status == OK ? r->status : status);
+    return status;
 }

@@ -29,36 +29,18 @@ const cp_fault *couchpage_read_request(request_rec *r, const couchpage_dir_conf 
                                        couchpage_page_request *req, cp_source *source,
                                        cp_find_spec *spec);
 
-/* The path page links point at (the including page's under mod_include). */
-const char *couchpage_links_path(request_rec *r);
-
-/* Whether r is included into another page (mod_include) and so answers
- * HTML, unless its location is fixed to JSON. */
-int couchpage_is_included_html(const request_rec *r);
-
-/* The format of the answer: the location's, the including page's, the
- * client's (asked), htmx's or Accept's; vary adds Vary for the last two. */
-cp_format couchpage_choose_format(request_rec *r, const couchpage_dir_conf *conf,
-                                  cp_format asked, int vary);
-
-/* An error response, in the format a page would have; returns what the
- * handler returns. */
-int couchpage_send_error(request_rec *r, int status, const char *error, const char *reason);
-
 /* The fault, logged at its level with its code and text, and answered
- * with its status, error word and reason (couchpage_send_error). */
-int couchpage_send_fault(request_rec *r, const cp_fault *fault);
+ * with its status, error word and reason in the format a page would have
+ * (no cache keeps it); the debug log's lines of the backend requests
+ * before it. Returns what the handler returns. */
+int couchpage_send_fault(request_rec *r, const couchpage_backend_stats *stats,
+                         const cp_fault *fault);
 
 /* The page: its tokens sealed, its Link header, its body in req's format
- * with its ETag (or 304) and Cache-Control. */
+ * with its ETag (or 304) and Cache-Control; the debug log's lines of its
+ * backend requests and of the page. */
 int couchpage_send_page(request_rec *r, const couchpage_dir_conf *conf,
-                        const couchpage_page_request *req, cp_served *served);
-
-/* The debug log: a line for each backend request of the page (page NULL:
- * the page failed), and the page's own line once it is answered. */
-void couchpage_log_backend_requests(request_rec *r, const couchpage_backend_stats *stats,
-                                    const cp_page *page);
-void couchpage_log_page(request_rec *r, const couchpage_dir_conf *conf, cp_page *page,
-                        int status);
+                        const couchpage_page_request *req, cp_served *served,
+                        const couchpage_backend_stats *stats);
 
 #endif
