@@ -272,9 +272,8 @@ static const cp_fault *ask(const serving *s, const cp_source *src, const cp_plan
     return NULL;
 }
 
-/* The token as the client sent it, opened where tokens are sealed (bound
- * to the view read and the page's path), its length capped first: on what
- * the client sent, before it is decrypted whole or decoded. */
+/* The token as the client sent it (its length capped by the glue), opened
+ * where tokens are sealed: bound to the view read and the page's path. */
 static const cp_fault *open_token(const serving *s, const cp_source *src,
                                   const char **binding, const char **text)
 {
@@ -282,15 +281,7 @@ static const cp_fault *open_token(const serving *s, const cp_source *src,
 
     *binding = apr_pstrcat(s->pool, src->view->url, "\n", src->uri, NULL);
     *text = start;
-    if (!start) {
-        return NULL;
-    }
-    if (strlen(start) > src->max_token_length) {
-        return cp_fault_bad_request(s->pool, apr_psprintf(s->pool, "the start token is longer "
-                                                          "than %" APR_SIZE_T_FMT " bytes",
-                                                          src->max_token_length));
-    }
-    if (!src->token_key) {
+    if (!start || !src->token_key) {
         return NULL;
     }
     switch (cp_unseal(s->pool, src->token_key, src->previous_token_key, *binding, start,

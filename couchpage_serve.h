@@ -137,7 +137,8 @@ typedef struct {
 /* The request's own: its arguments (args.start: the token as sent) and
  * the rows a page holds. */
 typedef struct {
-    const cp_args *args;
+    const cp_args *args;    /* args->start no longer than the location's
+                               CouchPageMaxTokenLength: the glue caps it */
     int count;
 } cp_request;
 

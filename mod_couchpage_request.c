@@ -297,6 +297,13 @@ const cp_fault *couchpage_read_request(request_rec *r, const couchpage_dir_conf 
     req->count = req->args.limit ? req->args.limit
                : (conf->page_size < conf->max_page_size ? conf->page_size
                                                         : conf->max_page_size);
+    /* The one cap on a token's length: on what the client sent, sealed or
+     * not, before it is unsealed (decrypted whole) or decoded. */
+    if (req->args.start && strlen(req->args.start) > conf->max_token_length) {
+        return cp_fault_bad_request(r->pool, apr_psprintf(r->pool, "the start token is longer "
+                                                          "than %" APR_SIZE_T_FMT " bytes",
+                                                          conf->max_token_length));
+    }
     memset(source, 0, sizeof(*source));
     source->uri = r->uri;
     source->location = conf->view_where;
