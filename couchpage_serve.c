@@ -348,12 +348,13 @@ static const cp_fault *locate_start(const serving *s, const cp_source *src,
  * with page links): every query it needs asked at once; only the rare
  * widening of a query whose answer cannot place the pages behind asks
  * again. */
-static const cp_fault *serve_view(const serving *s, const cp_source *src, cp_served *served)
+static const cp_fault *serve_view(const serving *s, const cp_source *src, const char *text,
+                                  cp_served *served)
 {
     const cp_args *args = s->req->args;
     int with_docid = cp_view_has_docids(src->view);
     const cp_fault *fault;
-    const char *text, *reason = NULL;
+    const char *reason = NULL;
     const cp_token *from = NULL;
     apr_array_header_t *queries;
     cp_page_answers answers;
@@ -361,9 +362,6 @@ static const cp_fault *serve_view(const serving *s, const cp_source *src, cp_ser
     cp_token start;
     cp_plan plan;
 
-    if ((fault = open_token(s, src, &served->binding, &text))) {
-        return fault;
-    }
     if (text && (reason = cp_token_decode(s->pool, text, with_docid, &start))) {
         return cp_fault_bad_request(s->pool, reason);
     }
@@ -731,22 +729,19 @@ static const cp_fault *read_find_rows(const serving *s, const char *url,
 /* A _find location's page: one POST .../_find, or, numbered, one read of
  * its index's view; a second only when the rows beyond the token's row all
  * went meanwhile (the first or the Last page is asked then). */
-static const cp_fault *serve_find(const serving *s, const cp_source *index,
+static const cp_fault *serve_find(const serving *s, const cp_source *index, const char *text,
                                   cp_served *served)
 {
     const cp_source *src = s->src;
     const cp_find_sort *sort = src->find->sort;
     const cp_fault *fault;
     apr_array_header_t *rows = NULL;
-    const char *url, *text, *start = s->req->args->start, *reason;
+    const char *url, *start = s->req->args->start, *reason;
     cp_find_token token;
     cp_find_count counted;
     cp_find_from from;
     int limit;
 
-    if ((fault = open_token(s, src, &served->binding, &text))) {
-        return fault;
-    }
     if ((reason = cp_find_token_decode(s->pool, text, sort, &token))) {
         return cp_fault_bad_request(s->pool, apr_pstrcat(s->pool, "the start token ", reason,
                                                          NULL));
@@ -799,17 +794,24 @@ const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_req
                          const cp_transport *transport, cp_served *served)
 {
     serving s = { pool, source, req, transport };
-    cp_source *index;
+    cp_source *index = NULL;
+    const cp_fault *fault;
+    const char *text;
 
     memset(served, 0, sizeof(*served));
+    if (source->find) {
+        index_source(&s, &index);
+    }
+    /* numbered with page links, a _find location reads its index's view
+     * as a view location's, its pages behind read for their links: its
+     * tokens are that view's */
+    if ((fault = open_token(&s, index && index->links ? index : source, &served->binding,
+                            &text))) {
+        return fault;
+    }
     if (!source->find) {
-        return serve_view(&s, source, served);
+        return serve_view(&s, source, text, served);
     }
-    index_source(&s, &index);
-    if (index && index->links) {
-        /* numbered with page links: its index's view, read as a view
-         * location's, its pages behind read for their links */
-        return serve_view(&s, index, served);
-    }
-    return serve_find(&s, index, served);
+    return index && index->links ? serve_view(&s, index, text, served)
+                                 : serve_find(&s, index, text, served);
 }

@@ -453,6 +453,19 @@ static void add_row(fake *f, const char *key, const char *id, int value)
     row->value = cp_json_pool_own(pool, json_integer(value));
 }
 
+/* A fake of the map rows (key JSON, id, ... NULL), each row's value its
+ * place among them. */
+static fake *fake_of(const char *const *rows)
+{
+    fake *f = fake_make();
+    int i;
+
+    for (i = 0; rows[i]; i += 2) {
+        add_row(f, rows[i], rows[i + 1], i / 2);
+    }
+    return f;
+}
+
 static void add_doc(fake *f, const char *json)
 {
     APR_ARRAY_PUSH(f->docs, json_t *) = load(json);
@@ -655,15 +668,9 @@ static void view_pages_of_a_range(void **state)
 static void view_pages_of_a_partition(void **state)
 {
     const char *pages[] = { "p:a p:c", "p:e" };
-    fake *f = fake_make();
-    location *l;
+    const char *rows[] = { "1", "p:a", "2", "q:b", "3", "p:c", "4", "q:d", "5", "p:e", NULL };
+    location *l = location_of(fake_of(rows), VIEW_URL, 2, 1);
 
-    add_row(f, "1", "p:a", 1);
-    add_row(f, "2", "q:b", 2);
-    add_row(f, "3", "p:c", 3);
-    add_row(f, "4", "q:d", 4);
-    add_row(f, "5", "p:e", 5);
-    l = location_of(f, VIEW_URL, 2, 1);
     l->source.partition = "p";
     l->source.partition_set = 1;
     walk(l, pages, 2, 3);
@@ -672,15 +679,10 @@ static void view_pages_of_a_partition(void **state)
 static void view_pages_grouped(void **state)
 {
     const char *pages[] = { "[\"a\"] [\"b\"]", "[\"c\"]" };
-    fake *f = fake_make();
-    location *l;
+    const char *rows[] = { "[\"a\",1]", "d1", "[\"a\",2]", "d2", "[\"b\",1]", "d3",
+                           "[\"c\",1]", "d4", "[\"c\",5]", "d5", NULL };
+    location *l = location_of(fake_of(rows), VIEW_URL, 2, 0);
 
-    add_row(f, "[\"a\",1]", "d1", 1);
-    add_row(f, "[\"a\",2]", "d2", 1);
-    add_row(f, "[\"b\",1]", "d3", 1);
-    add_row(f, "[\"c\",1]", "d4", 1);
-    add_row(f, "[\"c\",5]", "d5", 1);
-    l = location_of(f, VIEW_URL, 2, 0);
     l->view.reduce = 1;
     l->view.group_level = 1;
     walk(l, pages, 2, -1);
@@ -692,15 +694,10 @@ static void view_pages_grouped(void **state)
 static void view_pages_of_multi_emits(void **state)
 {
     const char *pages[] = { "d0 d1 d1", "d1 d2" };
-    fake *f = fake_make();
-    location *l;
+    const char *rows[] = { "\"a\"", "d0", "\"b\"", "d1", "\"b\"", "d1", "\"b\"", "d1",
+                           "\"c\"", "d2", NULL };
+    location *l = location_of(fake_of(rows), VIEW_URL, 3, 0);
 
-    add_row(f, "\"a\"", "d0", 0);
-    add_row(f, "\"b\"", "d1", 1);
-    add_row(f, "\"b\"", "d1", 2);
-    add_row(f, "\"b\"", "d1", 3);
-    add_row(f, "\"c\"", "d2", 4);
-    l = location_of(f, VIEW_URL, 3, 0);
     walk(l, pages, 2, 5);
     assert_int_equal(json_integer_value(row_value(
         APR_ARRAY_IDX(page_at(l, page_at(l, NULL)->next)->rows, 0, const cp_row *))), 3);
