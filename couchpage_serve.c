@@ -477,8 +477,9 @@ static const char *location_url(apr_pool_t *pool, const cp_view *view, const cha
  * (outside partitions, with look) one look at its view, which must answer:
  * a Mango index of pouchdb-server is no view. The note: {"view": PATH,
  * "fields": [...]} when the index can number pages, "" when it cannot; or
- * NULL when CouchDB could not tell now. */
-static const char *learn_index(const serving *s, int look)
+ * NULL when CouchDB could not tell now, with *late set when the page's
+ * reads passed their deadline (no read follows: the page is a 504). */
+static const char *learn_index(const serving *s, int look, const cp_fault **late)
 {
     const cp_source *src = s->src;
     const cp_find_spec *spec = src->find;
@@ -499,6 +500,7 @@ static const char *learn_index(const serving *s, int look)
                          "could not be learnt now (%s): the page goes by _find", src->uri,
                          failure.reason));
             }
+            *late = failure.past_deadline ? backend_fault(s, src, &failure) : NULL;
             return NULL;
         }
         why = apr_pstrcat(s->pool, "its design document cannot be read (", failure.reason,
@@ -517,6 +519,7 @@ static const char *learn_index(const serving *s, int look)
                                      apr_pstrcat(s->pool, view_path, "?limit=0&reduce=false",
                                                  NULL)), &text, &len, &failure)) {
             if (failure.backend_status < 400 || failure.backend_status > 499) {
+                *late = failure.past_deadline ? backend_fault(s, src, &failure) : NULL;
                 return NULL;
             }
             why = apr_pstrcat(s->pool, "its view does not answer (", failure.reason, ")",
@@ -546,8 +549,9 @@ static const char *learn_index(const serving *s, int look)
 
 /* Where the selector is a key range of the location's index, the source
  * that reads that index's view (its rows in _find's order, each with its
- * document, never reduced: its reduce is _count), in *index; else NULL. */
-static void index_source(const serving *s, cp_source **index)
+ * document, never reduced: its reduce is _count), in *index; else NULL.
+ * NULL, or the fault of a read past the page's deadline. */
+static const cp_fault *index_source(const serving *s, cp_source **index)
 {
     const cp_source *src = s->src;
     const cp_find_spec *spec = src->find;
@@ -561,7 +565,7 @@ static void index_source(const serving *s, cp_source **index)
 
     *index = NULL;
     if (!spec->index_ddoc) {
-        return;
+        return NULL;
     }
     key = apr_pstrcat(s->pool, src->view->db_url, ddoc_path(s->pool, spec->index_ddoc), "\n",
                       spec->index_name ? spec->index_name : "", NULL);
@@ -573,18 +577,19 @@ static void index_source(const serving *s, cp_source **index)
          * when CouchDB cannot tell now, the old note serves a minute more,
          * and without one the page goes by _find (the next request asks
          * again) */
-        const char *learnt = learn_index(s, !text || !*text);
+        const cp_fault *late = NULL;
+        const char *learnt = learn_index(s, !text || !*text, &late);
 
         if (learnt) {
             s->tr->note_put(s->tr->baton, key, learnt);
             text = learnt;
         }
-        else if (!text) {
-            return;
+        else if (late || !text) {
+            return late;
         }
     }
     if (!*text || !(note = cp_json_load(s->pool, text, strlen(text), NULL))) {
-        return;
+        return NULL;
     }
     fields = apr_array_make(s->pool, 4, sizeof(const char *));
     json_array_foreach(json_object_get(note, "fields"), i, each) {
@@ -596,7 +601,7 @@ static void index_source(const serving *s, cp_source **index)
             log_line(s, CP_LOG_DEBUG, "CP0372", apr_psprintf(s->pool, "the page of %s goes "
                      "by _find, unnumbered: %s", src->uri, why));
         }
-        return;
+        return NULL;
     }
     view = apr_pmemdup(s->pool, src->view, sizeof(*view));
     url = location_url(s->pool, src->view, json_string_value(json_object_get(note, "view")));
@@ -605,7 +610,7 @@ static void index_source(const serving *s, cp_source **index)
             log_line(s, CP_LOG_DEBUG, "CP0373", apr_psprintf(s->pool, "the page of %s goes "
                      "by _find: its index's view %s %s", src->uri, url, why));
         }
-        return;
+        return NULL;
     }
     view->include_docs = 1;
     view->reduce = 0;
@@ -616,6 +621,7 @@ static void index_source(const serving *s, cp_source **index)
     copy->range_set = low != NULL;
     copy->index_fields = fields;
     *index = copy;
+    return NULL;
 }
 
 /* --- a _find location's page ------------------------------------------- */
@@ -799,8 +805,8 @@ const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_req
     const char *text;
 
     memset(served, 0, sizeof(*served));
-    if (source->find) {
-        index_source(&s, &index);
+    if (source->find && (fault = index_source(&s, &index))) {
+        return fault;
     }
     /* numbered with page links, a _find location reads its index's view
      * as a view location's, its pages behind read for their links: its

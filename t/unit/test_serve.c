@@ -26,6 +26,7 @@ typedef struct {
     apr_array_header_t *docs;   /* documents (json_t *) for _find and include_docs */
     const char *ddoc;           /* the design document a GET of /_design/ answers */
     int ddoc_status;            /* else: CouchDB's status for it (404, 500) */
+    cp_transport_failure ddoc_fail; /* or its read fails so, when its status */
     const char *warning;        /* a _find answer's warning */
     int overfull;               /* answers hold a row more than their limit */
     int cut_after;              /* a multi-query answer ends after this many results */
@@ -381,6 +382,10 @@ static int fake_get(void *baton, const char *url, const char **text, apr_size_t 
     f->gets++;
     if (strstr(url, "/_view/")) {
         *text = "{\"total_rows\":0,\"offset\":0,\"rows\":[]}";
+    }
+    else if (f->ddoc_fail.status) {
+        *failure = f->ddoc_fail;
+        return 0;
     }
     else if (f->ddoc_status) {
         failure->status = 502;
@@ -1045,6 +1050,20 @@ static void backend_failures(void **state)
                  "CP0323");
 }
 
+/* The design document's read passed the page's deadline: the page is a
+ * 504 then, and no _find is asked after it. */
+static void find_index_read_past_the_deadline(void **state)
+{
+    location *l = indexed_location(0);
+    const cp_transport_failure late = { 504, 0, "the page's deadline of 30 s passed, 1 "
+                                        "backend request sent", 1 };
+
+    l->fake->ddoc_fail = late;
+    assert_fault(serve(l, NULL), CP_FAULT_BACKEND, 504, "backend_timeout", "CP0183");
+    assert_int_equal(l->fake->finds, 0);
+    assert_int_equal(l->fake->asks, 0);
+}
+
 static void request_faults(void **state)
 {
     location *l = location_of(ten_rows(), VIEW_URL, 3, 1);
@@ -1097,6 +1116,7 @@ int main(void)
         UNIT_TEST(overfull_answers_are_refused_on_every_location),
         UNIT_TEST(cut_batch_answers),
         UNIT_TEST(backend_failures),
+        UNIT_TEST(find_index_read_past_the_deadline),
         UNIT_TEST(request_faults),
         UNIT_TEST(loggable_text_is_escaped_and_cut),
     };
