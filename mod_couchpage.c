@@ -1,24 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mod_couchpage: linked-list pagination of CouchDB views, and of Mango
- * _find queries by keyset (mod_couchpage_find.c).
+ * _find queries by keyset.
  *
- * This file is glue: the hooks, the handler, and a view location's page in
- * a straight line (its range, its token located, its queries asked and
- * widened). What every page request asks is read, its planned queries
- * asked, and a page or an error answered, in mod_couchpage_request.c; a
- * _find location's page is mod_couchpage_find.c's.
- * The directives and their merge are in mod_couchpage_config.c, what pages
- * cost (the access log's notes, mod_status's section) in
- * mod_couchpage_status.c, the expression functions and the item template
- * in mod_couchpage_expr.c, the checks of the merged config in
- * mod_couchpage_check.c. Tokens, client arguments, query plans, page
- * assembly and rendering live in the httpd-free couchpage_* core; the
- * backend fetch, a subrequest served by mod_proxy, in
- * mod_couchpage_backend.c. So this file reads no directive and makes no
- * subrequest; it asks the backend what the plan says waits
- * (cp_plan_waiting, cp_plan_ask_alone), and what it reads and writes of
- * JSON and HTML, the core does for it.
+ * This file is glue: the hooks, and the handler in a straight line: the
+ * request read (mod_couchpage_request.c), the page served by the core's
+ * cp_serve (couchpage_serve.c) through the transport of
+ * mod_couchpage_backend.c (subrequests that mod_proxy serves), and the
+ * page or the fault answered (mod_couchpage_request.c). The directives
+ * and their merge are in mod_couchpage_config.c, what pages cost (the
+ * access log's notes, mod_status's section) in mod_couchpage_status.c, the
+ * expression functions and the item template in mod_couchpage_expr.c, the
+ * checks of the merged config in mod_couchpage_check.c. So this file reads
+ * no JSON, makes no subrequest and writes no response itself.
  */
 #include "mod_couchpage_config.h"
 
@@ -28,218 +22,94 @@
 #include "http_request.h"
 #include "apr_strings.h"
 
-#include "couchpage_page.h"
-#include "couchpage_token.h"
+#include "couchpage_serve.h"
 #include "mod_couchpage_request.h"
 #include "mod_couchpage_backend.h"
 #include "mod_couchpage_check.h"
 #include "mod_couchpage_child.h"
 #include "mod_couchpage_expr.h"
-#include "mod_couchpage_find.h"
+#include "mod_couchpage_named.h"
 #include "mod_couchpage_status.h"
 #include "mod_couchpage_version.h"
 
 #define HANDLER_NAME "couchpage"
 
-/* A range bound for this request (couchpage_eval_value): 1 with compact
- * JSON, or NULL for an open side, in *json; or 0 when the client has been
- * answered. */
-static int eval_bound(request_rec *r, const char *which, const couchpage_key_bound *bound,
-                      const char **json)
+/* What the location cannot serve whatever the request asks: a method
+ * other than GET (and HEAD), or a merged configuration at fault (what
+ * start-up could not place: a .htaccess file's, say). */
+static const cp_fault *location_fault(request_rec *r, const couchpage_dir_conf *conf)
 {
-    return couchpage_eval_value(r, apr_pstrcat(r->pool, "CouchPageRange ", which, NULL),
-                                apr_psprintf(r->pool, "the %s bound of the key range",
-                                             which),
-                                bound, json);
+    const char *fault;
+
+    r->allowed |= (AP_METHOD_BIT << M_GET);
+    if (r->method_number != M_GET) {
+        apr_table_setn(r->headers_out, "Allow", "GET, HEAD");
+        return cp_fault_make(r->pool, CP_FAULT_CLIENT, HTTP_METHOD_NOT_ALLOWED,
+                             "method_not_allowed", "only GET and HEAD are served here",
+                             APLOG_INFO, "CP0103",
+                             apr_psprintf(r->pool, "method %s refused", r->method));
+    }
+    if (!conf->view_set) {
+        return cp_fault_config(r->pool, r->uri, "no CouchPageView is set");
+    }
+    if (conf->view.reduce && conf->view.include_docs) {
+        return cp_fault_config(r->pool, r->uri, "CouchPageReduce On and CouchPageIncludeDocs "
+                               "On are merged here; grouped rows have no documents");
+    }
+    fault = couchpage_merged_fault(r->pool, conf);
+    return fault ? cp_fault_config(r->pool, r->uri, fault) : NULL;
 }
 
-/* Reads a view location's request: the client's
- * (couchpage_read_client_request), its token decoded, and the request's
- * range: 1, or 0 when the client has been answered with the error. */
-static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
-                             couchpage_page_request *req)
+/* cp_serve's log lines, with their codes, in the request's error log. */
+static void log_line(void *baton, int level, const char *code, const char *text)
 {
-    const char *reason, *low, *high;
-
-    req->with_docid = cp_view_has_docids(&conf->view);
-    if (!couchpage_read_client_request(r, conf, req)) {
-        return 0;
-    }
-    if (req->token_text) {
-        reason = cp_token_decode(r->pool, req->token_text, req->with_docid, &req->start);
-        if (reason) {
-            couchpage_send_bad_request(r, reason);
-            return 0;
-        }
-    }
-    if (!eval_bound(r, "LOW", &conf->low, &low)
-        || !eval_bound(r, "HIGH", &conf->high, &high)) {
-        return 0;
-    }
-    reason = cp_plan_init(r->pool, &req->plan, &conf->view, req->partition, low, high,
-                          req->count, couchpage_links_shown(conf));
-    /* bounds merged from several sections, or yielded by expressions, are
-     * the configuration's fault; a partition name may be the client's */
-    if (reason && cp_plan_check_range(r->pool, &conf->view, low, high)) {
-        couchpage_send_config_error(r, apr_pstrcat(r->pool, "CouchPageRange: ", reason, NULL));
-        return 0;
-    }
-    /* a bounded token's row is checked once located (locate_start) */
-    if (!reason && req->args.start && !req->start.digest) {
-        reason = cp_plan_check_start(r->pool, &req->plan, &req->start);
-    }
-    if (reason) {
-        couchpage_send_bad_request(r, reason);
-        return 0;
-    }
-    return 1;
+    ap_log_rerror(APLOG_MARK, level, 0, ((couchpage_transport_baton *)baton)->r, "%s: %s",
+                  code, text);
 }
 
-/* A bounded token's row, found among the location's rows that share its
- * bounds (cp_plan_clamp_probes, cp_plan_clamp, cp_plan_locate,
- * cp_page_locate), becomes req->start, a token that holds its key: 1, or 0
- * when the client has been answered with the error. The page then is
- * planned as from any token. */
-static int locate_start(request_rec *r, const couchpage_dir_conf *conf,
-                        couchpage_page_request *req, couchpage_backend_stats *stats)
+/* Where the location's CouchPageView or CouchPageIndex is set, for log lines. */
+static const char *directive_where(void *baton, cp_where which)
 {
-    apr_array_header_t *probes = cp_plan_clamp_probes(r->pool, &req->plan, &req->start);
-    apr_array_header_t *queries;
-    cp_token clamped, located;
-    const char *reason;
+    couchpage_transport_baton *t = baton;
 
-    /* a client writes a bounded token's keys: the locating query stays
-     * within the range, and tells nothing of the rows outside it */
-    if (probes && !couchpage_fetch_answers(r, conf, req, probes, stats)) {
-        return 0;
-    }
-    if ((reason = cp_plan_clamp(&req->plan, probes, &req->start, &clamped))) {
-        couchpage_send_token_refused(r, reason);
-        return 0;
-    }
-    queries = cp_plan_locate(r->pool, &req->plan, &clamped);
-    if (!couchpage_fetch_answers(r, conf, req, queries, stats)) {
-        return 0;
-    }
-    reason = cp_page_locate(r->pool, queries, &clamped, req->with_docid,
-                            conf->view.descending, &located);
-    if (reason && !conf->token_key) {
-        /* a plain token may be forged: refused as any token that names no
-         * row of the location, whatever the rows between its keys */
-        couchpage_send_token_refused(r, reason);
-        return 0;
-    }
-    if (reason) {
-        /* a sealed token is the module's own: the data's doing, which the
-         * operator mends */
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, CPLOGNO(0200)
-                      "the page of a bounded token of %s cannot be found: %s (CouchPageView "
-                      "%s); raise CouchPageMaxTokenLength, so that tokens keep more of "
-                      "such keys", r->uri, reason, conf->view.url);
-        couchpage_send_error(r, HTTP_INTERNAL_SERVER_ERROR, "internal_error",
-                             "the page of this link cannot be found: too many rows share "
-                             "the start of its key");
-        return 0;
-    }
-    reason = cp_plan_check_start(r->pool, &req->plan, &located);
-    if (reason) {
-        couchpage_send_token_refused(r, reason);
-        return 0;
-    }
-    req->start = located;
-    return 1;
+    return apr_pstrcat(t->r->pool, t->section, " at ",
+                       couchpage_directive_where(t->r->pool, which == CP_WHERE_INDEX
+                                                             ? t->index_where
+                                                             : t->view_where), NULL);
 }
 
-/* The bytes a token may take percent-encoded in a link's URL: what
- * LimitRequestLine leaves of "GET PATH?start=...&limit=N&format=html
- * HTTP/1.1" (64 bytes for all but the path and the token). */
-static apr_size_t token_url_room(request_rec *r, const char *path)
-{
-    apr_size_t rest = strlen(path) + 64;
-    apr_size_t line = r->server->limit_req_line > 0 ? (apr_size_t)r->server->limit_req_line : 0;
-
-    return line > rest ? line - rest : 0;
-}
-
-/* Answers the request with its page, or with the error that stops it;
+/* Answers the request with its page, or with the fault that stops it;
  * what its backend reads cost is added to stats. */
 static int serve_page(request_rec *r, couchpage_backend_stats *stats)
 {
-    const couchpage_dir_conf *conf;
-    const char *fault;
+    const couchpage_dir_conf *conf = ap_get_module_config(r->per_dir_config,
+                                                          &couchpage_module);
+    couchpage_transport_baton baton = { r, &conf->backend, stats, conf->view_section,
+                                        conf->view_where, conf->find_index_where };
     couchpage_page_request req;
-    const cp_token *start;
-    apr_array_header_t *queries;
-    cp_page_answers answers;
-    cp_token_room room;
-    cp_page page;
-    int status;
+    const cp_fault *fault;
+    cp_transport transport;
+    cp_find_spec spec;
+    cp_request asked;
+    cp_source source;
+    cp_served served;
 
-    conf = ap_get_module_config(r->per_dir_config, &couchpage_module);
-    r->allowed |= (AP_METHOD_BIT << M_GET);
-    if (r->method_number != M_GET) {
-        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0103)
-                      "method %s refused", r->method);
-        apr_table_setn(r->headers_out, "Allow", "GET, HEAD");
-        return couchpage_send_error(r, HTTP_METHOD_NOT_ALLOWED, "method_not_allowed",
-                                    "only GET and HEAD are served here");
+    fault = location_fault(r, conf);
+    if (!fault) {
+        fault = couchpage_read_request(r, conf, &req, &source, &spec);
     }
-    if (!conf->view_set) {
-        return couchpage_send_config_error(r, "no CouchPageView is set");
+    if (!fault) {
+        couchpage_backend_transport(&transport, &baton);
+        couchpage_child_memory(&transport);
+        transport.log = log_line;
+        transport.where = directive_where;
+        transport.debug = APLOGrdebug(r);
+        asked.args = &req.args;
+        asked.count = req.count;
+        fault = cp_serve(r->pool, &source, &asked, &transport, &served);
     }
-    if (conf->view.reduce && conf->view.include_docs) {
-        return couchpage_send_config_error(r, "CouchPageReduce On and CouchPageIncludeDocs On "
-                                           "are merged here; grouped rows have no documents");
-    }
-    /* what start-up could not place: a .htaccess file's, say */
-    fault = couchpage_merged_fault(r->pool, conf);
-    if (fault) {
-        return couchpage_send_config_error(r, fault);
-    }
-    if (conf->view.is_find) {
-        const couchpage_dir_conf *by_index;
-
-        if (!couchpage_find_by_index(r, conf, stats, &by_index)) {
-            couchpage_log_backend_requests(r, stats, NULL);
-            return OK;
-        }
-        if (!by_index || !couchpage_links_shown(by_index)) {
-            /* by keyset: over _find, or numbered over its index's view */
-            return couchpage_find_serve(r, conf, by_index, stats);
-        }
-        /* with page links, numbered as a view, its index's: its pages
-         * behind are read for their links */
-        conf = by_index;
-    }
-    /* Each step answers the client itself when it fails. */
-    if (!read_page_request(r, conf, &req)) {
-        return OK;
-    }
-    /* Every query the page needs, asked at once; only the rare widening of
-     * a query whose answer cannot place the pages behind asks again. */
-    if (req.args.start && req.start.digest && !locate_start(r, conf, &req, stats)) {
-        couchpage_log_backend_requests(r, stats, NULL);
-        return OK;
-    }
-    start = req.args.start ? &req.start : NULL;
-    room.max_sent = conf->max_token_length;
-    room.max_escaped = token_url_room(r, couchpage_links_path(r));
-    room.sealed = conf->token_key != NULL;
-    room.raw_ids = conf->view.is_all_docs;
-    queries = cp_plan_page(r->pool, &req.plan, start);
-    cp_page_answers_init(&answers, &req.plan, queries, start, req.args.start, &room);
-    do {
-        if (!couchpage_fetch_answers(r, conf, &req, queries, stats)) {
-            couchpage_log_backend_requests(r, stats, NULL);
-            return OK;
-        }
-    } while (cp_plan_widen(r->pool, &req.plan, start,
-                           cp_page_assemble(r->pool, &answers, &page)));
-    page.docs_as_items = conf->find_index_fields != NULL;
-    couchpage_log_backend_requests(r, stats, &page);
-    status = couchpage_send_page(r, conf, &req, &page);
-    couchpage_log_page(r, conf, &page, status == OK ? r->status : status);
-    return status;
+    return fault ? couchpage_send_fault(r, stats, fault)
+                 : couchpage_send_page(r, conf, &req, &served, stats);
 }
 
 int couchpage_handler(request_rec *r)
@@ -276,7 +146,6 @@ static int announce_version(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *pte
 
 static void register_hooks(apr_pool_t *p)
 {
-    couchpage_find_register();
     couchpage_backend_register();
     couchpage_child_register();
     couchpage_status_register();

@@ -1,20 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * mod_couchpage_backend.c: a page's waiting queries (the plan says which)
- * asked as subrequests that mod_proxy serves (each the page's own request,
- * looked up as the page: look_up_as_page), their answers returned by role
- * (of a multi-query answer cut off after its 200, the results complete
- * before the cut: the plan says what is asked again), with the filters that
- * capture them, mod_proxy's lines for them kept to crit (by
- * couchpage_child_quiet_proxy, beside the child's set-up), the one retry
- * loop, what each request asked and got for the debug log, and the memory
- * of backends without the multi-query endpoint (see
- * mod_couchpage_backend.h). Glue: it reads no directory config
- * (the handler passes couchpage_backend_conf), writes into no query of the
- * plan's, and never answers the client.
+ * mod_couchpage_backend.c: the transport cp_serve asks CouchDB through
+ * (couchpage_serve.h): a page's waiting queries, a _find's POST, a
+ * document's GET, each a subrequest that mod_proxy serves (the page's own
+ * request, looked up as the page: look_up_as_page), with the filters that
+ * capture its answer, the one retry loop, and what each request asked and
+ * got for the debug log. Glue: it reads no directory config, writes into
+ * no query of the plan's, and never answers the client.
  */
 #include "mod_couchpage_backend.h"
-#include "couchpage_json.h"
 #include "couchpage_response.h"
 #include "mod_couchpage_module.h"
 #include "mod_couchpage_child.h"
@@ -39,11 +33,6 @@ static ap_filter_rec_t *capture_filter_handle;
 static ap_filter_rec_t *kept_body_filter_handle;
 static ap_filter_rec_t *batch_status_filter_handle;
 static ap_filter_rec_t *deadline_filter_handle;
-
-/* The backends of this process that have no multi-query endpoint: their
- * queries go as one GET each. Per process (each child learns for itself,
- * from one answer), guarded for the threads of an MPM. */
-static couchpage_child_set *no_batch;
 
 /* A backend body as it is captured: one buffer of malloc's grown by
  * realloc (which moves a large one by remapping its pages), with room for
@@ -293,22 +282,12 @@ static int watch_backend_request(request_rec *r, request_rec *pr)
     return OK;
 }
 
-static void no_batch_init(apr_pool_t *pchild, server_rec *s)
-{
-    no_batch = couchpage_child_set_make(pchild, s, "backends without a multi-query endpoint");
-}
-
-static int lacks_batch(const char *backend)
-{
-    return couchpage_child_set_has(no_batch, backend, APR_HASH_KEY_STRING);
-}
-
 /* Remembers that backend has no multi-query endpoint, and notes it the
  * first time in this process. */
 static void remember_lacks_batch(request_rec *r, const char *backend, int status,
                                  const char *reason)
 {
-    if (couchpage_child_set_add(no_batch, backend, APR_HASH_KEY_STRING)) {
+    if (couchpage_child_learn_lacks_batch(backend)) {
         ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, CPLOGNO(0107)
                       "%s has no multi-query endpoint (POST .../queries answered %d: %s); "
                       "this process asks it one GET per query from now on",
@@ -352,21 +331,6 @@ void couchpage_backend_register(void)
     APR_OPTIONAL_HOOK(proxy, create_req, watch_backend_request, NULL, NULL, APR_HOOK_MIDDLE);
     kept_body_filter_handle = ap_register_input_filter(KEPT_BODY_FILTER, read_kept_body,
                                                        NULL, AP_FTYPE_RESOURCE);
-    ap_hook_child_init(no_batch_init, NULL, NULL, APR_HOOK_MIDDLE);
-}
-
-/* CouchDB's own words for a non-2xx answer: {"error": ..., "reason": ...}. */
-static const char *couchdb_reason(request_rec *r, int status, const char *text,
-                                  apr_size_t len)
-{
-    const json_t *body = cp_json_load(r->pool, text, len, NULL);
-    const char *error = json_string_value(json_object_get(body, "error"));
-    const char *reason = json_string_value(json_object_get(body, "reason"));
-
-    if (error && reason) {
-        return apr_psprintf(r->pool, "CouchDB answered %d %s: %s", status, error, reason);
-    }
-    return apr_psprintf(r->pool, "CouchDB answered %d", status);
 }
 
 /* One read: a GET of one query, or the multi-query POST of several. */
@@ -377,7 +341,7 @@ typedef struct {
                                NULL for a GET */
     int repeats;            /* how often it is repeated when it failed in flight:
                                1, or 0 for the queries asked alone
-                               (COUCHPAGE_ASK_ALONE) */
+                               (asked alone) */
     int queries;            /* how many queries it asks (the POST's, 1 for a GET) */
 } backend_read;
 
@@ -515,27 +479,6 @@ static int run_attempt(request_rec *r, const couchpage_backend_conf *conf, const
     return 1;
 }
 
-/* CouchDB's "error" member of a JSON answer, or NULL. */
-static const char *couchdb_error(request_rec *r, const char *text, apr_size_t len)
-{
-    return json_string_value(json_object_get(cp_json_load(r->pool, text, len, NULL), "error"));
-}
-
-/* Whether an answer is a cluster's 500 "nodedown": the node a coordinator
- * gathered the read from went down while it served it (progress not
- * possible); asked again, a coordinator that saw the node go down no longer
- * asks it. */
-static int is_nodedown(request_rec *r, int backend_status, const char *text, apr_size_t len)
-{
-    const char *error;
-
-    if (backend_status != HTTP_INTERNAL_SERVER_ERROR) {
-        return 0;
-    }
-    error = couchdb_error(r, text, len);
-    return error && !strcmp(error, "nodedown");
-}
-
 #define NODEDOWN_REASON "CouchDB answered 500 nodedown: a cluster node went down during the read"
 
 /* The captured body, followed by the zero padding the response reader may
@@ -606,7 +549,7 @@ static const char *failed_in_flight(request_rec *r, const backend_read *read,
         apr_size_t len;
 
         if (padded_body(a->capture.body, &text, &len) == APR_SUCCESS
-            && is_nodedown(r, a->backend_status, text, len)) {
+            && cp_couchdb_nodedown(r->pool, a->backend_status, text, len)) {
             return NODEDOWN_REASON;
         }
     }
@@ -624,7 +567,7 @@ static int failed_unanswered(const attempt *a)
     return a->capture.unanswered || (a->rv == HTTP_BAD_GATEWAY && !a->capture.broken);
 }
 
-static int fail(couchpage_backend_result *result, int status, int backend_status,
+static int fail(cp_transport_failure *result, int status, int backend_status,
                 const char *reason)
 {
     result->status = status;
@@ -637,7 +580,7 @@ static int fail(couchpage_backend_result *result, int status, int backend_status
 /* The page's reads passed their deadline: 504. */
 static int fail_past_deadline(request_rec *r, const couchpage_backend_conf *conf,
                               const couchpage_backend_stats *stats,
-                              couchpage_backend_result *result)
+                              cp_transport_failure *result)
 {
     fail(result, HTTP_GATEWAY_TIME_OUT, 0,
          apr_psprintf(r->pool, "the page's deadline of %" APR_TIME_T_FMT " s passed, %d "
@@ -657,7 +600,7 @@ static int fail_past_deadline(request_rec *r, const couchpage_backend_conf *conf
  * answer cut off after its 200 as far as it came: is_cut_batch), or a
  * failure status with result set. */
 static int read_backend(request_rec *r, const couchpage_backend_conf *conf, const backend_read *read,
-                        attempt *a, couchpage_backend_stats *stats, couchpage_backend_result *result)
+                        attempt *a, couchpage_backend_stats *stats, cp_transport_failure *result)
 {
     int resends = 0, repeats = read->repeats, tries = 0;
     const char *why;
@@ -753,17 +696,17 @@ static int read_backend(request_rec *r, const couchpage_backend_conf *conf, cons
 }
 
 /* A read's non-2xx answer as a failure carrying CouchDB's status and words. */
-static int backend_refused(request_rec *r, const attempt *a, couchpage_backend_result *result)
+static int backend_refused(request_rec *r, const attempt *a, cp_transport_failure *result)
 {
     return fail(result, HTTP_BAD_GATEWAY, a->backend_status,
-                couchdb_reason(r, a->backend_status, a->text, a->len));
+                cp_couchdb_reason(r->pool, a->backend_status, a->text, a->len));
 }
 
 /* A read that CouchDB answered with 2xx: OK, or the failure (a non-2xx
  * answer's with CouchDB's status and words). */
 static int read_success(request_rec *r, const couchpage_backend_conf *conf,
                         const backend_read *read, attempt *a,
-                        couchpage_backend_stats *stats, couchpage_backend_result *result)
+                        couchpage_backend_stats *stats, cp_transport_failure *result)
 {
     int status = read_backend(r, conf, read, a, stats, result);
 
@@ -773,62 +716,52 @@ static int read_success(request_rec *r, const couchpage_backend_conf *conf,
     return status;
 }
 
-/* Adds the rows of a query's result to stats. */
-static void count_rows(couchpage_backend_stats *stats, const cp_answer *answer)
-{
-    stats->rows += cp_answer_rows(answer);
-}
-
 /* Asks one query with a GET (repeats: backend_read.repeats); its answer
- * goes to answers, by the query's role. */
-static int get_query(request_rec *r, const couchpage_backend_conf *conf, const char *index_url,
-                     int with_docid, const cp_query *query, int repeats,
-                     cp_plan_answers *answers, couchpage_backend_stats *stats,
-                     couchpage_backend_result *result)
+ * goes to answers, by the query's role: 1, or 0 with result set. */
+static int get_query(const couchpage_transport_baton *t, const char *index_url, int with_docid,
+                     const cp_query *query, int repeats, cp_plan_answers *answers,
+                     cp_transport_failure *result)
 {
+    request_rec *r = t->r;
+    couchpage_backend_stats *stats = t->stats;
     backend_read read = { 0 };
     attempt a;
     const cp_answer *answer;
     const char *reason;
-    int status;
 
     read.url = cp_plan_query_url(r->pool, index_url, query);
     read.asked = stats->log ? cp_plan_query_loggable(r->pool, index_url, query,
-                                                     conf->hide_keys) : NULL;
+                                                     t->conf->hide_keys) : NULL;
     read.repeats = repeats;
     read.queries = 1;
-    status = read_success(r, conf, &read, &a, stats, result);
-    if (status != OK) {
-        return status;
+    if (read_success(r, t->conf, &read, &a, stats, result) != OK) {
+        return 0;
     }
-    reason = cp_response_read_view(r->pool, a.text, a.len, with_docid, &answer);
-    if (reason) {
-        return fail(result, HTTP_BAD_GATEWAY, 0, reason);
+    if ((reason = cp_response_read_view(r->pool, a.text, a.len, with_docid, &answer))) {
+        fail(result, HTTP_BAD_GATEWAY, 0, reason);
+        return 0;
     }
-    count_rows(stats, answer);
+    stats->rows += cp_answer_rows(answer);
     log_answers(r, &a, &answer, 1);
     answers->of[query->role] = answer;
     stats->served_by |= COUCHPAGE_SERVED_BY_GET;
-    return OK;
+    return 1;
 }
 
 /* Asks the queries asked[from..] with a GET each, in order. */
-static int get_each(request_rec *r, const couchpage_backend_conf *conf, const char *index_url,
-                    int with_docid, const apr_array_header_t *asked, int from, int repeats,
-                    cp_plan_answers *answers, couchpage_backend_stats *stats,
-                    couchpage_backend_result *result)
+static int get_each(const couchpage_transport_baton *t, const char *index_url, int with_docid,
+                    const apr_array_header_t *asked, int from, int repeats,
+                    cp_plan_answers *answers, cp_transport_failure *result)
 {
-    int i, status;
+    int i;
 
     for (i = from; i < asked->nelts; i++) {
-        status = get_query(r, conf, index_url, with_docid,
-                           APR_ARRAY_IDX(asked, i, const cp_query *), repeats, answers, stats,
-                           result);
-        if (status != OK) {
-            return status;
+        if (!get_query(t, index_url, with_docid, APR_ARRAY_IDX(asked, i, const cp_query *),
+                       repeats, answers, result)) {
+            return 0;
         }
     }
-    return OK;
+    return 1;
 }
 
 /* Statuses a server without the multi-query endpoint answers it with
@@ -842,65 +775,60 @@ static int may_lack_batch(int status)
         || status == HTTP_NOT_IMPLEMENTED;
 }
 
-int couchpage_backend_fetch(request_rec *r, const couchpage_backend_conf *conf,
-                            const char *backend, const char *index_url, int with_docid,
-                            const apr_array_header_t *asked, couchpage_backend_asking asking,
-                            cp_plan_answers *answers, couchpage_backend_stats *stats,
-                            couchpage_backend_result *result)
+/* The transport's ask (couchpage_serve.h): 1, or 0 with result set. */
+static int transport_ask(void *baton, const char *backend, const char *index_url,
+                         int with_docid, const apr_array_header_t *asked, int alone,
+                         cp_plan_answers *answers, cp_transport_failure *result)
 {
-    int n = asked->nelts, status, k, i;
+    const couchpage_transport_baton *t = baton;
+    request_rec *r = t->r;
+    couchpage_backend_stats *stats = t->stats;
+    int n = asked->nelts, k, i;
     backend_read read = { 0 };
     attempt a;
     const cp_answer **results;
     const char *error = NULL;
 
-    if (n == 0) {
-        return OK;
-    }
-    if (asking == COUCHPAGE_ASK_ALONE) {
-        /* asking them is the repeat of the read that left them waiting */
-        return get_each(r, conf, index_url, with_docid, asked, 0, 0, answers, stats, result);
-    }
-    if (n == 1 || lacks_batch(backend)) {
-        return get_each(r, conf, index_url, with_docid, asked, 0, 1, answers, stats, result);
+    if (alone || n < 2 || couchpage_child_lacks_batch(backend)) {
+        /* asked alone, asking them is the repeat of the read that left
+         * them waiting */
+        return get_each(t, index_url, with_docid, asked, 0, !alone, answers, result);
     }
     read.url = apr_pstrcat(r->pool, index_url, "/queries", NULL);
     read.asked = cp_plan_url_path(read.url);
     read.body = cp_plan_batch_body(r->pool, asked);
     read.repeats = 1;
     read.queries = n;
-    status = read_backend(r, conf, &read, &a, stats, result);
-    if (status != OK) {
-        return status;
+    if (read_backend(r, t->conf, &read, &a, stats, result) != OK) {
+        return 0;
     }
     if (a.backend_status < 200 || a.backend_status > 299) {
-        couchpage_backend_result refused;
+        cp_transport_failure refused;
 
         backend_refused(r, &a, &refused);
         if (!may_lack_batch(a.backend_status)) {
             *result = refused;
-            return result->status;
+            return 0;
         }
         /* the server refused the request, or has no such endpoint: the
          * first query alone tells */
-        status = get_query(r, conf, index_url, with_docid,
-                           APR_ARRAY_IDX(asked, 0, const cp_query *), 1, answers, stats,
-                           result);
-        if (status != OK) {
-            return status;
+        if (!get_query(t, index_url, with_docid, APR_ARRAY_IDX(asked, 0, const cp_query *), 1,
+                       answers, result)) {
+            return 0;
         }
         remember_lacks_batch(r, backend, a.backend_status, refused.reason);
-        return get_each(r, conf, index_url, with_docid, asked, 1, 1, answers, stats, result);
+        return get_each(t, index_url, with_docid, asked, 1, 1, answers, result);
     }
     /* a body cut off brings the results complete before the cut */
     results = apr_pcalloc(r->pool, sizeof(*results) * n);
     k = cp_response_read_batch(r->pool, a.text, a.len, a.capture.broken, n, with_docid,
                                results, &error);
     if (k < 0) {
-        return fail(result, HTTP_BAD_GATEWAY, 0, error);
+        fail(result, HTTP_BAD_GATEWAY, 0, error);
+        return 0;
     }
     for (i = 0; i < k; i++) {
-        count_rows(stats, results[i]);
+        stats->rows += cp_answer_rows(results[i]);
         answers->of[APR_ARRAY_IDX(asked, i, const cp_query *)->role] = results[i];
     }
     answers->cut_off = a.capture.broken;
@@ -908,15 +836,13 @@ int couchpage_backend_fetch(request_rec *r, const couchpage_backend_conf *conf,
         stats->served_by |= COUCHPAGE_SERVED_BY_BATCH;
     }
     log_answers(r, &a, results, k);
-    return OK;
+    return 1;
 }
 
-/* One read of url that is no view query: a _find's POST (body) or a GET
- * of a document (body NULL), repeated once when it failed in flight;
- * read_success's answer. */
-static int read_one(request_rec *r, const couchpage_backend_conf *conf, const char *url,
-                    const char *body, attempt *a, couchpage_backend_stats *stats,
-                    couchpage_backend_result *result)
+/* One read of url that is no view query, a _find's POST (body) or a
+ * document's GET, repeated once when it failed in flight: 1, or 0. */
+static int read_one(const couchpage_transport_baton *t, const char *url, const char *body,
+                    attempt *a, cp_transport_failure *result)
 {
     backend_read read = { 0 };
 
@@ -925,42 +851,49 @@ static int read_one(request_rec *r, const couchpage_backend_conf *conf, const ch
     read.body = body;
     read.repeats = 1;
     read.queries = body ? 1 : 0;
-    return read_success(r, conf, &read, a, stats, result);
+    return read_success(t->r, t->conf, &read, a, t->stats, result) == OK;
 }
 
-int couchpage_backend_find(request_rec *r, const couchpage_backend_conf *conf,
-                           const char *url, const char *body, const cp_find_sort *sort,
-                           const cp_answer **answer, couchpage_backend_stats *stats,
-                           couchpage_backend_result *result)
+/* The transport's find and get (couchpage_serve.h). */
+static int transport_find(void *baton, const char *url, const char *body,
+                          const cp_find_sort *sort, const cp_answer **answer,
+                          cp_transport_failure *failure)
 {
-    attempt a;
+    couchpage_transport_baton *t = baton;
     const char *reason;
-    int status;
+    attempt a;
 
-    status = read_one(r, conf, url, body, &a, stats, result);
-    if (status != OK) {
-        return status;
+    if (!read_one(t, url, body, &a, failure)) {
+        return 0;
     }
-    reason = cp_find_read(r->pool, a.text, a.len, sort, answer);
-    if (reason) {
-        return fail(result, HTTP_BAD_GATEWAY, 0, reason);
+    if ((reason = cp_find_read(t->r->pool, a.text, a.len, sort, answer))) {
+        fail(failure, HTTP_BAD_GATEWAY, 0, reason);
+        return 0;
     }
-    count_rows(stats, *answer);
-    log_answers(r, &a, answer, 1);
-    stats->served_by |= COUCHPAGE_SERVED_BY_FIND;
-    return OK;
+    t->stats->rows += cp_answer_rows(*answer);
+    log_answers(t->r, &a, answer, 1);
+    t->stats->served_by |= COUCHPAGE_SERVED_BY_FIND;
+    return 1;
 }
 
-int couchpage_backend_get(request_rec *r, const couchpage_backend_conf *conf, const char *url,
-                          const char **text, apr_size_t *len, couchpage_backend_stats *stats,
-                          couchpage_backend_result *result)
+static int transport_get(void *baton, const char *url, const char **text, apr_size_t *len,
+                         cp_transport_failure *failure)
 {
+    couchpage_transport_baton *t = baton;
     attempt a;
-    int status = read_one(r, conf, url, NULL, &a, stats, result);
 
-    if (status == OK) {
-        *text = a.text;
-        *len = a.len;
+    if (!read_one(t, url, NULL, &a, failure)) {
+        return 0;
     }
-    return status;
+    *text = a.text;
+    *len = a.len;
+    return 1;
+}
+
+void couchpage_backend_transport(cp_transport *transport, couchpage_transport_baton *baton)
+{
+    transport->baton = baton;
+    transport->ask = transport_ask;
+    transport->find = transport_find;
+    transport->get = transport_get;
 }

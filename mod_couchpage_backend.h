@@ -13,8 +13,9 @@
  * one GET per query: learnt from its first answer, noted once in the error
  * log, and remembered for that backend in this process.
  *
- * A _find location's query is one POST .../_find (couchpage_backend_find),
- * the same subrequest with its body kept likewise.
+ * A _find location's query is one POST .../_find (the transport's find),
+ * the same subrequest with its body kept likewise; a design document, one
+ * GET (the transport's get).
  *
  * mod_proxy does the HTTP: connection pooling, balancer://, TLS and
  * timeouts are configured with its directives, never here; but a page's
@@ -26,10 +27,12 @@
 #define MOD_COUCHPAGE_BACKEND_H
 
 #include "httpd.h"
+#include "http_config.h"
 
 #include "couchpage_find.h"
 #include "couchpage_plan.h"
 #include "couchpage_response.h"
+#include "couchpage_serve.h"
 
 typedef struct {
     const char *authorization; /* Authorization header for CouchDB, or NULL */
@@ -62,7 +65,7 @@ typedef struct {
 #define COUCHPAGE_SERVED_BY_GET   0x2  /* a GET of one query (one query, or the fallback) */
 #define COUCHPAGE_SERVED_BY_FIND  0x4  /* a _find location's POST .../_find */
 
-/* What a page's backend reads cost, added up over every couchpage_backend_fetch
+/* What a page's backend reads cost, added up over every read of the transport
  * of the page: the caller zeroes it once. (mod_couchpage_status.h names it by
  * its tag, needing nothing else of this header.) */
 typedef struct couchpage_backend_stats {
@@ -79,73 +82,37 @@ typedef struct couchpage_backend_stats {
                                  the caller makes it (the debug log); else NULL */
 } couchpage_backend_stats;
 
-typedef struct {
-    int status;             /* on failure: 502, 503 or 504 for the client */
-    int backend_status;     /* the HTTP status CouchDB answered; 0 without one */
-    const char *reason;     /* on failure: why, fit for the client and the log */
-    int past_deadline;      /* on failure: the page's reads passed their deadline
-                               (couchpage_backend_conf.deadline): status is 504 */
-} couchpage_backend_result;
-
-/* The subrequest's filters and the per-process memory of backends without
- * the multi-query endpoint; called from the module's register_hooks. */
+/* The subrequests' filters, the per-process memory of backends without
+ * the multi-query endpoint and of _find locations' indexes and warnings;
+ * called from the module's register_hooks. */
 void couchpage_backend_register(void);
 
-/* How couchpage_backend_fetch asks its queries. */
-typedef enum {
-    COUCHPAGE_ASK_TOGETHER, /* one multi-query POST (a GET for one query, or one
-                               each where the server lacks the endpoint), a read
-                               that failed in flight repeated once */
-    COUCHPAGE_ASK_ALONE     /* one GET each, none repeated: the queries a cut
-                               multi-query answer left waiting (cp_plan_ask_alone),
-                               whose asking is that answer's repeat */
-} couchpage_backend_asking;
+/* What the transport reads: the page's request, the backend's settings,
+ * what the reads cost, and where the location's directives are set (for
+ * cp_serve's log lines). */
+typedef struct {
+    request_rec *r;
+    const couchpage_backend_conf *conf;
+    couchpage_backend_stats *stats;
+    const char *section;
+    const ap_directive_t *view_where;
+    const ap_directive_t *index_where;
+} couchpage_transport_baton;
 
-/* Asks CouchDB the queries in asked (const cp_query *, the plan's waiting
- * ones: cp_plan_waiting, cp_plan_ask_alone), as asking says, and puts each
- * answer it reads, checked as a view response (couchpage_response;
- * with_docid: every row has a document id), into answers by the query's
- * role; it never writes into a query, nor decides what is asked again: the
- * plan takes the answers (cp_plan_take_answers) and says which queries still
- * wait. backend names the server for the memory of endpoints
- * (cp_view.backend), index_url is where the queries go (cp_plan.index_url).
- * Returns OK with every query answered, or with a multi-query answer that
- * was cut off after its 200 (answers->cut_off: CouchDB 3.4 ends it
- * mid-stream when it refuses a later query as a reversed range, or when a
- * node it gathers from goes down) the results complete before the cut; or a
- * failure status with result set: CouchDB's own answer to the query that
- * failed, or the trouble reaching it.
- *
- * A read that failed in flight is repeated once (COUCHPAGE_ASK_TOGETHER),
- * never more. Every subrequest sent, and every result read, is added to
- * stats, on failure too. A read may bring only what is left of
- * conf->max_response after stats->bytes: more is a 502. Every read of the
- * page ends by conf->deadline after the first began (stats->began): one
- * still reading then is stopped, and its backend connection dropped, one
- * not begun is not sent; a 504 with result->past_deadline. */
-int couchpage_backend_fetch(request_rec *r, const couchpage_backend_conf *conf,
-                            const char *backend, const char *index_url, int with_docid,
-                            const apr_array_header_t *asked, couchpage_backend_asking asking,
-                            cp_plan_answers *answers, couchpage_backend_stats *stats,
-                            couchpage_backend_result *result);
-
-/* Asks a _find location's query: POST url (.../_find, cp_plan_index_url) with
- * body (cp_find_body), repeated once when it failed in flight, its answer
- * read with the location's sort (cp_find_read) into *answer. OK, or a
- * failure status with result set: CouchDB's own answer when it refused
- * the query (result->backend_status), or the trouble reaching it. Added to
- * stats as couchpage_backend_fetch's reads are. */
-int couchpage_backend_find(request_rec *r, const couchpage_backend_conf *conf,
-                           const char *url, const char *body, const cp_find_sort *sort,
-                           const cp_answer **answer, couchpage_backend_stats *stats,
-                           couchpage_backend_result *result);
-
-/* GETs a JSON document (a _find index's design document), repeated once
- * when it failed in flight: OK and its body in *text (padded, len bytes),
- * or a failure status with result set, as couchpage_backend_find's. Added
- * to stats likewise. */
-int couchpage_backend_get(request_rec *r, const couchpage_backend_conf *conf, const char *url,
-                          const char **text, apr_size_t *len, couchpage_backend_stats *stats,
-                          couchpage_backend_result *result);
+/* The transport's asking functions (ask, find, get: couchpage_serve.h): the
+ * view queries as one multi-query POST (a GET for one query, or one each
+ * where the server lacks the endpoint), a read that failed in flight
+ * repeated once; asked alone, one GET each, none repeated (the queries a
+ * cut multi-query answer left waiting, whose asking is that answer's
+ * repeat); a _find's POST and a document's GET, repeated once when they
+ * failed in flight. Each answer is read and checked as a view (or _find)
+ * response; a multi-query answer cut off after its 200 brings the results
+ * complete before the cut (answers->cut_off). Every subrequest sent and
+ * every result read is added to stats, on failure too. A read may bring
+ * only what is left of conf->max_response after stats->bytes: more is a
+ * 502. Every read of the page ends by conf->deadline after the first began
+ * (stats->began): one still reading then is stopped, and its backend
+ * connection dropped, one not begun is not sent; a 504 with past_deadline. */
+void couchpage_backend_transport(cp_transport *transport, couchpage_transport_baton *baton);
 
 #endif

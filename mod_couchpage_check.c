@@ -207,7 +207,7 @@ static const char *section_name(apr_pool_t *p, const config_section *section,
 
 /* A CouchPageSize above the CouchPageMaxSize merged with it: which, and
  * where each is written. The default size is no fault: a smaller maximum
- * caps it (mod_couchpage_request.c's couchpage_read_client_request). */
+ * caps it (mod_couchpage_request.c's couchpage_read_request). */
 static const char *page_size_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
 {
     if (!conf->page_size_set || conf->page_size <= conf->max_page_size) {

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mod_couchpage_child.c: a child process's sets of remembered keys, and
- * the notes some keys carry (see mod_couchpage_child.h); and the child's
+ * the notes some keys carry (see mod_couchpage_child.h), and the sets the
+ * module's requests keep (backends without the multi-query endpoint, the
+ * memory cp_serve's transport has of _find indexes and warnings); and the child's
  * set-up (child_init): the quiet twins through which mod_proxy's lines for
  * the module's subrequests are kept to crit, and malloc's mmap threshold.
  */
@@ -221,9 +223,51 @@ static void quiet_init(apr_pool_t *pchild, server_rec *main_server)
     }
 }
 
+/* What the module's requests remember in this child: the backends that
+ * have no multi-query endpoint (their queries go as one GET each), what it
+ * learnt of the indexes _find locations name (cp_serve's notes), and the
+ * _find locations whose CouchDB warning it has logged. */
+static couchpage_child_set *no_batch, *index_notes, *find_warned;
+
+int couchpage_child_lacks_batch(const char *backend)
+{
+    return couchpage_child_set_has(no_batch, backend, APR_HASH_KEY_STRING);
+}
+
+int couchpage_child_learn_lacks_batch(const char *backend)
+{
+    return couchpage_child_set_add(no_batch, backend, APR_HASH_KEY_STRING);
+}
+
+static const char *index_note_get(void *baton, const char *key, apr_interval_time_t max_age,
+                                  apr_pool_t *pool, int *again)
+{
+    return couchpage_child_note_get(index_notes, key, max_age, pool, again);
+}
+
+static void index_note_put(void *baton, const char *key, const char *text)
+{
+    couchpage_child_note_put(index_notes, key, text);
+}
+
+static int first_warning(void *baton, const void *key, apr_size_t len)
+{
+    return couchpage_child_set_add(find_warned, key, (apr_ssize_t)len);
+}
+
+void couchpage_child_memory(cp_transport *transport)
+{
+    transport->note_get = index_note_get;
+    transport->note_put = index_note_put;
+    transport->first_time = first_warning;
+}
+
 static void child_init(apr_pool_t *pchild, server_rec *s)
 {
     quiet_init(pchild, s);
+    no_batch = couchpage_child_set_make(pchild, s, "backends without a multi-query endpoint");
+    index_notes = couchpage_child_set_make(pchild, s, "the indexes of _find locations");
+    find_warned = couchpage_child_set_make(pchild, s, "_find locations warned of");
 #if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD)
     if (!mallopt(M_MMAP_THRESHOLD, CP_MMAP_THRESHOLD)) {
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, CPLOGNO(0190) "mallopt("

@@ -15,6 +15,8 @@
 
 #include "httpd.h"
 
+#include "couchpage_serve.h"
+
 typedef struct couchpage_child_set couchpage_child_set;
 
 /* A set of this child, named what in the error log; NULL when it has no
@@ -42,6 +44,15 @@ void couchpage_child_note_put(couchpage_child_set *set, const char *key, const c
 const char *couchpage_child_note_get(couchpage_child_set *set, const char *key,
                                      apr_interval_time_t max_age, apr_pool_t *pool,
                                      int *learn_again);
+
+/* Whether backend is known to have no multi-query endpoint; and learning
+ * that it has none: 1 the first time in this child. */
+int couchpage_child_lacks_batch(const char *backend);
+int couchpage_child_learn_lacks_batch(const char *backend);
+
+/* Fills the transport's memory (note_get, note_put, first_time) with this
+ * child's notes of _find indexes and its set of _find warnings logged. */
+void couchpage_child_memory(cp_transport *transport);
 
 /* The child's set-up (child_init): the quiet twin of each server, and
  * malloc's mmap threshold; called from the module's register_hooks. */

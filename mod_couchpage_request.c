@@ -1,23 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * mod_couchpage_request: a page request, in and out. What it asks, read
- * once and checked: the client's arguments (parsed once a request, in the
- * module's request_config slot) and start token (its length capped,
- * unsealed), the format they choose, the request's partition, the
- * operator's request-time values (couchpage_eval_value), where links point
- * and what a sealed token is bound to. How it is answered: the format of
- * the answer (the location's, the client's, htmx's, Accept's), the page
- * with its tokens sealed, its ETag or 304, Cache-Control and Link header,
- * the error responses (in the format a page would have, each logged at the
- * level its cause deserves), and the debug log's lines of a page and of
- * its backend requests; and how a page's planned queries are asked
- * (couchpage_fetch_answers: together, a cut answer's rest alone, none
- * over its limit). One room because each side needs the other (a
- * fault in what is asked is answered; an error's format is what the client
- * asked), and because a view's page (mod_couchpage.c) and a _find
- * location's (mod_couchpage_find.c) are asked and answered alike; what
- * only a view asks (its range, its token decoded) stays in
- * mod_couchpage.c. Glue.
+ * mod_couchpage_request: a page request in, its response out. In: the
+ * client's arguments (parsed once a request, in the module's
+ * request_config slot), the format they choose, the request's partition,
+ * the operator's request-time values (CouchPageRange's bounds, every
+ * CouchPageSelector placeholder), evaluated into the source cp_serve
+ * takes. Out: the page (its tokens sealed, its ETag or 304,
+ * Cache-Control and Link header, its body in its format) or the fault
+ * cp_serve (or this reading) found, from one function that logs it at its
+ * level with its code and answers it in the format a page would have; and
+ * the debug log's lines of a page and of its backend requests. Glue.
  */
 #include "mod_couchpage_request.h"
 
@@ -31,6 +23,7 @@
 #include "couchpage_find.h"
 #include "couchpage_json.h"
 #include "couchpage_seal.h"
+#include "couchpage_serve.h"
 #include "mod_couchpage_expr.h"
 
 APLOG_USE_MODULE(couchpage);
@@ -58,53 +51,50 @@ static const struct couchpage_client_args *client_args(request_rec *r,
     return slot->client_args;
 }
 
-cp_format couchpage_asked_format(request_rec *r, const couchpage_dir_conf *conf)
+static cp_format asked_format(request_rec *r, const couchpage_dir_conf *conf)
 {
     return client_args(r, conf)->args.format;
 }
 
 /* A request-time value of the operator's (a CouchPageRange bound, a
- * CouchPageSelector string holding %{...}): 1 with compact JSON, or NULL
- * when it yields nothing, in *json; or 0 when the client has been answered
- * with the error. what names it for the log ("CouchPageRange LOW"), of for
- * the client ("the LOW bound of the key range"). The expression is the
- * operator's: a result that is not JSON is the configuration's fault
- * (request values enter as JSON through %{json:...}), and only a request
- * value that has no JSON form is the client's. */
-int couchpage_eval_value(request_rec *r, const char *what, const char *of,
-                         const couchpage_key_bound *bound, const char **json)
+ * CouchPageSelector string holding %{...}): compact JSON, or NULL when it
+ * yields nothing, in *json; or the fault. what names it for the log
+ * ("CouchPageRange LOW"), of for the client ("the LOW bound of the key
+ * range"). The expression is the operator's: a result that is not JSON is
+ * the configuration's fault (request values enter as JSON through
+ * %{json:...}), and only a request value that has no JSON form is the
+ * client's. */
+static const cp_fault *eval_value(request_rec *r, const char *what, const char *of,
+                                  const couchpage_key_bound *bound, const char **json)
 {
     const char *err = NULL, *text;
     int not_utf8;
 
     *json = bound->json;
     if (!bound->expr) {
-        return 1;
+        return NULL;
     }
     text = couchpage_expr_eval(r, bound->expr, &not_utf8, &err);
     if (err) {
-        couchpage_send_config_error(r, apr_psprintf(r->pool, "%s could not be evaluated: %s",
-                                                    what, err));
-        return 0;
+        return cp_fault_config(r->pool, r->uri, apr_psprintf(r->pool, "%s could not be "
+                                                             "evaluated: %s", what, err));
     }
     if (not_utf8) {
-        couchpage_send_bad_request(r, apr_psprintf(r->pool, "a request value for %s is not "
-                                                   "valid UTF-8", of));
-        return 0;
+        return cp_fault_bad_request(r->pool, apr_psprintf(r->pool, "a request value for %s "
+                                                          "is not valid UTF-8", of));
     }
     if (!*text) {
         *json = NULL;
-        return 1;
+        return NULL;
     }
     *json = cp_json_compact(r->pool, text, &err);
     if (!*json) {
-        couchpage_send_config_error(r, apr_psprintf(r->pool, "%s yields '%s', which is not "
-                                                    "JSON (%s); put request values in with "
-                                                    "%%{json:...}", what,
-                                                    couchpage_loggable(r, text), err));
-        return 0;
+        return cp_fault_config(r->pool, r->uri,
+                               apr_psprintf(r->pool, "%s yields '%s', which is not JSON (%s); "
+                                            "put request values in with %%{json:...}", what,
+                                            cp_serve_loggable(r->pool, text), err));
     }
-    return 1;
+    return NULL;
 }
 
 /* The path page links point at: the one the client asked for, of this
@@ -113,7 +103,7 @@ int couchpage_eval_value(request_rec *r, const char *what, const char *of,
  * redirect) and mod_rewrite change it to the file served, and a link to
  * /index.shtml?start=... is not the page the reader is on. parsed_uri.path
  * is the request line's path; httpd decodes it in place, as r->uri. */
-const char *couchpage_links_path(request_rec *r)
+static const char *links_path(request_rec *r)
 {
     const request_rec *top = r;
 
@@ -124,77 +114,16 @@ const char *couchpage_links_path(request_rec *r)
                                   ? top->parsed_uri.path : top->uri);
 }
 
-/* What a sealed token is valid for: this location's view, at this path. */
-const char *couchpage_token_binding(request_rec *r, const couchpage_dir_conf *conf)
+/* The bytes a token may take percent-encoded in a link's URL: what
+ * LimitRequestLine leaves of "GET PATH?start=...&limit=N&format=html
+ * HTTP/1.1" (64 bytes for all but the path and the token). */
+static apr_size_t token_url_room(request_rec *r, const char *path)
 {
-    return apr_pstrcat(r->pool, conf->view.url, "\n", r->uri, NULL);
+    apr_size_t rest = strlen(path) + 64;
+    apr_size_t line = r->server->limit_req_line > 0 ? (apr_size_t)r->server->limit_req_line : 0;
+
+    return line > rest ? line - rest : 0;
 }
-
-/* Reads what every location's request carries: the client's arguments and
- * token (its length capped, unsealed), and the request's partition: 1, or 0
- * when the client has been answered with the error. */
-int couchpage_read_client_request(request_rec *r, const couchpage_dir_conf *conf,
-                                  couchpage_page_request *req)
-{
-    const struct couchpage_client_args *client = client_args(r, conf);
-    const char *reason;
-
-    req->args = client->args;
-    reason = client->fault;
-    if (reason) {
-        couchpage_send_bad_request(r, reason);
-        return 0;
-    }
-    /* The client chooses only where the operator left the choice open, and
-     * never for a page that includes the location. */
-    req->format = couchpage_choose_format(r, conf, req->args.format, 1);
-    req->chosen_format = conf->format == CP_FORMAT_AUTO && !couchpage_is_included_html(r)
-                         && req->args.format != CP_FORMAT_AUTO;
-    /* The default size is capped by a smaller CouchPageMaxSize; a
-     * CouchPageSize set above it never gets here (couchpage_merged_fault). */
-    req->count = req->args.limit ? req->args.limit
-               : (conf->page_size < conf->max_page_size ? conf->page_size
-                                                        : conf->max_page_size);
-    req->token_text = req->args.start;
-    if (req->args.start) {
-        /* The one cap on a token's length: on what the client sent, sealed
-         * or not, before it is unsealed (decrypted whole) or decoded. A
-         * sealed token's payload is shorter than the token. */
-        if (strlen(req->args.start) > conf->max_token_length) {
-            couchpage_send_bad_request(r, apr_psprintf(r->pool, "the start token is longer "
-                                                       "than %" APR_SIZE_T_FMT " bytes",
-                                                       conf->max_token_length));
-            return 0;
-        }
-        if (conf->token_key) {
-            switch (cp_unseal(r->pool, conf->token_key, conf->previous_token_key,
-                              couchpage_token_binding(r, conf), req->args.start,
-                              &req->token_text, &reason)) {
-            case CP_UNSEAL_OPENED:
-                break;
-            case CP_UNSEAL_REFUSED:
-                couchpage_send_bad_request(r, reason);
-                return 0;
-            case CP_UNSEAL_FAILED:
-            default:
-                couchpage_send_seal_error(r, reason);
-                return 0;
-            }
-        }
-    }
-    req->partition = NULL;
-    if (conf->partition) {
-        req->partition = ap_expr_str_exec(r, conf->partition, &reason);
-        if (reason) {
-            couchpage_send_config_error(r, apr_pstrcat(r->pool, "CouchPagePartition could "
-                                                       "not be evaluated: ", reason, NULL));
-            return 0;
-        }
-    }
-    return 1;
-}
-
-/* --- how it is answered ------------------------------------------------ */
 
 static int send_body(request_rec *r, int status, const char *content_type,
                      const char *body)
@@ -213,7 +142,7 @@ static int send_body(request_rec *r, int status, const char *content_type,
 /* Included into another page (mod_include), the module answers HTML unless
  * the location is fixed to JSON: a page must never receive a client's bytes
  * as anything but escaped text. */
-int couchpage_is_included_html(const request_rec *r)
+static int is_included_html(const request_rec *r)
 {
     const couchpage_dir_conf *conf = ap_get_module_config(r->per_dir_config,
                                                           &couchpage_module);
@@ -225,15 +154,15 @@ int couchpage_is_included_html(const request_rec *r)
  * HTML for htmx (HX-Request: true, whose requests accept anything), else
  * what its Accept header prefers. Those two headers then vary a page (vary:
  * add Vary: Accept, HX-Request; an error is never kept by a cache). */
-cp_format couchpage_choose_format(request_rec *r, const couchpage_dir_conf *conf,
-                                  cp_format asked, int vary)
+static cp_format choose_format(request_rec *r, const couchpage_dir_conf *conf, cp_format asked,
+                               int vary)
 {
     const char *htmx = apr_table_get(r->headers_in, "HX-Request");
 
     if (conf->format != CP_FORMAT_AUTO) {
         return conf->format;
     }
-    if (couchpage_is_included_html(r)) {
+    if (is_included_html(r)) {
         return CP_FORMAT_HTML;
     }
     if (asked != CP_FORMAT_AUTO) {
@@ -248,126 +177,188 @@ cp_format couchpage_choose_format(request_rec *r, const couchpage_dir_conf *conf
     return cp_format_from_accept(r->pool, apr_table_get(r->headers_in, "Accept"));
 }
 
+/* A CouchPageSelector string's value for this request (cp_mango_fill): its
+ * expression's JSON; NULL with the fault in the baton. */
+typedef struct {
+    request_rec *r;
+    const couchpage_dir_conf *conf;
+    const cp_fault *fault;
+} selector_fill;
+
+static const json_t *fill_selector_value(void *data, const char *placeholder,
+                                         const char **error)
+{
+    selector_fill *fill = data;
+    request_rec *r = fill->r;
+    const couchpage_key_bound *value = apr_hash_get(fill->conf->find_values, placeholder,
+                                                    APR_HASH_KEY_STRING);
+    const char *what = apr_psprintf(r->pool, "CouchPageSelector's value '%s'",
+                                    cp_serve_loggable(r->pool, placeholder));
+    const json_t *filled;
+    const char *json;
+
+    if (!value) {
+        fill->fault = cp_fault_config(r->pool, r->uri, apr_pstrcat(r->pool, what, " has no "
+                                                                   "expression", NULL));
+        return NULL;
+    }
+    if ((fill->fault = eval_value(r, what, "the selector", value, &json))) {
+        return NULL;
+    }
+    if (!json) {
+        fill->fault = cp_fault_config(r->pool, r->uri, apr_pstrcat(r->pool, what, " yields "
+                                                                   "nothing", NULL));
+        return NULL;
+    }
+    filled = cp_json_load(r->pool, json, strlen(json), error);
+    if (!filled) {
+        fill->fault = cp_fault_config(r->pool, r->uri,
+                                      apr_pstrcat(r->pool, what, " could not be read: ",
+                                                  *error ? *error : "unreadable", NULL));
+    }
+    return filled;
+}
+
+/* A _find location's query for this request: its selector with this
+ * request's values (cp_mango_selector_fill), its sort, index, fields and
+ * flags; NULL, or the fault. */
+static const cp_fault *read_find_spec(request_rec *r, const couchpage_dir_conf *conf,
+                                      cp_find_spec *spec)
+{
+    selector_fill fill = { r, conf, NULL };
+    const char *reason = NULL;
+    int i;
+
+    memset(spec, 0, sizeof(*spec));
+    spec->sort = &conf->find_sort[conf->view.descending != 0];
+    spec->selector = conf->find_selector ? conf->find_selector
+                   : cp_json_pool_own(r->pool, json_object());
+    if (conf->find_values && apr_hash_count(conf->find_values)) {
+        spec->selector = cp_mango_selector_fill(r->pool, spec->selector, fill_selector_value,
+                                               &fill, &reason);
+        if (!spec->selector) {
+            return fill.fault ? fill.fault : cp_fault_config(r->pool, r->uri, reason);
+        }
+        /* an expression's value of a kind its operator does not take is
+         * the configuration's: %{json:...} makes strings */
+        if ((reason = cp_mango_check_selector(r->pool, spec->selector))) {
+            return cp_fault_config(r->pool, r->uri,
+                                   apr_pstrcat(r->pool, "CouchPageSelector with this "
+                                               "request's values: the selector ", reason,
+                                               NULL));
+        }
+    }
+    spec->index_ddoc = conf->find_index_ddoc;
+    spec->index_name = conf->find_index_name;
+    /* a word _find does not take (update lazy) never gets here:
+     * couchpage_merged_fault refused the configuration */
+    (void)cp_mango_flag_named(conf->view.update, &spec->update);
+    (void)cp_mango_flag_named(conf->view.stable, &spec->stable);
+    if (conf->fields) {
+        json_t *fields = cp_json_pool_own(r->pool, json_array());
+
+        for (i = 0; i < conf->fields->nelts; i++) {
+            json_array_append_new(fields,
+                                  json_string(APR_ARRAY_IDX(conf->fields, i, const char *)));
+        }
+        spec->fields = fields;
+    }
+    return NULL;
+}
+
+/* A range bound for this request (eval_value). */
+static const cp_fault *eval_bound(request_rec *r, const char *which,
+                                  const couchpage_key_bound *bound, const char **json)
+{
+    return eval_value(r, apr_pstrcat(r->pool, "CouchPageRange ", which, NULL),
+                      apr_psprintf(r->pool, "the %s bound of the key range", which), bound,
+                      json);
+}
+
+const cp_fault *couchpage_read_request(request_rec *r, const couchpage_dir_conf *conf,
+                                       couchpage_page_request *req, cp_source *source,
+                                       cp_find_spec *spec)
+{
+    const struct couchpage_client_args *client = client_args(r, conf);
+    const cp_fault *fault;
+    const char *reason = NULL;
+
+    req->args = client->args;
+    if (client->fault) {
+        return cp_fault_bad_request(r->pool, client->fault);
+    }
+    /* The client chooses only where the operator left the choice open, and
+     * never for a page that includes the location. */
+    req->format = choose_format(r, conf, req->args.format, 1);
+    req->chosen_format = conf->format == CP_FORMAT_AUTO && !is_included_html(r)
+                         && req->args.format != CP_FORMAT_AUTO;
+    /* The default size is capped by a smaller CouchPageMaxSize; a
+     * CouchPageSize set above it never gets here (couchpage_merged_fault). */
+    req->count = req->args.limit ? req->args.limit
+               : (conf->page_size < conf->max_page_size ? conf->page_size
+                                                        : conf->max_page_size);
+    /* The one cap on a token's length: on what the client sent, sealed or
+     * not, before it is unsealed (decrypted whole) or decoded. */
+    if (req->args.start && strlen(req->args.start) > conf->max_token_length) {
+        return cp_fault_bad_request(r->pool, apr_psprintf(r->pool, "the start token is longer "
+                                                          "than %" APR_SIZE_T_FMT " bytes",
+                                                          conf->max_token_length));
+    }
+    memset(source, 0, sizeof(*source));
+    source->uri = r->uri;
+    source->location = conf->view_where;
+    source->view = &conf->view;
+    source->range_set = conf->range_set;
+    source->partition_set = conf->partition != NULL;
+    source->links = couchpage_links_shown(conf);
+    source->token_key = conf->token_key;
+    source->previous_token_key = conf->previous_token_key;
+    source->max_token_length = conf->max_token_length;
+    source->token_url_room = token_url_room(r, links_path(r));
+    source->deadline = conf->backend.deadline;
+    if (conf->partition) {
+        source->partition = ap_expr_str_exec(r, conf->partition, &reason);
+        if (reason) {
+            return cp_fault_config(r->pool, r->uri, apr_pstrcat(r->pool, "CouchPagePartition "
+                                                                "could not be evaluated: ",
+                                                                reason, NULL));
+        }
+    }
+    if (conf->view.is_find) {
+        source->find = spec;
+        return read_find_spec(r, conf, spec);
+    }
+    if ((fault = eval_bound(r, "LOW", &conf->low, &source->low))) {
+        return fault;
+    }
+    return eval_bound(r, "HIGH", &conf->high, &source->high);
+}
+
+/* --- how it is answered ------------------------------------------------ */
+
 /* Errors come in the format a page would: JSON, which front-end code
  * reads, with the error and a reason; HTML (a browser's page, an included
  * fragment) with the location's CouchPageText error word alone. No cache
  * keeps one: the next request may well succeed. */
-int couchpage_send_error(request_rec *r, int status, const char *error, const char *reason)
+static int send_error(request_rec *r, int status, const char *error, const char *reason)
 {
     const couchpage_dir_conf *conf = ap_get_module_config(r->per_dir_config,
                                                           &couchpage_module);
 
     apr_table_setn(r->headers_out, "Cache-Control", "no-store");
-    if (couchpage_choose_format(r, conf, couchpage_asked_format(r, conf), 0)
+    if (choose_format(r, conf, asked_format(r, conf), 0)
         == CP_FORMAT_HTML) {
         return send_body(r, status, HTML_TYPE, cp_render_html_error(r->pool, conf->words));
     }
     return send_body(r, status, JSON_TYPE, cp_render_error(r->pool, error, reason));
 }
 
-/* CouchDB 3.4's answer to a login of an account it has locked
- * (couch_httpd_auth.erl), as couchdb_reason words it. */
-#define COUCHDB_LOCKOUT "403 forbidden: Account is temporarily locked due to multiple " \
-    "authentication failures"
-
-/* The backend's trouble, in full, goes to the error log with the request's
- * path and the location's view; visitors learn only which kind it was. */
-int couchpage_send_backend_error(request_rec *r, const couchpage_dir_conf *conf,
-                                 const couchpage_backend_result *result)
+/* The fault's line, at its level with its code, and its answer. */
+static int answer_fault(request_rec *r, const cp_fault *fault)
 {
-    const char *hint = "";
-
-    if (result->backend_status == HTTP_BAD_REQUEST && conf->range_set) {
-        hint = "; does CouchDB collate CouchPageRange's LOW after its HIGH?";
-    }
-    else if (result->backend_status == HTTP_FORBIDDEN
-             && ap_strstr_c(result->reason, COUCHDB_LOCKOUT)) {
-        /* The lock is CouchDB's, keyed by the address, the account and its
-         * password's salt: nothing here remembers it, and the right password
-         * does not end it; a new password (a new salt) does. */
-        hint = ": this is CouchDB's account lockout ([chttpd_auth_lockout]): after "
-               "5 failed logins (its threshold, by default) of this account from this "
-               "server's address, CouchDB refuses every login of it from here, with the "
-               "right password too, until about 5 minutes (its max_lifetime, by "
-               "default) after the first failure. Correct CouchPageCredentials and "
-               "reload httpd; pages come back when the lock ends, or at once if "
-               "CouchDB's admin sets the account a new password (in _users) and "
-               "CouchPageCredentials has that one";
-    }
-    if (result->past_deadline) {
-        /* the operator's knob is the deadline, not mod_proxy's timeout */
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, CPLOGNO(0183)
-                      "the backend reads for %s were stopped: %s (CouchPageBackendDeadline %"
-                      APR_TIME_T_FMT " s; CouchPageView %s, %s at %s)", r->uri, result->reason,
-                      apr_time_sec(conf->backend.deadline), conf->view.url, conf->view_section,
-                      couchpage_directive_where(r->pool, conf->view_where));
-    }
-    else {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, CPLOGNO(0101)
-                      "the backend queries for %s failed with %d: %s%s (CouchPageView %s, "
-                      "%s at %s)", r->uri, result->status, result->reason, hint,
-                      conf->view.url, conf->view_section,
-                      couchpage_directive_where(r->pool, conf->view_where));
-    }
-    if (result->status == HTTP_GATEWAY_TIME_OUT) {
-        return couchpage_send_error(r, result->status, "backend_timeout",
-                                    "the backend did not answer in time");
-    }
-    if (result->status == HTTP_SERVICE_UNAVAILABLE) {
-        return couchpage_send_error(r, result->status, "backend_unavailable",
-                                    "the backend is unavailable");
-    }
-    if (result->status == HTTP_BAD_GATEWAY) {
-        return couchpage_send_error(r, result->status, "backend_error",
-                                    "the backend could not serve this page");
-    }
-    return couchpage_send_error(r, result->status, "internal_error",
-                                "the server could not serve this page");
-}
-
-int couchpage_send_bad_request(request_rec *r, const char *reason)
-{
-    ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0102)
-                  "bad request: %s", reason);
-    return couchpage_send_error(r, HTTP_BAD_REQUEST, "bad_request", reason);
-}
-
-int couchpage_send_token_refused(request_rec *r, const char *why)
-{
-    ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0122) "bad request: the start "
-                  "token is outside this location's key range (%s)", why);
-    return couchpage_send_error(r, HTTP_BAD_REQUEST, "bad_request",
-                                "the start token is outside this location's key range");
-}
-
-int couchpage_send_config_error(request_rec *r, const char *reason)
-{
-    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, CPLOGNO(0104)
-                  "configuration error for %s: %s", r->uri, reason);
-    return couchpage_send_error(r, HTTP_INTERNAL_SERVER_ERROR, "internal_error",
-                                "this location is misconfigured; see the server's error log");
-}
-
-/* Text of an operator's expression result for the error log: request
- * values may be in it. */
-const char *couchpage_loggable(request_rec *r, const char *text)
-{
-    const apr_size_t most = 200;
-
-    return ap_escape_logitem(r->pool, strlen(text) > most
-                             ? apr_pstrcat(r->pool, apr_pstrndup(r->pool, text, most),
-                                           "...", NULL)
-                             : text);
-}
-
-/* libcrypto failing is the server's trouble: logged, and a 500 that says
- * nothing of it. */
-int couchpage_send_seal_error(request_rec *r, const char *reason)
-{
-    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, CPLOGNO(0140)
-                  "the tokens of %s could not be sealed or opened: %s", r->uri, reason);
-    return couchpage_send_error(r, HTTP_INTERNAL_SERVER_ERROR, "internal_error",
-                                "the server could not serve this page");
+    ap_log_rerror(APLOG_MARK, fault->log_level, 0, r, "%s: %s", fault->log_code,
+                  fault->log_text);
+    return send_error(r, fault->status, fault->error, fault->reason);
 }
 
 /* A key too long for a token makes a bounded token (cp_token_for_row),
@@ -376,7 +367,7 @@ int couchpage_send_seal_error(request_rec *r, const char *reason)
  * link the module would refuse), and says so once. Logged at info, once a
  * page: the operator raises CouchPageMaxTokenLength. */
 static void withhold_long_tokens(request_rec *r, const couchpage_dir_conf *conf,
-                                 cp_page *page)
+                                 const cp_view *view, cp_page *page)
 {
     apr_size_t longest = cp_page_withhold_long_tokens(page, conf->max_token_length);
 
@@ -385,8 +376,7 @@ static void withhold_long_tokens(request_rec *r, const couchpage_dir_conf *conf,
                       "a link of %s is left out: its token is %" APR_SIZE_T_FMT " bytes, "
                       "more than CouchPageMaxTokenLength %" APR_SIZE_T_FMT " even bounded "
                       "(CouchPageView %s); raise it, or the pages past it cannot be "
-                      "reached", r->uri,
-                      longest, conf->max_token_length, conf->view.url);
+                      "reached", r->uri, longest, conf->max_token_length, view->url);
     }
 }
 
@@ -445,23 +435,26 @@ static int send_page_body(request_rec *r, const couchpage_dir_conf *conf,
     return send_body(r, HTTP_OK, content_type, body);
 }
 
-int couchpage_send_page(request_rec *r, const couchpage_dir_conf *conf,
-                        const couchpage_page_request *req, cp_page *page)
+/* The page: its tokens sealed, its Link header, its body in req's format
+ * with its ETag (or 304) and Cache-Control. */
+static int answer_page(request_rec *r, const couchpage_dir_conf *conf,
+                       const couchpage_page_request *req, cp_served *served)
 {
+    cp_page *page = &served->page;
     cp_links links;
     const apr_array_header_t *revisions;
     const char *body;
 
     if (conf->token_key) {
-        const char *reason = cp_page_seal_tokens(r->pool, conf->token_key,
-                                                 couchpage_token_binding(r, conf), page);
+        const char *reason = cp_page_seal_tokens(r->pool, conf->token_key, served->binding,
+                                                 page);
 
         if (reason) {
-            return couchpage_send_seal_error(r, reason);
+            return answer_fault(r, cp_fault_seal(r->pool, r->uri, reason));
         }
     }
-    withhold_long_tokens(r, conf, page);
-    links.path = couchpage_links_path(r);
+    withhold_long_tokens(r, conf, served->view, page);
+    links.path = links_path(r);
     links.limit = req->args.limit;
     links.format = req->chosen_format ? cp_format_name(req->format) : NULL;
     set_link_header(r, page, &links);
@@ -474,13 +467,12 @@ int couchpage_send_page(request_rec *r, const couchpage_dir_conf *conf,
         }
         /* only HTML items read a row's key: a numbered _find page's are
          * keyed as a keyset page's here, not on a JSON page */
-        if (conf->find_index_fields) {
-            cp_find_key_index_rows(r->pool, &conf->find_sort[conf->view.descending != 0],
-                                   conf->find_index_fields, page->rows);
+        if (served->index_fields) {
+            cp_find_key_index_rows(r->pool, served->sort, served->index_fields, page->rows);
         }
         body = cp_render_html(r->pool, page, &links, &html, &reason);
         if (!body) {
-            return couchpage_send_config_error(r, reason);
+            return answer_fault(r, cp_fault_config(r->pool, r->uri, reason));
         }
         return send_page_body(r, conf, HTML_TYPE, body, NULL);
     }
@@ -507,8 +499,8 @@ static int rows_on_page(const cp_page *page, const cp_answer **answers, int n)
  * it asked (keys only by their length where tokens are sealed), what came
  * back, and how many rows of it are on the page (page NULL: the page
  * failed). Never a credential: they are in headers, which it leaves out. */
-void couchpage_log_backend_requests(request_rec *r, const couchpage_backend_stats *stats,
-                                    const cp_page *page)
+static void log_backend_requests(request_rec *r, const couchpage_backend_stats *stats,
+                                 const cp_page *page)
 {
     int i;
 
@@ -557,8 +549,7 @@ static const char *page_position(request_rec *r, const cp_page *page)
 /* The debug log's line for a page answered with status: where it is, the
  * tokens it hands out (how many, and the longest's length: never their
  * text, which holds keys), its ETag and whether it was a 304. */
-void couchpage_log_page(request_rec *r, const couchpage_dir_conf *conf, cp_page *page,
-                        int status)
+static void log_page(request_rec *r, const couchpage_dir_conf *conf, cp_page *page, int status)
 {
     const char *etag = apr_table_get(r->headers_out, "ETag");
     apr_size_t longest;
@@ -576,87 +567,21 @@ void couchpage_log_page(request_rec *r, const couchpage_dir_conf *conf, cp_page 
                   status, status == HTTP_NOT_MODIFIED ? " Not Modified" : "");
 }
 
-/* --- how its queries are asked --- */
-
-int couchpage_refuse_overfull(request_rec *r, const couchpage_dir_conf *conf,
-                              const char *reason)
+int couchpage_send_fault(request_rec *r, const couchpage_backend_stats *stats,
+                         const cp_fault *fault)
 {
-    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, CPLOGNO(0181)
-                  "the backend answered a query for %s with %s: refused (CouchPageView %s, "
-                  "%s at %s)", r->uri, reason, conf->view.url, conf->view_section,
-                  couchpage_directive_where(r->pool, conf->view_where));
-    return couchpage_send_error(r, HTTP_BAD_GATEWAY, "backend_error",
-                                "the backend could not serve this page");
+    log_backend_requests(r, stats, NULL);
+    return answer_fault(r, fault);
 }
 
-/* Asks CouchDB the queries a multi-query answer cut off after k of n results
- * left waiting (cp_plan_ask_alone), each alone, and gives them their
- * answers: OK, or the failure in result. Which it was is known only now:
- * CouchDB refusing query k + 1 (a reversed range), or a connection lost. */
-static int ask_alone(request_rec *r, const couchpage_dir_conf *conf,
-                     const couchpage_page_request *req, apr_array_header_t *queries,
-                     const apr_array_header_t *alone, int n,
-                     couchpage_backend_stats *stats, couchpage_backend_result *result)
+int couchpage_send_page(request_rec *r, const couchpage_dir_conf *conf,
+                        const couchpage_page_request *req, cp_served *served,
+                        const couchpage_backend_stats *stats)
 {
-    cp_plan_answers answers = { { NULL }, 0 };
-    int k = n - alone->nelts;
-    int status = couchpage_backend_fetch(r, &conf->backend, conf->view.backend,
-                                         req->plan.index_url, req->with_docid, alone,
-                                         COUCHPAGE_ASK_ALONE, &answers, stats, result);
+    int status;
 
-    if (status == OK) {
-        cp_plan_take_answers(queries, &answers);
-        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0119) "the multi-query read "
-                      "failed in flight (cut off after %d of %d results); the other "
-                      "queries, asked alone, were answered", k, n);
-    }
-    else if (result->backend_status >= 400 && result->backend_status < 500) {
-        /* the caller logs CouchDB's words, at the level they deserve */
-        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, CPLOGNO(0120) "CouchDB ended its "
-                      "multi-query answer after %d of %d results: it refused query %d "
-                      "(%d)", k, n, k + 1, result->backend_status);
-    }
-    else {
-        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0121) "the multi-query read "
-                      "was cut off after %d of %d results, and the other queries, "
-                      "asked alone, failed too (%s)", k, n, result->reason);
-    }
+    log_backend_requests(r, stats, &served->page);
+    status = answer_page(r, conf, req, served);
+    log_page(r, conf, &served->page, status == OK ? r->status : status);
     return status;
-}
-
-int couchpage_fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
-                            const couchpage_page_request *req, apr_array_header_t *queries,
-                            couchpage_backend_stats *stats)
-{
-    cp_plan_answers answers = { { NULL }, 0 };
-    couchpage_backend_result result;
-    const apr_array_header_t *asked = cp_plan_waiting(r->pool, queries), *alone;
-    const char *reason;
-    int status = couchpage_backend_fetch(r, &conf->backend, conf->view.backend,
-                                         req->plan.index_url, req->with_docid, asked,
-                                         COUCHPAGE_ASK_TOGETHER, &answers, stats, &result);
-
-    if (status == OK) {
-        cp_plan_take_answers(queries, &answers);
-        alone = cp_plan_ask_alone(r->pool, queries, &answers);
-        if (alone) {
-            status = ask_alone(r, conf, req, queries, alone, asked->nelts, stats, &result);
-        }
-    }
-    if (status != OK) {
-        if (req->args.start && result.backend_status == HTTP_BAD_REQUEST) {
-            /* the client's doing: logged as a bad request, CouchDB's words
-             * kept for the log */
-            couchpage_send_token_refused(r, result.reason);
-        }
-        else {
-            couchpage_send_backend_error(r, conf, &result);
-        }
-        return 0;
-    }
-    if ((reason = cp_plan_overfull(r->pool, queries))) {
-        couchpage_refuse_overfull(r, conf, reason);
-        return 0;
-    }
-    return 1;
 }

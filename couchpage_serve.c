@@ -1,0 +1,824 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * couchpage_serve: a location's page driven from start to end behind a
+ * transport (couchpage_serve.h). A view location's page: its token opened
+ * and decoded, a bounded token's row located (clamp probes, then the
+ * locating query), every query asked at once and only the rare widening
+ * asked again. A _find location's: by keyset over POST .../_find, or,
+ * where its selector is a key range of the index CouchPageIndex names
+ * (learnt from the design document, kept in the child's memory a minute),
+ * numbered from that index's view: by keyset, or, with page links, as a
+ * view location of its own (a copy of the source for that view). Every
+ * answer is checked here, its faults typed for the glue to answer. httpd-free.
+ */
+#include "couchpage_serve.h"
+
+#include <string.h>
+#include <apr_lib.h>
+#include <apr_strings.h>
+
+#include "couchpage_mango.h"
+#include "couchpage_token.h"
+
+#define HTTP_BAD_REQUEST 400
+#define HTTP_INTERNAL_SERVER_ERROR 500
+#define HTTP_BAD_GATEWAY 502
+#define HTTP_SERVICE_UNAVAILABLE 503
+#define HTTP_GATEWAY_TIME_OUT 504
+
+/* One page being served. */
+typedef struct {
+    apr_pool_t *pool;
+    const cp_source *src;
+    const cp_request *req;
+    const cp_transport *tr;
+} serving;
+
+cp_fault *cp_fault_make(apr_pool_t *pool, cp_fault_class kind, int status,
+                        const char *error, const char *reason, int log_level,
+                        const char *log_code, const char *log_text)
+{
+    cp_fault *fault = apr_palloc(pool, sizeof(*fault));
+
+    fault->kind = kind;
+    fault->status = status;
+    fault->error = error;
+    fault->reason = reason;
+    fault->log_level = log_level;
+    fault->log_code = log_code;
+    fault->log_text = log_text;
+    return fault;
+}
+
+cp_fault *cp_fault_bad_request(apr_pool_t *pool, const char *reason)
+{
+    return cp_fault_make(pool, CP_FAULT_CLIENT, HTTP_BAD_REQUEST, "bad_request", reason,
+                         CP_LOG_INFO, "CP0102", apr_pstrcat(pool, "bad request: ", reason,
+                                                            NULL));
+}
+
+/* Every refusal of where a token points alike, so that none tells more of
+ * the data than a page shows. */
+cp_fault *cp_fault_token_refused(apr_pool_t *pool, const char *why)
+{
+    return cp_fault_make(pool, CP_FAULT_CLIENT, HTTP_BAD_REQUEST, "bad_request",
+                         "the start token is outside this location's key range",
+                         CP_LOG_INFO, "CP0122",
+                         apr_psprintf(pool, "bad request: the start token is outside this "
+                                      "location's key range (%s)", why));
+}
+
+cp_fault *cp_fault_config(apr_pool_t *pool, const char *uri, const char *reason)
+{
+    return cp_fault_make(pool, CP_FAULT_CONFIG, HTTP_INTERNAL_SERVER_ERROR, "internal_error",
+                         "this location is misconfigured; see the server's error log",
+                         CP_LOG_ERR, "CP0104",
+                         apr_psprintf(pool, "configuration error for %s: %s", uri, reason));
+}
+
+/* libcrypto failing is the server's trouble: a 500 that says nothing of it. */
+cp_fault *cp_fault_seal(apr_pool_t *pool, const char *uri, const char *reason)
+{
+    return cp_fault_make(pool, CP_FAULT_SERVER, HTTP_INTERNAL_SERVER_ERROR, "internal_error",
+                         "the server could not serve this page", CP_LOG_ERR, "CP0140",
+                         apr_psprintf(pool, "the tokens of %s could not be sealed or "
+                                      "opened: %s", uri, reason));
+}
+
+const char *cp_serve_loggable(apr_pool_t *pool, const char *text)
+{
+    static const char hex[] = "0123456789abcdef";
+    const apr_size_t most = 200;
+    apr_size_t len = strlen(text), i;
+    char *out = apr_palloc(pool, 4 * (len > most ? most : len) + 4), *o = out;
+
+    for (i = 0; i < len && i < most; i++) {
+        unsigned char c = (unsigned char)text[i];
+        const char *named = c == '\b' ? "\\b" : c == '\n' ? "\\n" : c == '\r' ? "\\r"
+                          : c == '\t' ? "\\t" : c == '\v' ? "\\v" : c == '\\' ? "\\\\"
+                          : c == '"' ? "\\\"" : NULL;
+
+        if (named) {
+            *o++ = named[0];
+            *o++ = named[1];
+        }
+        else if (c < 0x20 || c >= 0x7f) {
+            *o++ = '\\';
+            *o++ = 'x';
+            *o++ = hex[c >> 4];
+            *o++ = hex[c & 0xf];
+        }
+        else {
+            *o++ = (char)c;
+        }
+    }
+    if (len > most) {
+        memcpy(o, "...", 3);
+        o += 3;
+    }
+    *o = '\0';
+    return out;
+}
+
+static void log_line(const serving *s, int level, const char *code, const char *text)
+{
+    s->tr->log(s->tr->baton, level, code, text);
+}
+
+/* " (CouchPageView URL, SECTION at FILE:LINE)" of the view read. */
+static const char *view_context(const serving *s, const cp_view *view)
+{
+    return apr_psprintf(s->pool, " (CouchPageView %s, %s)", view->url,
+                        s->tr->where(s->tr->baton, CP_WHERE_VIEW));
+}
+
+/* CouchDB 3.4's answer to a login of an account it has locked
+ * (couch_httpd_auth.erl), as the transport words it. */
+#define COUCHDB_LOCKOUT "403 forbidden: Account is temporarily locked due to multiple " \
+    "authentication failures"
+
+/* The backend's trouble, in full, for the error log with the request's
+ * path and the view; visitors learn only which kind it was. */
+static cp_fault *backend_fault(const serving *s, const cp_source *src,
+                               const cp_transport_failure *failure)
+{
+    const char *hint = "", *text;
+
+    if (failure->backend_status == HTTP_BAD_REQUEST && src->range_set) {
+        hint = "; does CouchDB collate CouchPageRange's LOW after its HIGH?";
+    }
+    else if (failure->backend_status == 403 && strstr(failure->reason, COUCHDB_LOCKOUT)) {
+        /* The lock is CouchDB's, keyed by the address, the account and its
+         * password's salt: nothing here remembers it, and the right password
+         * does not end it; a new password (a new salt) does. */
+        hint = ": this is CouchDB's account lockout ([chttpd_auth_lockout]): after "
+               "5 failed logins (its threshold, by default) of this account from this "
+               "server's address, CouchDB refuses every login of it from here, with the "
+               "right password too, until about 5 minutes (its max_lifetime, by "
+               "default) after the first failure. Correct CouchPageCredentials and "
+               "reload httpd; pages come back when the lock ends, or at once if "
+               "CouchDB's admin sets the account a new password (in _users) and "
+               "CouchPageCredentials has that one";
+    }
+    if (failure->past_deadline) {
+        /* the operator's knob is the deadline, not mod_proxy's timeout */
+        text = apr_psprintf(s->pool, "the backend reads for %s were stopped: %s "
+                            "(CouchPageBackendDeadline %" APR_TIME_T_FMT " s; CouchPageView "
+                            "%s, %s)", src->uri, failure->reason,
+                            apr_time_sec(src->deadline), src->view->url,
+                            s->tr->where(s->tr->baton, CP_WHERE_VIEW));
+    }
+    else {
+        text = apr_psprintf(s->pool, "the backend queries for %s failed with %d: %s%s%s",
+                            src->uri, failure->status, failure->reason, hint,
+                            view_context(s, src->view));
+    }
+    switch (failure->status) {
+    case HTTP_GATEWAY_TIME_OUT:
+        return cp_fault_make(s->pool, CP_FAULT_BACKEND, failure->status, "backend_timeout",
+                             "the backend did not answer in time", CP_LOG_ERR,
+                             failure->past_deadline ? "CP0183" : "CP0101", text);
+    case HTTP_SERVICE_UNAVAILABLE:
+        return cp_fault_make(s->pool, CP_FAULT_BACKEND, failure->status,
+                             "backend_unavailable", "the backend is unavailable", CP_LOG_ERR,
+                             "CP0101", text);
+    case HTTP_BAD_GATEWAY:
+        return cp_fault_make(s->pool, CP_FAULT_BACKEND, failure->status, "backend_error",
+                             "the backend could not serve this page", CP_LOG_ERR, "CP0101",
+                             text);
+    default:
+        return cp_fault_make(s->pool, CP_FAULT_SERVER, failure->status, "internal_error",
+                             "the server could not serve this page", CP_LOG_ERR, "CP0101",
+                             text);
+    }
+}
+
+/* An answer with more rows than its query's limit (a backend that ignored
+ * it): 502 on every kind of location. */
+static cp_fault *overfull_fault(const serving *s, const cp_view *view, const char *reason)
+{
+    return cp_fault_make(s->pool, CP_FAULT_BACKEND, HTTP_BAD_GATEWAY, "backend_error",
+                         "the backend could not serve this page", CP_LOG_ERR, "CP0181",
+                         apr_psprintf(s->pool, "the backend answered a query for %s with %s: "
+                                      "refused%s", s->src->uri, reason,
+                                      view_context(s, view)));
+}
+
+/* Asks the queries a multi-query answer cut off after k of n results left
+ * waiting, each alone: 1, or 0 with *failure. Which it was is known only
+ * now: CouchDB refusing query k + 1 (a reversed range), or a connection
+ * lost. */
+static int ask_alone(const serving *s, const cp_plan *plan, int with_docid,
+                     apr_array_header_t *queries, const apr_array_header_t *alone, int n,
+                     cp_transport_failure *failure)
+{
+    cp_plan_answers answers = { { NULL }, 0 };
+    int k = n - alone->nelts;
+    int ok = s->tr->ask(s->tr->baton, plan->view->backend, plan->index_url, with_docid,
+                        alone, 1, &answers, failure);
+
+    if (ok) {
+        cp_plan_take_answers(queries, &answers);
+        log_line(s, CP_LOG_INFO, "CP0119", apr_psprintf(s->pool, "the multi-query read "
+                 "failed in flight (cut off after %d of %d results); the other queries, "
+                 "asked alone, were answered", k, n));
+    }
+    else if (failure->backend_status >= 400 && failure->backend_status < 500) {
+        /* the fault tells CouchDB's words, at the level they deserve */
+        if (s->tr->debug) {
+            log_line(s, CP_LOG_DEBUG, "CP0120", apr_psprintf(s->pool, "CouchDB ended its "
+                     "multi-query answer after %d of %d results: it refused query %d (%d)",
+                     k, n, k + 1, failure->backend_status));
+        }
+    }
+    else {
+        log_line(s, CP_LOG_INFO, "CP0121", apr_psprintf(s->pool, "the multi-query read was "
+                 "cut off after %d of %d results, and the other queries, asked alone, "
+                 "failed too (%s)", k, n, failure->reason));
+    }
+    return ok;
+}
+
+/* Asks the planned queries that wait for an answer, together, and those a
+ * cut answer left waiting again, alone: NULL with every answer in and
+ * checked (none over its limit), or the fault. A CouchDB 400 on a page
+ * that starts at a client's token means the token lies outside the
+ * location's key range (CouchDB refuses a reversed range): the client's. */
+static const cp_fault *ask(const serving *s, const cp_source *src, const cp_plan *plan,
+                           int with_docid, apr_array_header_t *queries)
+{
+    cp_plan_answers answers = { { NULL }, 0 };
+    cp_transport_failure failure;
+    const apr_array_header_t *asked = cp_plan_waiting(s->pool, queries), *alone;
+    const char *reason;
+    int ok = s->tr->ask(s->tr->baton, plan->view->backend, plan->index_url, with_docid,
+                        asked, 0, &answers, &failure);
+
+    if (ok) {
+        cp_plan_take_answers(queries, &answers);
+        alone = cp_plan_ask_alone(s->pool, queries, &answers);
+        if (alone) {
+            ok = ask_alone(s, plan, with_docid, queries, alone, asked->nelts, &failure);
+        }
+    }
+    if (!ok) {
+        if (s->req->args->start && failure.backend_status == HTTP_BAD_REQUEST) {
+            return cp_fault_token_refused(s->pool, failure.reason);
+        }
+        return backend_fault(s, src, &failure);
+    }
+    if ((reason = cp_plan_overfull(s->pool, queries))) {
+        return overfull_fault(s, src->view, reason);
+    }
+    return NULL;
+}
+
+/* The token as the client sent it (its length capped by the glue), opened
+ * where tokens are sealed: bound to the view read and the page's path. */
+static const cp_fault *open_token(const serving *s, const cp_source *src,
+                                  const char **binding, const char **text)
+{
+    const char *start = s->req->args->start, *reason;
+
+    *binding = apr_pstrcat(s->pool, src->view->url, "\n", src->uri, NULL);
+    *text = start;
+    if (!start || !src->token_key) {
+        return NULL;
+    }
+    switch (cp_unseal(s->pool, src->token_key, src->previous_token_key, *binding, start,
+                      text, &reason)) {
+    case CP_UNSEAL_OPENED:
+        return NULL;
+    case CP_UNSEAL_REFUSED:
+        return cp_fault_bad_request(s->pool, reason);
+    case CP_UNSEAL_FAILED:
+    default:
+        return cp_fault_seal(s->pool, src->uri, reason);
+    }
+}
+
+/* A bounded token's row, found among the location's rows that share its
+ * bounds (the clamp probes, the locating query), becomes *start, a token
+ * that holds its key. */
+static const cp_fault *locate_start(const serving *s, const cp_source *src,
+                                    const cp_plan *plan, int with_docid, cp_token *start)
+{
+    apr_array_header_t *probes = cp_plan_clamp_probes(s->pool, plan, start), *queries;
+    const cp_fault *fault;
+    cp_token clamped, located;
+    const char *reason;
+
+    /* a client writes a bounded token's keys: the locating query stays
+     * within the range, and tells nothing of the rows outside it */
+    if (probes && (fault = ask(s, src, plan, with_docid, probes))) {
+        return fault;
+    }
+    if ((reason = cp_plan_clamp(plan, probes, start, &clamped))) {
+        return cp_fault_token_refused(s->pool, reason);
+    }
+    queries = cp_plan_locate(s->pool, plan, &clamped);
+    if ((fault = ask(s, src, plan, with_docid, queries))) {
+        return fault;
+    }
+    reason = cp_page_locate(s->pool, queries, &clamped, with_docid, src->view->descending,
+                            &located);
+    if (reason && !src->token_key) {
+        /* a plain token may be forged: refused as any token that names no
+         * row of the location, whatever the rows between its keys */
+        return cp_fault_token_refused(s->pool, reason);
+    }
+    if (reason) {
+        /* a sealed token is the module's own: the data's doing, which the
+         * operator mends */
+        return cp_fault_make(s->pool, CP_FAULT_SERVER, HTTP_INTERNAL_SERVER_ERROR,
+                             "internal_error", "the page of this link cannot be found: too "
+                             "many rows share the start of its key", CP_LOG_ERR, "CP0200",
+                             apr_psprintf(s->pool, "the page of a bounded token of %s cannot "
+                                          "be found: %s (CouchPageView %s); raise "
+                                          "CouchPageMaxTokenLength, so that tokens keep more "
+                                          "of such keys", src->uri, reason, src->view->url));
+    }
+    if ((reason = cp_plan_check_start(s->pool, plan, &located))) {
+        return cp_fault_token_refused(s->pool, reason);
+    }
+    *start = located;
+    return NULL;
+}
+
+/* A view's page (a view location's, or a _find location's index's view
+ * with page links): every query it needs asked at once; only the rare
+ * widening of a query whose answer cannot place the pages behind asks
+ * again. */
+static const cp_fault *serve_view(const serving *s, const cp_source *src, const char *text,
+                                  cp_served *served)
+{
+    const cp_args *args = s->req->args;
+    int with_docid = cp_view_has_docids(src->view);
+    const cp_fault *fault;
+    const char *reason = NULL;
+    const cp_token *from = NULL;
+    apr_array_header_t *queries;
+    cp_page_answers answers;
+    cp_token_room room;
+    cp_token start;
+    cp_plan plan;
+
+    if (text && (reason = cp_token_decode(s->pool, text, with_docid, &start))) {
+        return cp_fault_bad_request(s->pool, reason);
+    }
+    reason = cp_plan_init(s->pool, &plan, src->view, src->partition, src->low, src->high,
+                          s->req->count, src->links);
+    /* bounds merged from several sections, or yielded by expressions, are
+     * the configuration's fault; a partition name may be the client's */
+    if (reason && cp_plan_check_range(s->pool, src->view, src->low, src->high)) {
+        return cp_fault_config(s->pool, src->uri, apr_pstrcat(s->pool, "CouchPageRange: ",
+                                                               reason, NULL));
+    }
+    /* a bounded token's row is checked once located */
+    if (!reason && text && !start.digest) {
+        reason = cp_plan_check_start(s->pool, &plan, &start);
+    }
+    if (reason) {
+        return cp_fault_bad_request(s->pool, reason);
+    }
+    if (text && start.digest && (fault = locate_start(s, src, &plan, with_docid, &start))) {
+        return fault;
+    }
+    if (text) {
+        from = &start;
+    }
+    room.max_sent = src->max_token_length;
+    room.max_escaped = src->token_url_room;
+    room.sealed = src->token_key != NULL;
+    room.raw_ids = src->view->is_all_docs;
+    queries = cp_plan_page(s->pool, &plan, from);
+    cp_page_answers_init(&answers, &plan, queries, from, args->start, &room);
+    do {
+        if ((fault = ask(s, src, &plan, with_docid, queries))) {
+            return fault;
+        }
+    } while (cp_plan_widen(s->pool, &plan, from, cp_page_assemble(s->pool, &answers,
+                                                                  &served->page)));
+    served->page.docs_as_items = src->index_fields != NULL;
+    served->view = src->view;
+    served->index_fields = src->index_fields;
+    served->sort = src->find ? src->find->sort : NULL;
+    return NULL;
+}
+
+/* --- CouchDB's answers, as the transport reads them ------------------- */
+
+const char *cp_couchdb_reason(apr_pool_t *pool, int status, const char *text, apr_size_t len)
+{
+    const json_t *body = cp_json_load(pool, text, len, NULL);
+    const char *error = cp_json_string_text(json_object_get(body, "error"));
+    const char *reason = cp_json_string_text(json_object_get(body, "reason"));
+
+    if (error && reason) {
+        return apr_psprintf(pool, "CouchDB answered %d %s: %s", status, error, reason);
+    }
+    return apr_psprintf(pool, "CouchDB answered %d", status);
+}
+
+int cp_couchdb_nodedown(apr_pool_t *pool, int status, const char *text, apr_size_t len)
+{
+    const char *error;
+
+    if (status != HTTP_INTERNAL_SERVER_ERROR) {
+        return 0;
+    }
+    error = cp_json_string_text(json_object_get(cp_json_load(pool, text, len, NULL), "error"));
+    return error && !strcmp(error, "nodedown");
+}
+
+/* --- a _find location's index ------------------------------------------ */
+
+/* A path segment escaped as httpd's ap_escape_path_segment escapes it. */
+static const char *path_segment(apr_pool_t *pool, const char *text)
+{
+    static const char hex[] = "0123456789abcdef";
+    char *out = apr_palloc(pool, 3 * strlen(text) + 1), *o = out;
+
+    for (; *text; text++) {
+        unsigned char c = (unsigned char)*text;
+
+        if (apr_isalnum(c) || (c && strchr("$-_.+!*'(),:@&=~", c))) {
+            *o++ = (char)c;
+        }
+        else {
+            *o++ = '%';
+            *o++ = hex[c >> 4];
+            *o++ = hex[c & 0xf];
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+/* The design document's path: CouchPageIndex names it with or without
+ * _design/, as use_index does. */
+static const char *ddoc_path(apr_pool_t *pool, const char *ddoc)
+{
+    if (!strncmp(ddoc, "_design/", 8)) {
+        ddoc += 8;
+    }
+    return apr_pstrcat(pool, "/_design/", path_segment(pool, ddoc), NULL);
+}
+
+/* The URL of the location's database (or partition) followed by rest: the
+ * location's URL ends with its index path, /_find. */
+static const char *location_url(apr_pool_t *pool, const cp_view *view, const char *rest)
+{
+    return apr_pstrcat(pool, apr_pstrndup(pool, view->url,
+                                          strlen(view->url) - strlen(view->index_path)),
+                       rest, NULL);
+}
+
+/* Learns the location's index from CouchDB: its design document, and
+ * (outside partitions, with look) one look at its view, which must answer:
+ * a Mango index of pouchdb-server is no view. The note: {"view": PATH,
+ * "fields": [...]} when the index can number pages, "" when it cannot; or
+ * NULL when CouchDB could not tell now, with *late set when the page's
+ * reads passed their deadline (no read follows: the page is a 504). */
+static const char *learn_index(const serving *s, int look, const cp_fault **late)
+{
+    const cp_source *src = s->src;
+    const cp_find_spec *spec = src->find;
+    const char *path = ddoc_path(s->pool, spec->index_ddoc), *text, *why, *view_name;
+    const char *view_path = NULL;
+    cp_transport_failure failure;
+    apr_array_header_t *fields = NULL;
+    apr_size_t len;
+    json_t *note;
+    int i;
+
+    /* the design document is the database's, partitioned or not */
+    if (!s->tr->get(s->tr->baton, apr_pstrcat(s->pool, src->view->db_url, path, NULL), &text,
+                    &len, &failure)) {
+        if (failure.backend_status < 400 || failure.backend_status > 499) {
+            if (s->tr->debug) {
+                log_line(s, CP_LOG_DEBUG, "CP0370", apr_psprintf(s->pool, "the index of %s "
+                         "could not be learnt now (%s): the page goes by _find", src->uri,
+                         failure.reason));
+            }
+            *late = failure.past_deadline ? backend_fault(s, src, &failure) : NULL;
+            return NULL;
+        }
+        why = apr_pstrcat(s->pool, "its design document cannot be read (", failure.reason,
+                          ")", NULL);
+    }
+    else {
+        why = cp_mango_index_fields(s->pool, text, len, spec->index_name, &view_name, &fields);
+    }
+    if (!why) {
+        view_path = apr_pstrcat(s->pool, path, "/_view/", path_segment(s->pool, view_name),
+                                NULL);
+    }
+    if (!why && look && !src->view->is_partitioned && !src->partition_set) {
+        if (!s->tr->get(s->tr->baton,
+                        location_url(s->pool, src->view,
+                                     apr_pstrcat(s->pool, view_path, "?limit=0&reduce=false",
+                                                 NULL)), &text, &len, &failure)) {
+            if (failure.backend_status < 400 || failure.backend_status > 499) {
+                *late = failure.past_deadline ? backend_fault(s, src, &failure) : NULL;
+                return NULL;
+            }
+            why = apr_pstrcat(s->pool, "its view does not answer (", failure.reason, ")",
+                              NULL);
+        }
+    }
+    if (s->tr->debug) {
+        log_line(s, CP_LOG_DEBUG, "CP0371", apr_psprintf(s->pool, "the index of the _find "
+                 "location %s (CouchPageIndex %s%s%s, %s) %s%s", src->uri, spec->index_ddoc,
+                 spec->index_name ? " " : "", spec->index_name ? spec->index_name : "",
+                 s->tr->where(s->tr->baton, CP_WHERE_INDEX),
+                 why ? "cannot number its pages: " : "is a JSON index: its view numbers "
+                 "pages of equalities on its leading fields", why ? why : ""));
+    }
+    if (why) {
+        return "";
+    }
+    note = cp_json_pool_own(s->pool, json_object());
+    json_object_set_new(note, "view", json_string(view_path));
+    json_object_set_new(note, "fields", json_array());
+    for (i = 0; i < fields->nelts; i++) {
+        json_array_append_new(json_object_get(note, "fields"),
+                              json_string(APR_ARRAY_IDX(fields, i, const char *)));
+    }
+    return cp_json_text(s->pool, note);
+}
+
+/* Where the selector is a key range of the location's index, the source
+ * that reads that index's view (its rows in _find's order, each with its
+ * document, never reduced: its reduce is _count), in *index; else NULL.
+ * NULL, or the fault of a read past the page's deadline. */
+static const cp_fault *index_source(const serving *s, cp_source **index)
+{
+    const cp_source *src = s->src;
+    const cp_find_spec *spec = src->find;
+    const char *key, *text, *low, *high, *why, *url;
+    const json_t *note, *each;
+    apr_array_header_t *fields;
+    cp_view *view;
+    cp_source *copy;
+    size_t i;
+    int again;
+
+    *index = NULL;
+    if (!spec->index_ddoc) {
+        return NULL;
+    }
+    key = apr_pstrcat(s->pool, src->view->db_url, ddoc_path(s->pool, spec->index_ddoc), "\n",
+                      spec->index_name ? spec->index_name : "", NULL);
+    text = s->tr->note_get(s->tr->baton, key, CP_SERVE_INDEX_NOTE_MAX_AGE, s->pool,
+                           &again);
+    if (!text || again) {
+        /* one request of the child learns it (again: the design document
+         * alone, when the old note says the backend's indexes are views);
+         * when CouchDB cannot tell now, the old note serves a minute more,
+         * and without one the page goes by _find (the next request asks
+         * again) */
+        const cp_fault *late = NULL;
+        const char *learnt = learn_index(s, !text || !*text, &late);
+
+        if (learnt) {
+            s->tr->note_put(s->tr->baton, key, learnt);
+            text = learnt;
+        }
+        else if (late || !text) {
+            return late;
+        }
+    }
+    if (!*text || !(note = cp_json_load(s->pool, text, strlen(text), NULL))) {
+        return NULL;
+    }
+    fields = apr_array_make(s->pool, 4, sizeof(const char *));
+    json_array_foreach(json_object_get(note, "fields"), i, each) {
+        APR_ARRAY_PUSH(fields, const char *) = json_string_value(each);
+    }
+    why = cp_mango_index_range(s->pool, spec->selector, spec->sort->fields, spec->sort->count, fields, &low, &high);
+    if (why) {
+        if (s->tr->debug) {
+            log_line(s, CP_LOG_DEBUG, "CP0372", apr_psprintf(s->pool, "the page of %s goes "
+                     "by _find, unnumbered: %s", src->uri, why));
+        }
+        return NULL;
+    }
+    view = apr_pmemdup(s->pool, src->view, sizeof(*view));
+    url = location_url(s->pool, src->view, json_string_value(json_object_get(note, "view")));
+    if ((why = cp_view_init(s->pool, url, view))) {
+        if (s->tr->debug) {
+            log_line(s, CP_LOG_DEBUG, "CP0373", apr_psprintf(s->pool, "the page of %s goes "
+                     "by _find: its index's view %s %s", src->uri, url, why));
+        }
+        return NULL;
+    }
+    view->include_docs = 1;
+    view->reduce = 0;
+    copy = apr_pmemdup(s->pool, src, sizeof(*copy));
+    copy->view = view;
+    copy->low = low;
+    copy->high = high;
+    copy->range_set = low != NULL;
+    copy->index_fields = fields;
+    *index = copy;
+    return NULL;
+}
+
+/* --- a _find location's page ------------------------------------------- */
+
+/* CouchDB's warning on a _find answer (no index matches; too many
+ * documents examined): at warn once a location and child, at debug after,
+ * naming the index that would serve the query. */
+static void log_find_warning(const serving *s, const char *warning)
+{
+    const cp_source *src = s->src;
+    const cp_find_sort *sort = src->find->sort;
+    const char *fields = "";
+    int level = s->tr->first_time(s->tr->baton, &src->location, sizeof(src->location))
+                ? CP_LOG_WARNING : CP_LOG_DEBUG;
+    int i;
+
+    if (level == CP_LOG_DEBUG && !s->tr->debug) {
+        return;
+    }
+    for (i = 0; i < sort->count; i++) {
+        fields = apr_pstrcat(s->pool, fields, i ? ", " : "", "\"", sort->fields[i].name, "\"",
+                             NULL);
+    }
+    log_line(s, level, "CP0322", apr_psprintf(s->pool, "CouchDB warns of the _find query of "
+             "%s: %s%s. Create a JSON index whose fields are the equality fields of "
+             "CouchPageSelector, then %s (POST .../_index), and name it with CouchPageIndex",
+             src->uri, cp_serve_loggable(s->pool, warning), view_context(s, src->view),
+             sort->count ? fields : "nothing: the ids sort"));
+}
+
+/* The rows of a numbered page, by keyset over the index's view: its one
+ * query (and the probes of a key range or a partition, asked with it),
+ * from the token's row (its own left out), and CouchDB's count of them. */
+static const cp_fault *read_index_rows(const serving *s, const cp_source *index,
+                                       const cp_find_token *token, int limit,
+                                       apr_array_header_t **rows, cp_find_count *counted)
+{
+    int backward = cp_find_reads_backward(token), dropped;
+    apr_array_header_t *queries;
+    const cp_fault *fault;
+    const char *reason;
+    cp_token from;
+    cp_plan plan;
+
+    reason = cp_plan_init(s->pool, &plan, index->view, index->partition, index->low,
+                          index->high, s->req->count, 0);
+    if (reason) {
+        return cp_fault_bad_request(s->pool, reason);
+    }
+    memset(&from, 0, sizeof(from));
+    if (token->key) {
+        from.key = cp_find_index_key(s->pool, index->index_fields, plan.low_key, token->key);
+        from.docid = token->docid;
+        if (!from.key) {
+            return cp_fault_bad_request(s->pool, "the start token cannot bound a query");
+        }
+        limit++;   /* the token's own row, when it is still there */
+    }
+    queries = cp_plan_keyset_page(s->pool, &plan, token->key ? &from : NULL, backward, limit);
+    if ((fault = ask(s, index, &plan, 1, queries))) {
+        return fault;
+    }
+    *rows = cp_find_index_rows(s->pool, cp_plan_query(queries, CP_QUERY_FORWARD)->answer,
+                               token, index->find->sort, index->index_fields, &dropped);
+    cp_find_index_count(queries, backward, dropped, counted);
+    return NULL;
+}
+
+/* The rows of a page by _find: one POST .../_find. */
+static const cp_fault *read_find_rows(const serving *s, const char *url,
+                                      const cp_find_token *token, int limit,
+                                      apr_array_header_t **rows)
+{
+    const cp_find_spec *spec = s->src->find;
+    const char *body = cp_find_body(s->pool, spec, token->key, token->docid,
+                                    cp_find_reads_backward(token), limit);
+    cp_transport_failure failure;
+    const cp_answer *answer;
+    const char *reason;
+    apr_size_t n, i;
+
+    if (!body) {
+        return cp_fault_bad_request(s->pool, "the start token cannot bound a query");
+    }
+    if (!s->tr->find(s->tr->baton, url, body, spec->sort, &answer, &failure)) {
+        if (token->key && failure.backend_status == HTTP_BAD_REQUEST) {
+            /* the values a client's token put into the query */
+            return cp_fault_make(s->pool, CP_FAULT_CLIENT, HTTP_BAD_REQUEST, "bad_request",
+                                 "the start token makes a query CouchDB refuses",
+                                 CP_LOG_INFO, "CP0323",
+                                 apr_psprintf(s->pool, "bad request: CouchDB refused the "
+                                              "_find query of the start token (%s)",
+                                              failure.reason));
+        }
+        return backend_fault(s, s->src, &failure);
+    }
+    if ((reason = cp_answer_overfull(s->pool, answer, limit))) {
+        return overfull_fault(s, s->src->view, reason);
+    }
+    if (answer->warning) {
+        log_find_warning(s, answer->warning);
+    }
+    n = cp_answer_rows(answer);
+    *rows = apr_array_make(s->pool, (int)n + 1, sizeof(const cp_row *));
+    for (i = 0; i < n; i++) {
+        APR_ARRAY_PUSH(*rows, const cp_row *) = cp_answer_row(answer, i);
+    }
+    return NULL;
+}
+
+/* A _find location's page: one POST .../_find, or, numbered, one read of
+ * its index's view; a second only when the rows beyond the token's row all
+ * went meanwhile (the first or the Last page is asked then). */
+static const cp_fault *serve_find(const serving *s, const cp_source *index, const char *text,
+                                  cp_served *served)
+{
+    const cp_source *src = s->src;
+    const cp_find_sort *sort = src->find->sort;
+    const cp_fault *fault;
+    apr_array_header_t *rows = NULL;
+    const char *url, *start = s->req->args->start, *reason;
+    cp_find_token token;
+    cp_find_count counted;
+    cp_find_from from;
+    int limit;
+
+    if ((reason = cp_find_token_decode(s->pool, text, sort, &token))) {
+        return cp_fault_bad_request(s->pool, apr_pstrcat(s->pool, "the start token ", reason,
+                                                         NULL));
+    }
+    if ((reason = cp_plan_index_url(s->pool, src->view, src->partition, &url))) {
+        return cp_fault_bad_request(s->pool, reason);
+    }
+    limit = cp_find_limit(s->req->count, src->links);
+    for (;;) {
+        fault = index ? read_index_rows(s, index, &token, limit, &rows, &counted)
+                      : read_find_rows(s, url, &token, limit, &rows);
+        if (fault) {
+            return fault;
+        }
+        from = cp_find_page_assemble(s->pool, &token, rows, s->req->count, src->links,
+                                     index ? &counted : NULL, start, &served->page);
+        if (from == token.from) {
+            break;
+        }
+        /* the rows beyond the token's row went: the first or the Last page,
+         * whose token this page then is */
+        memset(&token, 0, sizeof(token));
+        token.from = from;
+        start = from == CP_FIND_LAST ? CP_TOKEN_LAST : NULL;
+        if (start && src->token_key) {
+            const char **tokens[] = { &start };
+
+            if ((reason = cp_seal_tokens(s->pool, src->token_key, served->binding, tokens,
+                                         1))) {
+                return cp_fault_seal(s->pool, src->uri, reason);
+            }
+        }
+    }
+    /* a row whose sort values _find cannot compare ends the walk by _find
+     * there: its link is left out rather than one that fails (CouchDB
+     * answers its query 500); its index's view, which takes any key, pages
+     * such rows where it numbers the location */
+    if (!index && cp_find_withhold_unbounding(s->pool, sort, &served->page)) {
+        log_line(s, CP_LOG_INFO, "CP0326", apr_psprintf(s->pool, "a link of %s is left out: "
+                 "a row at its edge has a sort value holding an array inside an array, which "
+                 "CouchDB's _find cannot compare (CouchPageView %s); the pages past it "
+                 "cannot be reached by _find", src->uri, src->view->url));
+    }
+    served->view = src->view;
+    served->sort = sort;
+    return NULL;
+}
+
+const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_request *req,
+                         const cp_transport *transport, cp_served *served)
+{
+    serving s = { pool, source, req, transport };
+    cp_source *index = NULL;
+    const cp_fault *fault;
+    const char *text;
+
+    memset(served, 0, sizeof(*served));
+    if (source->find && (fault = index_source(&s, &index))) {
+        return fault;
+    }
+    /* numbered with page links, a _find location reads its index's view
+     * as a view location's, its pages behind read for their links: its
+     * tokens are that view's */
+    if ((fault = open_token(&s, index && index->links ? index : source, &served->binding,
+                            &text))) {
+        return fault;
+    }
+    if (!source->find) {
+        return serve_view(&s, source, text, served);
+    }
+    return index && index->links ? serve_view(&s, index, text, served)
+                                 : serve_find(&s, index, text, served);
+}
