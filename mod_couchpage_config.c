@@ -529,7 +529,7 @@ static const char *set_update(cmd_parms *cmd, void *dirconf, const char *arg)
 
 /* The page is the same for every client: the module reads CouchDB with its
  * own credentials. A shared cache may keep it (RFC 9111 keeps responses to
- * requests with Authorization out, unless 'public'); 'private' keeps it in
+ * requests with Authorization out, unless 'public' or s-maxage); 'private' keeps it in
  * browsers only, for locations whose range or partition depends on who
  * asks. The words and the value they make: couchpage_cache.h. */
 static const char *set_max_age(cmd_parms *cmd, void *dirconf, int argc, char *const argv[])
