@@ -19,6 +19,7 @@
 #include "http_log.h"
 #include "apr_strings.h"
 
+#include "couchpage_cache.h"
 #include "couchpage_json.h"
 #include "couchpage_mango.h"
 #include "couchpage_plan.h"
@@ -37,7 +38,6 @@ APLOG_USE_MODULE(couchpage);
 #define DEFAULT_MAX_LINKS 5
 #define DEFAULT_MAX_TOKEN_LENGTH 4096 /* bytes of ?start=, as the client sent it */
 #define DEFAULT_MAX_EMITS 64 /* rows one document emits under one key */
-#define MAX_AGE_CEILING 31536000 /* a year, RFC 9111's advice for "never expires" */
 
 void *couchpage_create_dir_conf(apr_pool_t *p, char *dir)
 {
@@ -529,26 +529,18 @@ static const char *set_update(cmd_parms *cmd, void *dirconf, const char *arg)
 
 /* The page is the same for every client: the module reads CouchDB with its
  * own credentials. A shared cache may keep it (RFC 9111 keeps responses to
- * requests with Authorization out, unless 'public'); 'private' keeps it in
+ * requests with Authorization out, unless 'public' or s-maxage); 'private' keeps it in
  * browsers only, for locations whose range or partition depends on who
- * asks. */
-static const char *set_max_age(cmd_parms *cmd, void *dirconf, const char *seconds,
-                               const char *scope)
+ * asks. The words and the value they make: couchpage_cache.h. */
+static const char *set_max_age(cmd_parms *cmd, void *dirconf, int argc, char *const argv[])
 {
     couchpage_dir_conf *conf = dirconf;
-    apr_int64_t n;
-    const char *err = parse_bounded(cmd, seconds, 0, MAX_AGE_CEILING, &n);
+    const char *err = cp_cache_control_parse(cmd->pool, argc, (const char *const *)argv,
+                                             &conf->cache_control);
 
     if (err) {
-        return err;
+        return apr_pstrcat(cmd->pool, cmd->directive->directive, ": ", err, NULL);
     }
-    if (scope && strcasecmp(scope, "public") && strcasecmp(scope, "private")) {
-        return apr_psprintf(cmd->pool, "CouchPageMaxAge: '%s' is neither public nor private",
-                            scope);
-    }
-    conf->cache_control = apr_psprintf(cmd->pool, "%smax-age=%" APR_INT64_T_FMT,
-                                       !scope ? "" : strcasecmp(scope, "public") == 0
-                                       ? "public, " : "private, ", n);
     conf->cache_control_set = 1;
     return NULL;
 }
@@ -767,9 +759,10 @@ const command_rec couchpage_cmds[] = {
     AP_INIT_FLAG("CouchPageStable", set_view_flag, (void *)VIEW_STABLE, SERVER_ONLY,
         "CouchDB's stable for every query: On reads the same copy of each shard "
         "(a cluster's pages stay consistent), Off (CouchDB's default) the fastest"),
-    AP_INIT_TAKE12("CouchPageMaxAge", set_max_age, NULL, PRESENTATION,
+    AP_INIT_TAKE_ARGV("CouchPageMaxAge", set_max_age, NULL, PRESENTATION,
         "seconds a page may be kept by caches (Cache-Control: max-age), 0 to 31536000, "
-        "optionally public or private; default: no Cache-Control on pages"),
+        "then optionally public or private, s-maxage=S, stale-while-revalidate=S, "
+        "stale-if-error=S; default: no Cache-Control on pages"),
     AP_INIT_TAKE1("CouchPageSelector", set_selector, NULL, SERVER_ONLY,
         "a _find location's Mango selector, a JSON object; a string holding %{...} is "
         "an expression yielding JSON per request: use %{json:...} for request values"),
