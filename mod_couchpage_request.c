@@ -428,6 +428,21 @@ static int send_page_body(request_rec *r, const couchpage_dir_conf *conf,
             apr_table_setn(r->headers_out, "Cache-Control", conf->cache_control);
         }
         status = ap_meets_conditions(r);
+        if (status == HTTP_NOT_MODIFIED) {
+            /* a response, not an error: returned from the handler, httpd
+             * would answer it as an error response, without the ETag and
+             * Cache-Control RFC 9110 keeps on a 304, and past the filters
+             * of a cache in front (mod_cache), which then could not
+             * refresh its copy. So it goes down the filters as httpd's
+             * own default handler sends a body: the status, then EOS. */
+            apr_bucket_brigade *bb = apr_brigade_create(r->pool,
+                                                        r->connection->bucket_alloc);
+
+            r->status = status;
+            APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(r->connection->bucket_alloc));
+            return ap_pass_brigade(r->output_filters, bb) == APR_SUCCESS ? OK
+                                                                         : AP_FILTER_ERROR;
+        }
         if (status != OK) {
             return status;
         }
