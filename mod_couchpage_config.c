@@ -187,7 +187,7 @@ static const char *set_view(cmd_parms *cmd, void *dirconf, const char *arg)
     }
     reason = cp_view_init(cmd->pool, arg, &conf->view);
     if (!reason) {
-        reason = couchpage_view_scheme_fault(cmd->pool, arg);
+        reason = cp_view_scheme_fault(cmd->pool, arg);
     }
     if (reason) {
         return apr_psprintf(cmd->pool, "CouchPageView: '%s' %s",
