@@ -744,7 +744,7 @@ static int get_query(const couchpage_transport_baton *t, const char *index_url, 
     stats->rows += cp_answer_rows(answer);
     log_answers(r, &a, &answer, 1);
     answers->of[query->role] = answer;
-    stats->served_by |= COUCHPAGE_SERVED_BY_GET;
+    stats->served_by |= CP_SERVED_BY_GET;
     return 1;
 }
 
@@ -833,7 +833,7 @@ static int transport_ask(void *baton, const char *backend, const char *index_url
     }
     answers->cut_off = a.capture.broken;
     if (k > 0) {
-        stats->served_by |= COUCHPAGE_SERVED_BY_BATCH;
+        stats->served_by |= CP_SERVED_BY_BATCH;
     }
     log_answers(r, &a, results, k);
     return 1;
@@ -872,7 +872,7 @@ static int transport_find(void *baton, const char *url, const char *body,
     }
     t->stats->rows += cp_answer_rows(*answer);
     log_answers(t->r, &a, answer, 1);
-    t->stats->served_by |= COUCHPAGE_SERVED_BY_FIND;
+    t->stats->served_by |= CP_SERVED_BY_FIND;
     return 1;
 }
 
