@@ -8,6 +8,7 @@
 #include "couchpage_settings.h"
 
 #include <apr_strings.h>
+#include <errno.h>
 #include <string.h>
 
 #include "couchpage_item.h"
@@ -233,6 +234,22 @@ const char *cp_settings_startup_fault(apr_pool_t *pool, const cp_settings *setti
             return apr_psprintf(pool, startup_checks[i].format, fault, section);
         }
     }
+    return NULL;
+}
+
+const char *cp_settings_whole_number(apr_pool_t *pool, const char *directive, const char *arg,
+                                     apr_int64_t min, apr_int64_t max, apr_int64_t *value)
+{
+    char *end;
+    apr_int64_t n;
+
+    errno = 0;
+    n = apr_strtoi64(arg, &end, 10);
+    if (errno || end == arg || *end || n < min || n > max) {
+        return apr_psprintf(pool, "%s: '%s' is not a whole number from %" APR_INT64_T_FMT
+                            " to %" APR_INT64_T_FMT, directive, arg, min, max);
+    }
+    *value = n;
     return NULL;
 }
 

@@ -84,6 +84,11 @@ const char *cp_settings_startup_fault(apr_pool_t *pool, const cp_settings *setti
                                       unsigned unknown, const char *section,
                                       const char **code);
 
+/* A directive's whole number from min to max, in *value: NULL, or the
+ * message apachectl -t shows, naming the directive. */
+const char *cp_settings_whole_number(apr_pool_t *pool, const char *directive, const char *arg,
+                                     apr_int64_t min, apr_int64_t max, apr_int64_t *value);
+
 /* The most a secret's file holds, in bytes. */
 #define CP_SECRET_FILE_MAX 4096
 

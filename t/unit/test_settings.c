@@ -189,6 +189,21 @@ static void an_item_outside_the_fields_is_refused_at_startup(void **state)
     assert_null(cp_settings_startup_fault(pool, &s, CP_SETS_FIELDS, "S", &code));
 }
 
+static void whole_numbers_are_bounded(void **state)
+{
+    apr_int64_t n = 0;
+
+    assert_null(cp_settings_whole_number(pool, "CouchPageSize", "20", 1, 10000, &n));
+    assert_int_equal(n, 20);
+    assert_string_equal(cp_settings_whole_number(pool, "CouchPageSize", "0", 1, 10000, &n),
+                        "CouchPageSize: '0' is not a whole number from 1 to 10000");
+    assert_non_null(cp_settings_whole_number(pool, "CouchPageSize", "2x", 1, 10000, &n));
+    assert_non_null(cp_settings_whole_number(pool, "CouchPageSize", "", 1, 10000, &n));
+    assert_non_null(cp_settings_whole_number(pool, "CouchPageSize", "99999999999999999999", 1,
+                                             10000, &n));
+    assert_int_equal(n, 20);
+}
+
 static void a_secret_file_holds_one_line(void **state)
 {
     char big[CP_SECRET_FILE_MAX + 1];
@@ -226,6 +241,7 @@ int main(void)
         UNIT_TEST(directives_of_the_other_kind_are_faults),
         UNIT_TEST(startup_names_the_code_section_and_fix),
         UNIT_TEST(an_item_outside_the_fields_is_refused_at_startup),
+        UNIT_TEST(whole_numbers_are_bounded),
         UNIT_TEST(a_secret_file_holds_one_line),
     };
 
