@@ -5,7 +5,9 @@
  * section merged as a request at its path would merge it (httpd's location
  * walk, repeated), the modules a view's scheme needs, the mod_proxy worker
  * or balancer that serves a view; and couchpage_merged_fault, which a
- * request whose merged configuration start-up could not place meets. The
+ * request whose merged configuration start-up could not place meets. What
+ * each merged configuration is at fault for, and the messages, are the
+ * core's (couchpage_settings.c): this file places the sections. The
  * split mod_md has: its directives in mod_md_config.c, what it does with
  * the configuration at start-up apart. Glue: configuration time, and a
  * request's merged config only read.
