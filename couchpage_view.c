@@ -170,6 +170,29 @@ int cp_view_worker_serves(apr_pool_t *pool, const char *name, int is_pattern,
                       : strncmp(lowered, name, strlen(name)) == 0;
 }
 
+const char *cp_view_worker_of_other_host(apr_pool_t *pool, const apr_array_header_t *names,
+                                         const char *url)
+{
+    apr_uri_t view, uri;
+    int i;
+
+    if (apr_uri_parse(pool, url, &view) != APR_SUCCESS || !view.hostname || !view.scheme) {
+        return NULL;
+    }
+    for (i = 0; i < names->nelts; i++) {
+        const char *name = APR_ARRAY_IDX(names, i, const char *);
+
+        if (apr_uri_parse(pool, name, &uri) == APR_SUCCESS && uri.hostname && uri.scheme
+            && strcasecmp(uri.scheme, view.scheme) == 0
+            && (uri.port ? uri.port : apr_uri_port_of_scheme(uri.scheme))
+               == (view.port ? view.port : apr_uri_port_of_scheme(view.scheme))
+            && strcasecmp(uri.hostname, view.hostname) != 0) {
+            return name;
+        }
+    }
+    return NULL;
+}
+
 /* The proxy modules that serve a view URL's scheme: mod_proxy_http makes
  * the HTTP requests, mod_ssl the TLS of https, mod_proxy_balancer picks a
  * balancer's member (the members' own http:// needs mod_proxy_http). */

@@ -12,6 +12,7 @@
 #define COUCHPAGE_VIEW_H
 
 #include <apr_pools.h>
+#include <apr_tables.h>
 
 #define CP_GROUP_EXACT (-1)
 
@@ -84,6 +85,13 @@ const char *cp_view_scheme_fault(apr_pool_t *pool, const char *url);
  * proxy_http_module), ..."); NULL when every one is. */
 const char *cp_view_scheme_missing(apr_pool_t *pool, const cp_view_scheme *scheme,
                                    int (*loaded)(const char *module));
+
+/* Of mod_proxy's plain worker names (const char *), the first for url's
+ * scheme and port on another host name, which an operator may take for
+ * url's (localhost for 127.0.0.1): mod_proxy compares host names as
+ * written. NULL when none is. */
+const char *cp_view_worker_of_other_host(apr_pool_t *pool, const apr_array_header_t *names,
+                                         const char *url);
 
 /* Whether this location's rows and tokens carry document ids. */
 int cp_view_has_docids(const cp_view *view);

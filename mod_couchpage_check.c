@@ -300,33 +300,6 @@ static const char *worker_name(const proxy_worker *worker, int *is_pattern)
 #endif
 }
 
-/* A worker for the same scheme and port on another host name, which an
- * operator may take for the view's (localhost for 127.0.0.1): its name,
- * or NULL. */
-static const char *worker_of_other_host(apr_pool_t *p, const proxy_server_conf *proxy,
-                                        const char *url)
-{
-    const proxy_worker *workers = (const proxy_worker *)proxy->workers->elts;
-    apr_uri_t view, uri;
-    int i, is_pattern;
-
-    if (apr_uri_parse(p, url, &view) != APR_SUCCESS || !view.hostname) {
-        return NULL;
-    }
-    for (i = 0; i < proxy->workers->nelts; i++) {
-        const char *name = worker_name(&workers[i], &is_pattern);
-
-        if (!is_pattern && apr_uri_parse(p, name, &uri) == APR_SUCCESS && uri.hostname
-            && uri.scheme && strcasecmp(uri.scheme, view.scheme) == 0
-            && (uri.port ? uri.port : apr_uri_port_of_scheme(uri.scheme))
-               == (view.port ? view.port : apr_uri_port_of_scheme(view.scheme))
-            && strcasecmp(uri.hostname, view.hostname) != 0) {
-            return name;
-        }
-    }
-    return NULL;
-}
-
 /* A view's queries keep their backend connections only with a worker of
  * mod_proxy's that serves the view's URL: without one mod_proxy's default
  * worker makes them, which keeps no connection, and every query opens a new
@@ -339,6 +312,7 @@ static void check_view_worker(apr_pool_t *p, server_rec *s, const couchpage_dir_
 {
     module *proxy_module = ap_find_linked_module("mod_proxy.c");
     const proxy_server_conf *proxy;
+    apr_array_header_t *plain = apr_array_make(p, 4, sizeof(const char *));
     const char *url, *key, *other;
     int i, is_pattern;
 
@@ -375,8 +349,11 @@ static void check_view_worker(apr_pool_t *p, server_rec *s, const couchpage_dir_
         if (cp_view_worker_serves(p, name, is_pattern, url)) {
             return;
         }
+        if (!is_pattern) {
+            APR_ARRAY_PUSH(plain, const char *) = name;
+        }
     }
-    other = worker_of_other_host(p, proxy, url);
+    other = cp_view_worker_of_other_host(p, plain, url);
     ap_log_error(APLOG_MARK, APLOG_WARNING | APLOG_STARTUP, 0, s, CPLOGNO(0133)
                  "CouchPageView %s (%s): no mod_proxy worker serves %s%s, so mod_proxy's "
                  "default worker makes its queries, which keeps no connection: each "
