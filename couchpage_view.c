@@ -170,6 +170,89 @@ int cp_view_worker_serves(apr_pool_t *pool, const char *name, int is_pattern,
                       : strncmp(lowered, name, strlen(name)) == 0;
 }
 
+const char *cp_view_worker_of_other_host(apr_pool_t *pool, const apr_array_header_t *names,
+                                         const char *url)
+{
+    apr_uri_t view, uri;
+    int i;
+
+    if (apr_uri_parse(pool, url, &view) != APR_SUCCESS || !view.hostname || !view.scheme) {
+        return NULL;
+    }
+    for (i = 0; i < names->nelts; i++) {
+        const char *name = APR_ARRAY_IDX(names, i, const char *);
+
+        if (apr_uri_parse(pool, name, &uri) == APR_SUCCESS && uri.hostname && uri.scheme
+            && strcasecmp(uri.scheme, view.scheme) == 0
+            && (uri.port ? uri.port : apr_uri_port_of_scheme(uri.scheme))
+               == (view.port ? view.port : apr_uri_port_of_scheme(view.scheme))
+            && strcasecmp(uri.hostname, view.hostname) != 0) {
+            return name;
+        }
+    }
+    return NULL;
+}
+
+/* The proxy modules that serve a view URL's scheme: mod_proxy_http makes
+ * the HTTP requests, mod_ssl the TLS of https, mod_proxy_balancer picks a
+ * balancer's member (the members' own http:// needs mod_proxy_http). */
+static const cp_view_scheme view_schemes[] = {
+    { "http", { "mod_proxy.c", "mod_proxy_http.c", NULL } },
+    { "https", { "mod_proxy.c", "mod_proxy_http.c", "mod_ssl.c" } },
+    { "balancer", { "mod_proxy.c", "mod_proxy_balancer.c", "mod_proxy_http.c" } },
+};
+#define VIEW_SCHEMES (sizeof(view_schemes) / sizeof(view_schemes[0]))
+
+const cp_view_scheme *cp_view_scheme_of(const char *url)
+{
+    const char *colon = strchr(url, ':');
+    apr_size_t i;
+
+    for (i = 0; colon && i < VIEW_SCHEMES; i++) {
+        if (strlen(view_schemes[i].scheme) == (apr_size_t)(colon - url)
+            && strncasecmp(url, view_schemes[i].scheme, colon - url) == 0) {
+            return &view_schemes[i];
+        }
+    }
+    return NULL;
+}
+
+const char *cp_view_scheme_fault(apr_pool_t *pool, const char *url)
+{
+    const char *reason = "has a scheme the module does not serve; use";
+    apr_size_t i;
+
+    if (cp_view_scheme_of(url)) {
+        return NULL;
+    }
+    for (i = 0; i < VIEW_SCHEMES; i++) {
+        reason = apr_pstrcat(pool, reason, !i ? " " : i + 1 < VIEW_SCHEMES ? ", " : " or ",
+                             view_schemes[i].scheme, "://", NULL);
+    }
+    return reason;
+}
+
+const char *cp_view_scheme_missing(apr_pool_t *pool, const cp_view_scheme *scheme,
+                                   int (*loaded)(const char *module))
+{
+    const char *missing = NULL;
+    int i;
+
+    for (i = 0; scheme->modules[i]; i++) {
+        const char *module = scheme->modules[i];
+
+        if (!loaded(module)) {
+            /* "mod_proxy_http.c" is loaded as proxy_http_module */
+            const char *name = apr_pstrndup(pool, module + 4, strlen(module) - 6);
+
+            missing = apr_psprintf(pool, "%s%s%s (LoadModule %s_module)",
+                                   missing ? missing : "", missing ? ", " : "",
+                                   apr_pstrndup(pool, module, strlen(module) - 2), name);
+        }
+    }
+    return missing;
+}
+
 int cp_view_has_docids(const cp_view *view)
 {
     return !view->reduce;

@@ -12,6 +12,7 @@
 #define COUCHPAGE_VIEW_H
 
 #include <apr_pools.h>
+#include <apr_tables.h>
 
 #define CP_GROUP_EXACT (-1)
 
@@ -64,6 +65,33 @@ const char *cp_view_query_prefix(apr_pool_t *pool, const cp_view *view, int by_p
  * any run of characters, and \x for x. */
 int cp_view_worker_serves(apr_pool_t *pool, const char *name, int is_pattern,
                           const char *url);
+
+/* A view URL scheme the module serves, and the proxy modules it needs. */
+typedef struct {
+    const char *scheme;
+    const char *modules[4]; /* source names, as httpd's ap_find_linked_module knows
+                               them; NULL after the last */
+} cp_view_scheme;
+
+/* url's scheme (any case), or NULL when the module does not serve it. */
+const cp_view_scheme *cp_view_scheme_of(const char *url);
+
+/* NULL when the module serves url's scheme (http, https, balancer), else
+ * the reason, naming the schemes it serves: CouchPageView's check. */
+const char *cp_view_scheme_fault(apr_pool_t *pool, const char *url);
+
+/* The modules of scheme that loaded(name) says are not loaded, as the
+ * start-up message lists them ("mod_proxy_http (LoadModule
+ * proxy_http_module), ..."); NULL when every one is. */
+const char *cp_view_scheme_missing(apr_pool_t *pool, const cp_view_scheme *scheme,
+                                   int (*loaded)(const char *module));
+
+/* Of mod_proxy's plain worker names (const char *), the first for url's
+ * scheme and port on another host name, which an operator may take for
+ * url's (localhost for 127.0.0.1): mod_proxy compares host names as
+ * written. NULL when none is. */
+const char *cp_view_worker_of_other_host(apr_pool_t *pool, const apr_array_header_t *names,
+                                         const char *url);
 
 /* Whether this location's rows and tokens carry document ids. */
 int cp_view_has_docids(const cp_view *view);

@@ -49,13 +49,6 @@ static const cp_fault *location_fault(request_rec *r, const couchpage_dir_conf *
                              APLOG_INFO, "CP0103",
                              apr_psprintf(r->pool, "method %s refused", r->method));
     }
-    if (!conf->view_set) {
-        return cp_fault_config(r->pool, r->uri, "no CouchPageView is set");
-    }
-    if (conf->view.reduce && conf->view.include_docs) {
-        return cp_fault_config(r->pool, r->uri, "CouchPageReduce On and CouchPageIncludeDocs "
-                               "On are merged here; grouped rows have no documents");
-    }
     fault = couchpage_merged_fault(r->pool, conf);
     return fault ? cp_fault_config(r->pool, r->uri, fault) : NULL;
 }

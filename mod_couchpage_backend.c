@@ -9,6 +9,7 @@
  * no query of the plan's, and never answers the client.
  */
 #include "mod_couchpage_backend.h"
+#include "couchpage_read.h"
 #include "couchpage_response.h"
 #include "mod_couchpage_module.h"
 #include "mod_couchpage_child.h"
@@ -104,7 +105,7 @@ typedef struct couchpage_capture {
  * bad gateway, as mod_proxy_http's own answer to that failure is on a
  * client's first request, so that failonstatus=502 puts the member in error
  * state and the repeat goes to another. An answer cut off after it began is
- * not charged to its member: see failed_in_flight. */
+ * not charged to its member: see cp_read_failed_in_flight. */
 static void body_broken(ap_filter_t *f, capture_ctx *ctx)
 {
     if (!ctx->broken && !f->r->status_line) {
@@ -446,6 +447,19 @@ static void log_answers(request_rec *r, const attempt *a, const cp_answer **answ
     }
 }
 
+/* The captured body, followed by the zero padding the response reader may
+ * load past its end (CP_RESPONSE_PADDING). */
+static apr_status_t padded_body(captured_body *body, char **text, apr_size_t *len)
+{
+    if (!captured_append(body, NULL, 0)) {
+        return APR_ENOMEM;
+    }
+    memset(body->text + body->len, 0, CP_RESPONSE_PADDING);
+    *text = body->text;
+    *len = body->len;
+    return APR_SUCCESS;
+}
+
 /* Runs one subrequest, counted in stats with its wall time: 1, or 0 when
  * it could not be set up (then nothing was sent). */
 static int run_attempt(request_rec *r, const couchpage_backend_conf *conf, const backend_read *read,
@@ -476,95 +490,20 @@ static int run_attempt(request_rec *r, const couchpage_backend_conf *conf, const
         out->log = log_request(r, read, out, apr_time_now() - started);
         APR_ARRAY_PUSH(stats->log, couchpage_backend_request *) = out->log;
     }
+    if (padded_body(out->capture.body, &out->text, &out->len) != APR_SUCCESS) {
+        out->text = NULL;
+    }
     return 1;
 }
 
-#define NODEDOWN_REASON "CouchDB answered 500 nodedown: a cluster node went down during the read"
-
-/* The captured body, followed by the zero padding the response reader may
- * load past its end (CP_RESPONSE_PADDING). */
-static apr_status_t padded_body(captured_body *body, char **text, apr_size_t *len)
+/* What an attempt came to, as the core reads it (couchpage_read.h). */
+static cp_read_outcome outcome_of(const backend_read *read, const attempt *a)
 {
-    if (!captured_append(body, NULL, 0)) {
-        return APR_ENOMEM;
-    }
-    memset(body->text + body->len, 0, CP_RESPONSE_PADDING);
-    *text = body->text;
-    *len = body->len;
-    return APR_SUCCESS;
-}
+    cp_read_outcome o = { a->rv, a->backend_status, a->timed_out, a->capture.unanswered,
+                          a->capture.broken, a->capture.too_large, a->capture.past_deadline,
+                          read->body && read->queries > 1, a->text, a->len };
 
-/* Whether a read is a multi-query POST (a _find's POST asks one query). */
-static int is_batch(const backend_read *read)
-{
-    return read->body && read->queries > 1;
-}
-
-/* Whether an attempt is a multi-query answer that CouchDB cut off after
- * its 200: it ends its answer so when it refuses a later query, or when a
- * node it gathers from goes down. Such an answer came: the results complete
- * before the cut are read, and the plan decides what is asked again
- * (cp_plan_ask_alone). */
-static int is_cut_batch(const backend_read *read, const attempt *a)
-{
-    return is_batch(read) && a->capture.broken && !a->capture.unanswered && a->rv == OK
-           && a->backend_status == HTTP_OK;
-}
-
-/* Why a read failed in flight, or NULL if it did not. A refused or reset
- * connection, a body cut off, or a cluster's 500 nodedown are safe to
- * repeat. A timeout is not repeated: it would double the client's wait. A
- * multi-query answer cut off after its 200 did not fail in flight: it is
- * read as far as it came (is_cut_batch).
- *
- * Behind a balancer, a member that refused the connection is put in error
- * state by mod_proxy, and one that dropped it before answering by
- * failonstatus=502 (body_broken), so the repeat goes to another member. A
- * body cut off after the answer began is not charged to its member: a
- * healthy CouchDB coordinator cuts its answer when another node it gathers
- * from goes down, or when it refuses a later query of a batch (which a
- * client's forged token can ask for), and the bytes do not tell these from
- * the member's own death. A member that died refuses the repeat's
- * connection, and mod_proxy passes the repeat on. */
-static const char *failed_in_flight(request_rec *r, const backend_read *read,
-                                    const attempt *a)
-{
-    if (a->capture.past_deadline || a->capture.too_large || is_cut_batch(read, a)) {
-        return NULL;
-    }
-    if (a->timed_out || a->rv == HTTP_GATEWAY_TIME_OUT) {
-        return NULL;
-    }
-    if (a->capture.unanswered) {
-        return "the connection was dropped before the status line";
-    }
-    if (a->capture.broken) {
-        return "the response was cut off";
-    }
-    if (a->rv == HTTP_BAD_GATEWAY || a->rv == HTTP_SERVICE_UNAVAILABLE) {
-        return apr_psprintf(r->pool, "mod_proxy answered %d", a->rv);
-    }
-    if (a->rv == OK && a->backend_status == HTTP_INTERNAL_SERVER_ERROR) {
-        char *text;
-        apr_size_t len;
-
-        if (padded_body(a->capture.body, &text, &len) == APR_SUCCESS
-            && cp_couchdb_nodedown(r->pool, a->backend_status, text, len)) {
-            return NODEDOWN_REASON;
-        }
-    }
-    return NULL;
-}
-
-/* Whether a read failed before any answer began: the member dropped the
- * connection it had taken (a node going down), and mod_proxy_http answered
- * 502 or passed only an error bucket. Such a member is in error state now
- * (failonstatus=502), and nothing of the read was answered: it is sent
- * again, up to BACKEND_RESENDS times, besides the one repeat. */
-#define BACKEND_RESENDS 2
-static int failed_unanswered(const attempt *a)
-{
-    return a->capture.unanswered || (a->rv == HTTP_BAD_GATEWAY && !a->capture.broken);
+    return o;
 }
 
 static int fail(cp_transport_failure *result, int status, int backend_status,
@@ -591,19 +530,17 @@ static int fail_past_deadline(request_rec *r, const couchpage_backend_conf *conf
 }
 
 /* The one retry loop, for a GET and for the multi-query POST alike: sends
- * the read, and again while it failed in flight (failed_in_flight) and may
- * be sent again. A connection never made (503) uses the read's repeat; a
- * read no answer began to (failed_unanswered) is resent, up to
- * BACKEND_RESENDS times; any other failure in flight uses the repeat;
- * then the last attempt stands. Returns OK with the attempt's body in
- * a->text, a->len (any HTTP status: see a->backend_status; a multi-query
- * answer cut off after its 200 as far as it came: is_cut_batch), or a
- * failure status with result set. */
+ * the read, and again while the core says so (cp_read_next); then the last
+ * attempt stands. Returns OK with the attempt's body in a->text, a->len
+ * (any HTTP status: see a->backend_status; a multi-query answer cut off
+ * after its 200 as far as it came: cp_read_is_cut_batch), or a failure
+ * status with result set (cp_read_failure). */
 static int read_backend(request_rec *r, const couchpage_backend_conf *conf, const backend_read *read,
                         attempt *a, couchpage_backend_stats *stats, cp_transport_failure *result)
 {
-    int resends = 0, repeats = read->repeats, tries = 0;
-    const char *why;
+    int resends = 0, repeats = read->repeats, tries = 0, status;
+    cp_read_outcome outcome;
+    const char *line, *reason;
 
     if (!stats->began) {
         stats->began = apr_time_now();
@@ -620,35 +557,11 @@ static int read_backend(request_rec *r, const couchpage_backend_conf *conf, cons
                         apr_psprintf(r->pool, "the backend subrequest could not be "
                                      "set up (status %d)", a->rv));
         }
-        if (!(why = failed_in_flight(r, read, a))) {
+        outcome = outcome_of(read, a);
+        if (!cp_read_next(r->pool, &outcome, &resends, &repeats, &line)) {
             break;
         }
-        if (a->rv == HTTP_SERVICE_UNAVAILABLE && repeats > 0) {
-            /* no connection was made: nothing was in flight */
-            repeats--;
-            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, is_batch(read)
-                          ? CPLOGNO(0117) "the backend could not be reached for the "
-                            "multi-query request (%s: no connection was made); trying "
-                            "once more"
-                          : CPLOGNO(0115) "the backend could not be reached (%s: no "
-                            "connection was made); trying once more", why);
-        }
-        else if (failed_unanswered(a) && resends < BACKEND_RESENDS) {
-            resends++;
-            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, CPLOGNO(0106) "the backend read "
-                          "failed in flight before any answer (%s); sending it again", why);
-        }
-        else if (repeats > 0) {
-            repeats--;
-            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, is_batch(read)
-                          ? CPLOGNO(0118) "the multi-query read failed in flight (%s); "
-                            "repeating it once"
-                          : CPLOGNO(0116) "the backend read failed in flight (%s); "
-                            "repeating it once", why);
-        }
-        else {
-            break;
-        }
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, "%s", line);
         free_captured(a->capture.body);
     }
 
@@ -656,40 +569,11 @@ static int read_backend(request_rec *r, const couchpage_backend_conf *conf, cons
         free_captured(a->capture.body);
         return fail_past_deadline(r, conf, stats, result);
     }
-    if (a->capture.too_large) {
+    status = cp_read_failure(r->pool, &outcome, tries, conf->max_response, stats->bytes,
+                             &reason);
+    if (status) {
         free_captured(a->capture.body);
-        return fail(result, HTTP_BAD_GATEWAY, 0, stats->bytes == 0
-                    ? apr_psprintf(r->pool, "the backend response is larger than %"
-                                   APR_OFF_T_FMT " bytes", conf->max_response)
-                    : apr_psprintf(r->pool, "the backend responses for this request are "
-                                   "larger than %" APR_OFF_T_FMT " bytes together (this "
-                                   "one came after %" APR_OFF_T_FMT ")", conf->max_response,
-                                   stats->bytes));
-    }
-    if (a->rv == HTTP_GATEWAY_TIME_OUT || (a->rv != OK && a->timed_out)) {
-        return fail(result, HTTP_GATEWAY_TIME_OUT, 0, "the backend did not answer in time");
-    }
-    if (a->rv == HTTP_SERVICE_UNAVAILABLE) {
-        /* a refused or timed-out connection, or mod_proxy's worker in error
-         * state after one (for its retry= time): mod_proxy's own lines,
-         * quiet for the module's subrequests, tell which
-         * (couchpage_child_quiet_proxy) */
-        return fail(result, HTTP_SERVICE_UNAVAILABLE, 0,
-                    apr_psprintf(r->pool, "the backend is unavailable (mod_proxy made no "
-                                 "connection to it, %d %s)", tries,
-                                 tries == 1 ? "try" : "tries"));
-    }
-    if (a->rv != OK) {
-        return fail(result, HTTP_BAD_GATEWAY, 0,
-                    apr_psprintf(r->pool, "the backend request failed (proxy status %d)",
-                                 a->rv));
-    }
-    if (a->capture.broken && !is_cut_batch(read, a)) {
-        free_captured(a->capture.body);
-        return fail(result, HTTP_BAD_GATEWAY, 0, "the backend response was cut off");
-    }
-    if (padded_body(a->capture.body, &a->text, &a->len) != APR_SUCCESS) {
-        return fail(result, HTTP_BAD_GATEWAY, 0, "the backend response could not be read");
+        return fail(result, status, 0, reason);
     }
     stats->bytes += a->capture.bytes;
     return OK;
@@ -744,7 +628,7 @@ static int get_query(const couchpage_transport_baton *t, const char *index_url, 
     stats->rows += cp_answer_rows(answer);
     log_answers(r, &a, &answer, 1);
     answers->of[query->role] = answer;
-    stats->served_by |= COUCHPAGE_SERVED_BY_GET;
+    stats->served_by |= CP_SERVED_BY_GET;
     return 1;
 }
 
@@ -762,17 +646,6 @@ static int get_each(const couchpage_transport_baton *t, const char *index_url, i
         }
     }
     return 1;
-}
-
-/* Statuses a server without the multi-query endpoint answers it with
- * (pouchdb-server: 400 only_multipart_accepted; others 404, 405, 415, 501),
- * among which CouchDB's own refusal of the first query (400): the first
- * query asked alone tells which. */
-static int may_lack_batch(int status)
-{
-    return status == HTTP_BAD_REQUEST || status == HTTP_NOT_FOUND
-        || status == HTTP_METHOD_NOT_ALLOWED || status == HTTP_UNSUPPORTED_MEDIA_TYPE
-        || status == HTTP_NOT_IMPLEMENTED;
 }
 
 /* The transport's ask (couchpage_serve.h): 1, or 0 with result set. */
@@ -806,7 +679,7 @@ static int transport_ask(void *baton, const char *backend, const char *index_url
         cp_transport_failure refused;
 
         backend_refused(r, &a, &refused);
-        if (!may_lack_batch(a.backend_status)) {
+        if (!cp_read_may_lack_batch(a.backend_status)) {
             *result = refused;
             return 0;
         }
@@ -833,7 +706,7 @@ static int transport_ask(void *baton, const char *backend, const char *index_url
     }
     answers->cut_off = a.capture.broken;
     if (k > 0) {
-        stats->served_by |= COUCHPAGE_SERVED_BY_BATCH;
+        stats->served_by |= CP_SERVED_BY_BATCH;
     }
     log_answers(r, &a, results, k);
     return 1;
@@ -872,7 +745,7 @@ static int transport_find(void *baton, const char *url, const char *body,
     }
     t->stats->rows += cp_answer_rows(*answer);
     log_answers(t->r, &a, answer, 1);
-    t->stats->served_by |= COUCHPAGE_SERVED_BY_FIND;
+    t->stats->served_by |= CP_SERVED_BY_FIND;
     return 1;
 }
 

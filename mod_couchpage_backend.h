@@ -29,6 +29,7 @@
 #include "httpd.h"
 #include "http_config.h"
 
+#include "couchpage_counts.h"
 #include "couchpage_find.h"
 #include "couchpage_plan.h"
 #include "couchpage_response.h"
@@ -60,11 +61,6 @@ typedef struct {
     int answered;               /* how many */
 } couchpage_backend_request;
 
-/* What answered a page's queries: couchpage_backend_stats.served_by. */
-#define COUCHPAGE_SERVED_BY_BATCH 0x1  /* a multi-query POST */
-#define COUCHPAGE_SERVED_BY_GET   0x2  /* a GET of one query (one query, or the fallback) */
-#define COUCHPAGE_SERVED_BY_FIND  0x4  /* a _find location's POST .../_find */
-
 /* What a page's backend reads cost, added up over every read of the transport
  * of the page: the caller zeroes it once. (mod_couchpage_status.h names it by
  * its tag, needing nothing else of this header.) */
@@ -75,7 +71,7 @@ typedef struct couchpage_backend_stats {
     apr_off_t bytes;          /* body bytes of the answers read (of an answer
                                  asked again, the one kept): bounded by
                                  couchpage_backend_conf.max_response */
-    unsigned served_by;       /* COUCHPAGE_SERVED_BY_*: what brought the answers used */
+    unsigned served_by;       /* CP_SERVED_BY_*: what brought the answers used */
     apr_time_t began;         /* when the page's first read began (its reads' deadline
                                  counts from it); 0 before */
     apr_array_header_t *log;  /* of couchpage_backend_request *, one a subrequest sent, when

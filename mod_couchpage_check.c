@@ -5,15 +5,16 @@
  * section merged as a request at its path would merge it (httpd's location
  * walk, repeated), the modules a view's scheme needs, the mod_proxy worker
  * or balancer that serves a view; and couchpage_merged_fault, which a
- * request whose merged configuration start-up could not place meets. The
+ * request whose merged configuration start-up could not place meets. What
+ * each merged configuration is at fault for, and the messages, are the
+ * core's (couchpage_settings.c): this file places the sections. The
  * split mod_md has: its directives in mod_md_config.c, what it does with
  * the configuration at start-up apart. Glue: configuration time, and a
  * request's merged config only read.
  */
 #include "mod_couchpage_check.h"
 #include "mod_couchpage_named.h"
-#include "couchpage_find.h"
-#include "couchpage_mango.h"
+#include "couchpage_settings.h"
 
 #include "http_core.h"
 #include "http_log.h"
@@ -48,24 +49,6 @@ APLOG_USE_MODULE(couchpage);
  * The server's own configuration is checked for a path that only the
  * <Location "/"> sections match. */
 
-enum {
-    SETS_HANDLER = 1,
-    SETS_VIEW = 2,
-    SETS_PAGE_SIZE = 4,
-    SETS_MAX_PAGE_SIZE = 8,
-    SETS_INCLUDE_DOCS = 16,
-    SETS_ITEM = 32,            /* CouchPageItem or CouchPageItemTemplate */
-    SETS_FIELDS = 64,
-    SETS_FORMAT = 128,
-    SETS_QUERY = 256,          /* what shapes the queries of a view or of a _find:
-                                  CouchPageRange, Reduce, GroupLevel, MaxEmits,
-                                  Update, Stable, Selector, Sort, Index */
-    SETS_LINKS = 512,
-    SETS_MAX_LINKS = 1024,
-    /* what a .htaccess file may set with AllowOverride FileInfo */
-    SETS_FILEINFO = SETS_HANDLER | SETS_PAGE_SIZE | SETS_ITEM | SETS_FORMAT | SETS_LINKS
-};
-
 typedef enum {
     SECTION_LOCATION,
     SECTION_DIRECTORY,
@@ -77,25 +60,25 @@ typedef struct {
     section_kind kind;
     const core_dir_config *core;
     const couchpage_dir_conf *conf; /* NULL: none of the module's directives */
-    unsigned sets;                  /* SETS_*: what conf sets */
+    unsigned sets;                  /* CP_SETS_*: what conf sets */
 } config_section;
 
-static unsigned settings_of(const couchpage_dir_conf *conf)
+static unsigned sets_of(const couchpage_dir_conf *conf)
 {
     if (!conf) {
         return 0;
     }
-    return (conf->handler ? SETS_HANDLER : 0) | (conf->view_set ? SETS_VIEW : 0)
-         | (conf->page_size_set ? SETS_PAGE_SIZE : 0)
-         | (conf->max_page_size_set ? SETS_MAX_PAGE_SIZE : 0)
-         | (conf->include_docs_set ? SETS_INCLUDE_DOCS : 0)
-         | (conf->item_set ? SETS_ITEM : 0) | (conf->fields_set ? SETS_FIELDS : 0)
-         | (conf->format_set ? SETS_FORMAT : 0)
-         | (conf->links_set ? SETS_LINKS : 0) | (conf->max_links_set ? SETS_MAX_LINKS : 0)
+    return (conf->handler ? CP_SETS_HANDLER : 0) | (conf->view_set ? CP_SETS_VIEW : 0)
+         | (conf->page_size_set ? CP_SETS_PAGE_SIZE : 0)
+         | (conf->max_page_size_set ? CP_SETS_MAX_PAGE_SIZE : 0)
+         | (conf->include_docs_set ? CP_SETS_INCLUDE_DOCS : 0)
+         | (conf->item_set ? CP_SETS_ITEM : 0) | (conf->fields_set ? CP_SETS_FIELDS : 0)
+         | (conf->format_set ? CP_SETS_FORMAT : 0)
+         | (conf->links_set ? CP_SETS_LINKS : 0) | (conf->max_links_set ? CP_SETS_MAX_LINKS : 0)
          | (conf->range_set || conf->reduce_set || conf->group_level_set
             || conf->max_emits_set || conf->update_set || conf->stable_set
             || conf->find_selector_set || conf->find_sort_set || conf->find_index_set
-            ? SETS_QUERY : 0);
+            ? CP_SETS_QUERY : 0);
 }
 
 static void collect_sections(apr_array_header_t *out, section_kind kind,
@@ -110,7 +93,7 @@ static void collect_section(apr_array_header_t *out, section_kind kind,
     section->kind = kind;
     section->core = ap_get_core_module_config(vector);
     section->conf = ap_get_module_config(vector, &couchpage_module);
-    section->sets = settings_of(section->conf);
+    section->sets = sets_of(section->conf);
     collect_sections(out, SECTION_FILES, section->core->sec_file);
     collect_sections(out, SECTION_IF, section->core->sec_if);
 }
@@ -134,15 +117,15 @@ static unsigned htaccess_settings(const core_dir_config *core)
         const char *directive;
         unsigned sets;
     } listed[] = {
-        { "SetHandler", SETS_HANDLER }, { "CouchPageSize", SETS_PAGE_SIZE },
-        { "CouchPageItem", SETS_ITEM }, { "CouchPageItemTemplate", SETS_ITEM },
-        { "CouchPageFormat", SETS_FORMAT }, { "CouchPageLinks", SETS_LINKS },
+        { "SetHandler", CP_SETS_HANDLER }, { "CouchPageSize", CP_SETS_PAGE_SIZE },
+        { "CouchPageItem", CP_SETS_ITEM }, { "CouchPageItemTemplate", CP_SETS_ITEM },
+        { "CouchPageFormat", CP_SETS_FORMAT }, { "CouchPageLinks", CP_SETS_LINKS },
     };
     unsigned sets = 0;
     apr_size_t i;
 
     if (!(core->override & OR_UNSET)) {
-        sets |= core->override & OR_FILEINFO ? SETS_FILEINFO : 0;
+        sets |= core->override & OR_FILEINFO ? CP_SETS_FILEINFO : 0;
     }
     for (i = 0; core->override_list && i < sizeof(listed) / sizeof(listed[0]); i++) {
         sets |= apr_table_get(core->override_list, listed[i].directive) ? listed[i].sets : 0;
@@ -205,222 +188,75 @@ static const char *section_name(apr_pool_t *p, const config_section *section,
     return name;
 }
 
-/* A CouchPageSize above the CouchPageMaxSize merged with it: which, and
- * where each is written. The default size is no fault: a smaller maximum
- * caps it (mod_couchpage_request.c's couchpage_read_request). */
-static const char *page_size_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
+static const char *where_written(apr_pool_t *p, const void *directive)
 {
-    if (!conf->page_size_set || conf->page_size <= conf->max_page_size) {
-        return NULL;
-    }
-    return apr_psprintf(p, "CouchPageSize %d (%s) is larger than CouchPageMaxSize %d (%s)",
-                        conf->page_size, couchpage_directive_where(p, conf->page_size_where),
-                        conf->max_page_size, conf->max_page_size_set
-                        ? couchpage_directive_where(p, conf->max_page_size_where)
-                        : "the default");
+    return couchpage_directive_where(p, directive);
 }
 
-/* A CouchPageLinks above the CouchPageMaxLinks merged with it: the page
- * would show fewer (couchpage_links_shown). */
-static const char *links_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
+/* The merged configuration's settings, as the core's checks read them. */
+static void settings_of(const couchpage_dir_conf *conf, cp_settings *s)
 {
-    if (!conf->links_set || conf->links <= conf->max_links) {
-        return NULL;
-    }
-    return apr_psprintf(p, "CouchPageLinks %d (%s) is more than CouchPageMaxLinks %d (%s)",
-                        conf->links, couchpage_directive_where(p, conf->links_where),
-                        conf->max_links, conf->max_links_set
-                        ? couchpage_directive_where(p, conf->max_links_where)
-                        : "the default");
-}
-
-/* Whether the rows carry documents: a view's with CouchPageIncludeDocs On,
- * a _find's always. */
-static int rows_have_docs(const couchpage_dir_conf *conf)
-{
-    return conf->view.include_docs || conf->view.is_find;
-}
-
-/* An HTML item that reads the rows' documents, which the queries do not
- * ask for: every item would show nothing. */
-static const char *item_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
-{
-    if (!conf->item_reads_doc || rows_have_docs(conf) || conf->format == CP_FORMAT_JSON) {
-        return NULL;
-    }
-    return apr_psprintf(p, "%s (%s) reads the rows' documents (doc), and "
-                        "CouchPageIncludeDocs is not On",
-                        conf->item_template ? "CouchPageItemTemplate" : "CouchPageItem",
-                        couchpage_directive_where(p, conf->item_where));
-}
-
-/* CouchPageFields without documents to pick members of. */
-static const char *fields_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
-{
-    if (!conf->fields || rows_have_docs(conf)) {
-        return NULL;
-    }
-    return apr_psprintf(p, "CouchPageFields (%s) picks members of the rows' documents, "
-                        "and CouchPageIncludeDocs is not On",
-                        couchpage_directive_where(p, conf->fields_where));
-}
-
-/* An item that reads a member of the documents CouchPageFields leaves out:
- * what leaves the server is the fields, in HTML as in JSON. */
-static const char *item_fields_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
-{
-    const char *fault;
-
-    if (!conf->item_set || !conf->fields_set || conf->format == CP_FORMAT_JSON
-        || !(fault = cp_fields_fault(p, conf->item_read, conf->fields))) {
-        return NULL;
-    }
-    return apr_psprintf(p, "%s (%s) %s (%s)",
-                        conf->item_template ? "CouchPageItemTemplate" : "CouchPageItem",
-                        couchpage_directive_where(p, conf->item_where), fault,
-                        couchpage_directive_where(p, conf->fields_where));
-}
-
-/* The first of the directives in names (their _set flags in set) that is
- * set, or NULL. */
-static const char *first_set(const char *const *names, const int *set, int n)
-{
-    int i;
-
-    for (i = 0; i < n; i++) {
-        if (set[i]) {
-            return names[i];
-        }
-    }
-    return NULL;
-}
-
-/* A _find location without its sort, with a directive that shapes view
- * queries only, or with CouchPageUpdate lazy, which _find refuses; a view
- * location with a _find location's directive. */
-static const char *find_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
-{
-    static const char *const view_only[] = {
-        "CouchPageRange", "CouchPageReduce", "CouchPageGroupLevel", "CouchPageIncludeDocs",
-        "CouchPageMaxEmits"
-    };
-    static const char *const find_only[] = {
-        "CouchPageSelector", "CouchPageSort", "CouchPageIndex"
-    };
-    cp_mango_flag flag;
-    const char *view_where, *name;
-
-    if (!conf->view_set) {
-        return NULL;
-    }
-    view_where = couchpage_directive_where(p, conf->view_where);
-    if (conf->view.is_find) {
-        const int set[] = { conf->range_set, conf->reduce_set, conf->group_level_set,
-                            conf->include_docs_set, conf->max_emits_set };
-
-        if ((name = first_set(view_only, set, 5))) {
-            return apr_psprintf(p, "%s is set where CouchPageView (%s) names a _find: it "
-                                "shapes view queries only (CouchPageSelector chooses the "
-                                "documents)", name, view_where);
-        }
-        if (!cp_mango_flag_named(conf->view.update, &flag)) {
-            return apr_psprintf(p, "CouchPageUpdate %s is set where CouchPageView (%s) names "
-                                "a _find, whose update is true or false only (CouchDB "
-                                "answers invalid_boolean)", conf->view.update, view_where);
-        }
-        if (!conf->find_sort_set) {
-            return apr_psprintf(p, "CouchPageView (%s) names a _find, and no CouchPageSort "
-                                "is set: a _find location pages in the order of its sort "
-                                "fields", view_where);
-        }
-    }
-    else {
-        const int set[] = { conf->find_selector_set, conf->find_sort_set,
-                            conf->find_index_set };
-
-        if ((name = first_set(find_only, set, 3))) {
-            return apr_psprintf(p, "%s is set where CouchPageView (%s) names a view: it "
-                                "shapes _find queries only", name, view_where);
-        }
-    }
-    return NULL;
+    memset(s, 0, sizeof(*s));
+    s->view = &conf->view;
+    s->view_set = conf->view_set;
+    s->view_where = conf->view_where;
+    s->handler_set = conf->handler == COUCHPAGE_HANDLER_COUCHPAGE;
+    s->handler_where = conf->handler_where;
+    s->page_size = conf->page_size;
+    s->page_size_set = conf->page_size_set;
+    s->page_size_where = conf->page_size_where;
+    s->max_page_size = conf->max_page_size;
+    s->max_page_size_set = conf->max_page_size_set;
+    s->max_page_size_where = conf->max_page_size_where;
+    s->links = conf->links;
+    s->links_set = conf->links_set;
+    s->links_where = conf->links_where;
+    s->max_links = conf->max_links;
+    s->max_links_set = conf->max_links_set;
+    s->max_links_where = conf->max_links_where;
+    s->format_is_json = conf->format == CP_FORMAT_JSON;
+    s->item_set = conf->item_set;
+    s->item_is_template = conf->item_template != NULL;
+    s->item_reads_doc = conf->item_reads_doc;
+    s->item_read = conf->item_read;
+    s->item_where = conf->item_where;
+    s->fields = conf->fields;
+    s->fields_set = conf->fields_set;
+    s->fields_where = conf->fields_where;
+    s->range_set = conf->range_set;
+    s->reduce_set = conf->reduce_set;
+    s->group_level_set = conf->group_level_set;
+    s->include_docs_set = conf->include_docs_set;
+    s->max_emits_set = conf->max_emits_set;
+    s->selector_set = conf->find_selector_set;
+    s->sort_set = conf->find_sort_set;
+    s->index_set = conf->find_index_set;
+    s->where = where_written;
 }
 
 const char *couchpage_merged_fault(apr_pool_t *p, const couchpage_dir_conf *conf)
 {
-    const char *fault = page_size_fault(p, conf);
+    cp_settings settings;
 
-    if (!fault) {
-        fault = item_fault(p, conf);
-    }
-    if (!fault) {
-        fault = fields_fault(p, conf);
-    }
-    return fault ? fault : find_fault(p, conf);
+    settings_of(conf, &settings);
+    return cp_settings_request_fault(p, &settings);
 }
 
 /* One merged configuration and what other sections may change in it. */
 static int check_merged(apr_pool_t *p, server_rec *s, const config_section *section,
                         const couchpage_dir_conf *merged, unsigned unknown)
 {
-    const char *fault;
+    cp_settings settings;
+    const char *fault, *code;
 
-    if (merged->handler != COUCHPAGE_HANDLER_COUCHPAGE || (unknown & SETS_HANDLER)) {
+    if (merged->handler != COUCHPAGE_HANDLER_COUCHPAGE || (unknown & CP_SETS_HANDLER)) {
         return OK;
     }
-    if (!merged->view_set && !(unknown & SETS_VIEW)) {
-        ap_log_error(APLOG_MARK, APLOG_ERR | APLOG_STARTUP, 0, s, CPLOGNO(0112)
-                     "SetHandler couchpage (%s) applies in %s, where no CouchPageView "
-                     "is set: every request there would be answered 500. Set "
-                     "CouchPageView there, or SetHandler couchpage only where a view "
-                     "is set", couchpage_directive_where(p, merged->handler_where),
-                     section_name(p, section, s));
-        return !OK;
-    }
-    if (!(unknown & (SETS_PAGE_SIZE | SETS_MAX_PAGE_SIZE))
-        && (fault = page_size_fault(p, merged))) {
-        ap_log_error(APLOG_MARK, APLOG_ERR | APLOG_STARTUP, 0, s, CPLOGNO(0113)
-                     "%s in %s: every request there would be answered 500. Raise "
-                     "CouchPageMaxSize or lower CouchPageSize", fault,
-                     section_name(p, section, s));
-        return !OK;
-    }
-    if (!(unknown & (SETS_LINKS | SETS_MAX_LINKS)) && (fault = links_fault(p, merged))) {
-        ap_log_error(APLOG_MARK, APLOG_ERR | APLOG_STARTUP, 0, s, CPLOGNO(0420)
-                     "%s in %s: its pages would show fewer links than it says. Raise "
-                     "CouchPageMaxLinks (each link costs a page of rows) or lower "
-                     "CouchPageLinks", fault, section_name(p, section, s));
-        return !OK;
-    }
-    if (!(unknown & (SETS_INCLUDE_DOCS | SETS_ITEM | SETS_FORMAT))
-        && (fault = item_fault(p, merged))) {
-        ap_log_error(APLOG_MARK, APLOG_ERR | APLOG_STARTUP, 0, s, CPLOGNO(0130)
-                     "%s in %s: every item there would show nothing. Set "
-                     "CouchPageIncludeDocs On there, or show the row's key, value or id",
-                     fault, section_name(p, section, s));
-        return !OK;
-    }
-    if (!(unknown & (SETS_ITEM | SETS_FIELDS | SETS_FORMAT))
-        && (fault = item_fields_fault(p, merged))) {
-        ap_log_error(APLOG_MARK, APLOG_ERR | APLOG_STARTUP, 0, s, CPLOGNO(0421)
-                     "%s in %s: only CouchPageFields' members leave the server, so the "
-                     "item would not show what it reads. Read only those members in the "
-                     "item, or add the member to CouchPageFields",
-                     fault, section_name(p, section, s));
-        return !OK;
-    }
-    if (!(unknown & (SETS_INCLUDE_DOCS | SETS_FIELDS)) && (fault = fields_fault(p, merged))) {
-        ap_log_error(APLOG_MARK, APLOG_ERR | APLOG_STARTUP, 0, s, CPLOGNO(0131)
-                     "%s in %s: it would pick nothing. Set CouchPageIncludeDocs On there, "
-                     "or remove CouchPageFields",
-                     fault, section_name(p, section, s));
-        return !OK;
-    }
-    if (!(unknown & (SETS_VIEW | SETS_QUERY | SETS_INCLUDE_DOCS))
-        && (fault = find_fault(p, merged))) {
-        ap_log_error(APLOG_MARK, APLOG_ERR | APLOG_STARTUP, 0, s, CPLOGNO(0320)
-                     "%s, in %s: every request there would be answered 500", fault,
-                     section_name(p, section, s));
+    settings_of(merged, &settings);
+    fault = cp_settings_startup_fault(p, &settings, unknown, section_name(p, section, s),
+                                      &code);
+    if (fault) {
+        ap_log_error(APLOG_MARK, APLOG_ERR | APLOG_STARTUP, 0, s, "%s: %s", code, fault);
         return !OK;
     }
     return OK;
@@ -429,35 +265,25 @@ static int check_merged(apr_pool_t *p, server_rec *s, const config_section *sect
 /* The view URL's scheme needs its proxy modules loaded: without them
  * mod_proxy answers every page's subrequest with an error that names
  * nothing of the module's. */
+static int module_loaded(const char *module)
+{
+    return ap_find_linked_module(module) != NULL;
+}
+
 static int check_view_modules(apr_pool_t *p, server_rec *s, const couchpage_dir_conf *conf)
 {
-    const couchpage_view_scheme *scheme;
-    const char *missing = NULL;
-    int i;
+    const cp_view_scheme *scheme;
+    const char *missing;
 
-    if (!conf || !conf->view_set || !(scheme = couchpage_view_scheme_of(conf->view.url))) {
+    if (!conf || !conf->view_set || !(scheme = cp_view_scheme_of(conf->view.url))
+        || !(missing = cp_view_scheme_missing(p, scheme, module_loaded))) {
         return OK;
     }
-    for (i = 0; scheme->modules[i]; i++) {
-        const char *module = scheme->modules[i];
-
-        if (!ap_find_linked_module(module)) {
-            /* "mod_proxy_http.c" is loaded as proxy_http_module */
-            const char *name = apr_pstrndup(p, module + 4, strlen(module) - 6);
-
-            missing = apr_psprintf(p, "%s%s%s (LoadModule %s_module)", missing ? missing : "",
-                                   missing ? ", " : "", apr_pstrndup(p, module, strlen(module) - 2),
-                                   name);
-        }
-    }
-    if (missing) {
-        ap_log_error(APLOG_MARK, APLOG_ERR | APLOG_STARTUP, 0, s, CPLOGNO(0114)
-                     "CouchPageView %s (%s): %s:// needs modules that are not loaded: %s",
-                     conf->view.url, couchpage_directive_where(p, conf->view_where),
-                     scheme->scheme, missing);
-        return !OK;
-    }
-    return OK;
+    ap_log_error(APLOG_MARK, APLOG_ERR | APLOG_STARTUP, 0, s, CPLOGNO(0114)
+                 "CouchPageView %s (%s): %s:// needs modules that are not loaded: %s",
+                 conf->view.url, couchpage_directive_where(p, conf->view_where),
+                 scheme->scheme, missing);
+    return !OK;
 }
 
 /* mod_proxy's name of a worker, as its lookup compares it, and whether it
@@ -474,33 +300,6 @@ static const char *worker_name(const proxy_worker *worker, int *is_pattern)
 #endif
 }
 
-/* A worker for the same scheme and port on another host name, which an
- * operator may take for the view's (localhost for 127.0.0.1): its name,
- * or NULL. */
-static const char *worker_of_other_host(apr_pool_t *p, const proxy_server_conf *proxy,
-                                        const char *url)
-{
-    const proxy_worker *workers = (const proxy_worker *)proxy->workers->elts;
-    apr_uri_t view, uri;
-    int i, is_pattern;
-
-    if (apr_uri_parse(p, url, &view) != APR_SUCCESS || !view.hostname) {
-        return NULL;
-    }
-    for (i = 0; i < proxy->workers->nelts; i++) {
-        const char *name = worker_name(&workers[i], &is_pattern);
-
-        if (!is_pattern && apr_uri_parse(p, name, &uri) == APR_SUCCESS && uri.hostname
-            && uri.scheme && strcasecmp(uri.scheme, view.scheme) == 0
-            && (uri.port ? uri.port : apr_uri_port_of_scheme(uri.scheme))
-               == (view.port ? view.port : apr_uri_port_of_scheme(view.scheme))
-            && strcasecmp(uri.hostname, view.hostname) != 0) {
-            return name;
-        }
-    }
-    return NULL;
-}
-
 /* A view's queries keep their backend connections only with a worker of
  * mod_proxy's that serves the view's URL: without one mod_proxy's default
  * worker makes them, which keeps no connection, and every query opens a new
@@ -513,6 +312,7 @@ static void check_view_worker(apr_pool_t *p, server_rec *s, const couchpage_dir_
 {
     module *proxy_module = ap_find_linked_module("mod_proxy.c");
     const proxy_server_conf *proxy;
+    apr_array_header_t *plain = apr_array_make(p, 4, sizeof(const char *));
     const char *url, *key, *other;
     int i, is_pattern;
 
@@ -549,8 +349,11 @@ static void check_view_worker(apr_pool_t *p, server_rec *s, const couchpage_dir_
         if (cp_view_worker_serves(p, name, is_pattern, url)) {
             return;
         }
+        if (!is_pattern) {
+            APR_ARRAY_PUSH(plain, const char *) = name;
+        }
     }
-    other = worker_of_other_host(p, proxy, url);
+    other = cp_view_worker_of_other_host(p, plain, url);
     ap_log_error(APLOG_MARK, APLOG_WARNING | APLOG_STARTUP, 0, s, CPLOGNO(0133)
                  "CouchPageView %s (%s): no mod_proxy worker serves %s%s, so mod_proxy's "
                  "default worker makes its queries, which keeps no connection: each "

@@ -19,10 +19,7 @@ int couchpage_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
                            server_rec *s);
 
 /* What makes a request's merged configuration unusable, though each section
- * in it passed: a CouchPageSize above the CouchPageMaxSize merged with it
- * (one may come from a .htaccess file), an item or CouchPageFields that
- * reads the rows' documents where CouchPageIncludeDocs is not On. NULL, or
- * what is wrong, naming the directives and where each is written. Start-up
+ * in it passed (cp_settings_request_fault): NULL, or what is wrong. Start-up
  * refuses it wherever it can place the sections; a request gets 500. */
 const char *couchpage_merged_fault(apr_pool_t *p, const couchpage_dir_conf *conf);
 

@@ -1,155 +1,23 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * mod_couchpage_child.c: a child process's sets of remembered keys, and
- * the notes some keys carry (see mod_couchpage_child.h), and the sets the
- * module's requests keep (backends without the multi-query endpoint, the
- * memory cp_serve's transport has of _find indexes and warnings); and the child's
- * set-up (child_init): the quiet twins through which mod_proxy's lines for
+ * mod_couchpage_child.c: the sets a child process's requests keep, in the
+ * core's couchpage_memory (backends without the multi-query endpoint, the
+ * memory cp_serve's transport has of _find indexes and warnings); and the
+ * child's set-up (child_init): the quiet twins through which mod_proxy's lines for
  * the module's subrequests are kept to crit, and malloc's mmap threshold.
  */
 #include "mod_couchpage_child.h"
 #include "mod_couchpage_module.h"
+#include "couchpage_memory.h"
 
 #include "http_log.h"
 #include "apr_hash.h"
 #include "apr_strings.h"
-#if APR_HAS_THREADS
-#include "apr_thread_mutex.h"
-#endif
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
 
 APLOG_USE_MODULE(couchpage);
-
-struct couchpage_child_set {
-    apr_pool_t *pool;
-    apr_hash_t *keys;
-#if APR_HAS_THREADS
-    apr_thread_mutex_t *lock;
-#endif
-};
-
-couchpage_child_set *couchpage_child_set_make(apr_pool_t *pchild, server_rec *s,
-                                              const char *what)
-{
-    couchpage_child_set *set = apr_pcalloc(pchild, sizeof(*set));
-
-    set->pool = pchild;
-    set->keys = apr_hash_make(pchild);
-#if APR_HAS_THREADS
-    if (apr_thread_mutex_create(&set->lock, APR_THREAD_MUTEX_DEFAULT, pchild)
-        != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, CPLOGNO(0108) "no mutex for the "
-                     "memory of %s: nothing of it is remembered", what);
-        return NULL;
-    }
-#endif
-    return set;
-}
-
-static void lock(couchpage_child_set *set)
-{
-#if APR_HAS_THREADS
-    apr_thread_mutex_lock(set->lock);
-#endif
-}
-
-static void unlock(couchpage_child_set *set)
-{
-#if APR_HAS_THREADS
-    apr_thread_mutex_unlock(set->lock);
-#endif
-}
-
-int couchpage_child_set_has(couchpage_child_set *set, const void *key, apr_ssize_t len)
-{
-    int has;
-
-    if (!set) {
-        return 0;
-    }
-    lock(set);
-    has = apr_hash_get(set->keys, key, len) != NULL;
-    unlock(set);
-    return has;
-}
-
-int couchpage_child_set_add(couchpage_child_set *set, const void *key, apr_ssize_t len)
-{
-    int added;
-
-    if (!set) {
-        return 0;
-    }
-    lock(set);
-    added = apr_hash_get(set->keys, key, len) == NULL;
-    if (added) {
-        apr_size_t size = len == APR_HASH_KEY_STRING ? strlen(key) + 1 : (apr_size_t)len;
-
-        apr_hash_set(set->keys, apr_pmemdup(set->pool, key, size), len, "");
-    }
-    unlock(set);
-    return added;
-}
-
-/* A key's note: its text in a buffer of the set's pool, reused while the
- * text fits (a note rewritten each minute costs no memory), and when. */
-typedef struct {
-    char *text;
-    apr_size_t size;
-    apr_time_t written;
-} child_note;
-
-void couchpage_child_note_put(couchpage_child_set *set, const char *key, const char *text)
-{
-    child_note *note;
-    apr_size_t len = strlen(text) + 1;
-
-    if (!set) {
-        return;
-    }
-    lock(set);
-    note = apr_hash_get(set->keys, key, APR_HASH_KEY_STRING);
-    if (!note) {
-        note = apr_pcalloc(set->pool, sizeof(*note));
-        apr_hash_set(set->keys, apr_pstrdup(set->pool, key), APR_HASH_KEY_STRING, note);
-    }
-    if (note->size < len) {
-        note->size = len < 64 ? 64 : len;
-        note->text = apr_palloc(set->pool, note->size);
-    }
-    memcpy(note->text, text, len);
-    note->written = apr_time_now();
-    unlock(set);
-}
-
-const char *couchpage_child_note_get(couchpage_child_set *set, const char *key,
-                                     apr_interval_time_t max_age, apr_pool_t *pool,
-                                     int *learn_again)
-{
-    child_note *note;
-    const char *text = NULL;
-    apr_time_t now = apr_time_now();
-
-    *learn_again = 0;
-    if (!set) {
-        return NULL;
-    }
-    lock(set);
-    note = apr_hash_get(set->keys, key, APR_HASH_KEY_STRING);
-    if (note && note->text) {
-        text = apr_pstrdup(pool, note->text);
-        if (now - note->written > max_age) {
-            /* this caller learns it again; the others keep the old note
-             * meanwhile, rather than all asking at once */
-            note->written = now;
-            *learn_again = 1;
-        }
-    }
-    unlock(set);
-    return text;
-}
 
 /* What the module's subrequests log of mod_proxy's (see
  * couchpage_child_quiet_proxy): the module indexes of mod_proxy and its
@@ -227,32 +95,45 @@ static void quiet_init(apr_pool_t *pchild, server_rec *main_server)
  * have no multi-query endpoint (their queries go as one GET each), what it
  * learnt of the indexes _find locations name (cp_serve's notes), and the
  * _find locations whose CouchDB warning it has logged. */
-static couchpage_child_set *no_batch, *index_notes, *find_warned;
+static cp_memory *no_batch, *index_notes, *find_warned;
+
+/* A set of this child's, named what in the error log when it has no mutex:
+ * then it holds nothing and remembers nothing. */
+static cp_memory *child_set_make(apr_pool_t *pchild, server_rec *s, const char *what)
+{
+    cp_memory *set = cp_memory_make(pchild);
+
+    if (!set) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, CPLOGNO(0108) "no mutex for the "
+                     "memory of %s: nothing of it is remembered", what);
+    }
+    return set;
+}
 
 int couchpage_child_lacks_batch(const char *backend)
 {
-    return couchpage_child_set_has(no_batch, backend, APR_HASH_KEY_STRING);
+    return cp_memory_has(no_batch, backend, APR_HASH_KEY_STRING);
 }
 
 int couchpage_child_learn_lacks_batch(const char *backend)
 {
-    return couchpage_child_set_add(no_batch, backend, APR_HASH_KEY_STRING);
+    return cp_memory_add(no_batch, backend, APR_HASH_KEY_STRING);
 }
 
 static const char *index_note_get(void *baton, const char *key, apr_interval_time_t max_age,
                                   apr_pool_t *pool, int *again)
 {
-    return couchpage_child_note_get(index_notes, key, max_age, pool, again);
+    return cp_memory_note_get(index_notes, key, max_age, pool, again);
 }
 
 static void index_note_put(void *baton, const char *key, const char *text)
 {
-    couchpage_child_note_put(index_notes, key, text);
+    cp_memory_note_put(index_notes, key, text);
 }
 
 static int first_warning(void *baton, const void *key, apr_size_t len)
 {
-    return couchpage_child_set_add(find_warned, key, (apr_ssize_t)len);
+    return cp_memory_add(find_warned, key, (apr_ssize_t)len);
 }
 
 void couchpage_child_memory(cp_transport *transport)
@@ -265,9 +146,9 @@ void couchpage_child_memory(cp_transport *transport)
 static void child_init(apr_pool_t *pchild, server_rec *s)
 {
     quiet_init(pchild, s);
-    no_batch = couchpage_child_set_make(pchild, s, "backends without a multi-query endpoint");
-    index_notes = couchpage_child_set_make(pchild, s, "the indexes of _find locations");
-    find_warned = couchpage_child_set_make(pchild, s, "_find locations warned of");
+    no_batch = child_set_make(pchild, s, "backends without a multi-query endpoint");
+    index_notes = child_set_make(pchild, s, "the indexes of _find locations");
+    find_warned = child_set_make(pchild, s, "_find locations warned of");
 #if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD)
     if (!mallopt(M_MMAP_THRESHOLD, CP_MMAP_THRESHOLD)) {
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, CPLOGNO(0190) "mallopt("

@@ -24,6 +24,7 @@
 #include "couchpage_mango.h"
 #include "couchpage_plan.h"
 #include "couchpage_seal.h"
+#include "couchpage_settings.h"
 #include "mod_couchpage_expr.h"
 
 APLOG_USE_MODULE(couchpage);
@@ -138,18 +139,8 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
 static const char *parse_bounded(cmd_parms *cmd, const char *arg, apr_int64_t min,
                                  apr_int64_t max, apr_int64_t *value)
 {
-    char *end;
-    apr_int64_t n;
-
-    errno = 0;
-    n = apr_strtoi64(arg, &end, 10);
-    if (errno || end == arg || *end || n < min || n > max) {
-        return apr_psprintf(cmd->pool, "%s: '%s' is not a whole number from %"
-                            APR_INT64_T_FMT " to %" APR_INT64_T_FMT,
-                            cmd->directive->directive, arg, min, max);
-    }
-    *value = n;
-    return NULL;
+    return cp_settings_whole_number(cmd->pool, cmd->directive->directive, arg, min, max,
+                                    value);
 }
 
 /* A whole number in [min, max] of a directive that only the server's
@@ -187,7 +178,7 @@ static const char *set_view(cmd_parms *cmd, void *dirconf, const char *arg)
     }
     reason = cp_view_init(cmd->pool, arg, &conf->view);
     if (!reason) {
-        reason = couchpage_view_scheme_fault(cmd->pool, arg);
+        reason = cp_view_scheme_fault(cmd->pool, arg);
     }
     if (reason) {
         return apr_psprintf(cmd->pool, "CouchPageView: '%s' %s",

@@ -2,10 +2,8 @@
 /*
  * mod_couchpage_named.c: what directives name, checked when they are read,
  * and where a directive is written (its file and line, its section), for
- * messages: the view URL schemes the
- * module serves and the proxy modules each needs; CouchPageCredentials'
- * user and password (from a file, read and its permissions checked) as
- * the Authorization header they make, and any secret a directive may
+ * messages: CouchPageCredentials' user and password (from a file, read
+ * and its permissions checked) as the Authorization header they make, and any secret a directive may
  * take from such a file (CouchPageTokenSecret's); the next word of a
  * directive's raw arguments. Glue below both
  * mod_couchpage_config.c (the directives, which call it) and
@@ -22,6 +20,7 @@
 #include "apr_strings.h"
 #include "apr_user.h"
 
+#include "couchpage_settings.h"
 #include "mod_couchpage_module.h"
 
 APLOG_USE_MODULE(couchpage);
@@ -49,47 +48,6 @@ const char *couchpage_directive_section(apr_pool_t *p, const ap_directive_t *dir
     /* a section's args keep their closing '>' */
     return apr_pstrcat(p, section->directive, " ", section->args, NULL);
 }
-
-/* The proxy modules that serve a view URL's scheme: mod_proxy_http makes
- * the HTTP requests, mod_ssl the TLS of https, mod_proxy_balancer picks a
- * balancer's member (the members' own http:// needs mod_proxy_http). */
-static const couchpage_view_scheme view_schemes[] = {
-    { "http", { "mod_proxy.c", "mod_proxy_http.c", NULL } },
-    { "https", { "mod_proxy.c", "mod_proxy_http.c", "mod_ssl.c" } },
-    { "balancer", { "mod_proxy.c", "mod_proxy_balancer.c", "mod_proxy_http.c" } },
-};
-#define VIEW_SCHEMES (sizeof(view_schemes) / sizeof(view_schemes[0]))
-
-const couchpage_view_scheme *couchpage_view_scheme_of(const char *url)
-{
-    const char *colon = strchr(url, ':');
-    apr_size_t i;
-
-    for (i = 0; colon && i < VIEW_SCHEMES; i++) {
-        if (strlen(view_schemes[i].scheme) == (apr_size_t)(colon - url)
-            && strncasecmp(url, view_schemes[i].scheme, colon - url) == 0) {
-            return &view_schemes[i];
-        }
-    }
-    return NULL;
-}
-
-const char *couchpage_view_scheme_fault(apr_pool_t *p, const char *url)
-{
-    const char *reason = "has a scheme the module does not serve; use";
-    apr_size_t i;
-
-    if (couchpage_view_scheme_of(url)) {
-        return NULL;
-    }
-    for (i = 0; i < VIEW_SCHEMES; i++) {
-        reason = apr_pstrcat(p, reason, !i ? " " : i + 1 < VIEW_SCHEMES ? ", " : " or ",
-                             view_schemes[i].scheme, "://", NULL);
-    }
-    return reason;
-}
-
-#define PASSWORD_FILE_MAX 4096
 
 /* Readable by others than root and the owner: warned of, once per read of
  * the configuration. APR's permission bits are the octal mode's digits,
@@ -125,7 +83,7 @@ static void warn_if_readable(cmd_parms *cmd, const char *noun, const char *path,
 static const char *read_secret_file(cmd_parms *cmd, const char *noun, const char *path,
                                     const char **secret)
 {
-    char buf[PASSWORD_FILE_MAX + 1], error[128];
+    char buf[CP_SECRET_FILE_MAX + 1], error[128];
     const char *fault = NULL;
     apr_file_t *file;
     apr_finfo_t finfo;
@@ -156,17 +114,7 @@ static const char *read_secret_file(cmd_parms *cmd, const char *noun, const char
     }
     apr_file_close(file);
     if (!fault) {
-        if (len > 0 && buf[len - 1] == '\n') {
-            len -= len > 1 && buf[len - 2] == '\r' ? 2 : 1;
-        }
-        fault = len > PASSWORD_FILE_MAX
-              ? apr_psprintf(cmd->temp_pool, "is longer than %d bytes; it holds the "
-                             "%s alone", PASSWORD_FILE_MAX, noun)
-              : len == 0 ? apr_psprintf(cmd->temp_pool, "is empty; it holds the %s alone", noun)
-              : memchr(buf, '\n', len) || memchr(buf, '\r', len) || memchr(buf, '\0', len)
-              ? apr_psprintf(cmd->temp_pool, "holds more than one line, or a NUL; it holds "
-                             "the %s alone, on one line", noun)
-              : NULL;
+        fault = cp_settings_secret_file_fault(cmd->temp_pool, noun, buf, &len);
     }
     if (fault) {
         return apr_psprintf(cmd->pool, "%s: the %s file %s %s", cmd->cmd->name, noun,

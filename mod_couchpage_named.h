@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * mod_couchpage_named: what directives name (a view URL's scheme,
- * CouchPageCredentials' user and password file, made its Authorization
- * header), checked when they are read, where a directive is written
- * (its file and line, its section), and the words of a directive's
- * arguments. Glue that the directives
- * (mod_couchpage_config) and the start-up checks (mod_couchpage_check)
- * both call.
+ * mod_couchpage_named: what directives name (CouchPageCredentials' user
+ * and password file, made its Authorization header), checked when they
+ * are read, where a directive is written (its file and line, its
+ * section), and the words of a directive's arguments. Glue that the
+ * directives (mod_couchpage_config) and the start-up checks
+ * (mod_couchpage_check) both call.
  */
 #ifndef MOD_COUCHPAGE_NAMED_H
 #define MOD_COUCHPAGE_NAMED_H
@@ -24,16 +23,6 @@ const char *couchpage_directive_where(apr_pool_t *p, const ap_directive_t *direc
 /* The section a directive is in, as written ("<Location /x/>"), or "the
  * server config". */
 const char *couchpage_directive_section(apr_pool_t *p, const ap_directive_t *directive);
-
-/* A view URL scheme the module serves, and the proxy modules it needs. */
-typedef struct {
-    const char *scheme;
-    const char *modules[4]; /* source names, as ap_find_linked_module knows them;
-                               NULL after the last */
-} couchpage_view_scheme;
-
-/* url's scheme (any case), or NULL when the module does not serve it. */
-const couchpage_view_scheme *couchpage_view_scheme_of(const char *url);
 
 /* The Authorization header ("Basic ...") of CouchPageCredentials USER
  * PASSWORD, into *authorization: a user name that is not empty and has no
@@ -57,9 +46,5 @@ const char *couchpage_basic_authorization(cmd_parms *cmd, const char *user,
  * secret. */
 const char *couchpage_named_secret(cmd_parms *cmd, const char *noun, const char *arg,
                                    const char **secret);
-
-/* NULL when the module serves url's scheme (http, https, balancer), else
- * the reason, naming the schemes it serves: CouchPageView's check. */
-const char *couchpage_view_scheme_fault(apr_pool_t *p, const char *url);
 
 #endif

@@ -9,8 +9,9 @@
  * requests and time, rows, errors by status.
  *
  * The sums live in one slot of httpd's own shared memory, made by the
- * slotmem provider "shm" (mod_slotmem_shm), and are added to with APR's
- * atomics, which work across processes on the shared mapping. Without
+ * slotmem provider "shm" (mod_slotmem_shm); what they are, how they are
+ * added to, and what the section says of them are the core's
+ * (couchpage_counts.c). Without
  * mod_status or mod_slotmem_shm the module runs as before: the notes are
  * still set, and the section is off (logged at startup).
  *
@@ -28,14 +29,10 @@
 #include "http_log.h"
 #include "http_protocol.h"
 #include "mod_status.h"
-#include "apr_atomic.h"
 #include "apr_optional_hooks.h"
 #include "apr_strings.h"
-#include "apr_version.h"
 
-#if !APR_VERSION_AT_LEAST(1, 7, 0)
-#error "mod_couchpage's status counters need APR 1.7 (apr_atomic_add64)"
-#endif
+#include "couchpage_counts.h"
 
 APLOG_USE_MODULE(couchpage);
 
@@ -48,22 +45,9 @@ APLOG_USE_MODULE(couchpage);
 /* The slot's name: mod_slotmem_shm keeps its files in DefaultRuntimeDir. */
 #define SLOT_NAME "couchpage-status"
 
-/* The error statuses counted, in the order of shared_counters.errors. */
-static const int counted_errors[] = { 400, 502, 503, 504 };
-#define N_COUNTED_ERRORS (sizeof(counted_errors) / sizeof(counted_errors[0]))
-
-/* The one slot, shared by every process of the server. */
-typedef struct {
-    apr_uint64_t pages;              /* pages answered 200 */
-    apr_uint64_t backend_requests;
-    apr_uint64_t backend_time;       /* microseconds, summed */
-    apr_uint64_t rows;
-    apr_uint64_t errors[N_COUNTED_ERRORS];
-} shared_counters;
-
 /* NULL when the section is off; set in post_config, inherited by the
  * children with the mapping. */
-static shared_counters *counters;
+static cp_counters *counters;
 
 /* --- the access log's notes ------------------------------------------- */
 
@@ -86,8 +70,7 @@ static void add_to_note(request_rec *r, const char *name, apr_uint64_t value)
 static void set_notes(request_rec *r, const couchpage_backend_stats *stats)
 {
     request_rec *top = r;
-    unsigned served_by = stats->served_by;
-    const char *before;
+    const char *served_by;
 
     while (top->main) {
         top = top->main;
@@ -95,50 +78,22 @@ static void set_notes(request_rec *r, const couchpage_backend_stats *stats)
     add_to_note(top, NOTE_REQUESTS, (apr_uint64_t)stats->requests);
     add_to_note(top, NOTE_TIME, (apr_uint64_t)stats->time);
     add_to_note(top, NOTE_ROWS, (apr_uint64_t)stats->rows);
-    before = apr_table_get(top->notes, NOTE_SERVED_BY);
-    if (before) {
-        served_by |= (strstr(before, "batch") ? COUCHPAGE_SERVED_BY_BATCH : 0)
-                   | (strstr(before, "get") ? COUCHPAGE_SERVED_BY_GET : 0)
-                   | (strstr(before, "find") ? COUCHPAGE_SERVED_BY_FIND : 0);
-    }
+    served_by = cp_served_by_note(r->pool, apr_table_get(top->notes, NOTE_SERVED_BY),
+                                  stats->served_by);
     if (served_by) {
-        /* what answered, in this order, joined by + */
-        const char *note = apr_pstrcat(r->pool,
-            served_by & COUCHPAGE_SERVED_BY_BATCH ? "+batch" : "",
-            served_by & COUCHPAGE_SERVED_BY_GET ? "+get" : "",
-            served_by & COUCHPAGE_SERVED_BY_FIND ? "+find" : "", NULL);
-
-        apr_table_setn(top->notes, NOTE_SERVED_BY, note + 1);
+        apr_table_setn(top->notes, NOTE_SERVED_BY, served_by);
     }
 }
 
 /* --- the shared counters ------------------------------------------------ */
 
-static void count_page(const request_rec *r, const couchpage_backend_stats *stats)
-{
-    apr_size_t i;
-
-    if (!counters) {
-        return;
-    }
-    apr_atomic_add64(&counters->backend_requests, (apr_uint64_t)stats->requests);
-    apr_atomic_add64(&counters->backend_time, (apr_uint64_t)stats->time);
-    apr_atomic_add64(&counters->rows, (apr_uint64_t)stats->rows);
-    if (r->status == HTTP_OK) {
-        apr_atomic_inc64(&counters->pages);
-        return;
-    }
-    for (i = 0; i < N_COUNTED_ERRORS; i++) {
-        if (r->status == counted_errors[i]) {
-            apr_atomic_inc64(&counters->errors[i]);
-        }
-    }
-}
-
 void couchpage_status_record(request_rec *r, const couchpage_backend_stats *stats)
 {
     set_notes(r, stats);
-    count_page(r, stats);
+    if (counters) {
+        cp_counters_add(counters, r->status, (apr_uint64_t)stats->requests,
+                        (apr_uint64_t)stats->time, (apr_uint64_t)stats->rows);
+    }
 }
 
 /* Makes the slot. httpd runs post_config twice at startup: the first pass
@@ -174,7 +129,7 @@ static int status_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *p
                      "on Debian with 'a2enmod slotmem_shm', to count pages across processes)");
         return OK;
     }
-    rv = storage->create(&slot, SLOT_NAME, sizeof(shared_counters), 1,
+    rv = storage->create(&slot, SLOT_NAME, sizeof(cp_counters), 1,
                          AP_SLOTMEM_TYPE_PERSIST, pconf);
     if (rv == APR_SUCCESS) {
         rv = storage->dptr(slot, 0, &memory);
@@ -193,70 +148,10 @@ static int status_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *p
 
 /* --- mod_status's section ------------------------------------------------ */
 
-static apr_uint64_t read_counter(volatile apr_uint64_t *counter)
-{
-    return apr_atomic_read64(counter);
-}
-
-/* One line of the section: its ?auto name and its label in the HTML. */
-typedef struct {
-    const char *name;
-    const char *label;
-    apr_uint64_t value;
-} status_line;
-
 static int status_section(request_rec *r, int flags)
 {
-    status_line lines[5 + N_COUNTED_ERRORS];
-    apr_uint64_t requests, time;
-    apr_size_t i, n = 0;
-
-    /* the version first, and whether the counters are on or off */
-    if (flags & AP_STATUS_SHORT) {
-        ap_rputs("CouchPageVersion: " COUCHPAGE_VERSION "\n", r);
-    }
-    else {
-        ap_rputs("<hr />\n<h2>CouchPage</h2>\n<p>mod_couchpage " COUCHPAGE_VERSION "</p>\n", r);
-    }
-    if (!counters) {
-        if (!(flags & AP_STATUS_SHORT)) {
-            ap_rputs("<p>Off: no shared memory for the counters (the error log says "
-                     "why).</p>\n", r);
-        }
-        return OK;
-    }
-    requests = read_counter(&counters->backend_requests);
-    time = read_counter(&counters->backend_time);
-#define LINE(NAME, LABEL, VALUE) \
-    (lines[n].name = (NAME), lines[n].label = (LABEL), lines[n++].value = (VALUE))
-    LINE("Pages", "Pages served", read_counter(&counters->pages));
-    LINE("BackendRequests", "Backend requests", requests);
-    LINE("BackendTimeMicroseconds", "Backend time (&micro;s)", time);
-    LINE("BackendMeanMicroseconds", "Backend time a request (&micro;s)",
-         requests ? time / requests : 0);
-    LINE("Rows", "Rows read", read_counter(&counters->rows));
-    for (i = 0; i < N_COUNTED_ERRORS; i++) {
-        LINE(apr_psprintf(r->pool, "Errors%d", counted_errors[i]),
-             apr_psprintf(r->pool, "Errors %d", counted_errors[i]),
-             read_counter(&counters->errors[i]));
-    }
-#undef LINE
-    if (!(flags & AP_STATUS_SHORT)) {
-        ap_rputs("<dl>\n", r);
-    }
-    for (i = 0; i < n; i++) {
-        if (flags & AP_STATUS_SHORT) {
-            ap_rprintf(r, "CouchPage%s: %" APR_UINT64_T_FMT "\n", lines[i].name,
-                       lines[i].value);
-        }
-        else {
-            ap_rprintf(r, "<dt>%s: %" APR_UINT64_T_FMT "</dt>\n", lines[i].label,
-                       lines[i].value);
-        }
-    }
-    if (!(flags & AP_STATUS_SHORT)) {
-        ap_rputs("</dl>\n", r);
-    }
+    ap_rputs(cp_counters_section(r->pool, counters, COUCHPAGE_VERSION,
+                                 flags & AP_STATUS_SHORT), r);
     return OK;
 }
 

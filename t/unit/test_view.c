@@ -113,10 +113,64 @@ static void update_words_are_couchdbs_in_lower_case(void **state)
     assert_null(cp_view_update_named("lazy "));
 }
 
+static void a_worker_on_another_host_name_is_named(void **state)
+{
+    apr_array_header_t *names = apr_array_make(pool, 4, sizeof(const char *));
+
+    APR_ARRAY_PUSH(names, const char *) = "https://127.0.0.1:5984";   /* another scheme */
+    APR_ARRAY_PUSH(names, const char *) = "http://localhost:5985";    /* another port */
+    assert_null(cp_view_worker_of_other_host(pool, names, "http://127.0.0.1:5984/db/_all_docs"));
+    APR_ARRAY_PUSH(names, const char *) = "http://localhost:5984";
+    assert_string_equal(cp_view_worker_of_other_host(pool, names,
+                                                     "http://127.0.0.1:5984/db/_all_docs"),
+                        "http://localhost:5984");
+    /* the same host, in another case, is no other host; a default port is its own */
+    apr_array_clear(names);
+    APR_ARRAY_PUSH(names, const char *) = "http://COUCH:80";
+    assert_null(cp_view_worker_of_other_host(pool, names, "http://couch/db/_all_docs"));
+    APR_ARRAY_PUSH(names, const char *) = "http://other";
+    assert_string_equal(cp_view_worker_of_other_host(pool, names, "http://couch:80/db/_find"),
+                        "http://other");
+}
+
+static int loaded_but_ssl(const char *module)
+{
+    return strcmp(module, "mod_ssl.c") != 0;
+}
+
+static int none_loaded(const char *module)
+{
+    return 0;
+}
+
+static void schemes_are_served_with_their_proxy_modules(void **state)
+{
+    const cp_view_scheme *https = cp_view_scheme_of("HTTPS://couch:6984/db/_all_docs");
+
+    assert_non_null(https);
+    assert_string_equal(https->scheme, "https");
+    assert_string_equal(cp_view_scheme_of("balancer://c/db/_find")->scheme, "balancer");
+    assert_null(cp_view_scheme_of("ftp://h/db/_all_docs"));
+    assert_null(cp_view_scheme_of("httpx://h/db/_all_docs"));
+    assert_null(cp_view_scheme_fault(pool, "http://h/db/_all_docs"));
+    assert_string_equal(cp_view_scheme_fault(pool, "ftp://h/db/_all_docs"),
+                        "has a scheme the module does not serve; use http://, https:// or "
+                        "balancer://");
+    assert_string_equal(cp_view_scheme_missing(pool, https, loaded_but_ssl),
+                        "mod_ssl (LoadModule ssl_module)");
+    assert_string_equal(cp_view_scheme_missing(pool, cp_view_scheme_of("http://h"),
+                                               none_loaded),
+                        "mod_proxy (LoadModule proxy_module), mod_proxy_http (LoadModule "
+                        "proxy_http_module)");
+    assert_null(cp_view_scheme_missing(pool, cp_view_scheme_of("http://h"), loaded_but_ssl));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         UNIT_TEST(view_urls_are_classified),
+        UNIT_TEST(schemes_are_served_with_their_proxy_modules),
+        UNIT_TEST(a_worker_on_another_host_name_is_named),
         UNIT_TEST(unusable_view_urls_are_refused),
         UNIT_TEST(worker_names_serve_urls_as_mod_proxy_matches_them),
         UNIT_TEST(query_urls_start_at_the_view_or_the_partitions),
