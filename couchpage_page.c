@@ -595,7 +595,7 @@ cp_query *cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page 
     apr_int64_t rows_before = 0, total = 0;
     int i, first_at = 0;
 
-    if (in->start_token && in->start_token->at_end) {
+    if (in->start_token && in->start_token->from == CP_FROM_LAST) {
         return assemble_last(pool, in, page);
     }
     page->rows = apr_array_make(pool, in->count + 1, sizeof(const cp_row *));

@@ -66,7 +66,8 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
         return 0;
     }
     if (req->token_text) {
-        reason = cp_token_decode(r->pool, req->token_text, req->with_docid, &req->start);
+        reason = cp_token_decode(r->pool, req->token_text, CP_TOKEN_VIEW_ROWS(req->with_docid),
+                                 &req->start);
         if (reason) {
             couchpage_send_bad_request(r, reason);
             return 0;

@@ -23,6 +23,7 @@
 
 #include "couchpage_find.h"
 #include "couchpage_json.h"
+#include "couchpage_keyset.h"
 #include "couchpage_page.h"
 #include "couchpage_response.h"
 #include "couchpage_seal.h"
@@ -141,10 +142,11 @@ static const json_t *request_selector(request_rec *r, const couchpage_dir_conf *
  * (couchpage_read_client_request), its token, where the query goes and
  * what it asks: 1, or 0 when the client has been answered with the error. */
 static int read_find_request(request_rec *r, const couchpage_dir_conf *conf,
-                             couchpage_page_request *req, cp_find_token *token,
+                             couchpage_page_request *req, cp_token *token,
                              const char **url, cp_find_spec *spec)
 {
     const char *reason = NULL;
+    cp_token_rows rows;
     int i;
 
     memset(spec, 0, sizeof(*spec));
@@ -152,8 +154,9 @@ static int read_find_request(request_rec *r, const couchpage_dir_conf *conf,
     if (!couchpage_read_client_request(r, conf, req)) {
         return 0;
     }
-    if ((reason = cp_find_token_decode(r->pool, req->token_text, spec->sort, token))) {
-        couchpage_send_bad_request(r, apr_pstrcat(r->pool, "the start token ", reason, NULL));
+    rows = cp_keyset_token_rows(spec->sort, 0);
+    if ((reason = cp_token_decode(r->pool, req->token_text, &rows, token))) {
+        couchpage_send_bad_request(r, reason);
         return 0;
     }
     if ((reason = cp_plan_index_url(r->pool, &conf->view, req->partition, url))) {
@@ -357,7 +360,7 @@ int couchpage_find_by_index(request_rec *r, const couchpage_dir_conf *conf,
     return 1;
 }
 
-/* The rows of a _find answer, as cp_find_page_assemble takes them. */
+/* The rows of a _find answer, as cp_keyset_page_assemble takes them. */
 static apr_array_header_t *answer_rows(apr_pool_t *pool, const cp_answer *answer)
 {
     apr_size_t n = cp_answer_rows(answer), i;
@@ -375,14 +378,13 @@ static apr_array_header_t *answer_rows(apr_pool_t *pool, const cp_answer *answer
  * own left out), and CouchDB's count of them. 1, or 0 when the client has
  * been answered with the error. */
 static int read_index_rows(request_rec *r, const couchpage_dir_conf *index,
-                           couchpage_page_request *req, const cp_find_token *token,
+                           couchpage_page_request *req, const cp_token *token,
                            const cp_find_sort *sort, int limit, couchpage_backend_stats *stats,
-                           apr_array_header_t **rows, cp_find_count *counted)
+                           apr_array_header_t **rows, cp_keyset_count *counted)
 {
-    int backward = cp_find_reads_backward(token), dropped;
+    int backward = cp_keyset_reads_backward(token), dropped;
     apr_array_header_t *queries;
     const char *reason;
-    cp_token from;
 
     reason = cp_plan_init(r->pool, &req->plan, &index->view, req->partition, index->low.json,
                           index->high.json, req->count, 0);
@@ -391,37 +393,29 @@ static int read_index_rows(request_rec *r, const couchpage_dir_conf *index,
         return 0;
     }
     req->with_docid = 1;
-    memset(&from, 0, sizeof(from));
-    if (token->key) {
-        from.key = cp_find_index_key(r->pool, index->find_index_fields, req->plan.low_key,
-                                     token->key);
-        from.docid = token->docid;
-        if (!from.key) {
-            couchpage_send_bad_request(r, "the start token cannot bound a query");
-            return 0;
-        }
-        limit++;   /* the token's own row, when it is still there */
+    queries = cp_keyset_index_queries(r->pool, &req->plan, index->find_index_fields, token,
+                                      limit);
+    if (!queries) {
+        couchpage_send_bad_request(r, "the start token cannot bound a query");
+        return 0;
     }
-    queries = cp_plan_keyset_page(r->pool, &req->plan, token->key ? &from : NULL, backward,
-                                  limit);
     if (!couchpage_fetch_answers(r, index, req, queries, stats)) {
         return 0;
     }
-    *rows = cp_find_index_rows(r->pool, cp_plan_query(queries, CP_QUERY_FORWARD)->answer,
-                               token, sort, index->find_index_fields, &dropped);
-    cp_find_index_count(queries, backward, dropped, counted);
+    *rows = cp_keyset_index_rows(r->pool, cp_plan_query(queries, CP_QUERY_FORWARD)->answer,
+                                 token, sort, index->find_index_fields, &dropped);
+    cp_keyset_index_count(queries, backward, dropped, counted);
     return 1;
 }
 
 /* The rows of a page by _find: one POST .../_find. 1, or 0 when the client
  * has been answered with the error. */
 static int read_find_rows(request_rec *r, const couchpage_dir_conf *conf,
-                          const cp_find_spec *spec, const cp_find_token *token,
+                          const cp_find_spec *spec, const cp_token *token,
                           const char *url, int limit, couchpage_backend_stats *stats,
                           apr_array_header_t **rows)
 {
-    const char *body = cp_find_body(r->pool, spec, token->key, token->docid,
-                                    cp_find_reads_backward(token), limit);
+    const char *body = cp_keyset_find_body(r->pool, spec, token, limit);
     couchpage_backend_result result;
     const cp_answer *answer;
     const char *reason;
@@ -459,16 +453,16 @@ static int read_find_rows(request_rec *r, const couchpage_dir_conf *conf,
 
 /* A _find location's page: one POST .../_find, or, numbered, one read of
  * its index's view (index); a second only when the rows beyond the token's
- * row all went meanwhile (cp_find_page_assemble then asks for the first or
+ * row all went meanwhile (cp_keyset_page_assemble then asks for the first or
  * the Last page). */
 int couchpage_find_serve(request_rec *r, const couchpage_dir_conf *conf,
                          const couchpage_dir_conf *index, couchpage_backend_stats *stats)
 {
     couchpage_page_request req;
-    cp_find_token token;
+    cp_token token;
     cp_find_spec spec;
-    cp_find_from from;
-    cp_find_count counted;
+    cp_token_from from;
+    cp_keyset_count counted;
     apr_array_header_t *rows;
     const char *url, *start;
     cp_page page;
@@ -479,7 +473,7 @@ int couchpage_find_serve(request_rec *r, const couchpage_dir_conf *conf,
         return OK;
     }
     start = req.args.start;
-    limit = cp_find_limit(req.count, links);
+    limit = cp_keyset_limit(req.count, links);
     for (;;) {
         if (index ? !read_index_rows(r, index, &req, &token, spec.sort, limit, stats, &rows,
                                      &counted)
@@ -487,8 +481,8 @@ int couchpage_find_serve(request_rec *r, const couchpage_dir_conf *conf,
             couchpage_log_backend_requests(r, stats, NULL);
             return OK;
         }
-        from = cp_find_page_assemble(r->pool, &token, rows, req.count, links,
-                                     index ? &counted : NULL, start, &page);
+        from = cp_keyset_page_assemble(r->pool, &token, rows, req.count, links,
+                                       index ? &counted : NULL, start, &page);
         if (from == token.from) {
             break;
         }
@@ -496,7 +490,7 @@ int couchpage_find_serve(request_rec *r, const couchpage_dir_conf *conf,
          * whose token this page then is */
         memset(&token, 0, sizeof(token));
         token.from = from;
-        start = from == CP_FIND_LAST ? CP_TOKEN_LAST : NULL;
+        start = from == CP_FROM_LAST ? CP_TOKEN_LAST : NULL;
         if (start && conf->token_key) {
             const char **tokens[] = { &start };
             const char *reason = cp_seal_tokens(r->pool, conf->token_key,

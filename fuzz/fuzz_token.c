@@ -20,12 +20,12 @@ static void round_trip(apr_pool_t *pool, const char *text, int with_docid)
     const char *reason, *encoded, *reencoded, *bounded;
 
     memset(&token, 0, sizeof(token));
-    reason = cp_token_decode(pool, text, with_docid, &token);
+    reason = cp_token_decode(pool, text, CP_TOKEN_VIEW_ROWS(with_docid), &token);
     if (reason) {
         FUZZ_CHECK(*reason, "empty reason for %s", text);
         return;
     }
-    if (token.at_end) {
+    if (token.from == CP_FROM_LAST) {
         FUZZ_CHECK(!strcmp(text, CP_TOKEN_LAST), "%s was read as the last page's token", text);
         FUZZ_CHECK(!token.key && !token.key_json && !token.docid && !token.index,
                    "the last page's token has a key, docid or index");
@@ -46,7 +46,7 @@ static void round_trip(apr_pool_t *pool, const char *text, int with_docid)
     encoded = cp_token_encode(pool, token.key, token.docid, token.index);
     FUZZ_CHECK(encoded, "cp_token_encode failed for %s", text);
     memset(&again, 0, sizeof(again));
-    reason = cp_token_decode(pool, encoded, with_docid, &again);
+    reason = cp_token_decode(pool, encoded, CP_TOKEN_VIEW_ROWS(with_docid), &again);
     FUZZ_CHECK(!reason, "re-encoded token %s (from %s) refused: %s", encoded, text, reason);
     FUZZ_CHECK(!strcmp(token.key_json, again.key_json), "key %s came back as %s",
                token.key_json, again.key_json);
@@ -63,7 +63,7 @@ static void round_trip(apr_pool_t *pool, const char *text, int with_docid)
                                       strlen(text) / 2, 0);
     FUZZ_CHECK(bounded, "no bounded token for %s", text);
     memset(&again, 0, sizeof(again));
-    reason = cp_token_decode(pool, bounded, with_docid, &again);
+    reason = cp_token_decode(pool, bounded, CP_TOKEN_VIEW_ROWS(with_docid), &again);
     FUZZ_CHECK(!reason && again.digest
                && !strcmp(again.digest, cp_token_digest(pool, token.key, token.docid))
                && again.index == token.index,
