@@ -25,14 +25,26 @@ const char *cp_keyset_find_body(apr_pool_t *pool, const cp_find_spec *spec,
                         limit);
 }
 
+int cp_keyset_behind_limit(const cp_token *token, int count, int links)
+{
+    if (links == 0 || !token->key) {
+        return 0;
+    }
+    /* a page read from a row: the row itself comes first the other way */
+    return links * count + 1 + (token->from == CP_FROM_ROW);
+}
+
 apr_array_header_t *cp_keyset_index_queries(apr_pool_t *pool, const cp_plan *plan,
                                             const apr_array_header_t *index_fields,
-                                            const cp_token *token, int limit)
+                                            const cp_token *token, int limit, int behind)
 {
+    int backward = cp_keyset_reads_backward(token);
+    apr_array_header_t *queries, *other;
+    cp_query *query;
     cp_token from;
 
     if (!token->key) {
-        return cp_plan_keyset_page(pool, plan, NULL, cp_keyset_reads_backward(token), limit);
+        return cp_plan_keyset_page(pool, plan, NULL, backward, limit);
     }
     memset(&from, 0, sizeof(from));
     from.from = CP_FROM_ROW;
@@ -49,7 +61,16 @@ apr_array_header_t *cp_keyset_index_queries(apr_pool_t *pool, const cp_plan *pla
         return NULL;
     }
     from.key_json = cp_json_text(pool, from.key);
-    return cp_plan_keyset_page(pool, plan, &from, cp_keyset_reads_backward(token), limit);
+    queries = cp_plan_keyset_page(pool, plan, &from, backward, limit);
+    if (behind > 0) {
+        /* the same read the other way, from the same row; its probes are
+         * the first read's */
+        other = cp_plan_keyset_page(pool, plan, &from, !backward, behind);
+        query = apr_array_push(queries);
+        *query = *cp_plan_query(other, CP_QUERY_FORWARD);
+        query->role = CP_QUERY_BACKWARD;
+    }
+    return queries;
 }
 
 int cp_keyset_reads_backward(const cp_token *token)
@@ -120,14 +141,40 @@ static void number_page(const cp_token *token, int count, apr_int64_t place,
     page->last = page->last_is_current ? start : page->last_number == 1 ? NULL : CP_TOKEN_LAST;
 }
 
+/* The k-th page (k >= 1) on the side a page was not read towards (behind
+ * a page read forward, ahead of one read backward), when the rows read
+ * there (behind, nearest first, NULL: not read) show it: its link's token,
+ * and 1, or 0. The first of them is prev or next; the k-th starts beside
+ * the row that ends the (k - 1)-th. `first` says the page is the first
+ * page, linked without a token. */
+static int other_side_page(apr_pool_t *pool, const cp_page *page, int backward,
+                           const apr_array_header_t *behind, int count, int k, int first,
+                           const char **token)
+{
+    const char *side = backward ? page->next : page->prev;
+
+    if (!side || (k > 1 && (!behind || behind->nelts < (k - 1) * count + 1))) {
+        return 0;
+    }
+    *token = first ? NULL
+           : k == 1 ? side
+           : token_at(pool, backward ? CP_FROM_AFTER : CP_FROM_BEFORE, behind,
+                      (k - 1) * count - 1);
+    return 1;
+}
+
 cp_token_from cp_keyset_page_assemble(apr_pool_t *pool, const cp_token *token,
-                                   const apr_array_header_t *rows, int count, int links,
-                                   const cp_keyset_count *counted, const char *start,
-                                   cp_page *page)
+                                      const apr_array_header_t *rows,
+                                      const apr_array_header_t *behind, int count, int links,
+                                      const cp_keyset_count *counted, const char *start,
+                                      cp_page *page)
 {
     int backward = cp_keyset_reads_backward(token);
-    int n = rows->nelts, shown = n < count ? n : count, beyond = 0, i;
+    int n = rows->nelts, shown = n < count ? n : count, beyond = 0, others = 0, i;
+    /* the rows behind were read to the location's start (cp_keyset_behind) */
+    int reached_start = !backward && behind && behind->nelts <= links * count;
     apr_int64_t place = -1, current = 0;
+    const char *other;
 
     if ((token->from == CP_FROM_AFTER || token->from == CP_FROM_ROW) && n == 0) {
         return CP_FROM_LAST;   /* every row from it on went meanwhile */
@@ -153,12 +200,13 @@ cp_token_from cp_keyset_page_assemble(apr_pool_t *pool, const cp_token *token,
     }
     if (!backward) {
         page->next = n > shown ? token_at(pool, CP_FROM_AFTER, rows, shown - 1) : NULL;
-        page->prev = token->from == CP_FROM_FIRST || shown == 0
+        page->prev = token->from == CP_FROM_FIRST || shown == 0 || (behind && !behind->nelts)
                          ? NULL : token_at(pool, CP_FROM_BEFORE, rows, 0);
+        page->prev_is_first = page->prev && reached_start && behind->nelts <= count;
     }
     else {
         page->prev = n > shown ? token_at(pool, CP_FROM_BEFORE, rows, shown - 1) : NULL;
-        page->next = token->from == CP_FROM_LAST || shown == 0
+        page->next = token->from == CP_FROM_LAST || shown == 0 || (behind && !behind->nelts)
                          ? NULL : token_at(pool, CP_FROM_AFTER, rows, 0);
     }
     if (place >= 0) {
@@ -174,10 +222,21 @@ cp_token_from cp_keyset_page_assemble(apr_pool_t *pool, const cp_token *token,
     if (links == 0) {
         return token->from;
     }
+    /* the pages on the other side: as many as the rows read there show,
+     * none before the first page */
+    while (others < links && (place < 0 || backward || current - (others + 1) >= 1)
+           && other_side_page(pool, page, backward, behind, count, others + 1, 0, &other)) {
+        others++;
+    }
     if (!backward) {
-        if (page->prev) {
-            cp_page_add_link(page->pages, current - 1, page->prev_is_first ? NULL : page->prev,
-                             0);
+        for (i = others; i >= 1; i--) {
+            /* the farthest page read to the location's start is the first */
+            int first = i == 1 ? page->prev_is_first
+                      : place >= 0 ? place - (apr_int64_t)i * count <= 0
+                      : reached_start && i == others;
+
+            other_side_page(pool, page, 0, behind, count, i, first, &other);
+            cp_page_add_link(page->pages, current - i, other, 0);
         }
         cp_page_add_link(page->pages, current, start, 1);
         for (i = 1; i <= beyond; i++) {
@@ -188,13 +247,18 @@ cp_token_from cp_keyset_page_assemble(apr_pool_t *pool, const cp_token *token,
     }
     else {
         for (i = beyond; i >= 1; i--) {
+            /* a numbered first page is linked without a token */
             cp_page_add_link(page->pages, current - i,
-                             token_at(pool, CP_FROM_BEFORE, rows, shown + (i - 1) * count - 1),
+                             place >= 0 && current - i == 1
+                                 ? NULL
+                                 : token_at(pool, CP_FROM_BEFORE, rows,
+                                            shown + (i - 1) * count - 1),
                              0);
         }
         cp_page_add_link(page->pages, current, start, 1);
-        if (page->next) {
-            cp_page_add_link(page->pages, current + 1, page->next, 0);
+        for (i = 1; i <= others; i++) {
+            other_side_page(pool, page, 1, behind, count, i, 0, &other);
+            cp_page_add_link(page->pages, current + i, other, 0);
         }
     }
     return token->from;
@@ -234,6 +298,31 @@ apr_array_header_t *cp_keyset_index_rows(apr_pool_t *pool, const cp_answer *answ
                && first && first->id && !strcmp(first->id, token->docid);
     for (i = (apr_size_t)*dropped; i < n; i++) {
         APR_ARRAY_PUSH(rows, const cp_row *) = cp_answer_row(answer, i);
+    }
+    cp_find_key_index_rows(pool, sort, index_fields, rows);
+    return rows;
+}
+
+apr_array_header_t *cp_keyset_index_behind(apr_pool_t *pool, const apr_array_header_t *queries,
+                                           const cp_token *token, const cp_find_sort *sort,
+                                           const apr_array_header_t *index_fields)
+{
+    const cp_query *read = cp_plan_query(queries, CP_QUERY_BACKWARD);
+    apr_size_t n, i;
+    apr_array_header_t *rows;
+    const cp_row *first;
+
+    if (!read || !read->answer) {
+        return NULL;
+    }
+    n = cp_answer_rows(read->answer);
+    rows = apr_array_make(pool, (int)n + 1, sizeof(const cp_row *));
+    first = n ? cp_answer_row(read->answer, 0) : NULL;
+    /* a page that starts at its token's row holds it: it is not behind */
+    i = token->from == CP_FROM_ROW && token->docid && first && first->id
+        && !strcmp(first->id, token->docid);
+    for (; i < n; i++) {
+        APR_ARRAY_PUSH(rows, const cp_row *) = cp_answer_row(read->answer, i);
     }
     cp_find_key_index_rows(pool, sort, index_fields, rows);
     return rows;

@@ -48,15 +48,25 @@ int cp_keyset_limit(int count, int links);
 const char *cp_keyset_find_body(apr_pool_t *pool, const cp_find_spec *spec,
                                 const cp_token *token, int limit);
 
+/* How many rows a numbered page with page links reads on the side it is
+ * not read towards (behind a page read forward, ahead of one read
+ * backward), for those links: links pages and one row more, which shows
+ * whether the rows reach the location's start; and the token's own row,
+ * which a page from a view's token holds. 0 for a page without links, and
+ * for the first and the Last page. */
+int cp_keyset_behind_limit(const cp_token *token, int count, int links);
+
 /* A numbered page's queries over its index's view (cp_plan_keyset_page,
  * the plan's range the location's rows): from the token's row, limit rows
  * and, after or before a row, one more for the row itself, which comes
  * first while it is there; a token at a row (a view's, which holds the
- * row's view key) starts with it. NULL when the token's key cannot name a
- * row of the view (cp_keyset_index_key). */
+ * row's view key) starts with it. With behind (cp_keyset_behind_limit),
+ * a second query, role CP_QUERY_BACKWARD, reads that many rows from the
+ * same row the other way, in the same batch. NULL when the token's key
+ * cannot name a row of the view (cp_keyset_index_key). */
 apr_array_header_t *cp_keyset_index_queries(apr_pool_t *pool, const cp_plan *plan,
                                             const apr_array_header_t *index_fields,
-                                            const cp_token *token, int limit);
+                                            const cp_token *token, int limit, int behind);
 
 /* CouchDB's count of the rows a page read (cp_keyset_index_count): the
  * location's rows, and those before the first row read in the order read;
@@ -78,6 +88,12 @@ typedef struct {
  * (numbered is 0: last_number means nothing). The links it hands out are
  * keyset tokens, after or before a row (cp_token_encode_beside).
  *
+ * behind (NULL: not read) holds the rows read the other way from the
+ * token's row (cp_keyset_index_behind), nearest first: then that side's
+ * link is exact too (no row there: none), and page links reach as many
+ * pages that way as its rows show, the farthest of them the first page
+ * where they reach the location's start.
+ *
  * With counted (a page read from the index's view: NULL for _find's own
  * answers), where CouchDB's count agrees with the rows read, the page is
  * numbered: its place and the location's rows, page links from its number,
@@ -92,7 +108,8 @@ typedef struct {
  * (likewise the Last page); else the page is built and the token's own
  * from is returned. */
 cp_token_from cp_keyset_page_assemble(apr_pool_t *pool, const cp_token *token,
-                                      const apr_array_header_t *rows, int count, int links,
+                                      const apr_array_header_t *rows,
+                                      const apr_array_header_t *behind, int count, int links,
                                       const cp_keyset_count *counted, const char *start,
                                       cp_page *page);
 
@@ -119,6 +136,13 @@ json_t *cp_keyset_index_key(apr_pool_t *pool, const apr_array_header_t *index_fi
 apr_array_header_t *cp_keyset_index_rows(apr_pool_t *pool, const cp_answer *answer,
                                          const cp_token *token, const cp_find_sort *sort,
                                          const apr_array_header_t *index_fields, int *dropped);
+
+/* The rows the CP_QUERY_BACKWARD query read (NULL: none was asked), as
+ * cp_keyset_page_assemble takes them: without the row of a token at a
+ * row, which the page holds, each keyed by its sort values. */
+apr_array_header_t *cp_keyset_index_behind(apr_pool_t *pool, const apr_array_header_t *queries,
+                                           const cp_token *token, const cp_find_sort *sort,
+                                           const apr_array_header_t *index_fields);
 
 /* CouchDB's count of those rows, from the answers of
  * cp_keyset_index_queries: the read's total_rows less the range probes'

@@ -85,7 +85,7 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
         couchpage_send_config_error(r, apr_pstrcat(r->pool, "CouchPageRange: ", reason, NULL));
         return 0;
     }
-    /* a bounded token's row is checked once located (locate_start) */
+    /* a bounded token's row is checked once located (couchpage_locate_start) */
     if (!reason && req->args.start && !req->start.digest) {
         reason = cp_plan_check_start(r->pool, &req->plan, &req->start);
     }
@@ -96,13 +96,8 @@ static int read_page_request(request_rec *r, const couchpage_dir_conf *conf,
     return 1;
 }
 
-/* A bounded token's row, found among the location's rows that share its
- * bounds (cp_plan_clamp_probes, cp_plan_clamp, cp_plan_locate,
- * cp_page_locate), becomes req->start, a token that holds its key: 1, or 0
- * when the client has been answered with the error. The page then is
- * planned as from any token. */
-static int locate_start(request_rec *r, const couchpage_dir_conf *conf,
-                        couchpage_page_request *req, couchpage_backend_stats *stats)
+int couchpage_locate_start(request_rec *r, const couchpage_dir_conf *conf,
+                           couchpage_page_request *req, couchpage_backend_stats *stats)
 {
     apr_array_header_t *probes = cp_plan_clamp_probes(r->pool, &req->plan, &req->start);
     apr_array_header_t *queries;
@@ -204,13 +199,8 @@ static int serve_page(request_rec *r, couchpage_backend_stats *stats)
             couchpage_log_backend_requests(r, stats, NULL);
             return OK;
         }
-        if (!by_index || !couchpage_links_shown(by_index)) {
-            /* by keyset: over _find, or numbered over its index's view */
-            return couchpage_find_serve(r, conf, by_index, stats);
-        }
-        /* with page links, numbered as a view, its index's: its pages
-         * behind are read for their links */
-        conf = by_index;
+        /* by keyset: over _find, or numbered over its index's view */
+        return couchpage_find_serve(r, conf, by_index, stats);
     }
     /* Each step answers the client itself when it fails. */
     if (!read_page_request(r, conf, &req)) {
@@ -218,7 +208,7 @@ static int serve_page(request_rec *r, couchpage_backend_stats *stats)
     }
     /* Every query the page needs, asked at once; only the rare widening of
      * a query whose answer cannot place the pages behind asks again. */
-    if (req.args.start && req.start.digest && !locate_start(r, conf, &req, stats)) {
+    if (req.args.start && req.start.digest && !couchpage_locate_start(r, conf, &req, stats)) {
         couchpage_log_backend_requests(r, stats, NULL);
         return OK;
     }
@@ -236,7 +226,6 @@ static int serve_page(request_rec *r, couchpage_backend_stats *stats)
         }
     } while (cp_plan_widen(r->pool, &req.plan, start,
                            cp_page_assemble(r->pool, &answers, &page)));
-    page.docs_as_items = conf->find_index_fields != NULL;
     couchpage_log_backend_requests(r, stats, &page);
     status = couchpage_send_page(r, conf, &req, &page);
     couchpage_log_page(r, conf, &page, status == OK ? r->status : status);

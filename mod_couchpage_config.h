@@ -120,10 +120,10 @@ typedef struct {
     int find_index_set;
     const ap_directive_t *find_index_where;
     const apr_array_header_t *find_index_fields; /* never configured: set in a _find
-                                  location's config made per request to serve it
-                                  from its index's view (couchpage_find_by_index),
-                                  that view's key: the index's fields (const char *),
-                                  in order; NULL elsewhere */
+                                  location's config made per request to read its
+                                  index's view (couchpage_find_by_index), that
+                                  view's key: the index's fields (const char *), in
+                                  order; NULL elsewhere */
 } couchpage_dir_conf;
 
 /* The directives, and the per-directory config they fill. */

@@ -6,12 +6,12 @@
  * child; or, where the selector is a key range of the index CouchPageIndex
  * names (learnt from its design document once a minute a child), numbered
  * from that index's view: by keyset, one query a page (and a range's
- * probes), or, with page links, the configuration that pages that view,
- * which the handler serves as a view location's. Its directives are
- * mod_couchpage_config.c's, and whether they suit the location's view
- * mod_couchpage_check.c's. The request is read and answered by
- * mod_couchpage_request.c, as a view's is; the query, its token and the
- * page's assembly are the core's (couchpage_find.c). Glue.
+ * probes; with page links, one more for the pages behind). Its
+ * directives are mod_couchpage_config.c's, and whether they suit the
+ * location's view mod_couchpage_check.c's. The request is read and
+ * answered by mod_couchpage_request.c, as a view's is; the query, its
+ * token and the page's assembly are the core's (couchpage_find.c,
+ * couchpage_keyset.c). Glue.
  */
 #include "mod_couchpage_find.h"
 
@@ -139,9 +139,11 @@ static const json_t *request_selector(request_rec *r, const couchpage_dir_conf *
 }
 
 /* A _find location's request: the client's
- * (couchpage_read_client_request), its token, where the query goes and
- * what it asks: 1, or 0 when the client has been answered with the error. */
+ * (couchpage_read_client_request, its token unsealed as page_conf's), its
+ * token (view_tokens: a view's too), where the query goes and what it
+ * asks: 1, or 0 when the client has been answered with the error. */
 static int read_find_request(request_rec *r, const couchpage_dir_conf *conf,
+                             const couchpage_dir_conf *page_conf, int view_tokens,
                              couchpage_page_request *req, cp_token *token,
                              const char **url, cp_find_spec *spec)
 {
@@ -151,10 +153,10 @@ static int read_find_request(request_rec *r, const couchpage_dir_conf *conf,
 
     memset(spec, 0, sizeof(*spec));
     spec->sort = &conf->find_sort[conf->view.descending != 0];
-    if (!couchpage_read_client_request(r, conf, req)) {
+    if (!couchpage_read_client_request(r, page_conf, req)) {
         return 0;
     }
-    rows = cp_keyset_token_rows(spec->sort, 0);
+    rows = cp_keyset_token_rows(spec->sort, view_tokens);
     if ((reason = cp_token_decode(r->pool, req->token_text, &rows, token))) {
         couchpage_send_bad_request(r, reason);
         return 0;
@@ -375,26 +377,45 @@ static apr_array_header_t *answer_rows(apr_pool_t *pool, const cp_answer *answer
 /* The rows of a numbered page, by keyset over the index's view (index,
  * couchpage_find_by_index's): its one query (and the probes of a key
  * range or a partition, with it in one POST), from the token's row (its
- * own left out), and CouchDB's count of them. 1, or 0 when the client has
- * been answered with the error. */
+ * own left out, unless the page starts at it: an old link's, a view's
+ * token, located first when bounded), and CouchDB's count of them; with
+ * page links, the rows the other way from that row (*behind), by one
+ * query more in the same POST. 1, or 0 when the client has been answered
+ * with the error. */
 static int read_index_rows(request_rec *r, const couchpage_dir_conf *index,
-                           couchpage_page_request *req, const cp_token *token,
-                           const cp_find_sort *sort, int limit, couchpage_backend_stats *stats,
-                           apr_array_header_t **rows, cp_keyset_count *counted)
+                           couchpage_page_request *req, cp_token *token,
+                           const cp_find_sort *sort, int limit, int links,
+                           couchpage_backend_stats *stats, apr_array_header_t **rows,
+                           apr_array_header_t **behind, cp_keyset_count *counted)
 {
     int backward = cp_keyset_reads_backward(token), dropped;
     apr_array_header_t *queries;
     const char *reason;
 
     reason = cp_plan_init(r->pool, &req->plan, &index->view, req->partition, index->low.json,
-                          index->high.json, req->count, 0);
+                          index->high.json, req->count, links);
     if (reason) {
         couchpage_send_bad_request(r, reason);
         return 0;
     }
     req->with_docid = 1;
+    if (token->from == CP_FROM_ROW) {
+        /* a view's token: its row in the index's view, as the view
+         * location that handed it out read it */
+        req->start = *token;
+        if (token->digest) {
+            if (!couchpage_locate_start(r, index, req, stats)) {
+                return 0;
+            }
+        }
+        else if ((reason = cp_plan_check_start(r->pool, &req->plan, &req->start))) {
+            couchpage_send_bad_request(r, reason);
+            return 0;
+        }
+        *token = req->start;
+    }
     queries = cp_keyset_index_queries(r->pool, &req->plan, index->find_index_fields, token,
-                                      limit);
+                                      limit, cp_keyset_behind_limit(token, req->count, links));
     if (!queries) {
         couchpage_send_bad_request(r, "the start token cannot bound a query");
         return 0;
@@ -404,6 +425,7 @@ static int read_index_rows(request_rec *r, const couchpage_dir_conf *index,
     }
     *rows = cp_keyset_index_rows(r->pool, cp_plan_query(queries, CP_QUERY_FORWARD)->answer,
                                  token, sort, index->find_index_fields, &dropped);
+    *behind = cp_keyset_index_behind(r->pool, queries, token, sort, index->find_index_fields);
     cp_keyset_index_count(queries, backward, dropped, counted);
     return 1;
 }
@@ -452,9 +474,10 @@ static int read_find_rows(request_rec *r, const couchpage_dir_conf *conf,
 }
 
 /* A _find location's page: one POST .../_find, or, numbered, one read of
- * its index's view (index); a second only when the rows beyond the token's
- * row all went meanwhile (cp_keyset_page_assemble then asks for the first or
- * the Last page). */
+ * its index's view (index; with page links, and the rows behind, in the
+ * same batch); a second only when the rows beyond the token's row all went
+ * meanwhile (cp_keyset_page_assemble then asks for the first or the Last
+ * page). */
 int couchpage_find_serve(request_rec *r, const couchpage_dir_conf *conf,
                          const couchpage_dir_conf *index, couchpage_backend_stats *stats)
 {
@@ -463,25 +486,29 @@ int couchpage_find_serve(request_rec *r, const couchpage_dir_conf *conf,
     cp_find_spec spec;
     cp_token_from from;
     cp_keyset_count counted;
-    apr_array_header_t *rows;
+    apr_array_header_t *rows, *behind = NULL;
     const char *url, *start;
     cp_page page;
     int status, limit, links = couchpage_links_shown(conf);
+    /* a numbered location with page links handed out links of its index's
+     * view when a view location's page served it: they keep working, at
+     * their row, and sealed as they were, for that view */
+    const couchpage_dir_conf *page_conf = index && links ? index : conf;
 
     memset(&req, 0, sizeof(req));
-    if (!read_find_request(r, conf, &req, &token, &url, &spec)) {
+    if (!read_find_request(r, conf, page_conf, page_conf != conf, &req, &token, &url, &spec)) {
         return OK;
     }
     start = req.args.start;
     limit = cp_keyset_limit(req.count, links);
     for (;;) {
-        if (index ? !read_index_rows(r, index, &req, &token, spec.sort, limit, stats, &rows,
-                                     &counted)
+        if (index ? !read_index_rows(r, index, &req, &token, spec.sort, limit, links, stats,
+                                     &rows, &behind, &counted)
                   : !read_find_rows(r, conf, &spec, &token, url, limit, stats, &rows)) {
             couchpage_log_backend_requests(r, stats, NULL);
             return OK;
         }
-        from = cp_keyset_page_assemble(r->pool, &token, rows, req.count, links,
+        from = cp_keyset_page_assemble(r->pool, &token, rows, behind, req.count, links,
                                        index ? &counted : NULL, start, &page);
         if (from == token.from) {
             break;
@@ -494,7 +521,8 @@ int couchpage_find_serve(request_rec *r, const couchpage_dir_conf *conf,
         if (start && conf->token_key) {
             const char **tokens[] = { &start };
             const char *reason = cp_seal_tokens(r->pool, conf->token_key,
-                                                couchpage_token_binding(r, conf), tokens, 1);
+                                                couchpage_token_binding(r, page_conf), tokens,
+                                                1);
 
             if (reason) {
                 return couchpage_send_seal_error(r, reason);
@@ -513,8 +541,8 @@ int couchpage_find_serve(request_rec *r, const couchpage_dir_conf *conf,
                       "by _find", r->uri, conf->view.url);
     }
     couchpage_log_backend_requests(r, stats, &page);
-    status = couchpage_send_page(r, conf, &req, &page);
-    couchpage_log_page(r, conf, &page, status == OK ? r->status : status);
+    status = couchpage_send_page(r, page_conf, &req, &page);
+    couchpage_log_page(r, page_conf, &page, status == OK ? r->status : status);
     return status;
 }
 

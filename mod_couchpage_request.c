@@ -472,12 +472,6 @@ int couchpage_send_page(request_rec *r, const couchpage_dir_conf *conf,
         if (conf->item_template) {
             couchpage_template_use(r, conf->item_template, &html);
         }
-        /* only HTML items read a row's key: a numbered _find page's are
-         * keyed as a keyset page's here, not on a JSON page */
-        if (conf->find_index_fields) {
-            cp_find_key_index_rows(r->pool, &conf->find_sort[conf->view.descending != 0],
-                                   conf->find_index_fields, page->rows);
-        }
         body = cp_render_html(r->pool, page, &links, &html, &reason);
         if (!body) {
             return couchpage_send_config_error(r, reason);

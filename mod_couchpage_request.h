@@ -109,6 +109,15 @@ int couchpage_fetch_answers(request_rec *r, const couchpage_dir_conf *conf,
                             const couchpage_page_request *req, apr_array_header_t *queries,
                             couchpage_backend_stats *stats);
 
+/* A bounded token's row (req->start, a view's token at its row), found
+ * among the location's rows that share its bounds (cp_plan_clamp_probes,
+ * cp_plan_clamp, cp_plan_locate, cp_page_locate) in req->plan, becomes
+ * req->start, a token that holds its key: 1, or 0 when the client has been
+ * answered with the error. The page then is planned as from any token.
+ * mod_couchpage.c's: a view's page, and a numbered _find page's old links. */
+int couchpage_locate_start(request_rec *r, const couchpage_dir_conf *conf,
+                           couchpage_page_request *req, couchpage_backend_stats *stats);
+
 /* Text of an operator's expression result, escaped and cut for the error
  * log. */
 const char *couchpage_loggable(request_rec *r, const char *text);

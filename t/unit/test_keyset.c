@@ -89,8 +89,8 @@ static cp_page walk_page(const cp_find_sort *sort, const char *text, int count, 
 
     assert_null(keyset_decode(text, sort, &token));
     again = cp_keyset_page_assemble(pool, &token,
-                                    walk_answer(&token, cp_keyset_limit(count, links)), count,
-                                    links, NULL, text, &page);
+                                    walk_answer(&token, cp_keyset_limit(count, links)), NULL,
+                                    count, links, NULL, text, &page);
     if (again != token.from) {
         token.from = again;
         token.key = NULL;
@@ -98,7 +98,8 @@ static cp_page walk_page(const cp_find_sort *sort, const char *text, int count, 
         assert_int_equal(cp_keyset_page_assemble(pool, &token,
                                                  walk_answer(&token,
                                                              cp_keyset_limit(count, links)),
-                                                 count, links, NULL, text, &page), again);
+                                                 NULL, count, links, NULL, text, &page),
+                         again);
     }
     return page;
 }
@@ -238,12 +239,12 @@ static void walks_survive_deleted_boundaries(void **state)
 }
 
 /* What the index's view answers the query cp_plan_keyset_page makes for
- * token: from the token's row, itself included, in the direction read, at
- * most limit, with CouchDB's offset (the rows passed over) and total_rows. */
-static const cp_answer *view_answer(const cp_token *token, int limit)
+ * token: from the token's row, itself included, backward or not, at most
+ * limit, with CouchDB's offset (the rows passed over) and total_rows. */
+static const cp_answer *view_answer_way(const cp_token *token, int backward, int limit)
 {
     cp_answer *answer = apr_pcalloc(pool, sizeof(*answer));
-    int backward = cp_keyset_reads_backward(token), place = 0, i;
+    int place = 0, i;
 
     answer->rows = apr_pcalloc(pool, sizeof(cp_row) * (apr_size_t)(limit + 1));
     answer->offset = 0;
@@ -266,10 +267,36 @@ static const cp_answer *view_answer(const cp_token *token, int limit)
     return answer;
 }
 
+/* The same in the direction the token reads. */
+static const cp_answer *view_answer(const cp_token *token, int limit)
+{
+    return view_answer_way(token, cp_keyset_reads_backward(token), limit);
+}
+
+/* The rows the other way from the token's row, as the module reads them for
+ * page links both sides (cp_keyset_behind_limit rows): NULL when none are. */
+static apr_array_header_t *view_behind(const cp_token *token, const cp_find_sort *sort,
+                                       const apr_array_header_t *fields, int count, int links)
+{
+    apr_array_header_t *queries = apr_array_make(pool, 1, sizeof(cp_query));
+    int limit = cp_keyset_behind_limit(token, count, links);
+    cp_query *query;
+
+    if (limit == 0) {
+        return NULL;
+    }
+    query = apr_array_push(queries);
+    memset(query, 0, sizeof(*query));
+    query->role = CP_QUERY_BACKWARD;
+    query->limit = limit;
+    query->answer = view_answer_way(token, !cp_keyset_reads_backward(token), limit);
+    return cp_keyset_index_behind(pool, queries, token, sort, fields);
+}
+
 /* The numbered page a token leads to, read as the module reads a numbered
  * _find page from its index's view (one query, the token's row left out
- * unless the token starts at it, a view's old link), asked again when the
- * assembler says so. */
+ * unless the token starts at it, a view's old link; with page links, one
+ * more the other way), asked again when the assembler says so. */
 static cp_page walk_numbered_page(const cp_find_sort *sort, const char *text, int count,
                                   int links)
 {
@@ -292,7 +319,9 @@ static cp_page walk_numbered_page(const cp_find_sort *sort, const char *text, in
         rows = cp_keyset_index_rows(pool, answer, &token, sort, fields, &dropped);
         counted.total = answer->total_rows;
         counted.before = answer->offset + dropped;
-        again = cp_keyset_page_assemble(pool, &token, rows, count, links, &counted, text, &page);
+        again = cp_keyset_page_assemble(pool, &token, rows,
+                                        view_behind(&token, sort, fields, count, links), count,
+                                        links, &counted, text, &page);
         if (again == token.from) {
             return page;
         }
@@ -436,19 +465,19 @@ static void a_count_that_disagrees_numbers_nothing(void **state)
     assert_int_equal(dropped, 0);
     counted.total = WALK_ROWS;
     counted.before = 3;      /* a first page after rows */
-    assert_int_equal(cp_keyset_page_assemble(pool, &token, rows, 4, 0, &counted, NULL, &page),
+    assert_int_equal(cp_keyset_page_assemble(pool, &token, rows, NULL, 4, 0, &counted, NULL, &page),
                      CP_FROM_FIRST);
     assert_false(page.numbered);
     assert_int_equal(page.total_rows, -1);
     counted.before = 0;
     counted.total = 3;       /* fewer rows than were read */
-    cp_keyset_page_assemble(pool, &token, rows, 4, 0, &counted, NULL, &page);
+    cp_keyset_page_assemble(pool, &token, rows, NULL, 4, 0, &counted, NULL, &page);
     assert_false(page.numbered);
     counted.total = -1;
-    cp_keyset_page_assemble(pool, &token, rows, 4, 0, &counted, NULL, &page);
+    cp_keyset_page_assemble(pool, &token, rows, NULL, 4, 0, &counted, NULL, &page);
     assert_false(page.numbered);
     counted.total = 40;
-    cp_keyset_page_assemble(pool, &token, rows, 4, 0, &counted, NULL, &page);
+    cp_keyset_page_assemble(pool, &token, rows, NULL, 4, 0, &counted, NULL, &page);
     assert_true(page.numbered);
 }
 
@@ -618,6 +647,77 @@ static void view_tokens_start_a_numbered_page_at_their_row(void **state)
     assert_string_equal(page_ids(&page), "d004 d005 d006 d007 ");
 }
 
+/* Whether a numbered page's links are the pages around it, numbered as
+ * their places say: current - links to current + links within the
+ * location, each leading to its page (the first page's without a token). */
+static void check_links_both_sides(const cp_find_sort *sort, const cp_page *page, int count,
+                                   int links)
+{
+    apr_int64_t current = page->offset / count + 1 + (page->offset % count != 0);
+    apr_int64_t low = current - links < 1 ? 1 : current - links;
+    apr_int64_t high = current + links > page->last_number ? page->last_number
+                                                           : current + links;
+    int i;
+
+    assert_true(page->numbered);
+    assert_int_equal(page->pages->nelts, high - low + 1);
+    for (i = 0; i < page->pages->nelts; i++) {
+        const cp_page_link *link = &APR_ARRAY_IDX(page->pages, i, cp_page_link);
+        cp_page linked;
+
+        assert_int_equal(link->number, low + i);
+        if (link->current) {
+            assert_int_equal(link->number, current);
+            continue;
+        }
+        assert_true(link->number == 1 ? link->start == NULL : link->start != NULL);
+        linked = walk_numbered_page(sort, link->start, count, links);
+        assert_int_equal(linked.offset, (link->number - 1) * count);
+    }
+}
+
+/* With page links, a numbered page reads the rows the other way too: its
+ * links reach as many pages on both sides, numbered as the view location
+ * numbered them, whichever way it was read; from an old link's row too. */
+static void numbered_pages_link_both_sides(void **state)
+{
+    const char *names[] = { "n", NULL };
+    cp_find_sort sort = sort_of(0, names);
+    int count, links;
+
+    make_walk_rows();
+    for (count = 1; count <= 6; count++) {
+        for (links = 1; links <= 2; links++) {
+            const char *text = NULL;
+            cp_page page;
+            int pages = 0;
+
+            do {
+                page = walk_numbered_page(&sort, text, count, links);
+                check_links_both_sides(&sort, &page, count, links);
+                text = page.next;
+            } while (text && ++pages < 100);
+            text = CP_TOKEN_LAST;
+            pages = 0;
+            do {
+                page = walk_numbered_page(&sort, text, count, links);
+                check_links_both_sides(&sort, &page, count, links);
+                text = page.prev;
+            } while (text && ++pages < 100);
+        }
+    }
+    /* an old link at row 8, pages of 4: the page is the third */
+    {
+        cp_page page = walk_numbered_page(&sort, "[[2],\"d008\"]", 4, 2);
+
+        assert_int_equal(page.offset, 8);
+        check_links_both_sides(&sort, &page, 4, 2);
+        assert_null(APR_ARRAY_IDX(page.pages, 0, cp_page_link).start);
+        assert_string_equal(APR_ARRAY_IDX(page.pages, 1, cp_page_link).start,
+                            "{\"b\":[[2],\"d008\"]}");
+    }
+}
+
 /* The Mango body a token asks: beyond its row, the way it reads; a view's
  * token, at its row, bounds no _find query. */
 static void find_bodies_go_the_tokens_way(void **state)
@@ -665,7 +765,7 @@ static void index_queries_start_at_the_tokens_row(void **state)
     view.include_docs = 1;
     plan = plan_of(&view, NULL, "[\"post\"]", "[\"post\",{\"\\uffff\":null}]", 5, 0);
     assert_null(cp_token_decode(pool, NULL, &token_rows, &token));
-    queries = cp_keyset_index_queries(pool, &plan, fields, &token, 6);
+    queries = cp_keyset_index_queries(pool, &plan, fields, &token, 6, 0);
     assert_string_equal(cp_plan_query_url(pool, plan.index_url,
                                           cp_plan_query(queries, CP_QUERY_FORWARD)),
                         "http://h/db/_design/i/_view/by-type-date?limit=6&reduce=false"
@@ -673,7 +773,7 @@ static void index_queries_start_at_the_tokens_row(void **state)
                         "&endkey=%5b%22post%22%2c%7b%22%ef%bf%bf%22%3anull%7d%5d"
                         "&include_docs=true");
     assert_null(cp_token_decode(pool, "{\"a\":[[\"2020\"],\"d1\"]}", &token_rows, &token));
-    queries = cp_keyset_index_queries(pool, &plan, fields, &token, 6);
+    queries = cp_keyset_index_queries(pool, &plan, fields, &token, 6, 0);
     assert_string_equal(cp_plan_query_url(pool, plan.index_url,
                                           cp_plan_query(queries, CP_QUERY_FORWARD)),
                         "http://h/db/_design/i/_view/by-type-date?limit=7&reduce=false"
@@ -681,7 +781,7 @@ static void index_queries_start_at_the_tokens_row(void **state)
                         "&endkey=%5b%22post%22%2c%7b%22%ef%bf%bf%22%3anull%7d%5d"
                         "&include_docs=true");
     assert_null(cp_token_decode(pool, "{\"b\":[[\"2020\"],\"d1\"]}", &token_rows, &token));
-    queries = cp_keyset_index_queries(pool, &plan, fields, &token, 6);
+    queries = cp_keyset_index_queries(pool, &plan, fields, &token, 6, 0);
     assert_string_equal(cp_plan_query_url(pool, plan.index_url,
                                           cp_plan_query(queries, CP_QUERY_FORWARD)),
                         "http://h/db/_design/i/_view/by-type-date?limit=7&reduce=false"
@@ -690,7 +790,7 @@ static void index_queries_start_at_the_tokens_row(void **state)
     /* an old link: the view key it holds, the row itself first */
     assert_null(cp_token_decode(pool, "[[\"post\",\"2020\"],\"d1\"]", &token_rows, &token));
     assert_int_equal(token.from, CP_FROM_ROW);
-    queries = cp_keyset_index_queries(pool, &plan, fields, &token, 6);
+    queries = cp_keyset_index_queries(pool, &plan, fields, &token, 6, 0);
     assert_string_equal(cp_plan_query_url(pool, plan.index_url,
                                           cp_plan_query(queries, CP_QUERY_FORWARD)),
                         "http://h/db/_design/i/_view/by-type-date?limit=6&reduce=false"
@@ -700,7 +800,7 @@ static void index_queries_start_at_the_tokens_row(void **state)
     /* a keyset token too short for the index's fields names no row */
     token.from = CP_FROM_AFTER;
     token.key = parse("[]");
-    assert_null(cp_keyset_index_queries(pool, &plan, fields, &token, 6));
+    assert_null(cp_keyset_index_queries(pool, &plan, fields, &token, 6, 0));
 }
 
 int main(void)
@@ -716,6 +816,7 @@ int main(void)
         UNIT_TEST(index_reads_leave_out_the_tokens_row_and_count_the_rest),
         UNIT_TEST(hostile_tokens_are_refused),
         UNIT_TEST(view_tokens_start_a_numbered_page_at_their_row),
+        UNIT_TEST(numbered_pages_link_both_sides),
         UNIT_TEST(find_bodies_go_the_tokens_way),
         UNIT_TEST(index_queries_start_at_the_tokens_row),
     };

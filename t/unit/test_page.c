@@ -137,7 +137,10 @@ static void a_short_first_page_has_no_links(void **state)
     cp_page_answers in = answers(5, 0, response(0, 5, 0, 0), NULL, NULL);
     cp_page page;
 
+    /* whatever the page held before: a view's items are its rows */
+    memset(&page, 0xff, sizeof(page));
     cp_page_assemble(pool, &in, &page);
+    assert_false(page.docs_as_items);
     assert_int_equal(page.rows->nelts, 5);
     assert_null(page.next);
     assert_null(page.prev);
@@ -1227,6 +1230,7 @@ static void bounded_tokens_find_their_row_or_where_it_was(void **state)
     assert_string_equal(located.key_json, "\"kk2\"");
     assert_string_equal(located.docid, "c");
     assert_int_equal(located.index, 2);
+    assert_int_equal(located.from, CP_FROM_ROW);
     assert_null(located.digest);
     /* its row gone: from the low key and the first id, or descending from
      * the high key and the last */
@@ -1235,6 +1239,7 @@ static void bounded_tokens_find_their_row_or_where_it_was(void **state)
     assert_null(cp_page_locate(pool, in.queries, &token, 1, 0, &located));
     assert_string_equal(located.key_json, "\"k\"");
     assert_string_equal(located.docid, "");
+    assert_int_equal(located.from, CP_FROM_ROW);
     assert_null(cp_page_locate(pool, in.queries, &token, 1, 1, &located));
     assert_string_equal(located.key_json, "\"k\xef\xbf\xbf\"");
     assert_true(strlen(located.docid) > 0 && (unsigned char)located.docid[0] == 0xf4);
