@@ -28,7 +28,6 @@
 #include "apr_strings.h"
 
 #include "couchpage_args.h"
-#include "couchpage_find.h"
 #include "couchpage_json.h"
 #include "couchpage_seal.h"
 #include "mod_couchpage_expr.h"
