@@ -12,11 +12,11 @@
  * JSON, an object of "$" members included, as a value. Where the selector
  * is equalities on an index's leading fields, the index's view holds the
  * same rows as a key range (cp_mango_index_range), which CouchDB counts:
- * such a page is read by keyset from that view (cp_find_index_key,
- * cp_find_index_rows) and numbered (cp_find_index_count), or, with page
- * links, paged as a view location. What Mango itself is (field names,
- * selectors and their request values, the index's fields and range) is
- * couchpage_mango's.
+ * such a page is read by keyset from that view and numbered
+ * (couchpage_keyset). A _find location's tokens are couchpage_token's
+ * keyset tokens, {"a": [KEY, ID]} and {"b": [KEY, ID]}. What Mango itself
+ * is (field names, selectors and their request values, the index's fields
+ * and range) is couchpage_mango's.
  *
  * Part of the httpd-free core: nothing here knows about request_rec.
  */
@@ -29,6 +29,7 @@
 #include "couchpage_mango.h"
 #include "couchpage_page.h"
 #include "couchpage_response.h"
+#include "couchpage_token.h"
 #include "couchpage_view.h"
 
 /* CouchPageSort and CouchPageDescending: the fields that order the rows,
@@ -115,36 +116,6 @@ void cp_find_key_index_rows(apr_pool_t *pool, const cp_find_sort *sort,
 const char *cp_find_read(apr_pool_t *pool, const char *text, apr_size_t len,
                          const cp_find_sort *sort, const cp_answer **answer);
 
-/* Where a _find page starts: the first page, after a row (the page after
- * the one that ended with it), before a row (the page before the one that
- * began with it), or the Last page (CP_TOKEN_LAST). */
-typedef enum {
-    CP_FIND_FIRST,
-    CP_FIND_AFTER,
-    CP_FIND_BEFORE,
-    CP_FIND_LAST,
-} cp_find_from;
-
-/* A _find location's token: {"a": [KEY, ID]} after the row, {"b": [KEY,
- * ID]} before it, KEY the row's sort values (cp_find_row_key), ID its
- * document id; or the word "last". */
-typedef struct {
-    cp_find_from from;
-    const json_t *key; /* NULL for FIRST and LAST */
-    const char *docid;
-} cp_find_token;
-
-/* The token text for the row (from AFTER or BEFORE); NULL when the row has
- * no key or id. */
-const char *cp_find_token_encode(apr_pool_t *pool, cp_find_from from, const json_t *key,
-                                 const char *docid);
-
-/* Reads a token a client sent (text NULL: the first page): NULL, or why it
- * is refused (not one of the forms above; a key of another length than the
- * sort's fields; an id that is not a non-empty string without NUL). */
-const char *cp_find_token_decode(apr_pool_t *pool, const char *text, const cp_find_sort *sort,
-                                 cp_find_token *token);
-
 /* A page read by _find hands out no token that cannot bound its _find
  * query: a link whose row's sort values CouchDB cannot compare
  * (cp_mango_value_comparable) is left out as cp_page_withhold_long_tokens
@@ -153,82 +124,5 @@ const char *cp_find_token_decode(apr_pool_t *pool, const char *text, const cp_fi
  * read from the index's view take any value and need no such check.
  * Returns how many links were left out. */
 int cp_find_withhold_unbounding(apr_pool_t *pool, const cp_find_sort *sort, cp_page *page);
-
-/* Whether rows are read in the location's order from the token, or the
- * other way (before a row; the Last page, from the end). */
-int cp_find_reads_backward(const cp_find_token *token);
-
-/* How many rows a page's _find asks for: the page, the pages linked in the
- * direction it reads (links, at least 1 for prev or next), and one more,
- * which shows whether there is another page beyond them. */
-int cp_find_limit(int count, int links);
-
-/* CouchDB's count of the rows a page read (cp_find_index_count): the
- * location's rows, and those before the first row read in the order read;
- * -1 when unknown. */
-typedef struct {
-    apr_int64_t total;
-    apr_int64_t before;
-} cp_find_count;
-
-/* The page from the rows of its _find (const cp_row *, each with its id and
- * key set, in the order read: backward for a token before a row and for the
- * Last page). prev and next are exact where the rows read show them: the
- * first page has no prev, a page read forward has a next when a row beyond
- * it came, and a page read backward a prev likewise; the other way the
- * token's row was there when the token was made, so the link is given
- * (what was deleted meanwhile is found by that page's own read). Page links
- * are numbered relative to this page: the pages read through, and prev or
- * next the other way. The Last page is linked (has_last) without a number
- * (numbered is 0: last_number means nothing).
- *
- * With counted (a page read from the index's view: NULL for _find's own
- * answers), where CouchDB's count agrees with the rows read, the page is
- * numbered: its place and the location's rows, page links from its number,
- * prev and next exact both ways (no row before it: no prev; none after:
- * no next), a previous page within the first page's rows linked as the
- * first page (prev_is_first), and the Last page holds the rows the pages
- * before it leave, aligned with the first page's.
- *
- * Returns what to ask instead, with no row used from
- * this answer: CP_FIND_FIRST when no row is left before a row (they were
- * deleted: the first page is asked), CP_FIND_LAST when no
- * row follows a row (likewise the Last page); else the page is built and
- * the token's own from is returned. */
-cp_find_from cp_find_page_assemble(apr_pool_t *pool, const cp_find_token *token,
-                                   const apr_array_header_t *rows, int count, int links,
-                                   const cp_find_count *counted, const char *start,
-                                   cp_page *page);
-
-/* A numbered _find location without page links is paged by keyset over
- * its index's view, one query a page (cp_plan_keyset_page): from its
- * token's row to limit rows, the row itself left out, as a _find page is
- * read. These three read it. */
-
-/* The view key of a token's row in the index's view (index_fields, as
- * cp_mango_index_range reads them): the equalities' values (low, the
- * range's lowest key, NULL without equalities), then the token's sort
- * values for the index's fields after them (its last ones: the sort's
- * fields that the equalities fix come first). So the equalities are the
- * location's, never the token's, and no token reaches rows outside them.
- * NULL when the key has fewer values than those fields. */
-json_t *cp_find_index_key(apr_pool_t *pool, const apr_array_header_t *index_fields,
-                          const json_t *low, const json_t *key);
-
-/* The rows of the view query's answer, in the order read, as
- * cp_find_page_assemble takes them: without the token's own row, which a
- * query from it brings first while it is there (*dropped 1: a Mango
- * index holds one row a document, so the first row with the token's id is
- * its), each keyed by its sort values (cp_find_key_index_rows). */
-apr_array_header_t *cp_find_index_rows(apr_pool_t *pool, const cp_answer *answer,
-                                       const cp_find_token *token, const cp_find_sort *sort,
-                                       const apr_array_header_t *index_fields, int *dropped);
-
-/* CouchDB's count of those rows, from the answers of
- * cp_plan_keyset_page's queries (cp_query): the read's total_rows less
- * the range probes' offsets, and its offset less the rows before the range
- * the way it read, plus the token's own row when it was left out. */
-void cp_find_index_count(const apr_array_header_t *queries, int backward, int dropped,
-                         cp_find_count *counted);
 
 #endif

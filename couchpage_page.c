@@ -595,7 +595,8 @@ cp_query *cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page 
     apr_int64_t rows_before = 0, total = 0;
     int i, first_at = 0;
 
-    if (in->start_token && in->start_token->at_end) {
+    page->docs_as_items = 0;   /* a view's items are its rows */
+    if (in->start_token && in->start_token->from == CP_FROM_LAST) {
         return assemble_last(pool, in, page);
     }
     page->rows = apr_array_make(pool, in->count + 1, sizeof(const cp_row *));
@@ -638,6 +639,7 @@ const char *cp_page_locate(apr_pool_t *pool, const apr_array_header_t *queries,
     size_t n = row_count(query->answer), i;
 
     memset(located, 0, sizeof(*located));
+    located->from = CP_FROM_ROW;   /* a bounded token starts at its row too */
     located->index = start->index;
     for (i = 0; i < n; i++) {
         const cp_row *row = row_at(query->answer, i);

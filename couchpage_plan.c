@@ -443,7 +443,7 @@ apr_array_header_t *cp_plan_page(apr_pool_t *pool, const cp_plan *plan,
     int positioned = !plan->view->reduce;
     json_t *params;
 
-    if (start && start->at_end) {
+    if (start && start->from == CP_FROM_LAST) {
         return plan_last_page(pool, plan);
     }
     /* several queries go together, and CouchDB may refuse one: a query it
@@ -759,7 +759,8 @@ const char *cp_plan_check_start(apr_pool_t *pool, const cp_plan *plan,
                             "document emits under one key here", start->index,
                             plan->view->max_emits);
     }
-    if (!plan->view->is_all_docs || !(plan->low_key || plan->high_key) || start->at_end) {
+    if (!plan->view->is_all_docs || !(plan->low_key || plan->high_key)
+        || start->from == CP_FROM_LAST) {
         return NULL;
     }
     if (!cp_json_is_string(start->key)) {

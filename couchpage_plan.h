@@ -109,8 +109,8 @@ typedef struct {
                                query with both startkey and endkey */
 } cp_query;
 
-/* Every query of a page (start NULL: a first page; start->at_end: the Last
- * page): an array of cp_query in the order they are sent, none depending on
+/* Every query of a page (start NULL: a first page; from CP_FROM_LAST: the
+ * Last page): an array of cp_query in the order they are sent, none depending on
  * another's answer. Send the waiting ones (cp_plan_waiting), give them their
  * answers (cp_plan_take_answers), and hand them to cp_page_assemble. A
  * first page is a forward query, a later page adds a backward one, and
@@ -135,7 +135,7 @@ apr_array_header_t *cp_plan_page(apr_pool_t *pool, const cp_plan *plan,
  * range start and range end probes (limit=0), which lead it, so that
  * CouchDB's offsets place its rows (docs/algorithm.md, "Offsets and
  * positions"). No skip: the reader of the answer leaves out the row
- * `from` names, when it comes first (cp_find_index_rows). */
+ * `from` names, when it comes first (cp_keyset_index_rows). */
 apr_array_header_t *cp_plan_keyset_page(apr_pool_t *pool, const cp_plan *plan,
                                         const cp_token *from, int backward, int limit);
 

@@ -7,9 +7,11 @@
  * asked again. A _find location's: by keyset over POST .../_find, or,
  * where its selector is a key range of the index CouchPageIndex names
  * (learnt from the design document, kept in the child's memory a minute),
- * numbered from that index's view: by keyset, or, with page links, as a
- * view location of its own (a copy of the source for that view). Every
- * answer is checked here, its faults typed for the glue to answer. httpd-free.
+ * numbered from that index's view (a source that names what is read
+ * there): by keyset too, one read a page, and with page links one more
+ * the other way in the same batch. Every keyset page is couchpage_keyset's.
+ * Every answer is checked here, its faults typed for the glue to answer.
+ * httpd-free.
  */
 #include "couchpage_serve.h"
 
@@ -17,6 +19,7 @@
 #include <apr_lib.h>
 #include <apr_strings.h>
 
+#include "couchpage_keyset.h"
 #include "couchpage_mango.h"
 #include "couchpage_token.h"
 
@@ -345,8 +348,7 @@ static const cp_fault *locate_start(const serving *s, const cp_source *src,
     return NULL;
 }
 
-/* A view's page (a view location's, or a _find location's index's view
- * with page links): every query it needs asked at once; only the rare
+/* A view location's page: every query it needs asked at once; only the rare
  * widening of a query whose answer cannot place the pages behind asks
  * again. */
 static const cp_fault *serve_view(const serving *s, const cp_source *src, const char *text,
@@ -363,7 +365,8 @@ static const cp_fault *serve_view(const serving *s, const cp_source *src, const 
     cp_token start;
     cp_plan plan;
 
-    if (text && (reason = cp_token_decode(s->pool, text, with_docid, &start))) {
+    if (text && (reason = cp_token_decode(s->pool, text, CP_TOKEN_VIEW_ROWS(with_docid),
+                                          &start))) {
         return cp_fault_bad_request(s->pool, reason);
     }
     reason = cp_plan_init(s->pool, &plan, src->view, src->partition, src->low, src->high,
@@ -399,10 +402,7 @@ static const cp_fault *serve_view(const serving *s, const cp_source *src, const 
         }
     } while (cp_plan_widen(s->pool, &plan, from, cp_page_assemble(s->pool, &answers,
                                                                   &served->page)));
-    served->page.docs_as_items = src->index_fields != NULL;
     served->view = src->view;
-    served->index_fields = src->index_fields;
-    served->sort = src->find ? src->find->sort : NULL;
     return NULL;
 }
 
@@ -655,50 +655,61 @@ static void log_find_warning(const serving *s, const char *warning)
 
 /* The rows of a numbered page, by keyset over the index's view: its one
  * query (and the probes of a key range or a partition, asked with it),
- * from the token's row (its own left out), and CouchDB's count of them. */
+ * from the token's row (its own left out, unless the page starts at it: an
+ * old link's, a view's token, located first when bounded), and CouchDB's
+ * count of them; with page links, the rows the other way from that row
+ * (*behind), by one query more in the same batch. */
 static const cp_fault *read_index_rows(const serving *s, const cp_source *index,
-                                       const cp_find_token *token, int limit,
-                                       apr_array_header_t **rows, cp_find_count *counted)
+                                       cp_token *token, int limit, apr_array_header_t **rows,
+                                       apr_array_header_t **behind, cp_keyset_count *counted)
 {
-    int backward = cp_find_reads_backward(token), dropped;
+    const cp_find_sort *sort = index->find->sort;
+    int backward = cp_keyset_reads_backward(token), dropped;
     apr_array_header_t *queries;
     const cp_fault *fault;
     const char *reason;
-    cp_token from;
     cp_plan plan;
 
     reason = cp_plan_init(s->pool, &plan, index->view, index->partition, index->low,
-                          index->high, s->req->count, 0);
+                          index->high, s->req->count, index->links);
     if (reason) {
         return cp_fault_bad_request(s->pool, reason);
     }
-    memset(&from, 0, sizeof(from));
-    if (token->key) {
-        from.key = cp_find_index_key(s->pool, index->index_fields, plan.low_key, token->key);
-        from.docid = token->docid;
-        if (!from.key) {
-            return cp_fault_bad_request(s->pool, "the start token cannot bound a query");
+    if (token->from == CP_FROM_ROW) {
+        /* a view's token: its row in the index's view, as the view
+         * location that handed it out read it */
+        if (token->digest) {
+            if ((fault = locate_start(s, index, &plan, 1, token))) {
+                return fault;
+            }
         }
-        limit++;   /* the token's own row, when it is still there */
+        else if ((reason = cp_plan_check_start(s->pool, &plan, token))) {
+            return cp_fault_bad_request(s->pool, reason);
+        }
     }
-    queries = cp_plan_keyset_page(s->pool, &plan, token->key ? &from : NULL, backward, limit);
+    queries = cp_keyset_index_queries(s->pool, &plan, index->index_fields, token, limit,
+                                      cp_keyset_behind_limit(token, s->req->count,
+                                                             index->links));
+    if (!queries) {
+        return cp_fault_bad_request(s->pool, "the start token cannot bound a query");
+    }
     if ((fault = ask(s, index, &plan, 1, queries))) {
         return fault;
     }
-    *rows = cp_find_index_rows(s->pool, cp_plan_query(queries, CP_QUERY_FORWARD)->answer,
-                               token, index->find->sort, index->index_fields, &dropped);
-    cp_find_index_count(queries, backward, dropped, counted);
+    *rows = cp_keyset_index_rows(s->pool, cp_plan_query(queries, CP_QUERY_FORWARD)->answer,
+                                 token, sort, index->index_fields, &dropped);
+    *behind = cp_keyset_index_behind(s->pool, queries, token, sort, index->index_fields);
+    cp_keyset_index_count(queries, backward, dropped, counted);
     return NULL;
 }
 
 /* The rows of a page by _find: one POST .../_find. */
 static const cp_fault *read_find_rows(const serving *s, const char *url,
-                                      const cp_find_token *token, int limit,
+                                      const cp_token *token, int limit,
                                       apr_array_header_t **rows)
 {
     const cp_find_spec *spec = s->src->find;
-    const char *body = cp_find_body(s->pool, spec, token->key, token->docid,
-                                    cp_find_reads_backward(token), limit);
+    const char *body = cp_keyset_find_body(s->pool, spec, token, limit);
     cp_transport_failure failure;
     const cp_answer *answer;
     const char *reason;
@@ -733,38 +744,43 @@ static const cp_fault *read_find_rows(const serving *s, const char *url,
     return NULL;
 }
 
-/* A _find location's page: one POST .../_find, or, numbered, one read of
- * its index's view; a second only when the rows beyond the token's row all
- * went meanwhile (the first or the Last page is asked then). */
+/* A _find location's page, by the keyset pager: one POST .../_find, or,
+ * numbered, one read of its index's view (with page links, and the rows
+ * behind, in the same batch); a second only when the rows beyond the
+ * token's row all went meanwhile (the first or the Last page is asked
+ * then). */
 static const cp_fault *serve_find(const serving *s, const cp_source *index, const char *text,
                                   cp_served *served)
 {
     const cp_source *src = s->src;
     const cp_find_sort *sort = src->find->sort;
     const cp_fault *fault;
-    apr_array_header_t *rows = NULL;
+    apr_array_header_t *rows = NULL, *behind = NULL;
     const char *url, *start = s->req->args->start, *reason;
-    cp_find_token token;
-    cp_find_count counted;
-    cp_find_from from;
+    /* a numbered location with page links handed out links of its index's
+     * view when that view paged it: they keep working, at their row */
+    cp_token_rows token_rows = cp_keyset_token_rows(sort, index && index->links);
+    cp_token token;
+    cp_keyset_count counted;
+    cp_token_from from;
     int limit;
 
-    if ((reason = cp_find_token_decode(s->pool, text, sort, &token))) {
-        return cp_fault_bad_request(s->pool, apr_pstrcat(s->pool, "the start token ", reason,
-                                                         NULL));
+    if ((reason = cp_token_decode(s->pool, text, &token_rows, &token))) {
+        return cp_fault_bad_request(s->pool, reason);
     }
     if ((reason = cp_plan_index_url(s->pool, src->view, src->partition, &url))) {
         return cp_fault_bad_request(s->pool, reason);
     }
-    limit = cp_find_limit(s->req->count, src->links);
+    limit = cp_keyset_limit(s->req->count, src->links);
     for (;;) {
-        fault = index ? read_index_rows(s, index, &token, limit, &rows, &counted)
+        fault = index ? read_index_rows(s, index, &token, limit, &rows, &behind, &counted)
                       : read_find_rows(s, url, &token, limit, &rows);
         if (fault) {
             return fault;
         }
-        from = cp_find_page_assemble(s->pool, &token, rows, s->req->count, src->links,
-                                     index ? &counted : NULL, start, &served->page);
+        from = cp_keyset_page_assemble(s->pool, &token, rows, behind, s->req->count,
+                                       src->links, index ? &counted : NULL, start,
+                                       &served->page);
         if (from == token.from) {
             break;
         }
@@ -772,7 +788,7 @@ static const cp_fault *serve_find(const serving *s, const cp_source *index, cons
          * whose token this page then is */
         memset(&token, 0, sizeof(token));
         token.from = from;
-        start = from == CP_FIND_LAST ? CP_TOKEN_LAST : NULL;
+        start = from == CP_FROM_LAST ? CP_TOKEN_LAST : NULL;
         if (start && src->token_key) {
             const char **tokens[] = { &start };
 
@@ -792,8 +808,9 @@ static const cp_fault *serve_find(const serving *s, const cp_source *index, cons
                  "CouchDB's _find cannot compare (CouchPageView %s); the pages past it "
                  "cannot be reached by _find", src->uri, src->view->url));
     }
-    served->view = src->view;
-    served->sort = sort;
+    /* with page links its tokens are bound to the index's view, as those a
+     * view location's page of it handed out */
+    served->view = index && index->links ? index->view : src->view;
     return NULL;
 }
 
@@ -809,16 +826,13 @@ const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_req
     if (source->find && (fault = index_source(&s, &index))) {
         return fault;
     }
-    /* numbered with page links, a _find location reads its index's view
-     * as a view location's, its pages behind read for their links: its
-     * tokens are that view's */
+    /* numbered with page links, a _find location's tokens are sealed to
+     * its index's view, as when a view location's page of it handed them
+     * out */
     if ((fault = open_token(&s, index && index->links ? index : source, &served->binding,
                             &text))) {
         return fault;
     }
-    if (!source->find) {
-        return serve_view(&s, source, text, served);
-    }
-    return index && index->links ? serve_view(&s, index, text, served)
-                                 : serve_find(&s, index, text, served);
+    return source->find ? serve_find(&s, index, text, served)
+                        : serve_view(&s, source, text, served);
 }

@@ -125,8 +125,9 @@ typedef struct {
     int partition_set;      /* CouchPagePartition is set */
     int links;              /* page links either side shown */
     const cp_find_spec *find; /* a _find location's query, selector filled; NULL: a view's */
-    const apr_array_header_t *index_fields; /* a view read for a _find location (its
-                               index's): that index's fields; NULL elsewhere */
+    const apr_array_header_t *index_fields; /* a _find location's index's view, read
+                               for a numbered page: that index's fields, its
+                               view key; NULL elsewhere */
     const cp_seal_key *token_key; /* NULL: plain tokens */
     const cp_seal_key *previous_token_key;
     apr_size_t max_token_length;
@@ -145,11 +146,10 @@ typedef struct {
 /* A page served, and what sending it needs. */
 typedef struct {
     cp_page page;
-    const cp_view *view;    /* the view it was read from (a _find location's index's,
-                               with page links): its URL names it in log lines */
+    const cp_view *view;    /* the view its tokens are bound to (a _find location's
+                               index's, with page links): its URL names it in
+                               log lines */
     const char *binding;    /* what its tokens are sealed to */
-    const cp_find_sort *sort; /* a numbered _find page's: keys its rows for HTML */
-    const apr_array_header_t *index_fields;
 } cp_served;
 
 /* How long a child trusts what it learnt of a _find location's index. */

@@ -270,35 +270,66 @@ static const char *decode_bounded(apr_pool_t *pool, json_t *value, cp_token *tok
     return index ? read_index(pool, index, "\"n\"", token) : NULL;
 }
 
-const char *cp_token_decode(apr_pool_t *pool, const char *text, int with_docid,
-                            cp_token *token)
+const char *cp_token_encode_beside(apr_pool_t *pool, cp_token_from from, const json_t *key,
+                                   const char *docid)
 {
-    apr_size_t len = strlen(text);
-    const char *error = NULL;
-    const json_t *id;
-    json_t *value;
+    json_t *token, *id = docid ? json_string(docid) : NULL;
 
-    if (len == 0) {
-        return "the start token is empty";
-    }
-    token->key = NULL;
-    token->key_json = NULL;
-    token->docid = NULL;
-    token->index = 0;
-    token->digest = NULL;
-    token->low = NULL;
-    token->high = NULL;
-    token->at_end = !strcmp(text, CP_TOKEN_LAST);
-    if (token->at_end) {
+    /* json_string refuses an id that is not UTF-8 */
+    if (!key || !id || (from != CP_FROM_AFTER && from != CP_FROM_BEFORE)) {
+        json_decref(id);
         return NULL;
     }
-    value = cp_json_load(pool, text, len, &error);
-    if (!value) {
-        return apr_psprintf(pool, "the start token is not JSON: %s", error);
+    token = cp_json_pool_own(pool, json_object());
+    json_object_set_new(token, from == CP_FROM_AFTER ? "a" : "b",
+                        json_pack("[Oo]", (json_t *)key, id));
+    return cp_json_text(pool, token);
+}
+
+/* A keyset token's object, {"a": [KEY, ID]} or {"b": [KEY, ID]}: NULL, or
+ * why it is refused. */
+static const char *decode_beside(apr_pool_t *pool, const json_t *value,
+                                 const cp_token_rows *rows, cp_token *token)
+{
+    const char *name;
+    const json_t *pair, *id;
+
+    if (json_object_size(value) != 1) {
+        return "the start token is not {\"a\": [KEY, ID]} nor {\"b\": [KEY, ID]}";
     }
-    if (json_is_object(value)) {
-        return decode_bounded(pool, value, token);
+    name = json_object_iter_key(json_object_iter((json_t *)value));
+    pair = json_object_iter_value(json_object_iter((json_t *)value));
+    if (strcmp(name, "a") != 0 && strcmp(name, "b") != 0) {
+        return "the start token is not {\"a\": [KEY, ID]} nor {\"b\": [KEY, ID]}";
     }
+    if (!json_is_array(pair) || json_array_size(pair) != 2) {
+        return "the start token does not hold [KEY, ID]";
+    }
+    token->key = json_array_get(pair, 0);
+    id = json_array_get(pair, 1);
+    if (!json_is_array(token->key) || (int)json_array_size(token->key) != rows->sort_length) {
+        token->key = NULL;
+        return apr_psprintf(pool, "the start token does not hold a key of %d sort value%s",
+                            rows->sort_length, rows->sort_length == 1 ? "" : "s");
+    }
+    if (!cp_json_is_string(id) || json_string_length(id) == 0
+        || strlen(json_string_value(id)) != json_string_length(id)) {
+        token->key = NULL;
+        return "the start token does not hold a document id (a non-empty string without NUL)";
+    }
+    token->key_json = cp_json_text(pool, token->key);
+    token->docid = json_string_value(id);
+    token->from = name[0] == 'a' ? CP_FROM_AFTER : CP_FROM_BEFORE;
+    return NULL;
+}
+
+/* A view's token, [key, docid], [key, docid, n] or [key]: NULL, or why it
+ * is refused. */
+static const char *decode_at_row(apr_pool_t *pool, const json_t *value, int with_docid,
+                                 cp_token *token)
+{
+    const json_t *id;
+
     if (!json_is_array(value)) {
         return with_docid ? "the start token must be a JSON array [key, docid]"
                           : "the start token must be a JSON array [key]";
@@ -329,6 +360,43 @@ const char *cp_token_decode(apr_pool_t *pool, const char *text, int with_docid,
         token->docid = json_string_value(id);
     }
     return NULL;
+}
+
+const char *cp_token_decode(apr_pool_t *pool, const char *text, const cp_token_rows *rows,
+                            cp_token *token)
+{
+    int view_tokens = !rows->keyset || rows->view_tokens;
+    int with_docid = rows->keyset || rows->with_docid;
+    const char *error = NULL;
+    json_t *value;
+
+    memset(token, 0, sizeof(*token));
+    if (!text) {
+        token->from = CP_FROM_FIRST;
+        return NULL;
+    }
+    if (!strcmp(text, CP_TOKEN_LAST)) {
+        token->from = CP_FROM_LAST;
+        return NULL;
+    }
+    if (view_tokens && *text == '\0') {
+        return "the start token is empty";
+    }
+    value = cp_json_load(pool, text, strlen(text), &error);
+    if (!value) {
+        return apr_psprintf(pool, "the start token is not JSON: %s",
+                            error ? error : "unreadable");
+    }
+    /* a view's tokens and a bounded token start at their row */
+    token->from = CP_FROM_ROW;
+    if (rows->keyset && (!view_tokens || (json_is_object(value)
+                                          && !json_object_get(value, "h")))) {
+        return decode_beside(pool, value, rows, token);
+    }
+    if (json_is_object(value)) {
+        return decode_bounded(pool, value, token);
+    }
+    return decode_at_row(pool, value, with_docid, token);
 }
 
 int cp_token_fits(const cp_token_room *room, const char *text)

@@ -29,6 +29,16 @@
  * so it is found then, from the rows read back from the end (see
  * cp_plan_page), and no other page has to ask.
  *
+ * A page read by keyset (couchpage_keyset: a _find location's) starts
+ * beside its row rather than at it, and says which side:
+ *
+ *     {"a": [KEY, ID]}   the page after the row
+ *     {"b": [KEY, ID]}   the page before it
+ *
+ * KEY the row's sort values (an array, one a sort field), ID its document
+ * id. Every form is read by one decoder, told what the location's rows
+ * look like (cp_token_rows).
+ *
  * Part of the httpd-free core: no httpd header, no request_rec.
  */
 #ifndef COUCHPAGE_TOKEN_H
@@ -45,12 +55,22 @@
 
 #define CP_TOKEN_LAST "last"
 
+/* Where a page starts, relative to its token's row. */
+typedef enum {
+    CP_FROM_FIRST = 0, /* no token: the first page */
+    CP_FROM_ROW,       /* at the row: a view's token, [key, docid], [key], bounded */
+    CP_FROM_AFTER,     /* after the row: {"a": [KEY, ID]} */
+    CP_FROM_BEFORE,    /* before the row, read backward: {"b": [KEY, ID]} */
+    CP_FROM_LAST,      /* CP_TOKEN_LAST: the last page, wherever it starts */
+} cp_token_from;
+
 typedef struct {
-    const json_t *key;    /* pool-owned; NULL with at_end */
-    const char *key_json; /* compact JSON text of key; NULL with at_end */
+    cp_token_from from;
+    const json_t *key;    /* pool-owned; NULL for FIRST and LAST, and for a
+                             bounded token until located */
+    const char *key_json; /* compact JSON text of key, as key */
     const char *docid;    /* NULL for key-only tokens */
     int index;            /* the row within its (key, docid) entry; usually 0 */
-    int at_end;           /* CP_TOKEN_LAST: the last page, wherever it starts */
     const char *digest;   /* a bounded token's row (cp_token_digest); NULL for a
                              token that holds its key, whose key is then set */
     const json_t *low;    /* a bounded token's keys at or before and at or after */
@@ -98,12 +118,33 @@ int cp_token_fits(const cp_token_room *room, const char *text);
 const char *cp_token_for_row(apr_pool_t *pool, const cp_token_room *room, const json_t *key,
                              const char *docid, int index);
 
+/* The token text for a page after (CP_FROM_AFTER) or before
+ * (CP_FROM_BEFORE) a row read by keyset: {"a": [KEY, ID]} or {"b": [KEY,
+ * ID]}. NULL when the row has no key or id, or from is neither. */
+const char *cp_token_encode_beside(apr_pool_t *pool, cp_token_from from, const json_t *key,
+                                   const char *docid);
+
+/* What a location's rows look like, which says which tokens it reads. */
+typedef struct {
+    int with_docid;  /* a view's rows have document ids: [key, docid] (else
+                        [key], grouped rows) */
+    int keyset;      /* a location paged by keyset: {"a"|"b": [KEY, ID]},
+                        KEY of sort_length values, and not a view's token */
+    int sort_length; /* with keyset: the sort fields before _id */
+    int view_tokens; /* with keyset: a view's tokens too ([key, docid],
+                        bounded, as with_docid), at the row: the links
+                        a location handed out when a view paged it */
+} cp_token_rows;
+
 /* Reads a token a client sent, of any length: the caller caps what the
- * client may send (CouchPageMaxTokenLength). with_docid says which form this
- * location's rows use. A bounded token sets digest, low and high, and no
+ * client may send (CouchPageMaxTokenLength). text NULL is the first page;
+ * "last" the Last page. A bounded token sets digest, low and high, and no
  * key: it names its row once located. Returns NULL on success, else the
- * reason the token is refused. */
-const char *cp_token_decode(apr_pool_t *pool, const char *text, int with_docid,
+ * reason the token is refused, a sentence that names the start token. */
+const char *cp_token_decode(apr_pool_t *pool, const char *text, const cp_token_rows *rows,
                             cp_token *token);
+
+/* The rows of a view location: with document ids or not. */
+#define CP_TOKEN_VIEW_ROWS(with_docid) (&(const cp_token_rows){ (with_docid), 0, 0, 0 })
 
 #endif

@@ -20,7 +20,6 @@
 #include "apr_strings.h"
 
 #include "couchpage_args.h"
-#include "couchpage_find.h"
 #include "couchpage_json.h"
 #include "couchpage_seal.h"
 #include "couchpage_serve.h"
@@ -479,11 +478,6 @@ static int answer_page(request_rec *r, const couchpage_dir_conf *conf,
 
         if (conf->item_template) {
             couchpage_template_use(r, conf->item_template, &html);
-        }
-        /* only HTML items read a row's key: a numbered _find page's are
-         * keyed as a keyset page's here, not on a JSON page */
-        if (served->index_fields) {
-            cp_find_key_index_rows(r->pool, served->sort, served->index_fields, page->rows);
         }
         body = cp_render_html(r->pool, page, &links, &html, &reason);
         if (!body) {

@@ -38,8 +38,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                        || args.format == CP_FORMAT_HTML,
                    "format %d for %s", (int)args.format, query);
         if (args.start) {
-            cp_token_decode(pool, args.start, 1, &token);
-            cp_token_decode(pool, args.start, 0, &token);
+            cp_token_decode(pool, args.start, CP_TOKEN_VIEW_ROWS(1), &token);
+            cp_token_decode(pool, args.start, CP_TOKEN_VIEW_ROWS(0), &token);
         }
     }
     /* the bytes as an Accept header */

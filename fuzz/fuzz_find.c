@@ -24,6 +24,7 @@
  */
 #include "fuzz.h"
 #include "couchpage_find.h"
+#include "couchpage_keyset.h"
 #include "couchpage_json.h"
 #include "couchpage_mango.h"
 #include "couchpage_response.h"
@@ -142,25 +143,28 @@ static void check_numbered(apr_pool_t *pool, const cp_answer *answer, const uint
     unsigned choice = size ? (unsigned)data[0] | (unsigned)data[size - 1] << 8 : 0;
     int count = 1 + (int)(choice % 7), n = (int)cp_answer_rows(answer), shown, i;
     apr_array_header_t *rows = apr_array_make(pool, n + 1, sizeof(const cp_row *));
-    cp_find_token token = { (cp_find_from)((choice >> 3) % 4), NULL, NULL };
-    cp_find_count counted;
-    cp_find_from from;
+    static const cp_token_from froms[] = { CP_FROM_FIRST, CP_FROM_AFTER, CP_FROM_BEFORE,
+                                           CP_FROM_LAST };
+    cp_token token = { .from = froms[(choice >> 3) % 4] };
+    cp_keyset_count counted;
+    cp_token_from from;
     cp_page page;
 
     for (i = 0; i < n; i++) {
         APR_ARRAY_PUSH(rows, const cp_row *) = cp_answer_row(answer, (apr_size_t)i);
     }
-    if (token.from == CP_FIND_AFTER || token.from == CP_FIND_BEFORE) {
+    if (token.from == CP_FROM_AFTER || token.from == CP_FROM_BEFORE) {
         token.key = cp_json_pool_own(pool, json_pack("[i,s]", 1, "x"));
         token.docid = "x";
     }
     counted.total = n + (apr_int64_t)((choice >> 5) % 9) - 2;
     counted.before = (apr_int64_t)((choice >> 9) % 6) - 1;
-    from = cp_find_page_assemble(pool, &token, rows, count, (int)(choice >> 12) % 3, &counted,
-                                 token.from == CP_FIND_LAST ? CP_TOKEN_LAST : NULL, &page);
+    from = cp_keyset_page_assemble(pool, &token, rows, NULL, count, (int)(choice >> 12) % 3,
+                                   &counted, token.from == CP_FROM_LAST ? CP_TOKEN_LAST : NULL,
+                                   &page);
     if (from != token.from) {
-        FUZZ_CHECK(n == 0 && (token.from == CP_FIND_AFTER ? from == CP_FIND_LAST
-                                                          : from == CP_FIND_FIRST),
+        FUZZ_CHECK(n == 0 && (token.from == CP_FROM_AFTER ? from == CP_FROM_LAST
+                                                          : from == CP_FROM_FIRST),
                    "asked again with %d rows", n);
         return;
     }
@@ -177,8 +181,8 @@ static void check_numbered(apr_pool_t *pool, const cp_answer *answer, const uint
     FUZZ_CHECK((page.offset != 0 || !page.prev) && (page.offset + shown != page.total_rows
                                                     || !page.next),
                "a link past the location's end");
-    FUZZ_CHECK(token.from != CP_FIND_FIRST || page.offset == 0, "a first page not first");
-    FUZZ_CHECK(token.from != CP_FIND_LAST
+    FUZZ_CHECK(token.from != CP_FROM_FIRST || page.offset == 0, "a first page not first");
+    FUZZ_CHECK(token.from != CP_FROM_LAST
                    || (page.offset % count == 0 && page.offset + shown == page.total_rows),
                "a Last page not aligned: at %" APR_INT64_T_FMT " of %" APR_INT64_T_FMT,
                page.offset, page.total_rows);

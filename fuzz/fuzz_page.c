@@ -223,7 +223,7 @@ static void check_token(apr_pool_t *pool, const char *token, int with_docid,
     if (!token) {
         return;
     }
-    reason = cp_token_decode(pool, token, with_docid, &decoded);
+    reason = cp_token_decode(pool, token, CP_TOKEN_VIEW_ROWS(with_docid), &decoded);
     FUZZ_CHECK(!reason, "the %s token %s is refused: %s", what, token, reason);
 }
 
@@ -288,7 +288,7 @@ static void check_rows(apr_pool_t *pool, const cp_page_answers *in, const cp_pag
 {
     int n = page->rows->nelts, i;
 
-    if (in->start_token && in->start_token->at_end) {
+    if (in->start_token && in->start_token->from == CP_FROM_LAST) {
         const cp_query *tail = cp_plan_query(in->queries, CP_QUERY_RANGE_END);
         const apr_array_header_t *rows = view_order(pool, tail->answer, in->with_docid);
         int read = rows->nelts;
@@ -337,7 +337,7 @@ static void check_next(apr_pool_t *pool, const cp_page_answers *in, const cp_pag
     const cp_row *row;
     cp_token next;
 
-    if (in->start_token && in->start_token->at_end) {
+    if (in->start_token && in->start_token->from == CP_FROM_LAST) {
         FUZZ_CHECK(!page->next, "a next token %s on the last page", page->next);
         return;
     }
@@ -348,7 +348,7 @@ static void check_next(apr_pool_t *pool, const cp_page_answers *in, const cp_pag
         return;
     }
     FUZZ_CHECK(page->next, "no next token, though row %d follows the page", in->count);
-    FUZZ_CHECK(!cp_token_decode(pool, page->next, in->with_docid, &next),
+    FUZZ_CHECK(!cp_token_decode(pool, page->next, CP_TOKEN_VIEW_ROWS(in->with_docid), &next),
                "next token %s", page->next);
     FUZZ_CHECK(cp_json_identical(next.key, cp_row_key(row)),
                "the next token %s does not hold the next row's key", page->next);
@@ -604,7 +604,7 @@ static void one_page(apr_pool_t *pool, const uint8_t *data, size_t size, int wit
     if (part[1] && len[1] > 0 && part[2] && len[2] > 0) {
         const char *text = fuzz_strndup(pool, part[2], len[2]);
 
-        if (cp_token_decode(pool, text, with_docid, &token)) {
+        if (cp_token_decode(pool, text, CP_TOKEN_VIEW_ROWS(with_docid), &token)) {
             return;
         }
         backward = response(pool, part[1], len[1], with_docid, &refused);
@@ -615,7 +615,7 @@ static void one_page(apr_pool_t *pool, const uint8_t *data, size_t size, int wit
     if (refused) {
         return;
     }
-    if (in.start_token && token.at_end) {
+    if (in.start_token && token.from == CP_FROM_LAST) {
         /* the last page's queries (cp_plan_page): the range start probe, and
          * the tail read back from the range's end */
         if (data[2] & 2) {
@@ -667,7 +667,8 @@ static void one_page(apr_pool_t *pool, const uint8_t *data, size_t size, int wit
     widen = cp_page_assemble(pool, &in, &page);
     FUZZ_CHECK(!widen || widen->role == CP_QUERY_BACKWARD
                || (widen->role == CP_QUERY_RANGE_END && in.start_token
-                   && in.start_token->at_end), "query %d named to widen", widen->role);
+                   && in.start_token->from == CP_FROM_LAST),
+               "query %d named to widen", widen->role);
 
     FUZZ_CHECK(page.rows && page.rows->nelts <= in.count,
                "%d rows on a page of %d", page.rows->nelts, in.count);

@@ -30,6 +30,7 @@ static inline cp_token token_of(const char *key, const char *docid, int index)
     cp_token token;
 
     memset(&token, 0, sizeof(token));
+    token.from = CP_FROM_ROW;
     token.key = parse(key);
     token.key_json = cp_json_text(pool, token.key);
     token.docid = docid;

@@ -82,7 +82,7 @@ static void start_at(cp_page_answers *in, const char *token_text, const json_t *
 {
     cp_token *token = apr_pcalloc(pool, sizeof(*token));
 
-    assert_null(cp_token_decode(pool, token_text, 1, token));
+    assert_null(cp_token_decode(pool, token_text, CP_TOKEN_VIEW_ROWS(1), token));
     add_answer(in, CP_QUERY_BACKWARD, backward, backward_limit);
     in->start_token = token;
     in->start = token_text;
@@ -137,7 +137,10 @@ static void a_short_first_page_has_no_links(void **state)
     cp_page_answers in = answers(5, 0, response(0, 5, 0, 0), NULL, NULL);
     cp_page page;
 
+    /* whatever the page held before: a view's items are its rows */
+    memset(&page, 0xff, sizeof(page));
     cp_page_assemble(pool, &in, &page);
+    assert_false(page.docs_as_items);
     assert_int_equal(page.rows->nelts, 5);
     assert_null(page.next);
     assert_null(page.prev);
@@ -610,7 +613,7 @@ static cp_page_answers last_answers(int count, int links, const json_t *tail, in
         in.partial = 1;
     }
     add_answer(&in, CP_QUERY_RANGE_END, tail, limit);
-    assert_null(cp_token_decode(pool, CP_TOKEN_LAST, 1, token));
+    assert_null(cp_token_decode(pool, CP_TOKEN_LAST, CP_TOKEN_VIEW_ROWS(1), token));
     in.start_token = token;
     in.start = CP_TOKEN_LAST;
     return in;
@@ -990,7 +993,7 @@ static void sim_page(const sim_index *ix, const cp_plan *plan, const char *start
 
     if (start_text) {
         token = apr_pcalloc(pool, sizeof(*token));
-        assert_null(cp_token_decode(pool, start_text, 1, token));
+        assert_null(cp_token_decode(pool, start_text, CP_TOKEN_VIEW_ROWS(1), token));
         if (token->digest) {
             token = sim_locate(ix, plan, token);
         }
@@ -1222,19 +1225,21 @@ static void bounded_tokens_find_their_row_or_where_it_was(void **state)
     in.queries = apr_array_make(pool, 1, sizeof(cp_query));
     query = add_answer(&in, CP_QUERY_LOCATE, rows, 4);
     assert_null(cp_token_decode(pool, cp_token_encode_bounded(pool, parse("\"kk2\""), "c", 2, 3, 0),
-                                1, &token));
+                                CP_TOKEN_VIEW_ROWS(1), &token));
     assert_null(cp_page_locate(pool, in.queries, &token, 1, 0, &located));
     assert_string_equal(located.key_json, "\"kk2\"");
     assert_string_equal(located.docid, "c");
     assert_int_equal(located.index, 2);
+    assert_int_equal(located.from, CP_FROM_ROW);
     assert_null(located.digest);
     /* its row gone: from the low key and the first id, or descending from
      * the high key and the last */
     assert_null(cp_token_decode(pool, cp_token_encode_bounded(pool, parse("\"kk3\""), "d", 0, 3, 0),
-                                1, &token));
+                                CP_TOKEN_VIEW_ROWS(1), &token));
     assert_null(cp_page_locate(pool, in.queries, &token, 1, 0, &located));
     assert_string_equal(located.key_json, "\"k\"");
     assert_string_equal(located.docid, "");
+    assert_int_equal(located.from, CP_FROM_ROW);
     assert_null(cp_page_locate(pool, in.queries, &token, 1, 1, &located));
     assert_string_equal(located.key_json, "\"k\xef\xbf\xbf\"");
     assert_true(strlen(located.docid) > 0 && (unsigned char)located.docid[0] == 0xf4);

@@ -391,7 +391,7 @@ static void queries_couchdb_may_refuse_are_marked(void **state)
 
     assert_string_equal(refusable_roles(&plan, NULL), "forward");
     assert_string_equal(refusable_roles(&plan, &start), "forward backward");
-    last.at_end = 1;
+    last.from = CP_FROM_LAST;
     assert_string_equal(refusable_roles(&plan, &last), "range-end");
     /* open above: the forward query has no endkey */
     plan = plan_of(&view, NULL, "1", NULL, 2, 0);
@@ -622,7 +622,8 @@ static void wide_integers_reach_couchdb_digit_for_digit(void **state)
     cp_token start;
     const char *reason;
 
-    assert_null(cp_token_decode(pool, "[18446744073709551615,\"b\"]", 1, &start));
+    assert_null(cp_token_decode(pool, "[18446744073709551615,\"b\"]", CP_TOKEN_VIEW_ROWS(1),
+                                &start));
     assert_string_equal(plan_urls(&plan, &start),
                         "range-start " VIEW_URL "?limit=0&reduce=false"
                         "&startkey=-18446744073709551617\n"
@@ -655,7 +656,7 @@ static void all_docs_starts_are_checked_against_the_range(void **state)
 {
     cp_view view = view_of(DB_URL "/_all_docs");
     cp_plan plan = plan_of(&view, NULL, "\"b\"", "\"y\"", 3, 0);
-    cp_token start = { NULL, NULL, NULL, 0, 0, NULL, NULL, NULL };
+    cp_token start = { .from = CP_FROM_ROW };
     const char *inside[] = { "\"b\"", "\"b \"", "\"xyz\"", "\"y\"" };
     const char *outside[] = { "\"a\"", "\"B\"", "\"y \"", "\"z\"", "\"\\u00e9\"", "1", "null" };
     size_t i;
@@ -916,7 +917,7 @@ static void the_last_page_reads_back_from_the_end(void **state)
 {
     cp_view view = view_of(VIEW_URL);
     cp_plan plan = plan_of(&view, NULL, NULL, NULL, 5, 0);
-    cp_token last = { NULL, NULL, NULL, 0, 1, NULL, NULL, NULL };
+    cp_token last = { .from = CP_FROM_LAST };
 
     /* the whole view: total_rows is the location's */
     assert_string_equal(plan_urls(&plan, &last),
@@ -966,7 +967,7 @@ static void the_last_page_of_all_docs_partitions_and_groups(void **state)
 {
     cp_view view = view_of(DB_URL "/_all_docs");
     cp_plan plan = plan_of(&view, NULL, NULL, NULL, 2, 0);
-    cp_token last = { NULL, NULL, NULL, 0, 1, NULL, NULL, NULL };
+    cp_token last = { .from = CP_FROM_LAST };
 
     assert_string_equal(plan_urls(&plan, &last),
                         "range-end " DB_URL "/_all_docs?limit=7&descending=true");
@@ -1015,7 +1016,7 @@ static void a_cut_entry_in_the_tail_widens_it(void **state)
 {
     cp_view view = view_of(VIEW_URL);
     cp_plan plan = plan_of(&view, NULL, "\"a\"", "\"z\"", 2, 0);
-    cp_token last = { NULL, NULL, NULL, 0, 1, NULL, NULL, NULL };
+    cp_token last = { .from = CP_FROM_LAST };
     apr_array_header_t *queries = cp_plan_page(pool, &plan, &last);
     cp_query *range_start = cp_plan_query(queries, CP_QUERY_RANGE_START);
     cp_query *tail = cp_plan_query(queries, CP_QUERY_RANGE_END);
@@ -1427,7 +1428,7 @@ static void every_query_is_bounded_by_the_page(void **state)
             int index = cp_view_has_docids(&view) ? indexes[x] : 0;
             cp_token start = token_of(all_docs ? "\"k\"" : "[\"k\",1]",
                                       cp_view_has_docids(&view) ? "d7" : NULL, index);
-            cp_token last = { NULL, NULL, NULL, 0, 1, NULL, NULL, NULL };
+            cp_token last = { .from = CP_FROM_LAST };
             const cp_token *token = kind == 0 ? NULL : kind == 1 ? &start : &last;
             apr_array_header_t *queries;
             int q;
@@ -1529,7 +1530,8 @@ static void bounded_tokens_are_located_between_their_keys(void **state)
     const cp_query *query;
 
     assert_null(cp_token_decode(pool, "{\"lo\":[\"l\",\"mm\"],\"hi\":[\"l\",\"mm\xef\xbf\xbf\"],"
-                                "\"h\":\"AAAAAAAAAAAAAAAAAAAAAA\"}", 1, &token));
+                                "\"h\":\"AAAAAAAAAAAAAAAAAAAAAA\"}",
+                                CP_TOKEN_VIEW_ROWS(1), &token));
     queries = cp_plan_locate(pool, &plan, &token);
     assert_int_equal(queries->nelts, 1);
     query = &APR_ARRAY_IDX(queries, 0, cp_query);
@@ -1591,7 +1593,8 @@ static void bounded_tokens_are_clamped_to_the_range(void **state)
     int i;
 
     assert_null(cp_token_decode(pool, "{\"lo\":\"b\",\"hi\":\"k\xef\xbf\xbf\","
-                                "\"h\":\"AAAAAAAAAAAAAAAAAAAAAA\"}", 1, &token));
+                                "\"h\":\"AAAAAAAAAAAAAAAAAAAAAA\"}",
+                                CP_TOKEN_VIEW_ROWS(1), &token));
     probes = cp_plan_clamp_probes(pool, &plan, &token);
     for (i = 0; i < probes->nelts; i++) {
         const cp_query *query = &APR_ARRAY_IDX(probes, i, cp_query);
@@ -1668,8 +1671,8 @@ static void bounded_tokens_are_clamped_to_the_range(void **state)
     view.descending = 1;
     plan = plan_of(&view, NULL, "\"c\"", "\"e\"", 5, 0);
     assert_string_equal(clamped_bounds(&plan, NULL, &token, NULL), "\"c\" \"e\"");
-    assert_null(cp_token_decode(pool, "{\"lo\":1,\"hi\":{},\"h\":\"AAAAAAAAAAAAAAAAAAAAAA\"}", 1,
-                                &token));
+    assert_null(cp_token_decode(pool, "{\"lo\":1,\"hi\":{},\"h\":\"AAAAAAAAAAAAAAAAAAAAAA\"}",
+                                CP_TOKEN_VIEW_ROWS(1), &token));
     reason = cp_plan_clamp(&plan, NULL, &token, &(cp_token){ 0 });
     assert_non_null(reason);
 }

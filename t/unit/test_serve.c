@@ -741,7 +741,7 @@ static void view_pages_of_long_keys_by_bounded_tokens(void **state)
         cp_token token;
         const cp_fault *fault;
 
-        assert_null(cp_token_decode(pool, page->next, 1, &token));
+        assert_null(cp_token_decode(pool, page->next, CP_TOKEN_VIEW_ROWS(1), &token));
         assert_non_null(token.digest);
         fault = serve(l, apr_pstrcat(pool, apr_pstrndup(pool, page->next,
                                                         strlen(page->next) - 3), "AAA]",
@@ -866,17 +866,22 @@ static void find_numbered_pages_by_keyset(void **state)
     page = page_at(l, NULL);
     assert_true(page->numbered);
     assert_true(page->docs_as_items);
-    assert_null(l->served.index_fields);
     assert_string_equal(l->served.view->url, "http://couch:5984/db/_find");
     /* its tokens are _find's */
     assert_string_equal(page->next, "{\"a\":[[4],\"d04\"]}");
 }
 
+/* With page links, numbered by the keyset pager too: one batch a page
+ * (its read, and one read the other way for the links behind), keyset
+ * tokens bound to the index's view; the view's links it handed out
+ * before, at their row, keep working. */
 static void find_numbered_pages_with_page_links(void **state)
 {
     const char *pages[] = { "d00 d02 d04", "d06 d08 d10", "d12" };
     location *l = indexed_location(2);
     const cp_page *page;
+    const cp_page_link *link;
+    const cp_fault *fault;
 
     walk(l, pages, 3, 7);
     page = page_at(l, NULL);
@@ -884,7 +889,10 @@ static void find_numbered_pages_with_page_links(void **state)
     assert_true(page->docs_as_items);
     assert_int_equal(page->pages->nelts, 3);
     assert_int_equal(page->last_number, 3);
-    assert_non_null(l->served.index_fields);
+    assert_string_equal(page->next, "{\"a\":[[4],\"d04\"]}");
+    link = &APR_ARRAY_IDX(page->pages, 2, cp_page_link);
+    assert_int_equal(link->number, 3);
+    assert_string_equal(link->start, "{\"a\":[[10],\"d10\"]}");
     assert_string_equal(l->served.view->url,
                         "http://couch:5984/db/_design/idx/_view/by-kn");
     assert_string_equal(l->served.binding,
@@ -892,6 +900,36 @@ static void find_numbered_pages_with_page_links(void **state)
     /* the location's own view is left as it is */
     assert_false(l->view.include_docs);
     assert_string_equal(l->view.url, "http://couch:5984/db/_find");
+    /* the middle page: one batch, with its prev and page links behind */
+    l->fake->asks = 0;
+    page = page_at(l, "{\"a\":[[4],\"d04\"]}");
+    assert_string_equal(row_names(page), "d06 d08 d10");
+    assert_int_equal(l->fake->asks, 1);
+    assert_int_equal(l->fake->finds, 0);
+    assert_int_equal(page->offset, 3);
+    assert_true(page->prev_is_first);
+    assert_string_equal(page->next, "{\"a\":[[10],\"d10\"]}");
+    /* an old link of the index's view: the page starts at its row */
+    page = page_at(l, "[[\"a\",6],\"d06\"]");
+    assert_string_equal(row_names(page), "d06 d08 d10");
+    assert_int_equal(page->offset, 3);
+    assert_true(page->numbered);
+    assert_string_equal(page->next, "{\"a\":[[10],\"d10\"]}");
+    /* the view's rows have ids: a token without one is refused */
+    fault = serve(l, "[[\"a\",6]]");
+    assert_non_null(fault);
+    assert_string_equal(fault->log_code, "CP0102");
+    /* without page links, a view's token is no token of the location */
+    l = indexed_location(0);
+    fault = serve(l, "[[\"a\",6],\"d06\"]");
+    assert_non_null(fault);
+    assert_string_equal(fault->log_code, "CP0102");
+    /* the Last page, aligned */
+    l = indexed_location(2);
+    page = page_at(l, CP_TOKEN_LAST);
+    assert_string_equal(row_names(page), "d12");
+    assert_int_equal(page->offset, 6);
+    assert_true(page->last_is_current);
 }
 
 static void find_unnumbered_where_the_index_cannot_number(void **state)

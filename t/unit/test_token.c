@@ -13,7 +13,7 @@ static void round_trip(const char *key_text, const char *expected_key_json)
     const char *token = cp_token_encode(pool, key, "doc-1", 0);
     cp_token decoded;
 
-    assert_null(cp_token_decode(pool, token, 1, &decoded));
+    assert_null(cp_token_decode(pool, token, CP_TOKEN_VIEW_ROWS(1), &decoded));
     assert_string_equal(decoded.key_json, expected_key_json);
     assert_true(json_equal((json_t *)decoded.key, key));
     assert_string_equal(decoded.docid, "doc-1");
@@ -44,7 +44,8 @@ static void real_keys_keep_their_value(void **state)
         json_t *key = parse(reals[i]);
         cp_token decoded;
 
-        assert_null(cp_token_decode(pool, cp_token_encode(pool, key, "x", 0), 1, &decoded));
+        assert_null(cp_token_decode(pool, cp_token_encode(pool, key, "x", 0), CP_TOKEN_VIEW_ROWS(1),
+                                    &decoded));
         assert_true(json_is_real(decoded.key));
         assert_true(json_real_value(decoded.key) == json_real_value(key));
     }
@@ -71,7 +72,7 @@ static void integers_beyond_64_bits_keep_their_digits(void **state)
         const char *pair = apr_psprintf(pool, "[%s,\"a\"]", wide[i]);
         cp_token decoded;
 
-        assert_null(cp_token_decode(pool, pair, 1, &decoded));
+        assert_null(cp_token_decode(pool, pair, CP_TOKEN_VIEW_ROWS(1), &decoded));
         assert_true(cp_json_is_wide(decoded.key));
         assert_string_equal(decoded.key_json, wide[i]);
         assert_string_equal(cp_token_encode(pool, decoded.key, "a", 0), pair);
@@ -172,7 +173,7 @@ static void wide_integers_in_bounded_tokens(void **state)
     cp_token decoded;
 
     assert_non_null(token);
-    assert_null(cp_token_decode(pool, token, 1, &decoded));
+    assert_null(cp_token_decode(pool, token, CP_TOKEN_VIEW_ROWS(1), &decoded));
     assert_string_equal(text_of(decoded.low),
                         "[\"abcdefghijklmnopqrstuvwxyz\",18446744073709551616]");
     assert_string_equal(text_of(decoded.high),
@@ -187,11 +188,11 @@ static void key_only_tokens_for_grouped_rows(void **state)
     cp_token decoded;
 
     assert_string_equal(token, "[[\"2026\",11]]");
-    assert_null(cp_token_decode(pool, token, 0, &decoded));
+    assert_null(cp_token_decode(pool, token, CP_TOKEN_VIEW_ROWS(0), &decoded));
     assert_null(decoded.docid);
     assert_string_equal(decoded.key_json, "[\"2026\",11]");
     /* A [key, docid] token does not fit a location of grouped rows. */
-    assert_non_null(cp_token_decode(pool, "[1,\"a\"]", 0, &decoded));
+    assert_non_null(cp_token_decode(pool, "[1,\"a\"]", CP_TOKEN_VIEW_ROWS(0), &decoded));
 }
 
 static void malformed_tokens_are_refused_with_a_reason(void **state)
@@ -220,7 +221,7 @@ static void malformed_tokens_are_refused_with_a_reason(void **state)
 
     for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         cp_token decoded;
-        const char *reason = cp_token_decode(pool, cases[i].token, 1, &decoded);
+        const char *reason = cp_token_decode(pool, cases[i].token, CP_TOKEN_VIEW_ROWS(1), &decoded);
         if (!reason || !strstr(reason, cases[i].reason_part)) {
             fail_msg("token '%s': expected a reason with '%s', got '%s'",
                      cases[i].token, cases[i].reason_part, reason ? reason : "(none)");
@@ -262,7 +263,7 @@ static void identical_means_the_same_json_text(void **state)
     assert_false(cp_json_identical(parse("null"), NULL));
 }
 
-/* The last page's token is the word, not JSON: it decodes to at_end, with
+/* The last page's token is the word, not JSON: it decodes to CP_FROM_LAST, with
  * no key, for rows with ids and grouped rows; the JSON string "last", or
  * the word spelled otherwise, is no token. */
 static void the_word_last_is_the_last_pages_token(void **state)
@@ -272,24 +273,24 @@ static void the_word_last_is_the_last_pages_token(void **state)
     size_t i;
 
     assert_string_equal(CP_TOKEN_LAST, "last");
-    assert_null(cp_token_decode(pool, CP_TOKEN_LAST, 1, &decoded));
-    assert_true(decoded.at_end);
+    assert_null(cp_token_decode(pool, CP_TOKEN_LAST, CP_TOKEN_VIEW_ROWS(1), &decoded));
+    assert_int_equal(decoded.from, CP_FROM_LAST);
     assert_null(decoded.key);
     assert_null(decoded.key_json);
     assert_null(decoded.docid);
     assert_int_equal(decoded.index, 0);
-    assert_null(cp_token_decode(pool, CP_TOKEN_LAST, 0, &decoded));
-    assert_true(decoded.at_end);
+    assert_null(cp_token_decode(pool, CP_TOKEN_LAST, CP_TOKEN_VIEW_ROWS(0), &decoded));
+    assert_int_equal(decoded.from, CP_FROM_LAST);
     for (i = 0; i < sizeof(not_last) / sizeof(not_last[0]); i++) {
-        const char *reason = cp_token_decode(pool, not_last[i], 1, &decoded);
+        const char *reason = cp_token_decode(pool, not_last[i], CP_TOKEN_VIEW_ROWS(1), &decoded);
 
         if (!reason) {
             fail_msg("'%s' should be refused", not_last[i]);
         }
     }
     /* any other token is not at the end */
-    assert_null(cp_token_decode(pool, "[\"last\",\"d1\"]", 1, &decoded));
-    assert_false(decoded.at_end);
+    assert_null(cp_token_decode(pool, "[\"last\",\"d1\"]", CP_TOKEN_VIEW_ROWS(1), &decoded));
+    assert_int_equal(decoded.from, CP_FROM_ROW);
     assert_string_equal(decoded.key_json, "\"last\"");
 }
 
@@ -303,7 +304,7 @@ static void decode_bounded_ok(const char *token, const json_t *key, const char *
     cp_token decoded;
 
     assert_int_equal(token[0], '{');
-    assert_null(cp_token_decode(pool, token, docid != NULL, &decoded));
+    assert_null(cp_token_decode(pool, token, CP_TOKEN_VIEW_ROWS(docid != NULL), &decoded));
     assert_non_null(decoded.digest);
     assert_string_equal(decoded.digest, cp_token_digest(pool, key, docid));
     assert_int_equal(strlen(decoded.digest), CP_TOKEN_DIGEST_LENGTH);
@@ -453,7 +454,7 @@ static void bounded_tokens_are_checked(void **state)
 
     for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const char *token = apr_psprintf(pool, cases[i].token, digest);
-        const char *reason = cp_token_decode(pool, token, 1, &decoded);
+        const char *reason = cp_token_decode(pool, token, CP_TOKEN_VIEW_ROWS(1), &decoded);
 
         if (!reason || !strstr(reason, cases[i].reason_part)) {
             fail_msg("token '%s': expected a reason with '%s', got '%s'", token,
@@ -461,9 +462,141 @@ static void bounded_tokens_are_checked(void **state)
         }
     }
     assert_null(cp_token_decode(pool, apr_psprintf(pool, "{\"hi\":[2],\"lo\":[1],\"n\":3,"
-                                                   "\"h\":\"%s\"}", digest), 0, &decoded));
+                                                   "\"h\":\"%s\"}", digest),
+                                CP_TOKEN_VIEW_ROWS(0), &decoded));
     assert_int_equal(decoded.index, 3);
     assert_string_equal(decoded.digest, digest);
+}
+
+/* A token's text as links handed out before one decoder read every form:
+ * how each location reads it, NULL when it is refused. */
+typedef struct {
+    const char *text;
+    cp_token_from view;    /* a view location's rows, with ids */
+    cp_token_from grouped; /* grouped rows, without */
+    cp_token_from find;    /* a _find location sorted by two fields */
+    cp_token_from index;   /* a numbered _find location: its index's view's too */
+    const char *key;       /* the key it holds, when it holds one */
+    const char *docid;
+    int index_in_entry;
+} old_token;
+
+#define REFUSED ((cp_token_from)-1)
+
+static void check_old_token(const old_token *old, const cp_token_rows *rows,
+                            cp_token_from expected)
+{
+    cp_token token;
+    const char *reason = cp_token_decode(pool, old->text, rows, &token);
+
+    if (expected == REFUSED) {
+        if (!reason) {
+            fail_msg("'%s' accepted", old->text);
+        }
+        assert_non_null(strstr(reason, "the start token"));
+        return;
+    }
+    if (reason) {
+        fail_msg("'%s' refused: %s", old->text, reason);
+    }
+    assert_int_equal(token.from, expected);
+    if (token.from == CP_FROM_LAST || token.digest) {
+        assert_null(token.key);
+        return;
+    }
+    assert_string_equal(token.key_json, old->key);
+    assert_string_equal(cp_json_text(pool, token.key), old->key);
+    if (old->docid && rows->with_docid) {
+        assert_string_equal(token.docid, old->docid);
+    }
+    else {
+        assert_null(token.docid);
+    }
+    assert_int_equal(token.index, old->index_in_entry);
+}
+
+/* Every form a link ever carried reads as it did where it was handed out:
+ * a view's [key, docid], [key, docid, n], [key] and bounded tokens at their
+ * row, a _find location's {"a"} and {"b"} after and before theirs, and
+ * "last"; a numbered _find location reads a view's too (the links of its
+ * index's view), at their row. */
+static void old_token_texts_of_every_form_decode(void **state)
+{
+    const char *digest = "AAAAAAAAAAAAAAAAAAAAAA";
+    const cp_token_rows view = { 1, 0, 0, 0 }, grouped = { 0, 0, 0, 0 };
+    const cp_token_rows find = { 1, 1, 2, 0 }, index = { 1, 1, 2, 1 };
+    const old_token olds[] = {
+        { "[\"Nirvana\",\"a1\"]", CP_FROM_ROW, REFUSED, REFUSED, CP_FROM_ROW,
+          "\"Nirvana\"", "a1", 0 },
+        { "[[\"post\",2020,\"x\"],\"d\\\"1\"]", CP_FROM_ROW, REFUSED, REFUSED, CP_FROM_ROW,
+          "[\"post\",2020,\"x\"]", "d\"1", 0 },
+        { "[\"x\",\"d1\",2]", CP_FROM_ROW, REFUSED, REFUSED, CP_FROM_ROW, "\"x\"", "d1", 2 },
+        { "[[2026,11]]", REFUSED, CP_FROM_ROW, REFUSED, REFUSED, "[2026,11]", NULL, 0 },
+        { apr_psprintf(pool, "{\"lo\":\"b\",\"hi\":\"b\xef\xbf\xbf\",\"h\":\"%s\"}", digest),
+          CP_FROM_ROW, CP_FROM_ROW, REFUSED, CP_FROM_ROW, NULL, NULL, 0 },
+        { apr_psprintf(pool, "{\"lo\":[\"l\"],\"hi\":[\"l\",{}],\"h\":\"%s\",\"n\":3}", digest),
+          CP_FROM_ROW, CP_FROM_ROW, REFUSED, CP_FROM_ROW, NULL, NULL, 3 },
+        { "{\"a\":[[\"2020\",\"b\"],\"d1\"]}", REFUSED, REFUSED, CP_FROM_AFTER, CP_FROM_AFTER,
+          "[\"2020\",\"b\"]", "d1", 0 },
+        { "{\"b\":[[{\"$gt\":null},[1]],\"d2\"]}", REFUSED, REFUSED, CP_FROM_BEFORE,
+          CP_FROM_BEFORE, "[{\"$gt\":null},[1]]", "d2", 0 },
+        { "{\"a\":[[\"2020\"],\"d1\"]}", REFUSED, REFUSED, REFUSED, REFUSED, NULL, NULL, 0 },
+        { "{\"c\":[[\"2020\",\"b\"],\"d1\"]}", REFUSED, REFUSED, REFUSED, REFUSED, NULL, NULL,
+          0 },
+        { CP_TOKEN_LAST, CP_FROM_LAST, CP_FROM_LAST, CP_FROM_LAST, CP_FROM_LAST, NULL, NULL,
+          0 },
+    };
+    cp_token token;
+    size_t i;
+
+    for (i = 0; i < sizeof(olds) / sizeof(olds[0]); i++) {
+        check_old_token(&olds[i], &view, olds[i].view);
+        check_old_token(&olds[i], &grouped, olds[i].grouped);
+        check_old_token(&olds[i], &find, olds[i].find);
+        check_old_token(&olds[i], &index, olds[i].index);
+    }
+    /* no token: the first page, wherever */
+    assert_null(cp_token_decode(pool, NULL, &find, &token));
+    assert_int_equal(token.from, CP_FROM_FIRST);
+    assert_null(cp_token_decode(pool, NULL, &view, &token));
+    assert_int_equal(token.from, CP_FROM_FIRST);
+    /* the reasons each location gave */
+    assert_string_equal(cp_token_decode(pool, "", &view, &token), "the start token is empty");
+    assert_string_equal(cp_token_decode(pool, "[1,\"a\"]", &find, &token),
+                        "the start token is not {\"a\": [KEY, ID]} nor {\"b\": [KEY, ID]}");
+    assert_string_equal(cp_token_decode(pool, "{\"a\":[[1],\"x\"]}", &find, &token),
+                        "the start token does not hold a key of 2 sort values");
+    assert_string_equal(cp_token_decode(pool, "{\"a\":[[1,2]]}", &find, &token),
+                        "the start token does not hold [KEY, ID]");
+    assert_string_equal(cp_token_decode(pool, "{\"a\":[[1,2],\"\"]}", &find, &token),
+                        "the start token does not hold a document id (a non-empty string "
+                        "without NUL)");
+    assert_string_equal(cp_token_decode(pool, "{\"a\":[[1,2],\"x\"]}", &view, &token),
+                        "the start token must be a JSON array, or an object of \"lo\", "
+                        "\"hi\", \"h\" and \"n\"");
+    assert_string_equal(cp_token_decode(pool, "[1]", &view, &token),
+                        "the start token must have two members, [key, docid] "
+                        "(or three, [key, docid, n])");
+}
+
+/* A keyset token is written as it is read back, a row's id escaped; a row
+ * without a key or id, or a side that is not after or before, has none. */
+static void keyset_tokens_round_trip(void **state)
+{
+    const cp_token_rows rows = { 1, 1, 2, 0 };
+    const char *text;
+    cp_token token;
+
+    text = cp_token_encode_beside(pool, CP_FROM_BEFORE, parse("[1, \"b\"]"), "d\"1");
+    assert_string_equal(text, "{\"b\":[[1,\"b\"],\"d\\\"1\"]}");
+    assert_null(cp_token_decode(pool, text, &rows, &token));
+    assert_int_equal(token.from, CP_FROM_BEFORE);
+    assert_string_equal(token.key_json, "[1,\"b\"]");
+    assert_string_equal(token.docid, "d\"1");
+    assert_null(cp_token_encode_beside(pool, CP_FROM_ROW, parse("[1, \"b\"]"), "d1"));
+    assert_null(cp_token_encode_beside(pool, CP_FROM_AFTER, NULL, "d1"));
+    assert_null(cp_token_encode_beside(pool, CP_FROM_AFTER, parse("[1, \"b\"]"), NULL));
+    assert_null(cp_token_encode_beside(pool, CP_FROM_AFTER, parse("[1, \"b\"]"), "\xff"));
 }
 
 int main(void)
@@ -485,6 +618,8 @@ int main(void)
         UNIT_TEST(the_digest_names_key_and_id),
         UNIT_TEST(tokens_fit_their_room),
         UNIT_TEST(bounded_tokens_are_checked),
+        UNIT_TEST(old_token_texts_of_every_form_decode),
+        UNIT_TEST(keyset_tokens_round_trip),
     };
     RUN_UNIT_TESTS("token", tests);
 }
