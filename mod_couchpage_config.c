@@ -14,6 +14,7 @@
  * core's. Glue: configuration time only; it serves no request.
  */
 #include "mod_couchpage_config.h"
+#include "mod_couchpage_show.h"
 
 #include "http_core.h"
 #include "http_log.h"

@@ -5,10 +5,10 @@
  * CouchPageFormat, CouchPageItem and CouchPageItemTemplate (an HTML item)
  * and CouchPageText (the fragment's words), each checked when httpd reads
  * it, and the HTML fragment's spec that points at them. Declared in
- * mod_couchpage_config.h, whose directive table names them. Glue:
+ * mod_couchpage_show.h, for the directive table that names them. Glue:
  * configuration time only; it serves no request.
  */
-#include "mod_couchpage_config.h"
+#include "mod_couchpage_show.h"
 
 #include "httpd.h"
 #include "apr_strings.h"
