@@ -350,4 +350,4 @@ if (require.main === module) {
     process.exit(1);
   });
 }
-module.exports = { generator, SEED, DB, FIND_INDEX };
+module.exports = { generator, prng, settled, SEED, DB, FIND_INDEX };

@@ -71,17 +71,7 @@ const CASES = [
     query: { selector: { day: { $gt: null } }, sort: [{ day: 'asc' }], use_index: ['ties-find', 'by-day'], allow_fallback: false } },
 ];
 
-// mulberry32, as bench/posts.js's
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const { prng } = posts;
 
 // All DOCS documents: bench/posts.js's posts, with cat (exact counts,
 // shuffled), day (a new day after each post with probability 1/7) and date
@@ -129,16 +119,7 @@ function client(url, authorization) {
   };
 }
 
-async function settled(write) {
-  for (let tries = 1; ; tries++) {
-    try {
-      return await write();
-    } catch (e) {
-      if (tries >= 10 || !/HTTP 500/.test(e.message)) throw e;
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
-}
+const { settled } = posts;
 
 // Every index built: a _find that must use it waits for it.
 async function indexesBuilt(couch) {
