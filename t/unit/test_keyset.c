@@ -33,6 +33,15 @@ static void make_walk_rows(void)
     }
 }
 
+/* The sort the walk's rows follow (and the other tests' locations): n,
+ * ascending. */
+static cp_find_sort sort_by_n(void)
+{
+    const char *names[] = { "n", NULL };
+
+    return sort_of(0, names);
+}
+
 /* Where (key, id) lies among the walk's rows: 2 × the index of an equal
  * row, else 2 × the index of the next row − 1; compared as CouchDB would,
  * value then id. */
@@ -130,45 +139,97 @@ static const char *page_ids(const cp_page *page)
     return ids;
 }
 
-static void walks_both_ways_read_every_row_once(void **state)
+/* How a walk reads its pages: with walk_page or walk_numbered_page, pages
+ * of count rows and links page links. */
+typedef cp_page (*walk_reader)(const cp_find_sort *sort, const char *text, int count, int links);
+typedef struct {
+    const cp_find_sort *sort;
+    walk_reader read_page;
+    int count;
+    int links;
+} walk_way;
+
+/* Runs each on walks over fresh rows sorted by n, read by read_page:
+ * pages of 1 to counts rows, with first_links to 2 page links. */
+static void walk_every_way(walk_reader read_page, int counts, int first_links,
+                           void (*each)(const walk_way *way))
 {
-    const char *names[] = { "n", NULL };
-    cp_find_sort sort = sort_of(0, names);
-    int count, links;
+    cp_find_sort sort = sort_by_n();
+    walk_way way = { &sort, read_page, 0, 0 };
 
     make_walk_rows();
-    for (count = 1; count <= 7; count++) {
-        for (links = 0; links <= 2; links++) {
-            const char *forward = "", *backward = "", *text = NULL;
-            cp_page page;
-            int pages = 0;
-
-            do {
-                page = walk_page(&sort, text, count, links);
-                assert_true(page.rows->nelts == count || !page.next);
-                assert_true(pages == 0 ? page.prev == NULL : page.prev != NULL);
-                forward = apr_pstrcat(pool, forward, page_ids(&page), NULL);
-                text = page.next;
-            } while (text && ++pages < 100);
-            assert_string_equal(forward, walk_ids());
-
-            text = CP_TOKEN_LAST;
-            pages = 0;
-            do {
-                page = walk_page(&sort, text, count, links);
-                assert_true(pages == 0 ? page.next == NULL : page.next != NULL);
-                backward = apr_pstrcat(pool, page_ids(&page), backward, NULL);
-                text = page.prev;
-            } while (text && ++pages < 100);
-            assert_string_equal(backward, walk_ids());
+    for (way.count = 1; way.count <= counts; way.count++) {
+        for (way.links = first_links; way.links <= 2; way.links++) {
+            each(&way);
         }
     }
 }
 
+/* What a walk checks of each page it reads, read after `before` others. */
+typedef void (*walk_check)(const walk_way *way, const cp_page *page, int before);
+
+/* Walks from the first page by next links, or backward from the Last page
+ * by prev links, checking each page; a walk not ended by its 100th page
+ * stops there. The ids read, in the rows' order; *pages_read (unless
+ * NULL), how many pages. */
+static const char *walk_pages(const walk_way *way, int backward, walk_check check,
+                              int *pages_read)
+{
+    const char *ids = "", *text = backward ? CP_TOKEN_LAST : NULL;
+    cp_page page;
+    int pages = 0;
+
+    do {
+        page = way->read_page(way->sort, text, way->count, way->links);
+        check(way, &page, pages);
+        ids = backward ? apr_pstrcat(pool, page_ids(&page), ids, NULL)
+                       : apr_pstrcat(pool, ids, page_ids(&page), NULL);
+        text = backward ? page.prev : page.next;
+    } while (text && ++pages < 100);
+    if (pages_read) {
+        *pages_read = text ? pages : pages + 1;
+    }
+    return ids;
+}
+
+/* The first two pages read_page reads over fresh rows, pages of 4 rows
+ * without page links: the second holds rows 4 to 7. */
+static void walk_two_pages(const cp_find_sort *sort, walk_reader read_page, cp_page *first,
+                           cp_page *second)
+{
+    make_walk_rows();
+    *first = read_page(sort, NULL, 4, 0);
+    *second = read_page(sort, first->next, 4, 0);
+    assert_string_equal(page_ids(second), "d004 d005 d006 d007 ");
+}
+
+/* Forward, pages are full but the last; only the first has no prev. */
+static void check_keyset_page_forward(const walk_way *way, const cp_page *page, int before)
+{
+    assert_true(page->rows->nelts == way->count || !page->next);
+    assert_true(before == 0 ? page->prev == NULL : page->prev != NULL);
+}
+
+/* Backward from the Last page: only it has no next. */
+static void check_keyset_page_backward(const walk_way *way, const cp_page *page, int before)
+{
+    assert_true(before == 0 ? page->next == NULL : page->next != NULL);
+}
+
+static void keyset_walk_reads_every_row_once(const walk_way *way)
+{
+    assert_string_equal(walk_pages(way, 0, check_keyset_page_forward, NULL), walk_ids());
+    assert_string_equal(walk_pages(way, 1, check_keyset_page_backward, NULL), walk_ids());
+}
+
+static void walks_both_ways_read_every_row_once(void **state)
+{
+    walk_every_way(walk_page, 7, 0, keyset_walk_reads_every_row_once);
+}
+
 static void links_name_the_pages_read_through(void **state)
 {
-    const char *names[] = { "n", NULL };
-    cp_find_sort sort = sort_of(0, names);
+    cp_find_sort sort = sort_by_n();
     cp_page page, there;
     const cp_page_link *link;
     int i;
@@ -201,15 +262,11 @@ static void links_name_the_pages_read_through(void **state)
 
 static void walks_survive_deleted_boundaries(void **state)
 {
-    const char *names[] = { "n", NULL };
-    cp_find_sort sort = sort_of(0, names);
+    cp_find_sort sort = sort_by_n();
     cp_page first, second, back;
     int i;
 
-    make_walk_rows();
-    first = walk_page(&sort, NULL, 4, 0);
-    second = walk_page(&sort, first.next, 4, 0);
-    assert_string_equal(page_ids(&second), "d004 d005 d006 d007 ");
+    walk_two_pages(&sort, walk_page, &first, &second);
     /* the rows both tokens name go: the next page still starts after d007,
      * and back from the second page comes the first page, less d003 */
     deleted[3] = deleted[7] = deleted[4] = 1;
@@ -273,6 +330,18 @@ static const cp_answer *view_answer(const cp_token *token, int limit)
     return view_answer_way(token, cp_keyset_reads_backward(token), limit);
 }
 
+/* A query of that role added to queries, answered by answer. */
+static cp_query *push_query(apr_array_header_t *queries, cp_query_role role,
+                            const cp_answer *answer)
+{
+    cp_query *query = apr_array_push(queries);
+
+    memset(query, 0, sizeof(*query));
+    query->role = role;
+    query->answer = answer;
+    return query;
+}
+
 /* The rows the other way from the token's row, as the module reads them for
  * page links both sides (cp_keyset_behind_limit rows): NULL when none are. */
 static apr_array_header_t *view_behind(const cp_token *token, const cp_find_sort *sort,
@@ -285,11 +354,9 @@ static apr_array_header_t *view_behind(const cp_token *token, const cp_find_sort
     if (limit == 0) {
         return NULL;
     }
-    query = apr_array_push(queries);
-    memset(query, 0, sizeof(*query));
-    query->role = CP_QUERY_BACKWARD;
+    query = push_query(queries, CP_QUERY_BACKWARD,
+                       view_answer_way(token, !cp_keyset_reads_backward(token), limit));
     query->limit = limit;
-    query->answer = view_answer_way(token, !cp_keyset_reads_backward(token), limit);
     return cp_keyset_index_behind(pool, queries, token, sort, fields);
 }
 
@@ -343,76 +410,71 @@ static int walk_live(void)
     return n;
 }
 
+/* The number of the Last page of all the walk's rows, pages of count. */
+static apr_int64_t walk_last_number(int count)
+{
+    return (WALK_ROWS + count - 1) / count;
+}
+
+/* Forward, every page numbered where its place says, the Last page's
+ * number known from the first. */
+static void check_numbered_page_forward(const walk_way *way, const cp_page *page, int before)
+{
+    assert_true(page->numbered);
+    assert_int_equal(page->total_rows, WALK_ROWS);
+    assert_int_equal(page->offset, before * way->count);
+    assert_int_equal(page->last_number, walk_last_number(way->count));
+    assert_true(before == 0 ? page->prev == NULL : page->prev != NULL);
+    assert_int_equal(page->prev_is_first, before == 1);
+    assert_int_equal(page->last_is_current, page->next == NULL);
+}
+
+/* Back from the Last page, which holds the remainder: every page where the
+ * walk forward had it, its link marked current numbered so. */
+static void check_numbered_page_backward(const walk_way *way, const cp_page *page, int before)
+{
+    apr_int64_t last_number = walk_last_number(way->count);
+
+    assert_true(page->numbered);
+    assert_int_equal(page->offset, (last_number - 1 - before) * way->count);
+    assert_true(before == 0 ? page->next == NULL : page->next != NULL);
+    assert_int_equal(page->last_is_current, before == 0);
+    if (way->links && page->pages->nelts) {
+        const cp_page_link *current = NULL;
+        int i;
+
+        for (i = 0; i < page->pages->nelts; i++) {
+            if (APR_ARRAY_IDX(page->pages, i, cp_page_link).current) {
+                current = &APR_ARRAY_IDX(page->pages, i, cp_page_link);
+            }
+        }
+        assert_non_null(current);
+        assert_int_equal(current->number, last_number - before);
+    }
+}
+
+static void numbered_walk_is_aligned_and_exact(const walk_way *way)
+{
+    int pages;
+    const char *forward = walk_pages(way, 0, check_numbered_page_forward, &pages);
+
+    assert_int_equal(pages, walk_last_number(way->count));
+    assert_string_equal(forward, walk_ids());
+    assert_string_equal(walk_pages(way, 1, check_numbered_page_backward, NULL), walk_ids());
+}
+
 static void numbered_walks_are_aligned_and_exact(void **state)
 {
-    const char *names[] = { "n", NULL };
-    cp_find_sort sort = sort_of(0, names);
-    int count, links;
-
-    make_walk_rows();
-    for (count = 1; count <= 7; count++) {
-        for (links = 0; links <= 2; links++) {
-            const char *forward = "", *backward = "", *text = NULL;
-            apr_int64_t last_number = (WALK_ROWS + count - 1) / count;
-            cp_page page;
-            int pages = 0;
-
-            do {
-                page = walk_numbered_page(&sort, text, count, links);
-                assert_true(page.numbered);
-                assert_int_equal(page.total_rows, WALK_ROWS);
-                assert_int_equal(page.offset, pages * count);
-                assert_int_equal(page.last_number, last_number);
-                assert_true(pages == 0 ? page.prev == NULL : page.prev != NULL);
-                assert_int_equal(page.prev_is_first, pages == 1);
-                assert_int_equal(page.last_is_current, page.next == NULL);
-                forward = apr_pstrcat(pool, forward, page_ids(&page), NULL);
-                text = page.next;
-            } while (text && ++pages < 100);
-            assert_int_equal(pages + 1, last_number);
-            assert_string_equal(forward, walk_ids());
-
-            /* back from the Last page, which holds the remainder: every page
-             * where the walk forward had it */
-            text = CP_TOKEN_LAST;
-            pages = 0;
-            do {
-                page = walk_numbered_page(&sort, text, count, links);
-                assert_true(page.numbered);
-                assert_int_equal(page.offset, (last_number - 1 - pages) * count);
-                assert_true(pages == 0 ? page.next == NULL : page.next != NULL);
-                assert_int_equal(page.last_is_current, pages == 0);
-                if (links && page.pages->nelts) {
-                    const cp_page_link *current = NULL;
-                    int i;
-
-                    for (i = 0; i < page.pages->nelts; i++) {
-                        if (APR_ARRAY_IDX(page.pages, i, cp_page_link).current) {
-                            current = &APR_ARRAY_IDX(page.pages, i, cp_page_link);
-                        }
-                    }
-                    assert_non_null(current);
-                    assert_int_equal(current->number, last_number - pages);
-                }
-                backward = apr_pstrcat(pool, page_ids(&page), backward, NULL);
-                text = page.prev;
-            } while (text && ++pages < 100);
-            assert_string_equal(backward, walk_ids());
-        }
-    }
+    walk_every_way(walk_numbered_page, 7, 0, numbered_walk_is_aligned_and_exact);
 }
 
 static void numbered_pages_know_their_ends_after_deletions(void **state)
 {
-    const char *names[] = { "n", NULL };
-    cp_find_sort sort = sort_of(0, names);
+    cp_find_sort sort = sort_by_n();
     cp_page first, second, page;
     int i;
 
-    make_walk_rows();
-    first = walk_numbered_page(&sort, NULL, 4, 0);
-    second = walk_numbered_page(&sort, first.next, 4, 0);
-    assert_string_equal(page_ids(&second), "d004 d005 d006 d007 ");
+    walk_two_pages(&sort, walk_numbered_page, &first, &second);
     /* every row before the second page goes: it is the first now, by count */
     deleted[0] = deleted[1] = deleted[2] = deleted[3] = 1;
     page = walk_numbered_page(&sort, first.next, 4, 0);
@@ -448,8 +510,7 @@ static void numbered_pages_know_their_ends_after_deletions(void **state)
  * offsets): the page is numbered relative to itself, as from _find. */
 static void a_count_that_disagrees_numbers_nothing(void **state)
 {
-    const char *names[] = { "n", NULL };
-    cp_find_sort sort = sort_of(0, names);
+    cp_find_sort sort = sort_by_n();
     apr_array_header_t *fields = apr_array_make(pool, 1, sizeof(const char *));
     cp_token token = { .from = CP_FROM_FIRST };
     const cp_answer *answer;
@@ -514,15 +575,13 @@ static void index_keys_keep_the_locations_equalities(void **state)
  * count of the rest, from the probes' offsets, the way it was read. */
 static void index_reads_leave_out_the_tokens_row_and_count_the_rest(void **state)
 {
-    const char *names[] = { "n", NULL };
-    cp_find_sort sort = sort_of(0, names);
+    cp_find_sort sort = sort_by_n();
     apr_array_header_t *fields = apr_array_make(pool, 1, sizeof(const char *));
     apr_array_header_t *queries = apr_array_make(pool, 3, sizeof(cp_query));
     cp_token token = { .from = CP_FROM_AFTER, .docid = "d005" };
     cp_answer probe_start = { 0 }, probe_end = { 0 }, read = { 0 };
     apr_array_header_t *rows;
     cp_keyset_count counted;
-    cp_query *query;
     int dropped;
 
     make_walk_rows();
@@ -543,18 +602,9 @@ static void index_reads_leave_out_the_tokens_row_and_count_the_rest(void **state
     probe_end.offset = 20;
     read.total_rows = 100;
     read.offset = 30;
-    query = apr_array_push(queries);
-    memset(query, 0, sizeof(*query));
-    query->role = CP_QUERY_RANGE_START;
-    query->answer = &probe_start;
-    query = apr_array_push(queries);
-    memset(query, 0, sizeof(*query));
-    query->role = CP_QUERY_RANGE_END;
-    query->answer = &probe_end;
-    query = apr_array_push(queries);
-    memset(query, 0, sizeof(*query));
-    query->role = CP_QUERY_FORWARD;
-    query->answer = &read;
+    push_query(queries, CP_QUERY_RANGE_START, &probe_start);
+    push_query(queries, CP_QUERY_RANGE_END, &probe_end);
+    push_query(queries, CP_QUERY_FORWARD, &read);
     cp_keyset_index_count(queries, 0, 1, &counted);
     assert_int_equal(counted.total, 70);
     assert_int_equal(counted.before, 21);
@@ -570,10 +620,7 @@ static void index_reads_leave_out_the_tokens_row_and_count_the_rest(void **state
     /* over the whole index: no probes */
     read.offset = 30;
     queries->nelts = 0;
-    query = apr_array_push(queries);
-    memset(query, 0, sizeof(*query));
-    query->role = CP_QUERY_FORWARD;
-    query->answer = &read;
+    push_query(queries, CP_QUERY_FORWARD, &read);
     cp_keyset_index_count(queries, 0, 0, &counted);
     assert_int_equal(counted.total, 100);
     assert_int_equal(counted.before, 30);
@@ -620,8 +667,7 @@ static void hostile_tokens_are_refused(void **state)
  * Last page. The page's own links are keyset tokens. */
 static void view_tokens_start_a_numbered_page_at_their_row(void **state)
 {
-    const char *names[] = { "n", NULL };
-    cp_find_sort sort = sort_of(0, names);
+    cp_find_sort sort = sort_by_n();
     cp_page page;
 
     make_walk_rows();
@@ -650,9 +696,9 @@ static void view_tokens_start_a_numbered_page_at_their_row(void **state)
 /* Whether a numbered page's links are the pages around it, numbered as
  * their places say: current - links to current + links within the
  * location, each leading to its page (the first page's without a token). */
-static void check_links_both_sides(const cp_find_sort *sort, const cp_page *page, int count,
-                                   int links)
+static void check_links_both_sides(const walk_way *way, const cp_page *page, int before)
 {
+    int count = way->count, links = way->links;
     apr_int64_t current = page->offset / count + 1 + (page->offset % count != 0);
     apr_int64_t low = current - links < 1 ? 1 : current - links;
     apr_int64_t high = current + links > page->last_number ? page->last_number
@@ -671,9 +717,15 @@ static void check_links_both_sides(const cp_find_sort *sort, const cp_page *page
             continue;
         }
         assert_true(link->number == 1 ? link->start == NULL : link->start != NULL);
-        linked = walk_numbered_page(sort, link->start, count, links);
+        linked = walk_numbered_page(way->sort, link->start, count, links);
         assert_int_equal(linked.offset, (link->number - 1) * count);
     }
+}
+
+static void numbered_walk_links_both_sides(const walk_way *way)
+{
+    walk_pages(way, 0, check_links_both_sides, NULL);
+    walk_pages(way, 1, check_links_both_sides, NULL);
 }
 
 /* With page links, a numbered page reads the rows the other way too: its
@@ -681,49 +733,25 @@ static void check_links_both_sides(const cp_find_sort *sort, const cp_page *page
  * numbered them, whichever way it was read; from an old link's row too. */
 static void numbered_pages_link_both_sides(void **state)
 {
-    const char *names[] = { "n", NULL };
-    cp_find_sort sort = sort_of(0, names);
-    int count, links;
+    cp_find_sort sort = sort_by_n();
+    walk_way way = { &sort, walk_numbered_page, 4, 2 };
+    cp_page page;
 
-    make_walk_rows();
-    for (count = 1; count <= 6; count++) {
-        for (links = 1; links <= 2; links++) {
-            const char *text = NULL;
-            cp_page page;
-            int pages = 0;
-
-            do {
-                page = walk_numbered_page(&sort, text, count, links);
-                check_links_both_sides(&sort, &page, count, links);
-                text = page.next;
-            } while (text && ++pages < 100);
-            text = CP_TOKEN_LAST;
-            pages = 0;
-            do {
-                page = walk_numbered_page(&sort, text, count, links);
-                check_links_both_sides(&sort, &page, count, links);
-                text = page.prev;
-            } while (text && ++pages < 100);
-        }
-    }
+    walk_every_way(walk_numbered_page, 6, 1, numbered_walk_links_both_sides);
     /* an old link at row 8, pages of 4: the page is the third */
-    {
-        cp_page page = walk_numbered_page(&sort, "[[2],\"d008\"]", 4, 2);
-
-        assert_int_equal(page.offset, 8);
-        check_links_both_sides(&sort, &page, 4, 2);
-        assert_null(APR_ARRAY_IDX(page.pages, 0, cp_page_link).start);
-        assert_string_equal(APR_ARRAY_IDX(page.pages, 1, cp_page_link).start,
-                            "{\"b\":[[2],\"d008\"]}");
-    }
+    page = walk_numbered_page(&sort, "[[2],\"d008\"]", 4, 2);
+    assert_int_equal(page.offset, 8);
+    check_links_both_sides(&way, &page, 0);
+    assert_null(APR_ARRAY_IDX(page.pages, 0, cp_page_link).start);
+    assert_string_equal(APR_ARRAY_IDX(page.pages, 1, cp_page_link).start,
+                        "{\"b\":[[2],\"d008\"]}");
 }
 
 /* The Mango body a token asks: beyond its row, the way it reads; a view's
  * token, at its row, bounds no _find query. */
 static void find_bodies_go_the_tokens_way(void **state)
 {
-    const char *names[] = { "n", NULL };
-    cp_find_sort sort = sort_of(0, names);
+    cp_find_sort sort = sort_by_n();
     cp_find_spec spec = { .selector = parse("{\"type\": \"post\"}"), .sort = &sort };
     cp_token token = { .from = CP_FROM_FIRST };
 
@@ -744,6 +772,19 @@ static void find_bodies_go_the_tokens_way(void **state)
     assert_null(cp_keyset_find_body(pool, &spec, &token, 5));
 }
 
+/* The URL of the query a numbered page of 6 rows, no page links, asks of
+ * plan's index's view for the token text reads (into token). */
+static const char *index_query_url(const cp_plan *plan, const apr_array_header_t *fields,
+                                   const cp_token_rows *token_rows, const char *text,
+                                   cp_token *token)
+{
+    apr_array_header_t *queries;
+
+    assert_null(cp_token_decode(pool, text, token_rows, token));
+    queries = cp_keyset_index_queries(pool, plan, fields, token, 6, 0);
+    return cp_plan_query_url(pool, plan->index_url, cp_plan_query(queries, CP_QUERY_FORWARD));
+}
+
 /* The view parameters a numbered page asks of its index's view: from the
  * range's start (or end, backward), or from the token's row, the
  * location's equalities before a keyset token's sort values and one row
@@ -756,7 +797,6 @@ static void index_queries_start_at_the_tokens_row(void **state)
     apr_array_header_t *fields = apr_array_make(pool, 2, sizeof(const char *));
     cp_view view = view_of("http://h/db/_design/i/_view/by-type-date");
     cp_token_rows token_rows = cp_keyset_token_rows(&sort, 1);
-    apr_array_header_t *queries;
     cp_token token;
     cp_plan plan;
 
@@ -764,39 +804,30 @@ static void index_queries_start_at_the_tokens_row(void **state)
     APR_ARRAY_PUSH(fields, const char *) = "date";
     view.include_docs = 1;
     plan = plan_of(&view, NULL, "[\"post\"]", "[\"post\",{\"\\uffff\":null}]", 5, 0);
-    assert_null(cp_token_decode(pool, NULL, &token_rows, &token));
-    queries = cp_keyset_index_queries(pool, &plan, fields, &token, 6, 0);
-    assert_string_equal(cp_plan_query_url(pool, plan.index_url,
-                                          cp_plan_query(queries, CP_QUERY_FORWARD)),
+    assert_string_equal(index_query_url(&plan, fields, &token_rows, NULL, &token),
                         "http://h/db/_design/i/_view/by-type-date?limit=6&reduce=false"
                         "&startkey=%5b%22post%22%5d"
                         "&endkey=%5b%22post%22%2c%7b%22%ef%bf%bf%22%3anull%7d%5d"
                         "&include_docs=true");
-    assert_null(cp_token_decode(pool, "{\"a\":[[\"2020\"],\"d1\"]}", &token_rows, &token));
-    queries = cp_keyset_index_queries(pool, &plan, fields, &token, 6, 0);
-    assert_string_equal(cp_plan_query_url(pool, plan.index_url,
-                                          cp_plan_query(queries, CP_QUERY_FORWARD)),
+    assert_string_equal(index_query_url(&plan, fields, &token_rows,
+                                        "{\"a\":[[\"2020\"],\"d1\"]}", &token),
                         "http://h/db/_design/i/_view/by-type-date?limit=7&reduce=false"
                         "&startkey=%5b%22post%22%2c%222020%22%5d&startkey_docid=d1"
                         "&endkey=%5b%22post%22%2c%7b%22%ef%bf%bf%22%3anull%7d%5d"
                         "&include_docs=true");
-    assert_null(cp_token_decode(pool, "{\"b\":[[\"2020\"],\"d1\"]}", &token_rows, &token));
-    queries = cp_keyset_index_queries(pool, &plan, fields, &token, 6, 0);
-    assert_string_equal(cp_plan_query_url(pool, plan.index_url,
-                                          cp_plan_query(queries, CP_QUERY_FORWARD)),
+    assert_string_equal(index_query_url(&plan, fields, &token_rows,
+                                        "{\"b\":[[\"2020\"],\"d1\"]}", &token),
                         "http://h/db/_design/i/_view/by-type-date?limit=7&reduce=false"
                         "&descending=true&startkey=%5b%22post%22%2c%222020%22%5d"
                         "&startkey_docid=d1&endkey=%5b%22post%22%5d&include_docs=true");
     /* an old link: the view key it holds, the row itself first */
-    assert_null(cp_token_decode(pool, "[[\"post\",\"2020\"],\"d1\"]", &token_rows, &token));
-    assert_int_equal(token.from, CP_FROM_ROW);
-    queries = cp_keyset_index_queries(pool, &plan, fields, &token, 6, 0);
-    assert_string_equal(cp_plan_query_url(pool, plan.index_url,
-                                          cp_plan_query(queries, CP_QUERY_FORWARD)),
+    assert_string_equal(index_query_url(&plan, fields, &token_rows,
+                                        "[[\"post\",\"2020\"],\"d1\"]", &token),
                         "http://h/db/_design/i/_view/by-type-date?limit=6&reduce=false"
                         "&startkey=%5b%22post%22%2c%222020%22%5d&startkey_docid=d1"
                         "&endkey=%5b%22post%22%2c%7b%22%ef%bf%bf%22%3anull%7d%5d"
                         "&include_docs=true");
+    assert_int_equal(token.from, CP_FROM_ROW);
     /* a keyset token too short for the index's fields names no row */
     token.from = CP_FROM_AFTER;
     token.key = parse("[]");
