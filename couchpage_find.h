@@ -206,8 +206,8 @@ cp_find_from cp_find_page_assemble(apr_pool_t *pool, const cp_find_token *token,
  * read. These three read it. */
 
 /* The view key of a token's row in the index's view (index_fields, as
- * cp_mango_index_range reads them): the equalities' values (low, the
- * range's lowest key, NULL without equalities), then the token's sort
+ * cp_mango_index_range reads them): the equalities' values (low: its
+ * *fixed, NULL without equalities), then the token's sort
  * values for the index's fields after them (its last ones: the sort's
  * fields that the equalities fix come first). So the equalities are the
  * location's, never the token's, and no token reaches rows outside them.
