@@ -727,7 +727,7 @@ static int read_one(const couchpage_transport_baton *t, const char *url, const c
     return read_success(t->r, t->conf, &read, a, t->stats, result) == OK;
 }
 
-/* The transport's find and get (couchpage_serve.h). */
+/* The transport's find, get and post (couchpage_serve.h). */
 static int transport_find(void *baton, const char *url, const char *body,
                           const cp_find_sort *sort, const cp_answer **answer,
                           cp_transport_failure *failure)
@@ -763,10 +763,25 @@ static int transport_get(void *baton, const char *url, const char **text, apr_si
     return 1;
 }
 
+static int transport_post(void *baton, const char *url, const char *body, const char **text,
+                          apr_size_t *len, cp_transport_failure *failure)
+{
+    couchpage_transport_baton *t = baton;
+    attempt a;
+
+    if (!read_one(t, url, body, &a, failure)) {
+        return 0;
+    }
+    *text = a.text;
+    *len = a.len;
+    return 1;
+}
+
 void couchpage_backend_transport(cp_transport *transport, couchpage_transport_baton *baton)
 {
     transport->baton = baton;
     transport->ask = transport_ask;
     transport->find = transport_find;
     transport->get = transport_get;
+    transport->post = transport_post;
 }

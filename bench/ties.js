@@ -208,18 +208,23 @@ async function check() {
         die(`${c.name}: the page at row ${at} (${path}) holds ${JSON.stringify(ids).slice(0, 200)}, not CouchDB's _find order`);
       }
       if (want.includes(at)) {
-        // (beside what a child asks once to learn a numbered location's
-        // index: its design document, and one look at its view)
-        const learning = (r) => r.method === 'GET'
-          && (/\/_design\/[^/?]+$/.test(r.url) || /\/_view\/[^/?]+\?limit=0&reduce=false$/.test(r.url));
+        // (beside what a child asks once a minute to learn a location's
+        // index: its design document or _explain, and one look at its view)
+        const learning = (r) => (r.method === 'GET'
+          && (/\/_design\/[^/?]+$/.test(r.url) || /\/_view\/[^/?]+\?limit=0&reduce=false(&update=false)?$/.test(r.url)))
+          || (r.method === 'POST' && /\/_explain$/.test(r.url));
         const reqs = fs.readFileSync(log, 'utf8').split('\n').filter(Boolean).slice(from).map((l) => JSON.parse(l)).filter((r) => !learning(r));
-        const view = reqs.length === 1 && reqs[0].method === 'GET' && /\/_view\//.test(reqs[0].url);
+        // a view's page: a GET, or, with a range's probes, one multi-query POST
+        const view = reqs.length === 1 && /\/_view\//.test(reqs[0].url)
+          && (reqs[0].method === 'GET' || /\/queries$/.test(reqs[0].url));
         if (reqs.length !== 1 || !(view || (reqs[0].method === 'POST' && reqs[0].url.endsWith('/_find')))) {
           die(`${c.name}: the page at row ${at}: ${reqs.length} backend requests, not one POST _find or view GET: ${JSON.stringify(reqs).slice(0, 300)}`);
         }
         if ((reqs[0].authorization || '') !== auth) die(`${c.name}: the module's Authorization header is not the floors'`);
         // a view's page: no execution_stats; the rows it reads are its limit
-        const viewLimit = view ? Number(new URL(reqs[0].url, 'http://x').searchParams.get('limit')) : 0;
+        const viewLimit = !view ? 0 : reqs[0].method === 'GET'
+          ? Number(new URL(reqs[0].url, 'http://x').searchParams.get('limit'))
+          : Math.max(...JSON.parse(reqs[0].body).queries.map((q) => Number(q.limit || 0)));
         const asked = view ? { limit: size + 1 } : JSON.parse(reqs[0].body);
         // the bookmark after `at` rows, and its page with the module's limit
         const { bookmark } = (await couch('POST', findUrl, { ...c.query, limit: at, fields: ['_id'] })).json;

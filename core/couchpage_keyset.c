@@ -36,7 +36,8 @@ int cp_keyset_behind_limit(const cp_token *token, int count, int links)
 
 apr_array_header_t *cp_keyset_index_queries(apr_pool_t *pool, const cp_plan *plan,
                                             const apr_array_header_t *index_fields,
-                                            const cp_token *token, int limit, int behind)
+                                            const json_t *fixed, const cp_token *token,
+                                            int limit, int behind)
 {
     int backward = cp_keyset_reads_backward(token);
     apr_array_header_t *queries, *other;
@@ -54,7 +55,7 @@ apr_array_header_t *cp_keyset_index_queries(apr_pool_t *pool, const cp_plan *pla
         from.key = token->key;
     }
     else {
-        from.key = cp_keyset_index_key(pool, index_fields, plan->low_key, token->key);
+        from.key = cp_keyset_index_key(pool, index_fields, fixed, token->key);
         limit++;   /* the token's own row, when it is still there */
     }
     if (!from.key) {

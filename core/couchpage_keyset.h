@@ -62,11 +62,14 @@ int cp_keyset_behind_limit(const cp_token *token, int count, int links);
  * first while it is there; a token at a row (a view's, which holds the
  * row's view key) starts with it. With behind (cp_keyset_behind_limit),
  * a second query, role CP_QUERY_BACKWARD, reads that many rows from the
- * same row the other way, in the same batch. NULL when the token's key
- * cannot name a row of the view (cp_keyset_index_key). */
+ * same row the other way, in the same batch. fixed: the values the
+ * selector's equalities fix the index's leading fields to ([v1..vk], NULL:
+ * none), which a keyset token's key follows (cp_keyset_index_key). NULL
+ * when the token's key cannot name a row of the view. */
 apr_array_header_t *cp_keyset_index_queries(apr_pool_t *pool, const cp_plan *plan,
                                             const apr_array_header_t *index_fields,
-                                            const cp_token *token, int limit, int behind);
+                                            const json_t *fixed, const cp_token *token,
+                                            int limit, int behind);
 
 /* CouchDB's count of the rows a page read (cp_keyset_index_count): the
  * location's rows, and those before the first row read in the order read;

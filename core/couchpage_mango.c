@@ -376,15 +376,72 @@ static int filters(const json_t *object)
     return partial && !(json_is_object(partial) && json_object_size(partial) == 0);
 }
 
+/* An index definition's fields (def.fields) into *fields: NULL, or why
+ * they cannot number pages. */
+static const char *definition_fields(apr_pool_t *pool, const json_t *def,
+                                     apr_array_header_t **fields)
+{
+    const json_t *list = json_object_get(def, "fields"), *each;
+    const char *field;
+    size_t i;
+
+    *fields = NULL;
+    if (!json_is_array(list) || json_array_size(list) == 0) {
+        return "the index is not a JSON index (it has no fields)";
+    }
+    *fields = apr_array_make(pool, (int)json_array_size(list), sizeof(const char *));
+    json_array_foreach(list, i, each) {
+        if (!(field = index_field(each))) {
+            *fields = NULL;
+            return "an index field is not a name in ascending order";
+        }
+        APR_ARRAY_PUSH(*fields, const char *) = apr_pstrdup(pool, field);
+    }
+    return NULL;
+}
+
+const char *cp_mango_explain_index(apr_pool_t *pool, const char *text, apr_size_t len,
+                                   const char **ddoc, const char **name,
+                                   apr_array_header_t **fields)
+{
+    const json_t *explain = cp_json_load(pool, text, len, NULL);
+    const json_t *index = json_object_get(explain, "index"), *def;
+    const char *type;
+
+    *ddoc = *name = NULL;
+    *fields = NULL;
+    if (!json_is_object(index)) {
+        return "_explain names no index";
+    }
+    type = cp_json_string_text(json_object_get(index, "type"));
+    if (!type || strcmp(type, "json")) {
+        return apr_psprintf(pool, "_explain names an index of type %s, not a JSON index",
+                            type ? type : "(none)");
+    }
+    *ddoc = cp_json_string_text(json_object_get(index, "ddoc"));
+    *name = cp_json_string_text(json_object_get(index, "name"));
+    if (!*ddoc || strncmp(*ddoc, "_design/", 8) || !(*ddoc)[8] || !*name || !**name) {
+        *ddoc = *name = NULL;
+        return "_explain names no design document and index name";
+    }
+    def = json_object_get(index, "def");
+    if (filters(def)) {
+        *ddoc = *name = NULL;
+        return "the index has a partial_filter_selector: it holds only some documents";
+    }
+    *ddoc = apr_pstrdup(pool, *ddoc);
+    *name = apr_pstrdup(pool, *name);
+    return definition_fields(pool, def, fields);
+}
+
 const char *cp_mango_index_fields(apr_pool_t *pool, const char *text, apr_size_t len,
                                   const char *name, const char **view_name,
                                   apr_array_header_t **fields)
 {
     const char *error = NULL, *field, *language;
     const json_t *ddoc = cp_json_load(pool, text, len, &error), *views, *view = NULL;
-    const json_t *def, *list, *each;
+    const json_t *def, *list;
     json_t *found;
-    size_t i;
 
     *fields = NULL;
     *view_name = name;
@@ -423,15 +480,7 @@ const char *cp_mango_index_fields(apr_pool_t *pool, const char *text, apr_size_t
     if (filters(def) || filters(json_object_get(view, "map"))) {
         return "the index has a partial_filter_selector: it holds only some documents";
     }
-    *fields = apr_array_make(pool, (int)json_array_size(list), sizeof(const char *));
-    json_array_foreach(list, i, each) {
-        if (!(field = index_field(each))) {
-            *fields = NULL;
-            return "an index field is not a name in ascending order";
-        }
-        APR_ARRAY_PUSH(*fields, const char *) = apr_pstrdup(pool, field);
-    }
-    return NULL;
+    return definition_fields(pool, def, fields);
 }
 
 /* The value an equality condition of a selector names: a scalar, bare or
@@ -480,16 +529,77 @@ int cp_mango_field_place(const apr_array_header_t *fields, const char *name)
     return -1;
 }
 
+/* The bounds a condition on the first sort field after the equalities
+ * puts on it: $gt, $gte and $lte, each of a scalar (*lower, *upper: NULL
+ * when it has none; *above: the lower bound is $gt). 0 for any other
+ * condition: $lt would need the view's end to leave out the keys of its
+ * value alone, which a view query leaves out only with inclusive_end=false
+ * (the plan's ends are inclusive). */
+static int sort_field_bounds(const json_t *condition, const json_t **lower, int *above,
+                             const json_t **upper)
+{
+    const char *op;
+    const json_t *value;
+
+    *lower = *upper = NULL;
+    *above = 0;
+    if (!json_is_object(condition) || json_object_size(condition) == 0) {
+        return 0;
+    }
+    json_object_foreach((json_t *)condition, op, value) {
+        if (json_is_object(value) || json_is_array(value)) {
+            return 0;
+        }
+        if ((!strcmp(op, "$gt") || !strcmp(op, "$gte")) && !*lower) {
+            *lower = value;
+            *above = op[3] == '\0';
+        }
+        else if (!strcmp(op, "$lte") && !*upper) {
+            *upper = value;
+        }
+        else {
+            return 0;
+        }
+    }
+    /* two bounds the view would take the wrong way round are CouchDB's 400,
+     * where _find finds no row: only numbers are compared here */
+    if (*lower && *upper && (!json_is_number(*lower) || !json_is_number(*upper)
+                             || json_number_value(*lower) > json_number_value(*upper))) {
+        return 0;
+    }
+    return 1;
+}
+
+/* prefix (the equalities' values) and then value, as compact JSON text;
+ * beyond: then a key above every key that starts so. */
+static const char *range_key(apr_pool_t *pool, const json_t *prefix, const json_t *value,
+                             int beyond)
+{
+    json_t *key = cp_json_pool_own(pool, json_copy((json_t *)prefix));
+    const char *text;
+
+    if (value) {
+        json_array_append(key, (json_t *)value);
+    }
+    text = cp_json_text(pool, key);
+    if (!text || !beyond) {
+        return text;
+    }
+    return apr_pstrcat(pool, apr_pstrndup(pool, text, strlen(text) - 1),
+                       json_array_size(key) ? "," : "", CP_MANGO_KEY_BEYOND "]", NULL);
+}
+
 const char *cp_mango_index_range(apr_pool_t *pool, const json_t *selector,
                                  const cp_mango_field *sort, int sort_count,
                                  const apr_array_header_t *fields, const char **low,
-                                 const char **high)
+                                 const char **high, const char **fixed)
 {
-    int equalities = 0, sorted = 0, i, place;
-    const char *name, *text;
+    int equalities = 0, sorted = 0, i, place, above = 0, ranged = 0;
+    const char *name;
+    const json_t *lower = NULL, *upper = NULL;
     json_t *prefix, *condition;
 
-    *low = *high = NULL;
+    *low = *high = *fixed = NULL;
     if (!json_is_object(selector)) {
         return "the selector is not equalities on the index's leading fields";
     }
@@ -505,12 +615,20 @@ const char *cp_mango_index_range(apr_pool_t *pool, const json_t *selector,
         json_array_append(prefix, (json_t *)value);
         equalities++;
     }
+    /* then at most a range on the next field, the first the rows sort by */
+    if (equalities < fields->nelts) {
+        condition = json_object_get(selector, APR_ARRAY_IDX(fields, equalities, const char *));
+        ranged = condition && !holds_for_all(condition)
+                 && sort_field_bounds(condition, &lower, &above, &upper);
+    }
     /* besides them, only conditions every document of the index meets, on
      * the fields after them */
     json_object_foreach((json_t *)selector, name, condition) {
         place = cp_mango_field_place(fields, name);
-        if (place < 0 || (place >= equalities && !holds_for_all(condition))) {
-            return "the selector is not equalities on the index's leading fields";
+        if (place < 0 || (place >= equalities && !(ranged && place == equalities)
+                          && !holds_for_all(condition))) {
+            return "the selector is not equalities on the index's leading fields, then "
+                   "at most $gt, $gte or $lte on the next";
         }
     }
     /* sort fields the equalities fix order nothing; the rest are the index's */
@@ -527,23 +645,64 @@ const char *cp_mango_index_range(apr_pool_t *pool, const json_t *selector,
             return "CouchPageSort is not the index's fields after the selector's";
         }
     }
-    if (equalities == 0) {
+    if (equalities) {
+        if (!(*fixed = cp_json_text(pool, prefix))) {
+            return "the selector's values cannot be written";
+        }
+    }
+    if (equalities == 0 && !ranged) {
         /* the whole index: the view pages and counts it without a range,
          * with no query for where a range starts and ends */
         return NULL;
     }
-    text = cp_json_text(pool, prefix);
-    if (!text) {
-        return "the selector's values cannot be written";
-    }
-    *low = text;
     if (equalities == fields->nelts) {
         /* the keys are the equalities alone: one key, its rows by id */
-        *high = text;
+        *low = *high = *fixed;
+        return NULL;
     }
-    else {
-        *high = apr_pstrcat(pool, apr_pstrndup(pool, text, strlen(text) - 1),
-                            "," CP_MANGO_KEY_BEYOND "]", NULL);
+    /* [v1..vk] (and w: [v1..vk, w], or, after w, [v1..vk, w, BEYOND]) to
+     * [v1..vk, BEYOND] (or, to w, [v1..vk, w, BEYOND]); an end the
+     * selector leaves open, without equalities, is the view's */
+    if (lower || equalities) {
+        *low = range_key(pool, prefix, lower, lower && above);
+    }
+    if (upper || equalities) {
+        *high = range_key(pool, prefix, upper, 1);
+    }
+    if ((lower || equalities) && !*low) {
+        return "the selector's values cannot be written";
+    }
+    if ((upper || equalities) && !*high) {
+        return "the selector's values cannot be written";
     }
     return NULL;
+}
+
+const char *cp_mango_advised_index(apr_pool_t *pool, const json_t *selector,
+                                   const cp_mango_field *sort, int sort_count)
+{
+    json_t *fields = json_array(), *body;
+    const json_t *condition;
+    const char *name;
+    int i;
+
+    if (json_is_object(selector)) {
+        json_object_foreach((json_t *)selector, name, condition) {
+            if (name[0] != '$' && strcmp(name, "_id") && equal_to(condition)) {
+                json_array_append_new(fields, json_string(name));
+            }
+        }
+    }
+    for (i = 0; i < sort_count; i++) {
+        const json_t *fixed = json_is_object(selector)
+                              ? json_object_get(selector, sort[i].name) : NULL;
+
+        if (!fixed || !equal_to(fixed)) {
+            json_array_append_new(fields, json_string(sort[i].name));
+        }
+    }
+    json_array_append_new(fields, json_string("_id"));
+    body = cp_json_pool_own(pool, json_pack("{s:{s:o},s:s}", "index", "fields", fields,
+                                            "type", "json"));
+    return body ? cp_json_text(pool, body) : NULL;
 }

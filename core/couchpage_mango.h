@@ -100,6 +100,18 @@ const char *cp_mango_index_fields(apr_pool_t *pool, const char *text, apr_size_t
                                   const char *name, const char **view_name,
                                   apr_array_header_t **fields);
 
+/* The index CouchDB's _explain (text: POST /DB/_explain's body, for the
+ * location's own query) says its _find uses: its design document's id
+ * (*ddoc, "_design/..."), its name (*name) and its fields, in order, into
+ * *fields (const char *). NULL, or why this index cannot number the
+ * location's pages as cp_mango_index_fields tells it: no index named (no
+ * "index", or another server's answer), not a JSON index ("special":
+ * _all_docs; "text"), a field sorted otherwise than ascending, or a
+ * partial_filter_selector. */
+const char *cp_mango_explain_index(apr_pool_t *pool, const char *text, apr_size_t len,
+                                   const char **ddoc, const char **name,
+                                   apr_array_header_t **fields);
+
 /* Where name is among an index's fields (const char *, as
  * cp_mango_index_fields reads them), or -1. */
 int cp_mango_field_place(const apr_array_header_t *fields, const char *name);
@@ -107,19 +119,33 @@ int cp_mango_field_place(const apr_array_header_t *fields, const char *name);
 /* A JSON index on fields F1..Fn is a view whose keys are [F1, ..., Fn] of
  * the documents that have them all, ties in id order: _find's own order
  * over that index. When the selector (its request values in) fixes F1..Fk
- * by equalities (a scalar, bare or as {"$eq": v}) and has no other
- * condition but {"$gte": null} or {"$exists": true} on later fields (which
- * every document of the index meets), and the sort fields before _id
- * (sort, sort_count of them), past any of F1..Fk (which order nothing),
- * are F(k+1)..Fn, the location's rows
- * are that view's rows from *low, [v1, ..., vk], to *high, [v1, ..., vk,
- * {"\uffff": null}] (a value above any sort value but an object whose
- * first member is named U+FFFF), or *high = *low when k = n; and that view
- * can count them. When k = 0 they are the whole view: *low and *high are
- * NULL (no range). NULL and the range (compact JSON text), or why not. */
+ * by equalities (a scalar, bare or as {"$eq": v}), may bound F(k+1) by
+ * $gt, $gte and $lte of scalars (two bounds only when both are numbers,
+ * the lower not above the upper), and has no other condition but
+ * {"$gte": null} or {"$exists": true} on later fields (which every
+ * document of the index meets), and the sort fields before _id (sort,
+ * sort_count of them), past any of F1..Fk (which order nothing), are
+ * F(k+1)..Fn, the location's rows are that view's rows from *low to *high,
+ * and that view can count them. *low is [v1..vk], or [v1..vk, w] for
+ * {"$gte": w}, or [v1..vk, w, {"\uffff": null}] for {"$gt": w} (a value
+ * above any sort value but an object whose first member is named U+FFFF:
+ * after every key [v1..vk, w, ...]); *high is [v1..vk, {"\uffff": null}],
+ * or [v1..vk, w, {"\uffff": null}] for {"$lte": w}; *high = *low when k =
+ * n. An end with neither equalities nor a bound is open (NULL), and both
+ * open are the whole view (no range). CouchDB collates; the module never
+ * does. *fixed: [v1..vk] (NULL when k = 0). NULL and the range (compact
+ * JSON text), or why not. */
 const char *cp_mango_index_range(apr_pool_t *pool, const json_t *selector,
                                  const cp_mango_field *sort, int sort_count,
                                  const apr_array_header_t *fields, const char **low,
-                                 const char **high);
+                                 const char **high, const char **fixed);
+
+/* The body of POST /DB/_index that makes the index a _find page of the
+ * selector can start at its boundary row with ({..., Fn: {"$eq": v},
+ * "_id": {"$gt": id}} scans from [.., v, id]): its fields the selector's
+ * top-level equalities (cp_mango_index_range's kind), in its order, then
+ * the sort fields before _id not among them, then "_id". Compact JSON. */
+const char *cp_mango_advised_index(apr_pool_t *pool, const json_t *selector,
+                                   const cp_mango_field *sort, int sort_count);
 
 #endif

@@ -474,41 +474,89 @@ static const char *location_url(apr_pool_t *pool, const cp_view *view, const cha
                        rest, NULL);
 }
 
-/* Learns the location's index from CouchDB: its design document, and
- * (outside partitions, with look) one look at its view, which must answer:
- * a Mango index of pouchdb-server is no view. The note: {"view": PATH,
- * "fields": [...]} when the index can number pages, "" when it cannot; or
- * NULL when CouchDB could not tell now, with *late set when the page's
- * reads passed their deadline (no read follows: the page is a 504). */
+/* A read that learns the index failed: a 4xx is CouchDB's word that it
+ * cannot (1: the note says so); anything else is now's (0: not learnt now,
+ * with *late set when the page's reads passed their deadline). */
+static int learning_refused(const serving *s, const cp_transport_failure *failure,
+                            const cp_fault **late)
+{
+    if (failure->backend_status >= 400 && failure->backend_status <= 499) {
+        return 1;
+    }
+    if (s->tr->debug) {
+        log_line(s, CP_LOG_DEBUG, "CP0370", apr_psprintf(s->pool, "the index of %s could not "
+                 "be learnt now (%s): the page goes by _find", s->src->uri, failure->reason));
+    }
+    *late = failure->past_deadline ? backend_fault(s, s->src, failure) : NULL;
+    return 0;
+}
+
+/* The URL of the location's _explain: its _find's (a partition's too),
+ * the same query explained; NULL for a partition name the page refuses. */
+static const char *explain_url(const serving *s)
+{
+    const cp_view *view = s->src->view;
+    const char *url;
+
+    if (cp_plan_index_url(s->pool, view, s->src->partition, &url)) {
+        return NULL;
+    }
+    return apr_pstrcat(s->pool, apr_pstrndup(s->pool, url, strlen(url)
+                                             - strlen(view->index_path)), "/_explain", NULL);
+}
+
+/* Learns the location's index from CouchDB: the design document
+ * CouchPageIndex names, or, without it, the index CouchDB's _explain names
+ * for the location's query (this request's selector: its values never
+ * change which fields it conditions); and (outside partitions, with look)
+ * one look at its view, which must answer: a Mango index of pouchdb-server
+ * is no view. The note: {"view": PATH, "fields": [...]} when the index can
+ * number pages, "" when it cannot; or NULL when CouchDB could not tell now,
+ * with *late set when the page's reads passed their deadline (no read
+ * follows: the page is a 504). */
 static const char *learn_index(const serving *s, int look, const cp_fault **late)
 {
     const cp_source *src = s->src;
     const cp_find_spec *spec = src->find;
-    const char *path = ddoc_path(s->pool, spec->index_ddoc), *text, *why, *view_name;
-    const char *view_path = NULL;
+    const char *path = NULL, *text, *why = NULL, *view_name = NULL, *named, *ddoc = NULL;
+    const char *view_path = NULL, *url;
     cp_transport_failure failure;
     apr_array_header_t *fields = NULL;
     apr_size_t len;
     json_t *note;
     int i;
 
-    /* the design document is the database's, partitioned or not */
-    if (!s->tr->get(s->tr->baton, apr_pstrcat(s->pool, src->view->db_url, path, NULL), &text,
-                    &len, &failure)) {
-        if (failure.backend_status < 400 || failure.backend_status > 499) {
-            if (s->tr->debug) {
-                log_line(s, CP_LOG_DEBUG, "CP0370", apr_psprintf(s->pool, "the index of %s "
-                         "could not be learnt now (%s): the page goes by _find", src->uri,
-                         failure.reason));
+    if (spec->index_ddoc) {
+        /* the design document is the database's, partitioned or not */
+        path = ddoc_path(s->pool, spec->index_ddoc);
+        if (!s->tr->get(s->tr->baton, apr_pstrcat(s->pool, src->view->db_url, path, NULL),
+                        &text, &len, &failure)) {
+            if (!learning_refused(s, &failure, late)) {
+                return NULL;
             }
-            *late = failure.past_deadline ? backend_fault(s, src, &failure) : NULL;
+            why = apr_pstrcat(s->pool, "its design document cannot be read (", failure.reason,
+                              ")", NULL);
+        }
+        else {
+            why = cp_mango_index_fields(s->pool, text, len, spec->index_name, &view_name,
+                                        &fields);
+        }
+    }
+    else if (!(url = explain_url(s))) {
+        return NULL;   /* the page refuses the partition's name */
+    }
+    else if (!(text = cp_find_body(s->pool, spec, NULL, NULL, 0,
+                                   cp_keyset_limit(s->req->count, src->links)))) {
+        why = "its query cannot be written";
+    }
+    else if (!s->tr->post(s->tr->baton, url, text, &text, &len, &failure)) {
+        if (!learning_refused(s, &failure, late)) {
             return NULL;
         }
-        why = apr_pstrcat(s->pool, "its design document cannot be read (", failure.reason,
-                          ")", NULL);
+        why = apr_pstrcat(s->pool, "_explain does not answer (", failure.reason, ")", NULL);
     }
-    else {
-        why = cp_mango_index_fields(s->pool, text, len, spec->index_name, &view_name, &fields);
+    else if (!(why = cp_mango_explain_index(s->pool, text, len, &ddoc, &view_name, &fields))) {
+        path = ddoc_path(s->pool, ddoc);
     }
     if (!why) {
         view_path = apr_pstrcat(s->pool, path, "/_view/", path_segment(s->pool, view_name),
@@ -517,10 +565,9 @@ static const char *learn_index(const serving *s, int look, const cp_fault **late
     if (!why && look && !src->view->is_partitioned && !src->partition_set) {
         if (!s->tr->get(s->tr->baton,
                         location_url(s->pool, src->view,
-                                     apr_pstrcat(s->pool, view_path, "?limit=0&reduce=false",
+                                     apr_pstrcat(s->pool, view_path, "?limit=0&reduce=false&update=false",
                                                  NULL)), &text, &len, &failure)) {
-            if (failure.backend_status < 400 || failure.backend_status > 499) {
-                *late = failure.past_deadline ? backend_fault(s, src, &failure) : NULL;
+            if (!learning_refused(s, &failure, late)) {
                 return NULL;
             }
             why = apr_pstrcat(s->pool, "its view does not answer (", failure.reason, ")",
@@ -528,10 +575,15 @@ static const char *learn_index(const serving *s, int look, const cp_fault **late
         }
     }
     if (s->tr->debug) {
+        named = spec->index_ddoc
+                ? apr_psprintf(s->pool, "CouchPageIndex %s%s%s, %s", spec->index_ddoc,
+                               spec->index_name ? " " : "",
+                               spec->index_name ? spec->index_name : "",
+                               s->tr->where(s->tr->baton, CP_WHERE_INDEX))
+                : ddoc ? apr_psprintf(s->pool, "%s %s, as _explain names it", ddoc, view_name)
+                : "as _explain names it";
         log_line(s, CP_LOG_DEBUG, "CP0371", apr_psprintf(s->pool, "the index of the _find "
-                 "location %s (CouchPageIndex %s%s%s, %s) %s%s", src->uri, spec->index_ddoc,
-                 spec->index_name ? " " : "", spec->index_name ? spec->index_name : "",
-                 s->tr->where(s->tr->baton, CP_WHERE_INDEX),
+                 "location %s (%s) %s%s", src->uri, named,
                  why ? "cannot number its pages: " : "is a JSON index: its view numbers "
                  "pages of equalities on its leading fields", why ? why : ""));
     }
@@ -548,6 +600,32 @@ static const char *learn_index(const serving *s, int look, const cp_fault **late
     return cp_json_text(s->pool, note);
 }
 
+/* A location whose pages its index's view cannot serve (why) goes by
+ * _find from its boundary row's sort value, which reads the rows tied with
+ * that row before it again: the index that lets CouchDB start at the row
+ * itself is logged at warn once a location and child, as the body to POST. */
+static void advise_index(const serving *s, const char *why)
+{
+    const cp_source *src = s->src;
+    const cp_find_sort *sort = src->find->sort;
+    const char *key = apr_psprintf(s->pool, "CP0422 %pp", src->location);
+    const char *body;
+
+    if (!s->tr->first_time(s->tr->baton, key, strlen(key))) {
+        return;
+    }
+    body = cp_mango_advised_index(s->pool, src->find->selector, sort->fields, sort->count);
+    if (!body) {
+        return;
+    }
+    log_line(s, CP_LOG_WARNING, "CP0422", apr_psprintf(s->pool, "the _find pages of %s cannot "
+             "be read from an index's view (%s): each page asks _find from its boundary "
+             "row's sort values, and CouchDB reads again the rows that tie with that row "
+             "before it. CouchDB starts a query of the ties ({..., \"_id\": {\"$gt\": ID}}) "
+             "at the row itself only through an index whose fields end in _id: POST %s/_index "
+             "%s%s", src->uri, why, src->view->db_url, body, view_context(s, src->view)));
+}
+
 /* Where the selector is a key range of the location's index, the source
  * that reads that index's view (its rows in _find's order, each with its
  * document, never reduced: its reduce is _count), in *index; else NULL.
@@ -556,7 +634,7 @@ static const cp_fault *index_source(const serving *s, cp_source **index)
 {
     const cp_source *src = s->src;
     const cp_find_spec *spec = src->find;
-    const char *key, *text, *low, *high, *why, *url;
+    const char *key, *text, *low, *high, *fixed, *why, *url;
     const json_t *note, *each;
     apr_array_header_t *fields;
     cp_view *view;
@@ -565,11 +643,12 @@ static const cp_fault *index_source(const serving *s, cp_source **index)
     int again;
 
     *index = NULL;
-    if (!spec->index_ddoc) {
-        return NULL;
-    }
-    key = apr_pstrcat(s->pool, src->view->db_url, ddoc_path(s->pool, spec->index_ddoc), "\n",
-                      spec->index_name ? spec->index_name : "", NULL);
+    /* the design document's note is the database's; _explain's, the
+     * location's query's */
+    key = spec->index_ddoc
+          ? apr_pstrcat(s->pool, src->view->db_url, ddoc_path(s->pool, spec->index_ddoc), "\n",
+                        spec->index_name ? spec->index_name : "", NULL)
+          : apr_psprintf(s->pool, "%s\n_explain\n%pp", src->view->url, src->location);
     text = s->tr->note_get(s->tr->baton, key, CP_SERVE_INDEX_NOTE_MAX_AGE, s->pool,
                            &again);
     if (!text || again) {
@@ -596,12 +675,14 @@ static const cp_fault *index_source(const serving *s, cp_source **index)
     json_array_foreach(json_object_get(note, "fields"), i, each) {
         APR_ARRAY_PUSH(fields, const char *) = json_string_value(each);
     }
-    why = cp_mango_index_range(s->pool, spec->selector, spec->sort->fields, spec->sort->count, fields, &low, &high);
+    why = cp_mango_index_range(s->pool, spec->selector, spec->sort->fields, spec->sort->count,
+                               fields, &low, &high, &fixed);
     if (why) {
         if (s->tr->debug) {
             log_line(s, CP_LOG_DEBUG, "CP0372", apr_psprintf(s->pool, "the page of %s goes "
                      "by _find, unnumbered: %s", src->uri, why));
         }
+        advise_index(s, why);
         return NULL;
     }
     view = apr_pmemdup(s->pool, src->view, sizeof(*view));
@@ -619,8 +700,9 @@ static const cp_fault *index_source(const serving *s, cp_source **index)
     copy->view = view;
     copy->low = low;
     copy->high = high;
-    copy->range_set = low != NULL;
+    copy->range_set = low || high;
     copy->index_fields = fields;
+    copy->index_fixed = fixed ? cp_json_load(s->pool, fixed, strlen(fixed), NULL) : NULL;
     *index = copy;
     return NULL;
 }
@@ -687,7 +769,8 @@ static const cp_fault *read_index_rows(const serving *s, const cp_source *index,
             return cp_fault_bad_request(s->pool, reason);
         }
     }
-    queries = cp_keyset_index_queries(s->pool, &plan, index->index_fields, token, limit,
+    queries = cp_keyset_index_queries(s->pool, &plan, index->index_fields, index->index_fixed,
+                                      token, limit,
                                       cp_keyset_behind_limit(token, s->req->count,
                                                              index->links));
     if (!queries) {

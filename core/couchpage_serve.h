@@ -97,6 +97,10 @@ typedef struct {
     /* GETs one JSON document: its body, padded, len bytes. */
     int (*get)(void *baton, const char *url, const char **text, apr_size_t *len,
                cp_transport_failure *failure);
+    /* POSTs one JSON body to url (CouchDB's _explain): its answer's body,
+     * padded, len bytes. */
+    int (*post)(void *baton, const char *url, const char *body, const char **text,
+                apr_size_t *len, cp_transport_failure *failure);
     /* The child's memory: a note (NULL: none; *again: it is older than
      * max_age, and this request learns it again; a copy in pool), a note
      * put, and whether key is new to the set of locations warned of
@@ -128,6 +132,8 @@ typedef struct {
     const apr_array_header_t *index_fields; /* a _find location's index's view, read
                                for a numbered page: that index's fields, its
                                view key; NULL elsewhere */
+    const json_t *index_fixed; /* there: the values the selector's equalities fix its
+                               leading fields to, [v1..vk]; NULL: none */
     const cp_seal_key *token_key; /* NULL: plain tokens */
     const cp_seal_key *previous_token_key;
     apr_size_t max_token_length;

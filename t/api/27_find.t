@@ -443,7 +443,10 @@ must('index by-type-group-title', backend_request(POST => '/findtest/_index',
         select undef, undef, undef, 0.1 unless $line;
     }
     # a page of 7 and the row that shows there is a next: 8 rows, one POST
-    ok($status == 200 && ($line // '') =~ /^find-first-page 200 1 \d+ 8 find$/)
+    # (and, the child's first page of the location, _explain and a look at
+    # the view it names); on CouchDB that index's view may serve it
+    ok($status == 200 && ($line // '') =~ ($couchdb ? qr/^find-first-page 200 [1-3] \d+ \d+ (?:find|get)$/
+                                                    : qr/^find-first-page 200 [13] \d+ 8 find$/))
         or print STDERR "# $status $line\n";
 }
 
@@ -482,7 +485,12 @@ must('index by-type-group-title', backend_request(POST => '/findtest/_index',
         if (open my $fh, '<', $log) { ($line) = grep { /^find-first-again / } <$fh> }
         select undef, undef, undef, 0.1 unless $line;
     }
-    ok(($line // '') =~ /^find-first-again 200 2 \d+ 4 find$/) or print STDERR "# $line\n";
+    # on CouchDB the location's index (_explain names it) numbers it: read
+    # from the index's view (its child may learn the index in this request:
+    # _explain and a look at the view); pouchdb-server's go by _find
+    ok(($line // '') =~ ($couchdb ? qr/^find-first-again 200 [24] \d+ \d+ get$/
+                                   : qr/^find-first-again 200 [24] \d+ 4 find$/))
+        or print STDERR "# $line\n";
 }
 
 # --- the example (conf/couchpage-find.conf) on the fixtures' posts --------------

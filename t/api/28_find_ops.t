@@ -325,8 +325,14 @@ ok(t_cmp(join(',', map { $diff{"CouchPageErrors$_"} } 400, 502, 503), '2,1,2',
          'CouchPageErrors400, 502, 503 counted the _find errors'));
 my @lines = log_lines($pages + 5);
 my @served = grep { $_->{status} == 200 } @lines;
-ok(t_cmp(join(',', scalar @served, sum0(map { $_->{requests} } @served), scalar(grep { $_->{served_by} eq 'find' } @served)),
-         join(',', $pages, $pages, $pages), 'one _find request a page, each noted "find"'));
+# one _find request a page; a child's first page of the location in a minute
+# also learns its index (POST _explain, and a look at the view it names;
+# pouchdb-server's Mango indexes are no views, so the pages go by _find;
+# on CouchDB the index's view may serve them: one GET)
+ok(t_cmp(join(',', scalar @served, scalar(grep { $_->{requests} >= 1 && $_->{requests} <= 3 } @served),
+              (grep({ $_->{requests} == 1 } @served) ? 1 : 0),
+              scalar(grep { $_->{served_by} eq 'find' || ($couchdb && $_->{served_by} eq 'get') } @served)),
+         join(',', $pages, $pages, 1, $pages), 'one request a page (a child learning its index: up to 3), each noted "find" (CouchDB: or "get")'));
 ok(t_cmp($diff{CouchPageBackendRequests}, sum0(map { $_->{requests} } @lines),
          'CouchPageBackendRequests: the sum of the notes'));
 ok(t_cmp($diff{CouchPageBackendTimeMicroseconds}, sum0(map { $_->{time} } @lines),

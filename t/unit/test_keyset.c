@@ -781,7 +781,7 @@ static const char *index_query_url(const cp_plan *plan, const apr_array_header_t
     apr_array_header_t *queries;
 
     assert_null(cp_token_decode(pool, text, token_rows, token));
-    queries = cp_keyset_index_queries(pool, plan, fields, token, 6, 0);
+    queries = cp_keyset_index_queries(pool, plan, fields, plan->low_key, token, 6, 0);
     return cp_plan_query_url(pool, plan->index_url, cp_plan_query(queries, CP_QUERY_FORWARD));
 }
 
@@ -831,7 +831,7 @@ static void index_queries_start_at_the_tokens_row(void **state)
     /* a keyset token too short for the index's fields names no row */
     token.from = CP_FROM_AFTER;
     token.key = parse("[]");
-    assert_null(cp_keyset_index_queries(pool, &plan, fields, &token, 6, 0));
+    assert_null(cp_keyset_index_queries(pool, &plan, fields, plan.low_key, &token, 6, 0));
 }
 
 int main(void)

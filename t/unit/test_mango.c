@@ -231,6 +231,102 @@ static void index_fields_are_read_from_the_design_document(void **state)
                        "partial_filter_selector"));
 }
 
+/* The index _explain names, its fields joined by ","; or why not,
+ * prefixed "no: ". */
+static const char *explained_index(const char *text)
+{
+    apr_array_header_t *fields;
+    const char *ddoc, *name, *out;
+    const char *why = cp_mango_explain_index(pool, text, strlen(text), &ddoc, &name, &fields);
+    int i;
+
+    if (why) {
+        assert_null(fields);
+        return apr_pstrcat(pool, "no: ", why, NULL);
+    }
+    out = apr_pstrcat(pool, ddoc, " ", name, ": ", NULL);
+    for (i = 0; i < fields->nelts; i++) {
+        out = apr_pstrcat(pool, out, i ? "," : "", APR_ARRAY_IDX(fields, i, const char *), NULL);
+    }
+    return out;
+}
+
+/* The index of CouchDB 3.4.3's _explain answers (captured from POST
+ * /DB/_explain): a JSON index's design document, name and fields; a
+ * special index (_all_docs), a partial index, no index or another
+ * server's answer cannot number. */
+static void the_index_explain_names_is_read(void **state)
+{
+    static const char json_index[] =
+        "{\"dbname\":\"xp\",\"index\":{\"ddoc\":\"_design/by-td\",\"name\":\"td\",\"type\":\"json\",\"partit"
+        "ioned\":false,\"def\":{\"fields\":[{\"type\":\"asc\"},{\"date\":\"asc\"}]}},\"partitioned\":fal"
+        "se,\"selector\":{\"type\":{\"$eq\":\"post\"}},\"opts\":{\"use_index\":[],\"bookmark\":\"nil\",\"l"
+        "imit\":8,\"skip\":0,\"sort\":{\"date\":\"asc\"},\"fields\":[],\"partition\":\"\",\"r\":1,\"conflic"
+        "ts\":false,\"stale\":false,\"update\":true,\"stable\":false,\"execution_stats\":false,\"al"
+        "low_fallback\":true},\"limit\":8,\"skip\":0,\"fields\":[],\"index_candidates\":[{\"index\":"
+        "{\"ddoc\":\"_design/pf\",\"name\":\"pf\",\"type\":\"json\",\"partitioned\":false,\"def\":{\"field"
+        "s\":[{\"date\":\"asc\"}],\"partial_filter_selector\":{\"type\":{\"$eq\":\"post\"}}}},\"analysi"
+        "s\":{\"usable\":false,\"reasons\":[{\"name\":\"is_partial\"}],\"ranking\":2,\"covering\":fals"
+        "e}},{\"index\":{\"ddoc\":null,\"name\":\"_all_docs\",\"type\":\"special\",\"def\":{\"fields\":[{"
+        "\"_id\":\"asc\"}]}},\"analysis\":{\"usable\":false,\"reasons\":[{\"name\":\"field_mismatch\"}]"
+        ",\"ranking\":1,\"covering\":null}}],\"selector_hints\":[{\"type\":\"json\",\"indexable_fiel"
+        "ds\":[\"type\"],\"unindexable_fields\":[]}],\"mrargs\":{\"include_docs\":true,\"view_type\""
+        ":\"map\",\"reduce\":false,\"partition\":null,\"start_key\":[\"post\"],\"end_key\":[\"post\",\"<"
+        "MAX>\"],\"direction\":\"fwd\",\"stable\":false,\"update\":true,\"conflicts\":\"undefined\"},\""
+        "covering\":false}";
+    static const char partial_index[] =
+        "{\"dbname\":\"xp\",\"index\":{\"ddoc\":\"_design/pf\",\"name\":\"pf\",\"type\":\"json\",\"partition"
+        "ed\":false,\"def\":{\"fields\":[{\"date\":\"asc\"}],\"partial_filter_selector\":{\"type\":{\"$"
+        "eq\":\"post\"}}}},\"partitioned\":false,\"selector\":{\"date\":{\"$gt\":null}},\"opts\":{\"use"
+        "_index\":[\"pf\",\"pf\"],\"bookmark\":\"nil\",\"limit\":8,\"skip\":0,\"sort\":{\"date\":\"asc\"},\"f"
+        "ields\":[],\"partition\":\"\",\"r\":1,\"conflicts\":false,\"stale\":false,\"update\":true,\"st"
+        "able\":false,\"execution_stats\":false,\"allow_fallback\":false},\"limit\":8,\"skip\":0,\""
+        "fields\":[],\"index_candidates\":[{\"index\":{\"ddoc\":\"_design/by-td\",\"name\":\"td\",\"typ"
+        "e\":\"json\",\"partitioned\":false,\"def\":{\"fields\":[{\"type\":\"asc\"},{\"date\":\"asc\"}]}},"
+        "\"analysis\":{\"usable\":false,\"reasons\":[{\"name\":\"field_mismatch\"}],\"ranking\":1,\"co"
+        "vering\":false}},{\"index\":{\"ddoc\":null,\"name\":\"_all_docs\",\"type\":\"special\",\"def\":"
+        "{\"fields\":[{\"_id\":\"asc\"}]}},\"analysis\":{\"usable\":false,\"reasons\":[{\"name\":\"field"
+        "_mismatch\"}],\"ranking\":1,\"covering\":null}}],\"selector_hints\":[{\"type\":\"json\",\"in"
+        "dexable_fields\":[\"date\"],\"unindexable_fields\":[]}],\"mrargs\":{\"include_docs\":true"
+        ",\"view_type\":\"map\",\"reduce\":false,\"partition\":null,\"start_key\":[null],\"end_key\":"
+        "[\"<MAX>\"],\"direction\":\"fwd\",\"stable\":false,\"update\":true,\"conflicts\":\"undefined\""
+        "},\"covering\":false}";
+    static const char all_docs[] =
+        "{\"dbname\":\"xp\",\"index\":{\"ddoc\":null,\"name\":\"_all_docs\",\"type\":\"special\",\"def\":{\""
+        "fields\":[{\"_id\":\"asc\"}]}},\"partitioned\":false,\"selector\":{\"_id\":{\"$gt\":\"a\"}},\"op"
+        "ts\":{\"use_index\":[],\"bookmark\":\"nil\",\"limit\":8,\"skip\":0,\"sort\":{},\"fields\":[],\"p"
+        "artition\":\"\",\"r\":1,\"conflicts\":false,\"stale\":false,\"update\":true,\"stable\":false,"
+        "\"execution_stats\":false,\"allow_fallback\":true},\"limit\":8,\"skip\":0,\"fields\":[],\"i"
+        "ndex_candidates\":[{\"index\":{\"ddoc\":\"_design/pf\",\"name\":\"pf\",\"type\":\"json\",\"parti"
+        "tioned\":false,\"def\":{\"fields\":[{\"date\":\"asc\"}],\"partial_filter_selector\":{\"type\""
+        ":{\"$eq\":\"post\"}}}},\"analysis\":{\"usable\":false,\"reasons\":[{\"name\":\"is_partial\"}],"
+        "\"ranking\":2,\"covering\":false}},{\"index\":{\"ddoc\":\"_design/by-td\",\"name\":\"td\",\"typ"
+        "e\":\"json\",\"partitioned\":false,\"def\":{\"fields\":[{\"type\":\"asc\"},{\"date\":\"asc\"}]}},"
+        "\"analysis\":{\"usable\":false,\"reasons\":[{\"name\":\"field_mismatch\"}],\"ranking\":1,\"co"
+        "vering\":false}}],\"selector_hints\":[{\"type\":\"json\",\"indexable_fields\":[\"_id\"],\"un"
+        "indexable_fields\":[]}],\"mrargs\":{\"include_docs\":true,\"view_type\":\"map\",\"reduce\":"
+        "false,\"partition\":null,\"start_key\":\"a\",\"end_key\":\"<MAX>\",\"direction\":\"fwd\",\"stab"
+        "le\":false,\"update\":true,\"conflicts\":\"undefined\"},\"covering\":false}";
+
+    (void)state;
+    assert_string_equal(explained_index(json_index), "_design/by-td td: type,date");
+    assert_true(strstr(explained_index(partial_index), "partial_filter_selector"));
+    assert_true(strstr(explained_index(all_docs), "type special"));
+    assert_true(strstr(explained_index("{\"dbname\":\"x\",\"index\":null}"), "no index"));
+    assert_true(strstr(explained_index("{\"error\":\"not_found\"}"), "no index"));
+    assert_true(strstr(explained_index("[]"), "no index"));
+    assert_true(strstr(explained_index("{\"index\":{\"ddoc\":null,\"name\":\"x\","
+                                       "\"type\":\"json\",\"def\":{\"fields\":[\"a\"]}}}"),
+                       "no design document"));
+    assert_true(strstr(explained_index("{\"index\":{\"ddoc\":\"_design/d\",\"name\":\"x\","
+                                       "\"type\":\"json\",\"def\":{\"fields\":[{\"a\":"
+                                       "\"desc\"}]}}}"), "ascending"));
+    assert_string_equal(explained_index("{\"index\":{\"ddoc\":\"_design/d\",\"name\":\"x\","
+                                        "\"type\":\"json\",\"def\":{\"fields\":[\"a.b\","
+                                        "{\"c\":\"asc\"}],\"partial_filter_selector\":{}}}}"),
+                        "_design/d x: a.b,c");
+}
+
 /* The sort fields before _id of names (NULL-terminated), as Mango
  * field names. */
 typedef struct {
@@ -257,11 +353,11 @@ static sort_fields sorted_by(const char *const *names)
 static const char *range_of(const char *selector, const sort_fields *sort,
                             const char *const *index)
 {
-    const char *low, *high;
+    const char *low, *high, *fixed;
     const char *why = cp_mango_index_range(pool, cp_json_load(pool, selector, strlen(selector),
                                                               NULL),
                                            sort->fields, sort->count, fields_of(index), &low,
-                                           &high);
+                                           &high, &fixed);
 
     return why ? apr_pstrcat(pool, "no: ", why, NULL)
                : !low && !high ? "the whole view"
@@ -304,8 +400,9 @@ static void equalities_on_leading_fields_are_a_view_range(void **state)
                                  author_date), "[\"ann\"] .. [\"ann\",{\"\\uffff\":null}]");
     assert_string_equal(range_of("{\"date\":{\"$exists\":true},\"author\":1}", &sort,
                                  author_date), "[1] .. [1,{\"\\uffff\":null}]");
-    assert_true(strstr(range_of("{\"author\":\"ann\",\"date\":{\"$gt\":null}}", &sort,
-                                author_date), "not equalities"));
+    assert_string_equal(range_of("{\"author\":\"ann\",\"date\":{\"$gt\":null}}", &sort,
+                                 author_date),
+                        "[\"ann\",null,{\"\\uffff\":null}] .. [\"ann\",{\"\\uffff\":null}]");
     assert_true(strstr(range_of("{\"author\":\"ann\",\"date\":{\"$exists\":false}}", &sort,
                                 author_date), "not equalities"));
     assert_true(strstr(range_of("{\"author\":{\"$gte\":null}}", &sort, author_date),
@@ -317,8 +414,9 @@ static void equalities_on_leading_fields_are_a_view_range(void **state)
     assert_true(strstr(range_of("{\"type\":\"post\"}", &sort, author_date), "not equalities"));
     assert_true(strstr(range_of("{\"author\":\"ann\",\"x\":1}", &sort, author_date),
                        "not equalities"));
+    /* a bound on a field the rows do not sort by first */
     assert_true(strstr(range_of("{\"author\":{\"$gt\":\"ann\"}}", &sort, author_date),
-                       "not equalities"));
+                       "CouchPageSort"));
     assert_true(strstr(range_of("{\"author\":{\"$eq\":\"a\",\"$ne\":\"b\"}}", &sort,
                                 author_date), "not equalities"));
     assert_true(strstr(range_of("{\"author\":{\"first\":\"ann\"}}", &sort, author_date),
@@ -357,6 +455,74 @@ static void equalities_on_leading_fields_are_a_view_range(void **state)
     }
 }
 
+/* $gt, $gte and $lte on the first sort field after the equalities bound
+ * the view's range by keys CouchDB collates: [.., w] starts at w's rows,
+ * [.., w, {"\uffff": null}] after them (more index fields after it or
+ * not); $lt, two bounds that are not numbers, and bounds of arrays or
+ * objects are not ranges of the view. */
+static void bounds_on_the_first_sort_field_are_a_view_range(void **state)
+{
+    const char *const author_date[] = { "author", "date", NULL };
+    const char *const date_title[] = { "date", "title", NULL };
+    const char *const date[] = { "date", NULL };
+    const char *const by_date[] = { "date", NULL };
+    const char *const by_date_title[] = { "date", "title", NULL };
+    sort_fields sort = sorted_by(by_date), sort_dt = sorted_by(by_date_title);
+
+    (void)state;
+    assert_string_equal(range_of("{\"author\":\"ann\",\"date\":{\"$gte\":\"2020\"}}", &sort,
+                                 author_date),
+                        "[\"ann\",\"2020\"] .. [\"ann\",{\"\\uffff\":null}]");
+    assert_string_equal(range_of("{\"author\":\"ann\",\"date\":{\"$gt\":\"2020\"}}", &sort,
+                                 author_date),
+                        "[\"ann\",\"2020\",{\"\\uffff\":null}] .. [\"ann\",{\"\\uffff\":null}]");
+    assert_string_equal(range_of("{\"author\":\"ann\",\"date\":{\"$lte\":\"2020\"}}", &sort,
+                                 author_date),
+                        "[\"ann\"] .. [\"ann\",\"2020\",{\"\\uffff\":null}]");
+    /* no equality: an end the selector leaves open is the view's */
+    assert_string_equal(range_of("{\"date\":{\"$gt\":5}}", &sort, date),
+                        "[5,{\"\\uffff\":null}] .. (null)");
+    assert_string_equal(range_of("{\"date\":{\"$lte\":5}}", &sort, date),
+                        "(null) .. [5,{\"\\uffff\":null}]");
+    assert_string_equal(range_of("{\"date\":{\"$gte\":1,\"$lte\":5}}", &sort, date),
+                        "[1] .. [5,{\"\\uffff\":null}]");
+    /* more index fields after it, sorted by them too */
+    assert_string_equal(range_of("{\"date\":{\"$gt\":\"x\"},\"title\":{\"$gte\":null}}",
+                                 &sort_dt, date_title),
+                        "[\"x\",{\"\\uffff\":null}] .. (null)");
+    assert_true(strstr(range_of("{\"date\":{\"$lt\":5}}", &sort, date), "no: "));
+    assert_true(strstr(range_of("{\"date\":{\"$gte\":\"a\",\"$lte\":\"b\"}}", &sort, date),
+                       "no: "));
+    assert_true(strstr(range_of("{\"date\":{\"$gte\":6,\"$lte\":5}}", &sort, date), "no: "));
+    assert_true(strstr(range_of("{\"date\":{\"$gt\":1,\"$gte\":2}}", &sort, date), "no: "));
+    assert_true(strstr(range_of("{\"date\":{\"$gt\":[1]}}", &sort, date), "no: "));
+    assert_true(strstr(range_of("{\"date\":{\"$gt\":1,\"$ne\":3}}", &sort, date), "no: "));
+    /* a bound on a later field than the first sorted is no range */
+    assert_true(strstr(range_of("{\"date\":{\"$gte\":null},\"title\":{\"$gt\":\"x\"}}",
+                                &sort_dt, date_title), "no: "));
+}
+
+/* The index advised where the view cannot serve: the selector's
+ * equalities, then the sort fields, then _id. */
+static void the_advised_index_ends_in_id(void **state)
+{
+    const char *const by_cat[] = { "cat", NULL };
+    const char *const by_type_date[] = { "type", "date", NULL };
+    sort_fields cat = sorted_by(by_cat), type_date = sorted_by(by_type_date);
+    const char *selector = "{\"type\":\"post\",\"cat\":{\"$gte\":null},\"tags\":"
+                           "{\"$elemMatch\":{\"$eq\":\"b\"}},\"lang\":{\"$eq\":\"en\"}}";
+    const json_t *parsed = cp_json_load(pool, selector, strlen(selector), NULL);
+
+    (void)state;
+    assert_string_equal(cp_mango_advised_index(pool, parsed, cat.fields, cat.count),
+                        "{\"index\":{\"fields\":[\"type\",\"lang\",\"cat\",\"_id\"]},"
+                        "\"type\":\"json\"}");
+    /* a sort field the selector fixes is among the equalities, once */
+    assert_string_equal(cp_mango_advised_index(pool, parsed, type_date.fields, type_date.count),
+                        "{\"index\":{\"fields\":[\"type\",\"lang\",\"date\",\"_id\"]},"
+                        "\"type\":\"json\"}");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -367,7 +533,10 @@ int main(void)
         UNIT_TEST(selector_values_are_filled_in_as_values),
         UNIT_TEST(update_and_stable_are_booleans),
         UNIT_TEST(index_fields_are_read_from_the_design_document),
+        UNIT_TEST(the_index_explain_names_is_read),
         UNIT_TEST(equalities_on_leading_fields_are_a_view_range),
+        UNIT_TEST(bounds_on_the_first_sort_field_are_a_view_range),
+        UNIT_TEST(the_advised_index_ends_in_id),
     };
 
     RUN_UNIT_TESTS("couchpage_mango", tests);

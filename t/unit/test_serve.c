@@ -27,12 +27,13 @@ typedef struct {
     const char *ddoc;           /* the design document a GET of /_design/ answers */
     int ddoc_status;            /* else: CouchDB's status for it (404, 500) */
     cp_transport_failure ddoc_fail; /* or its read fails so, when its status */
+    const char *explain;        /* what _explain answers; NULL: 404 (no _explain) */
     const char *warning;        /* a _find answer's warning */
     int overfull;               /* answers hold a row more than their limit */
     int cut_after;              /* a multi-query answer ends after this many results */
     cp_transport_failure alone_fail; /* the queries asked alone fail so, when its status */
     cp_transport_failure fail;  /* every ask fails so, when fail.status */
-    int asks, asked_alone, finds, gets;
+    int asks, asked_alone, finds, gets, posts;
     apr_hash_t *notes, *seen;
     apr_array_header_t *log;    /* "CPnnnn level text" */
 } fake;
@@ -402,6 +403,26 @@ static int fake_get(void *baton, const char *url, const char **text, apr_size_t 
     return 1;
 }
 
+static int fake_post(void *baton, const char *url, const char *body, const char **text,
+                     apr_size_t *len, cp_transport_failure *failure)
+{
+    fake *f = baton;
+
+    f->posts++;
+    assert_non_null(load(body));
+    assert_non_null(strstr(url, "/_explain"));
+    if (!f->explain) {
+        failure->status = 502;
+        failure->backend_status = 404;
+        failure->reason = "CouchDB answered 404 not_found: missing";
+        failure->past_deadline = 0;
+        return 0;
+    }
+    *text = f->explain;
+    *len = strlen(*text);
+    return 1;
+}
+
 static const char *fake_note_get(void *baton, const char *key, apr_interval_time_t max_age,
                                  apr_pool_t *p, int *again)
 {
@@ -513,6 +534,7 @@ static location *location_of(fake *f, const char *url, int count, int links)
     l->transport.ask = fake_ask;
     l->transport.find = fake_find;
     l->transport.get = fake_get;
+    l->transport.post = fake_post;
     l->transport.note_get = fake_note_get;
     l->transport.note_put = fake_note_put;
     l->transport.first_time = fake_first_time;
@@ -953,6 +975,78 @@ static void find_unnumbered_where_the_index_cannot_number(void **state)
     assert_true(logged(l->fake, "CP0370", CP_LOG_DEBUG));
 }
 
+/* What CouchDB 3.4.3's _explain names for a query through the index
+ * on k and n (its answer, shortened to what is read). */
+#define EXPLAIN_KN "{\"dbname\":\"db\",\"index\":{\"ddoc\":\"_design/idx\",\"name\":" \
+    "\"by-kn\",\"type\":\"json\",\"partitioned\":false,\"def\":{\"fields\":[{\"k\":" \
+    "\"asc\"},{\"n\":\"asc\"}]}},\"selector\":{\"k\":{\"$eq\":\"a\"}},\"limit\":4}"
+
+/* Without CouchPageIndex, the index _explain names numbers the pages its
+ * view holds as a key range: learnt once (one POST, one look at the view). */
+static void find_numbered_by_the_index_explain_names(void **state)
+{
+    const char *pages[] = { "d00 d02 d04", "d06 d08 d10", "d12" };
+    location *l = find_location(indexed_docs(), "n", "{\"k\":\"a\"}", 3, 0);
+    const cp_page *page;
+
+    l->fake->explain = EXPLAIN_KN;
+    walk(l, pages, 3, 7);
+    assert_int_equal(l->fake->posts, 1);
+    assert_int_equal(l->fake->gets, 1);
+    assert_int_equal(l->fake->finds, 0);
+    assert_true(logged(l->fake, "CP0371", CP_LOG_DEBUG));
+    page = page_at(l, NULL);
+    assert_true(page->numbered);
+    assert_string_equal(page->next, "{\"a\":[[4],\"d04\"]}");
+    assert_int_equal(l->fake->posts, 1);
+}
+
+/* A server without _explain (404), or an index _explain names that is no
+ * range of the selector: the pages go by _find, and the 404 is noted. */
+static void find_by_find_where_explain_cannot_tell(void **state)
+{
+    location *l = find_location(indexed_docs(), "n", "{\"k\":\"a\"}", 3, 0);
+    const cp_page *page;
+
+    page = page_at(l, NULL);
+    assert_false(page->numbered);
+    assert_string_equal(row_names(page), "d00 d02 d04");
+    page_at(l, NULL);
+    assert_int_equal(l->fake->posts, 1);
+    assert_int_equal(l->fake->finds, 2);
+    l = find_location(indexed_docs(), "n", "{\"n\":{\"$gt\":3}}", 3, 0);
+    l->fake->explain = EXPLAIN_KN;
+    page = page_at(l, NULL);
+    assert_false(page->numbered);
+    assert_string_equal(row_names(page), "d04 d05 d06");
+    assert_true(logged(l->fake, "CP0372", CP_LOG_DEBUG));
+}
+
+/* Where the view cannot serve (a condition besides the index's range),
+ * the index that starts a page at its row is logged at warn, once. */
+static void find_residual_logs_the_index_to_create_once(void **state)
+{
+    location *l = find_location(indexed_docs(), "n", "{\"k\":\"a\",\"n\":{\"$lt\":5}}", 2, 0);
+    const cp_page *page;
+    int i, lines = 0;
+
+    l->fake->explain = EXPLAIN_KN;
+    page = page_at(l, NULL);
+    assert_false(page->numbered);
+    assert_string_equal(row_names(page), "d00 d02");
+    assert_string_equal(row_names(page_at(l, page->next)), "d04");
+    for (i = 0; i < l->fake->log->nelts; i++) {
+        const char *line = APR_ARRAY_IDX(l->fake->log, i, const char *);
+
+        if (!strncmp(line, "CP0422 4 ", 9)) {
+            lines++;
+            assert_non_null(strstr(line, "POST http://couch:5984/db/_index {\"index\":{\"fields"
+                                         "\":[\"k\",\"n\",\"_id\"]},\"type\":\"json\"}"));
+        }
+    }
+    assert_int_equal(lines, 1);
+}
+
 /* The rows beyond a token's row went: the Last page (or the first),
  * which that page's own token then is, sealed where tokens are. */
 static void find_deleted_boundary_rows(void **state)
@@ -990,7 +1084,9 @@ static void find_warnings_are_logged_once_a_location(void **state)
     page_at(l, NULL);
     assert_true(logged(l->fake, "CP0322", CP_LOG_WARNING));
     assert_true(logged(l->fake, "CP0322", CP_LOG_DEBUG));
-    assert_non_null(strstr(APR_ARRAY_IDX(l->fake->log, 0, const char *),
+    /* the first line, after what the location's _explain told (CP0371) */
+    assert_true(logged(l->fake, "CP0371", CP_LOG_DEBUG));
+    assert_non_null(strstr(APR_ARRAY_IDX(l->fake->log, 1, const char *),
                            "(CouchPageView http://couch:5984/db/_find, <Location /t> at "
                            "t.conf:2). Create a JSON index whose fields are the equality "
                            "fields of CouchPageSelector, then \"n\""));
@@ -1149,6 +1245,9 @@ int main(void)
         UNIT_TEST(find_numbered_pages_by_keyset),
         UNIT_TEST(find_numbered_pages_with_page_links),
         UNIT_TEST(find_unnumbered_where_the_index_cannot_number),
+        UNIT_TEST(find_numbered_by_the_index_explain_names),
+        UNIT_TEST(find_by_find_where_explain_cannot_tell),
+        UNIT_TEST(find_residual_logs_the_index_to_create_once),
         UNIT_TEST(find_deleted_boundary_rows),
         UNIT_TEST(find_warnings_are_logged_once_a_location),
         UNIT_TEST(overfull_answers_are_refused_on_every_location),
