@@ -60,7 +60,7 @@ for t in "${targets[@]}"; do
     [ -f "$src" ] || src=$root/fuzz/$t.cc
     [ -f "$src" ] || { echo "fuzz/build.sh: no $root/fuzz/$t.c or .cc" >&2; exit 1; }
     bin=$out/$t
-    if [ -x "$bin" ] && [ -z "$(find "$src" "${core[@]}" "$root"/fuzz/*.h "$root"/core/couchpage_*.h \
+    if [ -x "$bin" ] && [ -z "$(find "$src" "${core[@]}" "$root"/fuzz/*.h "$root"/lib/couchpage_*.h \
         "$root/Makefile.am" "$root/configure.ac" "$0" -newer "$bin" 2>/dev/null | head -n1)" ]; then
         continue
     fi
@@ -73,13 +73,13 @@ for t in "${targets[@]}"; do
         *.cc)
             objects+=("$bin.tmp.$$.$(basename "$f" .cc).o")
             "$cxx" -c -g -O1 -std=c++17 -fno-exceptions -Wall -Wextra -Wno-unused-parameter \
-                "${sanitize[@]}" "${cflags[@]}" -I"$root" -I"$root/core" -I"$root/fuzz" -o "${objects[-1]}" "$f"
+                "${sanitize[@]}" "${cflags[@]}" -I"$root" -I"$root/lib" -I"$root/fuzz" -o "${objects[-1]}" "$f"
             ;;
         *) csources+=("$f") ;;
         esac
     done
     "$cxx" -g -O1 -Wall -Wextra -Wno-unused-parameter "${sanitize[@]}" "${cflags[@]}" \
-        -I"$root" -I"$root/core" -I"$root/fuzz" -o "$bin.tmp.$$" -x c "${csources[@]}" -x none \
+        -I"$root" -I"$root/lib" -I"$root/fuzz" -o "$bin.tmp.$$" -x c "${csources[@]}" -x none \
         "${objects[@]}" "${libs[@]}"
     rm -f "${objects[@]}"
     mv -f "$bin.tmp.$$" "$bin"
