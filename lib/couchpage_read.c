@@ -5,8 +5,10 @@
  */
 #include "couchpage_read.h"
 
+#include <string.h>
 #include <apr_strings.h>
 
+#include "couchpage_json.h"
 #include "couchpage_serve.h"
 
 #define NODEDOWN_REASON "CouchDB answered 500 nodedown: a cluster node went down during the read"
@@ -136,4 +138,29 @@ int cp_read_failure(apr_pool_t *pool, const cp_read_outcome *a, int tries,
 int cp_read_may_lack_batch(int status)
 {
     return status == 400 || status == 404 || status == 405 || status == 415 || status == 501;
+}
+
+/* --- CouchDB's error bodies ---------------------------------------------- */
+
+const char *cp_couchdb_reason(apr_pool_t *pool, int status, const char *text, apr_size_t len)
+{
+    const json_t *body = cp_json_load(pool, text, len, NULL);
+    const char *error = cp_json_string_text(json_object_get(body, "error"));
+    const char *reason = cp_json_string_text(json_object_get(body, "reason"));
+
+    if (error && reason) {
+        return apr_psprintf(pool, "CouchDB answered %d %s: %s", status, error, reason);
+    }
+    return apr_psprintf(pool, "CouchDB answered %d", status);
+}
+
+int cp_couchdb_nodedown(apr_pool_t *pool, int status, const char *text, apr_size_t len)
+{
+    const char *error;
+
+    if (status != 500) {
+        return 0;
+    }
+    error = cp_json_string_text(json_object_get(cp_json_load(pool, text, len, NULL), "error"));
+    return error && !strcmp(error, "nodedown");
 }

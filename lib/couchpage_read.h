@@ -69,4 +69,13 @@ int cp_read_failure(apr_pool_t *pool, const cp_read_outcome *a, int tries,
  * a 400 too, so the first query asked alone tells which. */
 int cp_read_may_lack_batch(int status);
 
+/* CouchDB's own words for a non-2xx answer (text, len bytes, its body):
+ * "CouchDB answered STATUS ERROR: REASON", or the status alone. */
+const char *cp_couchdb_reason(apr_pool_t *pool, int status, const char *text, apr_size_t len);
+
+/* Whether an answer is a cluster's 500 "nodedown": the node a coordinator
+ * gathered the read from went down while it served it; asked again, a
+ * coordinator that saw the node go down no longer asks it. */
+int cp_couchdb_nodedown(apr_pool_t *pool, int status, const char *text, apr_size_t len);
+
 #endif

@@ -406,31 +406,6 @@ static const cp_fault *serve_view(const serving *s, const cp_source *src, const 
     return NULL;
 }
 
-/* --- CouchDB's answers, as the transport reads them ------------------- */
-
-const char *cp_couchdb_reason(apr_pool_t *pool, int status, const char *text, apr_size_t len)
-{
-    const json_t *body = cp_json_load(pool, text, len, NULL);
-    const char *error = cp_json_string_text(json_object_get(body, "error"));
-    const char *reason = cp_json_string_text(json_object_get(body, "reason"));
-
-    if (error && reason) {
-        return apr_psprintf(pool, "CouchDB answered %d %s: %s", status, error, reason);
-    }
-    return apr_psprintf(pool, "CouchDB answered %d", status);
-}
-
-int cp_couchdb_nodedown(apr_pool_t *pool, int status, const char *text, apr_size_t len)
-{
-    const char *error;
-
-    if (status != HTTP_INTERNAL_SERVER_ERROR) {
-        return 0;
-    }
-    error = cp_json_string_text(json_object_get(cp_json_load(pool, text, len, NULL), "error"));
-    return error && !strcmp(error, "nodedown");
-}
-
 /* --- a _find location's index ------------------------------------------ */
 
 /* A path segment escaped as httpd's ap_escape_path_segment escapes it. */

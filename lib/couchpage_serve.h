@@ -165,15 +165,6 @@ typedef struct {
 const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_request *req,
                          const cp_transport *transport, cp_served *served);
 
-/* CouchDB's own words for a non-2xx answer (text, len bytes, its body):
- * "CouchDB answered STATUS ERROR: REASON", or the status alone. */
-const char *cp_couchdb_reason(apr_pool_t *pool, int status, const char *text, apr_size_t len);
-
-/* Whether an answer is a cluster's 500 "nodedown": the node a coordinator
- * gathered the read from went down while it served it; asked again, a
- * coordinator that saw the node go down no longer asks it. */
-int cp_couchdb_nodedown(apr_pool_t *pool, int status, const char *text, apr_size_t len);
-
 /* Text for the error log: control bytes, quotes and backslashes escaped
  * as httpd's ap_escape_logitem does, cut after 200 bytes. */
 const char *cp_serve_loggable(apr_pool_t *pool, const char *text);
