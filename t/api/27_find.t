@@ -23,6 +23,7 @@ use File::Spec ();
 use JSON::PP ();
 use CouchPageTest qw(get_json with_args backend_request backend_open_db backend_kind
                      httpd_config_test error_log_mark error_log_since);
+use CouchPageFind qw(must reference_ids ids walk same_list);
 
 plan tests => 89;
 
@@ -71,13 +72,6 @@ for my $case (@CASES) {
     ok($rc == 0) or print STDERR "# got: $out\n";
 }
 
-# --- the data -----------------------------------------------------------------
-sub must {
-    my ($what, $status, $body) = @_;
-    die "$what: $status " . $JSON->encode($body // {}) . "\n" unless $status =~ /^20[012]$/;
-    return $body;
-}
-
 backend_request(DELETE => '/findtest');
 backend_open_db('findtest');
 my @PREFIX = qw(a B c D e F);
@@ -94,42 +88,7 @@ must('index by-group', backend_request(POST => '/findtest/_index',
 must('index by-author', backend_request(POST => '/findtest/_index',
     { index => { fields => ['author.name'] }, ddoc => 'by-author', name => 'by-author', type => 'json' }));
 
-# The backend's own order of a query, every row at once.
-sub reference {
-    my ($selector, $field, $dir) = @_;
-    my $body = must('reference _find', backend_request(POST => '/findtest/_find',
-        { selector => $selector, sort => [{ $field => $dir }], limit => 100000 }));
-    return map { $_->{_id} } @{ $body->{docs} };
-}
-
-sub ids { my ($page) = @_; return map { $_->{_id} } @{ $page->{items} || [] } }
-
-# Follows next (or prev from the Last page) to the end: (ids in the
-# location's order, the pages, any status but 200 seen).
-sub walk {
-    my ($path, %opt) = @_;
-    my $back = $opt{back};
-    my @headers = @{ $opt{headers} // [] };
-    my ($token, @ids, @pages, @bad) = ($back ? 'last' : undef);
-    for (1 .. 200) {
-        my ($status, $body) = get_json(with_args($path, start => $token), @headers);
-        if ($status != 200 or ref $body ne 'HASH') { push @bad, $status; last }
-        push @pages, $body;
-        if ($back) { unshift @ids, ids($body) } else { push @ids, ids($body) }
-        $opt{each}->($body) if $opt{each};
-        $token = $body->{ $back ? 'prev' : 'next' };
-        last unless defined $token;
-    }
-    return (\@ids, \@pages, \@bad);
-}
-
-sub same_list {
-    my ($got, $want, $what) = @_;
-    my $same = @$got == @$want && !grep { $got->[$_] ne $want->[$_] } 0 .. $#$want;
-    print STDERR "# $what: got ", scalar(@$got), " ids (@$got[0 .. ($#$got < 9 ? $#$got : 9)] ...), want ",
-        scalar(@$want), " (@$want[0 .. ($#$want < 9 ? $#$want : 9)] ...)\n" unless $same;
-    return $same;
-}
+sub reference { reference_ids('findtest', @_) }
 
 my $POSTS = { type => 'post', group => { '$gte' => undef } };
 my @posts = reference($POSTS, group => 'asc');

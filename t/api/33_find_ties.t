@@ -16,6 +16,7 @@ use Apache::Test qw(plan ok skip);
 use JSON::PP ();
 use CouchPageTest qw(get_json with_args backend_request backend_open_db backend_kind
                      error_log_mark error_log_since);
+use CouchPageFind qw(must reference_ids ids walk same_list);
 
 plan tests => 12;
 
@@ -23,12 +24,6 @@ my $JSON = JSON::PP->new->utf8->canonical;
 my $couchdb = backend_kind() eq 'couchdb';
 # pouchdb-server answers a tie-blind _find a page from memory: fewer rows there
 my $N = $couchdb ? 5000 : 400;
-
-sub must {
-    my ($what, $status, $body) = @_;
-    die "$what: $status " . $JSON->encode($body // {}) . "\n" unless $status =~ /^20[012]$/;
-    return $body;
-}
 
 backend_request(DELETE => '/findties');
 backend_open_db('findties');
@@ -47,38 +42,7 @@ must('index by-cat', backend_request(POST => '/findties/_index',
 must('index by-one', backend_request(POST => '/findties/_index',
     { index => { fields => ['one'] }, ddoc => 'by-one', name => 'by-one', type => 'json' }));
 
-sub reference {
-    my ($selector, $field, $dir) = @_;
-    my $body = must('reference _find', backend_request(POST => '/findties/_find',
-        { selector => $selector, sort => [{ $field => $dir }], limit => 100000 }));
-    return map { $_->{_id} } @{ $body->{docs} };
-}
-
-sub ids { my ($page) = @_; return map { $_->{_id} } @{ $page->{items} || [] } }
-
-sub walk {
-    my ($path, %opt) = @_;
-    my $back = $opt{back};
-    my ($token, @ids, @pages, @bad) = ($back ? 'last' : undef);
-    for (1 .. 1000) {
-        my ($status, $body) = get_json(with_args($path, start => $token));
-        if ($status != 200 or ref $body ne 'HASH') { push @bad, $status; last }
-        push @pages, $body;
-        if ($back) { unshift @ids, ids($body) } else { push @ids, ids($body) }
-        $opt{each}->($body) if $opt{each};
-        $token = $body->{ $back ? 'prev' : 'next' };
-        last unless defined $token;
-    }
-    return (\@ids, \@pages, \@bad);
-}
-
-sub same_list {
-    my ($got, $want, $what) = @_;
-    my $same = @$got == @$want && !grep { $got->[$_] ne $want->[$_] } 0 .. $#$want;
-    print STDERR "# $what: got ", scalar(@$got), " ids (@$got[0 .. ($#$got < 9 ? $#$got : 9)] ...), want ",
-        scalar(@$want), " (@$want[0 .. ($#$want < 9 ? $#$want : 9)] ...)\n" unless $same;
-    return $same;
-}
+sub reference { reference_ids('findties', @_) }
 
 my $ALL = { cat => { '$gte' => undef } };
 my @asc = reference($ALL, cat => 'asc');

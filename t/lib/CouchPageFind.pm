@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: Apache-2.0
+# What the _find tests (27_find.t, 33_find_ties.t) share: loading checked,
+# the backend's own order of a query read whole, and a walk of a location
+# by its own links, compared with that order.
+package CouchPageFind;
+use strict;
+use warnings;
+
+use Exporter 'import';
+use JSON::PP ();
+use CouchPageTest qw(get_json with_args backend_request);
+
+our @EXPORT_OK = qw(must reference_ids ids walk same_list);
+
+my $JSON = JSON::PP->new->utf8->canonical;
+
+# The body of a backend answer that must succeed; the file dies otherwise.
+sub must {
+    my ($what, $status, $body) = @_;
+    die "$what: $status " . $JSON->encode($body // {}) . "\n" unless $status =~ /^20[012]$/;
+    return $body;
+}
+
+# The backend's own order of a query on database db, every row at once.
+sub reference_ids {
+    my ($db, $selector, $field, $dir) = @_;
+    my $body = must('reference _find', backend_request(POST => "/$db/_find",
+        { selector => $selector, sort => [{ $field => $dir }], limit => 100000 }));
+    return map { $_->{_id} } @{ $body->{docs} };
+}
+
+sub ids { my ($page) = @_; return map { $_->{_id} } @{ $page->{items} || [] } }
+
+# Follows next (or prev from the Last page, back => 1) to the end, at most
+# 1,000 pages: (ids in the location's order, the pages, any status but 200
+# seen). each: called with every page; headers: sent with every request.
+sub walk {
+    my ($path, %opt) = @_;
+    my $back = $opt{back};
+    my @headers = @{ $opt{headers} // [] };
+    my ($token, @ids, @pages, @bad) = ($back ? 'last' : undef);
+    for (1 .. 1000) {
+        my ($status, $body) = get_json(with_args($path, start => $token), @headers);
+        if ($status != 200 or ref $body ne 'HASH') { push @bad, $status; last }
+        push @pages, $body;
+        if ($back) { unshift @ids, ids($body) } else { push @ids, ids($body) }
+        $opt{each}->($body) if $opt{each};
+        $token = $body->{ $back ? 'prev' : 'next' };
+        last unless defined $token;
+    }
+    return (\@ids, \@pages, \@bad);
+}
+
+# Whether two lists of ids are the same; where not, both are shown.
+sub same_list {
+    my ($got, $want, $what) = @_;
+    my $same = @$got == @$want && !grep { $got->[$_] ne $want->[$_] } 0 .. $#$want;
+    print STDERR "# $what: got ", scalar(@$got), " ids (@$got[0 .. ($#$got < 9 ? $#$got : 9)] ...), want ",
+        scalar(@$want), " (@$want[0 .. ($#$want < 9 ? $#$want : 9)] ...)\n" unless $same;
+    return $same;
+}
+
+1;
