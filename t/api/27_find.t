@@ -23,7 +23,7 @@ use File::Spec ();
 use JSON::PP ();
 use CouchPageTest qw(get_json with_args backend_request backend_open_db backend_kind
                      httpd_config_test error_log_mark error_log_since);
-use CouchPageFind qw(must reference_ids ids walk same_list);
+use CouchPageFind qw(must reference_ids ids walk same_list edge_rows);
 
 plan tests => 89;
 
@@ -482,11 +482,8 @@ for my $path ('/find/posts/', '/find/numbered/', '/find/numbered-all/') {
     my @before = reference($POSTS, group => 'asc');
     my (%touched, @seen, $n);
     my $changes = sub {
-        my ($page) = @_;
-        my @items = @{ $page->{items} };
-        return unless @items > 2;
+        my ($last, $first) = edge_rows(@_) or return;
         $n++;
-        my ($last, $first) = ($items[-1], $items[0]);
         # the next page's token points at $last: delete it; the previous
         # page's at $first: edit it (a new title, same group)
         must('delete', backend_request(DELETE => "/findtest/$last->{_id}?rev=$last->{_rev}"));

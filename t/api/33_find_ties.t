@@ -16,7 +16,7 @@ use Apache::Test qw(plan ok skip);
 use JSON::PP ();
 use CouchPageTest qw(get_json with_args backend_request backend_open_db backend_kind
                      error_log_mark error_log_since);
-use CouchPageFind qw(must reference_ids ids walk same_list);
+use CouchPageFind qw(must reference_ids ids walk same_list edge_rows);
 
 plan tests => 12;
 
@@ -140,11 +140,8 @@ else {
     my @before = @asc;
     my (%touched, $n);
     my $changes = sub {
-        my ($page) = @_;
-        my @items = @{ $page->{items} };
-        return unless @items > 2;
+        my ($last, $first) = edge_rows(@_) or return;
         $n++;
-        my ($last, $first) = ($items[-1], $items[0]);
         # the next page's token points at $last: deleted; the previous
         # page's at $first: edited, same cat; and one row moved to another cat
         my (undef, $doc) = backend_request(GET => "/findties/$last->{_id}");

@@ -10,7 +10,7 @@ use Exporter 'import';
 use JSON::PP ();
 use CouchPageTest qw(get_json with_args backend_request);
 
-our @EXPORT_OK = qw(must reference_ids ids walk same_list);
+our @EXPORT_OK = qw(must reference_ids ids walk same_list edge_rows);
 
 my $JSON = JSON::PP->new->utf8->canonical;
 
@@ -49,6 +49,14 @@ sub walk {
         last unless defined $token;
     }
     return (\@ids, \@pages, \@bad);
+}
+
+# The last and the first item of a page of more than two (the rows its
+# next and prev tokens point at, which a live walk changes); () otherwise.
+sub edge_rows {
+    my ($page) = @_;
+    my @items = @{ $page->{items} };
+    return @items > 2 ? ($items[-1], $items[0]) : ();
 }
 
 # Whether two lists of ids are the same; where not, both are shown.
