@@ -489,10 +489,19 @@ apr_array_header_t *cp_plan_keyset_page(apr_pool_t *pool, const cp_plan *plan,
     int descending = view->descending ? !backward : backward;
     json_t *params;
 
-    /* the probes, never refused, lead a query CouchDB may refuse */
+    /* the probes, never refused, lead a query CouchDB may refuse; outside
+     * a partition, the probe of a side the range leaves open would read
+     * from the index's own end, where no row lies before it (offset 0):
+     * only a bounded side is probed */
     if (cp_plan_is_partial(plan)) {
-        add_range_start_probe(pool, plan, queries);
-        add_range_end_probe(pool, plan, queries);
+        int by_partition = view->is_partitioned || plan->partition;
+
+        if (by_partition || (view->descending ? plan->high_key : plan->low_key)) {
+            add_range_start_probe(pool, plan, queries);
+        }
+        if (by_partition || (view->descending ? plan->low_key : plan->high_key)) {
+            add_range_end_probe(pool, plan, queries);
+        }
     }
     params = base_params(pool, view, limit, descending);
     if (from) {

@@ -131,10 +131,11 @@ apr_array_header_t *cp_plan_page(apr_pool_t *pool, const cp_plan *plan,
  * names, its key and document id, itself included (NULL: from the range's
  * start, or from its end when backward), in the view's order or, backward,
  * the other way, bounded by the range's end that way; with the documents
- * when the view's rows carry them. A key range or a partition adds the
- * range start and range end probes (limit=0), which lead it, so that
- * CouchDB's offsets place its rows (docs/algorithm.md, "Offsets and
- * positions"). No skip: the reader of the answer leaves out the row
+ * when the view's rows carry them. A partition adds the range start and
+ * range end probes (limit=0), which lead it, so that CouchDB's offsets
+ * place its rows (docs/algorithm.md, "Offsets and positions"); a key range
+ * the probes of the sides it bounds (from an open side, outside a
+ * partition, no row lies before the probe). No skip: the reader of the answer leaves out the row
  * `from` names, when it comes first (cp_keyset_index_rows). */
 apr_array_header_t *cp_plan_keyset_page(apr_pool_t *pool, const cp_plan *plan,
                                         const cp_token *from, int backward, int limit);

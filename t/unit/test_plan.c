@@ -351,6 +351,19 @@ static void keyset_pages_read_one_query_from_the_token(void **state)
                            "forward! " VIEW_URL "?limit=6&reduce=false&descending=true"
                            "&startkey=%5b%22p%22%2c%7b%7d%5d&endkey=%5b%22p%22%5d"
                            "&include_docs=true"));
+    /* a range open at one end: only its bounded side is probed (from the
+     * index's own end, no row lies before a probe: its offset is 0) */
+    plan = plan_of(&view, NULL, "[\"p\"]", NULL, 5, 0);
+    assert_string_equal(keyset_urls(&plan, NULL, 0, 6),
+                        "range-start " VIEW_URL "?limit=0&reduce=false&startkey=%5b%22p%22%5d\n"
+                        "forward " VIEW_URL "?limit=6&reduce=false&startkey=%5b%22p%22%5d"
+                        "&include_docs=true");
+    plan = plan_of(&view, NULL, NULL, "[\"p\"]", 5, 0);
+    assert_string_equal(keyset_urls(&plan, NULL, 0, 6),
+                        "range-end " VIEW_URL "?limit=0&reduce=false&descending=true"
+                        "&startkey=%5b%22p%22%5d\n"
+                        "forward " VIEW_URL "?limit=6&reduce=false&endkey=%5b%22p%22%5d"
+                        "&include_docs=true");
     /* a partition: in the path, with its probes */
     plan = plan_of(&view, "p1", NULL, NULL, 5, 0);
     assert_string_equal(keyset_urls(&plan, NULL, 0, 6),
