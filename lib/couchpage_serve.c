@@ -16,7 +16,7 @@
 #include "couchpage_serve.h"
 
 #include <string.h>
-#include <apr_lib.h>
+#include <apr_escape.h>
 #include <apr_strings.h>
 
 #include "couchpage_keyset.h"
@@ -408,28 +408,6 @@ static const cp_fault *serve_view(const serving *s, const cp_source *src, const 
 
 /* --- a _find location's index ------------------------------------------ */
 
-/* A path segment escaped as httpd's ap_escape_path_segment escapes it. */
-static const char *path_segment(apr_pool_t *pool, const char *text)
-{
-    static const char hex[] = "0123456789abcdef";
-    char *out = apr_palloc(pool, 3 * strlen(text) + 1), *o = out;
-
-    for (; *text; text++) {
-        unsigned char c = (unsigned char)*text;
-
-        if (apr_isalnum(c) || (c && strchr("$-_.+!*'(),:@&=~", c))) {
-            *o++ = (char)c;
-        }
-        else {
-            *o++ = '%';
-            *o++ = hex[c >> 4];
-            *o++ = hex[c & 0xf];
-        }
-    }
-    *o = '\0';
-    return out;
-}
-
 /* The design document's path: CouchPageIndex names it with or without
  * _design/, as use_index does. */
 static const char *ddoc_path(apr_pool_t *pool, const char *ddoc)
@@ -437,7 +415,7 @@ static const char *ddoc_path(apr_pool_t *pool, const char *ddoc)
     if (!strncmp(ddoc, "_design/", 8)) {
         ddoc += 8;
     }
-    return apr_pstrcat(pool, "/_design/", path_segment(pool, ddoc), NULL);
+    return apr_pstrcat(pool, "/_design/", apr_pescape_path_segment(pool, ddoc), NULL);
 }
 
 /* The URL of the location's database (or partition) followed by rest: the
@@ -534,8 +512,8 @@ static const char *learn_index(const serving *s, int look, const cp_fault **late
         path = ddoc_path(s->pool, ddoc);
     }
     if (!why) {
-        view_path = apr_pstrcat(s->pool, path, "/_view/", path_segment(s->pool, view_name),
-                                NULL);
+        view_path = apr_pstrcat(s->pool, path, "/_view/",
+                                apr_pescape_path_segment(s->pool, view_name), NULL);
     }
     if (!why && look && !src->view->is_partitioned && !src->partition_set) {
         if (!s->tr->get(s->tr->baton,
