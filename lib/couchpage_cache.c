@@ -3,30 +3,16 @@
  * (see couchpage_cache.h). */
 #include "couchpage_cache.h"
 
-#include <errno.h>
 #include <apr_strings.h>
 #include <string.h>
 #include <strings.h>
+
+#include "couchpage_settings.h"
 
 /* The words that carry seconds after the first, in the order the value
  * writes them. */
 static const char *const TIMED[] = { "s-maxage", "stale-while-revalidate", "stale-if-error" };
 #define N_TIMED (sizeof(TIMED) / sizeof(TIMED[0]))
-
-/* Seconds, a whole number from 0 to CP_CACHE_MAX_SECONDS, or -1; read as
- * the module's other numbers are (apr_strtoi64: a sign may lead). */
-static apr_int64_t seconds_of(const char *text)
-{
-    char *end;
-    apr_int64_t n;
-
-    errno = 0;
-    n = apr_strtoi64(text, &end, 10);
-    if (errno || end == text || *end || n < 0 || n > CP_CACHE_MAX_SECONDS) {
-        return -1;
-    }
-    return n;
-}
 
 const char *cp_cache_control_parse(apr_pool_t *pool, int argc, const char *const *argv,
                                    const char **value)
@@ -40,10 +26,9 @@ const char *cp_cache_control_parse(apr_pool_t *pool, int argc, const char *const
         return "takes the seconds a page may be kept, then optionally public or private, "
                "s-maxage=S, stale-while-revalidate=S, stale-if-error=S";
     }
-    max_age = seconds_of(argv[0]);
-    if (max_age < 0) {
-        return apr_psprintf(pool, "'%s' is not a whole number from 0 to %d", argv[0],
-                            CP_CACHE_MAX_SECONDS);
+    if ((out = cp_settings_whole_number(pool, NULL, argv[0], 0, CP_CACHE_MAX_SECONDS,
+                                        &max_age))) {
+        return out;
     }
     for (k = 0; k < N_TIMED; k++) {
         timed[k] = -1;
@@ -76,7 +61,8 @@ const char *cp_cache_control_parse(apr_pool_t *pool, int argc, const char *const
         if (timed[k] >= 0) {
             return apr_psprintf(pool, "'%s' is given twice", TIMED[k]);
         }
-        if (!eq || (timed[k] = seconds_of(eq + 1)) < 0) {
+        if (!eq || cp_settings_whole_number(pool, NULL, eq + 1, 0, CP_CACHE_MAX_SECONDS,
+                                            &timed[k])) {
             return apr_psprintf(pool, "'%s': %s= takes a whole number of seconds "
                                 "from 0 to %d", word, TIMED[k], CP_CACHE_MAX_SECONDS);
         }

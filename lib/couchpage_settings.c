@@ -246,8 +246,9 @@ const char *cp_settings_whole_number(apr_pool_t *pool, const char *directive, co
     errno = 0;
     n = apr_strtoi64(arg, &end, 10);
     if (errno || end == arg || *end || n < min || n > max) {
-        return apr_psprintf(pool, "%s: '%s' is not a whole number from %" APR_INT64_T_FMT
-                            " to %" APR_INT64_T_FMT, directive, arg, min, max);
+        return apr_psprintf(pool, "%s%s'%s' is not a whole number from %" APR_INT64_T_FMT
+                            " to %" APR_INT64_T_FMT, directive ? directive : "",
+                            directive ? ": " : "", arg, min, max);
     }
     *value = n;
     return NULL;

@@ -84,8 +84,9 @@ const char *cp_settings_startup_fault(apr_pool_t *pool, const cp_settings *setti
                                       unsigned unknown, const char *section,
                                       const char **code);
 
-/* A directive's whole number from min to max, in *value: NULL, or the
- * message apachectl -t shows, naming the directive. */
+/* A directive's whole number from min to max (apr_strtoi64: a sign may
+ * lead), in *value: NULL, or the message apachectl -t shows, naming the
+ * directive (NULL: the caller names it). */
 const char *cp_settings_whole_number(apr_pool_t *pool, const char *directive, const char *arg,
                                      apr_int64_t min, apr_int64_t max, apr_int64_t *value);
 
