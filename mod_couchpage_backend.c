@@ -749,20 +749,6 @@ static int transport_find(void *baton, const char *url, const char *body,
     return 1;
 }
 
-static int transport_get(void *baton, const char *url, const char **text, apr_size_t *len,
-                         cp_transport_failure *failure)
-{
-    couchpage_transport_baton *t = baton;
-    attempt a;
-
-    if (!read_one(t, url, NULL, &a, failure)) {
-        return 0;
-    }
-    *text = a.text;
-    *len = a.len;
-    return 1;
-}
-
 static int transport_post(void *baton, const char *url, const char *body, const char **text,
                           apr_size_t *len, cp_transport_failure *failure)
 {
@@ -775,6 +761,13 @@ static int transport_post(void *baton, const char *url, const char *body, const 
     *text = a.text;
     *len = a.len;
     return 1;
+}
+
+/* A GET is the same read without a body. */
+static int transport_get(void *baton, const char *url, const char **text, apr_size_t *len,
+                         cp_transport_failure *failure)
+{
+    return transport_post(baton, url, NULL, text, len, failure);
 }
 
 void couchpage_backend_transport(cp_transport *transport, couchpage_transport_baton *baton)
