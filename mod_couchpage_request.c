@@ -269,6 +269,11 @@ static const cp_fault *read_find_spec(request_rec *r, const couchpage_dir_conf *
 static const cp_fault *eval_bound(request_rec *r, const char *which,
                                   const couchpage_key_bound *bound, const char **json)
 {
+    /* a constant bound, or none (most locations): no names built per page */
+    if (!bound->expr) {
+        *json = bound->json;
+        return NULL;
+    }
     return eval_value(r, apr_pstrcat(r->pool, "CouchPageRange ", which, NULL),
                       apr_psprintf(r->pool, "the %s bound of the key range", which), bound,
                       json);
@@ -313,7 +318,8 @@ const cp_fault *couchpage_read_request(request_rec *r, const couchpage_dir_conf 
     source->token_key = conf->token_key;
     source->previous_token_key = conf->previous_token_key;
     source->max_token_length = conf->max_token_length;
-    source->token_url_room = token_url_room(r, links_path(r));
+    req->links_path = links_path(r);
+    source->token_url_room = token_url_room(r, req->links_path);
     source->deadline = conf->backend.deadline;
     if (conf->partition) {
         source->partition = ap_expr_str_exec(r, conf->partition, &reason);
@@ -468,7 +474,7 @@ static int answer_page(request_rec *r, const couchpage_dir_conf *conf,
         }
     }
     withhold_long_tokens(r, conf, served->view, page);
-    links.path = links_path(r);
+    links.path = req->links_path;
     links.limit = req->args.limit;
     links.format = req->chosen_format ? cp_format_name(req->format) : NULL;
     set_link_header(r, page, &links);

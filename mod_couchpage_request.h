@@ -19,6 +19,7 @@ typedef struct {
     cp_format format;   /* json or html, decided */
     int chosen_format;  /* by the client's ?format=, which links then keep */
     int count;          /* rows on the page */
+    const char *links_path; /* the path its links point at, escaped */
 } couchpage_page_request;
 
 /* Reads the request: the client's arguments, the format and page size
