@@ -75,6 +75,7 @@
 
 const fs = require('fs');
 const http = require('http');
+const { learningRead } = require('./learning.js');
 
 function die(msg) {
   console.error(`check: ${msg}`);
@@ -575,14 +576,11 @@ async function find() {
   }
 
   // 3. what the module asks the backend for the measured page and page 2
-  // (beside what a child asks once a minute to learn a numbered location's
-  // index: its design document, and one look at its view)
-  const learning = (r) => r.method === 'GET'
-    && (/\/_design\/[^/?]+$/.test(r.url) || /\/_view\/[^/?]+\?limit=0&reduce=false$/.test(r.url));
+  // (beside what a child asks to learn the location's index: learningRead)
   const recordFind = async (p) => {
     const r = await recordPage(base, p, log);
     sameAuth('the find page', r.reqs, auth);
-    return { ...r, reqs: r.reqs.filter((q) => !learning(q)) };
+    return { ...r, reqs: r.reqs.filter((q) => !learningRead(q)) };
   };
   const rec = await recordFind(path);
   const rec2 = await recordFind(page2);

@@ -37,6 +37,7 @@
 
 const fs = require('fs');
 const posts = require('./posts.js');
+const { learningRead } = require('./learning.js');
 
 const DB = 'bench_ties';
 // Changes whenever the generated documents change.
@@ -208,12 +209,8 @@ async function check() {
         die(`${c.name}: the page at row ${at} (${path}) holds ${JSON.stringify(ids).slice(0, 200)}, not CouchDB's _find order`);
       }
       if (want.includes(at)) {
-        // (beside what a child asks once a minute to learn a location's
-        // index: its design document or _explain, and one look at its view)
-        const learning = (r) => (r.method === 'GET'
-          && (/\/_design\/[^/?]+$/.test(r.url) || /\/_view\/[^/?]+\?limit=0&reduce=false(&update=false)?$/.test(r.url)))
-          || (r.method === 'POST' && /\/_explain$/.test(r.url));
-        const reqs = fs.readFileSync(log, 'utf8').split('\n').filter(Boolean).slice(from).map((l) => JSON.parse(l)).filter((r) => !learning(r));
+        // (beside what a child asks to learn the location's index: learningRead)
+        const reqs = fs.readFileSync(log, 'utf8').split('\n').filter(Boolean).slice(from).map((l) => JSON.parse(l)).filter((r) => !learningRead(r));
         // a view's page: a GET, or, with a range's probes, one multi-query POST
         const view = reqs.length === 1 && /\/_view\//.test(reqs[0].url)
           && (reqs[0].method === 'GET' || /\/queries$/.test(reqs[0].url));
