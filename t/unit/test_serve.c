@@ -33,6 +33,8 @@ typedef struct {
     int cut_after;              /* a multi-query answer ends after this many results */
     cp_transport_failure alone_fail; /* the queries asked alone fail so, when its status */
     cp_transport_failure fail;  /* every ask fails so, when fail.status */
+    int edit_at;                /* before this _find (1: the first), ... */
+    const char *edit;           /* ... this document replaces the one of its _id */
     int asks, asked_alone, finds, gets, posts;
     apr_hash_t *notes, *seen;
     apr_array_header_t *log;    /* "CPnnnn level text" */
@@ -356,6 +358,15 @@ static int fake_find(void *baton, const char *url, const char *body, const cp_fi
     if (f->fail.status) {
         *failure = f->fail;
         return 0;
+    }
+    for (i = 0; f->edit && f->finds == f->edit_at && i < f->docs->nelts; i++) {
+        json_t *edited = (json_t *)load(f->edit);
+
+        if (!strcmp(json_string_value(json_object_get(edited, "_id")),
+                    json_string_value(json_object_get(APR_ARRAY_IDX(f->docs, i, json_t *),
+                                                      "_id")))) {
+            APR_ARRAY_IDX(f->docs, i, json_t *) = edited;
+        }
     }
     for (i = 0; i < f->docs->nelts; i++) {
         if (matches(selector, APR_ARRAY_IDX(f->docs, i, json_t *))) {
@@ -1117,6 +1128,55 @@ static void find_residual_asks_the_ties_apart(void **state)
     assert_true(logged(l->fake, "CP0422", CP_LOG_WARNING));
 }
 
+/* A row edited between the ties' read and the rest's, from the ties to
+ * the rest's first rows: once on the page, where the later read found it,
+ * and the rest asked again whole, since it left the page short. */
+static void find_ties_apart_edited_between_the_reads(void **state)
+{
+    location *l = find_location(tied_docs(), "t", "{\"t\":{\"$lt\":9}}", 3, 0);
+    const cp_page *page;
+
+    l->fake->explain = EXPLAIN_TID;
+    page_at(l, NULL);
+    l->fake->finds = 0;
+    l->fake->edit_at = 2;
+    l->fake->edit = "{\"_id\":\"d06\",\"t\":0.5}";
+    page = page_at(l, "{\"a\":[[0],\"d03\"]}");
+    assert_string_equal(row_names(page), "d09 d06 d01");
+    assert_int_equal(l->fake->finds, 3);
+    assert_string_equal(page->next, "{\"a\":[[1],\"d01\"]}");
+}
+
+/* Two sort fields through an index [t, u, _id]: the ties equal on both,
+ * then the rest; the walk both ways is the sort's order. */
+static void find_residual_ties_apart_on_two_fields(void **state)
+{
+    const char *pages[] = { "d00 d06 d02", "d08 d04 d10", "d01 d07 d03", "d09 d05 d11" };
+    const char *names[] = { "t", "u" };
+    location *l = find_location(fake_make(), "t", "{\"t\":{\"$lt\":9}}", 3, 0);
+    int i;
+
+    for (i = 0; i < 12; i++) {
+        add_doc(l->fake, apr_psprintf(pool, "{\"_id\":\"d%02d\",\"t\":%d,\"u\":%d}", i, i % 2,
+                                      (i / 2) % 3));
+    }
+    assert_null(cp_find_sort_init(pool, names, 2, 0, &l->sort[0]));
+    l->fake->explain = "{\"index\":{\"ddoc\":\"_design/tu\",\"name\":\"tu\",\"type\":"
+                       "\"json\",\"def\":{\"fields\":[{\"t\":\"asc\"},{\"u\":\"asc\"},"
+                       "{\"_id\":\"asc\"}]}}}";
+    walk(l, pages, 4, -1);
+    assert_true(logged(l->fake, "CP0372", CP_LOG_DEBUG));
+    assert_false(logged(l->fake, "CP0422", CP_LOG_WARNING));
+    /* a page and the row beyond it cross from a pair of ties: two queries,
+     * either way */
+    l->req.count = 1;
+    l->fake->finds = 0;
+    assert_string_equal(row_names(page_at(l, "{\"a\":[[1,0],\"d01\"]}")), "d07");
+    assert_int_equal(l->fake->finds, 2);
+    assert_string_equal(row_names(page_at(l, "{\"b\":[[1,1],\"d09\"]}")), "d03");
+    assert_int_equal(l->fake->finds, 4);
+}
+
 /* The rows beyond a token's row went: the Last page (or the first),
  * which that page's own token then is, sealed where tokens are. */
 static void find_deleted_boundary_rows(void **state)
@@ -1319,6 +1379,8 @@ int main(void)
         UNIT_TEST(find_by_find_where_explain_cannot_tell),
         UNIT_TEST(find_residual_logs_the_index_to_create_once),
         UNIT_TEST(find_residual_asks_the_ties_apart),
+        UNIT_TEST(find_residual_ties_apart_on_two_fields),
+        UNIT_TEST(find_ties_apart_edited_between_the_reads),
         UNIT_TEST(find_deleted_boundary_rows),
         UNIT_TEST(find_warnings_are_logged_once_a_location),
         UNIT_TEST(overfull_answers_are_refused_on_every_location),
