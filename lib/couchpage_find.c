@@ -115,6 +115,12 @@ static json_t *condition(const char *field, const char *op, const json_t *value)
 json_t *cp_find_beyond(apr_pool_t *pool, const cp_find_sort *sort, const json_t *key,
                        const char *docid, int backward)
 {
+    return cp_find_beyond_part(pool, sort, key, docid, backward, CP_FIND_BEYOND);
+}
+
+json_t *cp_find_beyond_part(apr_pool_t *pool, const cp_find_sort *sort, const json_t *key,
+                            const char *docid, int backward, cp_find_part part)
+{
     int up = sort->descending == (backward != 0);
     const char *beyond = up ? "$gt" : "$lt", *from = up ? "$gte" : "$lte";
     json_t *id = docid ? cp_json_pool_own(pool, json_string(docid)) : NULL;
@@ -130,10 +136,13 @@ json_t *cp_find_beyond(apr_pool_t *pool, const cp_find_sort *sort, const json_t 
         }
     }
     if (sort->count == 0) {
-        return cp_json_pool_own(pool, condition("_id", beyond, id));
+        return part == CP_FIND_BEYOND ? cp_json_pool_own(pool, condition("_id", beyond, id))
+                                      : NULL;
     }
     either = json_array();
-    for (i = 0; i <= sort->count; i++) {
+    /* the clauses of the rows past the row's values, then the ties' */
+    for (i = part == CP_FIND_TIES ? sort->count : 0;
+         i <= sort->count - (part == CP_FIND_PAST_TIES); i++) {
         json_t *clause = json_object();
 
         for (j = 0; j < i; j++) {
@@ -148,6 +157,12 @@ json_t *cp_find_beyond(apr_pool_t *pool, const cp_find_sort *sort, const json_t 
             json_object_set_new(clause, "_id", member(beyond, json_incref(id)));
         }
         json_array_append_new(either, clause);
+    }
+    if (part == CP_FIND_TIES) {
+        /* the sort fields' equalities and _id's range: the scan's start */
+        all = json_incref(json_array_get(either, 0));
+        json_decref(either);
+        return cp_json_pool_own(pool, all);
     }
     all = json_array();
     /* the range CouchDB's planner turns into where the index scan starts:
@@ -196,11 +211,17 @@ static void set_flag(json_t *body, const char *name, cp_mango_flag flag)
 const char *cp_find_body(apr_pool_t *pool, const cp_find_spec *spec, const json_t *key,
                          const char *docid, int backward, int limit)
 {
+    return cp_find_body_part(pool, spec, key, docid, backward, limit, CP_FIND_BEYOND);
+}
+
+const char *cp_find_body_part(apr_pool_t *pool, const cp_find_spec *spec, const json_t *key,
+                              const char *docid, int backward, int limit, cp_find_part part)
+{
     json_t *body = cp_json_pool_own(pool, json_object());
     json_t *selector = (json_t *)spec->selector, *fields;
 
     if (key) {
-        json_t *beyond = cp_find_beyond(pool, spec->sort, key, docid, backward);
+        json_t *beyond = cp_find_beyond_part(pool, spec->sort, key, docid, backward, part);
         json_t *both;
 
         if (!beyond) {

@@ -69,6 +69,24 @@ json_t *cp_find_row_key(apr_pool_t *pool, const cp_find_sort *sort, const json_t
 json_t *cp_find_beyond(apr_pool_t *pool, const cp_find_sort *sort, const json_t *key,
                        const char *docid, int backward);
 
+/* The rows beyond a row, asked apart: those that tie with it on every
+ * sort field, {"F1": {"$eq": k1}, ..., "Fn": {"$eq": kn}, "_id": {"$gt":
+ * docid}} ($lt the other way), which CouchDB starts at the row itself
+ * through an index whose key is fixed up to _id
+ * (cp_mango_index_starts_at_row); and the rows past them, cp_find_beyond
+ * without its last clause (the ties'). Together the rows of
+ * cp_find_beyond, in its order: the ties first. */
+typedef enum {
+    CP_FIND_BEYOND = 0,   /* cp_find_beyond's: every row beyond */
+    CP_FIND_TIES,         /* the rows tied with the row, beyond it */
+    CP_FIND_PAST_TIES     /* the rows beyond its sort values */
+} cp_find_part;
+
+/* cp_find_beyond for one part; NULL as there, and for the ties' parts of
+ * a sort by _id alone, which has no ties. */
+json_t *cp_find_beyond_part(apr_pool_t *pool, const cp_find_sort *sort, const json_t *key,
+                            const char *docid, int backward, cp_find_part part);
+
 /* What a _find location asks: its selector (request values in), its sort,
  * the index it names (ddoc NULL: CouchDB chooses), the fields the page
  * shows (NULL: whole documents), and CouchPageUpdate and CouchPageStable. */
@@ -96,6 +114,11 @@ json_t *cp_find_fields_param(apr_pool_t *pool, const cp_find_spec *spec);
  * key or docid cannot bound (cp_find_beyond). */
 const char *cp_find_body(apr_pool_t *pool, const cp_find_spec *spec, const json_t *key,
                          const char *docid, int backward, int limit);
+
+/* cp_find_body asking one part of the rows beyond the row
+ * (cp_find_beyond_part). */
+const char *cp_find_body_part(apr_pool_t *pool, const cp_find_spec *spec, const json_t *key,
+                              const char *docid, int backward, int limit, cp_find_part part);
 
 /* Keys a numbered _find page's rows as a keyset page's are, so that `key`
  * (CouchPageItem, item templates) means one thing on a _find location

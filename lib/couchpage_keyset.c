@@ -25,6 +25,58 @@ const char *cp_keyset_find_body(apr_pool_t *pool, const cp_find_spec *spec,
                         limit);
 }
 
+const char *cp_keyset_find_part_body(apr_pool_t *pool, const cp_find_spec *spec,
+                                     const cp_token *token, int limit, cp_find_part part)
+{
+    if ((token->from != CP_FROM_AFTER && token->from != CP_FROM_BEFORE) || !token->key
+        || spec->sort->count == 0) {
+        return NULL;
+    }
+    return cp_find_body_part(pool, spec, token->key, token->docid,
+                             cp_keyset_reads_backward(token), limit, part);
+}
+
+/* Where a row with id is among rows, or -1. */
+static int row_with_id(const apr_array_header_t *rows, const char *id)
+{
+    int i;
+
+    for (i = 0; id && i < rows->nelts; i++) {
+        const cp_row *row = APR_ARRAY_IDX(rows, i, const cp_row *);
+
+        if (row->id && !strcmp(row->id, id)) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+int cp_keyset_find_join(apr_array_header_t *rows, const apr_array_header_t *past, int asked,
+                        int limit)
+{
+    int twice = 0, kept, i, at;
+
+    for (i = 0; i < past->nelts; i++) {
+        twice += row_with_id(rows, APR_ARRAY_IDX(past, i, const cp_row *)->id) >= 0;
+    }
+    if (twice && past->nelts >= asked && rows->nelts + past->nelts - twice < limit) {
+        return 1;
+    }
+    /* a row in both moved past the ties meanwhile: kept where it is now */
+    for (i = 0; i < past->nelts; i++) {
+        if ((at = row_with_id(rows, APR_ARRAY_IDX(past, i, const cp_row *)->id)) >= 0) {
+            memmove(&APR_ARRAY_IDX(rows, at, const cp_row *),
+                    &APR_ARRAY_IDX(rows, at + 1, const cp_row *),
+                    (size_t)(rows->nelts - at - 1) * sizeof(const cp_row *));
+            rows->nelts--;
+        }
+    }
+    for (i = 0, kept = rows->nelts; i < past->nelts && kept < limit; i++, kept++) {
+        APR_ARRAY_PUSH(rows, const cp_row *) = APR_ARRAY_IDX(past, i, const cp_row *);
+    }
+    return 0;
+}
+
 int cp_keyset_behind_limit(const cp_token *token, int count, int links)
 {
     if (links == 0 || !token->key) {

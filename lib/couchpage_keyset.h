@@ -48,6 +48,27 @@ int cp_keyset_limit(int count, int links);
 const char *cp_keyset_find_body(apr_pool_t *pool, const cp_find_spec *spec,
                                 const cp_token *token, int limit);
 
+/* A _find page read through an index that starts the ties at the row
+ * (cp_mango_index_starts_at_row) asks the rows beyond its token's row in
+ * two parts, in order: first those tied with it (CP_FIND_TIES), which
+ * CouchDB reads from the row itself, limit rows; and only when they do
+ * not fill the page, those past its sort values (CP_FIND_PAST_TIES), as
+ * many as are missing. A page inside a group of ties is one query, one
+ * that crosses a group two. The body of a part, as cp_keyset_find_body
+ * (NULL there, and for a token without a row or a sort by _id alone: the
+ * page is asked whole). */
+const char *cp_keyset_find_part_body(apr_pool_t *pool, const cp_find_spec *spec,
+                                     const cp_token *token, int limit, cp_find_part part);
+
+/* Joins the rows past the ties (past, read with limit asked, const cp_row
+ * *) to the ties' rows (rows), up to limit in all. The two reads are two
+ * moments: a row edited between them may be in both, and is kept where the
+ * later read found it. Returns 1, with rows unchanged, when such a row
+ * left the page short of a read that came full (more rows may follow:
+ * the past part is asked again with limit rows); else 0. */
+int cp_keyset_find_join(apr_array_header_t *rows, const apr_array_header_t *past, int asked,
+                        int limit);
+
 /* How many rows a numbered page with page links reads on the side it is
  * not read towards (behind a page read forward, ahead of one read
  * backward), for those links: links pages and one row more, which shows

@@ -706,3 +706,40 @@ const char *cp_mango_advised_index(apr_pool_t *pool, const json_t *selector,
                                             "type", "json"));
     return body ? cp_json_text(pool, body) : NULL;
 }
+
+/* Whether the selector fixes name by a top-level equality. */
+static int fixed_by(const json_t *selector, const char *name)
+{
+    const json_t *condition = json_is_object(selector) ? json_object_get(selector, name) : NULL;
+
+    return name[0] != '$' && strcmp(name, "_id") && condition && equal_to(condition);
+}
+
+int cp_mango_index_starts_at_row(const json_t *selector, const cp_mango_field *sort,
+                                 int sort_count, const apr_array_header_t *fields)
+{
+    int n = fields->nelts, unfixed = 0, at, i;
+
+    if (sort_count < 1 || n < 2 || strcmp(APR_ARRAY_IDX(fields, n - 1, const char *), "_id")) {
+        return 0;
+    }
+    for (i = 0; i < sort_count; i++) {
+        unfixed += !fixed_by(selector, sort[i].name);
+    }
+    at = n - 1 - unfixed;   /* where the unfixed sort fields start */
+    if (at < 0) {
+        return 0;
+    }
+    for (i = 0; i < at; i++) {
+        if (!fixed_by(selector, APR_ARRAY_IDX(fields, i, const char *))) {
+            return 0;
+        }
+    }
+    for (i = 0; i < sort_count; i++) {
+        if (!fixed_by(selector, sort[i].name)
+            && strcmp(APR_ARRAY_IDX(fields, at++, const char *), sort[i].name)) {
+            return 0;
+        }
+    }
+    return 1;
+}

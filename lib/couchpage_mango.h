@@ -148,4 +148,15 @@ const char *cp_mango_index_range(apr_pool_t *pool, const json_t *selector,
 const char *cp_mango_advised_index(apr_pool_t *pool, const json_t *selector,
                                    const cp_mango_field *sort, int sort_count);
 
+/* Whether an index on fields (const char *, in order) starts a query of
+ * the rows tied with a boundary row after it, the selector AND every sort
+ * field equal to the row's AND {"_id": {"$gt": id}}, at the row itself:
+ * its fields are the selector's top-level equalities (any of them, in any
+ * order), then the sort fields before _id that those do not fix, in sort
+ * order, then "_id" (cp_mango_advised_index's index is one), so that every
+ * field of its key but _id is fixed by an equality and the scan starts at
+ * [..., id]. 0 without sort fields before _id. */
+int cp_mango_index_starts_at_row(const json_t *selector, const cp_mango_field *sort,
+                                 int sort_count, const apr_array_header_t *fields);
+
 #endif

@@ -35,6 +35,7 @@ typedef struct {
     const cp_source *src;
     const cp_request *req;
     const cp_transport *tr;
+    int ties_apart;   /* _find pages ask the ties and the rest apart */
 } serving;
 
 cp_fault *cp_fault_make(apr_pool_t *pool, cp_fault_class kind, int status,
@@ -556,7 +557,8 @@ static const char *learn_index(const serving *s, int look, const cp_fault **late
 /* A location whose pages its index's view cannot serve (why) goes by
  * _find from its boundary row's sort value, which reads the rows tied with
  * that row before it again: the index that lets CouchDB start at the row
- * itself is logged at warn once a location and child, as the body to POST. */
+ * itself (and the ties be asked apart) is logged at warn once a location
+ * and child, as the body to POST. */
 static void advise_index(const serving *s, const char *why)
 {
     const cp_source *src = s->src;
@@ -564,26 +566,26 @@ static void advise_index(const serving *s, const char *why)
     const char *key = apr_psprintf(s->pool, "CP0422 %pp", src->location);
     const char *body;
 
-    if (!s->tr->first_time(s->tr->baton, key, strlen(key))) {
-        return;
-    }
-    body = cp_mango_advised_index(s->pool, src->find->selector, sort->fields, sort->count);
-    if (!body) {
+    if (!s->tr->first_time(s->tr->baton, key, strlen(key))
+        || !(body = cp_mango_advised_index(s->pool, src->find->selector, sort->fields,
+                                           sort->count))) {
         return;
     }
     log_line(s, CP_LOG_WARNING, "CP0422", apr_psprintf(s->pool, "the _find pages of %s cannot "
              "be read from an index's view (%s): each page asks _find from its boundary "
              "row's sort values, and CouchDB reads again the rows that tie with that row "
              "before it. CouchDB starts a query of the ties ({..., \"_id\": {\"$gt\": ID}}) "
-             "at the row itself only through an index whose fields end in _id: POST %s/_index "
-             "%s%s", src->uri, why, src->view->db_url, body, view_context(s, src->view)));
+             "at the row itself only through an index whose fields end in _id, and through "
+             "it (the index _explain names, or CouchPageIndex) the pages ask the ties apart: "
+             "POST %s/_index %s%s", src->uri, why, src->view->db_url, body,
+             view_context(s, src->view)));
 }
 
 /* Where the selector is a key range of the location's index, the source
  * that reads that index's view (its rows in _find's order, each with its
  * document, never reduced: its reduce is _count), in *index; else NULL.
  * NULL, or the fault of a read past the page's deadline. */
-static const cp_fault *index_source(const serving *s, cp_source **index)
+static const cp_fault *index_source(serving *s, cp_source **index)
 {
     const cp_source *src = s->src;
     const cp_find_spec *spec = src->find;
@@ -631,12 +633,15 @@ static const cp_fault *index_source(const serving *s, cp_source **index)
     why = cp_mango_index_range(s->pool, spec->selector, spec->sort->fields, spec->sort->count,
                                fields, &low, &high, &fixed);
     if (why) {
+        /* by _find; the ties apart where the index starts them at the row */
+        s->ties_apart = cp_mango_index_starts_at_row(spec->selector, spec->sort->fields,
+                                                     spec->sort->count, fields);
         if (s->tr->debug) {
             log_line(s, CP_LOG_DEBUG, "CP0372", apr_psprintf(s->pool, "the page of %s goes "
-                     "by _find, unnumbered: %s", src->uri, why));
+                     "by _find, unnumbered%s: %s", src->uri,
+                     s->ties_apart ? ", the ties asked apart" : "", why));
         }
-        advise_index(s, why);
-        return NULL;
+        return s->ties_apart ? NULL : (advise_index(s, why), NULL);
     }
     view = apr_pmemdup(s->pool, src->view, sizeof(*view));
     url = location_url(s->pool, src->view, json_string_value(json_object_get(note, "view")));
@@ -739,13 +744,10 @@ static const cp_fault *read_index_rows(const serving *s, const cp_source *index,
     return NULL;
 }
 
-/* The rows of a page by _find: one POST .../_find. */
-static const cp_fault *read_find_rows(const serving *s, const char *url,
-                                      const cp_token *token, int limit,
-                                      apr_array_header_t **rows)
+/* The rows of one POST .../_find of body. */
+static const cp_fault *find_rows(const serving *s, const char *url, const cp_token *token,
+                                 const char *body, int limit, apr_array_header_t **rows)
 {
-    const cp_find_spec *spec = s->src->find;
-    const char *body = cp_keyset_find_body(s->pool, spec, token, limit);
     cp_transport_failure failure;
     const cp_answer *answer;
     const char *reason;
@@ -754,7 +756,7 @@ static const cp_fault *read_find_rows(const serving *s, const char *url,
     if (!body) {
         return cp_fault_bad_request(s->pool, "the start token cannot bound a query");
     }
-    if (!s->tr->find(s->tr->baton, url, body, spec->sort, &answer, &failure)) {
+    if (!s->tr->find(s->tr->baton, url, body, s->src->find->sort, &answer, &failure)) {
         if (token->key && failure.backend_status == HTTP_BAD_REQUEST) {
             /* the values a client's token put into the query */
             return cp_fault_make(s->pool, CP_FAULT_CLIENT, HTTP_BAD_REQUEST, "bad_request",
@@ -778,6 +780,29 @@ static const cp_fault *read_find_rows(const serving *s, const char *url,
         APR_ARRAY_PUSH(*rows, const cp_row *) = cp_answer_row(answer, i);
     }
     return NULL;
+}
+
+/* The rows of a page by _find: one POST .../_find; with the ties apart,
+ * the ties first, and the rows past them only when those leave the page
+ * short (cp_keyset_find_part_body, cp_keyset_find_join). */
+static const cp_fault *read_find_rows(const serving *s, const char *url,
+                                      const cp_token *token, int limit,
+                                      apr_array_header_t **rows)
+{
+    const cp_find_spec *spec = s->src->find;
+    const char *ties = s->ties_apart
+                       ? cp_keyset_find_part_body(s->pool, spec, token, limit, CP_FIND_TIES) : NULL;
+    const cp_fault *fault = find_rows(s, url, token, ties ? ties : cp_keyset_find_body(
+                                          s->pool, spec, token, limit), limit, rows);
+    int asked = fault || !ties ? 0 : limit - (*rows)->nelts;
+    apr_array_header_t *past;
+
+    while (asked > 0 && !(fault = find_rows(s, url, token, cp_keyset_find_part_body(
+                              s->pool, spec, token, asked, CP_FIND_PAST_TIES), asked, &past))
+           && cp_keyset_find_join(*rows, past, asked, limit)) {
+        asked = limit;
+    }
+    return fault;
 }
 
 /* A _find location's page, by the keyset pager: one POST .../_find, or,
@@ -853,7 +878,7 @@ static const cp_fault *serve_find(const serving *s, const cp_source *index, cons
 const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_request *req,
                          const cp_transport *transport, cp_served *served)
 {
-    serving s = { pool, source, req, transport };
+    serving s = { pool, source, req, transport, 0 };
     cp_source *index = NULL;
     const cp_fault *fault;
     const char *text;

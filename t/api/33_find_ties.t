@@ -4,9 +4,10 @@
 # index's view, read from the boundary row by startkey and startkey_docid,
 # so a page deep in a tie group is one view read of its own rows; a range
 # on the sort field is the view's range; a condition the view cannot
-# evaluate pages by _find and logs the index to create once (CP0422). On
-# pouchdb-server (no such views) every page goes by _find, in the same
-# order. Walks both ways equal the backend's own _find order read whole,
+# evaluate pages by _find and logs the index to create once (CP0422); through
+# an index [cat, _id] it asks the ties and the rest apart: one _find a page
+# inside a tie group, two where a page crosses one. On pouchdb-server (no
+# such views) every page goes by _find, in the same order, one query a page. Walks both ways equal the backend's own _find order read whole,
 # and a walk while boundary rows are deleted and edited loses and repeats
 # no row.
 use strict;
@@ -18,7 +19,7 @@ use CouchPageTest qw(get_json with_args backend_request backend_open_db backend_
                      error_log_mark error_log_since);
 use CouchPageFind qw(must reference_ids ids walk same_list edge_rows);
 
-plan tests => 12;
+plan tests => 19;
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my $couchdb = backend_kind() eq 'couchdb';
@@ -135,6 +136,83 @@ else {
         or print STDERR "# advice: @advice\n";
 }
 
+# --- the residual condition through an index [cat, _id]: the ties apart ---------
+my $M = $couchdb ? 3000 : 750;   # 15 | M: every value of cat has M / 5 × 2/3 rows
+backend_request(DELETE => '/findtiesid');
+backend_open_db('findtiesid');
+{
+    my @tied = map {
+        { _id => sprintf('u%05d', ($_ * 7919) % $M), cat => 'c' . ($_ % 5),
+          tags => [$_ % 3 ? 'a' : 'b'] }
+    } 0 .. $M - 1;
+    for (my $i = 0; $i < @tied; $i += 1000) {
+        my $end = $i + 999 < $#tied ? $i + 999 : $#tied;
+        must('loading findtiesid', backend_request(POST => '/findtiesid/_bulk_docs',
+                                                   { docs => [@tied[$i .. $end]] }));
+    }
+    must('index cat-id', backend_request(POST => '/findtiesid/_index',
+        { index => { fields => ['cat', '_id'] }, ddoc => 'cat-id', name => 'cat-id',
+          type => 'json' }));
+    # (pouchdb-server sorts by cat through no index whose fields go on)
+    must('index by-cat', backend_request(POST => '/findtiesid/_index',
+        { index => { fields => ['cat'] }, ddoc => 'by-cat', name => 'by-cat', type => 'json' }))
+        unless $couchdb;
+}
+my $APART = { cat => { '$gte' => undef }, tags => { '$elemMatch' => { '$eq' => 'a' } } };
+my @apart = reference_ids('findtiesid', $APART, cat => 'asc');
+my @apart_desc = reference_ids('findtiesid', $APART, cat => 'desc');
+
+# The _find requests of one page (the child's learning left out), its
+# status and page, and whether the page's log says the ties go apart.
+sub apart_page {
+    my ($path, $token) = @_;
+    my $mark = error_log_mark();
+    my ($status, $page) = get_json(with_args($path, start => $JSON->encode($token)));
+    my @lines = error_log_since($mark, wait => 2, until => 'CP0151');
+    my @reads = grep { !m{/_explain|limit=0} }
+                map { m{CP0150: backend request \d+ of \d+: (GET|POST) (\S+)} ? "$1 $2" : () } @lines;
+    return ($status, $page, \@reads, scalar grep { /CP0372.*the ties asked apart/ } @lines);
+}
+
+{
+    my $mark = error_log_mark();
+    my ($fwd, undef, $bad) = walk('/ties/apart/');
+    my ($back) = walk('/ties/apart/', back => 1);
+    ok(same_list($fwd, \@apart, 'apart, forward') && same_list($back, \@apart, 'apart, backward')
+       && !@$bad && @apart == $M * 2 / 3);
+    my ($dfwd) = walk('/ties/apart-desc/');
+    my ($dback) = walk('/ties/apart-desc/', back => 1);
+    ok(same_list($dfwd, \@apart_desc, 'apart, descending')
+       && same_list($dback, \@apart_desc, 'apart, descending, backward'));
+    # the index starts the ties at the row: nothing to advise
+    ok(!grep { /CP0422.*\/ties\/apart/ } error_log_since($mark, wait => 0.5));
+}
+{
+    my $group = @apart / 5;   # rows a value of cat; row k's value is c(k / group)
+    # a page deep inside c0: one _find, the ties
+    my $at = $group - 60;
+    my ($status, $page, $reads, $apart) = apart_page('/ties/apart/', { a => [['c0'], $apart[$at - 1]] });
+    ok($status == 200 && join(' ', ids($page)) eq join(' ', @apart[$at .. $at + 19])
+       && @$reads == 1 && $reads->[0] =~ m{^POST \S*/findtiesid/_find$} && ($couchdb ? $apart : !$apart))
+        or print STDERR "# deep: $status ", join(' ', ids($page // {})), "; reads @$reads\n";
+    # a page that crosses from c0 into c1: the ties, then the rest
+    $at = $group - 10;
+    ($status, $page, $reads) = apart_page('/ties/apart/', { a => [['c0'], $apart[$at - 1]] });
+    ok($status == 200 && join(' ', ids($page)) eq join(' ', @apart[$at .. $at + 19])
+       && @$reads == ($couchdb ? 2 : 1) && !grep { !m{^POST \S*/findtiesid/_find$} } @$reads)
+        or print STDERR "# crossing: $status ", join(' ', ids($page // {})), "; reads @$reads\n";
+    # backward: deep inside c2, then across into c1
+    $at = 3 * $group - 30;
+    ($status, $page, $reads) = apart_page('/ties/apart/', { b => [['c2'], $apart[$at]] });
+    my $one = $status == 200 && join(' ', ids($page)) eq join(' ', @apart[$at - 20 .. $at - 1])
+              && @$reads == 1;
+    $at = 2 * $group + 10;
+    ($status, $page, $reads) = apart_page('/ties/apart/', { b => [['c2'], $apart[$at]] });
+    ok($one && $status == 200 && join(' ', ids($page)) eq join(' ', @apart[$at - 20 .. $at - 1])
+       && @$reads == ($couchdb ? 2 : 1))
+        or print STDERR "# backward: $status ", join(' ', ids($page // {})), "; reads @$reads\n";
+}
+
 # --- a walk while the boundary rows change ---------------------------------------
 {
     my @before = @asc;
@@ -157,4 +235,28 @@ else {
     my @twice = grep { $count{$_} > 1 } keys %count;
     ok(!@lost && !@$bad && !@twice && $n > 10)
         or print STDERR "# lost: @lost[0 .. ($#lost < 9 ? $#lost : 9)]; repeated: @twice; statuses @$bad\n";
+}
+
+# --- the ties apart, while the boundary rows change: deleted, edited, and
+# moved to another value of cat between the pages ---------------------------------
+{
+    my (%touched, $n);
+    my $changes = sub {
+        my ($last, $first) = edge_rows(@_) or return;
+        $n++;
+        my (undef, $doc) = backend_request(GET => "/findtiesid/$last->{_id}");
+        must('delete', backend_request(DELETE => "/findtiesid/$last->{_id}?rev=$doc->{_rev}"));
+        (undef, $doc) = backend_request(GET => "/findtiesid/$first->{_id}");
+        my %moved = (%$doc, cat => $n % 2 ? 'c9' : 'c0');
+        must('move', backend_request(PUT => "/findtiesid/$first->{_id}", \%moved));
+        $touched{$_} = 1 for $last->{_id}, $first->{_id};
+    };
+    my ($ids, undef, $bad) = walk('/ties/apart/', each => $changes);
+    my %count;
+    $count{$_}++ for @$ids;
+    my @lost = grep { !$touched{$_} && !$count{$_} } @apart;
+    # (a row moved to c9 meanwhile comes again: it was changed)
+    my @twice = grep { $count{$_} > 1 && !$touched{$_} } keys %count;
+    ok(!@lost && !@$bad && !@twice && $n > 10)
+        or print STDERR "# apart: lost: @lost[0 .. ($#lost < 9 ? $#lost : 9)]; repeated: @twice; statuses @$bad\n";
 }

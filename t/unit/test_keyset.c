@@ -772,6 +772,99 @@ static void find_bodies_go_the_tokens_way(void **state)
     assert_null(cp_keyset_find_body(pool, &spec, &token, 5));
 }
 
+/* The ties and the rows past them, asked apart: exact text, each way and
+ * with two sort fields; no part for a token without a row. */
+static void find_parts_ask_the_ties_then_the_rest(void **state)
+{
+    const char *names[] = { "a", "b", NULL };
+    cp_find_sort sort = sort_by_n(), two = sort_of(0, names), down = sort_of(1, names);
+    cp_find_spec spec = { .selector = parse("{\"type\":\"post\"}"), .sort = &sort };
+    cp_token token = { .from = CP_FROM_AFTER, .key = parse("[3]"), .docid = "d9" };
+
+    assert_string_equal(cp_keyset_find_part_body(pool, &spec, &token, 5, CP_FIND_TIES),
+                        "{\"selector\":{\"$and\":[{\"type\":\"post\"},{\"n\":{\"$eq\":3},"
+                        "\"_id\":{\"$gt\":\"d9\"}}]},\"sort\":[{\"n\":\"asc\"}],\"limit\":5}");
+    assert_string_equal(cp_keyset_find_part_body(pool, &spec, &token, 2, CP_FIND_PAST_TIES),
+                        "{\"selector\":{\"$and\":[{\"type\":\"post\"},{\"$and\":[{\"n\":"
+                        "{\"$gte\":3}},{\"$or\":[{\"n\":{\"$gt\":3}}]}]}]},\"sort\":"
+                        "[{\"n\":\"asc\"}],\"limit\":2}");
+    token.from = CP_FROM_BEFORE;
+    assert_string_equal(cp_keyset_find_part_body(pool, &spec, &token, 5, CP_FIND_TIES),
+                        "{\"selector\":{\"$and\":[{\"type\":\"post\"},{\"n\":{\"$eq\":3},"
+                        "\"_id\":{\"$lt\":\"d9\"}}]},\"sort\":[{\"n\":\"desc\"}],\"limit\":5}");
+    /* two fields, descending, after a row: the ties equal on both */
+    token.from = CP_FROM_AFTER;
+    token.key = parse("[1,2]");
+    assert_string_equal(cp_json_text(pool, cp_find_beyond_part(pool, &down, token.key, "x", 0,
+                                                               CP_FIND_TIES)),
+                        "{\"a\":{\"$eq\":1},\"b\":{\"$eq\":2},\"_id\":{\"$lt\":\"x\"}}");
+    assert_string_equal(cp_json_text(pool, cp_find_beyond_part(pool, &two, token.key, "x", 0,
+                                                               CP_FIND_PAST_TIES)),
+                        "{\"$and\":[{\"a\":{\"$gte\":1}},{\"$or\":[{\"a\":{\"$gt\":1}},"
+                        "{\"a\":{\"$eq\":1},\"b\":{\"$gt\":2}}]}]}");
+    /* no part without a row, nor for a sort by _id alone */
+    token.from = CP_FROM_FIRST;
+    assert_null(cp_keyset_find_part_body(pool, &spec, &token, 5, CP_FIND_TIES));
+    token.from = CP_FROM_ROW;
+    assert_null(cp_keyset_find_part_body(pool, &spec, &token, 5, CP_FIND_TIES));
+    sort = sort_of(0, (const char *[]){ "_id", NULL });
+    token.from = CP_FROM_AFTER;
+    token.key = parse("[]");
+    assert_null(cp_keyset_find_part_body(pool, &spec, &token, 5, CP_FIND_PAST_TIES));
+}
+
+/* Rows of the given ids. */
+static apr_array_header_t *rows_of(const char *const *ids)
+{
+    apr_array_header_t *rows = apr_array_make(pool, 4, sizeof(const cp_row *));
+
+    for (; *ids; ids++) {
+        cp_row *row = apr_pcalloc(pool, sizeof(*row));
+
+        row->id = *ids;
+        APR_ARRAY_PUSH(rows, const cp_row *) = row;
+    }
+    return rows;
+}
+
+static const char *ids_of(const apr_array_header_t *rows)
+{
+    const char *out = "";
+    int i;
+
+    for (i = 0; i < rows->nelts; i++) {
+        out = apr_pstrcat(pool, out, i ? " " : "", APR_ARRAY_IDX(rows, i, const cp_row *)->id,
+                          NULL);
+    }
+    return out;
+}
+
+/* The rest joins the ties up to the limit; a row both reads found (edited
+ * between them) is kept where the later found it, and where that left a
+ * full read short, the rest is asked again. */
+static void find_parts_join_without_repeats(void **state)
+{
+    apr_array_header_t *rows = rows_of((const char *[]){ "t1", "t2", NULL });
+
+    assert_int_equal(cp_keyset_find_join(rows, rows_of((const char *[]){ "r1", "r2", NULL }),
+                                         2, 4), 0);
+    assert_string_equal(ids_of(rows), "t1 t2 r1 r2");
+    /* a short read ends the rows: no more to ask */
+    rows = rows_of((const char *[]){ "t1", "t2", NULL });
+    assert_int_equal(cp_keyset_find_join(rows, rows_of((const char *[]){ "t2", NULL }), 2, 4),
+                     0);
+    assert_string_equal(ids_of(rows), "t1 t2");
+    /* a full read with a row of the ties: asked again with the limit */
+    rows = rows_of((const char *[]){ "t1", "t2", NULL });
+    assert_int_equal(cp_keyset_find_join(rows, rows_of((const char *[]){ "t1", "r1", NULL }),
+                                         2, 4), 1);
+    assert_string_equal(ids_of(rows), "t1 t2");
+    assert_int_equal(cp_keyset_find_join(rows, rows_of((const char *[]){ "t1", "r1", "r2",
+                                                                         "r3", NULL }), 4, 4),
+                     0);
+    assert_string_equal(ids_of(rows), "t2 t1 r1 r2");
+}
+
 /* The URL of the query a numbered page of 6 rows, no page links, asks of
  * plan's index's view for the token text reads (into token). */
 static const char *index_query_url(const cp_plan *plan, const apr_array_header_t *fields,
@@ -849,6 +942,8 @@ int main(void)
         UNIT_TEST(view_tokens_start_a_numbered_page_at_their_row),
         UNIT_TEST(numbered_pages_link_both_sides),
         UNIT_TEST(find_bodies_go_the_tokens_way),
+        UNIT_TEST(find_parts_ask_the_ties_then_the_rest),
+        UNIT_TEST(find_parts_join_without_repeats),
         UNIT_TEST(index_queries_start_at_the_tokens_row),
     };
 

@@ -531,6 +531,58 @@ static void the_advised_index_ends_in_id(void **state)
                         "\"type\":\"json\"}");
 }
 
+/* Index fields from a comma-separated list. */
+static apr_array_header_t *fields_list(const char *list)
+{
+    apr_array_header_t *fields = apr_array_make(pool, 4, sizeof(const char *));
+    char *last, *each;
+
+    for (each = apr_strtok(apr_pstrdup(pool, list), ",", &last); each;
+         each = apr_strtok(NULL, ",", &last)) {
+        APR_ARRAY_PUSH(fields, const char *) = each;
+    }
+    return fields;
+}
+
+/* An index starts the ties at their row when every field of its key but
+ * _id is an equality of the selector or an unfixed sort field, in order. */
+static void indexes_that_start_the_ties_at_the_row(void **state)
+{
+    const char *const by_cat[] = { "cat", NULL };
+    const char *const by_type_date[] = { "type", "date", NULL };
+    const char *const by_a_b[] = { "a", "b", NULL };
+    sort_fields cat = sorted_by(by_cat), type_date = sorted_by(by_type_date);
+    sort_fields a_b = sorted_by(by_a_b);
+    const char *selector = "{\"type\":\"post\",\"cat\":{\"$gte\":null},\"tags\":"
+                           "{\"$elemMatch\":{\"$eq\":\"b\"}},\"lang\":{\"$eq\":\"en\"}}";
+    const json_t *parsed = cp_json_load(pool, selector, strlen(selector), NULL);
+
+    (void)state;
+    assert_true(cp_mango_index_starts_at_row(parsed, cat.fields, cat.count,
+                                             fields_list("cat,_id")));
+    assert_true(cp_mango_index_starts_at_row(parsed, cat.fields, cat.count,
+                                             fields_list("lang,type,cat,_id")));
+    assert_true(cp_mango_index_starts_at_row(parsed, type_date.fields, type_date.count,
+                                             fields_list("type,date,_id")));
+    assert_true(cp_mango_index_starts_at_row(parsed, type_date.fields, type_date.count,
+                                             fields_list("date,_id")));
+    assert_true(cp_mango_index_starts_at_row(parsed, a_b.fields, a_b.count,
+                                             fields_list("a,b,_id")));
+    /* not ending in _id; a field before the sort's that nothing fixes; the
+     * sort fields out of order or missing */
+    assert_false(cp_mango_index_starts_at_row(parsed, cat.fields, cat.count,
+                                              fields_list("cat")));
+    assert_false(cp_mango_index_starts_at_row(parsed, cat.fields, cat.count,
+                                              fields_list("tags,cat,_id")));
+    assert_false(cp_mango_index_starts_at_row(parsed, a_b.fields, a_b.count,
+                                              fields_list("b,a,_id")));
+    assert_false(cp_mango_index_starts_at_row(parsed, a_b.fields, a_b.count,
+                                              fields_list("a,_id")));
+    assert_false(cp_mango_index_starts_at_row(parsed, cat.fields, cat.count,
+                                              fields_list("cat,type,_id")));
+    assert_false(cp_mango_index_starts_at_row(parsed, cat.fields, 0, fields_list("_id")));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -545,6 +597,7 @@ int main(void)
         UNIT_TEST(equalities_on_leading_fields_are_a_view_range),
         UNIT_TEST(bounds_on_the_first_sort_field_are_a_view_range),
         UNIT_TEST(the_advised_index_ends_in_id),
+        UNIT_TEST(indexes_that_start_the_ties_at_the_row),
     };
 
     RUN_UNIT_TESTS("couchpage_mango", tests);

@@ -33,6 +33,8 @@ typedef struct {
     int cut_after;              /* a multi-query answer ends after this many results */
     cp_transport_failure alone_fail; /* the queries asked alone fail so, when its status */
     cp_transport_failure fail;  /* every ask fails so, when fail.status */
+    int edit_at;                /* before this _find (1: the first), ... */
+    const char *edit;           /* ... this document replaces the one of its _id */
     int asks, asked_alone, finds, gets, posts;
     apr_hash_t *notes, *seen;
     apr_array_header_t *log;    /* "CPnnnn level text" */
@@ -331,7 +333,13 @@ static int by_sort(const void *a, const void *b)
                        json_object_iter((json_t *)each))), "desc") ? c : -c;
         }
     }
-    return 0;
+    /* ties in id order, the sort's way, as a Mango index breaks them */
+    each = json_array_get(sort_spec, 0);
+    i = (size_t)strcmp(json_string_value(json_object_get(x, "_id")),
+                       json_string_value(json_object_get(y, "_id")));
+    return each && !strcmp(json_string_value(json_object_iter_value(
+                                json_object_iter((json_t *)each))), "desc")
+           ? -(int)i : (int)i;
 }
 
 static int fake_find(void *baton, const char *url, const char *body, const cp_find_sort *sort,
@@ -350,6 +358,15 @@ static int fake_find(void *baton, const char *url, const char *body, const cp_fi
     if (f->fail.status) {
         *failure = f->fail;
         return 0;
+    }
+    for (i = 0; f->edit && f->finds == f->edit_at && i < f->docs->nelts; i++) {
+        json_t *edited = (json_t *)load(f->edit);
+
+        if (!strcmp(json_string_value(json_object_get(edited, "_id")),
+                    json_string_value(json_object_get(APR_ARRAY_IDX(f->docs, i, json_t *),
+                                                      "_id")))) {
+            APR_ARRAY_IDX(f->docs, i, json_t *) = edited;
+        }
     }
     for (i = 0; i < f->docs->nelts; i++) {
         if (matches(selector, APR_ARRAY_IDX(f->docs, i, json_t *))) {
@@ -1047,6 +1064,119 @@ static void find_residual_logs_the_index_to_create_once(void **state)
     assert_int_equal(lines, 1);
 }
 
+/* What _explain names for a query through an index on t and _id. */
+#define EXPLAIN_TID "{\"dbname\":\"db\",\"index\":{\"ddoc\":\"_design/tid\",\"name\":" \
+    "\"by-t-id\",\"type\":\"json\",\"partitioned\":false,\"def\":{\"fields\":[{\"t\":" \
+    "\"asc\"},{\"_id\":\"asc\"}]}},\"selector\":{},\"limit\":4}"
+
+/* Twelve documents d00..d11, t = i % 3: three groups of four ties. */
+static fake *tied_docs(void)
+{
+    fake *f = fake_make();
+    int i;
+
+    for (i = 0; i < 12; i++) {
+        add_doc(f, apr_psprintf(pool, "{\"_id\":\"d%02d\",\"t\":%d}", i, i % 3));
+    }
+    return f;
+}
+
+/* A residual condition ($lt, which the view cannot read) through an index
+ * on [t, _id]: the ties asked apart, one _find a page inside a group of
+ * ties and two where the page crosses one, both ways and descending, the
+ * walk CouchDB's order; no CP0422. */
+static void find_residual_asks_the_ties_apart(void **state)
+{
+    const char *pages[] = { "d00 d03 d06", "d09 d01 d04", "d07 d10 d02", "d05 d08 d11" };
+    const char *down[] = { "d11 d08 d05", "d02 d10 d07", "d04 d01 d09", "d06 d03 d00" };
+    location *l = find_location(tied_docs(), "t", "{\"t\":{\"$lt\":9}}", 3, 0);
+    const cp_page *page;
+
+    l->fake->explain = EXPLAIN_TID;
+    walk(l, pages, 4, -1);
+    assert_false(logged(l->fake, "CP0422", CP_LOG_WARNING));
+    assert_true(logged(l->fake, "CP0372", CP_LOG_DEBUG));
+    /* inside a group: the ties fill the page, one query */
+    l->req.count = 2;
+    l->fake->finds = 0;
+    page = page_at(l, "{\"a\":[[0],\"d00\"]}");
+    assert_string_equal(row_names(page), "d03 d06");
+    assert_int_equal(l->fake->finds, 1);
+    /* across a group: the ties, then the rest */
+    page = page_at(l, page->next);
+    assert_string_equal(row_names(page), "d09 d01");
+    assert_int_equal(l->fake->finds, 3);
+    /* backward likewise: the ties before the row, then the rest (here
+     * the row beyond the page, which shows a prev, is the rest's) */
+    page = page_at(l, "{\"b\":[[1],\"d10\"]}");
+    assert_string_equal(row_names(page), "d04 d07");
+    assert_int_equal(l->fake->finds, 4);
+    page = page_at(l, page->prev);
+    assert_string_equal(row_names(page), "d09 d01");
+    assert_int_equal(l->fake->finds, 6);
+    /* descending */
+    l = find_location(tied_docs(), "t", "{\"t\":{\"$lt\":9}}", 3, 0);
+    l->fake->explain = EXPLAIN_TID;
+    l->spec.sort = &l->sort[1];
+    walk(l, down, 4, -1);
+    /* an index not ending in _id: the tie-blind query, and CP0422 */
+    l = find_location(tied_docs(), "t", "{\"t\":{\"$lt\":9}}", 3, 0);
+    l->fake->explain = EXPLAIN_KN;
+    page = page_at(l, "{\"a\":[[0],\"d06\"]}");
+    assert_string_equal(row_names(page), "d09 d01 d04");
+    assert_int_equal(l->fake->finds, 1);
+    assert_true(logged(l->fake, "CP0422", CP_LOG_WARNING));
+}
+
+/* A row edited between the ties' read and the rest's, from the ties to
+ * the rest's first rows: once on the page, where the later read found it,
+ * and the rest asked again whole, since it left the page short. */
+static void find_ties_apart_edited_between_the_reads(void **state)
+{
+    location *l = find_location(tied_docs(), "t", "{\"t\":{\"$lt\":9}}", 3, 0);
+    const cp_page *page;
+
+    l->fake->explain = EXPLAIN_TID;
+    page_at(l, NULL);
+    l->fake->finds = 0;
+    l->fake->edit_at = 2;
+    l->fake->edit = "{\"_id\":\"d06\",\"t\":0.5}";
+    page = page_at(l, "{\"a\":[[0],\"d03\"]}");
+    assert_string_equal(row_names(page), "d09 d06 d01");
+    assert_int_equal(l->fake->finds, 3);
+    assert_string_equal(page->next, "{\"a\":[[1],\"d01\"]}");
+}
+
+/* Two sort fields through an index [t, u, _id]: the ties equal on both,
+ * then the rest; the walk both ways is the sort's order. */
+static void find_residual_ties_apart_on_two_fields(void **state)
+{
+    const char *pages[] = { "d00 d06 d02", "d08 d04 d10", "d01 d07 d03", "d09 d05 d11" };
+    const char *names[] = { "t", "u" };
+    location *l = find_location(fake_make(), "t", "{\"t\":{\"$lt\":9}}", 3, 0);
+    int i;
+
+    for (i = 0; i < 12; i++) {
+        add_doc(l->fake, apr_psprintf(pool, "{\"_id\":\"d%02d\",\"t\":%d,\"u\":%d}", i, i % 2,
+                                      (i / 2) % 3));
+    }
+    assert_null(cp_find_sort_init(pool, names, 2, 0, &l->sort[0]));
+    l->fake->explain = "{\"index\":{\"ddoc\":\"_design/tu\",\"name\":\"tu\",\"type\":"
+                       "\"json\",\"def\":{\"fields\":[{\"t\":\"asc\"},{\"u\":\"asc\"},"
+                       "{\"_id\":\"asc\"}]}}}";
+    walk(l, pages, 4, -1);
+    assert_true(logged(l->fake, "CP0372", CP_LOG_DEBUG));
+    assert_false(logged(l->fake, "CP0422", CP_LOG_WARNING));
+    /* a page and the row beyond it cross from a pair of ties: two queries,
+     * either way */
+    l->req.count = 1;
+    l->fake->finds = 0;
+    assert_string_equal(row_names(page_at(l, "{\"a\":[[1,0],\"d01\"]}")), "d07");
+    assert_int_equal(l->fake->finds, 2);
+    assert_string_equal(row_names(page_at(l, "{\"b\":[[1,1],\"d09\"]}")), "d03");
+    assert_int_equal(l->fake->finds, 4);
+}
+
 /* The rows beyond a token's row went: the Last page (or the first),
  * which that page's own token then is, sealed where tokens are. */
 static void find_deleted_boundary_rows(void **state)
@@ -1248,6 +1378,9 @@ int main(void)
         UNIT_TEST(find_numbered_by_the_index_explain_names),
         UNIT_TEST(find_by_find_where_explain_cannot_tell),
         UNIT_TEST(find_residual_logs_the_index_to_create_once),
+        UNIT_TEST(find_residual_asks_the_ties_apart),
+        UNIT_TEST(find_residual_ties_apart_on_two_fields),
+        UNIT_TEST(find_ties_apart_edited_between_the_reads),
         UNIT_TEST(find_deleted_boundary_rows),
         UNIT_TEST(find_warnings_are_logged_once_a_location),
         UNIT_TEST(overfull_answers_are_refused_on_every_location),
