@@ -93,7 +93,7 @@ static void a_page_renders_items_tokens_and_links(void **state)
         "\"links\":{\"next\":\"/bands/?start=%5b%22Tool%22%2c%22t%22%5d\","
         "\"prev\":\"/bands/?start=%5b%22Biffy+Clyro%22%2c%22a%22%5d\","
         "\"first\":\"/bands/\"},"
-        "\"numbering\":\"absolute\",\"total_rows\":11,\"offset\":5,"
+        "\"numbering\":\"absolute\",\"total_rows\":11,\"count\":\"exact\",\"offset\":5,"
         "\"first_row\":6,\"last_row\":7}");
 }
 
@@ -500,7 +500,7 @@ static void a_known_position_shows_first_and_last_pages(void **state)
     out = cp_render_json(pool, &page, &links, NULL, NULL);
     assert_non_null(strstr(out, "\"first\":\"/r/?limit=4\","
                                 "\"last\":\"/r/?start=%5b197%2c%22z%22%5d\\u0026limit=4\"}"));
-    assert_non_null(strstr(out, "\"numbering\":\"absolute\",\"total_rows\":200,"
+    assert_non_null(strstr(out, "\"numbering\":\"absolute\",\"total_rows\":200,\"count\":\"exact\","
                                 "\"offset\":20,\"first_row\":21,\"last_row\":24,"
                                 "\"last_page\":50}"));
     /* no page list: a link to the last page of its own */
@@ -704,7 +704,7 @@ static void words_are_found_by_name(void **state)
     reason = cp_word_check(pool, "second", "x", &which);
     assert_string_equal(reason, "'second' is not a word of the fragment; the words are first, "
                                 "previous, next, last, of, empty, nav-label, current, "
-                                "thousands, error, page, more");
+                                "thousands, error, page, more, counted-earlier");
     assert_non_null(cp_word_check(pool, "", "x", &which));
     assert_string_equal(cp_word_check(pool, "Next", "Suivant \xff", &which),
                         "the text for next is not valid UTF-8");
@@ -968,6 +968,13 @@ static const char *members_by_jansson(const cp_page *page, const cp_links *links
                                                                       : "relative"));
     if (page->total_rows >= 0) {
         json_object_set_new(body, "total_rows", json_integer(page->total_rows));
+        if (page->numbered) {
+            json_object_set_new(body, "count", json_string(page->count_at_least ? "at least"
+                                                                                : "exact"));
+        }
+        if (page->count_earlier) {
+            json_object_set_new(body, "count_as_of", json_string("an earlier page"));
+        }
     }
     if (page->offset >= 0) {
         json_object_set_new(body, "offset", json_integer(page->offset));
@@ -977,7 +984,7 @@ static const char *members_by_jansson(const cp_page *page, const cp_links *links
                                                                + page->rows->nelts));
         }
     }
-    if (page->has_last) {
+    if (page->has_last && !page->count_at_least) {
         json_object_set_new(body, "last_page", json_integer(page->last_number));
     }
     return cp_json_text_html_safe(pool, body);

@@ -566,6 +566,8 @@ static location *find_location(fake *f, const char *field, const char *selector,
     l->spec.selector = load(selector);
     l->spec.sort = &l->sort[0];
     l->source.find = &l->spec;
+    /* uncounted, numbered relative to each page, unless a test counts */
+    l->source.count.mode = CP_COUNT_NONE;
     return l;
 }
 
