@@ -317,9 +317,9 @@ static const char *decode_count(const json_t *value, cp_token *token, size_t *me
 
     *members = 0;
     if (total < 0 || place < 0 || at_least < 0 || total != place || (at_least && !total)
-        || more > 1 || (total && token->count_place >= token->count_total)) {
+        || more > 1 || (total && !more && token->count_place >= token->count_total)) {
         return "the start token's count is not \"t\": TOTAL, \"p\": PLACE, whole numbers, "
-               "PLACE below TOTAL";
+               "PLACE below TOTAL unless \"m\": 1 (at least TOTAL)";
     }
     token->counted = total;
     token->count_at_least = more == 1;
