@@ -316,13 +316,13 @@ static void read_count(apr_pool_t *pool, const cp_transport *tr, const cp_source
     else if (!(reason = cp_answer_overfull(pool, answer, cap + 1))) {
         cp_count_from_rows((apr_int64_t)cp_answer_rows(answer), cap, walk);
         if (tr->debug) {
-            tr->log(tr->baton, CP_LOG_DEBUG, "CP0380", apr_psprintf(pool, "the count of %s: "
+            tr->log(tr->baton, CP_LOG_DEBUG, "CP0430", apr_psprintf(pool, "the count of %s: "
                     "%s%" APR_INT64_T_FMT " rows (CouchPageCount reads at most %d)", src->uri,
                     walk->at_least ? "at least " : "", walk->total, cap + 1));
         }
         return;
     }
-    tr->log(tr->baton, CP_LOG_INFO, "CP0381", apr_psprintf(pool, "the rows of %s are not "
+    tr->log(tr->baton, CP_LOG_INFO, "CP0431", apr_psprintf(pool, "the rows of %s are not "
             "counted (%s): the page is numbered relative to itself", src->uri,
             cp_serve_loggable(pool, reason)));
 }

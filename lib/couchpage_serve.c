@@ -849,7 +849,7 @@ static const cp_fault *serve_find(const serving *s, const cp_source *index, cons
     }
     if (!index && walk.known && (reason = cp_count_page(s->pool, &token, rows, &walk,
                                                          &served->page))) {
-        log_line(s, CP_LOG_DEBUG, "CP0382", apr_psprintf(s->pool, "a page of %s hands out "
+        log_line(s, CP_LOG_DEBUG, "CP0432", apr_psprintf(s->pool, "a page of %s hands out "
                  "tokens without its count: %s", src->uri, reason));
     }
     /* a row whose sort values _find cannot compare ends the walk by _find

@@ -110,7 +110,7 @@ sub text { my ($res) = @_; return $res->content =~ s/<[^>]*>//gr }
     $mark = error_log_mark();
     get_json('/counted/capped/?format=json');
     my @lines = error_log_since($mark, wait => 2, until => 'CP0151');
-    my @count = grep { /CP0380/ } @lines;
+    my @count = grep { /CP0430/ } @lines;
     ok((grep { /CP0150/ && m{/_find\b} } @lines) == 2 && @count == 1 && $count[0] =~ /at least 20 rows/
        && $count[0] =~ /at most 21/)
         or print STDERR "# @lines\n";
