@@ -465,6 +465,38 @@ static void find_documents_are_digested_by_revision(void **state)
 /* A page inside a range: its rows' numbers among the range's, absolute
  * page numbers with page 1 and the last page always linked, gaps between,
  * and the last page's link in JSON. */
+/* A counted _find page past a capped count: "of 1,000+", its Last page
+ * linked by the word, not a number; and a count an earlier page took. */
+static void a_lower_bound_count_shows_a_plus_and_no_last_number(void **state)
+{
+    cp_page page = page_of("[{\"key\":5,\"id\":\"e\",\"value\":null},"
+                           "{\"key\":6,\"id\":\"f\",\"value\":null}]",
+                           "[25,\"y\"]", "[1,\"a\"]", 1000, 1040);
+    cp_links links = { "/r/", 0, NULL };
+    cp_item_spec item = { NULL, NULL };
+    const char *out;
+    int n;
+
+    page.has_last = 1;
+    page.last = CP_TOKEN_LAST;
+    page.last_number = 0;
+    page.count_at_least = 1;
+    page.count_earlier = 1;
+    for (n = 520; n <= 522; n++) {
+        add_page(&page, n, apr_psprintf(pool, "[%d,\"p\"]", n), n == 521);
+    }
+    out = html_of(&page, &links, &item);
+    assert_non_null(strstr(out, "1,042</span> of 1,000+ (as counted earlier)</p>\n"));
+    assert_non_null(strstr(out, "<li><a href=\"/r/?start=%5b522%2c%22p%22%5d\">522</a></li>\n"
+                                "</ol>\n"));
+    assert_non_null(strstr(out, "<a class=\"couchpage-last\" rel=\"last\" "
+                                "href=\"/r/?start=last\">Last</a>\n</nav>"));
+    out = cp_render_json(pool, &page, &links, NULL, NULL);
+    assert_non_null(strstr(out, "\"total_rows\":1000,\"count\":\"at least\","
+                                "\"count_as_of\":\"an earlier page\",\"offset\":1040,"));
+    assert_null(strstr(out, "last_page"));
+}
+
 static void a_known_position_shows_first_and_last_pages(void **state)
 {
     cp_page page = page_of("[{\"key\":5,\"id\":\"e\",\"value\":null},"
@@ -1068,6 +1100,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         UNIT_TEST(a_known_position_shows_first_and_last_pages),
+        UNIT_TEST(a_lower_bound_count_shows_a_plus_and_no_last_number),
         UNIT_TEST(a_page_renders_items_tokens_and_links),
         UNIT_TEST(items_show_only_the_fields),
         UNIT_TEST(a_lone_page_has_null_links_and_no_counts_when_absent),
