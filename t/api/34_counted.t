@@ -19,7 +19,7 @@ use CouchPageTest qw(get_json with_args backend_request backend_open_db httpd_co
                      error_log_mark error_log_since);
 use CouchPageFind qw(must reference_ids ids walk same_list);
 
-plan tests => 30;
+plan tests => 31;
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my $SIZE = 7;
@@ -90,6 +90,23 @@ sub text { my ($res) = @_; return $res->content =~ s/<[^>]*>//gr }
        && same_list($rback, \@regex, '$regex, backward'));
     ok(numbers_agree($rpages, \@regex, 0, '$regex forward')
        && numbers_agree($rbpages, \@regex, 1, '$regex backward'));
+    # sealed tokens carry the count unseen
+    my ($sfwd, $spages) = walk('/counted/sealed/');
+    # (walking back from the Last page's sealed token, which its links give)
+    my ($sback, $sbpages) = ([], []);
+    my ($token) = ($spages->[0]{links}{last} // '') =~ /[?&]start=([^&]+)/;
+    $token =~ s/%([0-9a-fA-F]{2})/chr hex $1/ge if defined $token;
+    while (defined $token && @$sbpages < 100) {
+        my ($status, $page) = get_json(with_args('/counted/sealed/', start => $token));
+        last if $status != 200;
+        push @$sbpages, $page;
+        unshift @$sback, ids($page);
+        $token = $page->{prev};
+    }
+    ok(same_list($sfwd, \@regex, 'sealed, forward') && same_list($sback, \@regex, 'sealed, backward')
+       && numbers_agree($spages, \@regex, 0, 'sealed forward')
+       && numbers_agree($sbpages, \@regex, 1, 'sealed backward')
+       && ($spages->[1]{next} // '') !~ /"t"/);
     # numbered page links: the second page links pages 1 to 4 by number
     my @numbers = map { $_->{number} } @{ $pages->[1]{pages} // [] };
     ok("@numbers" eq '1 2 3 4') or print STDERR "# page links: @numbers\n";
