@@ -329,15 +329,21 @@ static void read_count(apr_pool_t *pool, const cp_transport *tr, const cp_source
 
 const cp_keyset_count *cp_count_for_page(apr_pool_t *pool, const cp_transport *tr,
                                          const cp_source *src, const char *url, int cap,
-                                         const cp_token *token, int *count_read,
-                                         cp_count_walk *walk, cp_keyset_count *counted)
+                                         const cp_token *token, int read, int limit,
+                                         int *count_read, cp_count_walk *walk,
+                                         cp_keyset_count *counted)
 {
     if (cap <= 0) {
         walk->known = 0;
         return NULL;
     }
     if (token->from == CP_FROM_FIRST || token->from == CP_FROM_LAST) {
-        if (!*count_read) {
+        if (read < limit) {
+            /* the page's own read, from one end, reached the other: it
+             * holds every row, and no count is asked */
+            cp_count_from_rows(read, cap, walk);
+        }
+        else if (!*count_read) {
             read_count(pool, tr, src, url, cap, walk);
             *count_read = 1;
         }

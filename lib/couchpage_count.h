@@ -134,15 +134,18 @@ const char *cp_count_page(apr_pool_t *pool, const cp_token *token,
 /* The count a page of an unnumbered _find location (src, its _find at
  * url) is numbered by, as cp_keyset_page_assemble takes it, cap the rows a
  * count may read (cp_count_cap; 0: none): the first and the Last page ask
- * for it (once a request: *count_read), a later page reads its token's;
+ * for it (once a request: *count_read) unless their own read of limit
+ * rows came back with fewer (read), every row, a later page reads its
+ * token's;
  * NULL for none (the page is numbered relative to itself). *walk is what
  * cp_count_page then shows. The transport and source are couchpage_serve's. */
 struct cp_transport;
 struct cp_source;
 const cp_keyset_count *cp_count_for_page(apr_pool_t *pool, const struct cp_transport *tr,
                                          const struct cp_source *src, const char *url,
-                                         int cap, const cp_token *token, int *count_read,
-                                         cp_count_walk *walk, cp_keyset_count *counted);
+                                         int cap, const cp_token *token, int read, int limit,
+                                         int *count_read, cp_count_walk *walk,
+                                         cp_keyset_count *counted);
 
 /* A JSON page's Content-Range: "items FIRST-LAST/TOTAL" (rows from 0),
  * TOTAL an asterisk when not known exactly; for a page without rows the

@@ -826,8 +826,8 @@ static const cp_fault *serve_find(const serving *s, const cp_source *index, cons
             return fault;
         }
         numbered = index ? &counted
-                 : cp_count_for_page(s->pool, s->tr, src, url, cap, &token, &count_read,
-                                     &walk, &counted);
+                 : cp_count_for_page(s->pool, s->tr, src, url, cap, &token, rows->nelts,
+                                     limit, &count_read, &walk, &counted);
         from = cp_keyset_page_assemble(s->pool, &token, rows, behind, s->req->count,
                                        src->links, numbered, start, &served->page);
         if (from == token.from) {

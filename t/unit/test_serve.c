@@ -888,6 +888,27 @@ static void find_counted_walk(void **state)
     assert_true(page->count_earlier);
 }
 
+/* A first or Last page whose own read holds every row asks no count. */
+static void find_counted_by_the_page_alone(void **state)
+{
+    location *l = counted_location("{\"n\":{\"$gte\":6}}", 3, 1, 1000);
+    const cp_page *page = page_at(l, NULL);
+
+    assert_int_equal(l->fake->finds, 1);
+    assert_true(page->numbered);
+    assert_int_equal(page->total_rows, 4);
+    assert_int_equal(page->last_number, 2);
+    page = page_at(l, CP_TOKEN_LAST);
+    assert_int_equal(l->fake->finds, 2);
+    assert_string_equal(row_names(page), "d9");
+    assert_int_equal(page->offset, 3);
+    /* and says at least N where it holds more than N */
+    l->source.count.cap = 2;
+    page = page_at(l, NULL);
+    assert_true(page->count_at_least);
+    assert_int_equal(l->fake->finds, 3);
+}
+
 /* Capped: "at least N" past N, the page's place known, no Last page
  * number; the Last page of such a count is numbered relative to itself. */
 static void find_counted_capped(void **state)
@@ -1371,6 +1392,7 @@ int main(void)
         UNIT_TEST(view_pages_with_sealed_tokens),
         UNIT_TEST(find_keyset_pages),
         UNIT_TEST(find_counted_walk),
+        UNIT_TEST(find_counted_by_the_page_alone),
         UNIT_TEST(find_counted_capped),
         UNIT_TEST(find_counted_as_preferred),
         UNIT_TEST(find_counted_tokens_checked),
