@@ -99,6 +99,7 @@ static int serve_page(request_rec *r, couchpage_backend_stats *stats)
         transport.debug = APLOGrdebug(r);
         asked.args = &req.args;
         asked.count = req.count;
+        asked.prefer = apr_table_get(r->headers_in, "Prefer");
         fault = cp_serve(r->pool, &source, &asked, &transport, &served);
     }
     return fault ? couchpage_send_fault(r, stats, fault)

@@ -86,6 +86,7 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     MERGE_AS(view.include_docs, include_docs_set);
     MERGE_AS(view.update, update_set);
     MERGE_AS(view.stable, stable_set);
+    MERGE(count);
     MERGE_AS(view.max_emits, max_emits_set);
     MERGE_AS(view_where, view_set);
     MERGE_AS(view_section, view_set);
@@ -519,6 +520,27 @@ static const char *set_update(cmd_parms *cmd, void *dirconf, const char *arg)
     return NULL;
 }
 
+/* What a _find location's count may cost CouchDB: server config, as every
+ * cost is. */
+static const char *set_count(cmd_parms *cmd, void *dirconf, const char *word,
+                             const char *n)
+{
+    const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
+    const char *argv[2] = { word, n };
+    couchpage_dir_conf *conf = dirconf;
+    const char *err;
+
+    if (forbidden) {
+        return forbidden;
+    }
+    err = cp_count_policy_parse(cmd->pool, n ? 2 : 1, argv, &conf->count);
+    if (err) {
+        return apr_pstrcat(cmd->pool, "CouchPageCount: ", err, NULL);
+    }
+    conf->count_set = 1;
+    return NULL;
+}
+
 /* The page is the same for every client: the module reads CouchDB with its
  * own credentials. A shared cache may keep it (RFC 9111 keeps responses to
  * requests with Authorization out, unless 'public' or s-maxage); 'private' keeps it in
@@ -764,5 +786,8 @@ const command_rec couchpage_cmds[] = {
     AP_INIT_TAKE12("CouchPageIndex", set_index, NULL, SERVER_ONLY,
         "a _find location's index: its design document and optional name (use_index, "
         "never a fallback); default: CouchDB chooses"),
+    AP_INIT_TAKE12("CouchPageCount", set_count, NULL, SERVER_ONLY,
+        "what a _find location's count may read: exact, capped N (at least N beyond) or "
+        "none; default: capped 1000"),
     { NULL }
 };

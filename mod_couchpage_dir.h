@@ -17,6 +17,7 @@
 #include "apr_hash.h"
 
 #include "couchpage_args.h"
+#include "couchpage_count.h"
 #include "couchpage_find.h"
 #include "couchpage_item.h"
 #include "couchpage_render.h"
@@ -75,6 +76,8 @@ typedef struct {
     int include_docs_set;
     int update_set;
     int stable_set;
+    cp_count_policy count;     /* CouchPageCount: what a _find location's count reads */
+    int count_set;
     int max_emits_set;         /* CouchPageMaxEmits (view.max_emits) */
     apr_array_header_t *fields; /* CouchPageFields (const char *); NULL: whole docs */
     int fields_set;

@@ -321,6 +321,7 @@ const cp_fault *couchpage_read_request(request_rec *r, const couchpage_dir_conf 
     req->links_path = links_path(r);
     source->token_url_room = token_url_room(r, req->links_path);
     source->deadline = conf->backend.deadline;
+    source->count = conf->count;
     if (conf->partition) {
         source->partition = ap_expr_str_exec(r, conf->partition, &reason);
         if (reason) {
@@ -474,6 +475,12 @@ static int answer_page(request_rec *r, const couchpage_dir_conf *conf,
         }
     }
     withhold_long_tokens(r, conf, served->view, page);
+    if (served->preference_applied) {
+        apr_table_setn(r->headers_out, "Preference-Applied", served->preference_applied);
+    }
+    if (served->prefer_varies) {
+        apr_table_mergen(r->headers_out, "Vary", "Prefer");
+    }
     links.path = req->links_path;
     links.limit = req->args.limit;
     links.format = req->chosen_format ? cp_format_name(req->format) : NULL;
@@ -491,6 +498,7 @@ static int answer_page(request_rec *r, const couchpage_dir_conf *conf,
         }
         return send_page_body(r, conf, HTML_TYPE, body, NULL);
     }
+    apr_table_setn(r->headers_out, "Content-Range", cp_count_content_range(r->pool, page));
     body = cp_render_json(r->pool, page, &links, conf->fields, &revisions);
     return send_page_body(r, conf, JSON_TYPE, body, revisions);
 }

@@ -82,6 +82,10 @@ typedef struct {
                                  but its token is left out (next or prev NULL) */
     int docs_as_items;        /* the items are the rows' documents: a _find location's
                                  page, from _find or from its index's view */
+    int count_at_least;       /* numbered, total_rows is a lower bound (a capped
+                                 count, couchpage_count): no last_number */
+    int count_earlier;        /* numbered by a count an earlier page of the walk
+                                 took, which its token carried */
 } cp_page;
 
 /* The answers of the queries cp_plan_page planned for plan from start_token

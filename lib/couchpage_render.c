@@ -251,6 +251,13 @@ static void add_item(json_body *body, const cp_row *row, const apr_array_header_
     ADD("}");
 }
 
+/* The Last page is known by its number: numbered, and its count no lower
+ * bound. */
+static int last_numbered(const cp_page *page)
+{
+    return page->has_last && page->numbered && !page->count_at_least;
+}
+
 /* The page's own members, after the items: see cp_render_json. */
 static void add_members(json_body *body, const cp_page *page, const cp_links *links)
 {
@@ -320,6 +327,19 @@ static void add_members(json_body *body, const cp_page *page, const cp_links *li
     if (page->total_rows >= 0) {
         ADD(",\"total_rows\":");
         add_integer(body, page->total_rows);
+        /* a numbered page's total: exact, or at least it (a capped count);
+         * counted by an earlier page of the walk, whose token carried it */
+        if (page->numbered) {
+            if (page->count_at_least) {
+                ADD(",\"count\":\"at least\"");
+            }
+            else {
+                ADD(",\"count\":\"exact\"");
+            }
+        }
+        if (page->count_earlier) {
+            ADD(",\"count_as_of\":\"an earlier page\"");
+        }
     }
     if (page->offset >= 0) {
         ADD(",\"offset\":");
@@ -332,7 +352,7 @@ static void add_members(json_body *body, const cp_page *page, const cp_links *li
         }
     }
     /* a _find page knows its Last page, not its number */
-    if (page->has_last && page->numbered) {
+    if (last_numbered(page)) {
         ADD(",\"last_page\":");
         add_integer(body, page->last_number);
     }
@@ -378,12 +398,12 @@ static const char *html(apr_pool_t *pool, const char *text)
 
 const char *const cp_word_names[CP_WORD_COUNT] = {
     "first", "previous", "next", "last", "of", "empty", "nav-label", "current", "thousands",
-    "error", "page", "more"
+    "error", "page", "more", "counted-earlier"
 };
 
 const char *const cp_word_defaults[CP_WORD_COUNT] = {
     "First", "Previous", "Next", "Last", "of", "No items.", "Pages", "current", ",",
-    "The list could not be shown.", "Page", "Load more"
+    "The list could not be shown.", "Page", "Load more", "(as counted earlier)"
 };
 
 const char *cp_word_check(apr_pool_t *pool, const char *name, const char *text, int *which)
@@ -519,7 +539,10 @@ static const char *position_text(apr_pool_t *pool, const cp_page *page,
                        row_number(pool, number_html(pool, offset + n, separator),
                                   "couchpage-last-row", marked), NULL);
     return apr_pstrcat(pool, rows, " ", word(pool, spec, CP_WORD_OF), " ",
-                       number_html(pool, total, separator), NULL);
+                       number_html(pool, total, separator), page->count_at_least ? "+" : "",
+                       page->count_earlier ? " " : "",
+                       page->count_earlier ? word(pool, spec, CP_WORD_COUNTED_EARLIER) : "",
+                       NULL);
 }
 
 /* The page's announcement for couchpage.js's live region: "Page 3,
@@ -671,7 +694,7 @@ const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links
             }
             EMIT(page_entry(pool, page, links, link, spec, separator));
             /* and the last page, when it is known */
-            if (p == page->pages->nelts - 1 && page->has_last && page->numbered
+            if (p == page->pages->nelts - 1 && last_numbered(page)
                 && link->number < page->last_number) {
                 EMIT(link->number < page->last_number - 1 ? GAP : "");
                 EMIT(numbered_link(pool, links, page->last, page->last_number, "last",
@@ -686,7 +709,7 @@ const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links
     /* without page links, or with links numbered relative to this page (a
      * _find page's Last page has no number), the last page has a link of
      * its own, but on the last page itself */
-    if (page->has_last && (page->pages->nelts == 0 || !page->numbered)) {
+    if (page->has_last && (page->pages->nelts == 0 || !last_numbered(page))) {
         EMIT(nav_link(pool, "last", word(pool, spec, CP_WORD_LAST),
                       page->last_is_current ? NULL : cp_link_url(pool, links, page->last), 0));
     }

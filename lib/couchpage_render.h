@@ -88,6 +88,8 @@ typedef enum {
     CP_WORD_ERROR,      /* the text of an error, in place of the page */
     CP_WORD_PAGE,       /* "Page 3, 41-60 of 1,000": what couchpage.js announces */
     CP_WORD_MORE,       /* the label of couchpage.js's Load more button */
+    CP_WORD_COUNTED_EARLIER, /* after "21-40 of 347": the count is an earlier
+                           page's of the walk, which the token carried */
     CP_WORD_COUNT
 } cp_word;
 

@@ -824,8 +824,19 @@ static const cp_fault *serve_find(const serving *s, const cp_source *index, cons
     cp_token token;
     cp_keyset_count counted;
     cp_token_from from;
-    int limit;
+    cp_prefer_count prefer = cp_count_prefer(s->pool, s->req->prefer);
+    const cp_keyset_count *numbered;
+    cp_count_walk walk = { 0 };
+    int limit, cap = 0, count_read = 0;
 
+    /* CouchDB numbers a page read from the index's view; else a count does */
+    if (index) {
+        served->preference_applied = cp_count_free_applied(prefer);
+    }
+    else {
+        cap = cp_count_cap(&src->count, prefer, &served->preference_applied);
+        served->prefer_varies = 1;
+    }
     if ((reason = cp_token_decode(s->pool, text, &token_rows, &token))) {
         return cp_fault_bad_request(s->pool, reason);
     }
@@ -839,9 +850,11 @@ static const cp_fault *serve_find(const serving *s, const cp_source *index, cons
         if (fault) {
             return fault;
         }
+        numbered = index ? &counted
+                 : cp_count_for_page(s->pool, s->tr, src, url, cap, &token, rows->nelts,
+                                     limit, &count_read, &walk, &counted);
         from = cp_keyset_page_assemble(s->pool, &token, rows, behind, s->req->count,
-                                       src->links, index ? &counted : NULL, start,
-                                       &served->page);
+                                       src->links, numbered, start, &served->page);
         if (from == token.from) {
             break;
         }
@@ -858,6 +871,11 @@ static const cp_fault *serve_find(const serving *s, const cp_source *index, cons
                 return cp_fault_seal(s->pool, src->uri, reason);
             }
         }
+    }
+    if (!index && walk.known && (reason = cp_count_page(s->pool, &token, rows, &walk,
+                                                         &served->page))) {
+        log_line(s, CP_LOG_DEBUG, "CP0432", apr_psprintf(s->pool, "a page of %s hands out "
+                 "tokens without its count: %s", src->uri, reason));
     }
     /* a row whose sort values _find cannot compare ends the walk by _find
      * there: its link is left out rather than one that fails (CouchDB
@@ -894,6 +912,10 @@ const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_req
                             &text))) {
         return fault;
     }
-    return source->find ? serve_find(&s, index, text, served)
-                        : serve_view(&s, source, text, served);
+    if (source->find) {
+        return serve_find(&s, index, text, served);
+    }
+    /* a view's pages are counted by CouchDB's offsets, at no cost */
+    served->preference_applied = cp_count_free_applied(cp_count_prefer(pool, req->prefer));
+    return serve_view(&s, source, text, served);
 }

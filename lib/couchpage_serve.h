@@ -18,6 +18,7 @@
 #include <apr_time.h>
 
 #include "couchpage_args.h"
+#include "couchpage_count.h"
 #include "couchpage_find.h"
 #include "couchpage_page.h"
 #include "couchpage_plan.h"
@@ -82,7 +83,7 @@ typedef enum {
 
 /* What the core asks of its surroundings. Each asking function returns 1
  * with its answer, or 0 with *failure set. */
-typedef struct {
+typedef struct cp_transport {
     void *baton;
     /* Asks the view queries in asked (const cp_query *: cp_plan_waiting's,
      * or cp_plan_ask_alone's with alone set, each alone) at index_url of
@@ -118,7 +119,7 @@ typedef struct {
 
 /* What a location asks, read from its configuration with this request's
  * values (the glue's, evaluated). */
-typedef struct {
+typedef struct cp_source {
     const char *uri;        /* the request's path, for log lines and token bindings */
     const void *location;   /* what names the location in first_time's set */
     const cp_view *view;
@@ -139,6 +140,7 @@ typedef struct {
     apr_size_t max_token_length;
     apr_size_t token_url_room; /* the bytes a token may take escaped in a link */
     apr_interval_time_t deadline; /* CouchPageBackendDeadline, for its log line */
+    cp_count_policy count;  /* CouchPageCount: what a _find location's count may read */
 } cp_source;
 
 /* The request's own: its arguments (args.start: the token as sent) and
@@ -147,6 +149,7 @@ typedef struct {
     const cp_args *args;    /* args->start no longer than the location's
                                CouchPageMaxTokenLength: the glue caps it */
     int count;
+    const char *prefer;     /* the Prefer header as sent (count=...); NULL: none */
 } cp_request;
 
 /* A page served, and what sending it needs. */
@@ -156,6 +159,8 @@ typedef struct {
                                index's, with page links): its URL names it in
                                log lines */
     const char *binding;    /* what its tokens are sealed to */
+    const char *preference_applied; /* Preference-Applied's value; NULL: none */
+    int prefer_varies;      /* the page's count depends on the Prefer header */
 } cp_served;
 
 /* How long a child trusts what it learnt of a _find location's index. */

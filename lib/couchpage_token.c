@@ -286,20 +286,70 @@ const char *cp_token_encode_beside(apr_pool_t *pool, cp_token_from from, const j
     return cp_json_text(pool, token);
 }
 
-/* A keyset token's object, {"a": [KEY, ID]} or {"b": [KEY, ID]}: NULL, or
- * why it is refused. */
+/* The largest count a token may carry: JSON's exact integers in a double. */
+#define COUNT_MAX ((apr_int64_t)1 << 53)
+
+/* A count member of a keyset token, a whole number 0 <= n < COUNT_MAX:
+ * 1 with *n, 0 when absent; -1 when it is not such a number. */
+static int count_member(const json_t *value, const char *name, apr_int64_t *n)
+{
+    const json_t *v = json_object_get(value, name);
+
+    if (!v) {
+        return 0;
+    }
+    if (!json_is_integer(v) || json_integer_value(v) < 0
+        || (apr_int64_t)json_integer_value(v) >= COUNT_MAX) {
+        return -1;
+    }
+    *n = (apr_int64_t)json_integer_value(v);
+    return 1;
+}
+
+/* A keyset token's count, "t" and "p" (and "m": 1 for at least): NULL and
+ * how many members it took, or why it is refused. */
+static const char *decode_count(const json_t *value, cp_token *token, size_t *members)
+{
+    int total = count_member(value, "t", &token->count_total);
+    int place = count_member(value, "p", &token->count_place);
+    apr_int64_t more = 0;
+    int at_least = count_member(value, "m", &more);
+
+    *members = 0;
+    if (total < 0 || place < 0 || at_least < 0 || total != place || (at_least && !total)
+        || more > 1 || (total && !more && token->count_place >= token->count_total)) {
+        return "the start token's count is not \"t\": TOTAL, \"p\": PLACE, whole numbers, "
+               "PLACE below TOTAL unless \"m\": 1 (at least TOTAL)";
+    }
+    token->counted = total;
+    token->count_at_least = more == 1;
+    *members = (size_t)(total + place + at_least);
+    return NULL;
+}
+
+/* A keyset token's object, {"a": [KEY, ID]} or {"b": [KEY, ID]}, maybe with
+ * its walk's count: NULL, or why it is refused. */
 static const char *decode_beside(apr_pool_t *pool, const json_t *value,
                                  const cp_token_rows *rows, cp_token *token)
 {
-    const char *name;
+    const char *name = "a", *reason;
     const json_t *pair, *id;
+    size_t counts = 0;
 
-    if (json_object_size(value) != 1) {
+    if (!json_is_object(value)) {
         return "the start token is not {\"a\": [KEY, ID]} nor {\"b\": [KEY, ID]}";
     }
-    name = json_object_iter_key(json_object_iter((json_t *)value));
-    pair = json_object_iter_value(json_object_iter((json_t *)value));
-    if (strcmp(name, "a") != 0 && strcmp(name, "b") != 0) {
+    pair = json_object_get(value, name);
+    if (!pair) {
+        pair = json_object_get(value, name = "b");
+    }
+    if (!pair || (json_object_get(value, "a") && json_object_get(value, "b"))) {
+        return "the start token is not {\"a\": [KEY, ID]} nor {\"b\": [KEY, ID]}";
+    }
+    if ((reason = decode_count(value, token, &counts))) {
+        return reason;
+    }
+    if (json_object_size(value) != 1 + counts) {
         return "the start token is not {\"a\": [KEY, ID]} nor {\"b\": [KEY, ID]}";
     }
     if (!json_is_array(pair) || json_array_size(pair) != 2) {

@@ -36,7 +36,11 @@
  *     {"b": [KEY, ID]}   the page before it
  *
  * KEY the row's sort values (an array, one a sort field), ID its document
- * id. Every form is read by one decoder, told what the location's rows
+ * id. A counted walk's keyset token carries its count too (couchpage_count):
+ *
+ *     {"a": [KEY, ID], "t": TOTAL, "p": PLACE}     ("m": 1: at least TOTAL)
+ *
+ * and a token without them (an older link) reads as before. Every form is read by one decoder, told what the location's rows
  * look like (cp_token_rows).
  *
  * Part of the httpd-free core: no httpd header, no request_rec.
@@ -75,6 +79,15 @@ typedef struct {
                              token that holds its key, whose key is then set */
     const json_t *low;    /* a bounded token's keys at or before and at or after */
     const json_t *high;   /* the row's key: NULL unless digest */
+    /* a keyset token's count of the walk (couchpage_count), when it
+     * carries one: "t" the location's rows when counted ("at least" them
+     * with "m"), "p" the place of the token's row among them (from 0).
+     * Their form is checked here, 0 <= p < t; whether they fit the
+     * location's count is couchpage_count's to say. */
+    int counted;
+    apr_int64_t count_total;
+    apr_int64_t count_place;
+    int count_at_least;
 } cp_token;
 
 /* The length of cp_token_digest's text: base64url of 128 bits. */

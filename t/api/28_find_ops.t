@@ -166,6 +166,7 @@ $members    ProxySet lbmethod=byrequests
 <Location "/lb/">
     SetHandler couchpage
     CouchPageView "balancer://couch/findops/_find"
+    CouchPageCount none
     ${\ ($credentials // '')}
     CouchPageSelector '{"n": {"\$gte": null}}'
     CouchPageSort n
@@ -177,6 +178,7 @@ $members    ProxySet lbmethod=byrequests
 <Location "/lb-numbered/">
     SetHandler couchpage
     CouchPageView "balancer://couch/findops/_find"
+    CouchPageCount none
     ${\ ($credentials // '')}
     CouchPageSelector '{"n": {"\$gte": null}}'
     CouchPageSort n
@@ -188,12 +190,14 @@ $members    ProxySet lbmethod=byrequests
 <Location "/down/">
     SetHandler couchpage
     CouchPageView "http://127.0.0.1:1/findops/_find"
+    CouchPageCount none
     CouchPageSort n
 </Location>
 # an index that does not exist, without fallback: CouchDB refuses, 502
 <Location "/no-index/">
     SetHandler couchpage
     CouchPageView "$backend/findops/_find"
+    CouchPageCount none
     CouchPageSelector '{"n": {"\$gte": null}}'
     CouchPageSort n
     CouchPageIndex no-such-index
@@ -202,6 +206,7 @@ $members    ProxySet lbmethod=byrequests
 <Location "/opts/">
     SetHandler couchpage
     CouchPageView "$double/findopts/_find"
+    CouchPageCount none
     CouchPageCredentials "$double_user" "$double_password"
     CouchPageSort n
     CouchPageUpdate false
@@ -211,6 +216,7 @@ $members    ProxySet lbmethod=byrequests
 <Location "/opts-plain/">
     SetHandler couchpage
     CouchPageView "$double/findopts/_find"
+    CouchPageCount none
     CouchPageCredentials "$double_user" "$double_password"
     CouchPageSort n
     CouchPageFormat json
@@ -218,6 +224,7 @@ $members    ProxySet lbmethod=byrequests
 <Location "/lag-false/">
     SetHandler couchpage
     CouchPageView "$backend/findlag/_find"
+    CouchPageCount none
     CouchPageSelector '{"n": {"\$gte": null}}'
     CouchPageSort n
     CouchPageUpdate false
@@ -228,6 +235,7 @@ $members    ProxySet lbmethod=byrequests
 <Location "/lag-true/">
     SetHandler couchpage
     CouchPageView "$backend/findlag/_find"
+    CouchPageCount none
     CouchPageSelector '{"n": {"\$gte": null}}'
     CouchPageSort n
     CouchPageUpdate true

@@ -93,7 +93,7 @@ static void a_page_renders_items_tokens_and_links(void **state)
         "\"links\":{\"next\":\"/bands/?start=%5b%22Tool%22%2c%22t%22%5d\","
         "\"prev\":\"/bands/?start=%5b%22Biffy+Clyro%22%2c%22a%22%5d\","
         "\"first\":\"/bands/\"},"
-        "\"numbering\":\"absolute\",\"total_rows\":11,\"offset\":5,"
+        "\"numbering\":\"absolute\",\"total_rows\":11,\"count\":\"exact\",\"offset\":5,"
         "\"first_row\":6,\"last_row\":7}");
 }
 
@@ -465,6 +465,38 @@ static void find_documents_are_digested_by_revision(void **state)
 /* A page inside a range: its rows' numbers among the range's, absolute
  * page numbers with page 1 and the last page always linked, gaps between,
  * and the last page's link in JSON. */
+/* A counted _find page past a capped count: "of 1,000+", its Last page
+ * linked by the word, not a number; and a count an earlier page took. */
+static void a_lower_bound_count_shows_a_plus_and_no_last_number(void **state)
+{
+    cp_page page = page_of("[{\"key\":5,\"id\":\"e\",\"value\":null},"
+                           "{\"key\":6,\"id\":\"f\",\"value\":null}]",
+                           "[25,\"y\"]", "[1,\"a\"]", 1000, 1040);
+    cp_links links = { "/r/", 0, NULL };
+    cp_item_spec item = { NULL, NULL };
+    const char *out;
+    int n;
+
+    page.has_last = 1;
+    page.last = CP_TOKEN_LAST;
+    page.last_number = 0;
+    page.count_at_least = 1;
+    page.count_earlier = 1;
+    for (n = 520; n <= 522; n++) {
+        add_page(&page, n, apr_psprintf(pool, "[%d,\"p\"]", n), n == 521);
+    }
+    out = html_of(&page, &links, &item);
+    assert_non_null(strstr(out, "1,042</span> of 1,000+ (as counted earlier)</p>\n"));
+    assert_non_null(strstr(out, "<li><a href=\"/r/?start=%5b522%2c%22p%22%5d\">522</a></li>\n"
+                                "</ol>\n"));
+    assert_non_null(strstr(out, "<a class=\"couchpage-last\" rel=\"last\" "
+                                "href=\"/r/?start=last\">Last</a>\n</nav>"));
+    out = cp_render_json(pool, &page, &links, NULL, NULL);
+    assert_non_null(strstr(out, "\"total_rows\":1000,\"count\":\"at least\","
+                                "\"count_as_of\":\"an earlier page\",\"offset\":1040,"));
+    assert_null(strstr(out, "last_page"));
+}
+
 static void a_known_position_shows_first_and_last_pages(void **state)
 {
     cp_page page = page_of("[{\"key\":5,\"id\":\"e\",\"value\":null},"
@@ -500,7 +532,7 @@ static void a_known_position_shows_first_and_last_pages(void **state)
     out = cp_render_json(pool, &page, &links, NULL, NULL);
     assert_non_null(strstr(out, "\"first\":\"/r/?limit=4\","
                                 "\"last\":\"/r/?start=%5b197%2c%22z%22%5d\\u0026limit=4\"}"));
-    assert_non_null(strstr(out, "\"numbering\":\"absolute\",\"total_rows\":200,"
+    assert_non_null(strstr(out, "\"numbering\":\"absolute\",\"total_rows\":200,\"count\":\"exact\","
                                 "\"offset\":20,\"first_row\":21,\"last_row\":24,"
                                 "\"last_page\":50}"));
     /* no page list: a link to the last page of its own */
@@ -704,7 +736,7 @@ static void words_are_found_by_name(void **state)
     reason = cp_word_check(pool, "second", "x", &which);
     assert_string_equal(reason, "'second' is not a word of the fragment; the words are first, "
                                 "previous, next, last, of, empty, nav-label, current, "
-                                "thousands, error, page, more");
+                                "thousands, error, page, more, counted-earlier");
     assert_non_null(cp_word_check(pool, "", "x", &which));
     assert_string_equal(cp_word_check(pool, "Next", "Suivant \xff", &which),
                         "the text for next is not valid UTF-8");
@@ -968,6 +1000,13 @@ static const char *members_by_jansson(const cp_page *page, const cp_links *links
                                                                       : "relative"));
     if (page->total_rows >= 0) {
         json_object_set_new(body, "total_rows", json_integer(page->total_rows));
+        if (page->numbered) {
+            json_object_set_new(body, "count", json_string(page->count_at_least ? "at least"
+                                                                                : "exact"));
+        }
+        if (page->count_earlier) {
+            json_object_set_new(body, "count_as_of", json_string("an earlier page"));
+        }
     }
     if (page->offset >= 0) {
         json_object_set_new(body, "offset", json_integer(page->offset));
@@ -977,7 +1016,7 @@ static const char *members_by_jansson(const cp_page *page, const cp_links *links
                                                                + page->rows->nelts));
         }
     }
-    if (page->has_last) {
+    if (page->has_last && !page->count_at_least) {
         json_object_set_new(body, "last_page", json_integer(page->last_number));
     }
     return cp_json_text_html_safe(pool, body);
@@ -1061,6 +1100,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         UNIT_TEST(a_known_position_shows_first_and_last_pages),
+        UNIT_TEST(a_lower_bound_count_shows_a_plus_and_no_last_number),
         UNIT_TEST(a_page_renders_items_tokens_and_links),
         UNIT_TEST(items_show_only_the_fields),
         UNIT_TEST(a_lone_page_has_null_links_and_no_counts_when_absent),

@@ -36,6 +36,7 @@ typedef struct {
     int edit_at;                /* before this _find (1: the first), ... */
     const char *edit;           /* ... this document replaces the one of its _id */
     int asks, asked_alone, finds, gets, posts;
+    const char *last_find; /* the body of the last _find asked */
     apr_hash_t *notes, *seen;
     apr_array_header_t *log;    /* "CPnnnn level text" */
 } fake;
@@ -355,6 +356,7 @@ static int fake_find(void *baton, const char *url, const char *body, const cp_fi
     int i;
 
     f->finds++;
+    f->last_find = body;
     if (f->fail.status) {
         *failure = f->fail;
         return 0;
@@ -583,6 +585,8 @@ static location *find_location(fake *f, const char *field, const char *selector,
     l->spec.selector = load(selector);
     l->spec.sort = &l->sort[0];
     l->source.find = &l->spec;
+    /* uncounted, numbered relative to each page, unless a test counts */
+    l->source.count.mode = CP_COUNT_NONE;
     return l;
 }
 
@@ -854,6 +858,152 @@ static void find_keyset_pages_of_a_selector(void **state)
     location *l = find_location(ten_rows(), "n", "{\"n\":{\"$gte\":5}}", 2, 0);
 
     walk(l, pages, 3, -1);
+}
+
+/* A _find location counted (CouchPageCount, cap rows): the default's. */
+static location *counted_location(const char *selector, int count, int links, int cap)
+{
+    location *l = find_location(ten_rows(), "n", selector, count, links);
+
+    l->source.count.mode = cap ? CP_COUNT_CAPPED : CP_COUNT_NONE;
+    l->source.count.cap = cap;
+    return l;
+}
+
+/* Counted once a walk: the first page asks for the count (keys only, at
+ * most cap + 1 rows), the later pages read it from their tokens, one
+ * _find each, numbered both ways as a view's pages are. */
+static void find_counted_walk(void **state)
+{
+    const char *pages[] = { "d2 d3 d4", "d5 d6 d7", "d8 d9" };
+    location *l = counted_location("{\"n\":{\"$gte\":2}}", 3, 1, 1000);
+    const cp_page *page;
+    int finds;
+
+    walk(l, pages, 3, 8);
+    l->fake->finds = 0;
+    page = page_at(l, NULL);
+    assert_int_equal(l->fake->finds, 2);
+    assert_true(page->numbered && !page->count_at_least && !page->count_earlier);
+    assert_int_equal(page->last_number, 3);
+    assert_string_equal(page->next, "{\"a\":[[4],\"d4\"],\"t\":8,\"p\":2}");
+    finds = l->fake->finds;
+    page = page_at(l, apr_pstrdup(pool, page->next));
+    assert_int_equal(l->fake->finds - finds, 1);
+    assert_true(page->numbered && page->count_earlier);
+    assert_int_equal(page->offset, 3);
+    assert_string_equal(page->prev, "{\"b\":[[5],\"d5\"],\"t\":8,\"p\":3}");
+    /* the Last page counts again, and is aligned with the first's pages */
+    page = page_at(l, CP_TOKEN_LAST);
+    assert_string_equal(row_names(page), "d8 d9");
+    assert_true(page->numbered && !page->count_earlier);
+    assert_int_equal(page->offset, 6);
+    assert_string_equal(page->prev, "{\"b\":[[8],\"d8\"],\"t\":8,\"p\":6}");
+    page = page_at(l, apr_pstrdup(pool, page->prev));
+    assert_string_equal(row_names(page), "d5 d6 d7");
+    assert_int_equal(page->offset, 3);
+    assert_true(page->count_earlier);
+}
+
+/* A first or Last page whose own read holds every row asks no count. */
+static void find_counted_by_the_page_alone(void **state)
+{
+    location *l = counted_location("{\"n\":{\"$gte\":6}}", 3, 1, 1000);
+    const cp_page *page = page_at(l, NULL);
+
+    assert_int_equal(l->fake->finds, 1);
+    assert_true(page->numbered);
+    assert_int_equal(page->total_rows, 4);
+    assert_int_equal(page->last_number, 2);
+    page = page_at(l, CP_TOKEN_LAST);
+    assert_int_equal(l->fake->finds, 2);
+    assert_string_equal(row_names(page), "d9");
+    assert_int_equal(page->offset, 3);
+    /* and says at least N where it holds more than N */
+    l->source.count.cap = 2;
+    page = page_at(l, NULL);
+    assert_true(page->count_at_least);
+    assert_int_equal(l->fake->finds, 3);
+}
+
+/* Capped: "at least N" past N, the page's place known, no Last page
+ * number; the Last page of such a count is numbered relative to itself. */
+static void find_counted_capped(void **state)
+{
+    location *l = counted_location("{}", 3, 0, 4);
+    const cp_page *page = page_at(l, NULL);
+
+    assert_true(page->numbered && page->count_at_least);
+    assert_int_equal(page->total_rows, 4);
+    assert_int_equal(page->last_number, 0);
+    assert_string_equal(page->next, "{\"a\":[[2],\"d2\"],\"t\":4,\"p\":2,\"m\":1}");
+    page = page_at(l, apr_pstrdup(pool, page->next));
+    assert_string_equal(row_names(page), "d3 d4 d5");
+    assert_true(page->numbered && page->count_at_least && page->count_earlier);
+    assert_int_equal(page->offset, 3);
+    assert_int_equal(page->total_rows, 6);
+    page = page_at(l, apr_pstrdup(pool, page->next));
+    assert_int_equal(page->offset, 6);
+    page = page_at(l, CP_TOKEN_LAST);
+    assert_false(page->numbered);
+    assert_string_equal(row_names(page), "d7 d8 d9");
+    /* the count reads at most cap + 1 rows */
+    assert_int_equal((int)json_integer_value(json_object_get(load(l->fake->last_find), "limit")),
+                     5);
+}
+
+/* Prefer: count=none skips the count (Preference-Applied says so); a
+ * location of CouchPageCount none counts nothing whatever is asked. */
+static void find_counted_as_preferred(void **state)
+{
+    location *l = counted_location("{}", 3, 0, 1000);
+    const cp_page *page;
+
+    l->req.prefer = "count=none";
+    page = page_at(l, NULL);
+    assert_false(page->numbered);
+    assert_int_equal(l->fake->finds, 1);
+    assert_string_equal(l->served.preference_applied, "count=none");
+    l->req.prefer = "count=estimated";
+    page = page_at(l, NULL);
+    assert_true(page->numbered);
+    assert_int_equal(page->total_rows, 10);
+    assert_string_equal(l->served.preference_applied, "count=estimated");
+    l->req.prefer = "count=exact";
+    page_at(l, NULL);
+    assert_null(l->served.preference_applied);
+    l->source.count.mode = CP_COUNT_NONE;
+    page = page_at(l, NULL);
+    assert_false(page->numbered);
+    assert_null(l->served.preference_applied);
+}
+
+/* A token's count that the rows read contradict, or that the location's
+ * count cannot have made, numbers the page relative to itself; its rows
+ * are the token's all the same. */
+static void find_counted_tokens_checked(void **state)
+{
+    location *l = counted_location("{}", 3, 0, 1000);
+    const cp_page *page;
+
+    /* the read ends (d9) where a count of 20 says it does not */
+    page = page_at(l, "{\"a\":[[5],\"d5\"],\"t\":20,\"p\":5}");
+    assert_string_equal(row_names(page), "d6 d7 d8");
+    page = page_at(l, "{\"a\":[[6],\"d6\"],\"t\":20,\"p\":6}");
+    assert_string_equal(row_names(page), "d7 d8 d9");
+    assert_false(page->numbered);
+    /* more than the location counts */
+    page = page_at(l, "{\"a\":[[2],\"d2\"],\"t\":5000,\"p\":2}");
+    assert_false(page->numbered);
+    assert_string_equal(row_names(page), "d3 d4 d5");
+    /* a wrong count within bounds: a wrong number, on this page alone */
+    page = page_at(l, "{\"a\":[[2],\"d2\"],\"t\":900,\"p\":100}");
+    assert_true(page->numbered);
+    assert_int_equal(page->offset, 101);
+    /* refused by form: 400 */
+    assert_int_equal(serve(l, "{\"a\":[[2],\"d2\"],\"t\":9,\"p\":9}")->status, 400);
+    assert_int_equal(serve(l, "{\"a\":[[2],\"d2\"],\"t\":9}")->status, 400);
+    assert_int_equal(serve(l, "{\"a\":[[2],\"d2\"],\"t\":9.5,\"p\":1}")->status, 400);
 }
 
 /* A design document of one JSON index on k and n. */
@@ -1371,6 +1521,11 @@ int main(void)
         UNIT_TEST(view_first_and_last),
         UNIT_TEST(view_pages_with_sealed_tokens),
         UNIT_TEST(find_keyset_pages),
+        UNIT_TEST(find_counted_walk),
+        UNIT_TEST(find_counted_by_the_page_alone),
+        UNIT_TEST(find_counted_capped),
+        UNIT_TEST(find_counted_as_preferred),
+        UNIT_TEST(find_counted_tokens_checked),
         UNIT_TEST(find_keyset_pages_of_a_selector),
         UNIT_TEST(find_numbered_pages_by_keyset),
         UNIT_TEST(find_numbered_pages_with_page_links),

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * couchpage_count: the count of a _find location whose pages CouchDB does
+ * not number (a selector with a residual condition: $elemMatch, $regex,
+ * $in, a field the index lacks), paid once a walk.
+ *
+ * CouchPageCount says what a count may cost: `exact` (up to CP_COUNT_MAX
+ * rows), `capped N` (exact up to N rows, "at least N" beyond) or `none`.
+ * The first page and the Last page ask for the count: one more _find of
+ * the location's selector, keys only (fields ["_id"] and the sort fields,
+ * which a covering index holds), limit N + 1: never more rows than that,
+ * whatever the client sends. Its rows are counted, not kept.
+ *
+ * The tokens such a page hands out carry the count and the place of their
+ * row ({"a": [KEY, ID], "t": TOTAL, "p": PLACE}, "m": 1 for at least), so
+ * a later page is still one backend request, numbered from its token. A
+ * _find answer names no sequence, so a later page cannot tell cheaply
+ * whether the count moved on: such a page says its count is an earlier
+ * page's. A carried count that the rows read contradict (the read ends
+ * where the count says it does not) is dropped, and the page numbered
+ * relative to itself, as one from an older token is.
+ *
+ * A client's Prefer: count=exact|estimated|none is honoured within the
+ * location's policy (cp_count_cap), and every JSON page says its range as
+ * Content-Range: items FIRST-LAST/TOTAL (cp_count_content_range).
+ *
+ * Part of the httpd-free core: no httpd header, no request_rec.
+ */
+#ifndef COUCHPAGE_COUNT_H
+#define COUCHPAGE_COUNT_H
+
+#include <apr_pools.h>
+#include <apr_tables.h>
+
+#include "couchpage_find.h"
+#include "couchpage_keyset.h"
+#include "couchpage_page.h"
+#include "couchpage_token.h"
+
+/* The most rows any count reads: `exact`'s ceiling, and capped N's. */
+#define CP_COUNT_MAX 100000
+/* CouchPageCount's default, capped 1000; and what Prefer: count=estimated
+ * asks of an `exact` location. */
+#define CP_COUNT_DEFAULT_CAP 1000
+
+typedef enum {
+    CP_COUNT_UNSET = 0, /* the default: capped CP_COUNT_DEFAULT_CAP */
+    CP_COUNT_EXACT,
+    CP_COUNT_CAPPED,
+    CP_COUNT_NONE
+} cp_count_mode;
+
+typedef struct {
+    cp_count_mode mode;
+    int cap;           /* with CP_COUNT_CAPPED: N */
+} cp_count_policy;
+
+/* Reads CouchPageCount's words (argc of argv): NULL, or why they are not
+ * `exact`, `capped N` (1 <= N <= CP_COUNT_MAX) or `none`. */
+const char *cp_count_policy_parse(apr_pool_t *pool, int argc, const char *const *argv,
+                                  cp_count_policy *policy);
+
+/* What a client's Prefer header asks of a count. */
+typedef enum {
+    CP_PREFER_COUNT_UNSAID = 0,
+    CP_PREFER_COUNT_EXACT,
+    CP_PREFER_COUNT_ESTIMATED,
+    CP_PREFER_COUNT_NONE
+} cp_prefer_count;
+
+/* The count preference of a Prefer header (RFC 7240: preferences
+ * separated by commas, each maybe with parameters after ";"): the last
+ * count=exact|estimated|none, its value maybe quoted, case-insensitive;
+ * CP_PREFER_COUNT_UNSAID for none or another value. NULL: no header. */
+cp_prefer_count cp_count_prefer(apr_pool_t *pool, const char *prefer);
+
+/* How many rows a count of a location may read, by its policy and the
+ * client's preference: 0 for no count, else N (the count is exact up to
+ * N rows, "at least N" beyond). *applied: the Preference-Applied value
+ * ("count=exact", "count=estimated", "count=none") when the client's
+ * preference is what is done, else NULL. */
+int cp_count_cap(const cp_count_policy *policy, cp_prefer_count prefer,
+                 const char **applied);
+
+/* The Preference-Applied value for a page whose count is free (a view's,
+ * a numbered _find's: CouchDB's own offsets): "count=exact" when asked
+ * for an exact count, else NULL. */
+const char *cp_count_free_applied(cp_prefer_count prefer);
+
+/* The body of the count's _find: the location's selector and sort, index
+ * and update/stable, fields _id and the sort fields, limit cap + 1. NULL
+ * when it cannot be built. */
+const char *cp_count_find_body(apr_pool_t *pool, const cp_find_spec *spec, int cap);
+
+/* A walk's count: the location's rows (at least them), as counted. */
+typedef struct {
+    int known;
+    apr_int64_t total;
+    int at_least;
+    int earlier;       /* carried by the token from an earlier page */
+    apr_int64_t place; /* the token's row's place (from a token) */
+} cp_count_walk;
+
+/* The count from a count _find's answer of rows rows (at most cap + 1):
+ * exact below cap + 1, else at least cap. */
+void cp_count_from_rows(apr_int64_t rows, int cap, cp_count_walk *walk);
+
+/* The count a token carries, if any and if it fits the location's count
+ * now (cap: cp_count_cap's; 0 takes none): a total within cap (at least
+ * exactly cap), the token's row among them. 1 with *walk, else 0: the
+ * page is then numbered relative to itself, as an older token's is. */
+int cp_count_from_token(const cp_token *token, int cap, cp_count_walk *walk);
+
+/* The count as cp_keyset_page_assemble takes it, for a page read from
+ * token: the rows before the first row read, in the order read. A total
+ * that is at least some number is an unreachable one there, so that no
+ * end of the location is taken from it (cp_count_page then says what is
+ * known). 0 when the count cannot place the page (the Last page of an
+ * at-least count, whose place nothing says). */
+int cp_count_keyset(const cp_token *token, const cp_count_walk *walk,
+                    cp_keyset_count *counted);
+
+/* Once the page is assembled from rows (const cp_row *, in the order read
+ * from token) with counted: what it shows of the count (page->count_kind,
+ * count_earlier, an at-least total, no Last page number then) and, where
+ * the page is numbered, its tokens stamped with the count and their row's
+ * place (before sealing). A page left unnumbered (the count contradicted
+ * by the rows read) is left as it is. NULL, or why a token could not be
+ * stamped (it is then left as it was). */
+const char *cp_count_page(apr_pool_t *pool, const cp_token *token,
+                          const apr_array_header_t *rows, const cp_count_walk *walk,
+                          cp_page *page);
+
+/* The count a page of an unnumbered _find location (src, its _find at
+ * url) is numbered by, as cp_keyset_page_assemble takes it, cap the rows a
+ * count may read (cp_count_cap; 0: none): the first and the Last page ask
+ * for it (once a request: *count_read) unless their own read of limit
+ * rows came back with fewer (read), every row, a later page reads its
+ * token's;
+ * NULL for none (the page is numbered relative to itself). *walk is what
+ * cp_count_page then shows. The transport and source are couchpage_serve's. */
+struct cp_transport;
+struct cp_source;
+const cp_keyset_count *cp_count_for_page(apr_pool_t *pool, const struct cp_transport *tr,
+                                         const struct cp_source *src, const char *url,
+                                         int cap, const cp_token *token, int read, int limit,
+                                         int *count_read, cp_count_walk *walk,
+                                         cp_keyset_count *counted);
+
+/* A JSON page's Content-Range: "items FIRST-LAST/TOTAL" (rows from 0),
+ * TOTAL an asterisk when not known exactly; for a page without rows the
+ * range is an asterisk, and both are when the page's place is not known. */
+const char *cp_count_content_range(apr_pool_t *pool, const cp_page *page);
+
+#endif

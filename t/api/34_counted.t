@@ -1,0 +1,278 @@
+# SPDX-License-Identifier: Apache-2.0
+# Counted _find locations (issue 41): a selector with a residual condition
+# ($elemMatch, $regex), which no index's view numbers, is counted by
+# CouchPageCount on its first and its Last page, and the count travels in
+# the tokens, so that every page shows total_rows, first_row and last_row
+# equal to the backend's own _find of the selector read whole, walked both
+# ways. A capped count says "at least N" past N; Prefer: count=... is
+# honoured within the location's policy (Preference-Applied); every JSON
+# page carries Content-Range; a walk while documents are added and deleted
+# shows a count of some moment and loses or repeats no row; a forged count
+# in a token is a wrong number on that page or a 400, never a 5xx; and
+# apachectl -t refuses a bad CouchPageCount.
+use strict;
+use warnings;
+
+use Apache::Test qw(plan ok);
+use JSON::PP ();
+use CouchPageTest qw(get_json with_args backend_request backend_open_db httpd_config_test
+                     error_log_mark error_log_since);
+use CouchPageFind qw(must reference_ids ids walk same_list);
+
+plan tests => 31;
+
+my $JSON = JSON::PP->new->utf8->canonical;
+my $SIZE = 7;
+
+sub load {
+    my ($db, $n) = @_;
+    backend_request(DELETE => "/$db");
+    backend_open_db($db);
+    # tags and titles in no order of n: a third of the documents tagged "a",
+    # about half titled "T..."
+    my @docs = map {
+        { _id => sprintf('c%04d', ($_ * 7919) % 10000), n => $_ % 40,
+          tags => [($_ * 31) % 3 == 0 ? 'a' : 'b', 'z'],
+          title => ($_ * 17) % 2 ? "T$_" : "x$_" }
+    } 0 .. $n - 1;
+    must("loading $db", backend_request(POST => "/$db/_bulk_docs", { docs => \@docs }));
+    must("index by-n of $db", backend_request(POST => "/$db/_index",
+        { index => { fields => ['n'] }, ddoc => 'by-n', name => 'by-n', type => 'json' }));
+}
+load('counted', 300);
+
+my $ELEM = { n => { '$gte' => undef }, tags => { '$elemMatch' => { '$eq' => 'a' } } };
+my $REGEX = { n => { '$gte' => undef }, title => { '$regex' => '^T' } };
+my @elem = reference_ids('counted', $ELEM, n => 'asc');
+my @regex = reference_ids('counted', $REGEX, n => 'desc');
+
+# Each page's numbers, by its place in the walk (pages from the first, or
+# from the Last page back): its rows where the backend's order puts them,
+# total_rows that order's length, count exact, Content-Range the same.
+sub numbers_agree {
+    my ($pages, $want, $back, $what) = @_;
+    my $total = @$want;
+    my $last_rows = $total % $SIZE || $SIZE;
+    my @bad;
+    for my $i (0 .. $#$pages) {
+        my $page = $pages->[$i];
+        # from the Last page back: it holds what the pages before it leave
+        my $first = $back ? $total - $last_rows - $i * $SIZE + 1 : $i * $SIZE + 1;
+        my $n = @{ $page->{items} };
+        my $ok = ($page->{numbering} // '') eq 'absolute' && ($page->{count} // '') eq 'exact'
+            && ($page->{total_rows} // -1) == $total && ($page->{first_row} // -1) == $first
+            && ($page->{last_row} // -1) == $first + $n - 1
+            && join(' ', ids($page)) eq join(' ', @$want[$first - 1 .. $first + $n - 2])
+            && ($page->{last_page} // -1) == int(($total + $SIZE - 1) / $SIZE)
+            # the first and the Last page count; the others carry the count
+            && (($i == 0) == !defined $page->{count_as_of});
+        push @bad, "page $i: " . $JSON->encode({ %$page, items => [ids($page)], pages => undef })
+            unless $ok;
+    }
+    print STDERR "# $what: $_\n" for @bad[0 .. ($#bad < 2 ? $#bad : 2)];
+    return !@bad;
+}
+
+# An HTML page's text, without its tags.
+sub text { my ($res) = @_; return $res->content =~ s/<[^>]*>//gr }
+
+# --- walked both ways, every page's numbers the backend's ---------------------
+{
+    my ($fwd, $pages, $bad) = walk('/counted/elem/');
+    my ($back, $bpages, $bbad) = walk('/counted/elem/', back => 1);
+    ok(@elem > 3 * $SIZE && same_list($fwd, \@elem, '$elemMatch, forward')
+       && same_list($back, \@elem, '$elemMatch, backward') && !@$bad && !@$bbad);
+    ok(numbers_agree($pages, \@elem, 0, '$elemMatch forward'));
+    ok(numbers_agree($bpages, \@elem, 1, '$elemMatch backward'));
+    my ($rfwd, $rpages) = walk('/counted/regex/');
+    my ($rback, $rbpages) = walk('/counted/regex/', back => 1);
+    ok(@regex > 3 * $SIZE && same_list($rfwd, \@regex, '$regex, forward')
+       && same_list($rback, \@regex, '$regex, backward'));
+    ok(numbers_agree($rpages, \@regex, 0, '$regex forward')
+       && numbers_agree($rbpages, \@regex, 1, '$regex backward'));
+    # sealed tokens carry the count unseen
+    my ($sfwd, $spages) = walk('/counted/sealed/');
+    # (walking back from the Last page's sealed token, which its links give)
+    my ($sback, $sbpages) = ([], []);
+    my ($token) = ($spages->[0]{links}{last} // '') =~ /[?&]start=([^&]+)/;
+    $token =~ s/%([0-9a-fA-F]{2})/chr hex $1/ge if defined $token;
+    while (defined $token && @$sbpages < 100) {
+        my ($status, $page) = get_json(with_args('/counted/sealed/', start => $token));
+        last if $status != 200;
+        push @$sbpages, $page;
+        unshift @$sback, ids($page);
+        $token = $page->{prev};
+    }
+    ok(same_list($sfwd, \@regex, 'sealed, forward') && same_list($sback, \@regex, 'sealed, backward')
+       && numbers_agree($spages, \@regex, 0, 'sealed forward')
+       && numbers_agree($sbpages, \@regex, 1, 'sealed backward')
+       && ($spages->[1]{next} // '') !~ /"t"/);
+    # numbered page links: the second page links pages 1 to 4 by number
+    my @numbers = map { $_->{number} } @{ $pages->[1]{pages} // [] };
+    ok("@numbers" eq '1 2 3 4') or print STDERR "# page links: @numbers\n";
+}
+
+# --- a later page is one backend request: the count travels in the token ------
+{
+    my ($status, $first) = get_json('/counted/capped/?format=json');
+    my $mark = error_log_mark();
+    my ($s2, $second) = get_json(with_args('/counted/capped/', start => $first->{next},
+                                           format => 'json'));
+    # (a child's first request may learn the index too: _explain, a look)
+    my @requests = grep { /CP0150/ && m{/_find\b} } error_log_since($mark, wait => 2,
+                                                                     until => 'CP0151');
+    ok($s2 == 200 && @requests == 1 && ($second->{first_row} // -1) == $SIZE + 1)
+        or print STDERR "# $s2 requests: @requests\n";
+    # the first page's count: two requests, the page's and the count's
+    $mark = error_log_mark();
+    get_json('/counted/capped/?format=json');
+    my @lines = error_log_since($mark, wait => 2, until => 'CP0151');
+    my @count = grep { /CP0430/ } @lines;
+    ok((grep { /CP0150/ && m{/_find\b} } @lines) == 2 && @count == 1 && $count[0] =~ /at least 20 rows/
+       && $count[0] =~ /at most 21/)
+        or print STDERR "# @lines\n";
+}
+
+# --- capped: at least N past N -------------------------------------------------
+{
+    my ($fwd, $pages) = walk('/counted/capped/', headers => [Accept => 'application/json']);
+    my @past = grep { ($_->{first_row} // 0) > 20 } @$pages;
+    my @wrong = grep {
+        ($_->{count} // '') ne 'at least' || ($_->{total_rows} // -1) < 20
+        || ($_->{total_rows} // -1) < ($_->{last_row} // 0) || defined $_->{last_page}
+    } grep { ($_->{numbering} // '') eq 'absolute' } @$pages;
+    ok(same_list($fwd, \@elem, 'capped walk') && @past >= 2 && !@wrong)
+        or print STDERR "# ", scalar(@past), " past 20; wrong: ",
+                        join(' ', map { $JSON->encode({ %$_, items => [] }) } @wrong), "\n";
+    # its first page's numbers, exact up to the page
+    ok(($pages->[0]{first_row} // -1) == 1 && ($pages->[0]{count} // '') eq 'at least'
+       && ($pages->[0]{total_rows} // -1) == 20);
+    my $res = Apache::TestRequest::GET('/counted/capped/?format=html');
+    ok($res->code == 200 && text($res) =~ /1\x{e2}\x{80}\x{93}7 of 20\+/)
+        or print STDERR "# ", $res->content, "\n";
+    my $second = Apache::TestRequest::GET(with_args('/counted/capped/', format => 'html',
+                                                    start => $pages->[0]{next}));
+    ok($second->code == 200 && text($second) =~ /8\x{e2}\x{80}\x{93}14 of 20\+ \(as counted earlier\)/)
+        or print STDERR "# ", $second->content, "\n";
+}
+
+# --- Prefer and Preference-Applied, Content-Range -------------------------------
+{
+    my ($s, $page, $res) = get_json('/counted/exact/', Prefer => 'count=none');
+    ok($s == 200 && ($res->header('Preference-Applied') // '') eq 'count=none'
+       && !defined $page->{total_rows} && $page->{numbering} eq 'relative'
+       && ($res->header('Content-Range') // '') eq 'items */*'
+       && ($res->header('Vary') // '') =~ /Prefer/);
+    ($s, $page, $res) = get_json('/counted/exact/', Prefer => 'return=minimal, count=exact');
+    ok($s == 200 && ($res->header('Preference-Applied') // '') eq 'count=exact'
+       && ($page->{total_rows} // -1) == @elem && $page->{count} eq 'exact'
+       && ($res->header('Content-Range') // '') eq 'items 0-6/' . scalar(@elem));
+    ($s, $page, $res) = get_json('/counted/exact/', Prefer => 'count="estimated"');
+    ok($s == 200 && ($res->header('Preference-Applied') // '') eq 'count=estimated'
+       && ($page->{total_rows} // -1) == @elem);
+    # a capped location does not count exactly for the asking
+    ($s, $page, $res) = get_json('/counted/capped/?format=json', Prefer => 'count=exact');
+    ok($s == 200 && !defined $res->header('Preference-Applied')
+       && $page->{count} eq 'at least' && ($res->header('Content-Range') // '') eq 'items 0-6/*');
+    # CouchPageCount none: no count, whatever is asked
+    ($s, $page, $res) = get_json('/counted/none/', Prefer => 'count=exact');
+    ok($s == 200 && !defined $res->header('Preference-Applied') && !defined $page->{total_rows}
+       && !defined $page->{count});
+    # a view's page: exact, free
+    ($s, $page, $res) = get_json('/bands/?format=json', Prefer => 'count=exact');
+    my ($from, $to, $total) = ($res->header('Content-Range') // '') =~ m{^items (\d+)-(\d+)/(\d+)$};
+    ok($s == 200 && defined $total && $total == $page->{total_rows} && $from == $page->{offset}
+       && $to == $page->{offset} + @{ $page->{items} } - 1 && $page->{count} eq 'exact'
+       && ($res->header('Preference-Applied') // '') eq 'count=exact')
+        or print STDERR "# ", $res->as_string, "\n";
+}
+
+# --- forged counts: a wrong number on that page, or a 400; never a 5xx ----------
+{
+    my ($s, $first) = get_json('/counted/elem/');
+    my $token = $JSON->decode($first->{next});
+    my @cases = (
+        [{ %$token, t => 5, p => 4 }, 200],                  # wrong, within bounds
+        [{ %$token, t => 100000000 }, 200],                  # over the cap: not taken
+        [{ %$token, t => 10, p => 10 }, 400],                # place not below total
+        [{ %$token, t => 'x' }, 400],
+        [{ %$token, t => -1 }, 400],
+        [{ %$token, t => 2**60, p => 1 }, 400],
+        [{ %$token, p => undef }, 400],
+        [{ %$token, m => 2 }, 400],
+        [{ %$token, t => 1000, m => 1 }, 200],               # at least the cap
+        [{ %$token, t => 1000, m => 1, p => 5000 }, 200],    # a place past it
+        [{ a => $token->{a}, t => $token->{t} }, 400],       # a total without its place
+        [{ a => $token->{a} }, 200],                         # an older token: relative
+    );
+    my @bad;
+    for my $case (@cases) {
+        my ($status, $page) = get_json(with_args('/counted/elem/', start => $JSON->encode($case->[0])));
+        push @bad, "$status for " . $JSON->encode($case->[0]) if $status != $case->[1];
+    }
+    ok(!@bad) or print STDERR map { "# $_\n" } @bad;
+    # the older token pages relative, its rows right; the wrong count is taken
+    my ($s1, $old) = get_json(with_args('/counted/elem/', start => $JSON->encode({ a => $token->{a} })));
+    ok($old->{numbering} eq 'relative' && join(' ', ids($old)) eq join(' ', @elem[$SIZE .. 2 * $SIZE - 1]));
+    my ($s2, $wrong) = get_json(with_args('/counted/elem/', start => $JSON->encode({ %$token, t => 500, p => 400 })));
+    ok($s2 == 200 && join(' ', ids($wrong)) eq join(' ', @elem[$SIZE .. 2 * $SIZE - 1]));
+}
+
+# --- a walk while documents are added and deleted --------------------------------
+{
+    load('countlive', 200);
+    my $sel = $ELEM;
+    my @before = reference_ids('countlive', $sel, n => 'asc');
+    my %counts = (scalar(@before) => 1);
+    my (%deleted, %added, $k);
+    my $each = sub {
+        my ($page) = @_;
+        $k++;
+        # one matching document added at a random place, one not yet seen deleted
+        my $id = sprintf('new%03d', $k);
+        must('adding', backend_request(PUT => "/countlive/$id",
+            { n => ($k * 13) % 40, tags => ['a'], title => "T$id" }));
+        $added{$id} = 1;
+        my %seen = map { $_ => 1 } ids($page);
+        my @ahead = grep { !$seen{$_} && !$deleted{$_} && !/^new/ } @before;
+        my $victim = $ahead[($k * 7) % @ahead] if @ahead > 10;
+        if ($victim) {
+            my ($st, $doc) = backend_request(GET => "/countlive/$victim");
+            must('deleting', backend_request(DELETE => "/countlive/$victim?rev=$doc->{_rev}"));
+            $deleted{$victim} = 1;
+        }
+        $counts{ scalar(reference_ids('countlive', $sel, n => 'asc')) } = 1;
+    };
+    my ($fwd, $pages, $bad) = walk('/counted/live/', each => $each);
+    my %got;
+    my @repeated = grep { $got{$_}++ } @$fwd;
+    my @lost = grep { !$got{$_} && !$deleted{$_} } @before;
+    my @odd = grep { ($_->{numbering} // '') eq 'absolute' && !$counts{ $_->{total_rows} // -1 } }
+              @$pages;
+    ok(!@repeated && !@lost && !@$bad && %deleted > 3)
+        or print STDERR "# repeated @repeated; lost @lost; bad @$bad\n";
+    ok(!@odd && ($pages->[0]{total_rows} // -1) == @before)
+        or print STDERR "# counts ", join(' ', sort keys %counts), "; shown ",
+                        join(' ', map { $_->{total_rows} // 'none' } @$pages), "\n";
+    # the Last page, which counts again, shows the count now
+    my ($s, $last) = get_json(with_args('/counted/live/', start => 'last'));
+    my @now = reference_ids('countlive', $sel, n => 'asc');
+    ok($s == 200 && ($last->{total_rows} // -1) == @now && !defined $last->{count_as_of}
+       && join(' ', ids($last)) eq join(' ', @now[$last->{first_row} - 1 .. $#now]))
+        or print STDERR "# last: ", $JSON->encode({ %$last, items => [ids($last)] }), " now ", scalar(@now), "\n";
+}
+
+# --- apachectl -t (a _find location of a backend the check does not ask) -----
+my $VIEW = qq{CouchPageView "http://127.0.0.1:9/db/_find"\nCouchPageSort n};
+for my $case (['CouchPageCount sometimes', qr/CouchPageCount: takes exact, capped N or none/],
+              ['CouchPageCount capped', qr/capped takes one number/],
+              ['CouchPageCount capped 0', qr/capped takes a whole number from 1 to 100000, not '0'/],
+              ['CouchPageCount capped 100001', qr/capped takes a whole number from 1 to 100000/],
+              ['CouchPageCount capped 1e3', qr/not '1e3'/]) {
+    my ($status, $out) = httpd_config_test("$VIEW\n$case->[0]");
+    ok($status != 0 && $out =~ $case->[1]) or print STDERR "# $case->[0]: $status $out\n";
+}
+{
+    my ($status, $out) = httpd_config_test("$VIEW\nCouchPageCount capped 500");
+    ok($status == 0 && $out =~ /Syntax OK/) or print STDERR "# $status $out\n";
+}
