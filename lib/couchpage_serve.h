@@ -139,6 +139,8 @@ typedef struct {
     apr_size_t max_token_length;
     apr_size_t token_url_room; /* the bytes a token may take escaped in a link */
     apr_interval_time_t deadline; /* CouchPageBackendDeadline, for its log line */
+    int jump_reach;         /* CouchPageJumpReach: ?page=N reads this many pages from
+                               either end (couchpage_jump) */
 } cp_source;
 
 /* The request's own: its arguments (args.start: the token as sent) and
