@@ -740,7 +740,7 @@ const command_rec couchpage_cmds[] = {
         "%{couchpage_escape:TEXT} escapes request values"),
     AP_INIT_TAKE2("CouchPageText", couchpage_set_text, NULL, PRESENTATION,
         "a word of the HTML fragment and its text in UTF-8: first, previous, next, last, of, "
-        "empty, nav-label, current, thousands, error, page or more"),
+        "empty, nav-label, current, thousands, error, page, more, jump or go"),
     AP_INIT_TAKE1("CouchPageLinks", set_links, NULL, PRESENTATION,
         "how many numbered page links to show either side, 0 to 20 (default 0), never "
         "more than CouchPageMaxLinks"),

@@ -88,6 +88,8 @@ typedef enum {
     CP_WORD_ERROR,      /* the text of an error, in place of the page */
     CP_WORD_PAGE,       /* "Page 3, 41-60 of 1,000": what couchpage.js announces */
     CP_WORD_MORE,       /* the label of couchpage.js's Load more button */
+    CP_WORD_JUMP,       /* the label of the go-to-page form's number field */
+    CP_WORD_GO,         /* its submit button */
     CP_WORD_COUNT
 } cp_word;
 
