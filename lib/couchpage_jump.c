@@ -172,8 +172,8 @@ const cp_fault *cp_jump_resolve(apr_pool_t *pool, const cp_source *src, const cp
 
     *start = NULL;
     if (src->find && !index) {
-        return not_numbered(pool, "this _find location's selector is not a key range of its "
-                            "index, so its rows are not counted");
+        return not_numbered(pool, "this _find location's rows are not counted (its selector "
+                            "is not a key range of an index CouchDB counts, CouchPageIndex)");
     }
     if (view->reduce) {
         return not_numbered(pool, "grouped reduce rows are not counted (CouchDB gives them "
