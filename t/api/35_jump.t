@@ -25,7 +25,7 @@ use Apache::Test qw(-withtestmore);
 use Apache::TestRequest ();
 use JSON::PP ();
 use CouchPageTest qw(backend_kind backend_request backend_open_db error_log_mark
-                     error_log_since with_args);
+                     error_log_since with_args httpd_config_test);
 use CouchPageWalk qw(:all);
 use CouchPageFind qw(must);
 
@@ -207,6 +207,18 @@ for my $case (['/jump/reduce/', qr/^page numbers cannot be asked for here: group
     my @lines = grep { m{/jump/} && /\[(?!couchpage:info|couchpage:debug|proxy:debug|proxy:trace)[a-z_]+:(warn|error|crit|alert|emerg)\]/ }
                 error_log_since($mark, wait => 1);
     ok(!@lines, 'no error-log line above info for any of them') or diag join '', @lines[0 .. ($#lines < 4 ? $#lines : 4)];
+}
+
+# --- the directive ------------------------------------------------------------------
+
+for my $case (['-1', qr/CouchPageJumpReach: '-1' is not a whole number from 0 to 1000/],
+              ['1001', qr/CouchPageJumpReach: '1001' is not a whole number from 0 to 1000/],
+              ['ten', qr/CouchPageJumpReach: 'ten' is not a whole number from 0 to 1000/],
+              ['0', undef], ['1000', undef]) {
+    my ($status, $out) = httpd_config_test("CouchPageView http://127.0.0.1:5984/db/_design/d/_view/v\n"
+                                           . "CouchPageJumpReach $case->[0]");
+    ok($case->[1] ? $status != 0 && $out =~ $case->[1] : $status == 0 && $out =~ /Syntax OK/,
+       "httpd -t and CouchPageJumpReach $case->[0]") or diag $out;
 }
 
 # --- the HTML form ------------------------------------------------------------------
