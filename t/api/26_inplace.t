@@ -11,6 +11,8 @@
 #    back; the pushed URL opened afresh is that page;
 #    prefers-reduced-motion: reduce turns the list's transition off;
 #  - the keyboard alone (Tab to Next, Enter) moves the same way;
+#  - the go-to-page form (a labelled number field) shows its page in place,
+#    Next goes on from it, and without JavaScript the form loads its page;
 #  - Load more (/more.shtml, data-couchpage="more"): every post once, none
 #    missing, in order, focus on the first new item, the page above not
 #    moved, the URL ?shown=N; a page in place (the nav's link), then Back
@@ -42,7 +44,7 @@ my $vars = Apache::Test::vars();
 my $chromium = $ENV{COUCHPAGE_CHROMIUM} || '/usr/bin/chromium';
 my $embedded = $ENV{COUCHPAGE_EMBEDDED_DIR} || catdir($vars->{top_dir}, 'embedded');
 
-plan tests => 84, Apache::Test::need(
+plan tests => 92, Apache::Test::need(
     { "no chromium at $chromium (apt-get install chromium)" => -x $chromium },
     { "no playwright-core in $embedded/node_modules (npm ci)" =>
           -r catfile($embedded, 'node_modules', 'playwright-core', 'package.json') },
@@ -196,6 +198,19 @@ is_deeply([$three->{items}, $three->{position}, $three->{fetches}], [ [ @rows[0 
           '?shown=3 opened: rows 1-15, "1–15 of 21", two requests');
 like($three->{url} // '', qr{/more-position\.shtml\?shown=3$}, "... the URL still ?shown=3: $three->{url}");
 is_deeply($r{position}{errors}, [], '... no error');
+
+# the go-to-page form
+is($r{jump}{label}, 'Go to page', 'jump: the form\'s number field is labelled "Go to page"');
+is_deeply([$r{jump}{jumped}{items}, $r{jump}{jumped}{current}], [$pages[5]{items}, '6'],
+          '... page 6 asked by it shows the walk\'s page 6, in place');
+like($r{jump}{jumped}{url} // '', qr{/demo/blog/\?page=6$}, "... its URL pushed: $r{jump}{jumped}{url}");
+is_deeply([$r{jump}{jumped}{marker}, $r{jump}{jumped}{focus}, $r{jump}{loads}], ['kept', 'list', 1],
+          '... no reload, focus on the new list');
+is($r{jump}{jumped}{live}, said($r{jump}{jumped}), "... the live region says it: '$r{jump}{jumped}{live}'");
+is_deeply($r{jump}{next}{items}, $pages[6]{items}, '... and Next from it is the walk\'s page 7');
+is_deeply([$r{jump}{noscript}{items}, $r{jump}{plainLoads}], [$pages[2]{items}, 2],
+          'without JavaScript the form loads page 3 as a new document');
+is_deeply($r{jump}{errors}, [], '... no error');
 
 # without script
 is_deeply($r{noscript}{first}{items}, $pages[0]{items}, 'JavaScript disabled: page 1');
