@@ -157,7 +157,7 @@ static const char *token_of(apr_pool_t *pool, const cp_source *src, const cp_sou
 
 const cp_fault *cp_jump_resolve(apr_pool_t *pool, const cp_source *src, const cp_source *index,
                                 const cp_request *req, const char *binding, cp_jump_ask ask,
-                                void *baton, const char **start)
+                                void *baton, const char **start, const char **text)
 {
     const cp_source *rows_src = index ? index : src;
     const cp_view *view = rows_src->view;
@@ -170,7 +170,7 @@ const cp_fault *cp_jump_resolve(apr_pool_t *pool, const cp_source *src, const cp
     int backward = 0, limit = 0, entry_index = 0, partial;
     cp_plan plan;
 
-    *start = NULL;
+    *start = *text = NULL;
     if (src->find && !index) {
         return not_numbered(pool, "this _find location's rows are not counted (its selector "
                             "is not a key range of an index CouchDB counts, CouchPageIndex)");
@@ -226,7 +226,7 @@ const cp_fault *cp_jump_resolve(apr_pool_t *pool, const cp_source *src, const cp
     /* the Last page, or rows gone meanwhile: the Last page holds the
      * location's end */
     *start = row ? token_of(pool, src, index, row, entry_index) : CP_TOKEN_LAST;
-    if (!*start) {
+    if (!(*text = *start)) {
         return cp_fault_seal(pool, src->uri, "the digest of a bounded token");
     }
     if (rows_src->token_key) {

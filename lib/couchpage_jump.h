@@ -67,7 +67,8 @@ typedef const cp_fault *(*cp_jump_ask)(void *baton, const cp_source *src, const 
 
 /* The start token of page req->args->page of the location (index: a
  * _find location's index's view, NULL on a view's location), as a client
- * would send it, sealed where tokens are (binding as cp_serve's): NULL for
+ * would send it, sealed where tokens are (binding as cp_serve's), in
+ * *start, and as text, opened, in *text: NULL for
  * the first page, "last" for the Last page, else the walk's token to page
  * N (a view's row token, or a _find location's page after the row
  * before). NULL, or the fault: a 400 where the rows are not numbered
@@ -75,7 +76,7 @@ typedef const cp_fault *(*cp_jump_ask)(void *baton, const cp_source *src, const 
  * or beyond the reach. */
 const cp_fault *cp_jump_resolve(apr_pool_t *pool, const cp_source *src, const cp_source *index,
                                 const cp_request *req, const char *binding, cp_jump_ask ask,
-                                void *baton, const char **start);
+                                void *baton, const char **start, const char **text);
 
 /* The 400 of a jump whose page came unnumbered (a backend whose offsets
  * count nothing, pouchdb-server's later pages). */

@@ -883,16 +883,12 @@ const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_req
         cp_request *jumped = apr_pmemdup(pool, req, sizeof(*jumped));
 
         if ((fault = cp_jump_resolve(pool, source, index, req, served->binding, jump_ask, &s,
-                                     &args->start))) {
+                                     &args->start, &text))) {
             return fault;
         }
         args->page = 0;
         jumped->args = args;
         s.req = jumped;
-        if ((fault = open_token(&s, index && index->links ? index : source, &served->binding,
-                                &text))) {
-            return fault;
-        }
     }
     fault = source->find ? serve_find(&s, index, text, served)
                          : serve_view(&s, source, text, served);
