@@ -40,6 +40,8 @@ APLOG_USE_MODULE(couchpage);
 #define DEFAULT_MAX_LINKS 5
 #define DEFAULT_MAX_TOKEN_LENGTH 4096 /* bytes of ?start=, as the client sent it */
 #define DEFAULT_MAX_EMITS 64 /* rows one document emits under one key */
+#define DEFAULT_JUMP_REACH 10 /* pages from either end ?page= reads: docs/directives.md */
+#define MAX_JUMP_REACH 1000
 
 void *couchpage_create_dir_conf(apr_pool_t *p, char *dir)
 {
@@ -53,6 +55,7 @@ void *couchpage_create_dir_conf(apr_pool_t *p, char *dir)
     conf->max_token_length = DEFAULT_MAX_TOKEN_LENGTH;
     conf->view.max_emits = DEFAULT_MAX_EMITS;
     conf->max_links = DEFAULT_MAX_LINKS;
+    conf->jump_reach = DEFAULT_JUMP_REACH;
     couchpage_point_html_spec(conf);
     return conf;
 }
@@ -91,6 +94,7 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     MERGE_AS(view_where, view_set);
     MERGE_AS(view_section, view_set);
     MERGE(page_size);
+    MERGE(jump_reach);
     MERGE_AS(page_size_where, page_size_set);
     MERGE(max_page_size);
     MERGE_AS(max_page_size_where, max_page_size_set);
@@ -504,6 +508,19 @@ static const char *set_max_emits(cmd_parms *cmd, void *dirconf, const char *arg)
     return err;
 }
 
+static const char *set_jump_reach(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    couchpage_dir_conf *conf = dirconf;
+    apr_int64_t n;
+    const char *err = parse_server_bounded(cmd, arg, 0, MAX_JUMP_REACH, &n);
+
+    if (!err) {
+        conf->jump_reach = (int)n;
+        conf->jump_reach_set = 1;
+    }
+    return err;
+}
+
 static const char *set_update(cmd_parms *cmd, void *dirconf, const char *arg)
 {
     const char *forbidden = ap_check_cmd_context(cmd, NOT_IN_HTACCESS);
@@ -745,7 +762,7 @@ const command_rec couchpage_cmds[] = {
         "%{couchpage_escape:TEXT} escapes request values"),
     AP_INIT_TAKE2("CouchPageText", couchpage_set_text, NULL, PRESENTATION,
         "a word of the HTML fragment and its text in UTF-8: first, previous, next, last, of, "
-        "empty, nav-label, current, thousands, error, page or more"),
+        "empty, nav-label, current, thousands, error, page, more, jump or go"),
     AP_INIT_TAKE1("CouchPageLinks", set_links, NULL, PRESENTATION,
         "how many numbered page links to show either side, 0 to 20 (default 0), never "
         "more than CouchPageMaxLinks"),
@@ -766,6 +783,11 @@ const command_rec couchpage_cmds[] = {
         "the most rows one document emits under one key in the view, 1 to 1000 "
         "(default 64): a start token's row index stays below it, and it bounds every "
         "query's limit and skip"),
+    /* a jump's skip is paid row by row by CouchDB: never .htaccess's */
+    AP_INIT_TAKE1("CouchPageJumpReach", set_jump_reach, NULL, SERVER_ONLY,
+        "how many pages from either end of a numbered location ?page=N reaches, 0 to 1000 "
+        "(default 10; 0: none): a page further in is refused, as its read would skip "
+        "that many pages' rows"),
     AP_INIT_TAKE1("CouchPageUpdate", set_update, NULL, SERVER_ONLY,
         "CouchDB's update for every query: true (CouchDB's default) brings the index up "
         "to date first, lazy answers from the index as it is and updates it after, "

@@ -100,6 +100,8 @@ typedef struct {
     const ap_directive_t *links_where;
     int max_links;             /* CouchPageMaxLinks: the server's ceiling on links */
     int max_links_set;
+    int jump_reach;            /* CouchPageJumpReach: pages from either end ?page= reads */
+    int jump_reach_set;
     const ap_directive_t *max_links_where;
     const cp_seal_key *token_key; /* CouchPageTokenSecret's, derived; NULL: plain JSON */
     const cp_seal_key *previous_token_key; /* its PREVIOUS-SECRET's; NULL: none */

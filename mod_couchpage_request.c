@@ -322,6 +322,7 @@ const cp_fault *couchpage_read_request(request_rec *r, const couchpage_dir_conf 
     source->token_url_room = token_url_room(r, req->links_path);
     source->deadline = conf->backend.deadline;
     source->count = conf->count;
+    source->jump_reach = conf->jump_reach;
     if (conf->partition) {
         source->partition = ap_expr_str_exec(r, conf->partition, &reason);
         if (reason) {

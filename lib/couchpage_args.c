@@ -61,12 +61,13 @@ const char *cp_args_parse(apr_pool_t *pool, const char *query, int max_limit,
                           cp_args *args)
 {
     char *copy, *pair, *state = NULL;
-    const char *limit_text = NULL;
+    const char *limit_text = NULL, *page_text = NULL;
     int named;
 
     args->start = NULL;
     args->limit = 0;
     args->format = CP_FORMAT_AUTO;
+    args->page = 0;
     if (!query || !*query) {
         return NULL;
     }
@@ -84,7 +85,7 @@ const char *cp_args_parse(apr_pool_t *pool, const char *query, int max_limit,
             return "the query string has a malformed percent-escape";
         }
         if (strcmp(name, "start") != 0 && strcmp(name, "limit") != 0
-            && strcmp(name, "format") != 0) {
+            && strcmp(name, "format") != 0 && strcmp(name, "page") != 0) {
             continue;
         }
         value = decode_component(pool, eq ? eq + 1 : "");
@@ -108,6 +109,12 @@ const char *cp_args_parse(apr_pool_t *pool, const char *query, int max_limit,
             }
             args->format = (cp_format)named;
         }
+        else if (strcmp(name, "page") == 0) {
+            if (page_text) {
+                return "the page argument is given more than once";
+            }
+            page_text = value;
+        }
         else {
             if (limit_text) {
                 return "the limit argument is given more than once";
@@ -121,6 +128,18 @@ const char *cp_args_parse(apr_pool_t *pool, const char *query, int max_limit,
             args->limit = 0;
             return apr_psprintf(pool, "limit must be a whole number from 1 to %d",
                                 max_limit);
+        }
+    }
+    if (page_text) {
+        args->page = parse_count(page_text);
+        if (args->page < 1 || args->page > CP_ARGS_MAX_PAGE) {
+            args->page = 0;
+            return apr_psprintf(pool, "page must be a whole number from 1 to %d",
+                                CP_ARGS_MAX_PAGE);
+        }
+        if (args->start) {
+            args->page = 0;
+            return "page and start name a page each: give one of them";
         }
     }
     return NULL;

@@ -30,10 +30,17 @@ typedef struct {
     const char *start; /* token text, percent-decoded; NULL when absent */
     int limit;         /* rows per page asked for; 0 when absent */
     cp_format format;  /* ?format=json|html; CP_FORMAT_AUTO when absent */
+    apr_int64_t page;  /* ?page=N, the page to jump to, from 1; 0 when absent */
 } cp_args;
 
+/* The largest page number ?page= takes: more digits are refused as not a
+ * page number, before anything is asked. */
+#define CP_ARGS_MAX_PAGE 999999999
+
 /* Parses a raw query string (NULL or "" for none). max_limit is the largest
- * limit allowed. Returns NULL on success, else the reason for a 400. */
+ * limit allowed. page is a whole number from 1 to CP_ARGS_MAX_PAGE, given
+ * once and never with start (a page is named by its token or by its number,
+ * not both). Returns NULL on success, else the reason for a 400. */
 const char *cp_args_parse(apr_pool_t *pool, const char *query, int max_limit,
                           cp_args *args);
 

@@ -481,6 +481,37 @@ apr_array_header_t *cp_plan_page(apr_pool_t *pool, const cp_plan *plan,
     return queries;
 }
 
+apr_array_header_t *cp_plan_jump(apr_pool_t *pool, const cp_plan *plan, apr_int64_t skip,
+                                 int backward, int limit)
+{
+    apr_array_header_t *queries = apr_array_make(pool, 3, sizeof(cp_query));
+    const cp_view *view = plan->view;
+    json_t *params = base_params(pool, view, limit, backward ? !view->descending
+                                                             : view->descending);
+    int partial = cp_plan_is_partial(plan);
+
+    if (partial || (!view->is_all_docs && plan->low_key && plan->high_key)) {
+        add_range_start_probe(pool, plan, queries);
+    }
+    if (partial) {
+        add_range_end_probe(pool, plan, queries);
+    }
+    if (backward == view->descending) {
+        add_bound(params, "startkey", plan->low_key);
+        add_bound(params, "endkey", plan->high_key);
+    }
+    else {
+        add_bound(params, "startkey", plan->high_key);
+        add_bound(params, "endkey", plan->low_key);
+    }
+    if (skip > 0) {
+        set_param(params, "skip", json_integer(skip));
+    }
+    add_query(queries, CP_QUERY_FORWARD, limit, params);
+    mark_refusable(plan, queries);
+    return queries;
+}
+
 apr_array_header_t *cp_plan_keyset_page(apr_pool_t *pool, const cp_plan *plan,
                                         const cp_token *from, int backward, int limit)
 {

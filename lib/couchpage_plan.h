@@ -125,6 +125,16 @@ typedef struct {
 apr_array_header_t *cp_plan_page(apr_pool_t *pool, const cp_plan *plan,
                                  const cp_token *start);
 
+/* The queries that find where page N of a jump (?page=N) starts: one
+ * read of limit rows (role CP_QUERY_FORWARD, keys only) from the range's
+ * start in the view's order, or, backward, from its end the other way,
+ * passing over skip rows, bounded by the range's other end; led by the
+ * range start and end probes (limit=0) in a key range or a partition, so
+ * that CouchDB's offsets count the location's rows. skip is the jump's,
+ * which CouchPageJumpReach bounds (couchpage_jump), never a token's. */
+apr_array_header_t *cp_plan_jump(apr_pool_t *pool, const cp_plan *plan, apr_int64_t skip,
+                                 int backward, int limit);
+
 /* The queries of a page read by keyset over the view (a numbered _find
  * page, from its index's view: couchpage_find): one query of limit rows
  * (role CP_QUERY_FORWARD, whichever way it reads) from the row `from`

@@ -398,12 +398,13 @@ static const char *html(apr_pool_t *pool, const char *text)
 
 const char *const cp_word_names[CP_WORD_COUNT] = {
     "first", "previous", "next", "last", "of", "empty", "nav-label", "current", "thousands",
-    "error", "page", "more", "counted-earlier"
+    "error", "page", "more", "counted-earlier", "jump", "go"
 };
 
 const char *const cp_word_defaults[CP_WORD_COUNT] = {
     "First", "Previous", "Next", "Last", "of", "No items.", "Pages", "current", ",",
-    "The list could not be shown.", "Page", "Load more", "(as counted earlier)"
+    "The list could not be shown.", "Page", "Load more", "(as counted earlier)", "Go to page",
+    "Go"
 };
 
 const char *cp_word_check(apr_pool_t *pool, const char *name, const char *text, int *which)
@@ -628,6 +629,27 @@ static const char *nav_link(apr_pool_t *pool, const char *rel, const char *label
                        html(pool, url), "\">", label, "</a>\n", NULL);
 }
 
+/* The go-to-page form of a numbered page list: a GET of the page's own
+ * path with page=N (and the limit and format its links keep), which works
+ * without script; the label holds the field. */
+static const char *jump_form(apr_pool_t *pool, const cp_page *page, const cp_links *links,
+                             const cp_html_spec *spec)
+{
+    return apr_pstrcat(pool, "<form class=\"couchpage-jump\" method=\"get\" action=\"",
+                       html(pool, links->path), "\">\n<label>",
+                       word(pool, spec, CP_WORD_JUMP), " <input type=\"number\" name=\"page\" "
+                       "min=\"1\" max=\"", apr_ltoa(pool, (long)page->last_number),
+                       "\" step=\"1\" required></label>\n",
+                       links->limit > 0 ? apr_psprintf(pool, "<input type=\"hidden\" "
+                                                       "name=\"limit\" value=\"%d\">\n",
+                                                       links->limit) : "",
+                       links->format ? apr_pstrcat(pool, "<input type=\"hidden\" name=\"format\" "
+                                                   "value=\"", html(pool, links->format),
+                                                   "\">\n", NULL) : "",
+                       "<button type=\"submit\">", word(pool, spec, CP_WORD_GO),
+                       "</button>\n</form>\n", NULL);
+}
+
 const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links *links,
                            const cp_html_spec *spec, const char **error)
 {
@@ -712,6 +734,9 @@ const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links
     if (page->has_last && (page->pages->nelts == 0 || !last_numbered(page))) {
         EMIT(nav_link(pool, "last", word(pool, spec, CP_WORD_LAST),
                       page->last_is_current ? NULL : cp_link_url(pool, links, page->last), 0));
+    }
+    if (page->pages->nelts > 0 && page->numbered && page->has_last && page->last_number > 1) {
+        EMIT(jump_form(pool, page, links, spec));
     }
     EMIT("</nav>\n</div>\n");
 #undef EMIT

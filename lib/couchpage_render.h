@@ -90,6 +90,8 @@ typedef enum {
     CP_WORD_MORE,       /* the label of couchpage.js's Load more button */
     CP_WORD_COUNTED_EARLIER, /* after "21-40 of 347": the count is an earlier
                            page's of the walk, which the token carried */
+    CP_WORD_JUMP,       /* the label of the go-to-page form's number field */
+    CP_WORD_GO,         /* its submit button */
     CP_WORD_COUNT
 } cp_word;
 

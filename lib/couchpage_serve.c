@@ -19,6 +19,7 @@
 #include <apr_escape.h>
 #include <apr_strings.h>
 
+#include "couchpage_jump.h"
 #include "couchpage_keyset.h"
 #include "couchpage_mango.h"
 #include "couchpage_token.h"
@@ -893,6 +894,13 @@ static const cp_fault *serve_find(const serving *s, const cp_source *index, cons
     return NULL;
 }
 
+/* How a jump asks (cp_jump_resolve): as a page's queries, of map rows. */
+static const cp_fault *jump_ask(void *baton, const cp_source *src, const cp_plan *plan,
+                                apr_array_header_t *queries)
+{
+    return ask(baton, src, plan, 1, queries);
+}
+
 const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_request *req,
                          const cp_transport *transport, cp_served *served)
 {
@@ -912,10 +920,26 @@ const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_req
                             &text))) {
         return fault;
     }
-    if (source->find) {
-        return serve_find(&s, index, text, served);
+    if (req->args->page) {
+        /* ?page=N is the page the walk's token to page N opens */
+        cp_args *args = apr_pmemdup(pool, req->args, sizeof(*args));
+        cp_request *jumped = apr_pmemdup(pool, req, sizeof(*jumped));
+
+        if ((fault = cp_jump_resolve(pool, source, index, req, served->binding, jump_ask, &s,
+                                     &args->start, &text))) {
+            return fault;
+        }
+        args->page = 0;
+        jumped->args = args;
+        s.req = jumped;
     }
-    /* a view's pages are counted by CouchDB's offsets, at no cost */
-    served->preference_applied = cp_count_free_applied(cp_count_prefer(pool, req->prefer));
-    return serve_view(&s, source, text, served);
+    if (source->find) {
+        fault = serve_find(&s, index, text, served);
+    }
+    else {
+        /* a view's pages are counted by CouchDB's offsets, at no cost */
+        served->preference_applied = cp_count_free_applied(cp_count_prefer(pool, req->prefer));
+        fault = serve_view(&s, source, text, served);
+    }
+    return fault || !req->args->page || served->page.numbered ? fault : cp_jump_unnumbered(pool);
 }

@@ -141,6 +141,8 @@ typedef struct cp_source {
     apr_size_t token_url_room; /* the bytes a token may take escaped in a link */
     apr_interval_time_t deadline; /* CouchPageBackendDeadline, for its log line */
     cp_count_policy count;  /* CouchPageCount: what a _find location's count may read */
+    int jump_reach;         /* CouchPageJumpReach: ?page=N reads this many pages from
+                               either end (couchpage_jump) */
 } cp_source;
 
 /* The request's own: its arguments (args.start: the token as sent) and

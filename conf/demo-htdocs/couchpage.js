@@ -287,6 +287,20 @@
       e.preventDefault();
       show(frag, a.href, true);
     });
+    // The go-to-page form: its GET shown in place, as a link's page is;
+    // without script (or these APIs) the form submits as forms do.
+    document.addEventListener('submit', function (e) {
+      var form = e.target, frag = form.closest && form.closest('.couchpage');
+      if (!frag || !frag.couchpage || e.defaultPrevented || !form.matches('form.couchpage-jump') ||
+          !window.URLSearchParams || !window.FormData) {
+        return;
+      }
+      var url = new URL(form.action, location.href);
+      url.search = new URLSearchParams(new FormData(form)).toString();
+      if (url.origin !== location.origin) return;
+      e.preventDefault();
+      show(frag, url.href, true);
+    });
     // Back and Forward: every fragment as the entry left it, else the page
     // the URL names (and its shown pages); the fragments left are kept for
     // the entry left.

@@ -39,7 +39,7 @@ my @EVIL = (
     { _id => 'url', name => 'a/b?c=d&e#f %41+' },
 );
 
-plan tests => 164 + 6 + 24;
+plan tests => 169 + 6 + 24;
 # test names hold non-ASCII text (after plan, which resets Test::Builder)
 binmode Test::More->builder->$_, ':encoding(UTF-8)' for qw(output failure_output todo_output);
 
@@ -145,8 +145,20 @@ for my $case (
     is($nav->{tag}, 'nav', 'the nav is a <nav>');
     is($nav->{attrs}{'aria-label'}, 'Pages', '... labelled Pages');
     is_deeply([map { "$_->{tag}." . $_->{attrs}{class} } child_elements($nav)],
-              ['span.couchpage-prev couchpage-disabled', 'ol.couchpage-pages', 'a.couchpage-next'],
-              'nav: a disabled Previous, the page numbers, Next');
+              ['span.couchpage-prev couchpage-disabled', 'ol.couchpage-pages', 'a.couchpage-next',
+               'form.couchpage-jump'],
+              'nav: a disabled Previous, the page numbers, Next, the go-to-page form');
+    my ($form) = by_class($tree, 'couchpage-jump');
+    is(join(' ', map { $form->{attrs}{$_} // '-' } qw(method action)), 'get /html/bands/',
+       'the form GETs the page\'s own path');
+    my ($label) = by_tag($form, 'label');
+    my ($input) = $label ? by_tag($label, 'input') : ();
+    is(join(' ', text_of($label // {}), map { $input->{attrs}{$_} // '-' } qw(type name min max)),
+       'Go to page number page 1 3', '... a number field "page" from 1 to the last page, inside its label');
+    my ($button) = by_tag($form, 'button');
+    is(($button->{attrs}{type} // '') . ' ' . text_of($button // {}), 'submit Go', '... a submit button, Go');
+    my ($rj, $tj) = get_html('/html/bands/?page=3');
+    is_deeply(items_of($tj), \@PAGE3, '... and its GET of page 3 shows page 3');
     my ($prev) = by_class($tree, 'couchpage-prev');
     is($prev->{attrs}{'aria-disabled'}, 'true', 'Previous on page 1 is aria-disabled');
     is(text_of($prev), 'Previous', '... and says Previous');

@@ -119,6 +119,7 @@ my @SERVER_ONLY = (
     'CouchPageFields title',
     'CouchPageTokenSecret "a secret of the user\'s own"',
     'CouchPageMaxTokenLength 65536',
+    'CouchPageJumpReach 1000',
     'CouchPageUpdate false',
     'CouchPageStable On',
 );

@@ -11,6 +11,9 @@
 #    back; the pushed URL opened afresh is that page;
 #    prefers-reduced-motion: reduce turns the list's transition off;
 #  - the keyboard alone (Tab to Next, Enter) moves the same way;
+#  - the go-to-page form (a labelled number field) shows its page in place,
+#    Next goes on from it, and without JavaScript the form loads its page
+#    (/jump.shtml, the double's rows with page links);
 #  - Load more (/more.shtml, data-couchpage="more"): every post once, none
 #    missing, in order, focus on the first new item, the page above not
 #    moved, the URL ?shown=N; a page in place (the nav's link), then Back
@@ -42,7 +45,7 @@ my $vars = Apache::Test::vars();
 my $chromium = $ENV{COUCHPAGE_CHROMIUM} || '/usr/bin/chromium';
 my $embedded = $ENV{COUCHPAGE_EMBEDDED_DIR} || catdir($vars->{top_dir}, 'embedded');
 
-plan tests => 84, Apache::Test::need(
+plan tests => 92, Apache::Test::need(
     { "no chromium at $chromium (apt-get install chromium)" => -x $chromium },
     { "no playwright-core in $embedded/node_modules (npm ci)" =>
           -r catfile($embedded, 'node_modules', 'playwright-core', 'package.json') },
@@ -197,6 +200,20 @@ is_deeply([$three->{items}, $three->{position}, $three->{fetches}], [ [ @rows[0 
 like($three->{url} // '', qr{/more-position\.shtml\?shown=3$}, "... the URL still ?shown=3: $three->{url}");
 is_deeply($r{position}{errors}, [], '... no error');
 
+# the go-to-page form, on the double's rows (pouchdb-server does not number
+# its later pages): pages of 5, 5 pages
+is($r{jump}{label}, 'Go to page', 'jump: the form\'s number field is labelled "Go to page"');
+is_deeply([$r{jump}{jumped}{items}, $r{jump}{jumped}{current}, $r{jump}{jumped}{position}],
+          [[@rows[15 .. 19]], '4', '16–20 of 21'], '... page 4 asked by it shows rows 16–20, in place');
+like($r{jump}{jumped}{url} // '', qr{/jump\.shtml\?page=4$}, "... its URL pushed: $r{jump}{jumped}{url}");
+is_deeply([$r{jump}{jumped}{marker}, $r{jump}{jumped}{focus}, $r{jump}{loads}], ['kept', 'list', 1],
+          '... no reload, focus on the new list');
+is($r{jump}{jumped}{live}, 'Page 4, 16–20 of 21', "... the live region says it: '$r{jump}{jumped}{live}'");
+is_deeply($r{jump}{next}{items}, [$rows[20]], '... and Next from it is page 5, row 21');
+is_deeply([$r{jump}{noscript}{items}, $r{jump}{plainLoads}], [[@rows[10 .. 14]], 2],
+          'without JavaScript the form loads page 3 as a new document');
+is_deeply($r{jump}{errors}, [], '... no error');
+
 # without script
 is_deeply($r{noscript}{first}{items}, $pages[0]{items}, 'JavaScript disabled: page 1');
 is_deeply($r{noscript}{second}{items}, $pages[1]{items}, '... Next is a link: page 2');
@@ -216,7 +233,8 @@ is_deeply($r{htmx}{errors}, [], '... no error');
 # axe-core
 my @axe = @{ $r{axe}{results} || [] };
 is_deeply([map { $_->{label} } @axe],
-          ['paged mode, after moving', 'more mode, after a load', 'the fragment without script', 'htmx, after moving'],
+          ['paged mode, after moving', 'the go-to-page form, after a jump', 'more mode, after a load',
+           'the fragment without script', 'htmx, after moving'],
           'axe-core ran on the fragment, both modes and htmx');
 is_deeply([map { @{ $_->{violations} } } @axe], [], '... no violations') or diag($JSON->encode(\@axe));
 ok(!grep({ $_->{passes} < 10 } @axe), '... and passed rules on each (' . join(', ', map { $_->{passes} } @axe) . ')');

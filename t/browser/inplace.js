@@ -12,6 +12,9 @@
 //   paged     /demo/blog/: Next clicked three times, Back twice, each step's
 //             state; a reload, then Forward; the last pushed URL opened afresh
 //   keyboard  /demo/blog/ with the keyboard alone: Tab to Next, Enter, twice
+//   jump      /jump.shtml (the double's rows, numbered, with page links):
+//             the go-to-page form's label, page 4 asked by it (Enter in its
+//             field), then Next; without JavaScript, page 3
 //   more      /more.shtml: Load more until the view's end, each step's
 //             state; the nav's Newer posts (a page in place), Back (the
 //             whole list again), Forward, Back; the page reloaded with its
@@ -22,7 +25,7 @@
 //   noscript  /demo/blog/ without JavaScript: Next is a link that loads
 //   htmx      /htmx/: Next, Back, a fresh load of the pushed URL
 //   axe       axe-core's violations: the fragment without script, paged
-//             mode after a move, more mode after a load, htmx after a move
+//             mode after a move, the go-to-page form after a jump, more mode after a load, htmx after a move
 // A step's state: {url, items, focus, live, status, position, busy, marker,
 // loads, more, current, scroll, top}: the items' texts (a post's title), the
 // fragment's position ("1–10 of 21") and aria-busy, what has focus
@@ -201,6 +204,32 @@ async function scenarios(browser) {
     }
     say({ scenario: 'keyboard', steps, tabs, loads: page.loads, errors: page.errors });
     await page.context().close();
+  }
+
+  // --- jump: the go-to-page form, with script and without ---------------------
+  {
+    const page = await newPage();
+    await page.goto(base + '/jump.shtml', { waitUntil: 'load' });
+    await mark(page);
+    const label = await page.evaluate(() => {
+      const input = document.querySelector('form.couchpage-jump input[name="page"]');
+      return input && input.labels.length ? input.labels[0].textContent.trim() : null;
+    });
+    await page.fill('form.couchpage-jump input[name="page"]', '4');
+    await moved(page, () => page.press('form.couchpage-jump input[name="page"]', 'Enter'));
+    const jumped = { step: 'page 4', ...(await read(page)) };
+    axes.push(await axe(page, 'the go-to-page form, after a jump'));
+    await moved(page, () => page.click('a.couchpage-next'));
+    const next = { step: 'next', ...(await read(page)) };
+    const plain = await newPage({ javaScriptEnabled: false });
+    await plain.goto(base + '/jump.shtml', { waitUntil: 'load' });
+    await plain.fill('form.couchpage-jump input[name="page"]', '3');
+    await Promise.all([plain.waitForEvent('load'), plain.click('form.couchpage-jump button')]);
+    const noscript = { step: 'page 3 without script', ...(await read(plain)) };
+    say({ scenario: 'jump', label, jumped, next, noscript, loads: page.loads, plainLoads: plain.loads,
+      errors: page.errors.concat(plain.errors) });
+    await page.context().close();
+    await plain.context().close();
   }
 
   // --- more: Load more over the whole view, then a reload -----------------------

@@ -55,6 +55,36 @@ static void limit_must_be_within_bounds(void **state)
     assert_int_equal(args.limit, 7);
 }
 
+static void page_is_a_page_number_given_once_without_start(void **state)
+{
+    const char *bad[] = { "page=0", "page=-1", "page=abc", "page=", "page", "page=1e2",
+                          "page=+2", "page=%202", "page=1000000000", "page=99999999999999",
+                          "page=0x10", "page=2.0" };
+    cp_args args;
+    size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const char *reason = cp_args_parse(pool, bad[i], 100, &args);
+        if (!reason || !strstr(reason, "page must be a whole number from 1 to 999999999")) {
+            fail_msg("'%s' should be refused, got '%s'", bad[i], reason ? reason : "(none)");
+        }
+        assert_int_equal(args.page, 0);
+    }
+    assert_non_null(strstr(cp_args_parse(pool, "page=2&page=2", 100, &args),
+                           "more than once"));
+    assert_non_null(strstr(cp_args_parse(pool, "page=2&start=last", 100, &args),
+                           "give one of them"));
+    assert_non_null(strstr(cp_args_parse(pool, "start=last&page=2", 100, &args),
+                           "give one of them"));
+    assert_null(cp_args_parse(pool, "page=007&limit=5", 100, &args));
+    assert_int_equal(args.page, 7);
+    assert_int_equal(args.limit, 5);
+    assert_null(cp_args_parse(pool, "page=999999999", 100, &args));
+    assert_int_equal(args.page, 999999999);
+    assert_null(cp_args_parse(pool, "limit=5", 100, &args));
+    assert_int_equal(args.page, 0);
+}
+
 static void repeated_arguments_are_refused(void **state)
 {
     cp_args args;
@@ -157,6 +187,7 @@ int main(void)
         UNIT_TEST(start_and_limit_are_percent_decoded),
         UNIT_TEST(unknown_arguments_are_ignored),
         UNIT_TEST(limit_must_be_within_bounds),
+        UNIT_TEST(page_is_a_page_number_given_once_without_start),
         UNIT_TEST(repeated_arguments_are_refused),
         UNIT_TEST(malformed_escapes_and_nul_are_refused),
         UNIT_TEST(an_empty_start_is_passed_on_for_the_token_check),

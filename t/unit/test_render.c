@@ -535,9 +535,21 @@ static void a_known_position_shows_first_and_last_pages(void **state)
     assert_non_null(strstr(out, "\"numbering\":\"absolute\",\"total_rows\":200,\"count\":\"exact\","
                                 "\"offset\":20,\"first_row\":21,\"last_row\":24,"
                                 "\"last_page\":50}"));
-    /* no page list: a link to the last page of its own */
+    /* a numbered page list ends with the go-to-page form: a GET of the
+     * path with the links' limit, labelled, without script */
+    assert_non_null(strstr(html_of(&page, &links, &item),
+        "<form class=\"couchpage-jump\" method=\"get\" action=\"/r/\">\n"
+        "<label>Go to page <input type=\"number\" name=\"page\" min=\"1\" max=\"50\" "
+        "step=\"1\" required></label>\n"
+        "<input type=\"hidden\" name=\"limit\" value=\"4\">\n"
+        "<button type=\"submit\">Go</button>\n</form>\n</nav>\n</div>\n"));
+    page.numbered = 0;
+    assert_null(strstr(html_of(&page, &links, &item), "couchpage-jump"));
+    page.numbered = 1;
+    /* no page list: a link to the last page of its own, and no form */
     page.pages->nelts = 0;
     out = html_of(&page, &links, &item);
+    assert_null(strstr(out, "couchpage-jump"));
     assert_non_null(strstr(out, "<a class=\"couchpage-first\" rel=\"first\" "
                                 "href=\"/r/?limit=4\">First</a>\n<a class=\"couchpage-prev\""));
     assert_non_null(strstr(out, "<a class=\"couchpage-last\" rel=\"last\" "
@@ -736,7 +748,7 @@ static void words_are_found_by_name(void **state)
     reason = cp_word_check(pool, "second", "x", &which);
     assert_string_equal(reason, "'second' is not a word of the fragment; the words are first, "
                                 "previous, next, last, of, empty, nav-label, current, "
-                                "thousands, error, page, more, counted-earlier");
+                                "thousands, error, page, more, counted-earlier, jump, go");
     assert_non_null(cp_word_check(pool, "", "x", &which));
     assert_string_equal(cp_word_check(pool, "Next", "Suivant \xff", &which),
                         "the text for next is not valid UTF-8");

@@ -1478,6 +1478,148 @@ static void find_index_read_past_the_deadline(void **state)
     assert_int_equal(l->fake->asks, 0);
 }
 
+/* --- ?page=N ----------------------------------------------------------- */
+
+/* Walks the location by next links, then asks ?page=N for every N to one
+ * past the last with a reach of reach pages: the pages within it are the
+ * walk's (rows, tokens, position; the Last page by its own token), the
+ * others 400s that say why, and each jump asks at most two batches. The
+ * number of pages. */
+static int jumps_are_the_walks_pages(location *l, int reach)
+{
+    const char *names[64], *nexts[64], *prevs[64], *token = NULL;
+    apr_int64_t offsets[64];
+    int n = 0, i;
+
+    do {
+        const cp_page *page = page_at(l, token);
+
+        assert_true(page->numbered);
+        names[n] = row_names(page);
+        nexts[n] = page->next ? apr_pstrdup(pool, page->next) : NULL;
+        prevs[n] = page->prev_is_first ? NULL : page->prev ? apr_pstrdup(pool, page->prev) : NULL;
+        offsets[n++] = page->offset;
+        token = nexts[n - 1];
+    } while (token && n < 64);
+    l->source.jump_reach = reach;
+    for (i = 1; i <= n + 1; i++) {
+        const cp_fault *fault;
+        int reached = i == 1 || i == n || i <= reach || n - i < reach;
+
+        l->fake->asks = 0;
+        l->args.page = i;
+        fault = serve(l, NULL);
+        if (i > n || !reached) {
+            assert_non_null(fault);
+            assert_int_equal(fault->status, 400);
+            assert_string_equal(fault->log_code, "CP0102");
+            assert_int_equal(fault->log_level, CP_LOG_INFO);
+            assert_non_null(strstr(fault->reason, i > n ? "is past the last page"
+                                                        : reach ? "can be; follow" : "only the first"));
+            continue;
+        }
+        if (fault) {
+            fail_msg("page %d: %d %s", i, fault->status, fault->reason);
+        }
+        assert_string_equal(row_names(&l->served.page), names[i - 1]);
+        assert_int_equal(l->served.page.offset, offsets[i - 1]);
+        if (nexts[i - 1] || l->served.page.next) {
+            assert_string_equal(l->served.page.next, nexts[i - 1]);
+        }
+        if (i > 2 && i < n) {
+            assert_string_equal(l->served.page.prev, prevs[i - 1]);
+        }
+        assert_in_range(l->fake->asks, 1, 3);
+    }
+    l->args.page = 0;
+    return n;
+}
+
+/* Twenty rows keyed by twos (0, 0, 1, 1, ...), ids e00..e19, and every
+ * fifth document's key emitted three times: entries of three rows, which
+ * pages start inside. */
+static fake *jump_rows(void)
+{
+    fake *f = fake_make();
+    int i, k;
+
+    for (i = 0; i < 20; i++) {
+        for (k = 0; k < (i % 5 ? 1 : 3); k++) {
+            add_row(f, apr_psprintf(pool, "%d", i / 2), apr_psprintf(pool, "e%02d", i), i);
+        }
+    }
+    return f;
+}
+
+static void jumps_on_views(void **state)
+{
+    location *l = location_of(jump_rows(), VIEW_URL, 3, 0);
+    int reach;
+
+    for (reach = 0; reach <= 4; reach++) {
+        assert_int_equal(jumps_are_the_walks_pages(l, reach), 10);
+    }
+    l = location_of(jump_rows(), VIEW_URL, 4, 2);
+    l->view.descending = 1;
+    assert_int_equal(jumps_are_the_walks_pages(l, 2), 7);
+    l = location_of(jump_rows(), VIEW_URL, 2, 1);
+    l->source.low = "2";
+    l->source.high = "7";
+    l->source.range_set = 1;
+    assert_int_equal(jumps_are_the_walks_pages(l, 3), 9);
+    l->view.descending = 1;
+    assert_int_equal(jumps_are_the_walks_pages(l, 2), 9);
+}
+
+static void jumps_on_a_partition(void **state)
+{
+    const char *rows[] = { "1", "p:a", "2", "q:b", "3", "p:c", "4", "q:d", "5", "p:e",
+                           "6", "p:f", "7", "q:g", "8", "p:h", "9", "p:i", NULL };
+    location *l = location_of(fake_of(rows), VIEW_URL, 2, 1);
+
+    l->source.partition = "p";
+    l->source.partition_set = 1;
+    assert_int_equal(jumps_are_the_walks_pages(l, 1), 3);
+    l->view.descending = 1;
+    assert_int_equal(jumps_are_the_walks_pages(l, 1), 3);
+}
+
+static void jumps_on_a_numbered_find(void **state)
+{
+    location *l = indexed_location(0);
+
+    assert_int_equal(jumps_are_the_walks_pages(l, 1), 3);
+    l = indexed_location(1);
+    assert_int_equal(jumps_are_the_walks_pages(l, 1), 3);
+    l->req.count = 1;
+    assert_int_equal(jumps_are_the_walks_pages(l, 2), 7);
+}
+
+/* Where rows are not numbered, a jump is a 400 that says why, before any
+ * read of rows. */
+static void jumps_where_rows_are_not_numbered(void **state)
+{
+    const char *rows[] = { "[\"a\",1]", "d1", "[\"b\",1]", "d3", NULL };
+    location *l = location_of(fake_of(rows), VIEW_URL, 1, 0);
+    const cp_fault *fault;
+
+    l->view.reduce = 1;
+    l->view.group_level = 1;
+    l->source.jump_reach = 10;
+    l->args.page = 2;
+    fault = serve(l, NULL);
+    assert_fault(fault, CP_FAULT_CLIENT, 400, "bad_request", "CP0102");
+    assert_non_null(strstr(fault->reason, "grouped reduce rows are not counted"));
+    assert_int_equal(l->fake->asks, 0);
+    l = find_location(ten_rows(), "n", "{}", 3, 0);
+    l->source.jump_reach = 10;
+    l->args.page = 1;
+    fault = serve(l, NULL);
+    assert_fault(fault, CP_FAULT_CLIENT, 400, "bad_request", "CP0102");
+    assert_non_null(strstr(fault->reason, "this _find location's rows are not counted"));
+    assert_int_equal(l->fake->finds, 0);
+}
+
 static void request_faults(void **state)
 {
     location *l = location_of(ten_rows(), VIEW_URL, 3, 1);
@@ -1542,6 +1684,10 @@ int main(void)
         UNIT_TEST(cut_batch_answers),
         UNIT_TEST(backend_failures),
         UNIT_TEST(find_index_read_past_the_deadline),
+        UNIT_TEST(jumps_on_views),
+        UNIT_TEST(jumps_on_a_partition),
+        UNIT_TEST(jumps_on_a_numbered_find),
+        UNIT_TEST(jumps_where_rows_are_not_numbered),
         UNIT_TEST(request_faults),
         UNIT_TEST(loggable_text_is_escaped_and_cut),
     };

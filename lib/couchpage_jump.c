@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * couchpage_jump.c: ?page=N found as the token a walk would follow to page
+ * N (see couchpage_jump.h; docs/algorithm.md, "Jumping to a page").
+ * httpd-free.
+ */
+#include "couchpage_jump.h"
+
+#include <apr_strings.h>
+#include <string.h>
+
+#include "couchpage_find.h"
+#include "couchpage_seal.h"
+#include "couchpage_token.h"
+
+#define FMT APR_INT64_T_FMT
+
+const char *cp_jump_route(apr_pool_t *pool, apr_int64_t page, int count, apr_int64_t total,
+                          int reach, cp_jump_from *from)
+{
+    apr_int64_t last = total <= 0 ? 1 : (total + count - 1) / count;
+
+    if (page == 1) {
+        *from = CP_JUMP_FIRST;
+        return NULL;
+    }
+    if (page > last) {
+        return apr_psprintf(pool, "page %" FMT " is past the last page, %" FMT, page, last);
+    }
+    if (page == last) {
+        *from = CP_JUMP_LAST;
+        return NULL;
+    }
+    if (page <= reach) {
+        *from = CP_JUMP_FROM_START;
+        return NULL;
+    }
+    if (last - page < reach) {
+        *from = CP_JUMP_FROM_END;
+        return NULL;
+    }
+    if (reach == 0) {
+        return apr_psprintf(pool, "page %" FMT " cannot be asked for by number here: only the "
+                            "first page and the last, %" FMT ", can; follow the page links "
+                            "from them", page, last);
+    }
+    return apr_psprintf(pool, "page %" FMT " is too far from either end to be asked for by "
+                        "number: pages 1 to %d and %" FMT " to %" FMT " can be; follow the "
+                        "page links from the nearest", page, reach, last - reach + 1, last);
+}
+
+void cp_jump_window(apr_int64_t target, apr_int64_t total, int backward, int max_emits,
+                    apr_int64_t *skip, int *limit)
+{
+    /* the place of the row in the order read */
+    apr_int64_t place = backward ? total - 1 - target : target;
+    apr_int64_t low = place > max_emits ? place - max_emits : 0;
+
+    *skip = low;
+    *limit = (int)(place + max_emits + 1 - low);
+}
+
+/* Whether two rows of an answer are of one entry: one document's rows
+ * under one key, which CouchDB keeps together. */
+static int same_entry(const cp_row *a, const cp_row *b)
+{
+    return a->id && b->id && strcmp(a->id, b->id) == 0 && a->key_text.len == b->key_text.len
+           && memcmp(a->key_text.text, b->key_text.text, a->key_text.len) == 0;
+}
+
+const cp_row *cp_jump_row(const cp_answer *answer, int backward, apr_int64_t skip,
+                          apr_int64_t total, apr_int64_t target, int *index)
+{
+    apr_size_t first = 0, end;
+
+    while (first < answer->row_count) {
+        apr_int64_t place;
+
+        for (end = first + 1; end < answer->row_count
+             && same_entry(cp_answer_row(answer, first), cp_answer_row(answer, end)); end++) {
+        }
+        /* the entry's first row's place in the view's order: read
+         * backward, the entries come the other way, each one's rows not */
+        place = backward ? total - (skip + (apr_int64_t)end) : skip + (apr_int64_t)first;
+        if (target >= place && target < place + (apr_int64_t)(end - first)) {
+            *index = (int)(target - place);
+            return cp_answer_row(answer, first + (apr_size_t)(target - place));
+        }
+        first = end;
+    }
+    return NULL;
+}
+
+apr_int64_t cp_jump_total(const apr_array_header_t *queries, int partial, int backward,
+                          apr_int64_t skip)
+{
+    const cp_query *read = cp_plan_query(queries, CP_QUERY_FORWARD);
+    const cp_answer *answer = read ? read->answer : NULL, *start, *end;
+    apr_int64_t total, before = 0;
+
+    if (!answer || answer->total_rows < 0) {
+        return -1;
+    }
+    total = answer->total_rows;
+    if (partial) {
+        start = cp_plan_query(queries, CP_QUERY_RANGE_START)->answer;
+        end = cp_plan_query(queries, CP_QUERY_RANGE_END)->answer;
+        if (start->offset < 0 || end->offset < 0) {
+            return -1;
+        }
+        total -= start->offset + end->offset;
+        before = backward ? end->offset : start->offset;
+    }
+    /* rows read: they lie skip rows in, the offset says so, and the
+     * location holds them */
+    if (total < 0 || (answer->row_count > 0
+                      && (answer->offset != before + skip
+                          || skip + (apr_int64_t)answer->row_count > total))) {
+        return -1;
+    }
+    return total;
+}
+
+static cp_fault *not_numbered(apr_pool_t *pool, const char *why)
+{
+    return cp_fault_bad_request(pool, apr_pstrcat(pool, "page numbers cannot be asked for "
+                                                  "here: ", why, "; follow the page links",
+                                                  NULL));
+}
+
+const cp_fault *cp_jump_unnumbered(apr_pool_t *pool)
+{
+    return not_numbered(pool, "the backend does not count this location's rows");
+}
+
+/* The token of the page that starts at row (a view's: at it; a _find
+ * location's: after the row before, which row is). */
+static const char *token_of(apr_pool_t *pool, const cp_source *src, const cp_source *index,
+                            const cp_row *row, int entry_index)
+{
+    cp_token_room room;
+
+    if (index) {
+        apr_array_header_t *rows = apr_array_make(pool, 1, sizeof(const cp_row *));
+
+        APR_ARRAY_PUSH(rows, const cp_row *) = row;
+        cp_find_key_index_rows(pool, index->find->sort, index->index_fields, rows);
+        row = APR_ARRAY_IDX(rows, 0, const cp_row *);
+        return cp_token_encode_beside(pool, CP_FROM_AFTER, cp_row_key(row), row->id);
+    }
+    room.max_sent = src->max_token_length;
+    room.max_escaped = src->token_url_room;
+    room.sealed = src->token_key != NULL;
+    room.raw_ids = src->view->is_all_docs;
+    return cp_token_for_row(pool, &room, cp_row_key(row), row->id, entry_index);
+}
+
+const cp_fault *cp_jump_resolve(apr_pool_t *pool, const cp_source *src, const cp_source *index,
+                                const cp_request *req, const char *binding, cp_jump_ask ask,
+                                void *baton, const char **start, const char **text)
+{
+    const cp_source *rows_src = index ? index : src;
+    const cp_view *view = rows_src->view;
+    apr_int64_t page = req->args->page, target, skip = 0, total;
+    apr_array_header_t *queries;
+    const cp_fault *fault;
+    const cp_row *row;
+    const char *reason;
+    cp_jump_from from;
+    int backward = 0, limit = 0, entry_index = 0, partial;
+    cp_plan plan;
+
+    *start = *text = NULL;
+    if (src->find && !index) {
+        return not_numbered(pool, "this _find location's rows are not counted (its selector "
+                            "is not a key range of an index CouchDB counts, CouchPageIndex)");
+    }
+    if (view->reduce) {
+        return not_numbered(pool, "grouped reduce rows are not counted (CouchDB gives them "
+                            "no offsets)");
+    }
+    if (page == 1) {
+        return NULL;
+    }
+    /* a range or partition that cannot be asked is the page's fault too,
+     * which the page's own plan reports: asked as the first page */
+    if (cp_plan_init(pool, &plan, view, rows_src->partition, rows_src->low, rows_src->high,
+                     req->count, rows_src->links)) {
+        return NULL;
+    }
+    partial = cp_plan_is_partial(&plan);
+    /* page N starts at row (N - 1) × count (from 0); a _find location's
+     * token names the row before it */
+    target = (page - 1) * req->count - (index ? 1 : 0);
+    /* within the reach of the start, the read that finds the row counts
+     * the rows too: one request */
+    if (page <= src->jump_reach) {
+        cp_jump_window(target, -1, 0, view->max_emits, &skip, &limit);
+    }
+    queries = cp_plan_jump(pool, &plan, skip, 0, limit);
+    if ((fault = ask(baton, rows_src, &plan, queries))) {
+        return fault;
+    }
+    if ((total = cp_jump_total(queries, partial, 0, skip)) < 0) {
+        return not_numbered(pool, "the backend's counts of this location's rows do not agree "
+                            "with its rows");
+    }
+    if ((reason = cp_jump_route(pool, page, req->count, total, src->jump_reach, &from))) {
+        return cp_fault_bad_request(pool, reason);
+    }
+    if (from == CP_JUMP_FROM_END) {
+        backward = 1;
+        cp_jump_window(target, total, 1, view->max_emits, &skip, &limit);
+        queries = cp_plan_jump(pool, &plan, skip, 1, limit);
+        if ((fault = ask(baton, rows_src, &plan, queries))) {
+            return fault;
+        }
+        if ((total = cp_jump_total(queries, partial, 1, skip)) < 0) {
+            return not_numbered(pool, "the backend's counts of this location's rows do not "
+                                "agree with its rows");
+        }
+    }
+    row = from == CP_JUMP_LAST ? NULL
+        : cp_jump_row(cp_plan_query(queries, CP_QUERY_FORWARD)->answer, backward, skip, total,
+                      target, &entry_index);
+    /* the Last page, or rows gone meanwhile: the Last page holds the
+     * location's end */
+    *start = row ? token_of(pool, src, index, row, entry_index) : CP_TOKEN_LAST;
+    if (!(*text = *start)) {
+        return cp_fault_seal(pool, src->uri, "the digest of a bounded token");
+    }
+    if (rows_src->token_key) {
+        const char **tokens[] = { start };
+
+        if ((reason = cp_seal_tokens(pool, rows_src->token_key, binding, tokens, 1))) {
+            return cp_fault_seal(pool, src->uri, reason);
+        }
+    }
+    return NULL;
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * couchpage_jump: ?page=N, a jump to page N of a numbered location. Page N
+ * starts at the location's row (N - 1) × count + 1, as every page of a
+ * walk does (docs/algorithm.md, "The Last page"), so a jump finds that row
+ * and hands the page on as the token a walk would have followed to it: the
+ * page, its links and its tokens are then the walk's page N. The row is
+ * found by one read that passes over rows with skip, from the location's
+ * start, or from its end the other way; CouchDB reads what it skips, so
+ * only pages within CouchPageJumpReach pages of either end are reached,
+ * and the rest are refused with a 400 that says which can be.
+ *
+ * Part of the httpd-free core: it plans, reads answers and asks through
+ * the caller (cp_serve's ask), never a backend of its own.
+ */
+#ifndef COUCHPAGE_JUMP_H
+#define COUCHPAGE_JUMP_H
+
+#include <apr_pools.h>
+#include <apr_tables.h>
+
+#include "couchpage_plan.h"
+#include "couchpage_response.h"
+#include "couchpage_serve.h"
+
+/* How page N of a location of total rows, count a page, is reached with a
+ * reach of pages from either end: NULL and *from (CP_JUMP_*), or the
+ * reason it is refused (past the last page; beyond the reach, naming the
+ * pages that can be reached). */
+typedef enum {
+    CP_JUMP_FIRST,     /* page 1: the first page, no token */
+    CP_JUMP_LAST,      /* the Last page: the token "last" */
+    CP_JUMP_FROM_START, /* a read from the location's start */
+    CP_JUMP_FROM_END   /* a read from its end, the other way */
+} cp_jump_from;
+
+const char *cp_jump_route(apr_pool_t *pool, apr_int64_t page, int count, apr_int64_t total,
+                          int reach, cp_jump_from *from);
+
+/* The rows a jump's read passes over (*skip) and reads (*limit) to find
+ * the row at place target (from 0, in the view's order) of a location of
+ * total rows (-1: unknown, reading from the start), with max_emits rows of
+ * slack either side, so that the entry holding the row (a document's rows
+ * under one key) is read whole, wherever the read starts. */
+void cp_jump_window(apr_int64_t target, apr_int64_t total, int backward, int max_emits,
+                    apr_int64_t *skip, int *limit);
+
+/* The row at place target of the location (from 0, in the view's order),
+ * in the answer of a read that passed over skip rows from the location's
+ * start, or, backward, from its end the other way (total: the location's
+ * rows): NULL when the answer does not hold it, else the row, and its
+ * place within its entry in *index. CouchDB lists an entry's rows in the
+ * same order whichever way it reads, so a backward read is put back in
+ * the view's order entry by entry. */
+const cp_row *cp_jump_row(const cp_answer *answer, int backward, apr_int64_t skip,
+                          apr_int64_t total, apr_int64_t target, int *index);
+
+/* The location's rows by the answers of cp_plan_jump's queries (partial:
+ * a key range or a partition, whose probes count them), -1 when CouchDB's
+ * numbers do not agree with the read (skip rows before its first). */
+apr_int64_t cp_jump_total(const apr_array_header_t *queries, int partial, int backward,
+                          apr_int64_t skip);
+
+/* How cp_jump_resolve asks the queries of a plan (cp_serve's ask). */
+typedef const cp_fault *(*cp_jump_ask)(void *baton, const cp_source *src, const cp_plan *plan,
+                                      apr_array_header_t *queries);
+
+/* The start token of page req->args->page of the location (index: a
+ * _find location's index's view, NULL on a view's location), as a client
+ * would send it, sealed where tokens are (binding as cp_serve's), in
+ * *start, and as text, opened, in *text: NULL for
+ * the first page, "last" for the Last page, else the walk's token to page
+ * N (a view's row token, or a _find location's page after the row
+ * before). NULL, or the fault: a 400 where the rows are not numbered
+ * (grouped reduce rows, a _find location by _find), past the last page,
+ * or beyond the reach. */
+const cp_fault *cp_jump_resolve(apr_pool_t *pool, const cp_source *src, const cp_source *index,
+                                const cp_request *req, const char *binding, cp_jump_ask ask,
+                                void *baton, const char **start, const char **text);
+
+/* The 400 of a jump whose page came unnumbered (a backend whose offsets
+ * count nothing, pouchdb-server's later pages). */
+const cp_fault *cp_jump_unnumbered(apr_pool_t *pool);
+
+#endif

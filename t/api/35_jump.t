@@ -1,0 +1,263 @@
+# SPDX-License-Identifier: Apache-2.0
+# ?page=N, a jump to page N (issue 41): on every location whose pages are
+# numbered, for each page size and every N, the page a jump gives is the
+# walk's page N (the walk by next links from the first page): the same
+# bytes, tokens and links included, but the Last page, which the jump reads
+# as ?start=last (its rows, position, prev and next the walk's); pages
+# farther than CouchPageJumpReach (3 here) from either end are refused
+# with a 400 that names the pages that can be reached, and so is a page
+# past the last. Views ascending and descending, key ranges both ways,
+# include_docs with page links, sealed tokens, _all_docs in a range,
+# partitions both ways, documents that emit one key three times (an
+# entry of three rows, which a page may start inside), and, on CouchDB, a
+# numbered _find location read from its index's view, with and without
+# page links. Where rows are not numbered (grouped reduce rows, a _find
+# location by _find) ?page= is a 400 that says why; hostile values are a
+# 400 with the module's error JSON and no error-log line above info. The
+# HTML fragment of a numbered page list carries a go-to-page form (GET,
+# page, the limit kept, labelled, CouchPageText words), absent without a
+# page list, and its submission is the walk's page.
+use strict;
+use warnings;
+use utf8;
+
+use Apache::Test qw(-withtestmore);
+use Apache::TestRequest ();
+use JSON::PP ();
+use CouchPageTest qw(backend_kind backend_request backend_open_db error_log_mark
+                     error_log_since with_args httpd_config_test);
+use CouchPageWalk qw(:all);
+use CouchPageFind qw(must);
+
+binmode Test::More->builder->$_, ':encoding(UTF-8)' for qw(output failure_output todo_output);
+
+my $REACH = 3;
+my $JSON = JSON::PP->new->utf8->canonical;
+my $couchdb = backend_kind() eq 'couchdb';
+
+# --- data ------------------------------------------------------------------------
+
+# 100 documents, two a key; every seventh emits its key three times
+my $MAP = 'function (doc) { if (doc.n !== undefined) { emit(doc.n, doc.i);'
+        . ' if (doc.i % 7 === 0) { emit(doc.n, doc.i); emit(doc.n, doc.i); } } }';
+couch_load('jump',
+    views => { v => { map => $MAP },
+               count => { map => 'function (doc) { if (doc.n !== undefined) emit(doc.n % 5, 1); }',
+                          reduce => '_count' } },
+    docs => [ map { { _id => sprintf('d%03d', $_), n => int($_ / 2), i => $_, title => "T$_" } } 0 .. 99 ]);
+couch_load('jumppart', partitioned => 1,
+    views => { v => { map => $MAP } },
+    docs => [ map { { _id => ('a', 'b', 'c')[$_ % 3] . sprintf(':p%03d', $_), n => int($_ / 3), i => $_ } }
+              0 .. 149 ]);
+
+# the backend's numbered _find location (CouchDB): posts by group, many
+# sharing one, and documents of another type the selector leaves out
+backend_request(DELETE => '/jumpfind');
+backend_open_db('jumpfind');
+must('loading jumpfind', backend_request(POST => '/jumpfind/_bulk_docs', { docs => [
+    (map { { _id => sprintf('p%03d', ($_ * 37) % 90), type => 'post', group => 'g' . ($_ % 7),
+             title => "T$_" } } 0 .. 89),
+    (map { { _id => "o$_", type => 'other', group => 'g1' } } 1 .. 5) ] }));
+must('index by-type-group', backend_request(POST => '/jumpfind/_index',
+    { index => { fields => ['type', 'group'] }, ddoc => 'by-type-group', name => 'by-type-group',
+      type => 'json' }));
+
+# --- jumps against the walk -------------------------------------------------------
+
+sub jnode { my ($page, $name) = @_; my $n = $page->{tree} ? jget($page->{tree}, $name) : undef; return $n }
+sub num_of { my ($page, $name) = @_; my $n = jnode($page, $name); return $n && $n->[0] eq 'num' ? $n->[1] + 0 : undef }
+
+# The walk's pages, then ?page=N for every N from 1 to one past the last:
+# the problems found (an empty list when every jump is right).
+sub check_jumps {
+    my ($path, $limit, %opt) = @_;
+    my $reach = $opt{reach} // $REACH;
+    my @problems;
+    my @walk = walk_next($path, limit => $limit, max_pages => 200);
+    my $last = @walk;
+    push @problems, "the walk of $path ended with $walk[-1]{status}" if $walk[-1]{status} != 200;
+    my $said = num_of($walk[0], 'last_page');
+    push @problems, "the walk of $path has $last pages, its first says " . ($said // 'none')
+        unless defined $said && $said == $last;
+    for my $n (1 .. $last + 1) {
+        my $page = module_page($path, limit => $limit, page => $n);
+        my $reached = $n == 1 || $n == $last || $n <= $reach || $last - $n < $reach;
+        if ($n > $last) {
+            push @problems, "page $n of $path (of $last): $page->{status} " . ($page->{reason} // '')
+                unless $page->{status} == 400 && ($page->{error} // '') eq 'bad_request'
+                       && ($page->{reason} // '') =~ /^page $n is past the last page, $last$/;
+            next;
+        }
+        if (!$reached) {
+            my $from = $last - $reach + 1;
+            push @problems, "page $n of $path (of $last) is out of reach: $page->{status} "
+                . ($page->{reason} // '')
+                unless $page->{status} == 400 && ($page->{error} // '') eq 'bad_request'
+                       && ($page->{reason} // '') =~ /pages 1 to $reach and $from to $last can be/;
+            next;
+        }
+        my $want = $walk[$n - 1];
+        if ($page->{status} != 200) {
+            push @problems, "page $n of $path (of $last): $page->{status} " . ($page->{reason} // '');
+            next;
+        }
+        if ($n < $last) {
+            # the walk's page itself: the same bytes, its token and links too
+            push @problems, "page $n of $path (limit $limit) is not the walk's: "
+                . first_difference($page->{raw}, $want->{raw}) unless $page->{raw} eq $want->{raw};
+            next;
+        }
+        # the Last page, read from the end: the walk's rows, position and links
+        push @problems, "the last page of $path (limit $limit) has other rows"
+            unless join("\n", @{ $page->{rows} }) eq join("\n", @{ $want->{rows} });
+        for my $name (qw(first_row last_row total_rows last_page offset)) {
+            my ($got, $exp) = (num_of($page, $name), num_of($want, $name));
+            push @problems, "the last page of $path (limit $limit): $name "
+                . ($got // 'none') . ', the walk ' . ($exp // 'none')
+                unless defined $got && defined $exp && $got == $exp;
+        }
+        push @problems, "the last page of $path (limit $limit) has a next token" if defined $page->{next};
+        push @problems, "the last page of $path (limit $limit): prev differs"
+            unless ($page->{prev} // '') eq ($want->{prev} // '');
+    }
+    return ($last, @problems);
+}
+
+my @LOCATIONS = qw(/jump/ /jump/desc/ /jump/range/ /jump/range-desc/ /jump/docs-links/
+                   /jump/sealed/ /jump/ids/ /jump/part/ /jump/part-desc/);
+for my $path (@LOCATIONS) {
+    for my $limit (4, 7) {
+        my ($pages, @problems) = check_jumps($path, $limit);
+        ok(!@problems && $pages > 2 * $REACH, "every page of $path, $limit a page ($pages pages)")
+            or diag join "\n", @problems[0 .. ($#problems < 9 ? $#problems : 9)];
+    }
+}
+# the default reach, 10 pages
+{
+    my ($pages, @problems) = check_jumps('/jump-default/', 4, reach => 10);
+    ok(!@problems && $pages > 20, "the default reach, 10 pages from either end ($pages pages)")
+        or diag join "\n", @problems[0 .. ($#problems < 9 ? $#problems : 9)];
+}
+# a reach of 0: the first and the last page only
+{
+    my ($pages, @problems) = check_jumps('/jump/reach0/', 9, reach => 0);
+    my $page = module_page('/jump/reach0/', limit => 9, page => 2);
+    ok(@problems == $pages - 2 && $page->{status} == 400
+       && $page->{reason} =~ /^page 2 cannot be asked for by number here: only the first page and the last, $pages, can/,
+       'CouchPageJumpReach 0: the first and the last page') or diag join "\n", @problems, $page->{reason};
+}
+
+# a numbered _find location (CouchDB: from its index's view; pouchdb-server
+# pages it by _find, unnumbered, where a jump is refused)
+for my $path ('/jump-find/', '/jump-find-links/') {
+    if ($couchdb) {
+        my ($pages, @problems) = check_jumps($path, 4);
+        ok(!@problems && $pages > 2 * $REACH, "every page of the numbered _find location $path ($pages pages)")
+            or diag join "\n", @problems[0 .. ($#problems < 9 ? $#problems : 9)];
+    }
+    else {
+        my $page = module_page($path, limit => 4, page => 2);
+        ok($page->{status} == 400 && $page->{reason} =~ /this _find location's rows are not counted/,
+           "$path on pouchdb-server goes by _find: a jump is refused") or diag $page->{reason};
+    }
+}
+
+# --- where rows are not numbered --------------------------------------------------
+
+for my $case (['/jump/reduce/', qr/^page numbers cannot be asked for here: grouped reduce rows are not counted \(CouchDB gives them no offsets\); follow the page links$/],
+              ['/jump-find-relative/', qr/^page numbers cannot be asked for here: this _find location's rows are not counted/]) {
+    my ($path, $want) = @$case;
+    for my $n (1, 2) {
+        my $page = module_page($path, page => $n);
+        ok($page->{status} == 400 && ($page->{error} // '') eq 'bad_request' && $page->{reason} =~ $want,
+           "page $n of $path: not numbered") or diag "$page->{status} $page->{raw}";
+    }
+}
+
+# --- hostile values -----------------------------------------------------------------
+
+{
+    my $mark = error_log_mark();
+    my %why = (
+        number => qr/^page must be a whole number from 1 to 999999999$/,
+        twice => qr/^the page argument is given more than once$/,
+        both => qr/^page and start name a page each: give one of them$/,
+        past => qr/^page \d+ is past the last page, \d+$/,
+        escape => qr/malformed percent-escape/,
+    );
+    my @cases = (['page=0', 'number'], ['page=-1', 'number'], ['page=abc', 'number'], ['page=', 'number'],
+                 ['page', 'number'], ['page=1e3', 'number'], ['page=%2B2', 'number'], ['page=2.0', 'number'],
+                 ['page=0x10', 'number'], ['page=1000000000', 'number'],
+                 ['page=99999999999999999999999999', 'number'], ['page=%00', 'escape'],
+                 ['page=%zz', 'escape'], ['page=2&page=3', 'twice'], ['page=2&page=2', 'twice'],
+                 ['page=2&start=last', 'both'], ['start=last&page=2', 'both'],
+                 ['page=999999999', 'past'], ['page=999999999&limit=1', 'past']);
+    for my $case (@cases) {
+        my ($query, $kind) = @$case;
+        for my $path ('/jump/', '/jump/sealed/', '/jump/reduce/') {
+            my ($status, $raw, $res) = module_get("$path?$query");
+            my $body = eval { $JSON->decode($raw) } || {};
+            my $ok = $status == 400 && ($body->{error} // '') eq 'bad_request'
+                     && ($res->{headers}{'content-type'} // '') =~ m{^application/json}
+                     && ($path eq '/jump/reduce/' && $kind eq 'past'
+                         ? $body->{reason} =~ /grouped reduce rows/ : ($body->{reason} // '') =~ $why{$kind});
+            ok($ok, "$path?$query: 400") or diag "$status $raw";
+        }
+    }
+    my @lines = grep { m{/jump/} && /\[(?!couchpage:info|couchpage:debug|proxy:debug|proxy:trace)[a-z_]+:(warn|error|crit|alert|emerg)\]/ }
+                error_log_since($mark, wait => 1);
+    ok(!@lines, 'no error-log line above info for any of them') or diag join '', @lines[0 .. ($#lines < 4 ? $#lines : 4)];
+}
+
+# --- the directive ------------------------------------------------------------------
+
+for my $case (['-1', qr/CouchPageJumpReach: '-1' is not a whole number from 0 to 1000/],
+              ['1001', qr/CouchPageJumpReach: '1001' is not a whole number from 0 to 1000/],
+              ['ten', qr/CouchPageJumpReach: 'ten' is not a whole number from 0 to 1000/],
+              ['0', undef], ['1000', undef]) {
+    my ($status, $out) = httpd_config_test("CouchPageView http://127.0.0.1:5984/db/_design/d/_view/v\n"
+                                           . "CouchPageJumpReach $case->[0]");
+    ok($case->[1] ? $status != 0 && $out =~ $case->[1] : $status == 0 && $out =~ /Syntax OK/,
+       "httpd -t and CouchPageJumpReach $case->[0]") or diag $out;
+}
+
+# --- the HTML form ------------------------------------------------------------------
+
+sub html_get {
+    my ($url) = @_;
+    my $res = Apache::TestRequest::GET($url);
+    my $body = $res->content;
+    utf8::decode($body);
+    return ($res->code, $body);
+}
+
+{
+    my ($status, $html) = html_get('/jump/html/?limit=5');
+    my $last = () = map { 1 } walk_next('/jump/', limit => 5, max_pages => 200);
+    my ($form) = $html =~ m{(<form class="couchpage-jump".*?</form>)}s;
+    ok($status == 200 && defined $form && $html =~ m{<nav[^>]*>.*\Q$form\E\s*</nav>}s,
+       'a numbered page list ends with the go-to-page form, in the nav') or diag $html;
+    $form //= '';
+    ok($form =~ m{^<form class="couchpage-jump" method="get" action="/jump/html/">}
+       && $form =~ m{<label>Go to page <input type="number" name="page" min="1" max="$last" step="1" required></label>}
+       && $form =~ m{<input type="hidden" name="limit" value="5">}
+       && $form =~ m{<button type="submit">Go</button>}
+       && $form !~ /<script|on[a-z]+=/,
+       'a GET of page, labelled, the limit kept, the last page its max, no script') or diag $form;
+    # its submission is the walk's page 3, as HTML
+    my @walk = walk_next('/jump/', limit => 5, max_pages => 4);
+    my ($s3, $jumped) = html_get('/jump/html/?page=3&limit=5');
+    my ($s4, $walked) = html_get(with_args('/jump/html/', start => $walk[2]{token}, limit => 5));
+    ok($s3 == 200 && $s4 == 200 && $jumped eq $walked && $jumped =~ /aria-current="page">3</,
+       'the form\'s page is the walk\'s page, in HTML') or diag "$s3 $s4\n$jumped\n---\n$walked";
+    my ($sf, $fr) = html_get('/jump/html-fr/');
+    ok($sf == 200 && $fr =~ m{<label>Aller à la page <input type="number" name="page"}
+       && $fr =~ m{<button type="submit">Aller</button>}, 'CouchPageText jump and go') or diag $fr;
+    my ($sp, $plain) = html_get('/jump/html-plain/');
+    ok($sp == 200 && $plain =~ /couchpage-nav/ && $plain !~ /couchpage-jump/,
+       'without page links, no form') or diag $plain;
+    my ($se, $err) = html_get('/jump/html/?page=0');
+    ok($se == 400 && $err =~ /couchpage-error/, 'a bad page in HTML: the error fragment') or diag $err;
+}
+
+done_testing();
