@@ -91,7 +91,7 @@ static const cp_fault *eval_value(request_rec *r, const char *what, const char *
         return cp_fault_config(r->pool, r->uri,
                                apr_psprintf(r->pool, "%s yields '%s', which is not JSON (%s); "
                                             "put request values in with %%{json:...}", what,
-                                            cp_serve_loggable(r->pool, text), err));
+                                            cp_fault_loggable(r->pool, text), err));
     }
     return NULL;
 }
@@ -192,7 +192,7 @@ static const json_t *fill_selector_value(void *data, const char *placeholder,
     const couchpage_key_bound *value = apr_hash_get(fill->conf->find_values, placeholder,
                                                     APR_HASH_KEY_STRING);
     const char *what = apr_psprintf(r->pool, "CouchPageSelector's value '%s'",
-                                    cp_serve_loggable(r->pool, placeholder));
+                                    cp_fault_loggable(r->pool, placeholder));
     const json_t *filled;
     const char *json;
 

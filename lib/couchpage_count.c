@@ -324,7 +324,7 @@ static void read_count(apr_pool_t *pool, const cp_transport *tr, const cp_source
     }
     tr->log(tr->baton, CP_LOG_INFO, "CP0431", apr_psprintf(pool, "the rows of %s are not "
             "counted (%s): the page is numbered relative to itself", src->uri,
-            cp_serve_loggable(pool, reason)));
+            cp_fault_loggable(pool, reason)));
 }
 
 const cp_keyset_count *cp_count_for_page(apr_pool_t *pool, const cp_transport *tr,

@@ -1643,11 +1643,11 @@ static void loggable_text_is_escaped_and_cut(void **state)
 {
     char long_text[300];
 
-    assert_string_equal(cp_serve_loggable(pool, "a\"b\\c\n\x01\xc3\xa9"),
+    assert_string_equal(cp_fault_loggable(pool, "a\"b\\c\n\x01\xc3\xa9"),
                         "a\\\"b\\\\c\\n\\x01\\xc3\\xa9");
     memset(long_text, 'x', sizeof(long_text) - 1);
     long_text[sizeof(long_text) - 1] = '\0';
-    assert_int_equal(strlen(cp_serve_loggable(pool, long_text)), 203);
+    assert_int_equal(strlen(cp_fault_loggable(pool, long_text)), 203);
 }
 
 int main(void)
