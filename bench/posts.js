@@ -26,7 +26,8 @@
 // Uses nothing but node's own modules (Node 20: global fetch).
 'use strict';
 
-const DB = 'bench_posts';
+// The database (--db): bench/run's, unless a bench of another size names its own.
+let DB = 'bench_posts';
 // Changes whenever the generated posts change: a database of another
 // generator is not reused.
 const GENERATOR = 2;
@@ -207,17 +208,20 @@ function generator(seed) {
 // --- CouchDB -------------------------------------------------------------------
 function usage(msg) {
   if (msg) console.error(`posts: ${msg}`);
-  console.error('usage: node bench/posts.js URL [--posts N] [--replace]');
+  console.error('usage: node bench/posts.js URL [--posts N] [--db NAME] [--replace]');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const opt = { url: null, posts: 20000, replace: false };
+  const opt = { url: null, posts: 20000, replace: false, db: DB };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--posts') {
       opt.posts = Number(argv[++i]);
       if (!Number.isInteger(opt.posts) || opt.posts < 1) usage('--posts needs a count');
+    } else if (a === '--db') {
+      opt.db = argv[++i];
+      if (!/^[a-z][a-z0-9_]*$/.test(opt.db || '')) usage('--db needs a database name');
     } else if (a === '--replace') {
       opt.replace = true;
     } else if (!opt.url && !a.startsWith('--')) {
@@ -322,6 +326,7 @@ async function load(couch, posts) {
 
 async function main() {
   const opt = parseArgs(process.argv.slice(2));
+  DB = opt.db;
   const couch = client(opt.url);
   const want = { posts: opt.posts, generator: GENERATOR, seed: SEED };
   const s = await state(couch);
