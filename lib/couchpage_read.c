@@ -164,3 +164,40 @@ int cp_couchdb_nodedown(apr_pool_t *pool, int status, const char *text, apr_size
     error = cp_json_string_text(json_object_get(cp_json_load(pool, text, len, NULL), "error"));
     return error && !strcmp(error, "nodedown");
 }
+
+/* cp_serve_loggable (couchpage_serve.h): a backend's or a client's text
+ * as a log line may hold it. */
+const char *cp_serve_loggable(apr_pool_t *pool, const char *text)
+{
+    static const char hex[] = "0123456789abcdef";
+    const apr_size_t most = 200;
+    apr_size_t len = strlen(text), i;
+    char *out = apr_palloc(pool, 4 * (len > most ? most : len) + 4), *o = out;
+
+    for (i = 0; i < len && i < most; i++) {
+        unsigned char c = (unsigned char)text[i];
+        const char *named = c == '\b' ? "\\b" : c == '\n' ? "\\n" : c == '\r' ? "\\r"
+                          : c == '\t' ? "\\t" : c == '\v' ? "\\v" : c == '\\' ? "\\\\"
+                          : c == '"' ? "\\\"" : NULL;
+
+        if (named) {
+            *o++ = named[0];
+            *o++ = named[1];
+        }
+        else if (c < 0x20 || c >= 0x7f) {
+            *o++ = '\\';
+            *o++ = 'x';
+            *o++ = hex[c >> 4];
+            *o++ = hex[c & 0xf];
+        }
+        else {
+            *o++ = (char)c;
+        }
+    }
+    if (len > most) {
+        memcpy(o, "...", 3);
+        o += 3;
+    }
+    *o = '\0';
+    return out;
+}
