@@ -45,8 +45,9 @@ const char *cp_keyset_find_next_query(apr_pool_t *pool, const cp_find_spec *spec
     int up = sort->descending == (cp_keyset_reads_backward(token) != 0);
     const char *start, *end;
 
+    /* a stale _find reads the view's index only where it names it */
     if ((token->from != CP_FROM_AFTER && token->from != CP_FROM_BEFORE) || !token->key
-        || !fields || (*open = cp_mango_index_past_value(pool, spec->selector, sort->fields,
+        || !fields || (spec->update == CP_MANGO_FALSE && !spec->index_ddoc) || (*open = cp_mango_index_past_value(pool, spec->selector, sort->fields,
                                                          sort->count, fields, token->key, up,
                                                          &start, &end)) < 0) {
         return NULL;

@@ -70,7 +70,9 @@ const char *cp_keyset_find_part_body(apr_pool_t *pool, const cp_find_spec *spec,
  * keys'), the field's place in the sort in *open; NULL where it does not
  * apply (cp_mango_index_past_value): the rest is asked from the row's
  * values (CP_FIND_PAST_TIES). Its freshness is the _find's (update,
- * stable). */
+ * stable); a _find with update=false reads it only where CouchPageIndex
+ * names the index (else CouchDB may answer it from another index, staler
+ * or fresher than the view read). */
 const char *cp_keyset_find_next_query(apr_pool_t *pool, const cp_find_spec *spec,
                                       const cp_token *token,
                                       const apr_array_header_t *fields, int *open);

@@ -823,7 +823,7 @@ static void find_rest_from_the_next_value(void **state)
     const char *names[] = { "type", "n", NULL };
     cp_find_sort sort = sort_by_n(), two = sort_of(0, names), down = sort_of(1, names);
     cp_find_spec spec = { .selector = parse("{\"type\":\"post\",\"x\":{\"$regex\":\"a\"}}"),
-                          .sort = &sort, .update = CP_MANGO_FALSE };
+                          .sort = &sort, .update = CP_MANGO_FALSE, .index_ddoc = "n-id" };
     cp_token token = { .from = CP_FROM_AFTER, .key = parse("[3]"), .docid = "d9" };
     apr_array_header_t *fields = apr_array_make(pool, 3, sizeof(const char *));
     const char *rows = "{\"total_rows\":9,\"offset\":4,\"rows\":[{\"id\":\"d2\",\"key\":"
@@ -840,7 +840,8 @@ static void find_rest_from_the_next_value(void **state)
                                                    strlen(rows), 4, &none),
                         "{\"selector\":{\"$and\":[{\"type\":\"post\",\"x\":{\"$regex\":"
                         "\"a\"}},{\"n\":{\"$gte\":5}}]},\"sort\":[{\"n\":\"asc\"}],"
-                        "\"limit\":4,\"update\":false}");
+                        "\"limit\":4,\"use_index\":[\"n-id\"],\"allow_fallback\":false,"
+                        "\"update\":false}");
     assert_false(none);
     /* nothing past the row's value; an answer that is no view's */
     assert_null(cp_keyset_find_from_answer(pool, &spec, &token, open, "{\"rows\":[]}", 11, 4,
@@ -856,6 +857,7 @@ static void find_rest_from_the_next_value(void **state)
     /* backward, the type fixed by the selector: down from before [3] */
     spec.sort = &two;
     spec.update = CP_MANGO_UNSENT;
+    spec.index_ddoc = NULL;
     token.from = CP_FROM_BEFORE;
     token.key = parse("[\"post\",3]");
     fields->nelts = 0;
@@ -877,8 +879,14 @@ static void find_rest_from_the_next_value(void **state)
     token.from = CP_FROM_AFTER;
     assert_non_null(strstr(cp_keyset_find_next_query(pool, &spec, &token, fields, &open),
                            "&descending=true"));
-    /* no index known, or a token without a row: no read */
+    /* no index known, a stale _find through an index it does not name, or
+     * a token without a row: no read */
     assert_null(cp_keyset_find_next_query(pool, &spec, &token, NULL, &open));
+    spec.update = CP_MANGO_FALSE;
+    spec.index_ddoc = NULL;
+    assert_null(cp_keyset_find_next_query(pool, &spec, &token, fields, &open));
+    spec.index_ddoc = "n-id";
+    assert_non_null(cp_keyset_find_next_query(pool, &spec, &token, fields, &open));
     token.from = CP_FROM_FIRST;
     assert_null(cp_keyset_find_next_query(pool, &spec, &token, fields, &open));
 }
