@@ -36,7 +36,7 @@ typedef struct {
     const cp_request *req;
     const cp_transport *tr;
     int ties_apart;   /* _find pages ask the ties and the rest apart, */
-    const char *index_view;   /* through the index of this view */
+    const char *index_view;   /* through the index of this view (not in partitions) */
     const apr_array_header_t *index_fields;   /* and these fields */
 } serving;
 
@@ -604,7 +604,7 @@ static const cp_fault *index_source(serving *s, cp_source **index)
         /* by _find; the ties apart where the index starts them at the row */
         s->ties_apart = cp_mango_index_starts_at_row(spec->selector, spec->sort->fields,
                                                      spec->sort->count, s->index_fields = fields);
-        s->index_view = url;
+        s->index_view = src->view->is_partitioned || src->partition_set ? NULL : url;
         if (s->tr->debug) {
             log_line(s, CP_LOG_DEBUG, "CP0372", apr_psprintf(s->pool, "the page of %s goes "
                      "by _find, unnumbered%s: %s", src->uri,

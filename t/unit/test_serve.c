@@ -1236,6 +1236,15 @@ static void find_residual_asks_the_ties_apart(void **state)
     l->fake->explain = EXPLAIN_TID;
     l->spec.sort = &l->sort[1];
     walk(l, down, 4, -1);
+    /* in a partition: the rest from the row's value, no read of the view */
+    l = find_location(tied_docs(), "t", "{\"t\":{\"$lt\":9}}", 2, 0);
+    l->fake->explain = EXPLAIN_TID;
+    l->source.partition = "p";
+    l->source.partition_set = 1;
+    page = page_at(l, "{\"a\":[[0],\"d06\"]}");
+    assert_string_equal(row_names(page), "d09 d01");
+    assert_int_equal(l->fake->finds, 2);
+    assert_int_equal(l->fake->probes, 0);
     /* an index not ending in _id: the tie-blind query, and CP0422 */
     l = find_location(tied_docs(), "t", "{\"t\":{\"$lt\":9}}", 3, 0);
     l->fake->explain = EXPLAIN_KN;
