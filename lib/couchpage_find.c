@@ -214,28 +214,58 @@ const char *cp_find_body(apr_pool_t *pool, const cp_find_spec *spec, const json_
     return cp_find_body_part(pool, spec, key, docid, backward, limit, CP_FIND_BEYOND);
 }
 
+static const char *body_beyond(apr_pool_t *pool, const cp_find_spec *spec,
+                               const json_t *beyond, int backward, int limit);
+
 const char *cp_find_body_part(apr_pool_t *pool, const cp_find_spec *spec, const json_t *key,
                               const char *docid, int backward, int limit, cp_find_part part)
+{
+    const json_t *beyond = NULL;
+
+    if (key && !(beyond = cp_find_beyond_part(pool, spec->sort, key, docid, backward, part))) {
+        return NULL;
+    }
+    return body_beyond(pool, spec, beyond, backward, limit);
+}
+
+const char *cp_find_from_body(apr_pool_t *pool, const cp_find_spec *spec, const json_t *key,
+                              int open, int backward, int limit)
+{
+    const cp_find_sort *sort = spec->sort;
+    json_t *from = cp_json_pool_own(pool, json_object());
+    int up = sort->descending == (backward != 0), i;
+
+    if (!json_is_array(key) || (int)json_array_size(key) != sort->count || open < 0
+        || open >= sort->count || !cp_mango_value_comparable(json_array_get(key, open))) {
+        return NULL;
+    }
+    for (i = 0; i < sort->count; i++) {
+        json_object_set_new(from, sort->fields[i].name,
+                            member(i != open ? "$eq" : up ? "$gte" : "$lte",
+                                   json_incref(json_array_get(key, i))));
+    }
+    return body_beyond(pool, spec, from, backward, limit);
+}
+
+/* The body of the location's query AND beyond (NULL: the query alone). */
+static const char *body_beyond(apr_pool_t *pool, const cp_find_spec *spec,
+                               const json_t *beyond, int backward, int limit)
 {
     json_t *body = cp_json_pool_own(pool, json_object());
     json_t *selector = (json_t *)spec->selector, *fields;
 
-    if (key) {
-        json_t *beyond = cp_find_beyond_part(pool, spec->sort, key, docid, backward, part);
+    if (beyond) {
         json_t *both;
 
-        if (!beyond) {
-            return NULL;
-        }
         if (json_object_size(selector) == 0) {
             /* every document: CouchDB 3.4 reads an empty selector among
              * $and's as {"": {"$eq": {}}}, which matches none */
-            selector = beyond;
+            selector = (json_t *)beyond;
         }
         else {
             both = json_array();
             json_array_append(both, selector);
-            json_array_append(both, beyond);
+            json_array_append(both, (json_t *)beyond);
             selector = cp_json_pool_own(pool, member("$and", both));
         }
     }

@@ -120,6 +120,15 @@ const char *cp_find_body(apr_pool_t *pool, const cp_find_spec *spec, const json_
 const char *cp_find_body_part(apr_pool_t *pool, const cp_find_spec *spec, const json_t *key,
                               const char *docid, int backward, int limit, cp_find_part part);
 
+/* cp_find_body asking the rows at or past the sort values key (no _id:
+ * a value's first row on), where the sort field at open is the one the
+ * selector leaves open: {"F": {"$gte": w}} ($lte the other way) and every
+ * other sort field $eq its value, each a top-level condition, so that
+ * CouchDB starts the index's scan at [..., w]. NULL for a key that cannot
+ * bound a query. */
+const char *cp_find_from_body(apr_pool_t *pool, const cp_find_spec *spec, const json_t *key,
+                              int open, int backward, int limit);
+
 /* Keys a numbered _find page's rows as a keyset page's are, so that `key`
  * (CouchPageItem, item templates) means one thing on a _find location
  * however its page was read: a row of the index's view is keyed by the

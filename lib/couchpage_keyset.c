@@ -5,6 +5,7 @@
  */
 #include "couchpage_keyset.h"
 
+#include <apr_escape.h>
 #include <apr_strings.h>
 #include <string.h>
 
@@ -34,6 +35,82 @@ const char *cp_keyset_find_part_body(apr_pool_t *pool, const cp_find_spec *spec,
     }
     return cp_find_body_part(pool, spec, token->key, token->docid,
                              cp_keyset_reads_backward(token), limit, part);
+}
+
+const char *cp_keyset_find_next_query(apr_pool_t *pool, const cp_find_spec *spec,
+                                      const cp_token *token,
+                                      const apr_array_header_t *fields, int *open)
+{
+    const cp_find_sort *sort = spec->sort;
+    int up = sort->descending == (cp_keyset_reads_backward(token) != 0);
+    const char *start, *end;
+
+    /* a stale _find reads the view's index only where it names it */
+    if ((token->from != CP_FROM_AFTER && token->from != CP_FROM_BEFORE) || !token->key
+        || !fields || (spec->update == CP_MANGO_FALSE && !spec->index_ddoc) || (*open = cp_mango_index_past_value(pool, spec->selector, sort->fields,
+                                                         sort->count, fields, token->key, up,
+                                                         &start, &end)) < 0) {
+        return NULL;
+    }
+    /* as fresh as the _find that follows it */
+    return apr_pstrcat(pool, "?startkey=", apr_pescape_urlencoded(pool, start),
+                       "&endkey=", apr_pescape_urlencoded(pool, end),
+                       up ? "" : "&descending=true", "&limit=1&reduce=false",
+                       spec->update == CP_MANGO_FALSE ? "&update=false" : "",
+                       spec->stable == CP_MANGO_TRUE ? "&stable=true" : "", NULL);
+}
+
+const char *cp_keyset_find_from_answer(apr_pool_t *pool, const cp_find_spec *spec,
+                                       const cp_token *token, int open, const char *text,
+                                       apr_size_t len, int limit, int *none)
+{
+    const json_t *answer = cp_json_load(pool, text, len, NULL), *rows, *key, *next;
+    json_t *from;
+
+    *none = 0;
+    rows = json_is_object(answer) ? json_object_get(answer, "rows") : NULL;
+    if (!json_is_array(rows)) {
+        return NULL;
+    }
+    if (json_array_size(rows) == 0) {
+        *none = 1;
+        return NULL;
+    }
+    /* [..., w, id]: w, the open field's next value */
+    key = json_object_get(json_array_get(rows, 0), "key");
+    if (!json_is_array(key) || json_array_size(key) < 2
+        || !(next = json_array_get(key, json_array_size(key) - 2))
+        || json_equal((json_t *)next, json_array_get(token->key, open))) {
+        return NULL;
+    }
+    from = cp_json_pool_own(pool, json_copy((json_t *)token->key));
+    json_array_set(from, open, (json_t *)next);
+    return cp_find_from_body(pool, spec, from, open, cp_keyset_reads_backward(token), limit);
+}
+
+const char *cp_keyset_find_rest_body(apr_pool_t *pool, const cp_transport *tr,
+                                     const char *view_url, const apr_array_header_t *fields,
+                                     const cp_find_spec *spec, const cp_token *token,
+                                     int limit)
+{
+    const char *query, *text, *body;
+    cp_transport_failure failure;
+    apr_size_t len;
+    int open, none;
+
+    if (!view_url || !(query = cp_keyset_find_next_query(pool, spec, token, fields, &open))) {
+        return NULL;
+    }
+    if (!tr->get(tr->baton, apr_pstrcat(pool, view_url, query, NULL), &text, &len, &failure)) {
+        if (tr->debug) {
+            tr->log(tr->baton, CP_LOG_DEBUG, "CP0374", apr_psprintf(pool, "the next sort "
+                    "value past a group of ties could not be read (%s): the rest of the page "
+                    "is asked from the boundary row's", failure.reason));
+        }
+        return NULL;
+    }
+    body = cp_keyset_find_from_answer(pool, spec, token, open, text, len, limit, &none);
+    return none ? "" : body;
 }
 
 /* Where a row with id is among rows, or -1. */

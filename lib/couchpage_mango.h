@@ -159,4 +159,18 @@ const char *cp_mango_advised_index(apr_pool_t *pool, const json_t *selector,
 int cp_mango_index_starts_at_row(const json_t *selector, const cp_mango_field *sort,
                                  int sort_count, const apr_array_header_t *fields);
 
+/* Where the rows past a boundary row's sort values start in the view of an
+ * index that starts the ties at the row (cp_mango_index_starts_at_row),
+ * when the selector leaves one sort field open and the row's key (its sort
+ * values) holds the others at the selector's equalities: the view keys
+ * (JSON text) that bound a read of the first key past the row's value v of
+ * that field among the equalities' keys, [..., v, BEYOND] to [..., BEYOND]
+ * up (v's keys are [..., v, id]), [..., v] to [...] descending the other
+ * way; returns that field's place in the sort. -1 otherwise (several open
+ * fields, a value Mango cannot compare, an index of other fields). */
+int cp_mango_index_past_value(apr_pool_t *pool, const json_t *selector,
+                              const cp_mango_field *sort, int sort_count,
+                              const apr_array_header_t *fields, const json_t *key, int up,
+                              const char **startkey, const char **endkey);
+
 #endif

@@ -36,7 +36,9 @@ typedef struct {
     const cp_source *src;
     const cp_request *req;
     const cp_transport *tr;
-    int ties_apart;   /* _find pages ask the ties and the rest apart */
+    int ties_apart;   /* _find pages ask the ties and the rest apart, */
+    const char *index_view;   /* through the index of this view (not in partitions) */
+    const apr_array_header_t *index_fields;   /* and these fields */
 } serving;
 
 static void log_line(const serving *s, int level, const char *code, const char *text)
@@ -547,10 +549,12 @@ static const cp_fault *index_source(serving *s, cp_source **index)
     }
     why = cp_mango_index_range(s->pool, spec->selector, spec->sort->fields, spec->sort->count,
                                fields, &low, &high, &fixed);
+    url = location_url(s->pool, src->view, json_string_value(json_object_get(note, "view")));
     if (why) {
         /* by _find; the ties apart where the index starts them at the row */
         s->ties_apart = cp_mango_index_starts_at_row(spec->selector, spec->sort->fields,
-                                                     spec->sort->count, fields);
+                                                     spec->sort->count, s->index_fields = fields);
+        s->index_view = src->view->is_partitioned || src->partition_set ? NULL : url;
         if (s->tr->debug) {
             log_line(s, CP_LOG_DEBUG, "CP0372", apr_psprintf(s->pool, "the page of %s goes "
                      "by _find, unnumbered%s: %s", src->uri,
@@ -559,7 +563,6 @@ static const cp_fault *index_source(serving *s, cp_source **index)
         return s->ties_apart ? NULL : (advise_index(s, why), NULL);
     }
     view = apr_pmemdup(s->pool, src->view, sizeof(*view));
-    url = location_url(s->pool, src->view, json_string_value(json_object_get(note, "view")));
     if ((why = cp_view_init(s->pool, url, view))) {
         if (s->tr->debug) {
             log_line(s, CP_LOG_DEBUG, "CP0373", apr_psprintf(s->pool, "the page of %s goes "
@@ -699,7 +702,8 @@ static const cp_fault *find_rows(const serving *s, const char *url, const cp_tok
 
 /* The rows of a page by _find: one POST .../_find; with the ties apart,
  * the ties first, and the rows past them only when those leave the page
- * short (cp_keyset_find_part_body, cp_keyset_find_join). */
+ * short, from the next sort value (cp_keyset_find_rest_body; "": none),
+ * else from the row's (cp_keyset_find_part_body, cp_keyset_find_join). */
 static const cp_fault *read_find_rows(const serving *s, const char *url,
                                       const cp_token *token, int limit,
                                       apr_array_header_t **rows)
@@ -710,12 +714,17 @@ static const cp_fault *read_find_rows(const serving *s, const char *url,
     const cp_fault *fault = find_rows(s, url, token, ties ? ties : cp_keyset_find_body(
                                           s->pool, spec, token, limit), limit, rows);
     int asked = fault || !ties ? 0 : limit - (*rows)->nelts;
+    const char *rest = asked > 0 ? cp_keyset_find_rest_body(s->pool, s->tr, s->index_view,
+                                                            s->index_fields, spec, token,
+                                                            asked) : NULL;
     apr_array_header_t *past;
 
-    while (asked > 0 && !(fault = find_rows(s, url, token, cp_keyset_find_part_body(
-                              s->pool, spec, token, asked, CP_FIND_PAST_TIES), asked, &past))
+    while (asked > 0 && (!rest || *rest) && !(fault = find_rows(s, url, token, rest ? rest
+                              : cp_keyset_find_part_body(s->pool, spec, token, asked,
+                                                         CP_FIND_PAST_TIES), asked, &past))
            && cp_keyset_find_join(*rows, past, asked, limit)) {
         asked = limit;
+        rest = NULL;
     }
     return fault;
 }
@@ -818,7 +827,7 @@ static const cp_fault *jump_ask(void *baton, const cp_source *src, const cp_plan
 const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_request *req,
                          const cp_transport *transport, cp_served *served)
 {
-    serving s = { pool, source, req, transport, 0 };
+    serving s = { pool, source, req, transport, 0, NULL, NULL };
     cp_source *index = NULL;
     const cp_fault *fault;
     const char *text;

@@ -6,7 +6,9 @@
 # on the sort field is the view's range; a condition the view cannot
 # evaluate pages by _find and logs the index to create once (CP0422); through
 # an index [cat, _id] it asks the ties and the rest apart: one _find a page
-# inside a tie group, two where a page crosses one. On pouchdb-server (no
+# inside a tie group; where a page crosses one, the ties, the next value of
+# cat (one row of the index's view) and the rest from that value, whose
+# keys examined are about a page's. On pouchdb-server (no
 # such views) every page goes by _find, in the same order, one query a page. Walks both ways equal the backend's own _find order read whole,
 # and a walk while boundary rows are deleted and edited loses and repeats
 # no row.
@@ -19,7 +21,7 @@ use CouchPageTest qw(get_json with_args backend_request backend_open_db backend_
                      error_log_mark error_log_since);
 use CouchPageFind qw(must reference_ids ids walk same_list edge_rows);
 
-plan tests => 19;
+plan tests => 21;
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my $couchdb = backend_kind() eq 'couchdb';
@@ -162,16 +164,47 @@ my $APART = { cat => { '$gte' => undef }, tags => { '$elemMatch' => { '$eq' => '
 my @apart = reference_ids('findtiesid', $APART, cat => 'asc');
 my @apart_desc = reference_ids('findtiesid', $APART, cat => 'desc');
 
+# The keys Mango's queries examined on CouchDB (the whole node's counter:
+# the test is its only client), read until it stands still.
+sub keys_examined {
+    return 0 unless $couchdb;
+    my ($last, $now);
+    for (1 .. 20) {
+        my (undef, $stats) = backend_request(GET => '/_node/_local/_stats/mango/keys_examined');
+        $now = $stats->{value} // -1;
+        last if defined $last && $now == $last;
+        ($last) = ($now, select(undef, undef, undef, 0.05));
+    }
+    return $now;
+}
+
 # The _find requests of one page (the child's learning left out), its
-# status and page, and whether the page's log says the ties go apart.
+# status and page, whether the page's log says the ties go apart, and the
+# keys its _find queries examined (CouchDB).
 sub apart_page {
     my ($path, $token) = @_;
     my $mark = error_log_mark();
+    my $keys = keys_examined();
     my ($status, $page) = get_json(with_args($path, start => $JSON->encode($token)));
     my @lines = error_log_since($mark, wait => 2, until => 'CP0151');
     my @reads = grep { !m{/_explain|limit=0} }
-                map { m{CP0150: backend request \d+ of \d+: (GET|POST) (\S+)} ? "$1 $2" : () } @lines;
-    return ($status, $page, \@reads, scalar grep { /CP0372.*the ties asked apart/ } @lines);
+                map { m{CP0150: backend request \d+ of \d+: (GET|POST) ([^\s:]+)} ? "$1 $2" : () } @lines;
+    return ($status, $page, \@reads, scalar(grep { /CP0372.*the ties asked apart/ } @lines),
+            keys_examined() - $keys);
+}
+
+# A crossing page's reads on CouchDB: the ties, the next value of cat past
+# the row's (the index's view, one row, from past [v, every id] up or
+# before [v] down), the rest from that value; one _find elsewhere.
+sub crossing_reads {
+    my ($reads, $down) = @_;
+    return @$reads == 1 && $reads->[0] =~ m{^POST \S*/findtiesid/_find$} unless $couchdb;
+    my $start = $down ? qr{startkey=%5b%22c\d%22%5d&} : qr{startkey=%5b%22c\d%22%2c%7b};
+    return @$reads == 3 && $reads->[0] =~ m{^POST \S*/findtiesid/_find$}
+           && $reads->[1] =~ m{^GET \S*/findtiesid/_design/cat-id/_view/cat-id\?$start}
+           && $reads->[1] =~ /&limit=1&reduce=false$/
+           && ($down ? $reads->[1] =~ /&descending=true&/ : $reads->[1] !~ /descending/)
+           && $reads->[2] =~ m{^POST \S*/findtiesid/_find$};
 }
 
 {
@@ -195,22 +228,46 @@ sub apart_page {
     ok($status == 200 && join(' ', ids($page)) eq join(' ', @apart[$at .. $at + 19])
        && @$reads == 1 && $reads->[0] =~ m{^POST \S*/findtiesid/_find$} && ($couchdb ? $apart : !$apart))
         or print STDERR "# deep: $status ", join(' ', ids($page // {})), "; reads @$reads\n";
-    # a page that crosses from c0 into c1: the ties, then the rest
+    # a page that crosses from c0 into c1: the ties, the next value, then
+    # the rest from c1's first row: about the keys of a page inside a
+    # group, where the rest from c0 read c0's rows again (a group is
+    # $group rows of 3 × $group / 2 keys)
+    my $keys;
     $at = $group - 10;
-    ($status, $page, $reads) = apart_page('/ties/apart/', { a => [['c0'], $apart[$at - 1]] });
+    ($status, $page, $reads, undef, $keys) = apart_page('/ties/apart/', { a => [['c0'], $apart[$at - 1]] });
     ok($status == 200 && join(' ', ids($page)) eq join(' ', @apart[$at .. $at + 19])
-       && @$reads == ($couchdb ? 2 : 1) && !grep { !m{^POST \S*/findtiesid/_find$} } @$reads)
-        or print STDERR "# crossing: $status ", join(' ', ids($page // {})), "; reads @$reads\n";
+       && crossing_reads($reads) && $keys < 60)
+        or print STDERR "# crossing: $status ", join(' ', ids($page // {})), "; reads @$reads; $keys keys\n";
     # backward: deep inside c2, then across into c1
     $at = 3 * $group - 30;
     ($status, $page, $reads) = apart_page('/ties/apart/', { b => [['c2'], $apart[$at]] });
     my $one = $status == 200 && join(' ', ids($page)) eq join(' ', @apart[$at - 20 .. $at - 1])
               && @$reads == 1;
     $at = 2 * $group + 10;
-    ($status, $page, $reads) = apart_page('/ties/apart/', { b => [['c2'], $apart[$at]] });
+    ($status, $page, $reads, undef, $keys) = apart_page('/ties/apart/', { b => [['c2'], $apart[$at]] });
     ok($one && $status == 200 && join(' ', ids($page)) eq join(' ', @apart[$at - 20 .. $at - 1])
-       && @$reads == ($couchdb ? 2 : 1))
-        or print STDERR "# backward: $status ", join(' ', ids($page // {})), "; reads @$reads\n";
+       && crossing_reads($reads, 1) && $keys < 60)
+        or print STDERR "# backward: $status ", join(' ', ids($page // {})), "; reads @$reads; $keys keys\n";
+    # descending, from c4 into c3, and back from c3 into c4
+    $at = $group - 5;
+    ($status, $page, $reads, undef, $keys) = apart_page('/ties/apart-desc/', { a => [['c4'], $apart_desc[$at - 1]] });
+    $one = $status == 200 && join(' ', ids($page)) eq join(' ', @apart_desc[$at .. $at + 19])
+           && crossing_reads($reads, 1) && $keys < 60;
+    print STDERR "# descending: $status ", join(' ', ids($page // {})), "; reads @$reads; $keys keys\n" unless $one;
+    $at = $group + 5;
+    ($status, $page, $reads, undef, $keys) = apart_page('/ties/apart-desc/', { b => [['c3'], $apart_desc[$at]] });
+    ok($one && $status == 200 && join(' ', ids($page)) eq join(' ', @apart_desc[$at - 20 .. $at - 1])
+       && crossing_reads($reads) && $keys < 60)
+        or print STDERR "# descending back: $status ", join(' ', ids($page // {})), "; reads @$reads; $keys keys\n";
+    # the last group's end: no value past c4, so no rest is asked (the
+    # ties and the view's read on CouchDB); the page is the last
+    $at = @apart - 8;
+    ($status, $page, $reads) = apart_page('/ties/apart/', { a => [['c4'], $apart[$at - 1]] });
+    ok($status == 200 && join(' ', ids($page)) eq join(' ', @apart[$at .. $#apart])
+       && !defined $page->{next}
+       && ($couchdb ? @$reads == 2 && $reads->[1] =~ m{^GET \S*/_view/cat-id\?startkey=%5b%22c4%22}
+                    : @$reads == 1))
+        or print STDERR "# last: $status ", join(' ', ids($page // {})), "; reads @$reads\n";
 }
 
 # --- a walk while the boundary rows change ---------------------------------------

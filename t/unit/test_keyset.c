@@ -813,6 +813,84 @@ static void find_parts_ask_the_ties_then_the_rest(void **state)
     assert_null(cp_keyset_find_part_body(pool, &spec, &token, 5, CP_FIND_PAST_TIES));
 }
 
+/* A page that crosses a group of ties reads the next value of the open
+ * sort field from the index's view (as fresh as the _find), and asks the
+ * rest from it: $gte w ($lte the other way), every other sort field at its
+ * value; none past the row's value: nothing to ask; an answer it cannot
+ * use: the rest from the row's values. */
+static void find_rest_from_the_next_value(void **state)
+{
+    const char *names[] = { "type", "n", NULL };
+    cp_find_sort sort = sort_by_n(), two = sort_of(0, names), down = sort_of(1, names);
+    cp_find_spec spec = { .selector = parse("{\"type\":\"post\",\"x\":{\"$regex\":\"a\"}}"),
+                          .sort = &sort, .update = CP_MANGO_FALSE, .index_ddoc = "n-id" };
+    cp_token token = { .from = CP_FROM_AFTER, .key = parse("[3]"), .docid = "d9" };
+    apr_array_header_t *fields = apr_array_make(pool, 3, sizeof(const char *));
+    const char *rows = "{\"total_rows\":9,\"offset\":4,\"rows\":[{\"id\":\"d2\",\"key\":"
+                       "[5,\"d2\"],\"value\":null}]}";
+    int open = -1, none = 1;
+
+    APR_ARRAY_PUSH(fields, const char *) = "n";
+    APR_ARRAY_PUSH(fields, const char *) = "_id";
+    assert_string_equal(cp_keyset_find_next_query(pool, &spec, &token, fields, &open),
+                        "?startkey=%5b3%2c%7b%22%5cuffff%22%3anull%7d%5d&endkey=%5b%7b%22%5c"
+                        "uffff%22%3anull%7d%5d&limit=1&reduce=false&update=false");
+    assert_int_equal(open, 0);
+    assert_string_equal(cp_keyset_find_from_answer(pool, &spec, &token, open, rows,
+                                                   strlen(rows), 4, &none),
+                        "{\"selector\":{\"$and\":[{\"type\":\"post\",\"x\":{\"$regex\":"
+                        "\"a\"}},{\"n\":{\"$gte\":5}}]},\"sort\":[{\"n\":\"asc\"}],"
+                        "\"limit\":4,\"use_index\":[\"n-id\"],\"allow_fallback\":false,"
+                        "\"update\":false}");
+    assert_false(none);
+    /* nothing past the row's value; an answer that is no view's */
+    assert_null(cp_keyset_find_from_answer(pool, &spec, &token, open, "{\"rows\":[]}", 11, 4,
+                                           &none));
+    assert_true(none);
+    assert_null(cp_keyset_find_from_answer(pool, &spec, &token, open, "{\"error\":1}", 11, 4,
+                                           &none));
+    assert_false(none);
+    /* its own value again (no row past it): the rest from the row's */
+    rows = "{\"rows\":[{\"id\":\"d1\",\"key\":[3,\"d1\"]}]}";
+    assert_null(cp_keyset_find_from_answer(pool, &spec, &token, open, rows, strlen(rows), 4,
+                                           &none));
+    /* backward, the type fixed by the selector: down from before [3] */
+    spec.sort = &two;
+    spec.update = CP_MANGO_UNSENT;
+    spec.index_ddoc = NULL;
+    token.from = CP_FROM_BEFORE;
+    token.key = parse("[\"post\",3]");
+    fields->nelts = 0;
+    APR_ARRAY_PUSH(fields, const char *) = "type";
+    APR_ARRAY_PUSH(fields, const char *) = "n";
+    APR_ARRAY_PUSH(fields, const char *) = "_id";
+    assert_string_equal(cp_keyset_find_next_query(pool, &spec, &token, fields, &open),
+                        "?startkey=%5b%22post%22%2c3%5d&endkey=%5b%22post%22%5d"
+                        "&descending=true&limit=1&reduce=false");
+    assert_int_equal(open, 1);
+    rows = "{\"rows\":[{\"id\":\"d0\",\"key\":[\"post\",1,\"d0\"]}]}";
+    assert_string_equal(cp_keyset_find_from_answer(pool, &spec, &token, open, rows,
+                                                   strlen(rows), 2, &none),
+                        "{\"selector\":{\"$and\":[{\"type\":\"post\",\"x\":{\"$regex\":"
+                        "\"a\"}},{\"type\":{\"$eq\":\"post\"},\"n\":{\"$lte\":1}}]},"
+                        "\"sort\":[{\"type\":\"desc\"},{\"n\":\"desc\"}],\"limit\":2}");
+    /* descending, forward: down as well */
+    spec.sort = &down;
+    token.from = CP_FROM_AFTER;
+    assert_non_null(strstr(cp_keyset_find_next_query(pool, &spec, &token, fields, &open),
+                           "&descending=true"));
+    /* no index known, a stale _find through an index it does not name, or
+     * a token without a row: no read */
+    assert_null(cp_keyset_find_next_query(pool, &spec, &token, NULL, &open));
+    spec.update = CP_MANGO_FALSE;
+    spec.index_ddoc = NULL;
+    assert_null(cp_keyset_find_next_query(pool, &spec, &token, fields, &open));
+    spec.index_ddoc = "n-id";
+    assert_non_null(cp_keyset_find_next_query(pool, &spec, &token, fields, &open));
+    token.from = CP_FROM_FIRST;
+    assert_null(cp_keyset_find_next_query(pool, &spec, &token, fields, &open));
+}
+
 /* Rows of the given ids. */
 static apr_array_header_t *rows_of(const char *const *ids)
 {
@@ -944,6 +1022,7 @@ int main(void)
         UNIT_TEST(find_bodies_go_the_tokens_way),
         UNIT_TEST(find_parts_ask_the_ties_then_the_rest),
         UNIT_TEST(find_parts_join_without_repeats),
+        UNIT_TEST(find_rest_from_the_next_value),
         UNIT_TEST(index_queries_start_at_the_tokens_row),
     };
 

@@ -583,6 +583,64 @@ static void indexes_that_start_the_ties_at_the_row(void **state)
     assert_false(cp_mango_index_starts_at_row(parsed, cat.fields, 0, fields_list("_id")));
 }
 
+/* Where the rows past a row's value of the one open sort field start in
+ * the index's view: past [equalities..., v, every id] up, before [...,
+ * v] down, within the equalities' keys; the other sort fields must hold
+ * the selector's values; -1 where there is more than one open field. */
+static void the_next_value_is_read_past_the_rows_value(void **state)
+{
+    const char *const by_cat[] = { "cat", NULL };
+    const char *const by_type_cat[] = { "type", "cat", NULL };
+    const char *const by_a_b[] = { "a", "b", NULL };
+    sort_fields cat = sorted_by(by_cat), type_cat = sorted_by(by_type_cat);
+    sort_fields a_b = sorted_by(by_a_b);
+    const char *selector = "{\"type\":\"post\",\"cat\":{\"$gte\":null},\"tags\":"
+                           "{\"$elemMatch\":{\"$eq\":\"b\"}},\"lang\":{\"$eq\":\"en\"}}";
+    const json_t *parsed = cp_json_load(pool, selector, strlen(selector), NULL);
+    const char *start, *end;
+
+    (void)state;
+    assert_int_equal(cp_mango_index_past_value(pool, parsed, cat.fields, cat.count,
+                                               fields_list("cat,_id"), parse("[\"c1\"]"), 1,
+                                               &start, &end), 0);
+    assert_string_equal(start, "[\"c1\",{\"\\uffff\":null}]");
+    assert_string_equal(end, "[{\"\\uffff\":null}]");
+    assert_int_equal(cp_mango_index_past_value(pool, parsed, cat.fields, cat.count,
+                                               fields_list("cat,_id"), parse("[\"c1\"]"), 0,
+                                               &start, &end), 0);
+    assert_string_equal(start, "[\"c1\"]");
+    assert_string_equal(end, "[]");
+    /* the equalities first in the index's order; a sort field they fix
+     * holds their value in the row's key */
+    assert_int_equal(cp_mango_index_past_value(pool, parsed, type_cat.fields, type_cat.count,
+                                               fields_list("lang,type,cat,_id"),
+                                               parse("[\"post\",3]"), 1, &start, &end), 1);
+    assert_string_equal(start, "[\"en\",\"post\",3,{\"\\uffff\":null}]");
+    assert_string_equal(end, "[\"en\",\"post\",{\"\\uffff\":null}]");
+    assert_int_equal(cp_mango_index_past_value(pool, parsed, type_cat.fields, type_cat.count,
+                                               fields_list("lang,type,cat,_id"),
+                                               parse("[\"post\",3]"), 0, &start, &end), 1);
+    assert_string_equal(start, "[\"en\",\"post\",3]");
+    assert_string_equal(end, "[\"en\",\"post\"]");
+    /* a fixed sort value other than the selector's; two open fields; a
+     * value Mango cannot compare; an index that does not start the ties */
+    assert_int_equal(cp_mango_index_past_value(pool, parsed, type_cat.fields, type_cat.count,
+                                               fields_list("type,cat,_id"),
+                                               parse("[\"page\",3]"), 1, &start, &end), -1);
+    assert_int_equal(cp_mango_index_past_value(pool, parsed, a_b.fields, a_b.count,
+                                               fields_list("a,b,_id"), parse("[1,2]"), 1,
+                                               &start, &end), -1);
+    assert_int_equal(cp_mango_index_past_value(pool, parsed, cat.fields, cat.count,
+                                               fields_list("cat,_id"), parse("[[[1]]]"), 1,
+                                               &start, &end), -1);
+    assert_int_equal(cp_mango_index_past_value(pool, parsed, cat.fields, cat.count,
+                                               fields_list("cat"), parse("[1]"), 1,
+                                               &start, &end), -1);
+    assert_int_equal(cp_mango_index_past_value(pool, parsed, cat.fields, cat.count,
+                                               fields_list("cat,_id"), parse("[1,2]"), 1,
+                                               &start, &end), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -598,6 +656,7 @@ int main(void)
         UNIT_TEST(bounds_on_the_first_sort_field_are_a_view_range),
         UNIT_TEST(the_advised_index_ends_in_id),
         UNIT_TEST(indexes_that_start_the_ties_at_the_row),
+        UNIT_TEST(the_next_value_is_read_past_the_rows_value),
     };
 
     RUN_UNIT_TESTS("couchpage_mango", tests);

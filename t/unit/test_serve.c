@@ -7,7 +7,9 @@
  * sees: every row once, in order, at its number. */
 #include "unit.h"
 
+#include <apr_escape.h>
 #include <apr_hash.h>
+#include <apr_strings.h>
 
 #include "couchpage_find.h"
 #include "couchpage_serve.h"
@@ -34,8 +36,11 @@ typedef struct {
     cp_transport_failure alone_fail; /* the queries asked alone fail so, when its status */
     cp_transport_failure fail;  /* every ask fails so, when fail.status */
     int edit_at;                /* before this _find (1: the first), ... */
+    int edit_probe;             /* (or, edit_at 0, before this read of the next key) */
+    cp_transport_failure probe_fail; /* reads of the next key fail so, when its status */
+    const char *probe;          /* the last read of the next key */
     const char *edit;           /* ... this document replaces the one of its _id */
-    int asks, asked_alone, finds, gets, posts;
+    int asks, asked_alone, finds, gets, posts, probes;
     const char *last_find; /* the body of the last _find asked */
     apr_hash_t *notes, *seen;
     apr_array_header_t *log;    /* "CPnnnn level text" */
@@ -343,6 +348,21 @@ static int by_sort(const void *a, const void *b)
            ? -(int)i : (int)i;
 }
 
+/* The fake's edit: its document replaces the one of its _id. */
+static void edit_doc(fake *f)
+{
+    json_t *edited = (json_t *)load(f->edit);
+    int i;
+
+    for (i = 0; i < f->docs->nelts; i++) {
+        if (!strcmp(json_string_value(json_object_get(edited, "_id")),
+                    json_string_value(json_object_get(APR_ARRAY_IDX(f->docs, i, json_t *),
+                                                      "_id")))) {
+            APR_ARRAY_IDX(f->docs, i, json_t *) = edited;
+        }
+    }
+}
+
 static int fake_find(void *baton, const char *url, const char *body, const cp_find_sort *sort,
                      const cp_answer **answer, cp_transport_failure *failure)
 {
@@ -361,14 +381,8 @@ static int fake_find(void *baton, const char *url, const char *body, const cp_fi
         *failure = f->fail;
         return 0;
     }
-    for (i = 0; f->edit && f->finds == f->edit_at && i < f->docs->nelts; i++) {
-        json_t *edited = (json_t *)load(f->edit);
-
-        if (!strcmp(json_string_value(json_object_get(edited, "_id")),
-                    json_string_value(json_object_get(APR_ARRAY_IDX(f->docs, i, json_t *),
-                                                      "_id")))) {
-            APR_ARRAY_IDX(f->docs, i, json_t *) = edited;
-        }
+    if (f->edit && f->finds == f->edit_at) {
+        edit_doc(f);
     }
     for (i = 0; i < f->docs->nelts; i++) {
         if (matches(selector, APR_ARRAY_IDX(f->docs, i, json_t *))) {
@@ -394,13 +408,90 @@ static int fake_find(void *baton, const char *url, const char *body, const cp_fi
     return 1;
 }
 
+/* A parameter of a URL's query, decoded; NULL when it is not there. */
+static const char *url_param(const char *url, const char *name)
+{
+    const char *at = strchr(url, '?'), *end;
+    size_t n = strlen(name);
+
+    for (; at; at = strchr(at + 1, '&')) {
+        if (!strncmp(at + 1, name, n) && at[1 + n] == '=') {
+            end = strchr(at + 1, '&');
+            return apr_punescape_url(pool, apr_pstrndup(pool, at + 2 + n, end ? (size_t)(end
+                                     - at - 2 - n) : strlen(at + 2 + n)), NULL, NULL, 1);
+        }
+    }
+    return NULL;
+}
+
+/* A read of the view of the index _explain names (its fields' values, in
+ * order, the keys), by startkey, endkey, descending and limit: the next
+ * key past a group of ties. */
+static const char *fake_index_view(const fake *f, const char *url)
+{
+    const json_t *fields = json_object_get(json_object_get(json_object_get(
+        load(f->explain), "index"), "def"), "fields"), *each;
+    const char *start = url_param(url, "startkey"), *end = url_param(url, "endkey");
+    int down = url_param(url, "descending") != NULL, i, best = -1;
+    json_t *keys = json_array(), *out = json_object(), *rows = json_array(), *row;
+    size_t k;
+
+    for (i = 0; i < f->docs->nelts; i++) {
+        const json_t *doc = APR_ARRAY_IDX(f->docs, i, json_t *);
+        json_t *key = json_array();
+
+        json_array_foreach(fields, k, each) {
+            const char *name = json_object_iter_key(json_object_iter((json_t *)each));
+
+            if (json_object_get(doc, name)) {
+                json_array_append(key, json_object_get(doc, name));
+            }
+        }
+        json_array_append_new(keys, key);
+    }
+    /* limit=1: the first key from startkey the view's way, up to endkey */
+    json_array_foreach(keys, k, each) {
+        int from = collate(each, load(start)), to = collate(each, load(end));
+
+        if (json_array_size(each) == json_array_size(fields)
+            && (down ? from <= 0 && to >= 0 : from >= 0 && to <= 0)
+            && (best < 0 || (down ? -1 : 1) * collate(each, json_array_get(keys, best)) < 0)) {
+            best = (int)k;
+        }
+    }
+    assert_string_equal(url_param(url, "limit"), "1");
+    if (best >= 0) {
+        row = json_object();
+        json_object_set(row, "id", json_object_get(APR_ARRAY_IDX(f->docs, best, json_t *),
+                                                   "_id"));
+        json_object_set(row, "key", json_array_get(keys, best));
+        json_object_set_new(row, "value", json_null());
+        json_array_append_new(rows, row);
+    }
+    json_object_set_new(out, "rows", rows);
+    json_decref(keys);
+    return cp_json_text(pool, cp_json_pool_own(pool, out));
+}
+
 static int fake_get(void *baton, const char *url, const char **text, apr_size_t *len,
                     cp_transport_failure *failure)
 {
     fake *f = baton;
 
     f->gets++;
-    if (strstr(url, "/_view/")) {
+    if (strstr(url, "/_view/") && strstr(url, "startkey=")) {
+        f->probes++;
+        f->probe = apr_pstrdup(pool, url);
+        if (f->probe_fail.status) {
+            *failure = f->probe_fail;
+            return 0;
+        }
+        for (; f->edit && f->probes == f->edit_probe && f->edit_at == 0; f->edit_at = -1) {
+            edit_doc(f);
+        }
+        *text = fake_index_view(f, url);
+    }
+    else if (strstr(url, "/_view/")) {
         *text = "{\"total_rows\":0,\"offset\":0,\"rows\":[]}";
     }
     else if (f->ddoc_fail.status) {
@@ -1248,27 +1339,62 @@ static void find_residual_asks_the_ties_apart(void **state)
     assert_true(logged(l->fake, "CP0372", CP_LOG_DEBUG));
     /* inside a group: the ties fill the page, one query */
     l->req.count = 2;
-    l->fake->finds = 0;
+    l->fake->finds = l->fake->probes = 0;
     page = page_at(l, "{\"a\":[[0],\"d00\"]}");
     assert_string_equal(row_names(page), "d03 d06");
     assert_int_equal(l->fake->finds, 1);
-    /* across a group: the ties, then the rest */
+    assert_int_equal(l->fake->probes, 0);
+    /* across a group: the ties, the next value past theirs (a read of the
+     * index's view, from past [0, every id]), then the rest from it */
     page = page_at(l, page->next);
     assert_string_equal(row_names(page), "d09 d01");
     assert_int_equal(l->fake->finds, 3);
+    assert_int_equal(l->fake->probes, 1);
+    assert_string_equal(url_param(l->fake->probe, "startkey"), "[0,{\"\\uffff\":null}]");
+    assert_string_equal(url_param(l->fake->probe, "endkey"), "[{\"\\uffff\":null}]");
+    assert_null(url_param(l->fake->probe, "descending"));
+    assert_string_equal(url_param(l->fake->probe, "reduce"), "false");
     /* backward likewise: the ties before the row, then the rest (here
-     * the row beyond the page, which shows a prev, is the rest's) */
+     * the row beyond the page, which shows a prev, is the rest's), from
+     * the next value down, read before [1] */
     page = page_at(l, "{\"b\":[[1],\"d10\"]}");
     assert_string_equal(row_names(page), "d04 d07");
     assert_int_equal(l->fake->finds, 4);
     page = page_at(l, page->prev);
     assert_string_equal(row_names(page), "d09 d01");
     assert_int_equal(l->fake->finds, 6);
+    assert_int_equal(l->fake->probes, 2);
+    assert_string_equal(url_param(l->fake->probe, "startkey"), "[1]");
+    assert_string_equal(url_param(l->fake->probe, "endkey"), "[]");
+    assert_string_equal(url_param(l->fake->probe, "descending"), "true");
+    /* past the last group, no value: the rest is not asked */
+    page = page_at(l, "{\"a\":[[2],\"d08\"]}");
+    assert_string_equal(row_names(page), "d11");
+    assert_null(page->next);
+    assert_int_equal(l->fake->finds, 7);
+    assert_int_equal(l->fake->probes, 3);
+    /* the read of the next value fails: the rest from the row's value */
+    l->fake->probe_fail.status = 502;
+    l->fake->probe_fail.backend_status = 500;
+    l->fake->probe_fail.reason = "CouchDB answered 500";
+    page = page_at(l, "{\"a\":[[0],\"d06\"]}");
+    assert_string_equal(row_names(page), "d09 d01");
+    assert_int_equal(l->fake->finds, 9);
+    assert_true(logged(l->fake, "CP0374", CP_LOG_DEBUG));
     /* descending */
     l = find_location(tied_docs(), "t", "{\"t\":{\"$lt\":9}}", 3, 0);
     l->fake->explain = EXPLAIN_TID;
     l->spec.sort = &l->sort[1];
     walk(l, down, 4, -1);
+    /* in a partition: the rest from the row's value, no read of the view */
+    l = find_location(tied_docs(), "t", "{\"t\":{\"$lt\":9}}", 2, 0);
+    l->fake->explain = EXPLAIN_TID;
+    l->source.partition = "p";
+    l->source.partition_set = 1;
+    page = page_at(l, "{\"a\":[[0],\"d06\"]}");
+    assert_string_equal(row_names(page), "d09 d01");
+    assert_int_equal(l->fake->finds, 2);
+    assert_int_equal(l->fake->probes, 0);
     /* an index not ending in _id: the tie-blind query, and CP0422 */
     l = find_location(tied_docs(), "t", "{\"t\":{\"$lt\":9}}", 3, 0);
     l->fake->explain = EXPLAIN_KN;
@@ -1279,22 +1405,39 @@ static void find_residual_asks_the_ties_apart(void **state)
 }
 
 /* A row edited between the ties' read and the rest's, from the ties to
- * the rest's first rows: once on the page, where the later read found it,
- * and the rest asked again whole, since it left the page short. */
+ * the rest's first rows (before the read of the next value, which finds
+ * its new value): once on the page, where the later read found it, and
+ * the rest asked again whole from the row's value, since it left the page
+ * short. Edited after that read, between the row's value and the next,
+ * it is on the page once, where the ties' read found it, and not again
+ * on the next page; no other row is lost or repeated. */
 static void find_ties_apart_edited_between_the_reads(void **state)
 {
+    const char *pages[] = { "d06 d09 d01", "d04 d07 d10" };
     location *l = find_location(tied_docs(), "t", "{\"t\":{\"$lt\":9}}", 3, 0);
     const cp_page *page;
 
     l->fake->explain = EXPLAIN_TID;
     page_at(l, NULL);
     l->fake->finds = 0;
-    l->fake->edit_at = 2;
+    l->fake->edit_probe = 1;
     l->fake->edit = "{\"_id\":\"d06\",\"t\":0.5}";
     page = page_at(l, "{\"a\":[[0],\"d03\"]}");
     assert_string_equal(row_names(page), "d09 d06 d01");
     assert_int_equal(l->fake->finds, 3);
+    assert_int_equal(l->fake->probes, 1);
     assert_string_equal(page->next, "{\"a\":[[1],\"d01\"]}");
+    /* into the gap between 0 and the next value, 1, after it was read */
+    l = find_location(tied_docs(), "t", "{\"t\":{\"$lt\":9}}", 3, 0);
+    l->fake->explain = EXPLAIN_TID;
+    page_at(l, NULL);
+    l->fake->finds = 0;
+    l->fake->edit_at = 2;
+    l->fake->edit = "{\"_id\":\"d06\",\"t\":0.5}";
+    page = page_at(l, "{\"a\":[[0],\"d03\"]}");
+    assert_string_equal(row_names(page), pages[0]);
+    assert_int_equal(l->fake->finds, 2);
+    assert_string_equal(row_names(page_at(l, page->next)), pages[1]);
 }
 
 /* Two sort fields through an index [t, u, _id]: the ties equal on both,
