@@ -143,6 +143,23 @@ const char *cp_count_find_body(apr_pool_t *pool, const cp_find_spec *spec, int c
     return fields && cap > 0 ? cp_find_body(pool, &keys, NULL, NULL, 0, cap + 1) : NULL;
 }
 
+const char *cp_count_skip_body(apr_pool_t *pool, const cp_find_spec *spec, apr_int64_t skip,
+                               int limit)
+{
+    cp_find_spec keys = *spec;
+    json_t *fields = cp_json_pool_own(pool, json_pack("[s]", "_id")), *query;
+    const char *body;
+
+    keys.fields = fields;
+    if (!fields || limit < 1 || skip < 0
+        || !(body = cp_find_body(pool, &keys, NULL, NULL, 0, limit))
+        || !(query = cp_json_load(pool, body, strlen(body), NULL))) {
+        return NULL;
+    }
+    json_object_set_new(query, "skip", json_integer((json_int_t)skip));
+    return cp_json_text(pool, query);
+}
+
 void cp_count_from_rows(apr_int64_t rows, int cap, cp_count_walk *walk)
 {
     memset(walk, 0, sizeof(*walk));
@@ -227,6 +244,21 @@ static const char *stamp(apr_pool_t *pool, const char *text, apr_hash_t *places,
         json_object_set_new(token, "m", json_integer(1));
     }
     return cp_json_text(pool, token);
+}
+
+const char *cp_count_token_after(apr_pool_t *pool, const cp_row *row, apr_int64_t place,
+                                 const cp_count_walk *walk)
+{
+    apr_hash_t *places = apr_hash_make(pool);
+    apr_int64_t *at = apr_palloc(pool, sizeof(*at));
+
+    *at = place;
+    if (!row->id) {
+        return NULL;
+    }
+    apr_hash_set(places, row->id, APR_HASH_KEY_STRING, at);
+    return stamp(pool, cp_token_encode_beside(pool, CP_FROM_AFTER, cp_row_key(row), row->id),
+                 places, walk);
 }
 
 const char *cp_count_page(apr_pool_t *pool, const cp_token *token,

@@ -92,6 +92,11 @@ const char *cp_count_free_applied(cp_prefer_count prefer);
  * when it cannot be built. */
 const char *cp_count_find_body(apr_pool_t *pool, const cp_find_spec *spec, int cap);
 
+/* The body of a jump's _find (couchpage_jump): the count's, keys only,
+ * passing over skip rows and reading limit. NULL when it cannot be built. */
+const char *cp_count_skip_body(apr_pool_t *pool, const cp_find_spec *spec, apr_int64_t skip,
+                               int limit);
+
 /* A walk's count: the location's rows (at least them), as counted. */
 typedef struct {
     int known;
@@ -110,6 +115,14 @@ void cp_count_from_rows(apr_int64_t rows, int cap, cp_count_walk *walk);
  * exactly cap), the token's row among them. 1 with *walk, else 0: the
  * page is then numbered relative to itself, as an older token's is. */
 int cp_count_from_token(const cp_token *token, int cap, cp_count_walk *walk);
+
+/* The token a walk of count walk follows to the page after row (a
+ * count's or a jump's, keyed by its sort values), which is at place in
+ * the location: {"a": [KEY, ID], "t": TOTAL, "p": PLACE} ("m": 1 for at
+ * least), as the page before hands it out. NULL when the row has no key
+ * or id. */
+const char *cp_count_token_after(apr_pool_t *pool, const cp_row *row, apr_int64_t place,
+                                 const cp_count_walk *walk);
 
 /* The count as cp_keyset_page_assemble takes it, for a page read from
  * token: the rows before the first row read, in the order read. A total

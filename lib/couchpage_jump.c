@@ -9,6 +9,7 @@
 #include <apr_strings.h>
 #include <string.h>
 
+#include "couchpage_count.h"
 #include "couchpage_find.h"
 #include "couchpage_seal.h"
 #include "couchpage_token.h"
@@ -128,6 +129,22 @@ static cp_fault *not_numbered(apr_pool_t *pool, const char *why)
                                                   NULL));
 }
 
+/* The start token sealed where the location's tokens are. */
+static const cp_fault *seal(apr_pool_t *pool, const cp_source *src, const char *binding,
+                            const char **start)
+{
+    const char *reason;
+
+    if (src->token_key) {
+        const char **tokens[] = { start };
+
+        if ((reason = cp_seal_tokens(pool, src->token_key, binding, tokens, 1))) {
+            return cp_fault_seal(pool, src->uri, reason);
+        }
+    }
+    return NULL;
+}
+
 const cp_fault *cp_jump_unnumbered(apr_pool_t *pool)
 {
     return not_numbered(pool, "the backend does not count this location's rows");
@@ -155,9 +172,90 @@ static const char *token_of(apr_pool_t *pool, const cp_source *src, const cp_sou
     return cp_token_for_row(pool, &room, cp_row_key(row), row->id, entry_index);
 }
 
+/* Why page of a location whose count stopped at cap (at least cap rows)
+ * is not reached: its end is not known, and only the pages within the
+ * reach of the first are. */
+static const char *beyond_count(apr_pool_t *pool, apr_int64_t page, int cap, int reach)
+{
+    const char *why = apr_psprintf(pool, "this location's rows are counted up to %d only "
+                                   "(there are more: CouchPageCount), so its last page is "
+                                   "not known", cap);
+
+    if (reach == 0) {
+        return apr_psprintf(pool, "page %" FMT " cannot be asked for by number here: %s; only "
+                            "the first page can; follow the page links from it", page, why);
+    }
+    return apr_psprintf(pool, "page %" FMT " is too far from the first page to be asked for "
+                        "by number: %s; pages 1 to %d can be; follow the page links from the "
+                        "nearest", page, why, reach);
+}
+
+/* The walk's token to page N of a _find location by _find, counted
+ * (couchpage_count), unsealed, in *start: the count's _find finds the row
+ * before page N, or, where the count stopped at its cap before it, a
+ * _find that passes over the rows before it with skip. */
+static const cp_fault *resolve_counted(apr_pool_t *pool, const cp_source *src,
+                                       const cp_request *req, cp_jump_find find, void *baton,
+                                       const char **start)
+{
+    const char *applied, *body, *reason;
+    int cap = cp_count_cap(&src->count, cp_count_prefer(pool, req->prefer), &applied);
+    apr_int64_t page = req->args->page, target = (page - 1) * req->count - 1, skip = 0;
+    const cp_answer *answer;
+    const cp_fault *fault;
+    cp_count_walk walk;
+    cp_jump_from from;
+
+    if (cap <= 0) {
+        return not_numbered(pool, "this _find location's rows are not counted (its selector "
+                            "is not a key range of an index CouchDB counts, CouchPageIndex, "
+                            "and CouchPageCount or the request's Prefer says none)");
+    }
+    if (page == 1) {
+        return NULL;
+    }
+    if (!(body = cp_count_find_body(pool, src->find, cap))) {
+        return cp_fault_bad_request(pool, "the count's query cannot be built");
+    }
+    if ((fault = find(baton, body, cap + 1, &answer))) {
+        return fault;
+    }
+    cp_count_from_rows((apr_int64_t)cp_answer_rows(answer), cap, &walk);
+    if (walk.at_least ? page > src->jump_reach && (reason = beyond_count(pool, page, cap,
+                                                                        src->jump_reach))
+        : (reason = cp_jump_route(pool, page, req->count, walk.total, src->jump_reach,
+                                  &from)) != NULL) {
+        return cp_fault_bad_request(pool, reason);
+    }
+    /* the row before page N and page N's first: the count's rows hold
+     * both, but where the count stopped at its cap before them */
+    if (target + 1 >= (apr_int64_t)cp_answer_rows(answer)) {
+        skip = target;
+        if (!(body = cp_count_skip_body(pool, src->find, skip, 2))) {
+            return cp_fault_bad_request(pool, "the query of the page's row cannot be built");
+        }
+        if ((fault = find(baton, body, 2, &answer))) {
+            return fault;
+        }
+        if (cp_answer_rows(answer) < 2) {
+            return cp_fault_bad_request(pool, cp_answer_rows(answer) == 1
+                                        ? apr_psprintf(pool, "page %" FMT " is past the last "
+                                                       "page, %" FMT, page, page - 1)
+                                        : apr_psprintf(pool, "page %" FMT " is past the last "
+                                                       "page", page));
+        }
+    }
+    if (!(*start = cp_count_token_after(pool, cp_answer_row(answer, target - skip), target,
+                                        &walk))) {
+        return cp_fault_bad_request(pool, "the row before the page names no id");
+    }
+    return NULL;
+}
+
 const cp_fault *cp_jump_resolve(apr_pool_t *pool, const cp_source *src, const cp_source *index,
                                 const cp_request *req, const char *binding, cp_jump_ask ask,
-                                void *baton, const char **start, const char **text)
+                                cp_jump_find find, void *baton, const char **start,
+                                const char **text)
 {
     const cp_source *rows_src = index ? index : src;
     const cp_view *view = rows_src->view;
@@ -172,8 +270,11 @@ const cp_fault *cp_jump_resolve(apr_pool_t *pool, const cp_source *src, const cp
 
     *start = *text = NULL;
     if (src->find && !index) {
-        return not_numbered(pool, "this _find location's rows are not counted (its selector "
-                            "is not a key range of an index CouchDB counts, CouchPageIndex)");
+        if ((fault = resolve_counted(pool, src, req, find, baton, start)) || !*start) {
+            return fault;
+        }
+        *text = *start;
+        return seal(pool, src, binding, start);
     }
     if (view->reduce) {
         return not_numbered(pool, "grouped reduce rows are not counted (CouchDB gives them "
@@ -229,12 +330,5 @@ const cp_fault *cp_jump_resolve(apr_pool_t *pool, const cp_source *src, const cp
     if (!(*text = *start)) {
         return cp_fault_seal(pool, src->uri, "the digest of a bounded token");
     }
-    if (rows_src->token_key) {
-        const char **tokens[] = { start };
-
-        if ((reason = cp_seal_tokens(pool, rows_src->token_key, binding, tokens, 1))) {
-            return cp_fault_seal(pool, src->uri, reason);
-        }
-    }
-    return NULL;
+    return seal(pool, rows_src, binding, start);
 }

@@ -10,6 +10,14 @@
  * only pages within CouchPageJumpReach pages of either end are reached,
  * and the rest are refused with a 400 that says which can be.
  *
+ * A _find location that no index's view numbers is counted
+ * (couchpage_count): a jump asks the count the first page asks, keys
+ * only, at most the cap's rows + 1, and finds the row before page N among
+ * them; only where the count stopped at its cap and page N lies past it
+ * does one _find more pass over the rows before it with skip. An "at
+ * least" count knows no end: only the pages within the reach of the
+ * first are reached then.
+ *
  * Part of the httpd-free core: it plans, reads answers and asks through
  * the caller (cp_serve's ask), never a backend of its own.
  */
@@ -65,18 +73,27 @@ apr_int64_t cp_jump_total(const apr_array_header_t *queries, int partial, int ba
 typedef const cp_fault *(*cp_jump_ask)(void *baton, const cp_source *src, const cp_plan *plan,
                                       apr_array_header_t *queries);
 
+/* How cp_jump_resolve asks a counted _find location's _find: one POST of
+ * body to the location's _find, whose answer holds at most limit rows. */
+typedef const cp_fault *(*cp_jump_find)(void *baton, const char *body, int limit,
+                                       const cp_answer **answer);
+
 /* The start token of page req->args->page of the location (index: a
- * _find location's index's view, NULL on a view's location), as a client
- * would send it, sealed where tokens are (binding as cp_serve's), in
- * *start, and as text, opened, in *text: NULL for
- * the first page, "last" for the Last page, else the walk's token to page
- * N (a view's row token, or a _find location's page after the row
- * before). NULL, or the fault: a 400 where the rows are not numbered
- * (grouped reduce rows, a _find location by _find), past the last page,
- * or beyond the reach. */
+ * _find location's index's view, NULL on a view's location or a _find
+ * location by _find), as a client would send it, sealed where tokens are
+ * (binding as cp_serve's), in *start, and as text, opened, in *text: NULL
+ * for the first page, "last" for the Last page, else the walk's token to
+ * page N (a view's row token, or a _find location's page after the row
+ * before, with the count a counted one's carries). A _find location by
+ * _find is asked with find, the others with ask. NULL, or the fault: a
+ * 400 where the rows are not numbered (grouped reduce rows, a _find
+ * location by _find that is not counted), past the last page, or beyond
+ * the reach (and, where a count stopped at its cap, past it: its end is
+ * not known). */
 const cp_fault *cp_jump_resolve(apr_pool_t *pool, const cp_source *src, const cp_source *index,
                                 const cp_request *req, const char *binding, cp_jump_ask ask,
-                                void *baton, const char **start, const char **text);
+                                cp_jump_find find, void *baton, const char **start,
+                                const char **text);
 
 /* The 400 of a jump whose page came unnumbered (a backend whose offsets
  * count nothing, pouchdb-server's later pages). */

@@ -824,6 +824,24 @@ static const cp_fault *jump_ask(void *baton, const cp_source *src, const cp_plan
     return ask(baton, src, plan, 1, queries);
 }
 
+/* How a jump asks a counted _find location's _find (cp_jump_resolve). */
+static const cp_fault *jump_find(void *baton, const char *body, int limit,
+                                 const cp_answer **answer)
+{
+    const serving *s = baton;
+    cp_transport_failure failure;
+    const char *url, *reason;
+
+    if ((reason = cp_plan_index_url(s->pool, s->src->view, s->src->partition, &url))) {
+        return cp_fault_bad_request(s->pool, reason);
+    }
+    if (!s->tr->find(s->tr->baton, url, body, s->src->find->sort, answer, &failure)) {
+        return backend_fault(s, s->src, &failure);
+    }
+    reason = cp_answer_overfull(s->pool, *answer, limit);
+    return reason ? overfull_fault(s, s->src->view, reason) : NULL;
+}
+
 const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_request *req,
                          const cp_transport *transport, cp_served *served)
 {
@@ -848,8 +866,8 @@ const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_req
         cp_args *args = apr_pmemdup(pool, req->args, sizeof(*args));
         cp_request *jumped = apr_pmemdup(pool, req, sizeof(*jumped));
 
-        if ((fault = cp_jump_resolve(pool, source, index, req, served->binding, jump_ask, &s,
-                                     &args->start, &text))) {
+        if ((fault = cp_jump_resolve(pool, source, index, req, served->binding, jump_ask,
+                                     jump_find, &s, &args->start, &text))) {
             return fault;
         }
         args->page = 0;
@@ -864,5 +882,8 @@ const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_req
         served->preference_applied = cp_count_free_applied(cp_count_prefer(pool, req->prefer));
         fault = serve_view(&s, source, text, served);
     }
-    return fault || !req->args->page || served->page.numbered ? fault : cp_jump_unnumbered(pool);
+    /* a counted _find location's page past an at-least count is the
+     * walk's, unnumbered as there */
+    return fault || !req->args->page || served->page.numbered || (source->find && !index)
+           ? fault : cp_jump_unnumbered(pool);
 }

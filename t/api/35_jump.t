@@ -11,12 +11,16 @@
 # partitions both ways, documents that emit one key three times (an
 # entry of three rows, which a page may start inside), and, on CouchDB, a
 # numbered _find location read from its index's view, with and without
-# page links. Where rows are not numbered (grouped reduce rows, a _find
-# location by _find) ?page= is a 400 that says why; hostile values are a
+# page links. On counted _find locations (a residual $elemMatch, a
+# residual $regex, both tiers) every page within the reach is the walk's,
+# the count in its tokens; a count "at least" its cap reaches only the
+# pages within the reach of the first. Where rows are not numbered
+# (grouped reduce rows, a _find location by _find not counted: CouchPageCount
+# none or Prefer: count=none) ?page= is a 400 that says why; hostile values are a
 # 400 with the module's error JSON and no error-log line above info. The
 # HTML fragment of a numbered page list carries a go-to-page form (GET,
 # page, the limit kept, labelled, CouchPageText words), absent without a
-# page list, and its submission is the walk's page.
+# page list or a known last page, and its submission is the walk's page.
 use strict;
 use warnings;
 use utf8;
@@ -61,6 +65,18 @@ must('loading jumpfind', backend_request(POST => '/jumpfind/_bulk_docs', { docs 
 must('index by-type-group', backend_request(POST => '/jumpfind/_index',
     { index => { fields => ['type', 'group'] }, ddoc => 'by-type-group', name => 'by-type-group',
       type => 'json' }));
+
+# the backend's counted _find locations: 200 documents, a third tagged
+# "a" ($elemMatch), about half titled "T..." ($regex), sorted by n (ties
+# of three), which no index's view numbers
+backend_request(DELETE => '/jumpcounted');
+backend_open_db('jumpcounted');
+must('loading jumpcounted', backend_request(POST => '/jumpcounted/_bulk_docs', { docs => [
+    map { { _id => sprintf('c%04d', ($_ * 7919) % 10000), n => $_ % 67,
+            tags => [($_ * 31) % 3 == 0 ? 'a' : 'b', 'z'], title => ($_ * 17) % 2 ? "T$_" : "x$_" } }
+    0 .. 199 ] }));
+must('index by-n', backend_request(POST => '/jumpcounted/_index',
+    { index => { fields => ['n'] }, ddoc => 'by-n', name => 'by-n', type => 'json' }));
 
 # --- jumps against the walk -------------------------------------------------------
 
@@ -148,18 +164,56 @@ for my $path (@LOCATIONS) {
 }
 
 # a numbered _find location (CouchDB: from its index's view; pouchdb-server
-# pages it by _find, unnumbered, where a jump is refused)
-for my $path ('/jump-find/', '/jump-find-links/') {
-    if ($couchdb) {
-        my ($pages, @problems) = check_jumps($path, 4);
-        ok(!@problems && $pages > 2 * $REACH, "every page of the numbered _find location $path ($pages pages)")
+# answers this location's _find 400 whatever is asked, so there the
+# counted jumps are /jump-counted/'s below)
+for my $path ($couchdb ? ('/jump-find/', '/jump-find-links/') : ()) {
+    my ($pages, @problems) = check_jumps($path, 4);
+    ok(!@problems && $pages > 2 * $REACH, "every page of the numbered _find location $path ($pages pages)")
+        or diag join "\n", @problems[0 .. ($#problems < 9 ? $#problems : 9)];
+}
+
+# counted _find locations (a residual $elemMatch, a residual $regex read
+# descending with sealed tokens): every page within the reach is the
+# walk's, its tokens carrying the count; the others are refused
+for my $path ('/jump-counted/', '/jump-counted/links/', '/jump-counted/regex/') {
+    for my $limit (4, 7) {
+        my ($pages, @problems) = check_jumps($path, $limit);
+        ok(!@problems && $pages > 2 * $REACH, "every page of the counted _find location $path, "
+           . "$limit a page ($pages pages)")
             or diag join "\n", @problems[0 .. ($#problems < 9 ? $#problems : 9)];
     }
-    else {
-        my $page = module_page($path, limit => 4, page => 2);
-        ok($page->{status} == 400 && $page->{reason} =~ /this _find location's rows are not counted/,
-           "$path on pouchdb-server goes by _find: a jump is refused") or diag $page->{reason};
+}
+# a count that stops at its cap ("at least 10"): the end is not known, so
+# only the pages within the reach of the first are reached (with limit 6,
+# page 3's row lies past the count's rows: read with skip)
+for my $limit (4, 6) {
+    my $path = '/jump-counted/capped/';
+    my @walk = walk_next($path, limit => $limit, max_pages => 200);
+    my @problems;
+    push @problems, "the walk of $path ended with $walk[-1]{status}" if $walk[-1]{status} != 200;
+    push @problems, "the walk of $path is not counted at least 10"
+        unless (jstr(jnode($walk[0], 'count')) // '') eq 'at least' && num_of($walk[0], 'total_rows') == 10;
+    for my $n (1 .. $REACH) {
+        my $page = module_page($path, limit => $limit, page => $n);
+        push @problems, "page $n of $path (limit $limit) is not the walk's: $page->{status} "
+            . first_difference($page->{raw}, $walk[$n - 1]{raw}) unless $page->{raw} eq $walk[$n - 1]{raw};
     }
+    for my $n ($REACH + 1, scalar(@walk), 999) {
+        my $page = module_page($path, limit => $limit, page => $n);
+        push @problems, "page $n of $path (limit $limit): $page->{status} " . ($page->{reason} // '')
+            unless $page->{status} == 400 && ($page->{error} // '') eq 'bad_request'
+                   && ($page->{reason} // '') =~ /^page $n is too far from the first page to be asked for by number: this location's rows are counted up to 10 only \(there are more: CouchPageCount\), so its last page is not known; pages 1 to $REACH can be/;
+    }
+    ok(!@problems && @walk > $REACH + 1, "$path, $limit a page: the pages within the reach of the first ("
+       . scalar(@walk) . ' pages)') or diag join "\n", @problems[0 .. ($#problems < 9 ? $#problems : 9)];
+}
+# Prefer: count=none: the rows are not counted, and page numbers are refused
+{
+    my $res = Apache::TestRequest::GET('/jump-counted/?page=2', Accept => 'application/json',
+                                       Prefer => 'count=none');
+    my $body = eval { $JSON->decode($res->content) } || {};
+    ok($res->code == 400 && ($body->{reason} // '') =~ /^page numbers cannot be asked for here: this _find location's rows are not counted/,
+       'Prefer: count=none: no count, no page numbers') or diag $res->content;
 }
 
 # --- where rows are not numbered --------------------------------------------------
@@ -256,6 +310,21 @@ sub html_get {
     my ($sp, $plain) = html_get('/jump/html-plain/');
     ok($sp == 200 && $plain =~ /couchpage-nav/ && $plain !~ /couchpage-jump/,
        'without page links, no form') or diag $plain;
+    # a counted _find location whose last page is known carries the form,
+    # and its submission is the walk's page; one counted "at least" not
+    my $counted = () = map { 1 } walk_next('/jump-counted/', limit => 4, max_pages => 200);
+    my ($sc, $chtml) = html_get('/jump-counted/html/?limit=4');
+    ok($sc == 200 && $chtml =~ m{<form class="couchpage-jump" method="get" action="/jump-counted/html/">}
+       && $chtml =~ m{name="page" min="1" max="$counted" step="1" required>},
+       "a counted _find location's page list: the form, its last page ($counted) the max") or diag $chtml;
+    my @cwalk = walk_next('/jump-counted/links/', limit => 4, max_pages => 3);
+    my ($sj, $cjumped) = html_get('/jump-counted/html/?page=3&limit=4');
+    my ($sw, $cwalked) = html_get(with_args('/jump-counted/html/', start => $cwalk[2]{token}, limit => 4));
+    ok($sj == 200 && $sw == 200 && $cjumped eq $cwalked && $cjumped =~ /aria-current="page">3</,
+       "the counted location's form gives the walk's page, in HTML") or diag "$sj $sw\n$cjumped\n---\n$cwalked";
+    my ($sa, $ahtml) = html_get('/jump-counted/html-capped/?limit=4');
+    ok($sa == 200 && $ahtml =~ /couchpage-nav/ && $ahtml !~ /couchpage-jump/,
+       'counted "at least": the last page is not known, no form') or diag $ahtml;
     my ($se, $err) = html_get('/jump/html/?page=0');
     ok($se == 400 && $err =~ /couchpage-error/, 'a bad page in HTML: the error fragment') or diag $err;
 }

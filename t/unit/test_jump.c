@@ -4,6 +4,7 @@
  * read either way; they link the core alone (cp_serve's jumps against the
  * walk: test_serve.c). */
 #include "unit.h"
+#include "couchpage_count.h"
 #include "couchpage_jump.h"
 
 static const char *route(apr_int64_t page, int count, apr_int64_t total, int reach,
@@ -125,12 +126,44 @@ static void the_row_is_found_entry_by_entry(void **state)
     assert_null(cp_jump_row(backward, 1, 10, 16, 9, &index));
 }
 
+/* A counted _find location's jump: the query that passes over the rows
+ * before page N (keys only: _id and the sort fields), and the token after
+ * the row before it, with the count as a walk's tokens carry it. */
+static void a_counted_find_jump_reads_keys_and_counts(void **state)
+{
+    const char *names[] = { "n" };
+    cp_find_sort sort;
+    cp_find_spec spec = { 0 };
+    const json_t *body;
+    const cp_answer *answer = rows_answer("[{\"id\":\"d7\",\"key\":[7],\"value\":null}]");
+    cp_count_walk walk = { 1, 40, 0, 0, 0 };
+
+    assert_null(cp_find_sort_init(pool, names, 1, 0, &sort));
+    spec.selector = load("{\"n\":{\"$gte\":null},\"t\":{\"$regex\":\"^T\"}}");
+    spec.sort = &sort;
+    body = load(cp_count_skip_body(pool, &spec, 13, 2));
+    assert_int_equal(json_integer_value(json_object_get(body, "skip")), 13);
+    assert_int_equal(json_integer_value(json_object_get(body, "limit")), 2);
+    assert_string_equal(cp_json_text(pool, json_object_get(body, "fields")), "[\"_id\",\"n\"]");
+    assert_string_equal(cp_json_text(pool, json_object_get(body, "selector")),
+                        cp_json_text(pool, spec.selector));
+    assert_null(cp_count_skip_body(pool, &spec, -1, 2));
+    assert_null(cp_count_skip_body(pool, &spec, 3, 0));
+    assert_string_equal(cp_count_token_after(pool, cp_answer_row(answer, 0), 13, &walk),
+                        "{\"a\":[[7],\"d7\"],\"t\":40,\"p\":13}");
+    walk.at_least = 1;
+    walk.total = 20;
+    assert_string_equal(cp_count_token_after(pool, cp_answer_row(answer, 0), 13, &walk),
+                        "{\"a\":[[7],\"d7\"],\"t\":20,\"p\":13,\"m\":1}");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         UNIT_TEST(pages_are_reached_from_the_nearer_end),
         UNIT_TEST(the_read_holds_the_entry_either_side),
         UNIT_TEST(the_row_is_found_entry_by_entry),
+        UNIT_TEST(a_counted_find_jump_reads_keys_and_counts),
     };
     RUN_UNIT_TESTS("jump", tests);
 }

@@ -370,6 +370,7 @@ static int fake_find(void *baton, const char *url, const char *body, const cp_fi
     const json_t *query = load(body);
     const json_t *selector = json_object_get(query, "selector");
     int limit = (int)json_integer_value(json_object_get(query, "limit"));
+    int skip = (int)json_integer_value(json_object_get(query, "skip"));
     apr_array_header_t *hits = apr_array_make(pool, 8, sizeof(json_t *));
     json_t *docs = json_array(), *out = json_object();
     const char *text, *reason;
@@ -391,7 +392,7 @@ static int fake_find(void *baton, const char *url, const char *body, const cp_fi
     }
     sort_spec = json_object_get(query, "sort");
     qsort(hits->elts, (size_t)hits->nelts, sizeof(json_t *), by_sort);
-    for (i = 0; i < hits->nelts && i < limit + f->overfull; i++) {
+    for (i = skip; i < hits->nelts && i < skip + limit + f->overfull; i++) {
         json_array_append(docs, APR_ARRAY_IDX(hits, i, json_t *));
     }
     json_object_set_new(out, "docs", docs);
@@ -1649,7 +1650,7 @@ static int jumps_are_the_walks_pages(location *l, int reach)
         const cp_fault *fault;
         int reached = i == 1 || i == n || i <= reach || n - i < reach;
 
-        l->fake->asks = 0;
+        l->fake->asks = l->fake->finds = 0;
         l->args.page = i;
         fault = serve(l, NULL);
         if (i > n || !reached) {
@@ -1672,7 +1673,7 @@ static int jumps_are_the_walks_pages(location *l, int reach)
         if (i > 2 && i < n) {
             assert_string_equal(l->served.page.prev, prevs[i - 1]);
         }
-        assert_in_range(l->fake->asks, 1, 3);
+        assert_in_range(l->fake->asks + l->fake->finds, 1, 3);
     }
     l->args.page = 0;
     return n;
@@ -1736,6 +1737,103 @@ static void jumps_on_a_numbered_find(void **state)
     assert_int_equal(jumps_are_the_walks_pages(l, 1), 3);
     l->req.count = 1;
     assert_int_equal(jumps_are_the_walks_pages(l, 2), 7);
+}
+
+/* A counted _find location: every page within the reach is the walk's,
+ * its tokens with their count, found among the count's rows: the count's
+ * _find and the page's own. */
+static void jumps_on_a_counted_find(void **state)
+{
+    location *l = counted_location("{\"n\":{\"$gte\":2}}", 3, 1, 1000);
+    const cp_fault *fault;
+    int reach;
+
+    for (reach = 0; reach <= 3; reach++) {
+        assert_int_equal(jumps_are_the_walks_pages(l, reach), 3);
+    }
+    l = counted_location("{}", 2, 0, 1000);
+    for (reach = 0; reach <= 3; reach++) {
+        assert_int_equal(jumps_are_the_walks_pages(l, reach), 5);
+    }
+    l->req.count = 1;
+    assert_int_equal(jumps_are_the_walks_pages(l, 3), 10);
+    /* page 4 of 5 (from the end): the count, then the page */
+    l->req.count = 2;
+    l->source.jump_reach = 2;
+    l->args.page = 4;
+    l->fake->finds = 0;
+    assert_null(serve(l, NULL));
+    assert_string_equal(row_names(&l->served.page), "d6 d7");
+    assert_int_equal(l->fake->finds, 2);
+    assert_string_equal(l->served.page.prev, "{\"b\":[[6],\"d6\"],\"t\":10,\"p\":6}");
+    /* Prefer: count=none: not counted, refused */
+    l->req.prefer = "count=none";
+    l->fake->finds = 0;
+    fault = serve(l, NULL);
+    assert_fault(fault, CP_FAULT_CLIENT, 400, "bad_request", "CP0102");
+    assert_non_null(strstr(fault->reason, "this _find location's rows are not counted"));
+    assert_int_equal(l->fake->finds, 0);
+}
+
+/* A count that stopped at its cap (at least 3 rows, 10 there): only the
+ * pages within the reach of the first are reached, those past the count's
+ * rows by one _find that passes over the rows before with skip; a page
+ * past the end is refused, and so is one beyond the reach. */
+static void jumps_on_a_capped_count(void **state)
+{
+    const char *pages[] = { "d0 d1", "d2 d3", "d4 d5", "d6 d7", "d8 d9" };
+    location *l = counted_location("{}", 2, 0, 3);
+    const char *token = NULL, *nexts[5];
+    const cp_fault *fault;
+    int i;
+
+    for (i = 0; i < 5; i++) {
+        const cp_page *page = page_at(l, token);
+
+        assert_string_equal(row_names(page), pages[i]);
+        token = nexts[i] = page->next ? apr_pstrdup(pool, page->next) : NULL;
+    }
+    l->source.jump_reach = 6;
+    for (i = 2; i <= 5; i++) {
+        l->args.page = i;
+        l->fake->finds = 0;
+        assert_null(serve(l, NULL));
+        assert_string_equal(row_names(&l->served.page), pages[i - 1]);
+        /* the walk's last page here came short of the count's cap's
+         * end: unnumbered, as the walk's */
+        assert_int_equal(l->served.page.numbered, i < 5);
+        assert_true(i == 5 || (l->served.page.count_at_least
+                               && l->served.page.offset == 2 * (i - 1)));
+        if (nexts[i - 1]) {
+            assert_string_equal(l->served.page.next, nexts[i - 1]);
+        }
+        /* page 2's row is among the count's 4 rows; the others' not */
+        assert_int_equal(l->fake->finds, i == 2 ? 2 : 3);
+    }
+    l->args.page = 6;
+    fault = serve(l, NULL);
+    assert_fault(fault, CP_FAULT_CLIENT, 400, "bad_request", "CP0102");
+    assert_string_equal(fault->reason, "page 6 is past the last page, 5");
+    l->source.jump_reach = 7;
+    l->args.page = 7;
+    fault = serve(l, NULL);
+    assert_fault(fault, CP_FAULT_CLIENT, 400, "bad_request", "CP0102");
+    assert_string_equal(fault->reason, "page 7 is past the last page");
+    l->source.jump_reach = 3;
+    l->args.page = 4;
+    l->fake->finds = 0;
+    fault = serve(l, NULL);
+    assert_fault(fault, CP_FAULT_CLIENT, 400, "bad_request", "CP0102");
+    assert_non_null(strstr(fault->reason, "page 4 is too far from the first page"));
+    assert_non_null(strstr(fault->reason, "counted up to 3 only"));
+    assert_non_null(strstr(fault->reason, "pages 1 to 3 can be"));
+    assert_int_equal(l->fake->finds, 1);
+    l->source.jump_reach = 0;
+    l->args.page = 2;
+    fault = serve(l, NULL);
+    assert_non_null(fault);
+    assert_non_null(strstr(fault->reason, "only the first page can"));
+    l->args.page = 0;
 }
 
 /* Where rows are not numbered, a jump is a 400 that says why, before any
@@ -1830,6 +1928,8 @@ int main(void)
         UNIT_TEST(jumps_on_views),
         UNIT_TEST(jumps_on_a_partition),
         UNIT_TEST(jumps_on_a_numbered_find),
+        UNIT_TEST(jumps_on_a_counted_find),
+        UNIT_TEST(jumps_on_a_capped_count),
         UNIT_TEST(jumps_where_rows_are_not_numbered),
         UNIT_TEST(request_faults),
         UNIT_TEST(loggable_text_is_escaped_and_cut),
