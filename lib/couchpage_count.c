@@ -12,7 +12,8 @@
 
 #include "couchpage_count.h"
 #include "couchpage_json.h"
-#include "couchpage_serve.h"
+#include "couchpage_fault.h"
+#include "couchpage_transport.h"
 
 /* The total an at-least count is given to cp_keyset_page_assemble: more
  * rows than any location holds, so that no end of it is placed there. */

@@ -35,6 +35,7 @@
 #include "couchpage_find.h"
 #include "couchpage_keyset.h"
 #include "couchpage_page.h"
+#include "couchpage_source.h"
 #include "couchpage_token.h"
 
 /* The most rows any count reads: `exact`'s ceiling, and capped N's. */
@@ -42,18 +43,6 @@
 /* CouchPageCount's default, capped 1000; and what Prefer: count=estimated
  * asks of an `exact` location. */
 #define CP_COUNT_DEFAULT_CAP 1000
-
-typedef enum {
-    CP_COUNT_UNSET = 0, /* the default: capped CP_COUNT_DEFAULT_CAP */
-    CP_COUNT_EXACT,
-    CP_COUNT_CAPPED,
-    CP_COUNT_NONE
-} cp_count_mode;
-
-typedef struct {
-    cp_count_mode mode;
-    int cap;           /* with CP_COUNT_CAPPED: N */
-} cp_count_policy;
 
 /* Reads CouchPageCount's words (argc of argv): NULL, or why they are not
  * `exact`, `capped N` (1 <= N <= CP_COUNT_MAX) or `none`. */
@@ -153,9 +142,8 @@ const char *cp_count_page(apr_pool_t *pool, const cp_token *token,
  * NULL for none (the page is numbered relative to itself). *walk is what
  * cp_count_page then shows. The transport and source are couchpage_serve's. */
 struct cp_transport;
-struct cp_source;
 const cp_keyset_count *cp_count_for_page(apr_pool_t *pool, const struct cp_transport *tr,
-                                         const struct cp_source *src, const char *url,
+                                         const cp_source *src, const char *url,
                                          int cap, const cp_token *token, int read, int limit,
                                          int *count_read, cp_count_walk *walk,
                                          cp_keyset_count *counted);

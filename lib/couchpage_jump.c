@@ -152,7 +152,7 @@ const cp_fault *cp_jump_unnumbered(apr_pool_t *pool)
 
 /* The token of the page that starts at row (a view's: at it; a _find
  * location's: after the row before, which row is). */
-static const char *token_of(apr_pool_t *pool, const cp_source *src, const cp_source *index,
+static const char *walk_token(apr_pool_t *pool, const cp_source *src, const cp_source *index,
                             const cp_row *row, int entry_index)
 {
     cp_token_room room;
@@ -326,7 +326,7 @@ const cp_fault *cp_jump_resolve(apr_pool_t *pool, const cp_source *src, const cp
                       target, &entry_index);
     /* the Last page, or rows gone meanwhile: the Last page holds the
      * location's end */
-    *start = row ? token_of(pool, src, index, row, entry_index) : CP_TOKEN_LAST;
+    *start = row ? walk_token(pool, src, index, row, entry_index) : CP_TOKEN_LAST;
     if (!(*text = *start)) {
         return cp_fault_seal(pool, src->uri, "the digest of a bounded token");
     }

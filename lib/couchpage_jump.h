@@ -29,7 +29,8 @@
 
 #include "couchpage_plan.h"
 #include "couchpage_response.h"
-#include "couchpage_serve.h"
+#include "couchpage_fault.h"
+#include "couchpage_source.h"
 
 /* How page N of a location of total rows, count a page, is reached with a
  * reach of pages from either end: NULL and *from (CP_JUMP_*), or the
