@@ -22,6 +22,7 @@
 #include "http_request.h"
 #include "apr_strings.h"
 
+#include "couchpage_fresh.h"
 #include "couchpage_serve.h"
 #include "mod_couchpage_request.h"
 #include "mod_couchpage_backend.h"
@@ -33,6 +34,25 @@
 #include "mod_couchpage_version.h"
 
 #define HANDLER_NAME "couchpage"
+
+/* The key that seals a page's ETag to the database's sequence
+ * (couchpage_fresh.h): random, made each time httpd reads its
+ * configuration, in the parent, so that every child has it; NULL when
+ * none could be made (pages then go without a seal). */
+static unsigned char fresh_key_bytes[CP_FRESH_KEY_LEN];
+static const unsigned char *fresh_key;
+
+static int make_fresh_key(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
+                          server_rec *s)
+{
+    fresh_key = apr_generate_random_bytes(fresh_key_bytes, sizeof(fresh_key_bytes))
+                == APR_SUCCESS ? fresh_key_bytes : NULL;
+    if (!fresh_key) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, CPLOGNO(0381) "no random bytes for "
+                     "the ETag's key: pages are revalidated by their content only");
+    }
+    return OK;
+}
 
 /* What the location cannot serve whatever the request asks: a method
  * other than GET (and HEAD), or a merged configuration at fault (what
@@ -86,7 +106,9 @@ static int serve_page(request_rec *r, couchpage_backend_stats *stats)
     cp_request asked;
     cp_source source;
     cp_served served;
+    cp_fresh fresh;
 
+    memset(&fresh, 0, sizeof(fresh));
     fault = location_fault(r, conf);
     if (!fault) {
         fault = couchpage_read_request(r, conf, &req, &source, &spec);
@@ -99,10 +121,11 @@ static int serve_page(request_rec *r, couchpage_backend_stats *stats)
         transport.debug = APLOGrdebug(r);
         asked.args = &req.args;
         asked.count = req.count;
-        fault = cp_serve(r->pool, &source, &asked, &transport, &served);
+        couchpage_fresh_request(r, conf, &req, fresh_key, &fresh);
+        fault = cp_fresh_serve(r->pool, &source, &asked, &transport, &fresh, &served);
     }
     return fault ? couchpage_send_fault(r, stats, fault)
-                 : couchpage_send_page(r, conf, &req, &served, stats);
+                 : couchpage_send_page(r, conf, &req, &served, &fresh, stats);
 }
 
 int couchpage_handler(request_rec *r)
@@ -143,6 +166,7 @@ static void register_hooks(apr_pool_t *p)
     couchpage_child_register();
     couchpage_status_register();
     ap_hook_post_config(announce_version, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_post_config(make_fresh_key, NULL, NULL, APR_HOOK_MIDDLE);
     /* first: before core's lookup finds what a .htaccess template may not read */
     ap_hook_expr_lookup(couchpage_expr_lookup, NULL, NULL, APR_HOOK_FIRST);
     ap_hook_check_config(couchpage_check_config, NULL, NULL, APR_HOOK_MIDDLE);

@@ -10,6 +10,7 @@
 #include <apr_hash.h>
 
 #include "couchpage_find.h"
+#include "couchpage_fresh.h"
 #include "couchpage_serve.h"
 #include "couchpage_token.h"
 
@@ -33,7 +34,9 @@ typedef struct {
     int cut_after;              /* a multi-query answer ends after this many results */
     cp_transport_failure alone_fail; /* the queries asked alone fail so, when its status */
     cp_transport_failure fail;  /* every ask fails so, when fail.status */
-    int asks, asked_alone, finds, gets, posts;
+    const char *seq;            /* the database's update_seq, its JSON; NULL: a GET of the
+                                   database fails (503) */
+    int asks, asked_alone, finds, gets, posts, db_gets;
     apr_hash_t *notes, *seen;
     apr_array_header_t *log;    /* "CPnnnn level text" */
 } fake;
@@ -381,7 +384,19 @@ static int fake_get(void *baton, const char *url, const char **text, apr_size_t 
     fake *f = baton;
 
     f->gets++;
-    if (strstr(url, "/_view/")) {
+    if (!strcmp(url, "http://couch:5984/db")) {
+        f->db_gets++;
+        if (!f->seq) {
+            failure->status = 503;
+            failure->backend_status = 0;
+            failure->reason = "the backend is unavailable";
+            failure->past_deadline = 0;
+            return 0;
+        }
+        *text = apr_psprintf(pool, "{\"db_name\":\"db\",\"update_seq\":%s,\"doc_count\":10}",
+                             f->seq);
+    }
+    else if (strstr(url, "/_view/")) {
         *text = "{\"total_rows\":0,\"offset\":0,\"rows\":[]}";
     }
     else if (f->ddoc_fail.status) {
@@ -1228,9 +1243,212 @@ static void loggable_text_is_escaped_and_cut(void **state)
     assert_int_equal(strlen(cp_serve_loggable(pool, long_text)), 203);
 }
 
+/* --- revalidation from the database's sequence (couchpage_fresh) -------- */
+
+static const unsigned char fresh_key[CP_FRESH_KEY_LEN] = "0123456789abcdef0123456789abcdef";
+static const unsigned char other_key[CP_FRESH_KEY_LEN] = "fedcba9876543210fedcba9876543210";
+
+/* Serves the location's page at start with an If-None-Match (NULL: none):
+ * NULL, or the fault. */
+static const cp_fault *serve_fresh(location *l, const char *start, const char *inm,
+                                   cp_fresh *fresh)
+{
+    memset(fresh, 0, sizeof(*fresh));
+    fresh->key = fresh_key;
+    fresh->if_none_match = inm;
+    fresh->context = "json /t";
+    l->args.start = start;
+    return cp_fresh_serve(pool, &l->source, &l->req, &l->transport, fresh, &l->served);
+}
+
+/* The sealed tag a full page at start gets with its content tag, and the
+ * backend reads that took. */
+static const char *sealed_tag(location *l, const char *start, const char *content)
+{
+    cp_fresh fresh;
+    const char *tag;
+
+    assert_null(serve_fresh(l, start, content, &fresh));
+    assert_false(fresh.not_modified);
+    assert_non_null(fresh.seq);
+    tag = cp_fresh_etag(pool, &fresh, content);
+    assert_non_null(tag);
+    assert_true(strlen(tag) > strlen(content));
+    return tag;
+}
+
+static void fresh_unchanged_page_reads_no_rows(void **state)
+{
+    fake *f = ten_rows();
+    location *l = location_of(f, VIEW_URL, 3, 0);
+    const char *tag, *content = "\"c0ntentDigest\"";
+    cp_fresh fresh;
+    int asks;
+
+    (void)state;
+    f->seq = "\"7-g1AAAA\"";
+    /* a plain GET reads no sequence: the page costs what it did */
+    assert_null(serve_fresh(l, NULL, NULL, &fresh));
+    assert_int_equal(f->db_gets, 0);
+    assert_string_equal(cp_fresh_etag(pool, &fresh, content), content);
+    /* a revalidation without a seal: the sequence, then the whole page */
+    tag = sealed_tag(l, NULL, content);
+    assert_int_equal(f->db_gets, 1);
+    assert_true(cp_fresh_matches(tag, content));
+    assert_true(cp_fresh_matches(content, tag));
+    /* with it: one GET of the database, no view query, 304 */
+    asks = f->asks;
+    assert_null(serve_fresh(l, NULL, apr_pstrcat(pool, "\"x\", ", tag, NULL), &fresh));
+    assert_true(fresh.not_modified);
+    assert_string_equal(fresh.etag, tag);
+    assert_int_equal(f->asks, asks);
+    assert_int_equal(f->db_gets, 2);
+    assert_int_equal(fresh.seq_reads, 1);
+    /* a write anywhere in the database: the whole page again */
+    f->seq = "\"8-g1AAAB\"";
+    assert_null(serve_fresh(l, NULL, tag, &fresh));
+    assert_false(fresh.not_modified);
+    assert_true(f->asks > asks);
+    /* its content is the same: the client's tag still names it */
+    assert_true(cp_fresh_matches(tag, cp_fresh_etag(pool, &fresh, content)));
+    assert_false(cp_fresh_matches(tag, "\"an0therDigest\""));
+    /* a sequence of the same number from another node: no 304 from it */
+    f->seq = "\"7-g1AAAC\"";
+    assert_null(serve_fresh(l, NULL, tag, &fresh));
+    assert_false(fresh.not_modified);
+    /* numbers (CouchDB 1.x) are sequences too */
+    f->seq = "42";
+    tag = sealed_tag(l, NULL, content);
+    assert_null(serve_fresh(l, NULL, tag, &fresh));
+    assert_true(fresh.not_modified);
+}
+
+/* The seal binds the content digest, its weakness, the page (start,
+ * size, context) and this server's key: a tag changed in any of them is
+ * a hint that fails, and the page is served whole. */
+static void fresh_forged_tags_get_the_page(void **state)
+{
+    fake *f = ten_rows();
+    location *l = location_of(f, VIEW_URL, 3, 0);
+    const char *content = "\"c0ntentDigest\"", *tag, *seal, *next;
+    const char *forged[12];
+    cp_fresh fresh;
+    int i;
+
+    (void)state;
+    f->seq = "\"7-g1AAAA\"";
+    tag = sealed_tag(l, NULL, content);
+    seal = strchr(tag, '.');
+    next = apr_pstrdup(pool, page_at(l, NULL)->next);
+    forged[0] = apr_pstrcat(pool, "\"an0therDigest", seal, NULL);          /* another digest */
+    forged[1] = apr_pstrcat(pool, "W/", tag, NULL);                        /* weak now */
+    forged[2] = apr_pstrcat(pool, "\"c0ntentDigest.", "AAAAAAAAAAAAAAAAAAAAAA\"", NULL);
+    forged[3] = apr_pstrcat(pool, "\"c0ntentDigest.", seal + 2, NULL);     /* short seal */
+    forged[4] = "\"";
+    forged[5] = "W/\"..\", ,,, W/, \"\", *x";
+    forged[6] = apr_pstrcat(pool, "\"c0ntentDigest", apr_pstrndup(pool, seal, 23), seal + 1,
+                            NULL);                                        /* long seal */
+    forged[7] = "\xff\xfe\"\x01.\x02\"";
+    forged[8] = apr_pstrndup(pool, tag, strlen(tag) - 1);                  /* unclosed */
+    for (i = 0; i < 9; i++) {
+        assert_null(serve_fresh(l, NULL, forged[i], &fresh));
+        assert_false(fresh.not_modified);
+    }
+    /* the same tag on another page (its start), of another size, in another
+     * context, or under another key */
+    assert_null(serve_fresh(l, next, tag, &fresh));
+    assert_false(fresh.not_modified);
+    l->req.count = 4;
+    assert_null(serve_fresh(l, NULL, tag, &fresh));
+    assert_false(fresh.not_modified);
+    l->req.count = 3;
+    memset(&fresh, 0, sizeof(fresh));
+    fresh.key = fresh_key;
+    fresh.if_none_match = tag;
+    fresh.context = "html /t";
+    assert_null(cp_fresh_serve(pool, &l->source, &l->req, &l->transport, &fresh, &l->served));
+    assert_false(fresh.not_modified);
+    fresh.key = other_key;
+    fresh.context = "json /t";
+    assert_null(cp_fresh_serve(pool, &l->source, &l->req, &l->transport, &fresh, &l->served));
+    assert_false(fresh.not_modified);
+    /* and the tag itself still verifies */
+    assert_null(serve_fresh(l, NULL, tag, &fresh));
+    assert_true(fresh.not_modified);
+    /* what a 304 from the page's content compares: its digest alone */
+    assert_true(cp_fresh_matches("*", content));
+    assert_true(cp_fresh_matches(" W/\"c0ntentDigest\" ", content));
+    assert_false(cp_fresh_matches(forged[5], content));
+    assert_false(cp_fresh_matches(forged[7], content));
+    assert_false(cp_fresh_matches("\"c0ntentDigestX\"", content));
+    assert_false(cp_fresh_matches(NULL, content));
+}
+
+/* Where the index lags (update false or lazy, stable), the database's
+ * sequence does not tell when the rows change: no sequence is read and no
+ * tag gets a seal; a sequence that cannot be read is no fault either. */
+static void fresh_not_where_the_index_lags(void **state)
+{
+    fake *f = ten_rows();
+    location *l = location_of(f, VIEW_URL, 3, 0);
+    const char *content = "\"c0ntentDigest\"", *tag;
+    const char *modes[][2] = { { "false", NULL }, { "lazy", NULL }, { NULL, "true" } };
+    cp_fresh fresh;
+    int i;
+
+    (void)state;
+    f->seq = "\"7-g1AAAA\"";
+    tag = sealed_tag(l, NULL, content);
+    for (i = 0; i < 3; i++) {
+        l->view.update = modes[i][0];
+        l->view.stable = modes[i][1];
+        f->db_gets = 0;
+        assert_false(cp_fresh_applies(&l->source));
+        assert_null(serve_fresh(l, NULL, tag, &fresh));
+        assert_false(fresh.not_modified);
+        assert_int_equal(f->db_gets, 0);
+        assert_string_equal(cp_fresh_etag(pool, &fresh, content), content);
+    }
+    l->view.update = "true";
+    l->view.stable = "false";
+    assert_true(cp_fresh_applies(&l->source));
+    f->seq = NULL;
+    assert_null(serve_fresh(l, NULL, tag, &fresh));
+    assert_false(fresh.not_modified);
+    assert_null(fresh.seq);
+    assert_string_equal(cp_fresh_etag(pool, &fresh, content), content);
+    assert_true(logged(f, "CP0390", CP_LOG_DEBUG));
+}
+
+/* A _find location's seal reads the same sequence, bound to its selector. */
+static void fresh_find_location(void **state)
+{
+    fake *f = ten_rows();
+    location *l = find_location(f, "n", "{\"n\":{\"$gt\":2}}", 3, 0);
+    const char *content = "W/\"c0ntentDigest\"", *tag;
+    cp_fresh fresh;
+    int finds;
+
+    (void)state;
+    f->seq = "\"7-g1AAAA\"";
+    tag = sealed_tag(l, NULL, content);
+    assert_true(!strncmp(tag, "W/\"", 3));
+    finds = f->finds;
+    assert_null(serve_fresh(l, NULL, tag, &fresh));
+    assert_true(fresh.not_modified);
+    assert_int_equal(f->finds, finds);
+    l->spec.selector = load("{\"n\":{\"$gt\":3}}");
+    assert_null(serve_fresh(l, NULL, tag, &fresh));
+    assert_false(fresh.not_modified);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        UNIT_TEST(fresh_unchanged_page_reads_no_rows),
+        UNIT_TEST(fresh_forged_tags_get_the_page),
+        UNIT_TEST(fresh_not_where_the_index_lags),
+        UNIT_TEST(fresh_find_location),
         UNIT_TEST(view_pages_numbered_walk),
         UNIT_TEST(view_pages_descending),
         UNIT_TEST(view_pages_of_a_range),
