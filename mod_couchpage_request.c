@@ -623,7 +623,8 @@ void couchpage_fresh_request(request_rec *r, const couchpage_dir_conf *conf,
                                  conf->words[i] ? conf->words[i] : "");
         }
     }
-    fresh->context = apr_psprintf(r->pool, "%s:%u %s %s:%d %s %d %s %" APR_SIZE_T_FMT ":%s %s",
+    fresh->context = apr_psprintf(r->pool, "%s %s:%u %s %s:%d %s %d %s %" APR_SIZE_T_FMT
+                                  ":%s %s", r->hostname ? r->hostname : "",
                                   r->server->server_hostname ? r->server->server_hostname : "",
                                   r->server->port, conf->view_section ? conf->view_section : "",
                                   conf->view_where ? conf->view_where->filename : "",
