@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * libFuzzer target: arbitrary bytes as an If-None-Match header, into
+ * cp_fresh_serve (a transport that answers the database's update_seq and
+ * fails every page query) and cp_fresh_matches. A 304 from the sequence
+ * only for bytes that hold the page's own sealed tag; a match by digest
+ * only for bytes that hold its digest (or "*").
+ */
+#include "fuzz.h"
+#include "couchpage_fresh.h"
+
+#define DIGEST "c0ntentDigest0123456789abcd"
+
+static int fake_get(void *baton, const char *url, const char **text, apr_size_t *len,
+                    cp_transport_failure *failure)
+{
+    (void)baton;
+    (void)url;
+    (void)failure;
+    *text = "{\"db_name\":\"db\",\"update_seq\":\"7-g1AAAA\"}";
+    *len = strlen(*text);
+    return 1;
+}
+
+static int fake_ask(void *baton, const char *backend, const char *index_url, int with_docid,
+                    const apr_array_header_t *asked, int alone, cp_plan_answers *answers,
+                    cp_transport_failure *failure)
+{
+    (void)baton, (void)backend, (void)index_url, (void)with_docid, (void)asked, (void)alone;
+    (void)answers;
+    failure->status = 503;
+    failure->backend_status = 0;
+    failure->reason = "the fuzz target's backend serves no page";
+    failure->past_deadline = 0;
+    return 0;
+}
+
+static void fake_log(void *baton, int level, const char *code, const char *text)
+{
+    (void)baton, (void)level, (void)code, (void)text;
+}
+
+static const char *fake_where(void *baton, cp_where which)
+{
+    (void)baton, (void)which;
+    return "<Location /t> at t.conf:1";
+}
+
+static const unsigned char key[CP_FRESH_KEY_LEN] = "0123456789abcdef0123456789abcdef";
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    apr_pool_t *pool = fuzz_pool();
+    const char *header = fuzz_cstring(pool, data, size);
+    cp_transport transport;
+    cp_view view;
+    cp_args args;
+    cp_source source;
+    cp_request req;
+    cp_served served;
+    cp_fresh fresh;
+    const char *sealed;
+
+    memset(&transport, 0, sizeof(transport));
+    transport.get = fake_get;
+    transport.ask = fake_ask;
+    transport.log = fake_log;
+    transport.where = fake_where;
+    memset(&view, 0, sizeof(view));
+    FUZZ_CHECK(!cp_view_init(pool, "http://couch:5984/db/_design/d/_view/v", &view),
+               "the view");
+    view.max_emits = 64;
+    memset(&args, 0, sizeof(args));
+    memset(&source, 0, sizeof(source));
+    source.uri = "/t";
+    source.view = &view;
+    source.max_token_length = 4096;
+    source.token_url_room = 8000;
+    source.deadline = apr_time_from_sec(30);
+    req.args = &args;
+    req.count = 3;
+
+    /* the page's own sealed tag, as a revalidation would have made it */
+    memset(&fresh, 0, sizeof(fresh));
+    fresh.key = key;
+    fresh.if_none_match = "\"x\"";
+    fresh.context = "json /t";
+    (void)cp_fresh_serve(pool, &source, &req, &transport, &fresh, &served);
+    sealed = cp_fresh_etag(pool, &fresh, "\"" DIGEST "\"");
+    FUZZ_CHECK(sealed && strlen(sealed) > strlen(DIGEST) + 2, "no sealed tag");
+
+    memset(&fresh, 0, sizeof(fresh));
+    fresh.key = key;
+    fresh.if_none_match = header;
+    fresh.context = "json /t";
+    (void)cp_fresh_serve(pool, &source, &req, &transport, &fresh, &served);
+    FUZZ_CHECK(!fresh.not_modified || strstr(header, sealed + 1 /* past the quote */),
+               "a 304 from the sequence for %s", header);
+    FUZZ_CHECK(!cp_fresh_matches(header, "\"" DIGEST "\"") || strstr(header, DIGEST)
+               || strchr(header, '*'), "a match by digest for %s", header);
+    apr_pool_destroy(pool);
+    return 0;
+}
