@@ -35,21 +35,50 @@
 
 #define HANDLER_NAME "couchpage"
 
-/* The key that seals a page's ETag to the database's sequence
- * (couchpage_fresh.h): random, made each time httpd reads its
- * configuration, in the parent, so that every child has it; NULL when
- * none could be made (pages then go without a seal). */
+/* The key that seals a page's ETag to a sequence (couchpage_fresh.h):
+ * the same from every server that reads the same configuration, so that
+ * they give a page the same tag, and another whenever the configuration
+ * changes: a digest of the module's version, every directive read (name
+ * and arguments, in order, sections nested: the tree mod_info shows) and
+ * the token secrets (whose file: content the tree does not hold). Made in
+ * the parent after each reading of the configuration, so that every child
+ * has it; NULL when libcrypto fails (pages then go without a seal). What a
+ * .htaccess file sets is not in the tree: the seal binds each value it may
+ * set (couchpage_fresh_request). */
 static unsigned char fresh_key_bytes[CP_FRESH_KEY_LEN];
 static const unsigned char *fresh_key;
+
+static void directives_text(apr_array_header_t *out, const ap_directive_t *d)
+{
+    for (; d; d = d->next) {
+        APR_ARRAY_PUSH(out, const char *) =
+            apr_psprintf(out->pool, "%" APR_SIZE_T_FMT ":%s%" APR_SIZE_T_FMT ":%s%s",
+                         strlen(d->directive), d->directive, d->args ? strlen(d->args) : 0,
+                         d->args ? d->args : "", d->first_child ? "{" : ";");
+        if (d->first_child) {
+            directives_text(out, d->first_child);
+            APR_ARRAY_PUSH(out, const char *) = "}";
+        }
+    }
+}
 
 static int make_fresh_key(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
                           server_rec *s)
 {
-    fresh_key = apr_generate_random_bytes(fresh_key_bytes, sizeof(fresh_key_bytes))
-                == APR_SUCCESS ? fresh_key_bytes : NULL;
+    apr_array_header_t *text = apr_array_make(ptemp, 256, sizeof(const char *));
+    const char *secrets = couchpage_token_secrets();
+
+    APR_ARRAY_PUSH(text, const char *) = "mod_couchpage " COUCHPAGE_VERSION "\n";
+    APR_ARRAY_PUSH(text, const char *) = secrets ? apr_psprintf(ptemp, "%" APR_SIZE_T_FMT
+                                                                ":%s", strlen(secrets),
+                                                                secrets) : "-";
+    directives_text(text, ap_conftree);
+    fresh_key = cp_fresh_derive_key(apr_array_pstrcat(ptemp, text, 0), fresh_key_bytes)
+                ? fresh_key_bytes : NULL;
     if (!fresh_key) {
-        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, CPLOGNO(0381) "no random bytes for "
-                     "the ETag's key: pages are revalidated by their content only");
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, CPLOGNO(0381) "no key for the ETags' "
+                     "seals (libcrypto failed): pages are revalidated by their content "
+                     "only");
     }
     return OK;
 }

@@ -14,12 +14,28 @@
 #include <openssl/hmac.h>
 
 #include "couchpage_json.h"
+#include "couchpage_plan.h"
+#include "couchpage_response.h"
+#include "couchpage_view.h"
 
 /* A seal: 16 bytes of HMAC-SHA-256, base64url: 22 characters. */
 #define SEAL_BYTES 16
 #define SEAL_CHARS 22
 /* The most members of an If-None-Match weighed: a client's list is short. */
 #define MAX_TAGS 16
+
+int cp_fresh_derive_key(const char *text, unsigned char *key)
+{
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+
+    if (!EVP_Digest(text, strlen(text), digest, &len, EVP_sha256(), NULL)
+        || len < CP_FRESH_KEY_LEN) {
+        return 0;
+    }
+    memcpy(key, digest, CP_FRESH_KEY_LEN);
+    return 1;
+}
 
 int cp_fresh_applies(const cp_source *source)
 {
@@ -175,45 +191,136 @@ static const char *read_seq(apr_pool_t *pool, const cp_source *src,
     return cp_json_text(pool, seq);
 }
 
+int cp_fresh_by_view(const cp_source *source)
+{
+    return cp_fresh_applies(source) && !source->find
+           && (!source->view->include_docs || source->view->is_all_docs);
+}
+
+/* The sequence of the location's view now: one query that reads no rows
+ * (cp_plan_seq_probe), at the index and partition the page's rows come
+ * from; NULL (and why in *why) when it cannot be read. */
+static const char *read_view_seq(apr_pool_t *pool, const cp_source *src, const cp_request *req,
+                                 const cp_transport *transport, const char **why)
+{
+    cp_plan_answers answers = { { NULL }, 0 };
+    cp_transport_failure failure;
+    const cp_answer *answer;
+    cp_plan plan;
+
+    if ((*why = cp_plan_init(pool, &plan, src->view, src->partition, src->low, src->high,
+                             req->count, src->links))) {
+        return NULL;
+    }
+    if (!transport->ask(transport->baton, src->view->backend, plan.index_url,
+                        cp_view_has_docids(src->view),
+                        cp_plan_waiting(pool, cp_plan_seq_probe(pool, &plan)), 0, &answers,
+                        &failure)) {
+        *why = failure.reason;
+        return NULL;
+    }
+    answer = answers.of[CP_QUERY_RANGE_START];
+    if (!answer || !answer->update_seq) {
+        *why = "the view's answer has no update_seq";
+        return NULL;
+    }
+    return answer->update_seq;
+}
+
+/* Whether an If-None-Match holds a sealed tag: only then is the sequence
+ * read before the page. */
+static int has_sealed_tag(const char *if_none_match)
+{
+    tag tags[MAX_TAGS];
+    int any, n = if_none_match ? read_tags(if_none_match, tags, &any) : 0;
+
+    while (n-- > 0) {
+        if (tags[n].seal) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether a tag of fresh->if_none_match is sealed for seq: then
+ * fresh->not_modified and fresh->etag say so. */
+static int verify_tags(apr_pool_t *pool, cp_fresh *fresh, const char *seq)
+{
+    tag tags[MAX_TAGS];
+    int any, n = read_tags(fresh->if_none_match, tags, &any), i;
+
+    for (i = 0; i < n; i++) {
+        const char *seal = tags[i].seal
+                           ? seal_of(pool, fresh->key, tags[i].opaque, tags[i].digest_len,
+                                     tags[i].weak, fresh->binding, seq) : NULL;
+
+        if (seal && !CRYPTO_memcmp(seal, tags[i].seal, SEAL_CHARS)) {
+            fresh->not_modified = 1;
+            fresh->etag = apr_psprintf(pool, "%s\"%.*s\"", tags[i].weak ? "W/" : "",
+                                       (int)tags[i].opaque_len, tags[i].opaque);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 const cp_fault *cp_fresh_serve(apr_pool_t *pool, const cp_source *source,
                                const cp_request *req, const cp_transport *transport,
                                cp_fresh *fresh, cp_served *served)
 {
+    const char *seq = NULL, *why = NULL;
+    const cp_fault *fault;
+    cp_source asking;
+
     fresh->seq = NULL;
     fresh->binding = NULL;
     fresh->not_modified = 0;
     fresh->etag = NULL;
     fresh->seq_reads = 0;
-    if (fresh->key && fresh->if_none_match && cp_fresh_applies(source)
-        && (fresh->binding = binding_of(pool, source, req, fresh->context))) {
-        tag tags[MAX_TAGS];
-        const char *why = NULL;
-        int any, n, i;
-
-        fresh->seq_reads = 1;
-        fresh->seq = read_seq(pool, source, transport, &why);
-        if (!fresh->seq && transport->debug) {
-            transport->log(transport->baton, CP_LOG_DEBUG, "CP0390",
-                           apr_psprintf(pool, "the page of %s gets no sequence in its "
-                                        "ETag: the database's update_seq cannot be read "
-                                        "(%s)", source->uri,
-                                        cp_serve_loggable(pool, why)));
-        }
-        n = fresh->seq ? read_tags(fresh->if_none_match, tags, &any) : 0;
-        for (i = 0; i < n; i++) {
-            const char *seal = tags[i].seal
-                               ? seal_of(pool, fresh->key, tags[i].opaque, tags[i].digest_len,
-                                         tags[i].weak, fresh->binding, fresh->seq) : NULL;
-
-            if (seal && !CRYPTO_memcmp(seal, tags[i].seal, SEAL_CHARS)) {
-                fresh->not_modified = 1;
-                fresh->etag = apr_psprintf(pool, "%s\"%.*s\"", tags[i].weak ? "W/" : "",
-                                           (int)tags[i].opaque_len, tags[i].opaque);
+    if (!fresh->key || !cp_fresh_applies(source)
+        || !(fresh->binding = binding_of(pool, source, req, fresh->context))) {
+        return cp_serve(pool, source, req, transport, served);
+    }
+    if (cp_fresh_by_view(source)) {
+        /* the page's own answers tell its sequence: every page is sealed,
+         * and a sealed tag is checked by one query that reads no rows */
+        if (fresh->if_none_match && has_sealed_tag(fresh->if_none_match)) {
+            fresh->seq_reads = 1;
+            seq = read_view_seq(pool, source, req, transport, &why);
+            if (seq && verify_tags(pool, fresh, apr_pstrcat(pool, "view ", seq, NULL))) {
                 return NULL;
             }
         }
+        asking = *source;
+        asking.update_seq = 1;
+        fault = cp_serve(pool, &asking, req, transport, served);
+        if (!fault && served->seq) {
+            fresh->seq = apr_pstrcat(pool, "view ", served->seq, NULL);
+        }
+        else if (!fault && transport->debug) {
+            why = "the view's answers carry no update_seq, or differ";
+        }
     }
-    return cp_serve(pool, source, req, transport, served);
+    else {
+        /* the page shows documents (or comes from _find): the database's
+         * sequence, read before the page, where a client revalidates */
+        fault = NULL;
+        if (fresh->if_none_match) {
+            fresh->seq_reads = 1;
+            seq = read_seq(pool, source, transport, &why);
+            fresh->seq = seq ? apr_pstrcat(pool, "db ", seq, NULL) : NULL;
+            if (seq && verify_tags(pool, fresh, fresh->seq)) {
+                return NULL;
+            }
+        }
+        fault = cp_serve(pool, source, req, transport, served);
+    }
+    if (!fault && !fresh->seq && why && transport->debug) {
+        transport->log(transport->baton, CP_LOG_DEBUG, "CP0390",
+                       apr_psprintf(pool, "the page of %s gets no sequence in its ETag (%s)",
+                                    source->uri, cp_serve_loggable(pool, why)));
+    }
+    return fault;
 }
 
 const char *cp_fresh_etag(apr_pool_t *pool, const cp_fresh *fresh, const char *content_tag)

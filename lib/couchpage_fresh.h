@@ -2,18 +2,29 @@
 /*
  * couchpage_fresh: revalidation that reads no rows. A page's entity tag is
  * its content digest (cp_render_etag: the identity, the same from every
- * server and cluster node for the same content), and, when the page was
- * served after the database's update_seq was read, a seal beside it:
- * "D.S", S a MAC under this server's key of (D, its weakness, the page's
- * binding, the sequence). The sequence itself never leaves the server. An
- * If-None-Match whose seal verifies against the database's update_seq read
- * now is answered 304 after that one read (GET on the database: no rows,
- * no rendering); any other is the full page, whose digest is compared with
- * the client's tags (a tag's D alone: a sequence that differs by the node
- * that answered, or a tag of another server, still gets its 304 when the
- * content is the same). A tag's seal is only a hint: it cannot be forged
- * without the key, is bound to the page's request and content digest, and
- * is trusted only for the sequence the backend answers now. httpd-free.
+ * server and cluster node for the same content) and a seal beside it:
+ * "D.S", S a MAC under the configuration's key of (D, its weakness, the
+ * page's binding, a sequence that moves whenever the page's content can
+ * have changed). Which sequence (docs/operations.md, "Revalidation that
+ * reads no rows"):
+ *  - a view location whose page shows the view's rows alone (no
+ *    documents; or _all_docs): the view's update_seq, which every query of
+ *    the page asks with update_seq=true (no request more), taken from the
+ *    answers the rows came from (cp_plan_seq: in a cluster, the shard
+ *    copies that answered, named in the packed sequence), so every page is
+ *    sealed; a sealed tag is checked by one limit=0 query of the view;
+ *  - a page that shows documents (include_docs, _find): the database's
+ *    update_seq, which an edit of any document moves (the view's does not
+ *    move for an edit the view does not emit), read by a GET of the
+ *    database before the page, only for a request with If-None-Match.
+ * The sequence itself never leaves the server. A tag whose seal verifies
+ * against the sequence read now is answered 304 after that one read (no
+ * rows, no rendering); any other gets the full page, whose digest is
+ * compared with the client's tags (a tag's D alone: a sequence that
+ * differs by the node that answered, or a tag of another server, still
+ * gets its 304 when the content is the same). A seal cannot be made
+ * without the key, and is trusted only for the sequence the backend
+ * answers now. httpd-free.
  */
 #ifndef COUCHPAGE_FRESH_H
 #define COUCHPAGE_FRESH_H
@@ -22,9 +33,13 @@
 
 #include "couchpage_serve.h"
 
-/* The bytes of a server's key: random, made each time httpd reads its
- * configuration (a restart or a new configuration seals anew). */
+/* The bytes of a configuration's key: the glue's, a digest of the
+ * module's version, the configuration and the token secret. */
 #define CP_FRESH_KEY_LEN 32
+
+/* The key, key[CP_FRESH_KEY_LEN], digested (SHA-256) from text (the
+ * glue's: the configuration as read). 1, or 0 when libcrypto fails. */
+int cp_fresh_derive_key(const char *text, unsigned char *key);
 
 /* A revalidation's inputs (the glue's) and what it found. */
 typedef struct {
@@ -34,12 +49,14 @@ typedef struct {
                                   not say (the format, the links' path): bound to the
                                   seal */
     /* out */
-    const char *seq;           /* the database's update_seq read before the page;
+    const char *seq;           /* the sequence the page is sealed with ("view S": its
+                                  answers'; "db S": the database's read before it);
                                   NULL: none (the tag gets no seal) */
     const char *binding;       /* the page's binding, digested (cp_fresh_serve's) */
     int not_modified;          /* the client's tag verified: answer 304, no page */
     const char *etag;          /* then: the tag to send (the client's, as verified) */
-    int seq_reads;             /* backend reads made for the sequence (0 or 1) */
+    int seq_reads;             /* backend reads made for the sequence before the page
+                                  (0 or 1) */
 } cp_fresh;
 
 /* Whether the database's sequence tells when a page of source can have
@@ -49,12 +66,19 @@ typedef struct {
  * the view's sequence misses the documents' edits: no seal there. */
 int cp_fresh_applies(const cp_source *source);
 
-/* Serves the page as cp_serve does, first reading the database's
- * update_seq when fresh has a key, the request an If-None-Match and the
- * source cp_fresh_applies; when a tag of the header verifies against it,
- * fresh->not_modified is set and no page is served (served is untouched).
- * A sequence that cannot be read is no fault: the page goes without a seal
- * (a debug line says why). */
+/* Whether the page's own view answers tell its sequence (see above): a
+ * view location that cp_fresh_applies to, without documents, or
+ * _all_docs. */
+int cp_fresh_by_view(const cp_source *source);
+
+/* Serves the page as cp_serve does where fresh has a key and the source
+ * cp_fresh_applies: by its view (cp_fresh_by_view), its queries asking
+ * update_seq, an If-None-Match holding a sealed tag first checked by one
+ * limit=0 query of the view; else, with an If-None-Match, the database's
+ * update_seq read first. When a tag of the header verifies against the
+ * sequence read, fresh->not_modified is set and no page is served (served
+ * is untouched). A sequence that cannot be read is no fault: the page goes
+ * without a seal (a debug line says why). */
 const cp_fault *cp_fresh_serve(apr_pool_t *pool, const cp_source *source,
                                const cp_request *req, const cp_transport *transport,
                                cp_fresh *fresh, cp_served *served);

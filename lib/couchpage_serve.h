@@ -139,6 +139,8 @@ typedef struct {
     apr_size_t max_token_length;
     apr_size_t token_url_room; /* the bytes a token may take escaped in a link */
     apr_interval_time_t deadline; /* CouchPageBackendDeadline, for its log line */
+    int update_seq;         /* a view location's queries ask update_seq=true: the
+                               page's sequence in cp_served.seq (cp_plan_ask_seq) */
 } cp_source;
 
 /* The request's own: its arguments (args.start: the token as sent) and
@@ -156,6 +158,9 @@ typedef struct {
                                index's, with page links): its URL names it in
                                log lines */
     const char *binding;    /* what its tokens are sealed to */
+    const char *seq;        /* with source->update_seq, a view location's page: the
+                               update_seq its every answer carried (cp_plan_seq);
+                               NULL: none, or they differed */
 } cp_served;
 
 /* How long a child trusts what it learnt of a _find location's index. */

@@ -36,7 +36,13 @@ typedef struct {
     cp_transport_failure fail;  /* every ask fails so, when fail.status */
     const char *seq;            /* the database's update_seq, its JSON; NULL: a GET of the
                                    database fails (503) */
+    const char *view_seq;       /* the view's update_seq, its JSON, in every answer to a
+                                   query that asks update_seq=true; NULL: none */
+    int odd_role;               /* 1 + the role whose answer gets odd_seq instead */
+    const char *odd_seq;
     int asks, asked_alone, finds, gets, posts, db_gets;
+    int asked_seq;              /* queries that asked update_seq=true */
+    int last_limit;             /* the limit of the last query asked */
     apr_hash_t *notes, *seen;
     apr_array_header_t *log;    /* "CPnnnn level text" */
 } fake;
@@ -263,8 +269,17 @@ static int fake_ask(void *baton, const char *backend, const char *index_url, int
             answers->cut_off = 1;
             break;
         }
-        answers->of[query->role] = read_view(view_answer(f, index_url, query->params),
-                                             with_docid);
+        const char *text = view_answer(f, index_url, query->params);
+        const char *seq = f->odd_role == (int)query->role + 1 ? f->odd_seq : f->view_seq;
+
+        f->last_limit = (int)json_integer_value(json_object_get(query->params, "limit"));
+        if (json_is_true(json_object_get(query->params, "update_seq"))) {
+            f->asked_seq++;
+            /* CouchDB's members: total_rows, offset, update_seq, rows */
+            text = seq ? apr_pstrcat(pool, "{\"update_seq\":", seq, ",", text + 1, NULL)
+                       : text;
+        }
+        answers->of[query->role] = read_view(text, with_docid);
     }
     return 1;
 }
@@ -1261,8 +1276,8 @@ static const cp_fault *serve_fresh(location *l, const char *start, const char *i
     return cp_fresh_serve(pool, &l->source, &l->req, &l->transport, fresh, &l->served);
 }
 
-/* The sealed tag a full page at start gets with its content tag, and the
- * backend reads that took. */
+/* The sealed tag a full page at start gets with its content tag (the
+ * If-None-Match of a client that holds that content unsealed). */
 static const char *sealed_tag(location *l, const char *start, const char *content)
 {
     cp_fresh fresh;
@@ -1277,50 +1292,116 @@ static const char *sealed_tag(location *l, const char *start, const char *conten
     return tag;
 }
 
+/* A view location without documents: its every page is sealed with the
+ * update_seq its own answers carry (asked with the page's queries, no
+ * request more), and a sealed tag is checked by one query that reads no
+ * rows. */
 static void fresh_unchanged_page_reads_no_rows(void **state)
 {
     fake *f = ten_rows();
     location *l = location_of(f, VIEW_URL, 3, 0);
-    const char *tag, *content = "\"c0ntentDigest\"";
+    const char *tag, *content = "\"c0ntentDigest\"", *next;
     cp_fresh fresh;
     int asks;
 
     (void)state;
-    f->seq = "\"7-g1AAAA\"";
-    /* a plain GET reads no sequence: the page costs what it did */
+    f->seq = "\"99-dbseq\"";
+    f->view_seq = "\"7-g1AAAA\"";
+    /* a plain GET: one ask, as without a seal, its query asking update_seq;
+     * no GET of the database; the tag sealed */
     assert_null(serve_fresh(l, NULL, NULL, &fresh));
+    assert_int_equal(f->asks, 1);
+    assert_int_equal(f->asked_seq, 1);
     assert_int_equal(f->db_gets, 0);
-    assert_string_equal(cp_fresh_etag(pool, &fresh, content), content);
-    /* a revalidation without a seal: the sequence, then the whole page */
-    tag = sealed_tag(l, NULL, content);
-    assert_int_equal(f->db_gets, 1);
+    assert_int_equal(fresh.seq_reads, 0);
+    tag = cp_fresh_etag(pool, &fresh, content);
+    assert_true(strlen(tag) > strlen(content));
     assert_true(cp_fresh_matches(tag, content));
     assert_true(cp_fresh_matches(content, tag));
-    /* with it: one GET of the database, no view query, 304 */
+    /* revalidated: one query of limit 0, 304 */
     asks = f->asks;
     assert_null(serve_fresh(l, NULL, apr_pstrcat(pool, "\"x\", ", tag, NULL), &fresh));
     assert_true(fresh.not_modified);
     assert_string_equal(fresh.etag, tag);
-    assert_int_equal(f->asks, asks);
-    assert_int_equal(f->db_gets, 2);
+    assert_int_equal(f->asks, asks + 1);
+    assert_int_equal(f->last_limit, 0);
+    assert_int_equal(f->db_gets, 0);
     assert_int_equal(fresh.seq_reads, 1);
-    /* a write anywhere in the database: the whole page again */
-    f->seq = "\"8-g1AAAB\"";
+    /* an unsealed tag reads no sequence first: the page, sealed */
+    asks = f->asks;
+    assert_string_equal(sealed_tag(l, NULL, content), tag);
+    assert_int_equal(f->asks, asks + 1);
+    /* the database's sequence is not the view's: it does not matter here */
+    f->seq = "\"100-dbseq\"";
+    assert_null(serve_fresh(l, NULL, tag, &fresh));
+    assert_true(fresh.not_modified);
+    /* a row of the view written: the whole page again (probe, page) */
+    f->view_seq = "\"8-g1AAAB\"";
+    asks = f->asks;
     assert_null(serve_fresh(l, NULL, tag, &fresh));
     assert_false(fresh.not_modified);
-    assert_true(f->asks > asks);
+    assert_int_equal(f->asks, asks + 2);
     /* its content is the same: the client's tag still names it */
     assert_true(cp_fresh_matches(tag, cp_fresh_etag(pool, &fresh, content)));
     assert_false(cp_fresh_matches(tag, "\"an0therDigest\""));
-    /* a sequence of the same number from another node: no 304 from it */
-    f->seq = "\"7-g1AAAC\"";
+    /* a sequence of the same number from other copies: no 304 from it */
+    f->view_seq = "\"7-g1AAAC\"";
     assert_null(serve_fresh(l, NULL, tag, &fresh));
     assert_false(fresh.not_modified);
-    /* numbers (CouchDB 1.x) are sequences too */
-    f->seq = "42";
+    /* numbers (pouchdb-server's) are sequences too */
+    f->view_seq = "42";
     tag = sealed_tag(l, NULL, content);
     assert_null(serve_fresh(l, NULL, tag, &fresh));
     assert_true(fresh.not_modified);
+    /* a later page's answers (forward, backward) that differ in their
+     * sequence (other copies of a shard): no seal */
+    next = apr_pstrdup(pool, page_at(l, NULL)->next);
+    assert_non_null(sealed_tag(l, next, content));
+    f->odd_role = CP_QUERY_BACKWARD + 1;
+    f->odd_seq = "\"41-other\"";
+    assert_null(serve_fresh(l, next, NULL, &fresh));
+    assert_null(fresh.seq);
+    assert_string_equal(cp_fresh_etag(pool, &fresh, content), content);
+}
+
+/* A page that shows documents: the view's sequence does not move for an
+ * edit of a field it does not emit, so the database's is read, before the
+ * page and only for a revalidation. */
+static void fresh_documents_read_the_database(void **state)
+{
+    fake *f = ten_rows();
+    location *l = location_of(f, VIEW_URL, 3, 0);
+    const char *tag, *content = "W/\"c0ntentDigest\"";
+    cp_fresh fresh;
+    int asks;
+
+    (void)state;
+    l->view.include_docs = 1;
+    f->seq = "\"7-dbseq\"";
+    f->view_seq = "\"3-g1AAAA\"";
+    assert_false(cp_fresh_by_view(&l->source));
+    /* a plain GET: no sequence read or asked, no seal */
+    assert_null(serve_fresh(l, NULL, NULL, &fresh));
+    assert_int_equal(f->db_gets, 0);
+    assert_int_equal(f->asked_seq, 0);
+    assert_string_equal(cp_fresh_etag(pool, &fresh, content), content);
+    /* a revalidation: the database's sequence, then the page */
+    tag = sealed_tag(l, NULL, content);
+    assert_int_equal(f->db_gets, 1);
+    asks = f->asks;
+    assert_null(serve_fresh(l, NULL, tag, &fresh));
+    assert_true(fresh.not_modified);
+    assert_int_equal(f->asks, asks);
+    assert_int_equal(f->db_gets, 2);
+    /* a document edited: the database's sequence moves, the view's not */
+    f->seq = "\"8-dbseq\"";
+    assert_null(serve_fresh(l, NULL, tag, &fresh));
+    assert_false(fresh.not_modified);
+    assert_int_equal(f->asks, asks + 1);
+    /* _all_docs' sequence is the database's: its documents are sealed by it */
+    l = location_of(f, "http://couch:5984/db/_all_docs", 3, 0);
+    l->view.include_docs = 1;
+    assert_true(cp_fresh_by_view(&l->source));
 }
 
 /* The seal binds the content digest, its weakness, the page (start,
@@ -1336,7 +1417,7 @@ static void fresh_forged_tags_get_the_page(void **state)
     int i;
 
     (void)state;
-    f->seq = "\"7-g1AAAA\"";
+    f->view_seq = "\"7-g1AAAA\"";
     tag = sealed_tag(l, NULL, content);
     seal = strchr(tag, '.');
     next = apr_pstrdup(pool, page_at(l, NULL)->next);
@@ -1398,21 +1479,24 @@ static void fresh_not_where_the_index_lags(void **state)
 
     (void)state;
     f->seq = "\"7-g1AAAA\"";
+    f->view_seq = "\"7-g1AAAA\"";
     tag = sealed_tag(l, NULL, content);
     for (i = 0; i < 3; i++) {
         l->view.update = modes[i][0];
         l->view.stable = modes[i][1];
         f->db_gets = 0;
+        f->asked_seq = 0;
         assert_false(cp_fresh_applies(&l->source));
         assert_null(serve_fresh(l, NULL, tag, &fresh));
         assert_false(fresh.not_modified);
         assert_int_equal(f->db_gets, 0);
+        assert_int_equal(f->asked_seq, 0);
         assert_string_equal(cp_fresh_etag(pool, &fresh, content), content);
     }
     l->view.update = "true";
     l->view.stable = "false";
     assert_true(cp_fresh_applies(&l->source));
-    f->seq = NULL;
+    f->view_seq = NULL;
     assert_null(serve_fresh(l, NULL, tag, &fresh));
     assert_false(fresh.not_modified);
     assert_null(fresh.seq);
@@ -1446,6 +1530,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         UNIT_TEST(fresh_unchanged_page_reads_no_rows),
+        UNIT_TEST(fresh_documents_read_the_database),
         UNIT_TEST(fresh_forged_tags_get_the_page),
         UNIT_TEST(fresh_not_where_the_index_lags),
         UNIT_TEST(fresh_find_location),
