@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer target: arbitrary bytes as an If-None-Match header, into
- * cp_fresh_serve (a transport that answers the database's update_seq and
- * fails every page query) and cp_fresh_matches. A 304 from the sequence
- * only for bytes that hold the page's own sealed tag; a match by digest
- * only for bytes that hold its digest (or "*").
+ * cp_fresh_serve (a transport that answers the database's update_seq, and
+ * every view query with no rows and the view's update_seq) for a view page
+ * without documents (sealed by the view's sequence) and one with them (the
+ * database's), and cp_fresh_matches. A 304 from the sequence only for
+ * bytes that hold the page's own sealed tag; a match by digest only for
+ * bytes that hold its digest (or "*").
  */
 #include "fuzz.h"
 #include "couchpage_fresh.h"
+#include "couchpage_response.h"
 
 #define DIGEST "c0ntentDigest0123456789abcd"
 
@@ -26,13 +29,27 @@ static int fake_ask(void *baton, const char *backend, const char *index_url, int
                     const apr_array_header_t *asked, int alone, cp_plan_answers *answers,
                     cp_transport_failure *failure)
 {
-    (void)baton, (void)backend, (void)index_url, (void)with_docid, (void)asked, (void)alone;
-    (void)answers;
-    failure->status = 503;
-    failure->backend_status = 0;
-    failure->reason = "the fuzz target's backend serves no page";
-    failure->past_deadline = 0;
-    return 0;
+    static const char body[] = "{\"total_rows\":0,\"offset\":0,\"update_seq\":\"3-g1AAAA\","
+                               "\"rows\":[]}";
+    apr_pool_t *pool = baton;
+    int i;
+
+    (void)backend, (void)index_url, (void)alone;
+    for (i = 0; i < asked->nelts; i++) {
+        const cp_query *query = APR_ARRAY_IDX(asked, i, const cp_query *);
+        const cp_answer *answer = NULL;
+
+        if (cp_response_read_view(pool, cp_response_padded(pool, body, strlen(body)),
+                                  strlen(body), with_docid, &answer)) {
+            failure->status = 502;
+            failure->backend_status = 0;
+            failure->reason = "the fuzz target's answer is refused";
+            failure->past_deadline = 0;
+            return 0;
+        }
+        answers->of[query->role] = answer;
+    }
+    return 1;
 }
 
 static void fake_log(void *baton, int level, const char *code, const char *text)
@@ -60,8 +77,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cp_served served;
     cp_fresh fresh;
     const char *sealed;
+    int docs;
 
     memset(&transport, 0, sizeof(transport));
+    transport.baton = pool;
     transport.get = fake_get;
     transport.ask = fake_ask;
     transport.log = fake_log;
@@ -80,22 +99,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     req.args = &args;
     req.count = 3;
 
-    /* the page's own sealed tag, as a revalidation would have made it */
-    memset(&fresh, 0, sizeof(fresh));
-    fresh.key = key;
-    fresh.if_none_match = "\"x\"";
-    fresh.context = "json /t";
-    (void)cp_fresh_serve(pool, &source, &req, &transport, &fresh, &served);
-    sealed = cp_fresh_etag(pool, &fresh, "\"" DIGEST "\"");
-    FUZZ_CHECK(sealed && strlen(sealed) > strlen(DIGEST) + 2, "no sealed tag");
+    for (docs = 0; docs < 2; docs++) {
+        view.include_docs = docs;
+        /* the page's own sealed tag, as a revalidation would have made it */
+        memset(&fresh, 0, sizeof(fresh));
+        fresh.key = key;
+        fresh.if_none_match = "\"x\"";
+        fresh.context = "json /t";
+        FUZZ_CHECK(!cp_fresh_serve(pool, &source, &req, &transport, &fresh, &served),
+                   "the page");
+        sealed = cp_fresh_etag(pool, &fresh, "\"" DIGEST "\"");
+        FUZZ_CHECK(sealed && strlen(sealed) > strlen(DIGEST) + 2, "no sealed tag");
 
-    memset(&fresh, 0, sizeof(fresh));
-    fresh.key = key;
-    fresh.if_none_match = header;
-    fresh.context = "json /t";
-    (void)cp_fresh_serve(pool, &source, &req, &transport, &fresh, &served);
-    FUZZ_CHECK(!fresh.not_modified || strstr(header, sealed + 1 /* past the quote */),
-               "a 304 from the sequence for %s", header);
+        memset(&fresh, 0, sizeof(fresh));
+        fresh.key = key;
+        fresh.if_none_match = header;
+        fresh.context = "json /t";
+        (void)cp_fresh_serve(pool, &source, &req, &transport, &fresh, &served);
+        FUZZ_CHECK(!fresh.not_modified || strstr(header, sealed + 1 /* past the quote */),
+                   "a 304 from the sequence for %s", header);
+    }
     FUZZ_CHECK(!cp_fresh_matches(header, "\"" DIGEST "\"") || strstr(header, DIGEST)
                || strchr(header, '*'), "a match by digest for %s", header);
     apr_pool_destroy(pool);
