@@ -427,7 +427,7 @@ static int send_not_modified(request_rec *r, const couchpage_dir_conf *conf, con
 
 /* A page is answered with its validator (an ETag of the body, or of the
  * revisions of the documents it copies whole: cp_render_etag; sealed with
- * the database's sequence when one was read: cp_fresh_etag) and the
+ * a sequence when one was read: cp_fresh_etag) and the
  * location's Cache-Control; a client or cache that holds the same content
  * gets 304 (If-None-Match by its content digest, compared weakly for GET
  * and HEAD as RFC 9110 says: cp_fresh_matches; the other conditions as
@@ -647,7 +647,7 @@ int couchpage_send_page(request_rec *r, const couchpage_dir_conf *conf,
         status = send_not_modified(r, conf, fresh->etag);
         if (APLOGrdebug(r)) {
             ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, CPLOGNO(0152)
-                          "page of %s: answered 304 Not Modified from the database's "
+                          "page of %s: answered 304 Not Modified from its "
                           "sequence, ETag %s", r->uri, fresh->etag);
         }
         return status;

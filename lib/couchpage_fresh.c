@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * couchpage_fresh: an If-None-Match answered from the database's update_seq
+ * couchpage_fresh: an If-None-Match answered from a page's sequence
  * (see couchpage_fresh.h). httpd-free.
  */
 #include "couchpage_fresh.h"
@@ -16,6 +16,7 @@
 #include "couchpage_json.h"
 #include "couchpage_plan.h"
 #include "couchpage_response.h"
+#include "couchpage_seq.h"
 #include "couchpage_view.h"
 
 /* A seal: 16 bytes of HMAC-SHA-256, base64url: 22 characters. */
@@ -168,8 +169,8 @@ static int read_tags(const char *header, tag *tags, int *any)
     return n;
 }
 
-/* The database's update_seq, its JSON text; NULL (and why in *why) when it
- * cannot be read. */
+/* The database's update_seq (cp_seq_canonical's spelling; a number's
+ * text); NULL (and why in *why) when it cannot be read. */
 static const char *read_seq(apr_pool_t *pool, const cp_source *src,
                             const cp_transport *transport, const char **why)
 {
@@ -188,7 +189,8 @@ static const char *read_seq(apr_pool_t *pool, const cp_source *src,
         *why = error ? error : "the database's answer has no update_seq";
         return NULL;
     }
-    return cp_json_text(pool, seq);
+    return json_is_string(seq) ? cp_seq_canonical(pool, json_string_value(seq))
+                               : cp_json_text(pool, seq);
 }
 
 int cp_fresh_by_view(const cp_source *source)
@@ -224,7 +226,7 @@ static const char *read_view_seq(apr_pool_t *pool, const cp_source *src, const c
         *why = "the view's answer has no update_seq";
         return NULL;
     }
-    return answer->update_seq;
+    return cp_seq_canonical(pool, answer->update_seq);
 }
 
 /* Whether an If-None-Match holds a sealed tag: only then is the sequence

@@ -59,7 +59,7 @@ typedef struct {
                                   (0 or 1) */
 } cp_fresh;
 
-/* Whether the database's sequence tells when a page of source can have
+/* Whether a sequence tells when a page of source can have
  * changed: only where every query brings the index up to date first
  * (CouchPageUpdate true or unset, CouchPageStable not On). Where the index
  * lags, the index catches up without the database's sequence moving, and

@@ -9,6 +9,7 @@
 #include "couchpage_plan.h"
 #include "couchpage_json.h"
 #include "couchpage_response.h"
+#include "couchpage_seq.h"
 
 #include <apr_escape.h>
 #include <apr_strings.h>
@@ -800,18 +801,22 @@ void cp_plan_ask_seq(const cp_plan *plan, const apr_array_header_t *waiting)
     }
 }
 
-const char *cp_plan_seq(const apr_array_header_t *queries)
+const char *cp_plan_seq(apr_pool_t *pool, const apr_array_header_t *queries)
 {
-    const char *seq = NULL;
+    const char *seq = NULL, *each;
     int i;
 
     for (i = 0; i < queries->nelts; i++) {
         const cp_answer *answer = APR_ARRAY_IDX(queries, i, cp_query).answer;
 
-        if (!answer || !answer->update_seq || (seq && strcmp(seq, answer->update_seq))) {
+        if (!answer || !answer->update_seq) {
             return NULL;
         }
-        seq = answer->update_seq;
+        each = cp_seq_canonical(pool, answer->update_seq);
+        if (seq && strcmp(seq, each)) {
+            return NULL;
+        }
+        seq = each;
     }
     return seq;
 }

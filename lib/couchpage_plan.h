@@ -277,10 +277,11 @@ int cp_plan_widen(apr_pool_t *pool, const cp_plan *plan, const cp_token *start,
  * does not emit. Adds no request. */
 void cp_plan_ask_seq(const cp_plan *plan, const apr_array_header_t *waiting);
 
-/* The sequence of a page's answered queries: their update_seq when every
- * one carries one and all are equal (in a cluster each may come from other
- * copies of a shard: then none), else NULL. */
-const char *cp_plan_seq(const apr_array_header_t *queries);
+/* The sequence of a page's answered queries: their update_seq, in one
+ * spelling (cp_seq_canonical), when every one carries one and all are
+ * equal (in a cluster each may come from other copies of a shard: then
+ * none), else NULL. */
+const char *cp_plan_seq(apr_pool_t *pool, const apr_array_header_t *queries);
 
 /* One query that reads no rows (role CP_QUERY_RANGE_START: limit=0 from
  * the range's start, never refused) asking update_seq=true: what a page's

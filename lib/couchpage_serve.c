@@ -406,7 +406,7 @@ static const cp_fault *serve_view(const serving *s, const cp_source *src, const 
     } while (cp_plan_widen(s->pool, &plan, from, cp_page_assemble(s->pool, &answers,
                                                                   &served->page)));
     served->view = src->view;
-    served->seq = src->update_seq ? cp_plan_seq(queries) : NULL;
+    served->seq = src->update_seq ? cp_plan_seq(s->pool, queries) : NULL;
     return NULL;
 }
 

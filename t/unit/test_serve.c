@@ -11,6 +11,7 @@
 
 #include "couchpage_find.h"
 #include "couchpage_fresh.h"
+#include "couchpage_seq.h"
 #include "couchpage_serve.h"
 #include "couchpage_token.h"
 
@@ -1364,6 +1365,51 @@ static void fresh_unchanged_page_reads_no_rows(void **state)
     assert_string_equal(cp_fresh_etag(pool, &fresh, content), content);
 }
 
+/* CouchDB 3.4.3's packed sequences of one state, its two shards listed in
+ * either order, and of another state. */
+#define SEQ_AB "\"11-g1AAAABheJzLYWBgYMpgTmEQS84vTc5ISTIyMzI0cDA0MtczAELDHJB8HguQZGgAUv-BICuRhZCGRIakerBK9iwAiA8aTw\""
+#define SEQ_BA "\"11-g1AAAABheJzLYWBgYMpgTmEQS84vTc5ISTIyMzI0cDA0MtczAELDHJB8IkNS_f___7MS2QmpzGMBkgwNQOo_WANLFgCuVxpP\""
+#define SEQ_8 "\"8-g1AAAABheJzLYWBgYMpgTmEQS84vTc5ISTIyMzI0cDA0MtczAELDHJB8HguQZGgAUv-BICuRhZCGRIakeojKLACICRpM\""
+
+static void fresh_packed_sequences_in_one_spelling(void **state)
+{
+    fake *f = ten_rows();
+    location *l = location_of(f, VIEW_URL, 3, 0);
+    const char *ab = cp_seq_canonical(pool, apr_pstrndup(pool, SEQ_AB + 1, strlen(SEQ_AB) - 2));
+    const char *ba = cp_seq_canonical(pool, apr_pstrndup(pool, SEQ_BA + 1, strlen(SEQ_BA) - 2));
+    const char *other = cp_seq_canonical(pool, apr_pstrndup(pool, SEQ_8 + 1, strlen(SEQ_8) - 2));
+    const char *tag, *content = "\"c0ntentDigest\"", *next;
+    cp_fresh fresh;
+
+    (void)state;
+    assert_string_equal(ab, ba);
+    assert_true(!strncmp(ab, "11-s", 4));
+    assert_string_not_equal(ab, other);
+    /* what is no packed list stays as it is */
+    assert_string_equal(cp_seq_canonical(pool, "42"), "42");
+    assert_string_equal(cp_seq_canonical(pool, "7-g1AAAA"), "7-g1AAAA");
+    assert_string_equal(cp_seq_canonical(pool, "x-g1AAAABheJzLYWBgYMpgTmEQ"), "x-g1AAAABheJzLYWBgYMpgTmEQ");
+    assert_string_equal(cp_seq_canonical(pool, "11-g1AAAABheJzLYWBgYMpgTmEQS84vTc5ISTIyMzI0"),
+                        "11-g1AAAABheJzLYWBgYMpgTmEQS84vTc5ISTIyMzI0");
+    /* the page sealed with one order verifies with the other */
+    f->view_seq = SEQ_AB;
+    tag = sealed_tag(l, NULL, content);
+    f->view_seq = SEQ_BA;
+    assert_null(serve_fresh(l, NULL, tag, &fresh));
+    assert_true(fresh.not_modified);
+    /* a batch whose answers differ only by order: sealed */
+    next = apr_pstrdup(pool, page_at(l, NULL)->next);
+    f->odd_role = CP_QUERY_BACKWARD + 1;
+    f->odd_seq = SEQ_AB;
+    assert_null(serve_fresh(l, next, NULL, &fresh));
+    assert_non_null(fresh.seq);
+    /* another state: the page again */
+    f->odd_role = 0;
+    f->view_seq = SEQ_8;
+    assert_null(serve_fresh(l, NULL, tag, &fresh));
+    assert_false(fresh.not_modified);
+}
+
 /* A page that shows documents: the view's sequence does not move for an
  * edit of a field it does not emit, so the database's is read, before the
  * page and only for a revalidation. */
@@ -1531,6 +1577,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         UNIT_TEST(fresh_unchanged_page_reads_no_rows),
         UNIT_TEST(fresh_documents_read_the_database),
+        UNIT_TEST(fresh_packed_sequences_in_one_spelling),
         UNIT_TEST(fresh_forged_tags_get_the_page),
         UNIT_TEST(fresh_not_where_the_index_lags),
         UNIT_TEST(fresh_find_location),
