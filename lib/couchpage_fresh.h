@@ -11,8 +11,9 @@
  *    documents; or _all_docs): the view's update_seq, which every query of
  *    the page asks with update_seq=true (no request more), taken from the
  *    answers the rows came from (cp_plan_seq: in a cluster, the shard
- *    copies that answered, named in the packed sequence), so every page is
- *    sealed; a sealed tag is checked by one limit=0 query of the view;
+ *    copies that answered, named in the packed sequence, spelt one way:
+ *    cp_seq_canonical), so every page is sealed; a sealed tag is checked
+ *    by one limit=0 query of the view;
  *  - a page that shows documents (include_docs, _find): the database's
  *    update_seq, which an edit of any document moves (the view's does not
  *    move for an edit the view does not emit), read by a GET of the
