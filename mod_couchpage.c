@@ -22,6 +22,7 @@
 #include "http_request.h"
 #include "apr_strings.h"
 
+#include "couchpage_fresh.h"
 #include "couchpage_serve.h"
 #include "mod_couchpage_request.h"
 #include "mod_couchpage_backend.h"
@@ -33,6 +34,54 @@
 #include "mod_couchpage_version.h"
 
 #define HANDLER_NAME "couchpage"
+
+/* The key that seals a page's ETag to a sequence (couchpage_fresh.h):
+ * the same from every server that reads the same configuration, so that
+ * they give a page the same tag, and another whenever the configuration
+ * changes: a digest of the module's version, every directive read (name
+ * and arguments, in order, sections nested: the tree mod_info shows) and
+ * the token secrets (whose file: content the tree does not hold). Made in
+ * the parent after each reading of the configuration, so that every child
+ * has it; NULL when libcrypto fails (pages then go without a seal). What a
+ * .htaccess file sets is not in the tree: the seal binds each value it may
+ * set (couchpage_fresh_request). */
+static unsigned char fresh_key_bytes[CP_FRESH_KEY_LEN];
+static const unsigned char *fresh_key;
+
+static void directives_text(apr_array_header_t *out, const ap_directive_t *d)
+{
+    for (; d; d = d->next) {
+        APR_ARRAY_PUSH(out, const char *) =
+            apr_psprintf(out->pool, "%" APR_SIZE_T_FMT ":%s%" APR_SIZE_T_FMT ":%s%s",
+                         strlen(d->directive), d->directive, d->args ? strlen(d->args) : 0,
+                         d->args ? d->args : "", d->first_child ? "{" : ";");
+        if (d->first_child) {
+            directives_text(out, d->first_child);
+            APR_ARRAY_PUSH(out, const char *) = "}";
+        }
+    }
+}
+
+static int make_fresh_key(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
+                          server_rec *s)
+{
+    apr_array_header_t *text = apr_array_make(ptemp, 256, sizeof(const char *));
+    const char *secrets = couchpage_token_secrets();
+
+    APR_ARRAY_PUSH(text, const char *) = "mod_couchpage " COUCHPAGE_VERSION "\n";
+    APR_ARRAY_PUSH(text, const char *) = secrets ? apr_psprintf(ptemp, "%" APR_SIZE_T_FMT
+                                                                ":%s", strlen(secrets),
+                                                                secrets) : "-";
+    directives_text(text, ap_conftree);
+    fresh_key = cp_fresh_derive_key(apr_array_pstrcat(ptemp, text, 0), fresh_key_bytes)
+                ? fresh_key_bytes : NULL;
+    if (!fresh_key) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, CPLOGNO(0381) "no key for the ETags' "
+                     "seals (libcrypto failed): pages are revalidated by their content "
+                     "only");
+    }
+    return OK;
+}
 
 /* What the location cannot serve whatever the request asks: a method
  * other than GET (and HEAD), or a merged configuration at fault (what
@@ -86,7 +135,9 @@ static int serve_page(request_rec *r, couchpage_backend_stats *stats)
     cp_request asked;
     cp_source source;
     cp_served served;
+    cp_fresh fresh;
 
+    memset(&fresh, 0, sizeof(fresh));
     fault = location_fault(r, conf);
     if (!fault) {
         fault = couchpage_read_request(r, conf, &req, &source, &spec);
@@ -100,10 +151,11 @@ static int serve_page(request_rec *r, couchpage_backend_stats *stats)
         asked.args = &req.args;
         asked.count = req.count;
         asked.prefer = apr_table_get(r->headers_in, "Prefer");
-        fault = cp_serve(r->pool, &source, &asked, &transport, &served);
+        couchpage_fresh_request(r, conf, &req, fresh_key, &fresh);
+        fault = cp_fresh_serve(r->pool, &source, &asked, &transport, &fresh, &served);
     }
     return fault ? couchpage_send_fault(r, stats, fault)
-                 : couchpage_send_page(r, conf, &req, &served, stats);
+                 : couchpage_send_page(r, conf, &req, &served, &fresh, stats);
 }
 
 int couchpage_handler(request_rec *r)
@@ -144,6 +196,7 @@ static void register_hooks(apr_pool_t *p)
     couchpage_child_register();
     couchpage_status_register();
     ap_hook_post_config(announce_version, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_post_config(make_fresh_key, NULL, NULL, APR_HOOK_MIDDLE);
     /* first: before core's lookup finds what a .htaccess template may not read */
     ap_hook_expr_lookup(couchpage_expr_lookup, NULL, NULL, APR_HOOK_FIRST);
     ap_hook_check_config(couchpage_check_config, NULL, NULL, APR_HOOK_MIDDLE);

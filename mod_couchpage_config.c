@@ -453,6 +453,22 @@ static const char *set_max_links(cmd_parms *cmd, void *dirconf, const char *arg)
     return NULL;
 }
 
+/* The token secrets as read (each resolved: as written, or file:PATH's
+ * content), length-prefixed, for the ETag's key (couchpage_token_secrets):
+ * in the configuration's pool, forgotten with it. */
+static const char *secrets_read;
+
+static apr_status_t forget_secrets(void *unused)
+{
+    secrets_read = NULL;
+    return APR_SUCCESS;
+}
+
+const char *couchpage_token_secrets(void)
+{
+    return secrets_read;
+}
+
 static const char *set_token_secret(cmd_parms *cmd, void *dirconf, const char *secret,
                                     const char *previous)
 {
@@ -469,6 +485,13 @@ static const char *set_token_secret(cmd_parms *cmd, void *dirconf, const char *s
                                                          &previous)) != NULL)) {
         return reason;
     }
+    if (!secrets_read) {
+        apr_pool_cleanup_register(cmd->pool, &secrets_read, forget_secrets,
+                                  apr_pool_cleanup_null);
+    }
+    secrets_read = apr_psprintf(cmd->pool, "%s%" APR_SIZE_T_FMT ":%s%" APR_SIZE_T_FMT ":%s",
+                                secrets_read ? secrets_read : "", strlen(secret), secret,
+                                previous ? strlen(previous) : 0, previous ? previous : "");
     /* derived once, here in the config pool: a page only encrypts */
     reason = cp_seal_keys_derive(cmd->pool, secret, previous, &conf->token_key,
                                  &conf->previous_token_key);

@@ -23,4 +23,8 @@ void *couchpage_merge_dir_conf(apr_pool_t *p, void *basev, void *addv);
  * other). */
 int couchpage_links_shown(const couchpage_dir_conf *conf);
 
+/* Every CouchPageTokenSecret read with this configuration (its secrets,
+ * resolved), for the key of the pages' ETags; NULL: none. */
+const char *couchpage_token_secrets(void);
+
 #endif

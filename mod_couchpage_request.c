@@ -408,47 +408,60 @@ static void set_link_header(request_rec *r, const cp_page *page, const cp_links 
     apr_table_setn(r->headers_out, "Link", value);
 }
 
+/* A 304, with the ETag and Cache-Control RFC 9110 keeps on it. Not
+ * returned from the handler: httpd would answer it as an error response,
+ * without those headers, and past the filters of a cache in front
+ * (mod_cache), which then could not refresh its copy. So it goes down the
+ * filters as httpd's own default handler sends a body: the status, then
+ * EOS. */
+static int send_not_modified(request_rec *r, const couchpage_dir_conf *conf, const char *etag)
+{
+    apr_bucket_brigade *bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+
+    apr_table_setn(r->headers_out, "ETag", etag);
+    if (conf->cache_control) {
+        apr_table_setn(r->headers_out, "Cache-Control", conf->cache_control);
+    }
+    r->status = HTTP_NOT_MODIFIED;
+    APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(r->connection->bucket_alloc));
+    return ap_pass_brigade(r->output_filters, bb) == APR_SUCCESS ? OK : AP_FILTER_ERROR;
+}
+
 /* A page is answered with its validator (an ETag of the body, or of the
- * revisions of the documents it copies whole: cp_render_etag) and the
- * location's Cache-Control; a client or cache that holds the same body
- * gets 304 (If-None-Match, compared weakly for GET and HEAD as RFC 9110
- * says; httpd's ap_meets_conditions). A page included into another has
- * neither: the including page's conditions are not its own. */
+ * revisions of the documents it copies whole: cp_render_etag; sealed with
+ * a sequence when one was read: cp_fresh_etag) and the
+ * location's Cache-Control; a client or cache that holds the same content
+ * gets 304 (If-None-Match by its content digest, compared weakly for GET
+ * and HEAD as RFC 9110 says: cp_fresh_matches; the other conditions as
+ * httpd's ap_meets_conditions weighs them). A page included into another
+ * has neither: the including page's conditions are not its own. */
 static int send_page_body(request_rec *r, const couchpage_dir_conf *conf,
                           const char *content_type, const char *body,
-                          const apr_array_header_t *revisions)
+                          const apr_array_header_t *revisions, const cp_fresh *fresh)
 {
     if (!r->main) {
-        const char *etag = cp_render_etag(r->pool, body, revisions);
+        const char *etag = cp_fresh_etag(r->pool, fresh, cp_render_etag(r->pool, body,
+                                                                         revisions));
         int status;
 
         /* without a digest (libcrypto failed), the page goes without a
          * validator: never a header without a value */
-        if (etag) {
-            apr_table_setn(r->headers_out, "ETag", etag);
-        }
-        else {
+        if (!etag) {
             ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, CPLOGNO(0182)
                           "no ETag for %s: libcrypto could not digest the page", r->uri);
+        }
+        else if (cp_fresh_matches(apr_table_get(r->headers_in, "If-None-Match"), etag)) {
+            return send_not_modified(r, conf, etag);
+        }
+        else {
+            apr_table_setn(r->headers_out, "ETag", etag);
         }
         if (conf->cache_control) {
             apr_table_setn(r->headers_out, "Cache-Control", conf->cache_control);
         }
         status = ap_meets_conditions(r);
         if (status == HTTP_NOT_MODIFIED) {
-            /* a response, not an error: returned from the handler, httpd
-             * would answer it as an error response, without the ETag and
-             * Cache-Control RFC 9110 keeps on a 304, and past the filters
-             * of a cache in front (mod_cache), which then could not
-             * refresh its copy. So it goes down the filters as httpd's
-             * own default handler sends a body: the status, then EOS. */
-            apr_bucket_brigade *bb = apr_brigade_create(r->pool,
-                                                        r->connection->bucket_alloc);
-
-            r->status = status;
-            APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(r->connection->bucket_alloc));
-            return ap_pass_brigade(r->output_filters, bb) == APR_SUCCESS ? OK
-                                                                         : AP_FILTER_ERROR;
+            return send_not_modified(r, conf, etag);
         }
         if (status != OK) {
             return status;
@@ -460,7 +473,8 @@ static int send_page_body(request_rec *r, const couchpage_dir_conf *conf,
 /* The page: its tokens sealed, its Link header, its body in req's format
  * with its ETag (or 304) and Cache-Control. */
 static int answer_page(request_rec *r, const couchpage_dir_conf *conf,
-                       const couchpage_page_request *req, cp_served *served)
+                       const couchpage_page_request *req, cp_served *served,
+                       const cp_fresh *fresh)
 {
     cp_page *page = &served->page;
     cp_links links;
@@ -497,11 +511,11 @@ static int answer_page(request_rec *r, const couchpage_dir_conf *conf,
         if (!body) {
             return answer_fault(r, cp_fault_config(r->pool, r->uri, reason));
         }
-        return send_page_body(r, conf, HTML_TYPE, body, NULL);
+        return send_page_body(r, conf, HTML_TYPE, body, NULL, fresh);
     }
     apr_table_setn(r->headers_out, "Content-Range", cp_count_content_range(r->pool, page));
     body = cp_render_json(r->pool, page, &links, conf->fields, &revisions);
-    return send_page_body(r, conf, JSON_TYPE, body, revisions);
+    return send_page_body(r, conf, JSON_TYPE, body, revisions, fresh);
 }
 
 /* How many of the page's rows came from the given answers. */
@@ -598,14 +612,57 @@ int couchpage_send_fault(request_rec *r, const couchpage_backend_stats *stats,
     return answer_fault(r, fault);
 }
 
+void couchpage_fresh_request(request_rec *r, const couchpage_dir_conf *conf,
+                             const couchpage_page_request *req, const unsigned char *key,
+                             cp_fresh *fresh)
+{
+    const char *words = "";
+    int i;
+
+    memset(fresh, 0, sizeof(*fresh));
+    if (r->main || !key || (req->format == CP_FORMAT_HTML && conf->item_template)) {
+        return;
+    }
+    fresh->key = key;
+    fresh->if_none_match = apr_table_get(r->headers_in, "If-None-Match");
+    if (req->format == CP_FORMAT_HTML) {
+        for (i = 0; i < CP_WORD_COUNT; i++) {
+            words = apr_psprintf(r->pool, "%s%" APR_SIZE_T_FMT ":%s", words,
+                                 conf->words[i] ? strlen(conf->words[i]) : 0,
+                                 conf->words[i] ? conf->words[i] : "");
+        }
+    }
+    fresh->context = apr_psprintf(r->pool, "%s %s:%u %s %s:%d %s %d %s %" APR_SIZE_T_FMT
+                                  ":%s %s", r->hostname ? r->hostname : "",
+                                  r->server->server_hostname ? r->server->server_hostname : "",
+                                  r->server->port, conf->view_section ? conf->view_section : "",
+                                  conf->view_where ? conf->view_where->filename : "",
+                                  conf->view_where ? conf->view_where->line_num : 0,
+                                  cp_format_name(req->format), req->chosen_format,
+                                  req->links_path, conf->item_where && conf->item_where->args
+                                  ? strlen(conf->item_where->args) : 0,
+                                  conf->item_where && conf->item_where->args
+                                  ? conf->item_where->args : "", words);
+}
+
 int couchpage_send_page(request_rec *r, const couchpage_dir_conf *conf,
                         const couchpage_page_request *req, cp_served *served,
-                        const couchpage_backend_stats *stats)
+                        const cp_fresh *fresh, const couchpage_backend_stats *stats)
 {
     int status;
 
+    if (fresh->not_modified) {
+        log_backend_requests(r, stats, NULL);
+        status = send_not_modified(r, conf, fresh->etag);
+        if (APLOGrdebug(r)) {
+            ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, CPLOGNO(0152)
+                          "page of %s: answered 304 Not Modified from its "
+                          "sequence, ETag %s", r->uri, fresh->etag);
+        }
+        return status;
+    }
     log_backend_requests(r, stats, &served->page);
-    status = answer_page(r, conf, req, served);
+    status = answer_page(r, conf, req, served, fresh);
     log_page(r, conf, &served->page, status == OK ? r->status : status);
     return status;
 }

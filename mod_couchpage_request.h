@@ -12,6 +12,7 @@
 #include "mod_couchpage_config.h"
 #include "couchpage_page.h"
 #include "couchpage_serve.h"
+#include "couchpage_fresh.h"
 
 /* One request for a page, as the client asks it. */
 typedef struct {
@@ -37,11 +38,22 @@ const cp_fault *couchpage_read_request(request_rec *r, const couchpage_dir_conf 
 int couchpage_send_fault(request_rec *r, const couchpage_backend_stats *stats,
                          const cp_fault *fault);
 
-/* The page: its tokens sealed, its Link header, its body in req's format
- * with its ETag (or 304) and Cache-Control; the debug log's lines of its
- * backend requests and of the page. */
+/* What cp_fresh_serve takes of the request (couchpage_fresh.h): key (this
+ * configuration's, NULL: none) where the page gets an ETag and its bytes
+ * are the core's (not an item template's, which may read anything of the
+ * request), the If-None-Match, and the context the seal binds besides the
+ * source: the host, the location, the format, the links' path, the item
+ * and words of an HTML page (which .htaccess may set). */
+void couchpage_fresh_request(request_rec *r, const couchpage_dir_conf *conf,
+                             const couchpage_page_request *req, const unsigned char *key,
+                             cp_fresh *fresh);
+
+/* The page (or, fresh->not_modified, the 304 cp_fresh_serve decided): its
+ * tokens sealed, its Link header, its body in req's format with its ETag
+ * (or 304) and Cache-Control; the debug log's lines of its backend
+ * requests and of the page. */
 int couchpage_send_page(request_rec *r, const couchpage_dir_conf *conf,
                         const couchpage_page_request *req, cp_served *served,
-                        const couchpage_backend_stats *stats);
+                        const cp_fresh *fresh, const couchpage_backend_stats *stats);
 
 #endif

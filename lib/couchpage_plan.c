@@ -9,6 +9,7 @@
 #include "couchpage_plan.h"
 #include "couchpage_json.h"
 #include "couchpage_response.h"
+#include "couchpage_seq.h"
 
 #include <apr_escape.h>
 #include <apr_strings.h>
@@ -84,6 +85,7 @@ const char *cp_plan_init(apr_pool_t *pool, cp_plan *plan, const cp_view *view,
     plan->count = count;
     plan->links = links;
     plan->partition = partition;
+    plan->update_seq = 0;
     return cp_plan_index_url(pool, view, partition, &plan->index_url);
 }
 
@@ -818,4 +820,43 @@ const char *cp_plan_check_start(apr_pool_t *pool, const cp_plan *plan,
         }
     }
     return NULL;
+}
+
+void cp_plan_ask_seq(const cp_plan *plan, const apr_array_header_t *waiting)
+{
+    int i;
+
+    for (i = 0; plan->update_seq && i < waiting->nelts; i++) {
+        set_param(APR_ARRAY_IDX(waiting, i, const cp_query *)->params, "update_seq",
+                  json_true());
+    }
+}
+
+const char *cp_plan_seq(apr_pool_t *pool, const apr_array_header_t *queries)
+{
+    const char *seq = NULL, *each;
+    int i;
+
+    for (i = 0; i < queries->nelts; i++) {
+        const cp_answer *answer = APR_ARRAY_IDX(queries, i, cp_query).answer;
+
+        if (!answer || !answer->update_seq) {
+            return NULL;
+        }
+        each = cp_seq_canonical(pool, answer->update_seq);
+        if (seq && strcmp(seq, each)) {
+            return NULL;
+        }
+        seq = each;
+    }
+    return seq;
+}
+
+apr_array_header_t *cp_plan_seq_probe(apr_pool_t *pool, const cp_plan *plan)
+{
+    apr_array_header_t *queries = apr_array_make(pool, 1, sizeof(cp_query));
+
+    add_range_start_probe(pool, plan, queries);
+    set_param(APR_ARRAY_IDX(queries, 0, cp_query).params, "update_seq", json_true());
+    return queries;
 }

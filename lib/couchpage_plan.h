@@ -34,6 +34,8 @@ typedef struct {
     const json_t *high_key;
     int count;             /* rows per page */
     int links;             /* pages linked either side, 0 for prev/next only */
+    int update_seq;        /* every query asks update_seq=true (cp_plan_ask_seq): the
+                              page's sequence (cp_plan_seq); 0 from cp_plan_init */
 } cp_plan;
 
 /* Whether LOW and HIGH (JSON text, or NULL for an open side) can bound the
@@ -276,6 +278,25 @@ const char *cp_plan_overfull(apr_pool_t *pool, const apr_array_header_t *queries
 #define CP_PLAN_MAX_WIDENINGS 3
 int cp_plan_widen(apr_pool_t *pool, const cp_plan *plan, const cp_token *start,
                   cp_query *query);
+
+/* Where plan->update_seq is set, each waiting query (const cp_query *)
+ * asks update_seq=true too: CouchDB then tells, in each answer (a
+ * multi-query POST's results too), the sequence of the view index its rows
+ * came from, which moves when an emitted key or value changes (a row
+ * written, edited or deleted), not for a document edited where the view
+ * does not emit. Adds no request. */
+void cp_plan_ask_seq(const cp_plan *plan, const apr_array_header_t *waiting);
+
+/* The sequence of a page's answered queries: their update_seq, in one
+ * spelling (cp_seq_canonical), when every one carries one and all are
+ * equal (in a cluster each may come from other copies of a shard: then
+ * none), else NULL. */
+const char *cp_plan_seq(apr_pool_t *pool, const apr_array_header_t *queries);
+
+/* One query that reads no rows (role CP_QUERY_RANGE_START: limit=0 from
+ * the range's start, never refused) asking update_seq=true: what a page's
+ * sequence is now, by the same index and partition its rows come from. */
+apr_array_header_t *cp_plan_seq_probe(apr_pool_t *pool, const cp_plan *plan);
 
 /* The rows a query passes over with skip (0 without). */
 int cp_plan_skip(const cp_query *query);

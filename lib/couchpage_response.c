@@ -408,7 +408,7 @@ static int answer_opens(reader *rd, const cp_sj_value *v)
 }
 
 /* A member of the answer: the rows array (the last counts, as a JSON
- * parser keeps it), total_rows, offset. */
+ * parser keeps it), total_rows, offset, update_seq. */
 static int answer_member(reader *rd, const cp_sj_value *v)
 {
     cp_answer *answer = rd->answer;
@@ -438,6 +438,14 @@ static int answer_member(reader *rd, const cp_sj_value *v)
     }
     else if (same_name(v->name, v->name_len, "offset")) {
         answer->offset = count_of(v);
+    }
+    else if (same_name(v->name, v->name_len, "update_seq")) {
+        /* the sequence of the index the rows came from: CouchDB's a string
+         * (packed in a cluster), pouchdb-server's a number */
+        answer->update_seq = v->kind == CP_SJ_STRING
+                             ? apr_pstrmemdup(rd->pool, v->string, v->string_len)
+                             : v->kind == CP_SJ_NUMBER_VALUE
+                             ? apr_pstrmemdup(rd->pool, v->text, v->len) : NULL;
     }
     return 0;
 }

@@ -99,6 +99,8 @@ struct cp_answer {
     apr_size_t node_capacity;
     const json_t **keys;      /* each row's key once decoded (cp_row_key) */
     const char *warning;      /* a _find answer's warning, decoded; NULL: none */
+    const char *update_seq;   /* a view answer's update_seq (asked with update_seq=true):
+                                 a string's value, a number's text; NULL: none */
 };
 
 /* Reads one view response, text[0..len) followed by CP_RESPONSE_PADDING

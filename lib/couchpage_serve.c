@@ -172,9 +172,11 @@ static const cp_fault *ask(const serving *s, const cp_source *src, const cp_plan
     cp_transport_failure failure;
     const apr_array_header_t *asked = cp_plan_waiting(s->pool, queries), *alone;
     const char *reason;
-    int ok = s->tr->ask(s->tr->baton, plan->view->backend, plan->index_url, with_docid,
-                        asked, 0, &answers, &failure);
+    int ok;
 
+    cp_plan_ask_seq(plan, asked);
+    ok = s->tr->ask(s->tr->baton, plan->view->backend, plan->index_url, with_docid, asked, 0,
+                    &answers, &failure);
     if (ok) {
         cp_plan_take_answers(queries, &answers);
         alone = cp_plan_ask_alone(s->pool, queries, &answers);
@@ -289,6 +291,7 @@ static const cp_fault *serve_view(const serving *s, const cp_source *src, const 
     }
     reason = cp_plan_init(s->pool, &plan, src->view, src->partition, src->low, src->high,
                           s->req->count, src->links);
+    plan.update_seq = src->update_seq;
     /* bounds merged from several sections, or yielded by expressions, are
      * the configuration's fault; a partition name may be the client's */
     if (reason && cp_plan_check_range(s->pool, src->view, src->low, src->high)) {
@@ -321,6 +324,7 @@ static const cp_fault *serve_view(const serving *s, const cp_source *src, const 
     } while (cp_plan_widen(s->pool, &plan, from, cp_page_assemble(s->pool, &answers,
                                                                   &served->page)));
     served->view = src->view;
+    served->seq = src->update_seq ? cp_plan_seq(s->pool, queries) : NULL;
     return NULL;
 }
 

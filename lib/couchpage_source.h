@@ -60,6 +60,8 @@ typedef struct cp_source {
     cp_count_policy count;  /* CouchPageCount: what a _find location's count may read */
     int jump_reach;         /* CouchPageJumpReach: ?page=N reads this many pages from
                                either end (couchpage_jump) */
+    int update_seq;         /* a view location's queries ask update_seq=true: the
+                               page's sequence in cp_served.seq (cp_plan_ask_seq) */
 } cp_source;
 
 /* The request's own: its arguments (args.start: the token as sent) and
@@ -80,6 +82,9 @@ typedef struct {
     const char *binding;    /* what its tokens are sealed to */
     const char *preference_applied; /* Preference-Applied's value; NULL: none */
     int prefer_varies;      /* the page's count depends on the Prefer header */
+    const char *seq;        /* with source->update_seq, a view location's page: the
+                               update_seq its every answer carried (cp_plan_seq);
+                               NULL: none, or they differed */
 } cp_served;
 
 #endif

@@ -493,7 +493,14 @@ sub projected_rows {
         my ($tag) = @_;
         return Apache::TestRequest::GET('/pass/etag/', Accept => 'application/json', 'If-None-Match' => $tag);
     };
-    my $etag_of = sub { my $res = $conditional->('"none"'); return $res->code == 200 ? $res->header('ETag') // '(none)' : $res->code };
+    # the tag's digest: a conditional GET's tag is sealed with the
+    # database's sequence too (t/api/36_revalidate.t), which this leaves out
+    my $etag_of = sub {
+        my $res = $conditional->('"none"');
+        return $res->code if $res->code != 200;
+        (my $tag = $res->header('ETag') // '(none)') =~ s/\.[A-Za-z0-9_-]{22}"$/"/;
+        return $tag;
+    };
     # edits a document: its text, and so a new _rev
     my $edit = sub {
         my ($id) = @_;

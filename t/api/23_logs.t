@@ -191,7 +191,13 @@ for my $case (['/logs/debug/', 'sealed'], ['/logs/debug-plain/', 'plain'], ['/lo
              "page $n: its line says where it is ($position), the tokens issued, the ETag");
         my ($again, @again_lines) = request_lines($path, 'If-None-Match' => $etag);
         is($again->code, 304, "page $n again with its ETag: 304");
-        ok(scalar(grep { /CP0151: page of \Q$location\E: .*; ETag \Q$etag\E; answered 304 Not Modified$/ } @again_lines),
+        # the 304's tag: the page's digest, sealed with a sequence: the
+        # page read again (CP0151), or, where the page's tag was sealed
+        # already (a view's rows), its sequence alone (CP0152;
+        # t/api/36_revalidate.t)
+        my $unquoted = substr($etag, 0, -1);
+        ok(scalar(grep { /CP0151: page of \Q$location\E: .*; ETag \Q$unquoted\E(?:\.[A-Za-z0-9_-]{22})?"; answered 304 Not Modified$/
+                         || /CP0152: page of \S+: answered 304 Not Modified from its sequence, ETag \Q$etag\E$/ } @again_lines),
            '... and its line says so') or diag join "\n", @again_lines;
         $start = $body->{next} // '';
         $path = "$location?start=" . uri_escape($start);

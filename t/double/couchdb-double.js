@@ -588,6 +588,7 @@ class Db {
     this.docs = new Map();
     this.seq = 0;
     this.indexCache = new Map();
+    this.viewSeqs = new Map();
     this.allDocsCache = null;
     this.created = Date.now();
   }
@@ -962,10 +963,20 @@ function buildDdocIndex(db, ddoc, logger) {
   return { opts, views: result, ctx };
 }
 
+// A view's update_seq (couch_mrview's #mrview.update_seq): the database's
+// sequence when the view's rows (ids, keys, values) last changed, not when a
+// document was written whose rows stayed the same.
 function getDdocIndex(db, ddoc, logger) {
   const cached = db.indexCache.get(ddoc.id);
   if (cached && cached.seq === db.seq) return cached.value;
   const value = buildDdocIndex(db, ddoc, logger);
+  for (const [name, view] of value.views) {
+    const fp = md5hex(view.index.entries.map((e) => e.id + '\u0000' + e.keyJson + '\u0000' + e.valJson.join('\u0000')).join('\u0001'));
+    const key = ddoc.id + '\u0000' + name;
+    const last = db.viewSeqs.get(key);
+    if (!last || last.fp !== fp) db.viewSeqs.set(key, { fp, seq: db.seq });
+    view.updateSeq = db.viewSeqs.get(key).seq;
+  }
   db.indexCache.set(ddoc.id, { seq: db.seq, value });
   return value;
 }
@@ -1686,7 +1697,7 @@ function runView(prepared) {
         rows.push(json + '}');
       }
     }
-    return { kind: 'map', meta: { total: meta.total, offset: meta.offset, updateSeq: a.updateSeq ? db.seq : undefined }, rows };
+    return { kind: 'map', meta: { total: meta.total, offset: meta.offset, updateSeq: a.updateSeq ? view.updateSeq : undefined }, rows };
   }
   // Reduce: couch_btree:fold_reduce groups consecutive rows whose keys are
   // equal under the view's collation (or whose first group_level elements
@@ -1725,7 +1736,7 @@ function runView(prepared) {
     const value = runReduce(view.def, dindex.ctx, g.rows);
     rows.push('{"key":' + encodeJson(groupKey(g.first)) + ',"value":' + encodeJson(value) + '}');
   }
-  return { kind: 'red', meta: { updateSeq: a.updateSeq ? db.seq : undefined }, rows };
+  return { kind: 'red', meta: { updateSeq: a.updateSeq ? view.updateSeq : undefined }, rows };
 }
 
 // ---- _all_docs ----

@@ -432,13 +432,14 @@ sub reap_process {
 # An httpd of the test's own, in the directory ROOT, on a free loopback port:
 # the event MPM, mod_authz_core, the httpd modules named (mod_NAME.so from
 # apxs -q LIBEXECDIR), the built mod_couchpage, the module's lines at info
-# in ROOT/error_log, and CONF. Returns (port, pid).
+# in ROOT/error_log, and CONF. Returns (port, pid). Option port => P: on
+# port P (an own httpd's, stopped: the same configuration again).
 #   start_own_httpd($root, [qw(proxy proxy_http)], qq{<Location "/x/">...</Location>\n})
 sub start_own_httpd {
-    my ($root, $modules, $conf) = @_;
+    my ($root, $modules, $conf, %opt) = @_;
     my $vars = Apache::Test::vars();
     chomp(my $libexec = `'$vars->{apxs}' -q LIBEXECDIR 2>/dev/null` || '/usr/lib/apache2/modules');
-    my $port = free_port();
+    my $port = $opt{port} // free_port();
     mkdir $root;
     open my $fh, '>', "$root/httpd.conf" or die "$root/httpd.conf: $!\n";
     print $fh qq{ServerRoot "$root"\nServerName localhost\nListen 127.0.0.1:$port\n},

@@ -12,6 +12,8 @@
 #include <apr_strings.h>
 
 #include "couchpage_find.h"
+#include "couchpage_fresh.h"
+#include "couchpage_seq.h"
 #include "couchpage_serve.h"
 #include "couchpage_token.h"
 
@@ -40,8 +42,16 @@ typedef struct {
     cp_transport_failure probe_fail; /* reads of the next key fail so, when its status */
     const char *probe;          /* the last read of the next key */
     const char *edit;           /* ... this document replaces the one of its _id */
-    int asks, asked_alone, finds, gets, posts, probes;
     const char *last_find; /* the body of the last _find asked */
+    const char *seq;            /* the database's update_seq, its JSON; NULL: a GET of the
+                                   database fails (503) */
+    const char *view_seq;       /* the view's update_seq, its JSON, in every answer to a
+                                   query that asks update_seq=true; NULL: none */
+    int odd_role;               /* 1 + the role whose answer gets odd_seq instead */
+    const char *odd_seq;
+    int asks, asked_alone, finds, gets, posts, probes, db_gets;
+    int asked_seq;              /* queries that asked update_seq=true */
+    int last_limit;             /* the limit of the last query asked */
     apr_hash_t *notes, *seen;
     apr_array_header_t *log;    /* "CPnnnn level text" */
 } fake;
@@ -268,8 +278,17 @@ static int fake_ask(void *baton, const char *backend, const char *index_url, int
             answers->cut_off = 1;
             break;
         }
-        answers->of[query->role] = read_view(view_answer(f, index_url, query->params),
-                                             with_docid);
+        const char *text = view_answer(f, index_url, query->params);
+        const char *seq = f->odd_role == (int)query->role + 1 ? f->odd_seq : f->view_seq;
+
+        f->last_limit = (int)json_integer_value(json_object_get(query->params, "limit"));
+        if (json_is_true(json_object_get(query->params, "update_seq"))) {
+            f->asked_seq++;
+            /* CouchDB's members: total_rows, offset, update_seq, rows */
+            text = seq ? apr_pstrcat(pool, "{\"update_seq\":", seq, ",", text + 1, NULL)
+                       : text;
+        }
+        answers->of[query->role] = read_view(text, with_docid);
     }
     return 1;
 }
@@ -491,6 +510,18 @@ static int fake_get(void *baton, const char *url, const char **text, apr_size_t 
             edit_doc(f);
         }
         *text = fake_index_view(f, url);
+    }
+    else if (!strcmp(url, "http://couch:5984/db")) {
+        f->db_gets++;
+        if (!f->seq) {
+            failure->status = 503;
+            failure->backend_status = 0;
+            failure->reason = "the backend is unavailable";
+            failure->past_deadline = 0;
+            return 0;
+        }
+        *text = apr_psprintf(pool, "{\"db_name\":\"db\",\"update_seq\":%s,\"doc_count\":10}",
+                             f->seq);
     }
     else if (strstr(url, "/_view/")) {
         *text = "{\"total_rows\":0,\"offset\":0,\"rows\":[]}";
@@ -1891,9 +1922,328 @@ static void loggable_text_is_escaped_and_cut(void **state)
     assert_int_equal(strlen(cp_fault_loggable(pool, long_text)), 203);
 }
 
+/* --- revalidation from the database's sequence (couchpage_fresh) -------- */
+
+static const unsigned char fresh_key[CP_FRESH_KEY_LEN] = "0123456789abcdef0123456789abcdef";
+static const unsigned char other_key[CP_FRESH_KEY_LEN] = "fedcba9876543210fedcba9876543210";
+
+/* Serves the location's page at start with an If-None-Match (NULL: none):
+ * NULL, or the fault. */
+static const cp_fault *serve_fresh(location *l, const char *start, const char *inm,
+                                   cp_fresh *fresh)
+{
+    memset(fresh, 0, sizeof(*fresh));
+    fresh->key = fresh_key;
+    fresh->if_none_match = inm;
+    fresh->context = "json /t";
+    l->args.start = start;
+    return cp_fresh_serve(pool, &l->source, &l->req, &l->transport, fresh, &l->served);
+}
+
+/* The sealed tag a full page at start gets with its content tag (the
+ * If-None-Match of a client that holds that content unsealed). */
+static const char *sealed_tag(location *l, const char *start, const char *content)
+{
+    cp_fresh fresh;
+    const char *tag;
+
+    assert_null(serve_fresh(l, start, content, &fresh));
+    assert_false(fresh.not_modified);
+    assert_non_null(fresh.seq);
+    tag = cp_fresh_etag(pool, &fresh, content);
+    assert_non_null(tag);
+    assert_true(strlen(tag) > strlen(content));
+    return tag;
+}
+
+/* A view location without documents: its every page is sealed with the
+ * update_seq its own answers carry (asked with the page's queries, no
+ * request more), and a sealed tag is checked by one query that reads no
+ * rows. */
+static void fresh_unchanged_page_reads_no_rows(void **state)
+{
+    fake *f = ten_rows();
+    location *l = location_of(f, VIEW_URL, 3, 0);
+    const char *tag, *content = "\"c0ntentDigest\"", *next;
+    cp_fresh fresh;
+    int asks;
+
+    (void)state;
+    f->seq = "\"99-dbseq\"";
+    f->view_seq = "\"7-g1AAAA\"";
+    /* a plain GET: one ask, as without a seal, its query asking update_seq;
+     * no GET of the database; the tag sealed */
+    assert_null(serve_fresh(l, NULL, NULL, &fresh));
+    assert_int_equal(f->asks, 1);
+    assert_int_equal(f->asked_seq, 1);
+    assert_int_equal(f->db_gets, 0);
+    assert_int_equal(fresh.seq_reads, 0);
+    tag = cp_fresh_etag(pool, &fresh, content);
+    assert_true(strlen(tag) > strlen(content));
+    assert_true(cp_fresh_matches(tag, content));
+    assert_true(cp_fresh_matches(content, tag));
+    /* revalidated: one query of limit 0, 304 */
+    asks = f->asks;
+    assert_null(serve_fresh(l, NULL, apr_pstrcat(pool, "\"x\", ", tag, NULL), &fresh));
+    assert_true(fresh.not_modified);
+    assert_string_equal(fresh.etag, tag);
+    assert_int_equal(f->asks, asks + 1);
+    assert_int_equal(f->last_limit, 0);
+    assert_int_equal(f->db_gets, 0);
+    assert_int_equal(fresh.seq_reads, 1);
+    /* an unsealed tag reads no sequence first: the page, sealed */
+    asks = f->asks;
+    assert_string_equal(sealed_tag(l, NULL, content), tag);
+    assert_int_equal(f->asks, asks + 1);
+    /* the database's sequence is not the view's: it does not matter here */
+    f->seq = "\"100-dbseq\"";
+    assert_null(serve_fresh(l, NULL, tag, &fresh));
+    assert_true(fresh.not_modified);
+    /* a row of the view written: the whole page again (probe, page) */
+    f->view_seq = "\"8-g1AAAB\"";
+    asks = f->asks;
+    assert_null(serve_fresh(l, NULL, tag, &fresh));
+    assert_false(fresh.not_modified);
+    assert_int_equal(f->asks, asks + 2);
+    /* its content is the same: the client's tag still names it */
+    assert_true(cp_fresh_matches(tag, cp_fresh_etag(pool, &fresh, content)));
+    assert_false(cp_fresh_matches(tag, "\"an0therDigest\""));
+    /* a sequence of the same number from other copies: no 304 from it */
+    f->view_seq = "\"7-g1AAAC\"";
+    assert_null(serve_fresh(l, NULL, tag, &fresh));
+    assert_false(fresh.not_modified);
+    /* numbers (pouchdb-server's) are sequences too */
+    f->view_seq = "42";
+    tag = sealed_tag(l, NULL, content);
+    assert_null(serve_fresh(l, NULL, tag, &fresh));
+    assert_true(fresh.not_modified);
+    /* a later page's answers (forward, backward) that differ in their
+     * sequence (other copies of a shard): no seal */
+    next = apr_pstrdup(pool, page_at(l, NULL)->next);
+    assert_non_null(sealed_tag(l, next, content));
+    f->odd_role = CP_QUERY_BACKWARD + 1;
+    f->odd_seq = "\"41-other\"";
+    assert_null(serve_fresh(l, next, NULL, &fresh));
+    assert_null(fresh.seq);
+    assert_string_equal(cp_fresh_etag(pool, &fresh, content), content);
+}
+
+/* CouchDB 3.4.3's packed sequences of one state, its two shards listed in
+ * either order, and of another state. */
+#define SEQ_AB "\"11-g1AAAABheJzLYWBgYMpgTmEQS84vTc5ISTIyMzI0cDA0MtczAELDHJB8HguQZGgAUv-BICuRhZCGRIakerBK9iwAiA8aTw\""
+#define SEQ_BA "\"11-g1AAAABheJzLYWBgYMpgTmEQS84vTc5ISTIyMzI0cDA0MtczAELDHJB8IkNS_f___7MS2QmpzGMBkgwNQOo_WANLFgCuVxpP\""
+#define SEQ_8 "\"8-g1AAAABheJzLYWBgYMpgTmEQS84vTc5ISTIyMzI0cDA0MtczAELDHJB8HguQZGgAUv-BICuRhZCGRIakeojKLACICRpM\""
+
+static void fresh_packed_sequences_in_one_spelling(void **state)
+{
+    fake *f = ten_rows();
+    location *l = location_of(f, VIEW_URL, 3, 0);
+    const char *ab = cp_seq_canonical(pool, apr_pstrndup(pool, SEQ_AB + 1, strlen(SEQ_AB) - 2));
+    const char *ba = cp_seq_canonical(pool, apr_pstrndup(pool, SEQ_BA + 1, strlen(SEQ_BA) - 2));
+    const char *other = cp_seq_canonical(pool, apr_pstrndup(pool, SEQ_8 + 1, strlen(SEQ_8) - 2));
+    const char *tag, *content = "\"c0ntentDigest\"", *next;
+    cp_fresh fresh;
+
+    (void)state;
+    assert_string_equal(ab, ba);
+    assert_true(!strncmp(ab, "11-s", 4));
+    assert_string_not_equal(ab, other);
+    /* what is no packed list stays as it is */
+    assert_string_equal(cp_seq_canonical(pool, "42"), "42");
+    assert_string_equal(cp_seq_canonical(pool, "7-g1AAAA"), "7-g1AAAA");
+    assert_string_equal(cp_seq_canonical(pool, "x-g1AAAABheJzLYWBgYMpgTmEQ"), "x-g1AAAABheJzLYWBgYMpgTmEQ");
+    assert_string_equal(cp_seq_canonical(pool, "11-g1AAAABheJzLYWBgYMpgTmEQS84vTc5ISTIyMzI0"),
+                        "11-g1AAAABheJzLYWBgYMpgTmEQS84vTc5ISTIyMzI0");
+    /* the page sealed with one order verifies with the other */
+    f->view_seq = SEQ_AB;
+    tag = sealed_tag(l, NULL, content);
+    f->view_seq = SEQ_BA;
+    assert_null(serve_fresh(l, NULL, tag, &fresh));
+    assert_true(fresh.not_modified);
+    /* a batch whose answers differ only by order: sealed */
+    next = apr_pstrdup(pool, page_at(l, NULL)->next);
+    f->odd_role = CP_QUERY_BACKWARD + 1;
+    f->odd_seq = SEQ_AB;
+    assert_null(serve_fresh(l, next, NULL, &fresh));
+    assert_non_null(fresh.seq);
+    /* another state: the page again */
+    f->odd_role = 0;
+    f->view_seq = SEQ_8;
+    assert_null(serve_fresh(l, NULL, tag, &fresh));
+    assert_false(fresh.not_modified);
+}
+
+/* A page that shows documents: the view's sequence does not move for an
+ * edit of a field it does not emit, so the database's is read, before the
+ * page and only for a revalidation. */
+static void fresh_documents_read_the_database(void **state)
+{
+    fake *f = ten_rows();
+    location *l = location_of(f, VIEW_URL, 3, 0);
+    const char *tag, *content = "W/\"c0ntentDigest\"";
+    cp_fresh fresh;
+    int asks;
+
+    (void)state;
+    l->view.include_docs = 1;
+    f->seq = "\"7-dbseq\"";
+    f->view_seq = "\"3-g1AAAA\"";
+    assert_false(cp_fresh_by_view(&l->source));
+    /* a plain GET: no sequence read or asked, no seal */
+    assert_null(serve_fresh(l, NULL, NULL, &fresh));
+    assert_int_equal(f->db_gets, 0);
+    assert_int_equal(f->asked_seq, 0);
+    assert_string_equal(cp_fresh_etag(pool, &fresh, content), content);
+    /* a revalidation: the database's sequence, then the page */
+    tag = sealed_tag(l, NULL, content);
+    assert_int_equal(f->db_gets, 1);
+    asks = f->asks;
+    assert_null(serve_fresh(l, NULL, tag, &fresh));
+    assert_true(fresh.not_modified);
+    assert_int_equal(f->asks, asks);
+    assert_int_equal(f->db_gets, 2);
+    /* a document edited: the database's sequence moves, the view's not */
+    f->seq = "\"8-dbseq\"";
+    assert_null(serve_fresh(l, NULL, tag, &fresh));
+    assert_false(fresh.not_modified);
+    assert_int_equal(f->asks, asks + 1);
+    /* _all_docs' sequence is the database's: its documents are sealed by it */
+    l = location_of(f, "http://couch:5984/db/_all_docs", 3, 0);
+    l->view.include_docs = 1;
+    assert_true(cp_fresh_by_view(&l->source));
+}
+
+/* The seal binds the content digest, its weakness, the page (start,
+ * size, context) and this server's key: a tag changed in any of them is
+ * a hint that fails, and the page is served whole. */
+static void fresh_forged_tags_get_the_page(void **state)
+{
+    fake *f = ten_rows();
+    location *l = location_of(f, VIEW_URL, 3, 0);
+    const char *content = "\"c0ntentDigest\"", *tag, *seal, *next;
+    const char *forged[12];
+    cp_fresh fresh;
+    int i;
+
+    (void)state;
+    f->view_seq = "\"7-g1AAAA\"";
+    tag = sealed_tag(l, NULL, content);
+    seal = strchr(tag, '.');
+    next = apr_pstrdup(pool, page_at(l, NULL)->next);
+    forged[0] = apr_pstrcat(pool, "\"an0therDigest", seal, NULL);          /* another digest */
+    forged[1] = apr_pstrcat(pool, "W/", tag, NULL);                        /* weak now */
+    forged[2] = apr_pstrcat(pool, "\"c0ntentDigest.", "AAAAAAAAAAAAAAAAAAAAAA\"", NULL);
+    forged[3] = apr_pstrcat(pool, "\"c0ntentDigest.", seal + 2, NULL);     /* short seal */
+    forged[4] = "\"";
+    forged[5] = "W/\"..\", ,,, W/, \"\", *x";
+    forged[6] = apr_pstrcat(pool, "\"c0ntentDigest", apr_pstrndup(pool, seal, 23), seal + 1,
+                            NULL);                                        /* long seal */
+    forged[7] = "\xff\xfe\"\x01.\x02\"";
+    forged[8] = apr_pstrndup(pool, tag, strlen(tag) - 1);                  /* unclosed */
+    for (i = 0; i < 9; i++) {
+        assert_null(serve_fresh(l, NULL, forged[i], &fresh));
+        assert_false(fresh.not_modified);
+    }
+    /* the same tag on another page (its start), of another size, in another
+     * context, or under another key */
+    assert_null(serve_fresh(l, next, tag, &fresh));
+    assert_false(fresh.not_modified);
+    l->req.count = 4;
+    assert_null(serve_fresh(l, NULL, tag, &fresh));
+    assert_false(fresh.not_modified);
+    l->req.count = 3;
+    memset(&fresh, 0, sizeof(fresh));
+    fresh.key = fresh_key;
+    fresh.if_none_match = tag;
+    fresh.context = "html /t";
+    assert_null(cp_fresh_serve(pool, &l->source, &l->req, &l->transport, &fresh, &l->served));
+    assert_false(fresh.not_modified);
+    fresh.key = other_key;
+    fresh.context = "json /t";
+    assert_null(cp_fresh_serve(pool, &l->source, &l->req, &l->transport, &fresh, &l->served));
+    assert_false(fresh.not_modified);
+    /* and the tag itself still verifies */
+    assert_null(serve_fresh(l, NULL, tag, &fresh));
+    assert_true(fresh.not_modified);
+    /* what a 304 from the page's content compares: its digest alone */
+    assert_true(cp_fresh_matches("*", content));
+    assert_true(cp_fresh_matches(" W/\"c0ntentDigest\" ", content));
+    assert_false(cp_fresh_matches(forged[5], content));
+    assert_false(cp_fresh_matches(forged[7], content));
+    assert_false(cp_fresh_matches("\"c0ntentDigestX\"", content));
+    assert_false(cp_fresh_matches(NULL, content));
+}
+
+/* Where the index lags (update false or lazy, stable), the database's
+ * sequence does not tell when the rows change: no sequence is read and no
+ * tag gets a seal; a sequence that cannot be read is no fault either. */
+static void fresh_not_where_the_index_lags(void **state)
+{
+    fake *f = ten_rows();
+    location *l = location_of(f, VIEW_URL, 3, 0);
+    const char *content = "\"c0ntentDigest\"", *tag;
+    const char *modes[][2] = { { "false", NULL }, { "lazy", NULL }, { NULL, "true" } };
+    cp_fresh fresh;
+    int i;
+
+    (void)state;
+    f->seq = "\"7-g1AAAA\"";
+    f->view_seq = "\"7-g1AAAA\"";
+    tag = sealed_tag(l, NULL, content);
+    for (i = 0; i < 3; i++) {
+        l->view.update = modes[i][0];
+        l->view.stable = modes[i][1];
+        f->db_gets = 0;
+        f->asked_seq = 0;
+        assert_false(cp_fresh_applies(&l->source));
+        assert_null(serve_fresh(l, NULL, tag, &fresh));
+        assert_false(fresh.not_modified);
+        assert_int_equal(f->db_gets, 0);
+        assert_int_equal(f->asked_seq, 0);
+        assert_string_equal(cp_fresh_etag(pool, &fresh, content), content);
+    }
+    l->view.update = "true";
+    l->view.stable = "false";
+    assert_true(cp_fresh_applies(&l->source));
+    f->view_seq = NULL;
+    assert_null(serve_fresh(l, NULL, tag, &fresh));
+    assert_false(fresh.not_modified);
+    assert_null(fresh.seq);
+    assert_string_equal(cp_fresh_etag(pool, &fresh, content), content);
+    assert_true(logged(f, "CP0390", CP_LOG_DEBUG));
+}
+
+/* A _find location's seal reads the same sequence, bound to its selector. */
+static void fresh_find_location(void **state)
+{
+    fake *f = ten_rows();
+    location *l = find_location(f, "n", "{\"n\":{\"$gt\":2}}", 3, 0);
+    const char *content = "W/\"c0ntentDigest\"", *tag;
+    cp_fresh fresh;
+    int finds;
+
+    (void)state;
+    f->seq = "\"7-g1AAAA\"";
+    tag = sealed_tag(l, NULL, content);
+    assert_true(!strncmp(tag, "W/\"", 3));
+    finds = f->finds;
+    assert_null(serve_fresh(l, NULL, tag, &fresh));
+    assert_true(fresh.not_modified);
+    assert_int_equal(f->finds, finds);
+    l->spec.selector = load("{\"n\":{\"$gt\":3}}");
+    assert_null(serve_fresh(l, NULL, tag, &fresh));
+    assert_false(fresh.not_modified);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        UNIT_TEST(fresh_unchanged_page_reads_no_rows),
+        UNIT_TEST(fresh_documents_read_the_database),
+        UNIT_TEST(fresh_packed_sequences_in_one_spelling),
+        UNIT_TEST(fresh_forged_tags_get_the_page),
+        UNIT_TEST(fresh_not_where_the_index_lags),
+        UNIT_TEST(fresh_find_location),
         UNIT_TEST(view_pages_numbered_walk),
         UNIT_TEST(view_pages_descending),
         UNIT_TEST(view_pages_of_a_range),

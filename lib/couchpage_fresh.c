@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * couchpage_fresh: an If-None-Match answered from a page's sequence
+ * (see couchpage_fresh.h). httpd-free.
+ */
+#include "couchpage_fresh.h"
+
+#include <string.h>
+
+#include <apr_encode.h>
+#include <apr_strings.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include "couchpage_json.h"
+#include "couchpage_plan.h"
+#include "couchpage_response.h"
+#include "couchpage_seq.h"
+#include "couchpage_view.h"
+
+/* A seal: 16 bytes of HMAC-SHA-256, base64url: 22 characters. */
+#define SEAL_BYTES 16
+#define SEAL_CHARS 22
+/* The most members of an If-None-Match weighed: a client's list is short. */
+#define MAX_TAGS 16
+
+int cp_fresh_derive_key(const char *text, unsigned char *key)
+{
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+
+    if (!EVP_Digest(text, strlen(text), digest, &len, EVP_sha256(), NULL)
+        || len < CP_FRESH_KEY_LEN) {
+        return 0;
+    }
+    memcpy(key, digest, CP_FRESH_KEY_LEN);
+    return 1;
+}
+
+int cp_fresh_applies(const cp_source *source)
+{
+    const cp_view *view = source->view;
+
+    return (!view->update || !strcmp(view->update, "true"))
+           && (!view->stable || strcmp(view->stable, "true"));
+}
+
+/* Appends a field to the bytes digested: its length, then its bytes; a
+ * NULL field is told apart from an empty one. */
+static void field(apr_array_header_t *out, const char *text)
+{
+    const char *len = text ? apr_psprintf(out->pool, "%" APR_SIZE_T_FMT ":", strlen(text)) : "-:";
+
+    APR_ARRAY_PUSH(out, const char *) = len;
+    APR_ARRAY_PUSH(out, const char *) = text ? text : "";
+}
+
+/* What the page's bytes are made of besides CouchDB's data: the location,
+ * the request's values, the arguments, the glue's context; digested
+ * (SHA-256, base64url), NULL when libcrypto fails. */
+static const char *binding_of(apr_pool_t *pool, const cp_source *src, const cp_request *req,
+                              const char *context)
+{
+    apr_array_header_t *out = apr_array_make(pool, 40, sizeof(const char *));
+    const cp_view *v = src->view;
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    const char *text;
+
+    field(out, "couchpage-fresh-1");
+    field(out, context);
+    field(out, src->uri);
+    field(out, v->url);
+    field(out, apr_psprintf(pool, "%d %d %d %d %d %d", v->descending, v->reduce,
+                            v->group_level, v->include_docs, v->max_emits, src->links));
+    field(out, v->update);
+    field(out, v->stable);
+    field(out, src->low);
+    field(out, src->high);
+    field(out, src->partition);
+    field(out, src->find ? cp_json_text(pool, src->find->selector) : NULL);
+    field(out, src->find && src->find->fields ? cp_json_text(pool, src->find->fields) : NULL);
+    field(out, src->find ? src->find->index_ddoc : NULL);
+    field(out, src->find ? src->find->index_name : NULL);
+    field(out, req->args->start);
+    field(out, apr_psprintf(pool, "%d %d %d", req->count, req->args->limit,
+                            (int)req->args->format));
+    field(out, src->token_key ? "sealed" : "plain");
+    text = apr_array_pstrcat(pool, out, 0);
+    if (!EVP_Digest(text, strlen(text), digest, &len, EVP_sha256(), NULL)) {
+        return NULL;
+    }
+    return apr_pencode_base64_binary(pool, digest, len, APR_ENCODE_BASE64URL, NULL);
+}
+
+/* The seal of a content digest (its weakness too) for binding at seq:
+ * SEAL_CHARS characters, or NULL when libcrypto fails. */
+static const char *seal_of(apr_pool_t *pool, const unsigned char *key, const char *digest,
+                           apr_size_t digest_len, int weak, const char *binding,
+                           const char *seq)
+{
+    unsigned char mac[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    const char *text = apr_psprintf(pool, "%s\n%.*s\n%s\n%s", weak ? "W" : "S",
+                                    (int)digest_len, digest, binding, seq);
+
+    if (!HMAC(EVP_sha256(), key, CP_FRESH_KEY_LEN, (const unsigned char *)text, strlen(text),
+              mac, &len) || len < SEAL_BYTES) {
+        return NULL;
+    }
+    return apr_pencode_base64_binary(pool, mac, SEAL_BYTES, APR_ENCODE_BASE64URL, NULL);
+}
+
+/* An entity tag read from a header: its opaque part's digest (up to the
+ * first '.') and seal (after it; NULL: none), and its weakness. */
+typedef struct {
+    const char *opaque;     /* from the opening quote, not NUL-terminated */
+    apr_size_t digest_len;
+    const char *seal;       /* SEAL_CHARS long when not NULL */
+    apr_size_t opaque_len;
+    int weak;
+} tag;
+
+/* Reads the members of an If-None-Match: entity tags into tags (at most
+ * MAX_TAGS), *any when "*" is one; a member that is not an entity tag is
+ * skipped to its comma. The number read. */
+static int read_tags(const char *header, tag *tags, int *any)
+{
+    const char *p = header;
+    int n = 0;
+
+    *any = 0;
+    while (p && *p && n < MAX_TAGS) {
+        const char *q, *end;
+        tag *t = &tags[n];
+
+        while (*p == ' ' || *p == '\t' || *p == ',') {
+            p++;
+        }
+        if (!*p) {
+            break;
+        }
+        if (*p == '*') {
+            /* "*" alone, not the start of other bytes */
+            p++;
+            *any |= !*p || *p == ',' || *p == ' ' || *p == '\t';
+        }
+        else {
+            t->weak = p[0] == 'W' && p[1] == '/';
+            q = t->weak ? p + 2 : p;
+            end = *q == '"' ? strchr(q + 1, '"') : NULL;
+            if (end) {
+                const char *dot = memchr(q + 1, '.', (apr_size_t)(end - q - 1));
+
+                t->opaque = q + 1;
+                t->opaque_len = (apr_size_t)(end - q - 1);
+                t->digest_len = dot ? (apr_size_t)(dot - t->opaque) : t->opaque_len;
+                t->seal = dot && (apr_size_t)(end - dot - 1) == SEAL_CHARS ? dot + 1 : NULL;
+                n++;
+                p = end + 1;
+            }
+        }
+        /* on to the next member: whatever else this one holds is skipped */
+        while (*p && *p != ',') {
+            p++;
+        }
+    }
+    return n;
+}
+
+/* The database's update_seq (cp_seq_canonical's spelling; a number's
+ * text); NULL (and why in *why) when it cannot be read. */
+static const char *read_seq(apr_pool_t *pool, const cp_source *src,
+                            const cp_transport *transport, const char **why)
+{
+    cp_transport_failure failure;
+    const char *text, *error = NULL;
+    const json_t *info, *seq;
+    apr_size_t len;
+
+    if (!transport->get(transport->baton, src->view->db_url, &text, &len, &failure)) {
+        *why = failure.reason;
+        return NULL;
+    }
+    info = cp_json_load(pool, text, len, &error);
+    seq = json_is_object(info) ? json_object_get(info, "update_seq") : NULL;
+    if (!seq || !(json_is_string(seq) || json_is_integer(seq))) {
+        *why = error ? error : "the database's answer has no update_seq";
+        return NULL;
+    }
+    return json_is_string(seq) ? cp_seq_canonical(pool, json_string_value(seq))
+                               : cp_json_text(pool, seq);
+}
+
+int cp_fresh_by_view(const cp_source *source)
+{
+    return cp_fresh_applies(source) && !source->find
+           && (!source->view->include_docs || source->view->is_all_docs);
+}
+
+/* The sequence of the location's view now: one query that reads no rows
+ * (cp_plan_seq_probe), at the index and partition the page's rows come
+ * from; NULL (and why in *why) when it cannot be read. */
+static const char *read_view_seq(apr_pool_t *pool, const cp_source *src, const cp_request *req,
+                                 const cp_transport *transport, const char **why)
+{
+    cp_plan_answers answers = { { NULL }, 0 };
+    cp_transport_failure failure;
+    const cp_answer *answer;
+    cp_plan plan;
+
+    if ((*why = cp_plan_init(pool, &plan, src->view, src->partition, src->low, src->high,
+                             req->count, src->links))) {
+        return NULL;
+    }
+    if (!transport->ask(transport->baton, src->view->backend, plan.index_url,
+                        cp_view_has_docids(src->view),
+                        cp_plan_waiting(pool, cp_plan_seq_probe(pool, &plan)), 0, &answers,
+                        &failure)) {
+        *why = failure.reason;
+        return NULL;
+    }
+    answer = answers.of[CP_QUERY_RANGE_START];
+    if (!answer || !answer->update_seq) {
+        *why = "the view's answer has no update_seq";
+        return NULL;
+    }
+    return cp_seq_canonical(pool, answer->update_seq);
+}
+
+/* Whether an If-None-Match holds a sealed tag: only then is the sequence
+ * read before the page. */
+static int has_sealed_tag(const char *if_none_match)
+{
+    tag tags[MAX_TAGS];
+    int any, n = if_none_match ? read_tags(if_none_match, tags, &any) : 0;
+
+    while (n-- > 0) {
+        if (tags[n].seal) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether a tag of fresh->if_none_match is sealed for seq: then
+ * fresh->not_modified and fresh->etag say so. */
+static int verify_tags(apr_pool_t *pool, cp_fresh *fresh, const char *seq)
+{
+    tag tags[MAX_TAGS];
+    int any, n = read_tags(fresh->if_none_match, tags, &any), i;
+
+    for (i = 0; i < n; i++) {
+        const char *seal = tags[i].seal
+                           ? seal_of(pool, fresh->key, tags[i].opaque, tags[i].digest_len,
+                                     tags[i].weak, fresh->binding, seq) : NULL;
+
+        if (seal && !CRYPTO_memcmp(seal, tags[i].seal, SEAL_CHARS)) {
+            fresh->not_modified = 1;
+            fresh->etag = apr_psprintf(pool, "%s\"%.*s\"", tags[i].weak ? "W/" : "",
+                                       (int)tags[i].opaque_len, tags[i].opaque);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+const cp_fault *cp_fresh_serve(apr_pool_t *pool, const cp_source *source,
+                               const cp_request *req, const cp_transport *transport,
+                               cp_fresh *fresh, cp_served *served)
+{
+    const char *seq = NULL, *why = NULL;
+    const cp_fault *fault;
+    cp_source asking;
+
+    fresh->seq = NULL;
+    fresh->binding = NULL;
+    fresh->not_modified = 0;
+    fresh->etag = NULL;
+    fresh->seq_reads = 0;
+    if (!fresh->key || !cp_fresh_applies(source)
+        || !(fresh->binding = binding_of(pool, source, req, fresh->context))) {
+        return cp_serve(pool, source, req, transport, served);
+    }
+    if (cp_fresh_by_view(source)) {
+        /* the page's own answers tell its sequence: every page is sealed,
+         * and a sealed tag is checked by one query that reads no rows */
+        if (fresh->if_none_match && has_sealed_tag(fresh->if_none_match)) {
+            fresh->seq_reads = 1;
+            seq = read_view_seq(pool, source, req, transport, &why);
+            if (seq && verify_tags(pool, fresh, apr_pstrcat(pool, "view ", seq, NULL))) {
+                return NULL;
+            }
+        }
+        asking = *source;
+        asking.update_seq = 1;
+        fault = cp_serve(pool, &asking, req, transport, served);
+        if (!fault && served->seq) {
+            fresh->seq = apr_pstrcat(pool, "view ", served->seq, NULL);
+        }
+        else if (!fault && transport->debug) {
+            why = "the view's answers carry no update_seq, or differ";
+        }
+    }
+    else {
+        /* the page shows documents (or comes from _find): the database's
+         * sequence, read before the page, where a client revalidates */
+        fault = NULL;
+        if (fresh->if_none_match) {
+            fresh->seq_reads = 1;
+            seq = read_seq(pool, source, transport, &why);
+            fresh->seq = seq ? apr_pstrcat(pool, "db ", seq, NULL) : NULL;
+            if (seq && verify_tags(pool, fresh, fresh->seq)) {
+                return NULL;
+            }
+        }
+        fault = cp_serve(pool, source, req, transport, served);
+    }
+    if (!fault && !fresh->seq && why && transport->debug) {
+        transport->log(transport->baton, CP_LOG_DEBUG, "CP0390",
+                       apr_psprintf(pool, "the page of %s gets no sequence in its ETag (%s)",
+                                    source->uri, cp_fault_loggable(pool, why)));
+    }
+    return fault;
+}
+
+const char *cp_fresh_etag(apr_pool_t *pool, const cp_fresh *fresh, const char *content_tag)
+{
+    int weak = content_tag && content_tag[0] == 'W';
+    const char *digest = content_tag ? content_tag + (weak ? 3 : 1) : NULL;
+    apr_size_t len = digest ? strlen(digest) : 0;
+    const char *seal;
+
+    if (!content_tag || !fresh || !fresh->key || !fresh->seq || !fresh->binding || len < 1) {
+        return content_tag;
+    }
+    len--; /* the closing quote */
+    seal = seal_of(pool, fresh->key, digest, len, weak, fresh->binding, fresh->seq);
+    return seal ? apr_psprintf(pool, "%s\"%.*s.%s\"", weak ? "W/" : "", (int)len, digest, seal)
+                : NULL;
+}
+
+int cp_fresh_matches(const char *if_none_match, const char *etag)
+{
+    tag tags[MAX_TAGS], mine[1];
+    int any, n, i;
+
+    if (!if_none_match || !etag) {
+        return 0;
+    }
+    n = read_tags(if_none_match, tags, &any);
+    if (any) {
+        return 1;
+    }
+    if (read_tags(etag, mine, &i) != 1) {
+        return 0;
+    }
+    for (i = 0; i < n; i++) {
+        if (tags[i].digest_len == mine[0].digest_len && tags[i].digest_len > 0
+            && !memcmp(tags[i].opaque, mine[0].opaque, mine[0].digest_len)) {
+            return 1;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * couchpage_seq: a packed update_seq's elements in one order (see
+ * couchpage_seq.h). httpd-free.
+ */
+#include "couchpage_seq.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <apr_encode.h>
+#include <apr_strings.h>
+#include <apr_tables.h>
+#include <zlib.h>
+
+/* Erlang's external term format: the version byte, the compressed tag. */
+#define ETF_VERSION 131
+#define ETF_COMPRESSED 80
+/* The most bytes a payload inflates to: a sequence of thousands of shard
+ * ranges fits. */
+#define MAX_TERM (1024 * 1024)
+#define MAX_DEPTH 16
+
+static apr_size_t be(const unsigned char *p, int bytes)
+{
+    apr_size_t v = 0;
+
+    while (bytes-- > 0) {
+        v = (v << 8) | *p++;
+    }
+    return v;
+}
+
+/* Steps *at past one term of t[0..n): 1, or 0 for a term it does not know
+ * or one cut off. */
+static int skip_term(const unsigned char *t, apr_size_t n, apr_size_t *at, int depth)
+{
+    apr_size_t count, len, need;
+    unsigned char tag;
+
+    if (*at >= n || depth > MAX_DEPTH) {
+        return 0;
+    }
+    tag = t[(*at)++];
+    switch (tag) {
+    case 97:  /* small integer */
+        need = 1;
+        break;
+    case 98:  /* integer */
+        need = 4;
+        break;
+    case 70:  /* float */
+        need = 8;
+        break;
+    case 110: /* small big: length, sign, digits */
+        if (*at >= n) {
+            return 0;
+        }
+        need = 2 + (apr_size_t)t[*at];
+        break;
+    case 100: /* atom, latin-1 and UTF-8, 2-byte length */
+    case 118:
+    case 107: /* string */
+        if (*at + 2 > n) {
+            return 0;
+        }
+        need = 2 + be(t + *at, 2);
+        break;
+    case 115: /* atom, 1-byte length */
+    case 119:
+        if (*at >= n) {
+            return 0;
+        }
+        need = 1 + (apr_size_t)t[*at];
+        break;
+    case 109: /* binary */
+        if (*at + 4 > n) {
+            return 0;
+        }
+        need = 4 + be(t + *at, 4);
+        break;
+    case 106: /* [] */
+        return 1;
+    case 104: /* small tuple */
+    case 105: /* tuple */
+    case 108: /* list: its elements, then its tail */
+        len = tag == 104 ? 1 : 4;
+        if (*at + len > n) {
+            return 0;
+        }
+        count = be(t + *at, (int)len) + (tag == 108);
+        *at += len;
+        while (count-- > 0) {
+            if (!skip_term(t, n, at, depth + 1)) {
+                return 0;
+            }
+        }
+        return 1;
+    default:
+        return 0;
+    }
+    if (need > n - *at) {
+        return 0;
+    }
+    *at += need;
+    return 1;
+}
+
+typedef struct {
+    const unsigned char *bytes;
+    apr_size_t len;
+} span;
+
+static int span_order(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    int c = memcmp(x->bytes, y->bytes, x->len < y->len ? x->len : y->len);
+
+    return c ? c : x->len < y->len ? -1 : x->len > y->len;
+}
+
+const char *cp_seq_canonical(apr_pool_t *pool, const char *seq)
+{
+    const char *dash = seq ? strchr(seq, '-') : NULL;
+    const unsigned char *raw, *t;
+    unsigned char *inflated;
+    apr_size_t raw_len = 0, n, at, count, i, total = 0;
+    uLongf size;
+    span *spans;
+    unsigned char *out;
+
+    if (!dash || dash == seq || strspn(seq, "0123456789") != (apr_size_t)(dash - seq)) {
+        return seq;
+    }
+    raw = (const unsigned char *)apr_pdecode_base64_binary(pool, dash + 1, APR_ENCODE_STRING,
+                                                           APR_ENCODE_BASE64URL, &raw_len);
+    if (!raw || raw_len < 2 || raw[0] != ETF_VERSION) {
+        return seq;
+    }
+    if (raw[1] == ETF_COMPRESSED) {
+        if (raw_len < 6 || (size = (uLongf)be(raw + 2, 4)) == 0 || size > MAX_TERM) {
+            return seq;
+        }
+        inflated = apr_palloc(pool, size);
+        if (uncompress(inflated, &size, raw + 6, (uLong)(raw_len - 6)) != Z_OK) {
+            return seq;
+        }
+        t = inflated;
+        n = size;
+    }
+    else {
+        t = raw + 1;
+        n = raw_len - 1;
+    }
+    /* a list of its elements, ended by [] */
+    if (n < 5 || t[0] != 108 || (count = be(t + 1, 4)) > n) {
+        return seq;
+    }
+    spans = apr_palloc(pool, (count + 1) * sizeof(*spans));
+    at = 5;
+    for (i = 0; i < count; i++) {
+        apr_size_t from = at;
+
+        if (!skip_term(t, n, &at, 0)) {
+            return seq;
+        }
+        spans[i].bytes = t + from;
+        spans[i].len = at - from;
+        total += 4 + spans[i].len;
+    }
+    if (at + 1 != n || t[at] != 106) {
+        return seq;
+    }
+    qsort(spans, count, sizeof(*spans), span_order);
+    out = apr_palloc(pool, total + 1);
+    for (i = 0, at = 0; i < count; i++) {
+        out[at++] = (unsigned char)(spans[i].len >> 24);
+        out[at++] = (unsigned char)(spans[i].len >> 16);
+        out[at++] = (unsigned char)(spans[i].len >> 8);
+        out[at++] = (unsigned char)spans[i].len;
+        memcpy(out + at, spans[i].bytes, spans[i].len);
+        at += spans[i].len;
+    }
+    return apr_pstrcat(pool, apr_pstrndup(pool, seq, (apr_size_t)(dash - seq) + 1), "s",
+                       apr_pencode_base64_binary(pool, out, at, APR_ENCODE_BASE64URL, NULL),
+                       NULL);
+}
