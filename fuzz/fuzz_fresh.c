@@ -100,6 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     source.max_token_length = 4096;
     source.token_url_room = 8000;
     source.deadline = apr_time_from_sec(30);
+    memset(&req, 0, sizeof(req));
     req.args = &args;
     req.count = 3;
 
