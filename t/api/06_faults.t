@@ -318,8 +318,8 @@ ok t_cmp(scalar @queries, 2, 'two backend queries: forward and backward (no prob
 my @pairs = map { $_->{query} } @queries;
 my %params = map { $_->[0] => 1 } map { @$_ } @pairs;
 ok t_cmp(join(',', sort keys %params) . (grep({ my %seen; grep { $seen{ $_->[0] }++ } @$_ } @pairs) ? ' (repeated)' : ''),
-         'descending,limit,reduce,startkey,startkey_docid',
-         'only the parameters the algorithm asks for, each once');
+         'descending,limit,reduce,startkey,startkey_docid,update_seq',
+         'only the parameters the algorithm asks for, each once (update_seq: the sequence that seals the ETag)');
 sub param { my ($query, $name) = @_; my ($pair) = grep { $_->[0] eq $name } @$query; $pair ? $pair->[1] : '-' }
 ok t_cmp(join('|', map { param($_, 'startkey') } @pairs),
          '"x&skip=5#frag\r\nX: y"|"x&skip=5#frag\r\nX: y"',
