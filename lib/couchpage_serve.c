@@ -280,6 +280,9 @@ static const cp_fault *serve_view(const serving *s, const cp_source *src, const 
     cp_token_room room;
     cp_token start;
     cp_plan plan;
+    cp_count_walk walk = { 0 };
+    cp_page_count counted;
+    int cap = 0;
 
     if (text && (reason = cp_token_decode(s->pool, text, CP_TOKEN_VIEW_ROWS(with_docid),
                                           &start))) {
@@ -310,14 +313,26 @@ static const cp_fault *serve_view(const serving *s, const cp_source *src, const 
     room.max_escaped = src->token_url_room;
     room.sealed = src->token_key != NULL;
     room.raw_ids = src->view->is_all_docs;
+    if (src->view->reduce) {
+        /* grouped rows are counted as a _find location's are */
+        cap = cp_count_cap(&src->count, cp_count_prefer(s->pool, s->req->prefer),
+                           &served->preference_applied);
+        served->prefer_varies = 1;
+        plan.count_cap = !from || from->from == CP_FROM_LAST ? cap : 0;
+    }
     queries = cp_plan_page(s->pool, &plan, from);
     cp_page_answers_init(&answers, &plan, queries, from, args->start, &room);
     do {
         if ((fault = ask(s, src, &plan, with_docid, queries))) {
             return fault;
         }
+        answers.counted = cp_count_group_walk(queries, from, cap, &walk, &counted);
     } while (cp_plan_widen(s->pool, &plan, from, cp_page_assemble(s->pool, &answers,
                                                                   &served->page)));
+    if ((reason = cp_count_group_page(s->pool, &walk, s->req->count, &room, &served->page))) {
+        log_line(s, CP_LOG_DEBUG, "CP0433", apr_psprintf(s->pool, "a page of %s hands out "
+                 "tokens without its count: %s", src->uri, reason));
+    }
     served->view = src->view;
     return NULL;
 }

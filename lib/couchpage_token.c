@@ -376,6 +376,28 @@ static const char *decode_beside(apr_pool_t *pool, const json_t *value,
 /* A view's token, [key, docid], [key, docid, n] or [key]: NULL, or why it
  * is refused. */
 static const char *decode_at_row(apr_pool_t *pool, const json_t *value, int with_docid,
+                                 cp_token *token);
+
+/* A counted walk's token of grouped rows, {"g": [KEY], "t": TOTAL, "p":
+ * PLACE} ("m": 1: at least TOTAL): at the row, as [KEY] is. NULL, or why
+ * it is refused. */
+static const char *decode_grouped(apr_pool_t *pool, const json_t *value, cp_token *token)
+{
+    const char *reason;
+    size_t counts = 0;
+
+    if ((reason = decode_count(value, token, &counts))) {
+        return reason;
+    }
+    if (!token->counted || json_object_size(value) != 1 + counts) {
+        return "the start token is not {\"g\": [KEY], \"t\": TOTAL, \"p\": PLACE}";
+    }
+    return decode_at_row(pool, json_object_get(value, "g"), 0, token);
+}
+
+/* A view's token, [key, docid], [key, docid, n] or [key]: NULL, or why it
+ * is refused. */
+static const char *decode_at_row(apr_pool_t *pool, const json_t *value, int with_docid,
                                  cp_token *token)
 {
     const json_t *id;
@@ -442,6 +464,9 @@ const char *cp_token_decode(apr_pool_t *pool, const char *text, const cp_token_r
     if (rows->keyset && (!view_tokens || (json_is_object(value)
                                           && !json_object_get(value, "h")))) {
         return decode_beside(pool, value, rows, token);
+    }
+    if (!with_docid && json_is_object(value) && json_object_get(value, "g")) {
+        return decode_grouped(pool, value, token);
     }
     if (json_is_object(value)) {
         return decode_bounded(pool, value, token);
