@@ -266,6 +266,8 @@ sub token_parts {
     my ($token) = @_;
     return () unless defined $token;
     my $t = eval { jparse($token) } or return ();
+    # a counted walk's grouped row, {"g": [key], "t": TOTAL, "p": PLACE}: [key]
+    $t = jget($t, 'g') // return () if $t->[0] eq 'obj' and defined jget($t, 'g');
     # [key], [key, docid], or [key, docid, n]: the n-th row of a document
     # that emitted the key several times
     my @m = @{ $t->[1] };
@@ -618,7 +620,8 @@ sub _token_names {
     my ($token, $row, $key_only) = @_;
     return 'is missing' unless defined $token;
     return 'names no row' unless $row;
-    return undef if $token =~ /^\{/ and bounded_token_names($token, $row, $key_only);
+    return undef if $token =~ /^\{/ and $token !~ /^\{"g":/
+                    and bounded_token_names($token, $row, $key_only);
     my ($key, $id) = token_parts($token);
     return "is not a token: " . _short($token) unless $key;
     return "has a docid: " . _short($token) if $key_only and defined $id;
