@@ -393,8 +393,8 @@ const cp_page_count *cp_count_group_walk(const apr_array_header_t *queries,
 }
 
 /* A grouped row's token [KEY] as {"g": [KEY], "t": TOTAL, "p": place}
- * ("m": 1 at least), or NULL when it is no such token (a bounded one), or
- * the counted one would not fit the room. */
+ * ("m": 1 at least), a bounded one with "t", "p" ("m") added; or NULL when
+ * it is neither, or the counted one would not fit the room. */
 static const char *stamp_group(apr_pool_t *pool, const char *text, apr_int64_t place,
                                const cp_count_walk *walk, const cp_token_room *room)
 {
@@ -402,11 +402,16 @@ static const char *stamp_group(apr_pool_t *pool, const char *text, apr_int64_t p
     json_t *token;
     const char *stamped;
 
-    if (!key || !json_is_array(key) || json_array_size(key) != 1
-        || !(token = cp_json_pool_own(pool, json_object()))) {
+    if (key && json_is_object(key) && json_object_get(key, "h")) {
+        token = key;
+    }
+    else if (!key || !json_is_array(key) || json_array_size(key) != 1
+             || !(token = cp_json_pool_own(pool, json_object()))) {
         return NULL;
     }
-    json_object_set(token, "g", key);
+    else {
+        json_object_set(token, "g", key);
+    }
     json_object_set_new(token, "t", json_integer((json_int_t)walk->total));
     json_object_set_new(token, "p", json_integer((json_int_t)place));
     if (walk->at_least) {
@@ -430,6 +435,17 @@ static int stamp_at(apr_pool_t *pool, const char **text, apr_int64_t place,
         *text = stamped;
     }
     return !stamped;
+}
+
+void cp_count_group_room(const cp_token_room *room, cp_token_room *smaller)
+{
+    *smaller = *room;
+    if (room->max_sent > 4 * CP_COUNT_TOKEN_RESERVE
+        && room->max_escaped > 12 * CP_COUNT_TOKEN_RESERVE) {
+        /* sealed, the reserve grows by 4/3; percent-encoded, by 3 */
+        smaller->max_sent -= (apr_size_t)(room->sealed ? 2 : 1) * CP_COUNT_TOKEN_RESERVE;
+        smaller->max_escaped -= 3 * CP_COUNT_TOKEN_RESERVE;
+    }
 }
 
 const char *cp_count_group_page(apr_pool_t *pool, const cp_count_walk *walk, int count,

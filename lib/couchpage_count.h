@@ -165,6 +165,16 @@ const cp_page_count *cp_count_group_walk(const apr_array_header_t *queries,
                                          const cp_token *token, int cap,
                                          cp_count_walk *walk, cp_page_count *counted);
 
+/* The bytes of a token's text its count takes at most ("t", "p", "m"),
+ * kept free when a counted page of grouped rows makes its tokens, so that
+ * a bounded token, which fills its room, still takes the count. */
+#define CP_COUNT_TOKEN_RESERVE 48
+
+/* The room the tokens of a counted page of grouped rows are made in: room
+ * less CP_COUNT_TOKEN_RESERVE (as sent, sealed, percent-encoded), unless
+ * room is too small to spare it. */
+void cp_count_group_room(const cp_token_room *room, cp_token_room *smaller);
+
 /* Once the page is assembled, numbered by walk: what it shows of the count
  * (as cp_count_page) and its tokens ([KEY]: the page links', next's and
  * prev's; count rows per page) stamped with the count and their row's

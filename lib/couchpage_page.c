@@ -679,6 +679,11 @@ const char *cp_page_locate(apr_pool_t *pool, const apr_array_header_t *queries,
     memset(located, 0, sizeof(*located));
     located->from = CP_FROM_ROW;   /* a bounded token starts at its row too */
     located->index = start->index;
+    /* and keeps the count of its walk (grouped rows, couchpage_count) */
+    located->counted = start->counted;
+    located->count_total = start->count_total;
+    located->count_place = start->count_place;
+    located->count_at_least = start->count_at_least;
     for (i = 0; i < n; i++) {
         const cp_row *row = row_at(query->answer, i);
         const char *digest = cp_token_digest(pool, cp_row_key(row),

@@ -277,7 +277,7 @@ static const cp_fault *serve_view(const serving *s, const cp_source *src, const 
     const cp_token *from = NULL;
     apr_array_header_t *queries;
     cp_page_answers answers;
-    cp_token_room room;
+    cp_token_room room, made;
     cp_token start;
     cp_plan plan;
     cp_count_walk walk = { 0 };
@@ -320,8 +320,9 @@ static const cp_fault *serve_view(const serving *s, const cp_source *src, const 
         served->prefer_varies = 1;
         plan.count_cap = !from || from->from == CP_FROM_LAST ? cap : 0;
     }
+    cp_count_group_room(&room, &made);
     queries = cp_plan_page(s->pool, &plan, from);
-    cp_page_answers_init(&answers, &plan, queries, from, args->start, &room);
+    cp_page_answers_init(&answers, &plan, queries, from, args->start, cap ? &made : &room);
     do {
         if ((fault = ask(s, src, &plan, with_docid, queries))) {
             return fault;

@@ -241,16 +241,23 @@ static const char *read_index(apr_pool_t *pool, const json_t *index, const char 
     return NULL;
 }
 
-/* A bounded token's object: NULL, or why it is refused. */
-static const char *decode_bounded(apr_pool_t *pool, json_t *value, cp_token *token)
+static const char *decode_count(const json_t *value, cp_token *token, size_t *members);
+
+/* A bounded token's object (of grouped rows, maybe with its walk's count):
+ * NULL, or why it is refused. */
+static const char *decode_bounded(apr_pool_t *pool, json_t *value, int grouped,
+                                  cp_token *token)
 {
     const json_t *low = json_object_get(value, "lo"), *high = json_object_get(value, "hi");
     const json_t *digest = json_object_get(value, "h"), *index = json_object_get(value, "n");
-    const char *text;
-    size_t i;
+    const char *text, *reason;
+    size_t i, counts = 0;
 
+    if (grouped && (reason = decode_count(value, token, &counts))) {
+        return reason;
+    }
     if (!low || !high || !digest
-        || json_object_size(value) != 3 + (index != NULL)) {
+        || json_object_size(value) != 3 + (index != NULL) + counts) {
         return "the start token must be a JSON array, or an object of \"lo\", \"hi\", "
                "\"h\" and \"n\"";
     }
@@ -469,7 +476,7 @@ const char *cp_token_decode(apr_pool_t *pool, const char *text, const cp_token_r
         return decode_grouped(pool, value, token);
     }
     if (json_is_object(value)) {
-        return decode_bounded(pool, value, token);
+        return decode_bounded(pool, value, !with_docid, token);
     }
     return decode_at_row(pool, value, with_docid, token);
 }

@@ -45,8 +45,9 @@
  *
  *     {"g": [KEY], "t": TOTAL, "p": PLACE}         ("m": 1: at least TOTAL)
  *
- * at the row as [key] is, PLACE the row's place; [key] still reads, its
- * page numbered relative to itself. Every form is read by one decoder,
+ * at the row as [key] is, PLACE the row's place, and a bounded token of
+ * such a walk carries "t", "p" (and "m") beside "lo", "hi", "h"; [key]
+ * still reads, its page numbered relative to itself. Every form is read by one decoder,
  * told what the location's rows look like (cp_token_rows).
  *
  * Part of the httpd-free core: no httpd header, no request_rec.

@@ -834,6 +834,48 @@ static void view_pages_grouped_counted_tokens(void **state)
     assert_int_equal(l->fake->counts, 0);
 }
 
+/* Keys too long for a token: bounded tokens carry the count too, so the
+ * walk stays numbered to its end and back. */
+static void view_pages_grouped_counted_long_keys(void **state)
+{
+    fake *f = fake_make();
+    location *l;
+    const cp_page *page;
+    const char *next = NULL, *prev;
+    int i;
+
+    char *long_text = apr_palloc(pool, 5001);
+
+    memset(long_text, 'k', 5000);
+    long_text[5000] = '\0';
+    for (i = 0; i < 10; i++) {
+        add_row(f, apr_psprintf(pool, "[\"%s%c\",%d]", long_text, 'a' + i / 2, i % 2),
+                apr_psprintf(pool, "d%d", i), 1);
+    }
+    l = location_of(f, VIEW_URL, 2, 1);
+    l->view.reduce = 1;
+    l->view.group_level = 1;
+    for (i = 0; i < 3; i++) {
+        page = page_at(l, next);
+        assert_true(page->numbered);
+        assert_int_equal(page->offset, 2 * i);
+        assert_int_equal(page->total_rows, 5);
+        assert_int_equal(page->rows->nelts, i < 2 ? 2 : 1);
+        next = page->next ? apr_pstrdup(pool, page->next) : NULL;
+        if (next) {
+            assert_non_null(strstr(next, "\"h\""));
+            assert_non_null(strstr(next, "\"t\":5"));
+        }
+    }
+    assert_null(next);
+    page = page_at(l, CP_TOKEN_LAST);
+    assert_int_equal(page->offset, 4);
+    prev = apr_pstrdup(pool, page->prev);
+    page = page_at(l, prev);
+    assert_true(page->numbered);
+    assert_int_equal(page->offset, 2);
+}
+
 /* Capped: at least N past N; the Last page of such a count is relative. */
 static void view_pages_grouped_capped(void **state)
 {
@@ -1782,6 +1824,7 @@ int main(void)
         UNIT_TEST(view_pages_grouped_counted),
         UNIT_TEST(view_pages_grouped_counted_tokens),
         UNIT_TEST(view_pages_grouped_capped),
+        UNIT_TEST(view_pages_grouped_counted_long_keys),
         UNIT_TEST(view_pages_of_multi_emits),
         UNIT_TEST(view_pages_of_long_keys_by_bounded_tokens),
         UNIT_TEST(view_first_and_last),

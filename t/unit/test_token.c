@@ -222,6 +222,15 @@ static void counted_grouped_tokens(void **state)
     for (i = 0; i < sizeof(refused) / sizeof(*refused); i++) {
         assert_non_null(cp_token_decode(pool, refused[i], CP_TOKEN_VIEW_ROWS(0), &decoded));
     }
+    /* a bounded token of such a walk carries its count beside its keys */
+    assert_null(cp_token_decode(pool, "{\"lo\":\"a\",\"hi\":\"b\",\"h\":"
+                                "\"AAAAAAAAAAAAAAAAAAAAAA\",\"t\":9,\"p\":4}",
+                                CP_TOKEN_VIEW_ROWS(0), &decoded));
+    assert_non_null(decoded.digest);
+    assert_int_equal(decoded.count_place, 4);
+    assert_non_null(cp_token_decode(pool, "{\"lo\":\"a\",\"hi\":\"b\",\"h\":"
+                                    "\"AAAAAAAAAAAAAAAAAAAAAA\",\"t\":9,\"p\":4}",
+                                    CP_TOKEN_VIEW_ROWS(1), &decoded));
     /* a map view's location takes no such token */
     assert_non_null(cp_token_decode(pool, "{\"g\":[1],\"t\":3,\"p\":1}",
                                     CP_TOKEN_VIEW_ROWS(1), &decoded));
