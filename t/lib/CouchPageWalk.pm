@@ -556,7 +556,8 @@ sub check_position {
     return @problems if @problems or !$opt{exact} or !$last;
     my $via = module_page(jstr(jget(jget($pages->[0]{tree}, 'links'), 'last')));
     if ($via->{status} != 200 or join("\n", @{ $via->{rows} || [] }) ne join("\n", @{ $pages->[-1]{rows} })) {
-        return ("links.last opens " . ($via->{status} != 200 ? "a $via->{status}" : 'other rows than the last page'));
+        return ("links.last opens " . ($via->{status} != 200 ? "a $via->{status}"
+                : 'other rows than the last page: ' . _short(first_difference($via->{rows} || [], $pages->[-1]{rows}))));
     }
     push @problems, $exact_page->($via->{tree}, ($last - 1) * $limit, 'the page at links.last');
     if ($last > 1 and !@problems) {
