@@ -183,7 +183,7 @@ sub check_option {
         push @$problems, check_links($pages, $option->{links}, absolute => $option->{absolute})
             if $option->{links} and !@$problems;
         push @$problems, check_position($option->{path}, $size, $pages, scalar @{ $oracle->{rows} },
-                                        ($option->{position} // '') => 1)
+                                        ($option->{position} // '') => 1, grouped => $option->{key_only})
             if !@$problems;
         push @failures, "page size $size: " . join("\n    ", @$problems[0 .. ($#$problems < 2 ? $#$problems : 2)])
             if @$problems;
