@@ -175,7 +175,8 @@ int cp_count_from_token(const cp_token *token, int cap, cp_count_walk *walk)
     if (!token->counted || cap <= 0 || token->count_total > cap
         || (token->count_at_least && token->count_total != cap)
         || (!token->count_at_least && token->count_place >= token->count_total)
-        || (token->from != CP_FROM_AFTER && token->from != CP_FROM_BEFORE)) {
+        || (token->from != CP_FROM_AFTER && token->from != CP_FROM_BEFORE
+            && (token->from != CP_FROM_ROW || token->docid))) {
         return 0;
     }
     walk->known = 1;
@@ -262,6 +263,20 @@ const char *cp_count_token_after(apr_pool_t *pool, const cp_row *row, apr_int64_
                  places, walk);
 }
 
+/* What a numbered page shows of its walk's count: an earlier page's, at
+ * least some number (then no Last page number). */
+static void show_count(const cp_count_walk *walk, cp_page *page)
+{
+    apr_int64_t seen = page->offset + page->rows->nelts;
+
+    page->count_earlier = walk->earlier;
+    if (walk->at_least) {
+        page->count_at_least = 1;
+        page->total_rows = walk->total > seen ? walk->total : seen;
+        page->last_number = 0;
+    }
+}
+
 const char *cp_count_page(apr_pool_t *pool, const cp_token *token,
                           const apr_array_header_t *rows, const cp_count_walk *walk,
                           cp_page *page)
@@ -274,14 +289,7 @@ const char *cp_count_page(apr_pool_t *pool, const cp_token *token,
     if (!walk->known || !page->numbered || page->offset < 0) {
         return NULL;
     }
-    page->count_earlier = walk->earlier;
-    if (walk->at_least) {
-        apr_int64_t seen = page->offset + shown;
-
-        page->count_at_least = 1;
-        page->total_rows = walk->total > seen ? walk->total : seen;
-        page->last_number = 0;
-    }
+    show_count(walk, page);
     /* each row read, by its id: its place in the location */
     places = apr_hash_make(pool);
     for (i = 0; i < rows->nelts; i++) {
@@ -385,4 +393,124 @@ const cp_keyset_count *cp_count_for_page(apr_pool_t *pool, const cp_transport *t
         walk->known = 0;
     }
     return cp_count_keyset(token, walk, counted) ? counted : NULL;
+}
+
+/* --- grouped reduce rows ------------------------------------------------ */
+
+const cp_page_count *cp_count_group_walk(const apr_array_header_t *queries,
+                                         const cp_token *token, int cap,
+                                         cp_count_walk *walk, cp_page_count *counted)
+{
+    cp_token_from from = token ? token->from : CP_FROM_FIRST;
+    const cp_query *query = cp_plan_query(queries, CP_QUERY_COUNT);
+
+    memset(walk, 0, sizeof(*walk));
+    if (cap <= 0) {
+        return NULL;
+    }
+    if (from == CP_FROM_FIRST || from == CP_FROM_LAST) {
+        if (!query || !query->answer) {
+            return NULL;
+        }
+        cp_count_from_rows((apr_int64_t)cp_answer_rows(query->answer), query->limit - 1,
+                           walk);
+    }
+    else if (from != CP_FROM_ROW || !cp_count_from_token(token, cap, walk)) {
+        return NULL;
+    }
+    counted->total = walk->total;
+    counted->at_least = walk->at_least;
+    counted->before = from == CP_FROM_ROW ? walk->place : 0;
+    /* the Last page of an at-least count: nothing says where it starts */
+    return from == CP_FROM_LAST && walk->at_least ? NULL : counted;
+}
+
+/* A grouped row's token [KEY] as {"g": [KEY], "t": TOTAL, "p": place}
+ * ("m": 1 at least), a bounded one with "t", "p" ("m") added; or NULL when
+ * it is neither, or the counted one would not fit the room. */
+static const char *stamp_group(apr_pool_t *pool, const char *text, apr_int64_t place,
+                               const cp_count_walk *walk, const cp_token_room *room)
+{
+    json_t *key = text ? cp_json_load(pool, text, strlen(text), NULL) : NULL;
+    json_t *token;
+    const char *stamped;
+
+    if (key && json_is_object(key) && json_object_get(key, "h")) {
+        token = key;
+    }
+    else if (!key || !json_is_array(key) || json_array_size(key) != 1
+             || !(token = cp_json_pool_own(pool, json_object()))) {
+        return NULL;
+    }
+    else {
+        json_object_set(token, "g", key);
+    }
+    json_object_set_new(token, "t", json_integer((json_int_t)walk->total));
+    json_object_set_new(token, "p", json_integer((json_int_t)place));
+    if (walk->at_least) {
+        json_object_set_new(token, "m", json_integer(1));
+    }
+    stamped = cp_json_text(pool, token);
+    return stamped && (!room || cp_token_fits(room, stamped)) ? stamped : NULL;
+}
+
+/* Stamps *text, the token of the page whose first row is at place. */
+static int stamp_at(apr_pool_t *pool, const char **text, apr_int64_t place,
+                    const cp_count_walk *walk, const cp_token_room *room)
+{
+    const char *stamped;
+
+    if (!*text || !strcmp(*text, CP_TOKEN_LAST)) {
+        return 0;
+    }
+    stamped = stamp_group(pool, *text, place < 0 ? 0 : place, walk, room);
+    if (stamped) {
+        *text = stamped;
+    }
+    return !stamped;
+}
+
+void cp_count_group_room(const cp_token_room *room, cp_token_room *smaller)
+{
+    *smaller = *room;
+    if (room->max_sent > 4 * CP_COUNT_TOKEN_RESERVE
+        && room->max_escaped > 12 * CP_COUNT_TOKEN_RESERVE) {
+        /* sealed, the reserve grows by 4/3; percent-encoded, by 3 */
+        smaller->max_sent -= (apr_size_t)(room->sealed ? 2 : 1) * CP_COUNT_TOKEN_RESERVE;
+        smaller->max_escaped -= 3 * CP_COUNT_TOKEN_RESERVE;
+    }
+}
+
+const char *cp_count_group_page(apr_pool_t *pool, const cp_count_walk *walk, int count,
+                                const cp_token_room *room, cp_page *page)
+{
+    apr_int64_t current = 0;
+    int i, unstamped = 0;
+
+    if (!walk->known || !page->numbered || page->offset < 0) {
+        return NULL;
+    }
+    show_count(walk, page);
+    /* every token names the first row of its page: count rows a page
+     * away from this one's (the first row, nearer, behind) */
+    unstamped += stamp_at(pool, &page->next, page->offset + count, walk, room);
+    unstamped += stamp_at(pool, &page->prev, page->offset - count, walk, room);
+    for (i = 0; i < page->pages->nelts; i++) {
+        const cp_page_link *link = &APR_ARRAY_IDX(page->pages, i, cp_page_link);
+
+        if (link->current) {
+            current = link->number;
+        }
+    }
+    for (i = 0; i < page->pages->nelts; i++) {
+        cp_page_link *link = &APR_ARRAY_IDX(page->pages, i, cp_page_link);
+
+        if (!link->current) {
+            unstamped += stamp_at(pool, &link->start,
+                                  page->offset + (link->number - current) * count, walk, room);
+        }
+    }
+    return unstamped ? apr_psprintf(pool, "%d of the page's tokens could not carry the count",
+                                    unstamped)
+                     : NULL;
 }

@@ -148,6 +148,42 @@ const cp_keyset_count *cp_count_for_page(apr_pool_t *pool, const struct cp_trans
                                          int *count_read, cp_count_walk *walk,
                                          cp_keyset_count *counted);
 
+/* Grouped reduce rows (CouchPageReduce), which CouchDB gives no offsets,
+ * counted by the same policy: the first and the Last page ask CouchDB for
+ * the range's groups, at most cap + 1 of them (cp_plan.count_cap, the
+ * query CP_QUERY_COUNT, in the page's own batch), and the tokens they hand
+ * out carry the count and their row's place ({"g": [KEY], "t": T, "p": P},
+ * couchpage_token), so that a later page is one request as before.
+ *
+ * cp_count_group_walk: the walk's count for a page from token (NULL: the
+ * first page) once the page's queries are answered, cap cp_count_cap's (0:
+ * none): from the count query's answer, or from the token; as
+ * cp_page_answers.counted takes it, or NULL for none (a token without a
+ * count, one that does not fit the location's count now, the Last page of
+ * an at-least count): the page is then numbered relative to itself.
+ * cp_page_assemble numbers it only where every row read agrees. */
+const cp_page_count *cp_count_group_walk(const apr_array_header_t *queries,
+                                         const cp_token *token, int cap,
+                                         cp_count_walk *walk, cp_page_count *counted);
+
+/* The bytes of a token's text its count takes at most ("t", "p", "m"),
+ * kept free when a counted page of grouped rows makes its tokens, so that
+ * a bounded token, which fills its room, still takes the count. */
+#define CP_COUNT_TOKEN_RESERVE 48
+
+/* The room the tokens of a counted page of grouped rows are made in: room
+ * less CP_COUNT_TOKEN_RESERVE (as sent, sealed, percent-encoded), unless
+ * room is too small to spare it. */
+void cp_count_group_room(const cp_token_room *room, cp_token_room *smaller);
+
+/* Once the page is assembled, numbered by walk: what it shows of the count
+ * (as cp_count_page) and its tokens ([KEY]: the page links', next's and
+ * prev's; count rows per page) stamped with the count and their row's
+ * place, each where it still fits room (NULL: any length). A page left
+ * unnumbered is left as it is. NULL, or why a token was left unstamped. */
+const char *cp_count_group_page(apr_pool_t *pool, const cp_count_walk *walk, int count,
+                                const cp_token_room *room, cp_page *page);
+
 /* A JSON page's Content-Range: "items FIRST-LAST/TOTAL" (rows from 0),
  * TOTAL an asterisk when not known exactly; for a page without rows the
  * range is an asterisk, and both are when the page's place is not known. */

@@ -277,8 +277,8 @@ const cp_fault *cp_jump_resolve(apr_pool_t *pool, const cp_source *src, const cp
         return seal(pool, src, binding, start);
     }
     if (view->reduce) {
-        return not_numbered(pool, "grouped reduce rows are not counted (CouchDB gives them "
-                            "no offsets)");
+        return not_numbered(pool, "grouped reduce rows have no offsets to skip by (CouchDB "
+                            "gives them none)");
     }
     if (page == 1) {
         return NULL;

@@ -406,6 +406,34 @@ static int location_rows(const cp_page_answers *in, const cp_answer *counted,
     return 1;
 }
 
+/* Grouped rows' position from their count (in->counted, see the header):
+ * *before and *total, and 1, when consistent with every row seen: as many
+ * rows behind the page as it says (all of them when the backward answer is
+ * short), as many ahead (from the page's start to the range's end: all of
+ * them when the forward answer is short; an at-least count bounds only
+ * from below, and is given as more rows than any range holds, so that no
+ * end is placed by it). */
+static int counted_position(const cp_page_answers *in, const apr_array_header_t *behind,
+                            size_t page_rows, apr_int64_t *before, apr_int64_t *total)
+{
+    const cp_query *forward = cp_plan_query(in->queries, CP_QUERY_FORWARD);
+    const cp_query *backward = cp_plan_query(in->queries, CP_QUERY_BACKWARD);
+    apr_int64_t seen = behind ? behind->nelts : 0;
+    apr_int64_t read = (apr_int64_t)row_count(forward->answer);
+
+    *before = in->counted->before;
+    *total = in->counted->at_least ? CP_PAGE_COUNT_AT_LEAST : in->counted->total;
+    if (*before < 0 || *before > *total || (apr_int64_t)page_rows > *total - *before) {
+        return 0;
+    }
+    if (!backward ? *before != 0
+        : *before < seen || (read_to_the_end(backward) && *before != seen)) {
+        return 0;
+    }
+    return read_to_the_end(forward) && !in->counted->at_least ? *total - *before == read
+                                                              : *total - *before >= read;
+}
+
 /* The page's position from CouchDB's offsets (see the header): *before and
  * *total, and 1, when they are known and consistent with every row seen. */
 static int position_of(const cp_page_answers *in, const apr_array_header_t *behind,
@@ -416,6 +444,9 @@ static int position_of(const cp_page_answers *in, const apr_array_header_t *behi
     apr_int64_t at = forward->answer->offset, rows_before;
     size_t read, seen = behind ? (size_t)behind->nelts : 0;
 
+    if (in->counted) {
+        return counted_position(in, behind, page_rows, before, total);
+    }
     if (!location_rows(in, forward->answer, &rows_before, total) || at < rows_before) {
         return 0;
     }
@@ -526,6 +557,12 @@ static int tail_position(const cp_page_answers *in, const cp_query *tail, apr_in
 {
     apr_int64_t rows_before, read = (apr_int64_t)row_count(tail->answer);
 
+    if (in->counted) {
+        /* grouped rows, numbered by an exact count only */
+        *total = in->counted->total;
+        return !in->counted->at_least
+               && (read_to_the_end(tail) ? *total == read : *total >= read);
+    }
     if (!location_rows(in, tail->answer, &rows_before, total)) {
         return 0;
     }
@@ -584,6 +621,7 @@ void cp_page_answers_init(cp_page_answers *answers, const cp_plan *plan,
     answers->start_token = start_token;
     answers->start = start;
     answers->room = room;
+    answers->counted = NULL;
 }
 
 cp_query *cp_page_assemble(apr_pool_t *pool, const cp_page_answers *in, cp_page *page)
@@ -641,6 +679,11 @@ const char *cp_page_locate(apr_pool_t *pool, const apr_array_header_t *queries,
     memset(located, 0, sizeof(*located));
     located->from = CP_FROM_ROW;   /* a bounded token starts at its row too */
     located->index = start->index;
+    /* and keeps the count of its walk (grouped rows, couchpage_count) */
+    located->counted = start->counted;
+    located->count_total = start->count_total;
+    located->count_place = start->count_place;
+    located->count_at_least = start->count_at_least;
     for (i = 0; i < n; i++) {
         const cp_row *row = row_at(query->answer, i);
         const char *digest = cp_token_digest(pool, cp_row_key(row),

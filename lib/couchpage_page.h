@@ -44,6 +44,21 @@ void cp_page_add_link(apr_array_header_t *pages, apr_int64_t number, const char 
 #define CP_WITHHELD_NEXT 1
 #define CP_WITHHELD_PREV 2
 
+/* A count of grouped rows, which CouchDB gives no offsets: the range's
+ * groups (at least them with at_least) and the groups before the row the
+ * page starts at (0 on the first page; unused on the Last page, which is
+ * numbered only by an exact count). The page is numbered by it only where
+ * every row read agrees with it (else relative to itself, as uncounted). */
+typedef struct {
+    apr_int64_t total;
+    apr_int64_t before;
+    int at_least;
+} cp_page_count;
+
+/* The total a page numbered by an at-least count holds until its count is
+ * shown (cp_count_group_page): more rows than any location holds. */
+#define CP_PAGE_COUNT_AT_LEAST ((apr_int64_t)1 << 60)
+
 /* CouchDB's answers for one page. */
 typedef struct {
     int count;               /* rows per page */
@@ -56,6 +71,7 @@ typedef struct {
     const cp_token *start_token; /* the token, decoded; NULL on a first page */
     const char *start;       /* the token as the client sent it; NULL on a first page */
     const cp_token_room *room; /* what the tokens handed out must fit in; NULL: no cap */
+    const cp_page_count *counted; /* grouped rows counted (couchpage_count); NULL: not */
 } cp_page_answers;
 
 typedef struct {

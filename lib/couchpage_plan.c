@@ -84,6 +84,7 @@ const char *cp_plan_init(apr_pool_t *pool, cp_plan *plan, const cp_view *view,
     }
     plan->count = count;
     plan->links = links;
+    plan->count_cap = 0;
     plan->partition = partition;
     plan->update_seq = 0;
     return cp_plan_index_url(pool, view, partition, &plan->index_url);
@@ -416,6 +417,18 @@ static void add_range_end_probe(apr_pool_t *pool, const cp_plan *plan,
     add_query(queries, CP_QUERY_RANGE_END, 0, params);
 }
 
+/* The count of grouped rows (cp_plan.count_cap): the range's groups in
+ * the view's order, at most count_cap + 1 of them. A reduce has no
+ * keys-only read, and a reduce without grouping counts map rows, not
+ * groups: the grouped rows themselves are counted. */
+static void add_count(apr_pool_t *pool, const cp_plan *plan, apr_array_header_t *queries)
+{
+    if (plan->view->reduce && plan->count_cap > 0) {
+        add_query(queries, CP_QUERY_COUNT, plan->count_cap + 1,
+                  forward_params(pool, plan, NULL, plan->count_cap + 1));
+    }
+}
+
 /* The last page (see cp_plan_page): the tail, led by the range start probe
  * for a position or when CouchDB may refuse the tail (a range both ends
  * bound, reversed). */
@@ -429,6 +442,7 @@ static apr_array_header_t *plan_last_page(apr_pool_t *pool, const cp_plan *plan)
         add_range_start_probe(pool, plan, queries);
     }
     add_query(queries, CP_QUERY_RANGE_END, limit, tail_params(pool, plan, limit));
+    add_count(pool, plan, queries);
     mark_refusable(plan, queries);
     return queries;
 }
@@ -478,6 +492,9 @@ apr_array_header_t *cp_plan_page(apr_pool_t *pool, const cp_plan *plan,
         if (!cp_view_has_docids(plan->view)) {
             add_query(queries, CP_QUERY_OWN_GROUP, 1, own_group_params(pool, plan, start));
         }
+    }
+    else {
+        add_count(pool, plan, queries);
     }
     mark_refusable(plan, queries);
     return queries;

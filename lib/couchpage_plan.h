@@ -36,6 +36,10 @@ typedef struct {
     int links;             /* pages linked either side, 0 for prev/next only */
     int update_seq;        /* every query asks update_seq=true (cp_plan_ask_seq): the
                               page's sequence (cp_plan_seq); 0 from cp_plan_init */
+    int count_cap;         /* grouped reduce rows counted (couchpage_count): the
+                              first and the Last page ask for at most count_cap + 1
+                              groups of the range too (CP_QUERY_COUNT); 0: no
+                              count (cp_plan_init's) */
 } cp_plan;
 
 /* Whether LOW and HIGH (JSON text, or NULL for an open side) can bound the
@@ -88,6 +92,8 @@ typedef enum {
     CP_QUERY_TOKEN_FIRST, /* limit=0 from a bounded token's first key (the view's
                              order), and */
     CP_QUERY_TOKEN_LAST,  /* from its last key the other way: cp_plan_clamp_probes */
+    CP_QUERY_COUNT,    /* grouped rows counted: the range's groups, at most
+                          count_cap + 1 of them, counted, not shown */
     CP_QUERY_ROLES     /* how many roles there are; a page asks at most one query
                           of each */
 } cp_query_role;
@@ -118,7 +124,8 @@ typedef struct {
  * first page is a forward query, a later page adds a backward one, and
  * include_docs with page links an ahead query; map rows in a key range or a
  * partition add the limit=0 probes of its start and end; grouped rows from
- * a token add the own group probe. The range start
+ * a token add the own group probe; grouped rows counted (count_cap), the
+ * first and the Last page add the count query. The range start
  * probe, which CouchDB never refuses, also leads any batch in which it may
  * refuse a query (cp_query.refusable). The Last page is one range end query
  * read back from the end, led by the range start probe likewise. Why each
@@ -257,7 +264,9 @@ const char *cp_plan_batch_body(apr_pool_t *pool, const apr_array_header_t *waiti
  * P × count + index + 1 + slack rows in all; the last page's query reads
  * (1 + P) × count + slack; a widening grows a query up to this bound and
  * no further (entries of up to max_emits rows at either end fit in it);
- * the range probes read none. So no client can make the module ask CouchDB
+ * the range probes read none. The count query of grouped rows
+ * (CP_QUERY_COUNT) is the one beyond it: count_cap + 1 rows, which
+ * CouchPageCount bounds, never a token. So no client can make the module ask CouchDB
  * for more than the page it may ask for, whatever its depth or token. */
 int cp_plan_max_reach(const cp_plan *plan);
 

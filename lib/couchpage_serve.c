@@ -281,9 +281,12 @@ static const cp_fault *serve_view(const serving *s, const cp_source *src, const 
     const cp_token *from = NULL;
     apr_array_header_t *queries;
     cp_page_answers answers;
-    cp_token_room room;
+    cp_token_room room, made;
     cp_token start;
     cp_plan plan;
+    cp_count_walk walk = { 0 };
+    cp_page_count counted;
+    int cap = 0;
 
     if (text && (reason = cp_token_decode(s->pool, text, CP_TOKEN_VIEW_ROWS(with_docid),
                                           &start))) {
@@ -315,39 +318,33 @@ static const cp_fault *serve_view(const serving *s, const cp_source *src, const 
     room.max_escaped = src->token_url_room;
     room.sealed = src->token_key != NULL;
     room.raw_ids = src->view->is_all_docs;
+    if (src->view->reduce) {
+        /* grouped rows are counted as a _find location's are */
+        cap = cp_count_cap(&src->count, cp_count_prefer(s->pool, s->req->prefer),
+                           &served->preference_applied);
+        served->prefer_varies = 1;
+        plan.count_cap = !from || from->from == CP_FROM_LAST ? cap : 0;
+    }
+    cp_count_group_room(&room, &made);
     queries = cp_plan_page(s->pool, &plan, from);
-    cp_page_answers_init(&answers, &plan, queries, from, args->start, &room);
+    cp_page_answers_init(&answers, &plan, queries, from, args->start, cap ? &made : &room);
     do {
         if ((fault = ask(s, src, &plan, with_docid, queries))) {
             return fault;
         }
+        answers.counted = cp_count_group_walk(queries, from, cap, &walk, &counted);
     } while (cp_plan_widen(s->pool, &plan, from, cp_page_assemble(s->pool, &answers,
                                                                   &served->page)));
+    if ((reason = cp_count_group_page(s->pool, &walk, s->req->count, &room, &served->page))) {
+        log_line(s, CP_LOG_DEBUG, "CP0433", apr_psprintf(s->pool, "a page of %s hands out "
+                 "tokens without its count: %s", src->uri, reason));
+    }
     served->view = src->view;
     served->seq = src->update_seq ? cp_plan_seq(s->pool, queries) : NULL;
     return NULL;
 }
 
 /* --- a _find location's index ------------------------------------------ */
-
-/* The design document's path: CouchPageIndex names it with or without
- * _design/, as use_index does. */
-static const char *ddoc_path(apr_pool_t *pool, const char *ddoc)
-{
-    if (!strncmp(ddoc, "_design/", 8)) {
-        ddoc += 8;
-    }
-    return apr_pstrcat(pool, "/_design/", apr_pescape_path_segment(pool, ddoc), NULL);
-}
-
-/* The URL of the location's database (or partition) followed by rest: the
- * location's URL ends with its index path, /_find. */
-static const char *location_url(apr_pool_t *pool, const cp_view *view, const char *rest)
-{
-    return apr_pstrcat(pool, apr_pstrndup(pool, view->url,
-                                          strlen(view->url) - strlen(view->index_path)),
-                       rest, NULL);
-}
 
 /* A read that learns the index failed: a 4xx is CouchDB's word that it
  * cannot (1: the note says so); anything else is now's (0: not learnt now,
@@ -403,7 +400,7 @@ static const char *learn_index(const serving *s, int look, const cp_fault **late
 
     if (spec->index_ddoc) {
         /* the design document is the database's, partitioned or not */
-        path = ddoc_path(s->pool, spec->index_ddoc);
+        path = cp_view_ddoc_path(s->pool, spec->index_ddoc);
         if (!s->tr->get(s->tr->baton, apr_pstrcat(s->pool, src->view->db_url, path, NULL),
                         &text, &len, &failure)) {
             if (!learning_refused(s, &failure, late)) {
@@ -431,7 +428,7 @@ static const char *learn_index(const serving *s, int look, const cp_fault **late
         why = apr_pstrcat(s->pool, "_explain does not answer (", failure.reason, ")", NULL);
     }
     else if (!(why = cp_mango_explain_index(s->pool, text, len, &ddoc, &view_name, &fields))) {
-        path = ddoc_path(s->pool, ddoc);
+        path = cp_view_ddoc_path(s->pool, ddoc);
     }
     if (!why) {
         view_path = apr_pstrcat(s->pool, path, "/_view/",
@@ -439,7 +436,7 @@ static const char *learn_index(const serving *s, int look, const cp_fault **late
     }
     if (!why && look && !src->view->is_partitioned && !src->partition_set) {
         if (!s->tr->get(s->tr->baton,
-                        location_url(s->pool, src->view,
+                        cp_view_db_url(s->pool, src->view,
                                      apr_pstrcat(s->pool, view_path, "?limit=0&reduce=false&update=false",
                                                  NULL)), &text, &len, &failure)) {
             if (!learning_refused(s, &failure, late)) {
@@ -522,7 +519,7 @@ static const cp_fault *index_source(serving *s, cp_source **index)
     /* the design document's note is the database's; _explain's, the
      * location's query's */
     key = spec->index_ddoc
-          ? apr_pstrcat(s->pool, src->view->db_url, ddoc_path(s->pool, spec->index_ddoc), "\n",
+          ? apr_pstrcat(s->pool, src->view->db_url, cp_view_ddoc_path(s->pool, spec->index_ddoc), "\n",
                         spec->index_name ? spec->index_name : "", NULL)
           : apr_psprintf(s->pool, "%s\n_explain\n%pp", src->view->url, src->location);
     text = s->tr->note_get(s->tr->baton, key, CP_SERVE_INDEX_NOTE_MAX_AGE, s->pool,
@@ -553,7 +550,7 @@ static const cp_fault *index_source(serving *s, cp_source **index)
     }
     why = cp_mango_index_range(s->pool, spec->selector, spec->sort->fields, spec->sort->count,
                                fields, &low, &high, &fixed);
-    url = location_url(s->pool, src->view, json_string_value(json_object_get(note, "view")));
+    url = cp_view_db_url(s->pool, src->view, json_string_value(json_object_get(note, "view")));
     if (why) {
         /* by _find; the ties apart where the index starts them at the row */
         s->ties_apart = cp_mango_index_starts_at_row(spec->selector, spec->sort->fields,

@@ -241,16 +241,23 @@ static const char *read_index(apr_pool_t *pool, const json_t *index, const char 
     return NULL;
 }
 
-/* A bounded token's object: NULL, or why it is refused. */
-static const char *decode_bounded(apr_pool_t *pool, json_t *value, cp_token *token)
+static const char *decode_count(const json_t *value, cp_token *token, size_t *members);
+
+/* A bounded token's object (of grouped rows, maybe with its walk's count):
+ * NULL, or why it is refused. */
+static const char *decode_bounded(apr_pool_t *pool, json_t *value, int grouped,
+                                  cp_token *token)
 {
     const json_t *low = json_object_get(value, "lo"), *high = json_object_get(value, "hi");
     const json_t *digest = json_object_get(value, "h"), *index = json_object_get(value, "n");
-    const char *text;
-    size_t i;
+    const char *text, *reason;
+    size_t i, counts = 0;
 
+    if (grouped && (reason = decode_count(value, token, &counts))) {
+        return reason;
+    }
     if (!low || !high || !digest
-        || json_object_size(value) != 3 + (index != NULL)) {
+        || json_object_size(value) != 3 + (index != NULL) + counts) {
         return "the start token must be a JSON array, or an object of \"lo\", \"hi\", "
                "\"h\" and \"n\"";
     }
@@ -376,6 +383,28 @@ static const char *decode_beside(apr_pool_t *pool, const json_t *value,
 /* A view's token, [key, docid], [key, docid, n] or [key]: NULL, or why it
  * is refused. */
 static const char *decode_at_row(apr_pool_t *pool, const json_t *value, int with_docid,
+                                 cp_token *token);
+
+/* A counted walk's token of grouped rows, {"g": [KEY], "t": TOTAL, "p":
+ * PLACE} ("m": 1: at least TOTAL): at the row, as [KEY] is. NULL, or why
+ * it is refused. */
+static const char *decode_grouped(apr_pool_t *pool, const json_t *value, cp_token *token)
+{
+    const char *reason;
+    size_t counts = 0;
+
+    if ((reason = decode_count(value, token, &counts))) {
+        return reason;
+    }
+    if (!token->counted || json_object_size(value) != 1 + counts) {
+        return "the start token is not {\"g\": [KEY], \"t\": TOTAL, \"p\": PLACE}";
+    }
+    return decode_at_row(pool, json_object_get(value, "g"), 0, token);
+}
+
+/* A view's token, [key, docid], [key, docid, n] or [key]: NULL, or why it
+ * is refused. */
+static const char *decode_at_row(apr_pool_t *pool, const json_t *value, int with_docid,
                                  cp_token *token)
 {
     const json_t *id;
@@ -443,8 +472,11 @@ const char *cp_token_decode(apr_pool_t *pool, const char *text, const cp_token_r
                                           && !json_object_get(value, "h")))) {
         return decode_beside(pool, value, rows, token);
     }
+    if (!with_docid && json_is_object(value) && json_object_get(value, "g")) {
+        return decode_grouped(pool, value, token);
+    }
     if (json_is_object(value)) {
-        return decode_bounded(pool, value, token);
+        return decode_bounded(pool, value, !with_docid, token);
     }
     return decode_at_row(pool, value, with_docid, token);
 }

@@ -40,8 +40,15 @@
  *
  *     {"a": [KEY, ID], "t": TOTAL, "p": PLACE}     ("m": 1: at least TOTAL)
  *
- * and a token without them (an older link) reads as before. Every form is read by one decoder, told what the location's rows
- * look like (cp_token_rows).
+ * and a token without them (an older link) reads as before. A counted
+ * walk of grouped reduce rows hands out, for [key],
+ *
+ *     {"g": [KEY], "t": TOTAL, "p": PLACE}         ("m": 1: at least TOTAL)
+ *
+ * at the row as [key] is, PLACE the row's place, and a bounded token of
+ * such a walk carries "t", "p" (and "m") beside "lo", "hi", "h"; [key]
+ * still reads, its page numbered relative to itself. Every form is read by one decoder,
+ * told what the location's rows look like (cp_token_rows).
  *
  * Part of the httpd-free core: no httpd header, no request_rec.
  */
@@ -79,7 +86,8 @@ typedef struct {
                              token that holds its key, whose key is then set */
     const json_t *low;    /* a bounded token's keys at or before and at or after */
     const json_t *high;   /* the row's key: NULL unless digest */
-    /* a keyset token's count of the walk (couchpage_count), when it
+    /* a keyset token's (or a grouped row's "g" token's) count of the walk
+     * (couchpage_count), when it
      * carries one: "t" the location's rows when counted ("at least" them
      * with "m"), "p" the place of the token's row among them (from 0).
      * Their form is checked here, 0 <= p < t; whether they fit the

@@ -9,6 +9,7 @@
 #include "couchpage_view.h"
 
 #include <apr_lib.h>
+#include <apr_escape.h>
 #include <apr_strings.h>
 #include <apr_uri.h>
 #include <string.h>
@@ -256,4 +257,19 @@ const char *cp_view_scheme_missing(apr_pool_t *pool, const cp_view_scheme *schem
 int cp_view_has_docids(const cp_view *view)
 {
     return !view->reduce;
+}
+
+const char *cp_view_ddoc_path(apr_pool_t *pool, const char *ddoc)
+{
+    if (!strncmp(ddoc, "_design/", 8)) {
+        ddoc += 8;
+    }
+    return apr_pstrcat(pool, "/_design/", apr_pescape_path_segment(pool, ddoc), NULL);
+}
+
+const char *cp_view_db_url(apr_pool_t *pool, const cp_view *view, const char *rest)
+{
+    return apr_pstrcat(pool, apr_pstrndup(pool, view->url,
+                                          strlen(view->url) - strlen(view->index_path)),
+                       rest, NULL);
 }

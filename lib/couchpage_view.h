@@ -96,4 +96,12 @@ const char *cp_view_worker_of_other_host(apr_pool_t *pool, const apr_array_heade
 /* Whether this location's rows and tokens carry document ids. */
 int cp_view_has_docids(const cp_view *view);
 
+/* A design document's path, /_design/NAME escaped: ddoc names it with or
+ * without _design/, as CouchPageIndex and use_index do. */
+const char *cp_view_ddoc_path(apr_pool_t *pool, const char *ddoc);
+
+/* The URL of the view's database (or partition) followed by rest: the
+ * view's URL without its index path (/_find, /_design/D/_view/V). */
+const char *cp_view_db_url(apr_pool_t *pool, const cp_view *view, const char *rest);
+
 #endif

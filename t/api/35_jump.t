@@ -218,7 +218,7 @@ for my $limit (4, 6) {
 
 # --- where rows are not numbered --------------------------------------------------
 
-for my $case (['/jump/reduce/', qr/^page numbers cannot be asked for here: grouped reduce rows are not counted \(CouchDB gives them no offsets\); follow the page links$/],
+for my $case (['/jump/reduce/', qr/^page numbers cannot be asked for here: grouped reduce rows have no offsets to skip by \(CouchDB gives them none\); follow the page links$/],
               ['/jump-find-relative/', qr/^page numbers cannot be asked for here: this _find location's rows are not counted/]) {
     my ($path, $want) = @$case;
     for my $n (1, 2) {

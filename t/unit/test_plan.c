@@ -11,7 +11,7 @@
 
 static const char *const roles[] = { "range-start", "range-end", "forward", "ahead",
                                      "backward", "own-group", "locate", "token-first",
-                                     "token-last" };
+                                     "token-last", "count" };
 
 /* The roles of queries (const cp_query *, as the plan says which wait), in
  * order, a space between. */
@@ -461,6 +461,32 @@ static void grouped_rows_read_backward_from_their_own_group(void **state)
     plan = plan_of(&view, NULL, NULL, NULL, 2, 0);
     assert_string_equal(plan_urls(&plan, NULL),
                         "forward " VIEW_URL "?limit=3&reduce=true&group_level=2");
+}
+
+/* Grouped rows counted (count_cap): the first and the Last page ask for
+ * count_cap + 1 groups of the range too, in the same batch; a later page
+ * does not, nor does a map view. */
+static void grouped_rows_counted_by_the_first_and_the_last_page(void **state)
+{
+    cp_view view = view_of(VIEW_URL);
+    cp_plan plan;
+    cp_token start = token_of("[2026,11]", NULL, 0), last;
+
+    memset(&last, 0, sizeof(last));
+    last.from = CP_FROM_LAST;
+    view.reduce = 1;
+    view.group_level = 2;
+    plan = plan_of(&view, NULL, "[2020]", "[2030]", 2, 0);
+    plan.count_cap = 1000;
+    assert_string_equal(plan_urls(&plan, NULL),
+                        "forward " VIEW_URL "?limit=3&reduce=true&group_level=2"
+                        "&startkey=%5b2020%5d&endkey=%5b2030%5d\n"
+                        "count " VIEW_URL "?limit=1001&reduce=true&group_level=2"
+                        "&startkey=%5b2020%5d&endkey=%5b2030%5d");
+    assert_null(strstr(plan_urls(&plan, &start), "count "));
+    assert_non_null(strstr(plan_urls(&plan, &last), "\ncount " VIEW_URL "?limit=1001&"));
+    view.reduce = 0;
+    assert_null(strstr(plan_urls(&plan, NULL), "count "));
 }
 
 static void documents_only_for_the_page_itself(void **state)
@@ -1726,6 +1752,7 @@ int main(void)
         UNIT_TEST(every_option_combination_is_planned),
         UNIT_TEST(bounded_tokens_are_located_between_their_keys),
         UNIT_TEST(bounded_tokens_are_clamped_to_the_range),
+        UNIT_TEST(grouped_rows_counted_by_the_first_and_the_last_page),
     };
     RUN_UNIT_TESTS("plan", tests);
 }

@@ -42,6 +42,7 @@ typedef struct {
     cp_transport_failure probe_fail; /* reads of the next key fail so, when its status */
     const char *probe;          /* the last read of the next key */
     const char *edit;           /* ... this document replaces the one of its _id */
+    int counts;                 /* count queries of grouped rows asked */
     const char *last_find; /* the body of the last _find asked */
     const char *seq;            /* the database's update_seq, its JSON; NULL: a GET of the
                                    database fails (503) */
@@ -278,6 +279,7 @@ static int fake_ask(void *baton, const char *backend, const char *index_url, int
             answers->cut_off = 1;
             break;
         }
+        f->counts += query->role == CP_QUERY_COUNT;
         const char *text = view_answer(f, index_url, query->params);
         const char *seq = f->odd_role == (int)query->role + 1 ? f->odd_seq : f->view_seq;
 
@@ -859,6 +861,167 @@ static void view_pages_grouped(void **state)
     walk(l, pages, 2, -1);
     assert_int_equal(json_integer_value(row_value(
         APR_ARRAY_IDX(page_at(l, NULL)->rows, 0, const cp_row *))), 2);
+}
+
+/* Seven groups g0..g6 (two rows each, the first grouped by level 1). */
+static location *seven_groups(int count, int links)
+{
+    fake *f = fake_make();
+    location *l;
+    int i;
+
+    for (i = 0; i < 14; i++) {
+        add_row(f, apr_psprintf(pool, "[\"g%d\",%d]", i / 2, i), apr_psprintf(pool, "d%02d", i), 1);
+    }
+    l = location_of(f, VIEW_URL, count, links);
+    l->view.reduce = 1;
+    l->view.group_level = 1;
+    return l;
+}
+
+/* Grouped rows are counted once a walk: the first page's count query in
+ * its one batch, the tokens carrying the count, every page numbered. */
+static void view_pages_grouped_counted(void **state)
+{
+    const char *pages[] = { "[\"g0\"] [\"g1\"]", "[\"g2\"] [\"g3\"]", "[\"g4\"] [\"g5\"]",
+                            "[\"g6\"]" };
+    location *l = seven_groups(2, 1);
+    const cp_page *page;
+    cp_token token;
+    char *next;
+
+    walk(l, pages, 4, 7);
+    l->fake->asks = l->fake->counts = 0;
+    page = page_at(l, NULL);
+    assert_true(page->numbered);
+    assert_int_equal(page->total_rows, 7);
+    assert_int_equal(page->last_number, 4);
+    assert_false(page->count_earlier);
+    assert_int_equal(l->fake->asks, 1);
+    assert_int_equal(l->fake->counts, 1);
+    assert_string_equal(page->next, "{\"g\":[[\"g2\"]],\"t\":7,\"p\":2}");
+    next = apr_pstrdup(pool, page->next);
+    /* a later page: one batch, no count query, numbered from its token */
+    l->fake->asks = l->fake->counts = 0;
+    page = page_at(l, next);
+    assert_int_equal(l->fake->asks, 1);
+    assert_int_equal(l->fake->counts, 0);
+    assert_true(page->numbered);
+    assert_true(page->count_earlier);
+    assert_int_equal(page->offset, 2);
+    assert_null(cp_token_decode(pool, page->next, CP_TOKEN_VIEW_ROWS(0), &token));
+    assert_int_equal(token.count_place, 4);
+    /* the Last page counts again, and holds what the walk leaves it */
+    l->fake->counts = 0;
+    page = page_at(l, CP_TOKEN_LAST);
+    assert_int_equal(l->fake->counts, 1);
+    assert_true(page->numbered);
+    assert_int_equal(page->offset, 6);
+    assert_string_equal(row_names(page), "[\"g6\"]");
+    assert_null(cp_token_decode(pool, page->prev, CP_TOKEN_VIEW_ROWS(0), &token));
+    assert_int_equal(token.count_place, 4);
+    /* and its prev pages are numbered back to the first */
+    page = page_at(l, apr_pstrdup(pool, page->prev));
+    assert_true(page->numbered);
+    assert_int_equal(page->offset, 4);
+    assert_string_equal(row_names(page), "[\"g4\"] [\"g5\"]");
+}
+
+/* An old [key] token, a count the rows read contradict, one beyond the
+ * location's cap: the page is relative, never refused; none: no count. */
+static void view_pages_grouped_counted_tokens(void **state)
+{
+    location *l = seven_groups(2, 0);
+    const char *relative[] = { "[[\"g2\"]]", "{\"g\":[[\"g2\"]],\"t\":7,\"p\":0}",
+                               "{\"g\":[[\"g2\"]],\"t\":3,\"p\":2}",
+                               "{\"g\":[[\"g2\"]],\"t\":5000,\"p\":2}" };
+    const cp_page *page;
+    size_t i;
+
+    for (i = 0; i < sizeof(relative) / sizeof(*relative); i++) {
+        page = page_at(l, relative[i]);
+        assert_string_equal(row_names(page), "[\"g2\"] [\"g3\"]");
+        assert_false(page->numbered);
+    }
+    /* a wrong count within bounds numbers the client's own page wrongly */
+    page = page_at(l, "{\"g\":[[\"g2\"]],\"t\":9,\"p\":2}");
+    assert_true(page->numbered);
+    assert_int_equal(page->total_rows, 9);
+    assert_non_null(serve(l, "{\"g\":[[\"g2\"]],\"t\":2,\"p\":2}"));
+    assert_non_null(serve(l, "{\"g\":[[\"g2\"]]}"));
+    /* CouchPageCount none */
+    l->source.count.mode = CP_COUNT_NONE;
+    l->fake->counts = 0;
+    page = page_at(l, NULL);
+    assert_false(page->numbered);
+    assert_int_equal(l->fake->counts, 0);
+}
+
+/* Keys too long for a token: bounded tokens carry the count too, so the
+ * walk stays numbered to its end and back. */
+static void view_pages_grouped_counted_long_keys(void **state)
+{
+    fake *f = fake_make();
+    location *l;
+    const cp_page *page;
+    const char *next = NULL, *prev;
+    int i;
+
+    char *long_text = apr_palloc(pool, 5001);
+
+    memset(long_text, 'k', 5000);
+    long_text[5000] = '\0';
+    for (i = 0; i < 10; i++) {
+        add_row(f, apr_psprintf(pool, "[\"%s%c\",%d]", long_text, 'a' + i / 2, i % 2),
+                apr_psprintf(pool, "d%d", i), 1);
+    }
+    l = location_of(f, VIEW_URL, 2, 1);
+    l->view.reduce = 1;
+    l->view.group_level = 1;
+    for (i = 0; i < 3; i++) {
+        page = page_at(l, next);
+        assert_true(page->numbered);
+        assert_int_equal(page->offset, 2 * i);
+        assert_int_equal(page->total_rows, 5);
+        assert_int_equal(page->rows->nelts, i < 2 ? 2 : 1);
+        next = page->next ? apr_pstrdup(pool, page->next) : NULL;
+        if (next) {
+            assert_non_null(strstr(next, "\"h\""));
+            assert_non_null(strstr(next, "\"t\":5"));
+        }
+    }
+    assert_null(next);
+    page = page_at(l, CP_TOKEN_LAST);
+    assert_int_equal(page->offset, 4);
+    prev = apr_pstrdup(pool, page->prev);
+    page = page_at(l, prev);
+    assert_true(page->numbered);
+    assert_int_equal(page->offset, 2);
+}
+
+/* Capped: at least N past N; the Last page of such a count is relative. */
+static void view_pages_grouped_capped(void **state)
+{
+    location *l = seven_groups(2, 0);
+    const cp_page *page;
+
+    l->source.count.mode = CP_COUNT_CAPPED;
+    l->source.count.cap = 3;
+    page = page_at(l, NULL);
+    assert_true(page->numbered);
+    assert_true(page->count_at_least);
+    assert_int_equal(page->total_rows, 3);
+    assert_int_equal(page->last_number, 0);
+    assert_non_null(strstr(page->next, "\"m\":1"));
+    page = page_at(l, apr_pstrdup(pool, page->next));
+    page = page_at(l, apr_pstrdup(pool, page->next));
+    assert_true(page->numbered);
+    assert_true(page->count_at_least);
+    assert_int_equal(page->offset, 4);
+    assert_int_equal(page->total_rows, 6);
+    page = page_at(l, CP_TOKEN_LAST);
+    assert_false(page->numbered);
+    assert_string_equal(row_names(page), "[\"g5\"] [\"g6\"]");
 }
 
 /* One document emits its key three times: pages split its entry. */
@@ -1881,7 +2044,7 @@ static void jumps_where_rows_are_not_numbered(void **state)
     l->args.page = 2;
     fault = serve(l, NULL);
     assert_fault(fault, CP_FAULT_CLIENT, 400, "bad_request", "CP0102");
-    assert_non_null(strstr(fault->reason, "grouped reduce rows are not counted"));
+    assert_non_null(strstr(fault->reason, "grouped reduce rows have no offsets to skip by"));
     assert_int_equal(l->fake->asks, 0);
     l = find_location(ten_rows(), "n", "{}", 3, 0);
     l->source.jump_reach = 10;
@@ -2249,6 +2412,10 @@ int main(void)
         UNIT_TEST(view_pages_of_a_range),
         UNIT_TEST(view_pages_of_a_partition),
         UNIT_TEST(view_pages_grouped),
+        UNIT_TEST(view_pages_grouped_counted),
+        UNIT_TEST(view_pages_grouped_counted_tokens),
+        UNIT_TEST(view_pages_grouped_capped),
+        UNIT_TEST(view_pages_grouped_counted_long_keys),
         UNIT_TEST(view_pages_of_multi_emits),
         UNIT_TEST(view_pages_of_long_keys_by_bounded_tokens),
         UNIT_TEST(view_first_and_last),

@@ -195,6 +195,47 @@ static void key_only_tokens_for_grouped_rows(void **state)
     assert_non_null(cp_token_decode(pool, "[1,\"a\"]", CP_TOKEN_VIEW_ROWS(0), &decoded));
 }
 
+/* A counted walk of grouped rows: {"g": [KEY], "t": T, "p": P}, at the
+ * row as [KEY] is; its count's form checked, and only for grouped rows. */
+static void counted_grouped_tokens(void **state)
+{
+    const char *refused[] = { "{\"g\":[1]}", "{\"g\":[1],\"t\":3}",
+                              "{\"g\":[1],\"t\":3,\"p\":3}", "{\"g\":[1],\"t\":-1,\"p\":0}",
+                              "{\"g\":[1],\"t\":3,\"p\":1,\"m\":2}",
+                              "{\"g\":[1],\"t\":3,\"p\":1,\"x\":0}",
+                              "{\"g\":[1,2],\"t\":3,\"p\":1}", "{\"g\":1,\"t\":3,\"p\":1}" };
+    cp_token decoded;
+    size_t i;
+
+    assert_null(cp_token_decode(pool, "{\"g\":[[\"a\",2]],\"t\":30,\"p\":7}",
+                                CP_TOKEN_VIEW_ROWS(0), &decoded));
+    assert_int_equal(decoded.from, CP_FROM_ROW);
+    assert_string_equal(decoded.key_json, "[\"a\",2]");
+    assert_null(decoded.docid);
+    assert_true(decoded.counted);
+    assert_int_equal(decoded.count_total, 30);
+    assert_int_equal(decoded.count_place, 7);
+    assert_false(decoded.count_at_least);
+    assert_null(cp_token_decode(pool, "{\"g\":[1],\"t\":20,\"p\":40,\"m\":1}",
+                                CP_TOKEN_VIEW_ROWS(0), &decoded));
+    assert_true(decoded.count_at_least);
+    for (i = 0; i < sizeof(refused) / sizeof(*refused); i++) {
+        assert_non_null(cp_token_decode(pool, refused[i], CP_TOKEN_VIEW_ROWS(0), &decoded));
+    }
+    /* a bounded token of such a walk carries its count beside its keys */
+    assert_null(cp_token_decode(pool, "{\"lo\":\"a\",\"hi\":\"b\",\"h\":"
+                                "\"AAAAAAAAAAAAAAAAAAAAAA\",\"t\":9,\"p\":4}",
+                                CP_TOKEN_VIEW_ROWS(0), &decoded));
+    assert_non_null(decoded.digest);
+    assert_int_equal(decoded.count_place, 4);
+    assert_non_null(cp_token_decode(pool, "{\"lo\":\"a\",\"hi\":\"b\",\"h\":"
+                                    "\"AAAAAAAAAAAAAAAAAAAAAA\",\"t\":9,\"p\":4}",
+                                    CP_TOKEN_VIEW_ROWS(1), &decoded));
+    /* a map view's location takes no such token */
+    assert_non_null(cp_token_decode(pool, "{\"g\":[1],\"t\":3,\"p\":1}",
+                                    CP_TOKEN_VIEW_ROWS(1), &decoded));
+}
+
 static void malformed_tokens_are_refused_with_a_reason(void **state)
 {
     struct { const char *token; const char *reason_part; } cases[] = {
@@ -610,6 +651,7 @@ int main(void)
         UNIT_TEST(wide_integers_do_not_excuse_bad_json),
         UNIT_TEST(wide_integers_in_bounded_tokens),
         UNIT_TEST(key_only_tokens_for_grouped_rows),
+        UNIT_TEST(counted_grouped_tokens),
         UNIT_TEST(malformed_tokens_are_refused_with_a_reason),
         UNIT_TEST(identical_means_the_same_json_text),
         UNIT_TEST(the_word_last_is_the_last_pages_token),
