@@ -375,14 +375,16 @@ bench_token() { printf '%%5B%d%%2C%%22item%06d%%22%%5D' "$1" "$1"; }
 # (CouchDB's pagination recipe, docs/algorithm.md; count 20, the location's
 # options: no links, no documents): forward limit=count+1, backward
 # descending skip=1 limit=count. bench/check.js checks before any timing that their rows make
-# exactly the module's page, and fails the run when they do not.
-bench_forward() { printf '%s?limit=21&reduce=false&startkey=%d&startkey_docid=item%06d' "$VIEW_PATH" "$1" "$1"; }
+# exactly the module's page, and fails the run when they do not. Each asks
+# update_seq=true, as the module does for a page of a view's rows (the
+# sequence that seals its ETag).
+bench_forward() { printf '%s?limit=21&reduce=false&startkey=%d&startkey_docid=item%06d&update_seq=true' "$VIEW_PATH" "$1" "$1"; }
 bench_backward() {
-    printf '%s?limit=20&reduce=false&descending=true&startkey=%d&startkey_docid=item%06d&skip=1' \
+    printf '%s?limit=20&reduce=false&descending=true&startkey=%d&startkey_docid=item%06d&skip=1&update_seq=true' \
         "$VIEW_PATH" "$1" "$1"
 }
 # The first page's one query.
-bench_first() { printf '%s?limit=21&reduce=false' "$VIEW_PATH"; }
+bench_first() { printf '%s?limit=21&reduce=false&update_seq=true' "$VIEW_PATH"; }
 
 # Arithmetic with awk: bench_calc FORMAT EXPR, e.g. bench_calc %.2f '3 / 7'
 bench_calc() { awk "BEGIN { printf \"$1\", $2 }" </dev/null; }
