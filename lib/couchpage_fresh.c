@@ -11,7 +11,9 @@
 #include <apr_strings.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/core_names.h>
 #include <openssl/hmac.h>
+#include <openssl/params.h>
 
 #include "couchpage_json.h"
 #include "couchpage_plan.h"
@@ -25,6 +27,38 @@
 /* The most members of an If-None-Match weighed: a client's list is short. */
 #define MAX_TAGS 16
 
+/* The key's HMAC, keyed once a configuration (cp_fresh_derive_key, which
+ * the glue calls in httpd's parent before its children fork) and copied
+ * for each seal, and SHA-256 fetched once: OpenSSL 3 fetches an algorithm
+ * by name on every one-shot call, which costs a page more than the digest
+ * itself. Only read after start-up; a seal with another key (a test's)
+ * goes by the one-shot HMAC. */
+static EVP_MAC_CTX *keyed_hmac;
+static unsigned char keyed_for[CP_FRESH_KEY_LEN];
+static EVP_MD *sha256;
+
+static void key_hmac(const unsigned char *key)
+{
+    char digest_name[] = "SHA256";
+    OSSL_PARAM params[2];
+    EVP_MAC *hmac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+    EVP_MAC_CTX *ctx = hmac ? EVP_MAC_CTX_new(hmac) : NULL;
+
+    params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest_name, 0);
+    params[1] = OSSL_PARAM_construct_end();
+    EVP_MAC_free(hmac);
+    if (ctx && !EVP_MAC_init(ctx, key, CP_FRESH_KEY_LEN, params)) {
+        EVP_MAC_CTX_free(ctx);
+        ctx = NULL;
+    }
+    EVP_MAC_CTX_free(keyed_hmac);
+    keyed_hmac = ctx;
+    memcpy(keyed_for, key, CP_FRESH_KEY_LEN);
+    if (!sha256) {
+        sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
+    }
+}
+
 int cp_fresh_derive_key(const char *text, unsigned char *key)
 {
     unsigned char digest[EVP_MAX_MD_SIZE];
@@ -35,7 +69,28 @@ int cp_fresh_derive_key(const char *text, unsigned char *key)
         return 0;
     }
     memcpy(key, digest, CP_FRESH_KEY_LEN);
+    key_hmac(key);
     return 1;
+}
+
+/* HMAC-SHA-256 of text under key into mac (EVP_MAX_MD_SIZE bytes): its
+ * length, or 0 when libcrypto fails. */
+static size_t hmac_of(const unsigned char *key, const char *text, unsigned char *mac)
+{
+    unsigned int len = 0;
+    size_t out = 0;
+    EVP_MAC_CTX *ctx;
+    int ok;
+
+    if (!keyed_hmac || memcmp(keyed_for, key, CP_FRESH_KEY_LEN)) {
+        return HMAC(EVP_sha256(), key, CP_FRESH_KEY_LEN, (const unsigned char *)text,
+                    strlen(text), mac, &len) ? len : 0;
+    }
+    ctx = EVP_MAC_CTX_dup(keyed_hmac);
+    ok = ctx && EVP_MAC_update(ctx, (const unsigned char *)text, strlen(text))
+         && EVP_MAC_final(ctx, mac, &out, EVP_MAX_MD_SIZE);
+    EVP_MAC_CTX_free(ctx);
+    return ok ? out : 0;
 }
 
 int cp_fresh_applies(const cp_source *source)
@@ -88,7 +143,7 @@ static const char *binding_of(apr_pool_t *pool, const cp_source *src, const cp_r
                             (int)req->args->format));
     field(out, src->token_key ? "sealed" : "plain");
     text = apr_array_pstrcat(pool, out, 0);
-    if (!EVP_Digest(text, strlen(text), digest, &len, EVP_sha256(), NULL)) {
+    if (!EVP_Digest(text, strlen(text), digest, &len, sha256 ? sha256 : EVP_sha256(), NULL)) {
         return NULL;
     }
     return apr_pencode_base64_binary(pool, digest, len, APR_ENCODE_BASE64URL, NULL);
@@ -101,12 +156,10 @@ static const char *seal_of(apr_pool_t *pool, const unsigned char *key, const cha
                            const char *seq)
 {
     unsigned char mac[EVP_MAX_MD_SIZE];
-    unsigned int len = 0;
     const char *text = apr_psprintf(pool, "%s\n%.*s\n%s\n%s", weak ? "W" : "S",
                                     (int)digest_len, digest, binding, seq);
 
-    if (!HMAC(EVP_sha256(), key, CP_FRESH_KEY_LEN, (const unsigned char *)text, strlen(text),
-              mac, &len) || len < SEAL_BYTES) {
+    if (hmac_of(key, text, mac) < SEAL_BYTES) {
         return NULL;
     }
     return apr_pencode_base64_binary(pool, mac, SEAL_BYTES, APR_ENCODE_BASE64URL, NULL);

@@ -2279,6 +2279,31 @@ static void fresh_documents_read_the_database(void **state)
 /* The seal binds the content digest, its weakness, the page (start,
  * size, context) and this server's key: a tag changed in any of them is
  * a hint that fails, and the page is served whole. */
+/* The key's HMAC made once (cp_fresh_derive_key) seals as the one-shot
+ * HMAC does: the same tag by either way, and another key's another. */
+static void fresh_keyed_once_seals_as_one_shot(void **state)
+{
+    unsigned char key[CP_FRESH_KEY_LEN], other[CP_FRESH_KEY_LEN];
+    cp_fresh fresh;
+    const char *kept, *one_shot, *by_other;
+
+    memset(&fresh, 0, sizeof(fresh));
+    fresh.binding = "binding";
+    fresh.seq = "view 12-abc";
+    assert_true(cp_fresh_derive_key("a configuration", key));
+    fresh.key = key;
+    kept = cp_fresh_etag(pool, &fresh, "\"digest\"");
+    assert_true(cp_fresh_derive_key("another configuration", other));
+    one_shot = cp_fresh_etag(pool, &fresh, "\"digest\"");
+    fresh.key = other;
+    by_other = cp_fresh_etag(pool, &fresh, "\"digest\"");
+    assert_non_null(kept);
+    assert_string_equal(kept, one_shot);
+    assert_int_equal(strncmp(kept, "\"digest.", 8), 0);
+    assert_string_not_equal(kept, by_other);
+    (void)state;
+}
+
 static void fresh_forged_tags_get_the_page(void **state)
 {
     fake *f = ten_rows();
@@ -2404,6 +2429,7 @@ int main(void)
         UNIT_TEST(fresh_unchanged_page_reads_no_rows),
         UNIT_TEST(fresh_documents_read_the_database),
         UNIT_TEST(fresh_packed_sequences_in_one_spelling),
+        UNIT_TEST(fresh_keyed_once_seals_as_one_shot),
         UNIT_TEST(fresh_forged_tags_get_the_page),
         UNIT_TEST(fresh_not_where_the_index_lags),
         UNIT_TEST(fresh_find_location),
