@@ -851,7 +851,7 @@ void cp_plan_ask_seq(const cp_plan *plan, const apr_array_header_t *waiting)
 
 const char *cp_plan_seq(apr_pool_t *pool, const apr_array_header_t *queries)
 {
-    const char *seq = NULL, *each;
+    const char *first = NULL, *seq = NULL;
     int i;
 
     for (i = 0; i < queries->nelts; i++) {
@@ -860,13 +860,19 @@ const char *cp_plan_seq(apr_pool_t *pool, const apr_array_header_t *queries)
         if (!answer || !answer->update_seq) {
             return NULL;
         }
-        each = cp_seq_canonical(pool, answer->update_seq);
-        if (seq && strcmp(seq, each)) {
-            return NULL;
+        if (!first) {
+            first = answer->update_seq;
         }
-        seq = each;
+        else if (strcmp(first, answer->update_seq)) {
+            /* spelled otherwise: the same state only if their shards,
+             * put in one order, agree (each spelling unpacked once) */
+            seq = seq ? seq : cp_seq_canonical(pool, first);
+            if (strcmp(seq, cp_seq_canonical(pool, answer->update_seq))) {
+                return NULL;
+            }
+        }
     }
-    return seq;
+    return seq || !first ? seq : cp_seq_canonical(pool, first);
 }
 
 apr_array_header_t *cp_plan_seq_probe(apr_pool_t *pool, const cp_plan *plan)
