@@ -165,10 +165,7 @@ static const char *walk_token(apr_pool_t *pool, const cp_source *src, const cp_s
         row = APR_ARRAY_IDX(rows, 0, const cp_row *);
         return cp_token_encode_beside(pool, CP_FROM_AFTER, cp_row_key(row), row->id);
     }
-    room.max_sent = src->max_token_length;
-    room.max_escaped = src->token_url_room;
-    room.sealed = src->token_key != NULL;
-    room.raw_ids = src->view->is_all_docs;
+    room = cp_source_token_room(src);
     return cp_token_for_row(pool, &room, cp_row_key(row), row->id, entry_index);
 }
 

@@ -314,10 +314,7 @@ static const cp_fault *serve_view(const serving *s, const cp_source *src, const 
     if (text) {
         from = &start;
     }
-    room.max_sent = src->max_token_length;
-    room.max_escaped = src->token_url_room;
-    room.sealed = src->token_key != NULL;
-    room.raw_ids = src->view->is_all_docs;
+    room = cp_source_token_room(src);
     if (src->view->reduce) {
         /* grouped rows are counted as a _find location's are */
         cap = cp_count_cap(&src->count, cp_count_prefer(s->pool, s->req->prefer),

@@ -87,4 +87,18 @@ typedef struct {
                                NULL: none, or they differed */
 } cp_served;
 
+/* What a location's tokens must fit in: CouchPageMaxTokenLength as sent,
+ * the bytes a link's URL leaves them escaped, sealed or not, and
+ * _all_docs' ids, which CouchDB compares as bytes. */
+static inline cp_token_room cp_source_token_room(const cp_source *src)
+{
+    cp_token_room room;
+
+    room.max_sent = src->max_token_length;
+    room.max_escaped = src->token_url_room;
+    room.sealed = src->token_key != NULL;
+    room.raw_ids = src->view->is_all_docs;
+    return room;
+}
+
 #endif
