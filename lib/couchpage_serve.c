@@ -815,11 +815,11 @@ static const cp_fault *serve_find(const serving *s, const cp_source *index, cons
     return NULL;
 }
 
-/* How a jump asks (cp_jump_resolve): as a page's queries, of map rows. */
+/* How a jump asks (cp_jump_resolve): as a page's queries. */
 static const cp_fault *jump_ask(void *baton, const cp_source *src, const cp_plan *plan,
                                 apr_array_header_t *queries)
 {
-    return ask(baton, src, plan, 1, queries);
+    return ask(baton, src, plan, cp_view_has_docids(plan->view), queries);
 }
 
 /* How a jump asks a counted _find location's _find (cp_jump_resolve). */
