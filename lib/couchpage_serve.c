@@ -880,8 +880,9 @@ const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_req
         served->preference_applied = cp_count_free_applied(cp_count_prefer(pool, req->prefer));
         fault = serve_view(&s, source, text, served);
     }
-    /* a counted _find location's page past an at-least count is the
-     * walk's, unnumbered as there */
+    /* a counted _find location's page past an at-least count, or a
+     * counted page whose rows moved since the count, is the walk's,
+     * unnumbered as there */
     return fault || !req->args->page || served->page.numbered || (source->find && !index)
-           ? fault : cp_jump_unnumbered(pool);
+           || source->view->reduce ? fault : cp_jump_unnumbered(pool);
 }
