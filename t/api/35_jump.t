@@ -339,7 +339,7 @@ for my $case (['/jump/reduce-none/', qr/^page numbers cannot be asked for here: 
             ok($ok, "$path?$query: 400") or diag "$status $raw";
         }
     }
-    my @lines = grep { m{/jump/} && /\[(?!couchpage:info|couchpage:debug|proxy:debug|proxy:trace)[a-z_]+:(warn|error|crit|alert|emerg)\]/ }
+    my @lines = grep { m{/jump[/-]} && /\[(?!couchpage:info|couchpage:debug|proxy:debug|proxy:trace)[a-z_]+:(warn|error|crit|alert|emerg)\]/ }
                 error_log_since($mark, wait => 1);
     ok(!@lines, 'no error-log line above info for any of them') or diag join '', @lines[0 .. ($#lines < 4 ? $#lines : 4)];
 }
