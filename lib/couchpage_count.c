@@ -470,6 +470,22 @@ static int stamp_at(apr_pool_t *pool, const char **text, apr_int64_t place,
     return !stamped;
 }
 
+const char *cp_count_group_token(apr_pool_t *pool, const json_t *key, apr_int64_t place,
+                                 const cp_count_walk *walk, const cp_token_room *room)
+{
+    cp_token_room made;
+    const char *text;
+
+    /* made as a counted page makes its tokens, then stamped as it stamps
+     * them */
+    cp_count_group_room(room, &made);
+    if (!(text = cp_token_for_row(pool, &made, key, NULL, 0))) {
+        return NULL;
+    }
+    stamp_at(pool, &text, place, walk, room);
+    return text;
+}
+
 void cp_count_group_room(const cp_token_room *room, cp_token_room *smaller)
 {
     *smaller = *room;

@@ -176,6 +176,15 @@ const cp_page_count *cp_count_group_walk(const apr_array_header_t *queries,
  * room is too small to spare it. */
 void cp_count_group_room(const cp_token_room *room, cp_token_room *smaller);
 
+/* The token a counted walk of grouped rows (walk) follows to the page
+ * whose first row, of key, is at place: the row's token made in room less
+ * the count's reserve and stamped with the count ({"g": [KEY], "t": T,
+ * "p": place}, or bounded with "t" and "p"), or, where the stamped one
+ * does not fit room, left unstamped, as cp_count_group_page leaves a
+ * page's. NULL when libcrypto fails to make a bounded token's digest. */
+const char *cp_count_group_token(apr_pool_t *pool, const json_t *key, apr_int64_t place,
+                                 const cp_count_walk *walk, const cp_token_room *room);
+
 /* Once the page is assembled, numbered by walk: what it shows of the count
  * (as cp_count_page) and its tokens ([KEY]: the page links', next's and
  * prev's; count rows per page) stamped with the count and their row's

@@ -249,6 +249,88 @@ static const cp_fault *resolve_counted(apr_pool_t *pool, const cp_source *src,
     return NULL;
 }
 
+/* The walk's token to page N of grouped reduce rows, counted as their
+ * walk is (couchpage_count), unsealed, in *start (NULL: the first page):
+ * one request, the first page's count, whose rows are the groups in the
+ * view's order, keys and all, so that it holds page N's first group
+ * wherever the count is exact; past an at-least count's cap, a read with
+ * skip from the start, asked beside it, finds the group before page N and
+ * page N's first (only pages within the reach of the first are reached
+ * there, so the skip is bounded by the reach). */
+static const cp_fault *resolve_grouped(apr_pool_t *pool, const cp_source *src,
+                                       const cp_request *req, cp_jump_ask ask, void *baton,
+                                       const char **start)
+{
+    const char *applied, *reason;
+    int cap = cp_count_cap(&src->count, cp_count_prefer(pool, req->prefer), &applied);
+    apr_int64_t page = req->args->page, target = (page - 1) * req->count, skip;
+    const cp_query *count, *read;
+    const cp_answer *answer;
+    const cp_row *row;
+    apr_array_header_t *queries;
+    const cp_fault *fault;
+    cp_count_walk walk;
+    cp_jump_from from;
+    cp_token_room room;
+    cp_plan plan;
+    int beyond;
+
+    if (cap <= 0) {
+        return not_numbered(pool, "this location's grouped reduce rows are not counted "
+                            "(CouchPageCount or the request's Prefer says none)");
+    }
+    /* a range or partition that cannot be asked is the page's fault,
+     * which its own plan reports: asked as the first page */
+    if (page == 1 || cp_plan_init(pool, &plan, src->view, src->partition, src->low, src->high,
+                                  req->count, src->links)) {
+        return NULL;
+    }
+    plan.count_cap = cap;
+    /* page N's first group lies past what the count can read: an
+     * at-least count's, reached only within the reach of the first */
+    beyond = target > cap;
+    skip = beyond ? target - 1 : 0;
+    queries = cp_plan_jump(pool, &plan, skip, 0, beyond && page <= src->jump_reach ? 2 : 0);
+    if ((fault = ask(baton, src, &plan, queries))) {
+        return fault;
+    }
+    count = cp_plan_query(queries, CP_QUERY_COUNT);
+    cp_count_from_rows((apr_int64_t)cp_answer_rows(count->answer), cap, &walk);
+    if (walk.at_least ? page > src->jump_reach && (reason = beyond_count(pool, page, cap,
+                                                                        src->jump_reach))
+        : (reason = cp_jump_route(pool, page, req->count, walk.total, src->jump_reach,
+                                  &from)) != NULL) {
+        return cp_fault_bad_request(pool, reason);
+    }
+    if (!walk.at_least && from == CP_JUMP_LAST) {
+        *start = CP_TOKEN_LAST;
+        return NULL;
+    }
+    if (!beyond) {
+        /* an exact count holds every group; an at-least one the first
+         * cap + 1 */
+        row = cp_answer_row(count->answer, (apr_size_t)target);
+    }
+    else {
+        /* the group before page N and page N's first */
+        read = cp_plan_query(queries, CP_QUERY_FORWARD);
+        answer = read->answer;
+        if (cp_answer_rows(answer) < 2) {
+            return cp_fault_bad_request(pool, cp_answer_rows(answer) == 1
+                                        ? apr_psprintf(pool, "page %" FMT " is past the last "
+                                                       "page, %" FMT, page, page - 1)
+                                        : apr_psprintf(pool, "page %" FMT " is past the last "
+                                                       "page", page));
+        }
+        row = cp_answer_row(answer, 1);
+    }
+    room = cp_source_token_room(src);
+    if (!(*start = cp_count_group_token(pool, cp_row_key(row), target, &walk, &room))) {
+        return cp_fault_seal(pool, src->uri, "the digest of a bounded token");
+    }
+    return NULL;
+}
+
 const cp_fault *cp_jump_resolve(apr_pool_t *pool, const cp_source *src, const cp_source *index,
                                 const cp_request *req, const char *binding, cp_jump_ask ask,
                                 cp_jump_find find, void *baton, const char **start,
@@ -274,8 +356,11 @@ const cp_fault *cp_jump_resolve(apr_pool_t *pool, const cp_source *src, const cp
         return seal(pool, src, binding, start);
     }
     if (view->reduce) {
-        return not_numbered(pool, "grouped reduce rows have no offsets to skip by (CouchDB "
-                            "gives them none)");
+        if ((fault = resolve_grouped(pool, src, req, ask, baton, start)) || !*start) {
+            return fault;
+        }
+        *text = *start;
+        return seal(pool, src, binding, start);
     }
     if (page == 1) {
         return NULL;

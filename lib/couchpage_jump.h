@@ -18,6 +18,15 @@
  * least" count knows no end: only the pages within the reach of the
  * first are reached then.
  *
+ * Grouped reduce rows, which CouchDB gives no offsets, are numbered where
+ * they are counted (couchpage_count): a jump asks the count the first page
+ * asks, the range's groups in the view's order, at most the cap's + 1,
+ * and takes page N's first group from its rows; only where the count
+ * stopped at its cap and page N lies past it does a read with skip from
+ * the start, asked beside the count, find it (CouchDB reduces every group
+ * it skips: the reach bounds that read). The token is the walk's, the
+ * count in it ({"g": [KEY], "t": T, "p": P}).
+ *
  * Part of the httpd-free core: it plans, reads answers and asks through
  * the caller (cp_serve's ask), never a backend of its own.
  */
@@ -84,11 +93,12 @@ typedef const cp_fault *(*cp_jump_find)(void *baton, const char *body, int limit
  * location by _find), as a client would send it, sealed where tokens are
  * (binding as cp_serve's), in *start, and as text, opened, in *text: NULL
  * for the first page, "last" for the Last page, else the walk's token to
- * page N (a view's row token, or a _find location's page after the row
- * before, with the count a counted one's carries). A _find location by
- * _find is asked with find, the others with ask. NULL, or the fault: a
- * 400 where the rows are not numbered (grouped reduce rows, a _find
- * location by _find that is not counted), past the last page, or beyond
+ * page N (a view's row token, a counted grouped row's, or a _find
+ * location's page after the row before, with the count a counted one's
+ * carries). A _find location by _find is asked with find, the others
+ * with ask. NULL, or the fault: a 400 where the rows are not numbered
+ * (grouped reduce rows or a _find location by _find not counted:
+ * CouchPageCount none, Prefer: count=none), past the last page, or beyond
  * the reach (and, where a count stopped at its cap, past it: its end is
  * not known). */
 const cp_fault *cp_jump_resolve(apr_pool_t *pool, const cp_source *src, const cp_source *index,

@@ -507,7 +507,8 @@ apr_array_header_t *cp_plan_jump(apr_pool_t *pool, const cp_plan *plan, apr_int6
     const cp_view *view = plan->view;
     json_t *params = base_params(pool, view, limit, backward ? !view->descending
                                                              : view->descending);
-    int partial = cp_plan_is_partial(plan);
+    /* grouped rows have no offsets to probe */
+    int partial = !view->reduce && cp_plan_is_partial(plan);
 
     if (partial || (!view->is_all_docs && plan->low_key && plan->high_key)) {
         add_range_start_probe(pool, plan, queries);
@@ -526,7 +527,10 @@ apr_array_header_t *cp_plan_jump(apr_pool_t *pool, const cp_plan *plan, apr_int6
     if (skip > 0) {
         set_param(params, "skip", json_integer(skip));
     }
-    add_query(queries, CP_QUERY_FORWARD, limit, params);
+    if (limit > 0 || !view->reduce) {
+        add_query(queries, CP_QUERY_FORWARD, limit, params);
+    }
+    add_count(pool, plan, queries);
     mark_refusable(plan, queries);
     return queries;
 }

@@ -140,7 +140,11 @@ apr_array_header_t *cp_plan_page(apr_pool_t *pool, const cp_plan *plan,
  * passing over skip rows, bounded by the range's other end; led by the
  * range start and end probes (limit=0) in a key range or a partition, so
  * that CouchDB's offsets count the location's rows. skip is the jump's,
- * which CouchPageJumpReach bounds (couchpage_jump), never a token's. */
+ * which CouchPageJumpReach bounds (couchpage_jump), never a token's.
+ * Grouped rows, which have no offsets, are counted instead (count_cap:
+ * the count query, CP_QUERY_COUNT, which holds their keys), and read
+ * with skip only where limit > 0; no probes but the range start's where
+ * CouchDB may refuse the range. */
 apr_array_header_t *cp_plan_jump(apr_pool_t *pool, const cp_plan *plan, apr_int64_t skip,
                                  int backward, int limit);
 

@@ -815,11 +815,11 @@ static const cp_fault *serve_find(const serving *s, const cp_source *index, cons
     return NULL;
 }
 
-/* How a jump asks (cp_jump_resolve): as a page's queries, of map rows. */
+/* How a jump asks (cp_jump_resolve): as a page's queries. */
 static const cp_fault *jump_ask(void *baton, const cp_source *src, const cp_plan *plan,
                                 apr_array_header_t *queries)
 {
-    return ask(baton, src, plan, 1, queries);
+    return ask(baton, src, plan, cp_view_has_docids(plan->view), queries);
 }
 
 /* How a jump asks a counted _find location's _find (cp_jump_resolve). */
@@ -880,8 +880,9 @@ const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_req
         served->preference_applied = cp_count_free_applied(cp_count_prefer(pool, req->prefer));
         fault = serve_view(&s, source, text, served);
     }
-    /* a counted _find location's page past an at-least count is the
-     * walk's, unnumbered as there */
+    /* a counted _find location's page past an at-least count, or a
+     * counted page whose rows moved since the count, is the walk's,
+     * unnumbered as there */
     return fault || !req->args->page || served->page.numbered || (source->find && !index)
-           ? fault : cp_jump_unnumbered(pool);
+           || source->view->reduce ? fault : cp_jump_unnumbered(pool);
 }

@@ -14,9 +14,14 @@
 # page links. On counted _find locations (a residual $elemMatch, a
 # residual $regex, both tiers) every page within the reach is the walk's,
 # the count in its tokens; a count "at least" its cap reaches only the
+# pages within the reach of the first. Counted grouped reduce rows (group
+# levels, exact groups descending with sealed tokens, a key range, page
+# links, keys only bounded tokens hold): every page within the reach is
+# the walk's, the count in its tokens; counted "at least" its cap, the
 # pages within the reach of the first. Where rows are not numbered
-# (grouped reduce rows, a _find location by _find not counted: CouchPageCount
-# none or Prefer: count=none) ?page= is a 400 that says why; hostile values are a
+# (grouped reduce rows or a _find location by _find not counted:
+# CouchPageCount none or Prefer: count=none) ?page= is a 400 that says
+# why; hostile values are a
 # 400 with the module's error JSON and no error-log line above info. The
 # HTML fragment of a numbered page list carries a go-to-page form (GET,
 # page, the limit kept, labelled, CouchPageText words), absent without a
@@ -77,6 +82,18 @@ must('loading jumpcounted', backend_request(POST => '/jumpcounted/_bulk_docs', {
     0 .. 199 ] }));
 must('index by-n', backend_request(POST => '/jumpcounted/_index',
     { index => { fields => ['n'] }, ddoc => 'by-n', name => 'by-n', type => 'json' }));
+
+# the backend's grouped rows: [g, i] keys of 53 groups at level 1 (count),
+# the same groups exactly (sum), 300-byte string keys (long)
+backend_request(DELETE => '/jumpgrouped');
+backend_open_db('jumpgrouped');
+must('loading jumpgrouped', backend_request(POST => '/jumpgrouped/_bulk_docs', { docs => [
+    map { { _id => sprintf('g%04d', ($_ * 7919) % 10000), g => $_ % 53, i => $_ } } 0 .. 6 * 53 - 1 ] }));
+must('the design document of jumpgrouped', backend_request(PUT => '/jumpgrouped/_design/d', { views => {
+    count => { map => 'function (d) { emit([d.g, d.i], 1); }', reduce => '_count' },
+    sum => { map => 'function (d) { emit(d.g, d.i); }', reduce => '_sum' },
+    long => { map => 'function (d) { emit(new Array(298).join("k") + ("00" + d.g).slice(-3), 1); }',
+              reduce => '_count' } } }));
 
 # --- jumps against the walk -------------------------------------------------------
 
@@ -207,6 +224,61 @@ for my $limit (4, 6) {
     ok(!@problems && @walk > $REACH + 1, "$path, $limit a page: the pages within the reach of the first ("
        . scalar(@walk) . ' pages)') or diag join "\n", @problems[0 .. ($#problems < 9 ? $#problems : 9)];
 }
+# counted grouped reduce rows: every page within the reach is the walk's,
+# its tokens carrying the count ({"g": [KEY], "t": T, "p": P}), bounded
+# ones too
+for my $path ('/jump-grouped/', '/jump-grouped/links/', '/jump-grouped/range/',
+              '/jump-grouped/desc/', '/jump-grouped/long/') {
+    for my $limit (4, 7) {
+        my ($pages, @problems) = check_jumps($path, $limit);
+        my $second = module_page($path, limit => $limit, page => 2);
+        # its next token (text; sealed: not to be read) carries the count
+        my $next = eval { JSON::PP->new->decode($second->{next} // '') } || {};
+        push @problems, "page 2 of $path: first_row " . (num_of($second, 'first_row') // 'none')
+            . ", next $second->{next}"
+            unless (num_of($second, 'first_row') // 0) == $limit + 1
+                   && ($path eq '/jump-grouped/desc/'
+                       || (($next->{p} // -1) == 2 * $limit && ($next->{t} // -1) == num_of($second, 'total_rows')
+                           && ($path eq '/jump-grouped/long/' ? defined $next->{h} : ref $next->{g} eq 'ARRAY')));
+        ok(!@problems && $pages > 2 * $REACH, "every page of the counted grouped location $path, "
+           . "$limit a page ($pages pages)")
+            or diag join "\n", @problems[0 .. ($#problems < 9 ? $#problems : 9)];
+    }
+}
+# grouped rows counted "at least 10": the pages within the reach of the
+# first (with limit 6, page 3's first group lies past the count's rows:
+# read with skip beside it)
+for my $limit (4, 6) {
+    my $path = '/jump-grouped/capped/';
+    my @walk = walk_next($path, limit => $limit, max_pages => 200);
+    my @problems;
+    push @problems, "the walk of $path ended with $walk[-1]{status}" if $walk[-1]{status} != 200;
+    push @problems, "the walk of $path is not counted at least 10"
+        unless (jstr(jnode($walk[0], 'count')) // '') eq 'at least' && num_of($walk[0], 'total_rows') == 10;
+    for my $n (1 .. $REACH) {
+        my $page = module_page($path, limit => $limit, page => $n);
+        push @problems, "page $n of $path (limit $limit) is not the walk's: $page->{status} "
+            . first_difference($page->{raw}, $walk[$n - 1]{raw}) unless $page->{raw} eq $walk[$n - 1]{raw};
+    }
+    for my $n ($REACH + 1, scalar(@walk), 999) {
+        my $page = module_page($path, limit => $limit, page => $n);
+        push @problems, "page $n of $path (limit $limit): $page->{status} " . ($page->{reason} // '')
+            unless $page->{status} == 400 && ($page->{error} // '') eq 'bad_request'
+                   && ($page->{reason} // '') =~ /^page $n is too far from the first page to be asked for by number: this location's rows are counted up to 10 only \(there are more: CouchPageCount\), so its last page is not known; pages 1 to $REACH can be/;
+    }
+    ok(!@problems && @walk > $REACH + 1, "$path, $limit a page: the pages within the reach of the first ("
+       . scalar(@walk) . ' pages)') or diag join "\n", @problems[0 .. ($#problems < 9 ? $#problems : 9)];
+}
+# the double's five groups, counted by default: one page
+{
+    my $first = module_page('/jump/reduce/', page => 1);
+    my $walked = module_page('/jump/reduce/');
+    my $past = module_page('/jump/reduce/', page => 2);
+    ok($first->{status} == 200 && $first->{raw} eq $walked->{raw} && @{ $first->{rows} } == 5
+       && $past->{status} == 400 && ($past->{reason} // '') eq 'page 2 is past the last page, 1',
+       '/jump/reduce/: five groups, one page') or diag "$first->{raw}\n$past->{raw}";
+}
+
 # Prefer: count=none: the rows are not counted, and page numbers are refused
 {
     my $res = Apache::TestRequest::GET('/jump-counted/?page=2', Accept => 'application/json',
@@ -215,10 +287,18 @@ for my $limit (4, 6) {
     ok($res->code == 400 && ($body->{reason} // '') =~ /^page numbers cannot be asked for here: this _find location's rows are not counted/,
        'Prefer: count=none: no count, no page numbers') or diag $res->content;
 }
+{
+    my $res = Apache::TestRequest::GET('/jump-grouped/?page=2', Accept => 'application/json',
+                                       Prefer => 'count=none');
+    my $body = eval { $JSON->decode($res->content) } || {};
+    ok($res->code == 400 && ($body->{reason} // '') =~ /^page numbers cannot be asked for here: this location's grouped reduce rows are not counted/,
+       'Prefer: count=none on grouped rows: no count, no page numbers') or diag $res->content;
+}
 
 # --- where rows are not numbered --------------------------------------------------
 
-for my $case (['/jump/reduce/', qr/^page numbers cannot be asked for here: grouped reduce rows have no offsets to skip by \(CouchDB gives them none\); follow the page links$/],
+for my $case (['/jump/reduce-none/', qr/^page numbers cannot be asked for here: this location's grouped reduce rows are not counted \(CouchPageCount or the request's Prefer says none\); follow the page links$/],
+              ['/jump-grouped/none/', qr/^page numbers cannot be asked for here: this location's grouped reduce rows are not counted/],
               ['/jump-find-relative/', qr/^page numbers cannot be asked for here: this _find location's rows are not counted/]) {
     my ($path, $want) = @$case;
     for my $n (1, 2) {
@@ -248,17 +328,18 @@ for my $case (['/jump/reduce/', qr/^page numbers cannot be asked for here: group
                  ['page=999999999', 'past'], ['page=999999999&limit=1', 'past']);
     for my $case (@cases) {
         my ($query, $kind) = @$case;
-        for my $path ('/jump/', '/jump/sealed/', '/jump/reduce/') {
+        for my $path ('/jump/', '/jump/sealed/', '/jump/reduce/', '/jump-grouped/', '/jump/reduce-none/') {
             my ($status, $raw, $res) = module_get("$path?$query");
             my $body = eval { $JSON->decode($raw) } || {};
             my $ok = $status == 400 && ($body->{error} // '') eq 'bad_request'
                      && ($res->{headers}{'content-type'} // '') =~ m{^application/json}
-                     && ($path eq '/jump/reduce/' && $kind eq 'past'
-                         ? $body->{reason} =~ /grouped reduce rows/ : ($body->{reason} // '') =~ $why{$kind});
+                     && ($path eq '/jump/reduce-none/' && $kind eq 'past'
+                         ? $body->{reason} =~ /grouped reduce rows are not counted/
+                         : ($body->{reason} // '') =~ $why{$kind});
             ok($ok, "$path?$query: 400") or diag "$status $raw";
         }
     }
-    my @lines = grep { m{/jump/} && /\[(?!couchpage:info|couchpage:debug|proxy:debug|proxy:trace)[a-z_]+:(warn|error|crit|alert|emerg)\]/ }
+    my @lines = grep { m{/jump[/-]} && /\[(?!couchpage:info|couchpage:debug|proxy:debug|proxy:trace)[a-z_]+:(warn|error|crit|alert|emerg)\]/ }
                 error_log_since($mark, wait => 1);
     ok(!@lines, 'no error-log line above info for any of them') or diag join '', @lines[0 .. ($#lines < 4 ? $#lines : 4)];
 }
@@ -325,6 +406,18 @@ sub html_get {
     my ($sa, $ahtml) = html_get('/jump-counted/html-capped/?limit=4');
     ok($sa == 200 && $ahtml =~ /couchpage-nav/ && $ahtml !~ /couchpage-jump/,
        'counted "at least": the last page is not known, no form') or diag $ahtml;
+    # counted grouped rows: the form, and its submission is the walk's page
+    my $groups = () = map { 1 } walk_next('/jump-grouped/', limit => 5, max_pages => 200);
+    my ($sg, $ghtml) = html_get('/jump-grouped/html/?limit=5');
+    ok($sg == 200 && $ghtml =~ m{<form class="couchpage-jump" method="get" action="/jump-grouped/html/">}
+       && $ghtml =~ m{name="page" min="1" max="$groups" step="1" required>}
+       && $ghtml =~ m{<input type="hidden" name="limit" value="5">},
+       "a counted grouped location's page list: the form, its last page ($groups) the max") or diag $ghtml;
+    my @gwalk = walk_next('/jump-grouped/links/', limit => 5, max_pages => 3);
+    my ($sgj, $gjumped) = html_get('/jump-grouped/html/?page=3&limit=5');
+    my ($sgw, $gwalked) = html_get(with_args('/jump-grouped/html/', start => $gwalk[2]{token}, limit => 5));
+    ok($sgj == 200 && $sgw == 200 && $gjumped eq $gwalked && $gjumped =~ /aria-current="page">3</,
+       "the counted grouped location's form gives the walk's page, in HTML") or diag "$sgj $sgw\n$gjumped\n---\n$gwalked";
     my ($se, $err) = html_get('/jump/html/?page=0');
     ok($se == 400 && $err =~ /couchpage-error/, 'a bad page in HTML: the error fragment') or diag $err;
 }

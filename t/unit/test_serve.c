@@ -2030,8 +2030,8 @@ static void jumps_on_a_capped_count(void **state)
     l->args.page = 0;
 }
 
-/* Where rows are not numbered, a jump is a 400 that says why, before any
- * read of rows. */
+/* Where rows are not numbered (grouped rows or a _find location not
+ * counted), a jump is a 400 that says why, before any read of rows. */
 static void jumps_where_rows_are_not_numbered(void **state)
 {
     const char *rows[] = { "[\"a\",1]", "d1", "[\"b\",1]", "d3", NULL };
@@ -2040,11 +2040,12 @@ static void jumps_where_rows_are_not_numbered(void **state)
 
     l->view.reduce = 1;
     l->view.group_level = 1;
+    l->source.count.mode = CP_COUNT_NONE;
     l->source.jump_reach = 10;
     l->args.page = 2;
     fault = serve(l, NULL);
     assert_fault(fault, CP_FAULT_CLIENT, 400, "bad_request", "CP0102");
-    assert_non_null(strstr(fault->reason, "grouped reduce rows have no offsets to skip by"));
+    assert_non_null(strstr(fault->reason, "grouped reduce rows are not counted"));
     assert_int_equal(l->fake->asks, 0);
     l = find_location(ten_rows(), "n", "{}", 3, 0);
     l->source.jump_reach = 10;
