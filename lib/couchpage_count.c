@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <apr_escape.h>
 #include <apr_hash.h>
 #include <apr_lib.h>
 #include <apr_strings.h>
@@ -173,7 +174,6 @@ int cp_count_from_token(const cp_token *token, int cap, cp_count_walk *walk)
 {
     memset(walk, 0, sizeof(*walk));
     if (!token->counted || cap <= 0 || token->count_total > cap
-        || (token->count_at_least && token->count_total != cap)
         || (!token->count_at_least && token->count_place >= token->count_total)
         || (token->from != CP_FROM_AFTER && token->from != CP_FROM_BEFORE
             && (token->from != CP_FROM_ROW || token->docid))) {
@@ -337,25 +337,293 @@ const char *cp_count_content_range(apr_pool_t *pool, const cp_page *page)
                         page->offset, page->offset + page->rows->nelts - 1, total);
 }
 
-/* A _find location's count: one POST .../_find of the selector, keys only,
- * at most cap + 1 rows. A count that fails leaves the page unnumbered, as
- * a location without a count is: it is logged, never the page's fault. */
-static void read_count(apr_pool_t *pool, const cp_transport *tr, const cp_source *src,
-                       const char *url, int cap, cp_count_walk *walk)
+/* --- a count bounded by its index's view -------------------------------- */
+
+/* The rows the count's first look at the index's view reads, at most: the
+ * last of them the (N + 1)-th of the range, those before it where the
+ * sort value before that row's group is found, mostly. */
+#define LOOK_ROWS 32
+
+/* Whether two values of an index's key are one value to CouchDB's
+ * collation, as far as the module can tell without collating: equal JSON,
+ * or two numbers of one value (1 and 1.0). */
+static int same_value(const json_t *a, const json_t *b)
 {
-    const char *body = cp_count_find_body(pool, src->find, cap), *reason = NULL;
-    cp_transport_failure failure;
-    const cp_answer *answer;
+    if (cp_json_is_number(a) && cp_json_is_number(b)) {
+        return cp_json_number_value(a) == cp_json_number_value(b);
+    }
+    return json_equal((json_t *)a, (json_t *)b);
+}
+
+/* A view query's flags as fresh as the location's _find. */
+static const char *fresh_as(const cp_find_spec *spec)
+{
+    return spec->update == CP_MANGO_FALSE
+           ? (spec->stable == CP_MANGO_TRUE ? "&update=false&stable=true" : "&update=false")
+           : spec->stable == CP_MANGO_TRUE ? "&stable=true" : "";
+}
+
+/* "&NAME=KEY", or "" for no key. */
+static const char *key_param(apr_pool_t *pool, const char *name, const char *key)
+{
+    return key ? apr_pstrcat(pool, "&", name, "=", apr_pescape_urlencoded(pool, key), NULL)
+               : "";
+}
+
+const char *cp_count_look_query(apr_pool_t *pool, const cp_find_spec *spec, const char *low,
+                                const char *high, apr_int64_t skip, int limit)
+{
+    int down = spec->sort->descending;
+
+    return apr_psprintf(pool, "?reduce=false&limit=%d%s%s%s%s%s", limit,
+                        skip ? apr_psprintf(pool, "&skip=%" APR_INT64_T_FMT, skip) : "",
+                        down ? "&descending=true" : "",
+                        key_param(pool, "startkey", down ? high : low),
+                        key_param(pool, "endkey", down ? low : high), fresh_as(spec));
+}
+
+const char *cp_count_before_query(apr_pool_t *pool, const cp_find_spec *spec,
+                                  const char *prefix, const json_t *value, const char *low,
+                                  const char *high)
+{
+    const char *key;
+
+    if (spec->sort->descending) {
+        /* the location's order is the view's descending: the rows after
+         * the group in the view's, from above its every key */
+        key = cp_mango_range_key(pool, prefix, value, 1);
+        return key ? apr_pstrcat(pool, "?reduce=false&limit=1", key_param(pool, "startkey", key),
+                                 key_param(pool, "endkey", high), fresh_as(spec), NULL) : NULL;
+    }
+    /* the rows before the group, down from below its every key: a key
+     * [..., value] itself (the value the key's last) sorts before every id
+     * but the empty one, which no document has */
+    key = cp_mango_range_key(pool, prefix, value, 0);
+    return key ? apr_pstrcat(pool, "?reduce=false&limit=1&descending=true",
+                             key_param(pool, "startkey", key), "&startkey_docid=",
+                             key_param(pool, "endkey", low), fresh_as(spec), NULL) : NULL;
+}
+
+/* The open field's value of a view row's key, or NULL. */
+static const json_t *open_value(const json_t *row, int open)
+{
+    const json_t *key = json_object_get(row, "key");
+
+    return json_is_array(key) && (int)json_array_size(key) > open
+           ? json_array_get(key, (size_t)open) : NULL;
+}
+
+cp_count_cut cp_count_cut_from_look(apr_pool_t *pool, const char *text, apr_size_t len,
+                                    int open, apr_int64_t skip, int cap, const json_t **value)
+{
+    const json_t *answer = cp_json_load(pool, text, len, NULL);
+    const json_t *rows = json_object_get(answer, "rows"), *last, *each;
+    apr_size_t n, i;
+
+    *value = NULL;
+    if (!json_is_object(answer) || !json_is_array(rows)) {
+        return CP_COUNT_CUT_UNREAD;
+    }
+    n = json_array_size(rows);
+    if (skip + (apr_int64_t)n <= cap) {
+        return CP_COUNT_CUT_NONE;
+    }
+    if (!(last = open_value(json_array_get(rows, n - 1), open))) {
+        return CP_COUNT_CUT_UNREAD;
+    }
+    /* the (cap + 1)-th row's group starts after the last row of another
+     * value: the count reads up to that row's value, and no further */
+    for (i = n - 1; i-- > 0;) {
+        if (!(each = open_value(json_array_get(rows, i), open))) {
+            return CP_COUNT_CUT_UNREAD;
+        }
+        if (!same_value(each, last)) {
+            *value = each;
+            return CP_COUNT_CUT_AT;
+        }
+    }
+    *value = last;
+    return skip ? CP_COUNT_CUT_BEFORE : CP_COUNT_CUT_EMPTY;
+}
+
+/* The index's design document and name in its view's URL
+ * (.../_design/DDOC/_view/NAME), into spec's use_index, unless the
+ * location names its index. 0 when the URL is not a view's. */
+static int use_index_of(apr_pool_t *pool, const char *view_url, cp_find_spec *spec)
+{
+    const char *ddoc = view_url, *at, *name;
+
+    if (spec->index_ddoc) {
+        return 1;
+    }
+    for (at = view_url; (at = strstr(at, "/_design/")); ddoc = at++) {
+    }
+    if (ddoc == view_url || !(name = strstr(ddoc + 9, "/_view/")) || strchr(name + 7, '/')
+        || strchr(name + 7, '?')) {
+        return 0;
+    }
+    spec->index_ddoc = apr_punescape_url(pool, apr_pstrndup(pool, ddoc + 9,
+                                                            (apr_size_t)(name - ddoc - 9)),
+                                         NULL, NULL, 0);
+    spec->index_name = apr_punescape_url(pool, name + 7, NULL, NULL, 0);
+    return spec->index_ddoc && spec->index_name;
+}
+
+const char *cp_count_cut_body(apr_pool_t *pool, const cp_find_spec *spec, const char *field,
+                              const json_t *value, int cap)
+{
+    cp_find_spec cut = *spec;
+    json_t *both = json_array(), *bound;
+
+    bound = json_pack("{s:{s:O}}", field, spec->sort->descending ? "$gte" : "$lte", value);
+    if (json_object_size(spec->selector)) {
+        json_array_append(both, (json_t *)spec->selector);
+    }
+    json_array_append_new(both, bound);
+    cut.selector = cp_json_pool_own(pool, json_pack("{s:o}", "$and", both));
+    return cut.selector && bound ? cp_count_find_body(pool, &cut, cap) : NULL;
+}
+
+/* The count of src by one keys-only _find of body, answered at most
+ * limit rows: NULL, or why not (*failure set when the transport failed). */
+static const char *count_find(apr_pool_t *pool, const cp_transport *tr, const cp_source *src,
+                              const char *url, const char *body, int limit,
+                              const cp_answer **answer, cp_transport_failure *failure)
+{
+    if (!body) {
+        return "its query could not be built";
+    }
+    if (!tr->find(tr->baton, url, body, src->find->sort, answer, failure)) {
+        return failure->reason;
+    }
+    return cp_answer_overfull(pool, *answer, limit);
+}
+
+/* A GET of the index's view for the count: NULL, or why not. */
+static const char *look(const cp_transport *tr, const char *url, const char **text,
+                        apr_size_t *len, cp_transport_failure *failure)
+{
+    return tr->get(tr->baton, url, text, len, failure) ? NULL : failure->reason;
+}
+
+const char *cp_count_read(apr_pool_t *pool, const cp_transport *tr, const cp_source *src,
+                          const char *url, const char *index_view,
+                          const apr_array_header_t *index_fields, int cap,
+                          cp_count_walk *walk, const cp_answer **answer,
+                          cp_transport_failure *failure)
+{
+    const cp_find_spec *spec = src->find;
+    cp_find_spec named = *spec;
+    const char *low, *high, *prefix, *text, *reason, *bound = NULL;
+    const json_t *value;
+    apr_int64_t skip = cap + 1 > LOOK_ROWS ? cap + 1 - LOOK_ROWS : 0;
+    apr_size_t len;
+    cp_count_cut cut = CP_COUNT_CUT_NONE;
+    int open = -1;
 
     memset(walk, 0, sizeof(*walk));
-    if (!body) {
-        reason = "its query could not be built";
+    memset(failure, 0, sizeof(*failure));
+    *answer = NULL;
+    /* what bounds the count: its index's view, as fresh as the _find */
+    if (!index_view || !index_fields) {
+        bound = "no view of a JSON index that holds every document (CouchPageIndex, or the "
+                "one _explain names) is known for it";
     }
-    else if (!tr->find(tr->baton, url, body, src->find->sort, &answer, &failure)) {
-        reason = failure.reason;
+    else if (spec->update == CP_MANGO_FALSE && !spec->index_ddoc) {
+        bound = "CouchPageUpdate false reads the index's view only where CouchPageIndex "
+                "names it";
     }
-    else if (!(reason = cp_answer_overfull(pool, answer, cap + 1))) {
-        cp_count_from_rows((apr_int64_t)cp_answer_rows(answer), cap, walk);
+    else if ((open = cp_mango_index_envelope(pool, spec->selector, index_fields, &low, &high,
+                                             &prefix)) < 0 || !use_index_of(pool, index_view,
+                                                                            &named)) {
+        bound = "its selector fixes every field of its index";
+    }
+    if (bound) {
+        /* the count is bounded in rows only: CouchDB reads each document
+         * of the index's range until cap + 1 match */
+        const char *key = apr_psprintf(pool, "CP0434 %pp", src->location);
+
+        if (tr->first_time(tr->baton, key, strlen(key))) {
+            tr->log(tr->baton, CP_LOG_INFO, "CP0434", apr_psprintf(pool, "the count of %s "
+                    "reads every document of its index's range until %d match (the rows it "
+                    "counts are bounded, the documents CouchDB reads are not): %s. Name a "
+                    "JSON index without partial_filter_selector with CouchPageIndex, or set "
+                    "CouchPageCount none", src->uri, cap + 1, bound));
+        }
+        reason = count_find(pool, tr, src, url, cp_count_find_body(pool, spec, cap), cap + 1,
+                            answer, failure);
+        if (!reason) {
+            cp_count_from_rows((apr_int64_t)cp_answer_rows(*answer), cap, walk);
+        }
+        return reason;
+    }
+    /* the (cap + 1)-th row of the index's range, keys only, and the rows
+     * just before it */
+    if ((reason = look(tr, apr_pstrcat(pool, index_view, cp_count_look_query(
+                           pool, spec, low, high, skip, (int)(cap + 1 - skip)), NULL),
+                       &text, &len, failure))) {
+        return reason;
+    }
+    cut = cp_count_cut_from_look(pool, text, len, open, skip, cap, &value);
+    if (cut == CP_COUNT_CUT_BEFORE) {
+        /* the rows read tie with that row: the row before their group */
+        if (!(text = cp_count_before_query(pool, spec, prefix, value, low, high))) {
+            return "its index's key cannot be written";
+        }
+        if ((reason = look(tr, apr_pstrcat(pool, index_view, text, NULL), &text, &len,
+                           failure))) {
+            return reason;
+        }
+        cut = cp_count_cut_from_look(pool, text, len, open, 0, 0, &value);
+        cut = cut == CP_COUNT_CUT_NONE ? CP_COUNT_CUT_EMPTY
+            : cut == CP_COUNT_CUT_EMPTY ? CP_COUNT_CUT_AT : CP_COUNT_CUT_UNREAD;
+    }
+    switch (cut) {
+    case CP_COUNT_CUT_NONE:
+        /* at most cap rows in the range: each read once, the count exact */
+        reason = count_find(pool, tr, src, url, cp_count_find_body(pool, &named, cap),
+                            cap + 1, answer, failure);
+        if (!reason) {
+            cp_count_from_rows((apr_int64_t)cp_answer_rows(*answer), cap, walk);
+        }
+        return reason;
+    case CP_COUNT_CUT_EMPTY:
+        /* the range's first cap + 1 rows tie: none before them to count */
+        walk->known = walk->at_least = 1;
+        return NULL;
+    case CP_COUNT_CUT_AT:
+        if (!cp_mango_value_comparable(value)) {
+            return "the sort value its count stops at is one _find cannot compare";
+        }
+        reason = count_find(pool, tr, src, url, cp_count_cut_body(
+                                pool, &named, APR_ARRAY_IDX(index_fields, open, const char *),
+                                value, cap), cap + 1, answer, failure);
+        if (!reason) {
+            /* the matches among the range's first rows, at most cap;
+             * there are more rows past them */
+            walk->known = walk->at_least = 1;
+            walk->total = (apr_int64_t)cp_answer_rows(*answer);
+            walk->total = walk->total > cap ? cap : walk->total;
+        }
+        return reason;
+    default:
+        return "its index's view answered what the count cannot read";
+    }
+}
+
+/* A _find location's count (cp_count_read). A count that fails leaves the
+ * page unnumbered, as a location without a count is: it is logged, never
+ * the page's fault. */
+static void read_count(apr_pool_t *pool, const cp_transport *tr, const cp_source *src,
+                       const char *url, const char *index_view,
+                       const apr_array_header_t *index_fields, int cap, cp_count_walk *walk)
+{
+    cp_transport_failure failure;
+    const cp_answer *answer;
+    const char *reason = cp_count_read(pool, tr, src, url, index_view, index_fields, cap,
+                                       walk, &answer, &failure);
+
+    if (!reason) {
         if (tr->debug) {
             tr->log(tr->baton, CP_LOG_DEBUG, "CP0430", apr_psprintf(pool, "the count of %s: "
                     "%s%" APR_INT64_T_FMT " rows (CouchPageCount reads at most %d)", src->uri,
@@ -363,13 +631,16 @@ static void read_count(apr_pool_t *pool, const cp_transport *tr, const cp_source
         }
         return;
     }
+    memset(walk, 0, sizeof(*walk));
     tr->log(tr->baton, CP_LOG_INFO, "CP0431", apr_psprintf(pool, "the rows of %s are not "
             "counted (%s): the page is numbered relative to itself", src->uri,
             cp_fault_loggable(pool, reason)));
 }
 
 const cp_keyset_count *cp_count_for_page(apr_pool_t *pool, const cp_transport *tr,
-                                         const cp_source *src, const char *url, int cap,
+                                         const cp_source *src, const char *url,
+                                         const char *index_view,
+                                         const apr_array_header_t *index_fields, int cap,
                                          const cp_token *token, int read, int limit,
                                          int *count_read, cp_count_walk *walk,
                                          cp_keyset_count *counted)
@@ -385,7 +656,7 @@ const cp_keyset_count *cp_count_for_page(apr_pool_t *pool, const cp_transport *t
             cp_count_from_rows(read, cap, walk);
         }
         else if (!*count_read) {
-            read_count(pool, tr, src, url, cap, walk);
+            read_count(pool, tr, src, url, index_view, index_fields, cap, walk);
             *count_read = 1;
         }
     }

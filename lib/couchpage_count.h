@@ -37,6 +37,7 @@
 #include "couchpage_page.h"
 #include "couchpage_source.h"
 #include "couchpage_token.h"
+#include "couchpage_transport.h"
 
 /* The most rows any count reads: `exact`'s ceiling, and capped N's. */
 #define CP_COUNT_MAX 100000
@@ -100,8 +101,9 @@ typedef struct {
 void cp_count_from_rows(apr_int64_t rows, int cap, cp_count_walk *walk);
 
 /* The count a token carries, if any and if it fits the location's count
- * now (cap: cp_count_cap's; 0 takes none): a total within cap (at least
- * exactly cap), the token's row among them. 1 with *walk, else 0: the
+ * now (cap: cp_count_cap's; 0 takes none): a total within cap (an at-least
+ * total too: a bounded count's matches among the rows it read), the
+ * token's row among them when exact. 1 with *walk, else 0: the
  * page is then numbered relative to itself, as an older token's is. */
 int cp_count_from_token(const cp_token *token, int cap, cp_count_walk *walk);
 
@@ -133,18 +135,89 @@ const char *cp_count_page(apr_pool_t *pool, const cp_token *token,
                           const apr_array_header_t *rows, const cp_count_walk *walk,
                           cp_page *page);
 
+/* --- a count bounded by its index's view ------------------------------
+ *
+ * CouchDB's _find reads each document of its index's range until limit
+ * rows match: a count of a selector with a residual condition reads the
+ * whole range where few match. So the count first reads the index's view,
+ * keys only, where the location's index is known (index_view, with its
+ * fields): the part of it that holds every row the selector can match
+ * (cp_mango_index_envelope), in the location's order, its (N + 1)-th row,
+ * by skip, and the rows just before it (cp_count_look_query). Where there
+ * is no such row, the part holds at most N rows, and the count's _find
+ * (the selector alone) reads each once: the count is exact. Else the count
+ * is the _find of the selector AND the open field (the first the selector
+ * does not fix) at most (descending: at least) the value of the last row
+ * before that row's group of ties (cp_count_cut_body), which reads at most
+ * N index rows, each with its document: the location holds at least as
+ * many rows as match there. A group of ties holding the whole look is
+ * passed by one look more, from its first row back (cp_count_before_query). */
+
+/* What a look at the index's view says of the count (cp_count_cut_from_look). */
+typedef enum {
+    CP_COUNT_CUT_NONE = 0,  /* the range holds at most N rows: count them all */
+    CP_COUNT_CUT_AT,        /* count up to the value given, no further */
+    CP_COUNT_CUT_BEFORE,    /* the rows read tie: look before the value's group */
+    CP_COUNT_CUT_EMPTY,     /* the range's first N + 1 rows tie: none to count */
+    CP_COUNT_CUT_UNREAD     /* not a view's answer, or keys without the field */
+} cp_count_cut;
+
+/* The query (from "?") of the look: the part from low to high (JSON keys;
+ * NULL: open), in the location's order, keys only, passing over skip rows
+ * and reading limit, as fresh as the location's _find. */
+const char *cp_count_look_query(apr_pool_t *pool, const cp_find_spec *spec, const char *low,
+                                const char *high, apr_int64_t skip, int limit);
+
+/* From a look's answer (text, of a look that passed over skip rows), the
+ * open field at place open of the index's key, the count of at most cap
+ * rows: what to count, and up to which value (*value) or before which
+ * group's (CP_COUNT_CUT_BEFORE). */
+cp_count_cut cp_count_cut_from_look(apr_pool_t *pool, const char *text, apr_size_t len,
+                                    int open, apr_int64_t skip, int cap, const json_t **value);
+
+/* The query of the look at the row before the group of the open field's
+ * value (prefix: the equalities' values, JSON), within low and high, in
+ * the location's order: one row, whose answer cp_count_cut_from_look
+ * reads with skip 0, cap 0 (a row: CP_COUNT_CUT_EMPTY, its value the one
+ * to count up to; none: CP_COUNT_CUT_NONE, no row before the group). */
+const char *cp_count_before_query(apr_pool_t *pool, const cp_find_spec *spec,
+                                  const char *prefix, const json_t *value, const char *low,
+                                  const char *high);
+
+/* The body of the count's _find up to value of field: the selector AND
+ * {field: {"$lte": value}} ("$gte" where the location sorts descending),
+ * keys only, limit cap + 1. NULL when it cannot be built. */
+const char *cp_count_cut_body(apr_pool_t *pool, const cp_find_spec *spec, const char *field,
+                              const json_t *value, int cap);
+
+/* The count of a _find location src (its _find at url), at most cap rows,
+ * into *walk, and the rows it counted, in the location's order (its first
+ * ones), in *answer (NULL when none was asked). Bounded by the index's
+ * view where index_view and index_fields are known and the selector leaves
+ * a field of the index open; else (logged at info, once a location and
+ * child: CP0434) the selector's _find alone, limit cap + 1, which reads
+ * documents until cap + 1 match. NULL, or why not (*failure's reason when
+ * the transport failed). */
+const char *cp_count_read(apr_pool_t *pool, const cp_transport *tr, const cp_source *src,
+                          const char *url, const char *index_view,
+                          const apr_array_header_t *index_fields, int cap,
+                          cp_count_walk *walk, const cp_answer **answer,
+                          cp_transport_failure *failure);
+
 /* The count a page of an unnumbered _find location (src, its _find at
- * url) is numbered by, as cp_keyset_page_assemble takes it, cap the rows a
+ * url, its index's view and fields as cp_count_read takes them) is
+ * numbered by, as cp_keyset_page_assemble takes it, cap the rows a
  * count may read (cp_count_cap; 0: none): the first and the Last page ask
  * for it (once a request: *count_read) unless their own read of limit
  * rows came back with fewer (read), every row, a later page reads its
  * token's;
  * NULL for none (the page is numbered relative to itself). *walk is what
  * cp_count_page then shows. The transport and source are couchpage_serve's. */
-struct cp_transport;
-const cp_keyset_count *cp_count_for_page(apr_pool_t *pool, const struct cp_transport *tr,
+const cp_keyset_count *cp_count_for_page(apr_pool_t *pool, const cp_transport *tr,
                                          const cp_source *src, const char *url,
-                                         int cap, const cp_token *token, int read, int limit,
+                                         const char *index_view,
+                                         const apr_array_header_t *index_fields, int cap,
+                                         const cp_token *token, int read, int limit,
                                          int *count_read, cp_count_walk *walk,
                                          cp_keyset_count *counted);
 

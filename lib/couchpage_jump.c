@@ -198,6 +198,7 @@ static const cp_fault *resolve_counted(apr_pool_t *pool, const cp_source *src,
     const char *applied, *body, *reason;
     int cap = cp_count_cap(&src->count, cp_count_prefer(pool, req->prefer), &applied);
     apr_int64_t page = req->args->page, target = (page - 1) * req->count - 1, skip = 0;
+    apr_int64_t counted;
     const cp_answer *answer;
     const cp_fault *fault;
     cp_count_walk walk;
@@ -211,13 +212,10 @@ static const cp_fault *resolve_counted(apr_pool_t *pool, const cp_source *src,
     if (page == 1) {
         return NULL;
     }
-    if (!(body = cp_count_find_body(pool, src->find, cap))) {
-        return cp_fault_bad_request(pool, "the count's query cannot be built");
-    }
-    if ((fault = find(baton, body, cap + 1, &answer))) {
+    if ((fault = find(baton, NULL, cap + 1, &answer, &walk))) {
         return fault;
     }
-    cp_count_from_rows((apr_int64_t)cp_answer_rows(answer), cap, &walk);
+    counted = answer ? (apr_int64_t)cp_answer_rows(answer) : 0;
     if (walk.at_least ? page > src->jump_reach && (reason = beyond_count(pool, page, cap,
                                                                         src->jump_reach))
         : (reason = cp_jump_route(pool, page, req->count, walk.total, src->jump_reach,
@@ -226,12 +224,12 @@ static const cp_fault *resolve_counted(apr_pool_t *pool, const cp_source *src,
     }
     /* the row before page N and page N's first: the count's rows hold
      * both, but where the count stopped at its cap before them */
-    if (target + 1 >= (apr_int64_t)cp_answer_rows(answer)) {
+    if (target + 1 >= counted) {
         skip = target;
         if (!(body = cp_count_skip_body(pool, src->find, skip, 2))) {
             return cp_fault_bad_request(pool, "the query of the page's row cannot be built");
         }
-        if ((fault = find(baton, body, 2, &answer))) {
+        if ((fault = find(baton, body, 2, &answer, NULL))) {
             return fault;
         }
         if (cp_answer_rows(answer) < 2) {

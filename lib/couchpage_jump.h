@@ -40,6 +40,7 @@
 #include "couchpage_response.h"
 #include "couchpage_fault.h"
 #include "couchpage_source.h"
+#include "couchpage_count.h"
 
 /* How page N of a location of total rows, count a page, is reached with a
  * reach of pages from either end: NULL and *from (CP_JUMP_*), or the
@@ -84,9 +85,11 @@ typedef const cp_fault *(*cp_jump_ask)(void *baton, const cp_source *src, const 
                                       apr_array_header_t *queries);
 
 /* How cp_jump_resolve asks a counted _find location's _find: one POST of
- * body to the location's _find, whose answer holds at most limit rows. */
+ * body to the location's _find, whose answer holds at most limit rows; or,
+ * body NULL, the location's count as a page's (cp_count_read, cap limit
+ * - 1) into *walk, the rows it counted in *answer (NULL: none). */
 typedef const cp_fault *(*cp_jump_find)(void *baton, const char *body, int limit,
-                                       const cp_answer **answer);
+                                       const cp_answer **answer, cp_count_walk *walk);
 
 /* The start token of page req->args->page of the location (index: a
  * _find location's index's view, NULL on a view's location or a _find

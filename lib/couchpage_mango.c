@@ -788,3 +788,62 @@ int cp_mango_index_past_value(apr_pool_t *pool, const json_t *selector,
     *endkey = up ? range_key(pool, prefix, NULL, 1) : cp_json_text(pool, prefix);
     return *startkey && *endkey ? at : -1;
 }
+
+int cp_mango_index_envelope(apr_pool_t *pool, const json_t *selector,
+                            const apr_array_header_t *fields, const char **low,
+                            const char **high, const char **prefix)
+{
+    const json_t *condition, *value, *lower = NULL, *upper = NULL;
+    json_t *fixed;
+    const char *op;
+    int k = 0;
+
+    *low = *high = *prefix = NULL;
+    if (!json_is_object(selector)) {
+        return -1;
+    }
+    fixed = cp_json_pool_own(pool, json_array());
+    while (k < fields->nelts && (value = equal_to(json_object_get(
+                                     selector, APR_ARRAY_IDX(fields, k, const char *))))) {
+        json_array_append(fixed, (json_t *)value);
+        k++;
+    }
+    if (k == fields->nelts || !(*prefix = cp_json_text(pool, fixed))) {
+        return -1;
+    }
+    condition = json_object_get(selector, APR_ARRAY_IDX(fields, k, const char *));
+    if (json_is_object(condition)) {
+        json_object_foreach((json_t *)condition, op, value) {
+            if (json_is_object(value) || json_is_array(value) || json_is_null(value)) {
+                continue;
+            }
+            if (!lower && (!strcmp(op, "$gt") || !strcmp(op, "$gte"))) {
+                lower = value;
+            }
+            else if (!upper && (!strcmp(op, "$lt") || !strcmp(op, "$lte"))) {
+                upper = value;
+            }
+        }
+    }
+    /* a view asked from a start above its end answers 400: only numbers
+     * are compared here, and any other pair keeps its lower bound alone */
+    if (lower && upper && (!json_is_number(lower) || !json_is_number(upper)
+                           || json_number_value(lower) > json_number_value(upper))) {
+        upper = NULL;
+    }
+    if (lower || k) {
+        *low = range_key(pool, fixed, lower, 0);
+    }
+    if (upper || k) {
+        *high = range_key(pool, fixed, upper, 1);
+    }
+    return ((lower || k) && !*low) || ((upper || k) && !*high) ? -1 : k;
+}
+
+const char *cp_mango_range_key(apr_pool_t *pool, const char *prefix, const json_t *value,
+                               int beyond)
+{
+    const json_t *key = cp_json_load(pool, prefix, strlen(prefix), NULL);
+
+    return json_is_array(key) ? range_key(pool, key, value, beyond) : NULL;
+}

@@ -173,4 +173,26 @@ int cp_mango_index_past_value(apr_pool_t *pool, const json_t *selector,
                               const apr_array_header_t *fields, const json_t *key, int up,
                               const char **startkey, const char **endkey);
 
+/* The part of an index's view (fields, const char *, in order) that holds
+ * every row the selector can match, whatever else it asks: the leading
+ * fields it fixes by equalities (cp_mango_index_range's kind), F1..Fk,
+ * then F(k+1), the open field, from a $gt or $gte of a scalar (*low:
+ * [v1..vk, w]) to a $lt or $lte of one (*high: [v1..vk, w, BEYOND]), each
+ * bound left out where it is not such (two bounds only when both are
+ * numbers, the lower not above the upper), so that the part is never
+ * narrower than the range CouchDB's _find reads. An end without
+ * equalities or a bound is open (NULL). *prefix: [v1..vk], compact JSON.
+ * Returns k, the open field's place, or -1 when the selector fixes every
+ * field (no field is open) or is not an object. */
+int cp_mango_index_envelope(apr_pool_t *pool, const json_t *selector,
+                            const apr_array_header_t *fields, const char **low,
+                            const char **high, const char **prefix);
+
+/* A view key (JSON text): the key prefix (JSON text of an array), then
+ * value (none when NULL), then, with beyond, a value above any other (the
+ * key is then above every key that starts with the others). NULL when it
+ * cannot be written. */
+const char *cp_mango_range_key(apr_pool_t *pool, const char *prefix, const json_t *value,
+                               int beyond);
+
 #endif

@@ -773,8 +773,9 @@ static const cp_fault *serve_find(const serving *s, const cp_source *index, cons
             return fault;
         }
         numbered = index ? &counted
-                 : cp_count_for_page(s->pool, s->tr, src, url, cap, &token, rows->nelts,
-                                     limit, &count_read, &walk, &counted);
+                 : cp_count_for_page(s->pool, s->tr, src, url, s->index_view, s->index_fields,
+                                     cap, &token, rows->nelts, limit, &count_read, &walk,
+                                     &counted);
         from = cp_keyset_page_assemble(s->pool, &token, rows, behind, s->req->count,
                                        src->links, numbered, start, &served->page);
         if (from == token.from) {
@@ -822,22 +823,30 @@ static const cp_fault *jump_ask(void *baton, const cp_source *src, const cp_plan
     return ask(baton, src, plan, cp_view_has_docids(plan->view), queries);
 }
 
-/* How a jump asks a counted _find location's _find (cp_jump_resolve). */
+/* How a jump asks a counted _find location's _find (cp_jump_resolve), or
+ * (body NULL) its count (cp_count_read, cap limit - 1). */
 static const cp_fault *jump_find(void *baton, const char *body, int limit,
-                                 const cp_answer **answer)
+                                 const cp_answer **answer, cp_count_walk *walk)
 {
     const serving *s = baton;
-    cp_transport_failure failure;
+    cp_transport_failure failure = { 0 };
     const char *url, *reason;
 
     if ((reason = cp_plan_index_url(s->pool, s->src->view, s->src->partition, &url))) {
         return cp_fault_bad_request(s->pool, reason);
     }
-    if (!s->tr->find(s->tr->baton, url, body, s->src->find->sort, answer, &failure)) {
-        return backend_fault(s, s->src, &failure);
+    if (!body) {
+        reason = cp_count_read(s->pool, s->tr, s->src, url, s->index_view, s->index_fields,
+                               limit - 1, walk, answer, &failure);
     }
-    reason = cp_answer_overfull(s->pool, *answer, limit);
-    return reason ? overfull_fault(s, s->src->view, reason) : NULL;
+    else if (!s->tr->find(s->tr->baton, url, body, s->src->find->sort, answer, &failure)) {
+        reason = failure.reason;
+    }
+    else {
+        reason = cp_answer_overfull(s->pool, *answer, limit);
+    }
+    return !reason ? NULL : failure.reason ? backend_fault(s, s->src, &failure)
+                   : overfull_fault(s, s->src->view, reason);
 }
 
 const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_request *req,

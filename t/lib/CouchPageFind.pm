@@ -8,9 +8,9 @@ use warnings;
 
 use Exporter 'import';
 use JSON::PP ();
-use CouchPageTest qw(get_json with_args backend_request);
+use CouchPageTest qw(get_json with_args backend_request backend_kind);
 
-our @EXPORT_OK = qw(must reference_ids ids walk same_list edge_rows);
+our @EXPORT_OK = qw(must reference_ids ids walk same_list edge_rows bounded_count);
 
 my $JSON = JSON::PP->new->utf8->canonical;
 
@@ -19,6 +19,29 @@ sub must {
     my ($what, $status, $body) = @_;
     die "$what: $status " . $JSON->encode($body // {}) . "\n" unless $status =~ /^20[012]$/;
     return $body;
+}
+
+# What a count of at most cap rows says of a _find location of database db
+# whose rows are ids (the backend's order of its selector) through the JSON
+# index whose view is view (_design/D/_view/V) on one field: (total,
+# 'exact' or 'at least'). On CouchDB the count reads that view's first cap
+# + 1 rows in the location's order (desc: descending) and counts the rows
+# before the group of the (cap + 1)-th row's value that match; where the
+# view holds at most cap rows, all that match. Elsewhere (no index's view
+# bounds it) the matches up to cap + 1.
+sub bounded_count {
+    my ($db, $view, $ids, $cap, $desc) = @_;
+    my $matches = @$ids;
+    return $matches > $cap ? ($cap, 'at least') : ($matches, 'exact')
+        unless backend_kind() eq 'couchdb';
+    my $body = must('the index\'s view', backend_request(GET => "/$db/$view?reduce=false"
+                                                          . ($desc ? '&descending=true' : '')));
+    my @rows = @{ $body->{rows} };
+    return ($matches, 'exact') if @rows <= $cap;
+    my %match = map { $_ => 1 } @$ids;
+    my $group = $JSON->encode($rows[$cap]{key});
+    my $before = grep { $match{ $_->{id} } && $JSON->encode($_->{key}) ne $group } @rows[0 .. $cap - 1];
+    return ($before, 'at least');
 }
 
 # The backend's own order of a query on database db, every row at once.

@@ -4,6 +4,7 @@
  * Content-Range. The walks themselves are test_serve's. */
 #include "unit.h"
 #include "couchpage_count.h"
+#include "couchpage_simdjson.h"
 
 static const char *parse_words(const char *a, const char *b, cp_count_policy *policy)
 {
@@ -133,11 +134,14 @@ static void counts_from_rows_and_tokens(void **state)
     assert_true(cp_count_keyset(&token, &walk, &counted));
     assert_int_equal(counted.before, 7);
 
-    /* at least: the place may pass the total; the cap must be the total */
+    /* at least: the place may pass the total; the total within the cap
+     * (a bounded count's matches among the rows it read may be fewer) */
     assert_null(cp_token_decode(pool, "{\"a\":[[1],\"x\"],\"t\":10,\"p\":30,\"m\":1}", &rows,
                                 &token));
     assert_true(token.count_at_least);
-    assert_false(cp_count_from_token(&token, 20, &walk));
+    assert_false(cp_count_from_token(&token, 9, &walk));
+    assert_true(cp_count_from_token(&token, 20, &walk));
+    assert_true(walk.at_least && walk.total == 10 && walk.place == 30);
     assert_true(cp_count_from_token(&token, 10, &walk));
     assert_true(cp_count_keyset(&token, &walk, &counted));
     assert_int_equal(counted.before, 31);
@@ -213,6 +217,358 @@ static void content_ranges(void **state)
     assert_string_equal(cp_count_content_range(pool, &page), "items 20-39/*");
 }
 
+
+/* --- a count bounded by its index's view ------------------------------ */
+
+static apr_array_header_t *field_list(const char *a, const char *b)
+{
+    apr_array_header_t *fields = apr_array_make(pool, 2, sizeof(const char *));
+
+    APR_ARRAY_PUSH(fields, const char *) = a;
+    if (b) {
+        APR_ARRAY_PUSH(fields, const char *) = b;
+    }
+    return fields;
+}
+
+/* The part of the index that holds every row a selector can match: its
+ * equalities, then the bounds of the next field that CouchDB's range
+ * takes, never narrower. */
+static void envelopes_of_selectors(void **state)
+{
+    const char *low, *high, *prefix;
+
+    assert_int_equal(cp_mango_index_envelope(pool, parse("{\"type\": \"post\", \"n\": {\"$gte\": "
+                                                         "null}, \"tags\": {\"$elemMatch\": "
+                                                         "{\"$eq\": \"a\"}}}"),
+                                             field_list("type", "n"), &low, &high, &prefix), 1);
+    assert_string_equal(low, "[\"post\"]");
+    assert_string_equal(high, "[\"post\",{\"\\uffff\":null}]");
+    assert_string_equal(prefix, "[\"post\"]");
+    /* a residual on the open field leaves the part whole */
+    assert_int_equal(cp_mango_index_envelope(pool, parse("{\"n\": {\"$gte\": null}, \"t\": "
+                                                         "{\"$regex\": \"^T\"}}"),
+                                             field_list("n", NULL), &low, &high, &prefix), 0);
+    assert_null(low);
+    assert_null(high);
+    assert_string_equal(prefix, "[]");
+    assert_int_equal(cp_mango_index_envelope(pool, parse("{\"n\": {\"$gt\": 5, \"$lte\": 9}}"),
+                                             field_list("n", NULL), &low, &high, &prefix), 0);
+    assert_string_equal(low, "[5]");
+    assert_string_equal(high, "[9,{\"\\uffff\":null}]");
+    /* bounds the module does not compare: the lower alone */
+    assert_int_equal(cp_mango_index_envelope(pool, parse("{\"n\": {\"$gt\": \"a\", \"$lt\": 3}}"),
+                                             field_list("n", NULL), &low, &high, &prefix), 0);
+    assert_string_equal(low, "[\"a\"]");
+    assert_null(high);
+    assert_int_equal(cp_mango_index_envelope(pool, parse("{\"n\": {\"$gt\": 9, \"$lt\": 3}}"),
+                                             field_list("n", NULL), &low, &high, &prefix), 0);
+    assert_null(high);
+    /* an equality of an object is no equality: the field is open */
+    assert_int_equal(cp_mango_index_envelope(pool, parse("{\"type\": {\"a\": 1}}"),
+                                             field_list("type", "n"), &low, &high, &prefix), 0);
+    /* every field fixed: nothing to stop at */
+    assert_int_equal(cp_mango_index_envelope(pool, parse("{\"type\": \"post\", \"x\": 1}"),
+                                             field_list("type", NULL), &low, &high, &prefix),
+                     -1);
+    assert_int_equal(cp_mango_index_envelope(pool, parse("[]"), field_list("n", NULL), &low,
+                                             &high, &prefix), -1);
+    assert_string_equal(cp_mango_range_key(pool, "[\"post\"]", parse("3"), 1),
+                        "[\"post\",3,{\"\\uffff\":null}]");
+}
+
+static cp_find_sort sort_n;
+
+static cp_find_spec *spec_of(const char *selector, int descending)
+{
+    const char *names[] = { "n" };
+    cp_find_spec *spec = apr_pcalloc(pool, sizeof(*spec));
+
+    assert_null(cp_find_sort_init(pool, names, 1, descending, &sort_n));
+    spec->selector = parse(selector);
+    spec->sort = &sort_n;
+    return spec;
+}
+
+/* The looks at the index's view: keys only, in the location's order. */
+static void looks_read_the_view_in_the_locations_order(void **state)
+{
+    cp_find_spec *spec = spec_of("{}", 0);
+
+    assert_string_equal(cp_count_look_query(pool, spec, "[\"a\"]", "[\"a\",{}]", 969, 32),
+                        "?reduce=false&limit=32&skip=969&startkey=%5b%22a%22%5d"
+                        "&endkey=%5b%22a%22%2c%7b%7d%5d");
+    assert_string_equal(cp_count_look_query(pool, spec, NULL, NULL, 0, 21),
+                        "?reduce=false&limit=21");
+    spec->update = CP_MANGO_FALSE;
+    spec->stable = CP_MANGO_TRUE;
+    assert_string_equal(cp_count_look_query(pool, spec, NULL, NULL, 0, 21),
+                        "?reduce=false&limit=21&update=false&stable=true");
+    spec = spec_of("{}", 1);
+    assert_string_equal(cp_count_look_query(pool, spec, "[1]", "[2]", 5, 3),
+                        "?reduce=false&limit=3&skip=5&descending=true&startkey=%5b2%5d"
+                        "&endkey=%5b1%5d");
+    /* before a group: down from below its keys, or up from above them */
+    spec = spec_of("{}", 0);
+    assert_string_equal(cp_count_before_query(pool, spec, "[]", parse("7"), NULL, NULL),
+                        "?reduce=false&limit=1&descending=true&startkey=%5b7%5d"
+                        "&startkey_docid=");
+    assert_string_equal(cp_count_before_query(pool, spec, "[\"p\"]", parse("7"), "[\"p\"]",
+                                              NULL),
+                        "?reduce=false&limit=1&descending=true&startkey=%5b%22p%22%2c7%5d"
+                        "&startkey_docid=&endkey=%5b%22p%22%5d");
+    spec = spec_of("{}", 1);
+    assert_string_equal(cp_count_before_query(pool, spec, "[]", parse("7"), NULL, "[9]"),
+                        "?reduce=false&limit=1&startkey=%5b7%2c%7b%22%5cuffff%22%3anull%7d%5d"
+                        "&endkey=%5b9%5d");
+}
+
+/* A view answer of rows whose keys are [n], n from keys (JSON). */
+static const char *view_answer(const char *keys)
+{
+    json_t *rows = json_array(), *each = parse(keys), *key;
+    size_t i;
+
+    json_array_foreach(each, i, key) {
+        json_array_append_new(rows, json_pack("{s:s,s:[O],s:n}", "id",
+                                              apr_psprintf(pool, "d%02d", (int)i), "key", key,
+                                              "value"));
+    }
+    return cp_json_text(pool, cp_json_pool_own(pool, json_pack("{s:i,s:i,s:o}", "total_rows",
+                                                               99, "offset", 0, "rows", rows)));
+}
+
+static cp_count_cut cut_of(const char *keys, apr_int64_t skip, int cap, const char **value)
+{
+    const char *text = view_answer(keys);
+    char *padded = apr_pcalloc(pool, strlen(text) + CP_SJ_PADDING);
+    const json_t *at;
+    cp_count_cut cut;
+
+    memcpy(padded, text, strlen(text));
+    cut = cp_count_cut_from_look(pool, padded, strlen(text), 0, skip, cap, &at);
+    *value = at ? cp_json_text(pool, at) : NULL;
+    return cut;
+}
+
+/* Where a count stops: before the group of the (cap + 1)-th row. */
+static void the_count_stops_before_the_last_rows_group(void **state)
+{
+    const char *value;
+    char *bad = apr_pcalloc(pool, 16 + CP_SJ_PADDING);
+    const json_t *at;
+
+    assert_int_equal(cut_of("[1, 2, 3]", 0, 3, &value), CP_COUNT_CUT_NONE);
+    assert_int_equal(cut_of("[1, 2, 3]", 5, 8, &value), CP_COUNT_CUT_NONE);
+    assert_int_equal(cut_of("[1, 2, 2, 3]", 0, 3, &value), CP_COUNT_CUT_AT);
+    assert_string_equal(value, "2");
+    assert_int_equal(cut_of("[1, 3, 3, 3]", 0, 3, &value), CP_COUNT_CUT_AT);
+    assert_string_equal(value, "1");
+    /* 1 and 1.0 are one value to CouchDB */
+    assert_int_equal(cut_of("[0, 1, 1.0]", 0, 2, &value), CP_COUNT_CUT_AT);
+    assert_string_equal(value, "0");
+    assert_int_equal(cut_of("[\"a\", \"a\"]", 0, 1, &value), CP_COUNT_CUT_EMPTY);
+    assert_int_equal(cut_of("[\"a\", \"a\"]", 7, 8, &value), CP_COUNT_CUT_BEFORE);
+    assert_string_equal(value, "\"a\"");
+    memcpy(bad, "{\"rows\": 1}", 11);
+    assert_int_equal(cp_count_cut_from_look(pool, bad, 11, 0, 0, 3, &at), CP_COUNT_CUT_UNREAD);
+    assert_int_equal(cut_of("[1, 2]", 0, 1, &value), CP_COUNT_CUT_AT);
+    /* keys without the open field */
+    value = view_answer("[1, 2]");
+    bad = apr_pcalloc(pool, strlen(value) + CP_SJ_PADDING);
+    memcpy(bad, value, strlen(value));
+    assert_int_equal(cp_count_cut_from_look(pool, bad, strlen(value), 1, 0, 1, &at),
+                     CP_COUNT_CUT_UNREAD);
+}
+
+/* The count up to a value: the selector AND the open field's bound. */
+static void the_cut_count_is_bounded_by_the_open_field(void **state)
+{
+    cp_find_spec *spec = spec_of("{\"n\": {\"$gte\": null}, \"t\": {\"$regex\": \"^T\"}}", 0);
+    json_t *body;
+
+    spec->index_ddoc = "by-n";
+    body = parse(cp_count_cut_body(pool, spec, "n", parse("25"), 1000));
+    assert_string_equal(cp_json_text(pool, json_object_get(body, "selector")),
+                        "{\"$and\":[{\"n\":{\"$gte\":null},\"t\":{\"$regex\":\"^T\"}},"
+                        "{\"n\":{\"$lte\":25}}]}");
+    assert_int_equal(json_integer_value(json_object_get(body, "limit")), 1001);
+    assert_string_equal(cp_json_text(pool, json_object_get(body, "fields")), "[\"_id\",\"n\"]");
+    assert_non_null(json_object_get(body, "use_index"));
+    spec = spec_of("{}", 1);
+    body = parse(cp_count_cut_body(pool, spec, "n", parse("\"x\""), 5));
+    assert_string_equal(cp_json_text(pool, json_object_get(body, "selector")),
+                        "{\"$and\":[{\"n\":{\"$gte\":\"x\"}}]}");
+}
+
+/* A fake transport: GETs answered in turn from gets, _finds from finds;
+ * what was asked kept. */
+typedef struct {
+    const char *gets[4];
+    const char *finds[4];
+    int got, found, logged, first;
+    const char *asked[8];
+    int asked_n;
+    const char *logs[4];
+} fake_backend;
+
+static int fake_get(void *baton, const char *url, const char **text, apr_size_t *len,
+                    cp_transport_failure *failure)
+{
+    fake_backend *b = baton;
+    const char *answer = b->gets[b->got++];
+    char *padded;
+
+    b->asked[b->asked_n++] = apr_pstrcat(pool, "GET ", url, NULL);
+    if (!answer) {
+        failure->reason = "no answer";
+        return 0;
+    }
+    padded = apr_pcalloc(pool, strlen(answer) + CP_SJ_PADDING);
+    memcpy(padded, answer, strlen(answer));
+    *text = padded;
+    *len = strlen(answer);
+    return 1;
+}
+
+static int fake_find(void *baton, const char *url, const char *body, const cp_find_sort *sort,
+                     const cp_answer **answer, cp_transport_failure *failure)
+{
+    fake_backend *b = baton;
+    const char *text = b->finds[b->found++];
+    char *padded = apr_pcalloc(pool, strlen(text) + CP_SJ_PADDING);
+
+    (void)url;
+    (void)failure;
+    b->asked[b->asked_n++] = apr_pstrcat(pool, "POST ", body, NULL);
+    memcpy(padded, text, strlen(text));
+    return !cp_find_read(pool, padded, strlen(text), sort, answer);
+}
+
+static int fake_first_time(void *baton, const void *key, apr_size_t len)
+{
+    fake_backend *b = baton;
+
+    (void)key;
+    (void)len;
+    return b->first++ == 0;
+}
+
+static void fake_log(void *baton, int level, const char *code, const char *text)
+{
+    fake_backend *b = baton;
+
+    (void)level;
+    if (b->logged < 4) {
+        b->logs[b->logged++] = apr_pstrcat(pool, code, " ", text, NULL);
+    }
+}
+
+/* A _find answer of n rows, n from 0. */
+static const char *find_answer(int n)
+{
+    json_t *docs = json_array();
+    int i;
+
+    for (i = 0; i < n; i++) {
+        json_array_append_new(docs, json_pack("{s:s,s:i}", "_id",
+                                              apr_psprintf(pool, "d%02d", i), "n", i));
+    }
+    return cp_json_text(pool, cp_json_pool_own(pool, json_pack("{s:o}", "docs", docs)));
+}
+
+static const char *count_with(fake_backend *b, const cp_find_spec *spec, const char *view,
+                              int cap, cp_count_walk *walk)
+{
+    cp_transport tr = { 0 };
+    cp_source src = { 0 };
+    cp_transport_failure failure;
+    const cp_answer *answer;
+
+    tr.baton = b;
+    tr.find = fake_find;
+    tr.get = fake_get;
+    tr.first_time = fake_first_time;
+    tr.log = fake_log;
+    src.uri = "/loc/";
+    src.location = b;
+    src.find = spec;
+    return cp_count_read(pool, &tr, &src, "http://c/db/_find", view,
+                         view ? field_list("n", NULL) : NULL, cap, walk, &answer, &failure);
+}
+
+/* What a count asks, each way it goes. */
+static void a_count_reads_at_most_cap_plus_one_rows(void **state)
+{
+    cp_find_spec *spec = spec_of("{\"n\": {\"$gte\": null}, \"t\": {\"$regex\": \"^T\"}}", 0);
+    const char *view = "http://c/db/_design/by-n/_view/by-n";
+    const char *tied = apr_pstrcat(pool, "[", apr_pstrcat(pool, "5, 5, 5, 5, 5, 5, 5, 5, ",
+                                                          "5, 5, 5, 5, 5, 5, 5, 5, ",
+                                                          "5, 5, 5, 5, 5, 5, 5, 5, ",
+                                                          "5, 5, 5, 5, 5, 5, 5, 5]", NULL),
+                                   NULL);
+    fake_backend b;
+    cp_count_walk walk;
+
+    memset(&b, 0, sizeof(b));
+    /* past cap rows: a look, then the _find up to the group before */
+    b.gets[0] = view_answer("[1, 1, 2, 2]");
+    b.finds[0] = find_answer(2);
+    assert_null(count_with(&b, spec, view, 3, &walk));
+    assert_true(walk.known && walk.at_least && walk.total == 2);
+    assert_int_equal(b.asked_n, 2);
+    assert_string_equal(b.asked[0], "GET http://c/db/_design/by-n/_view/by-n"
+                                    "?reduce=false&limit=4");
+    assert_non_null(strstr(b.asked[1], "{\"n\":{\"$lte\":1}}"));
+    assert_non_null(strstr(b.asked[1], "\"use_index\":[\"by-n\",\"by-n\"]"));
+    assert_int_equal(b.logged, 0);
+
+    /* at most cap rows: the selector alone, exact */
+    memset(&b, 0, sizeof(b));
+    b.gets[0] = view_answer("[1, 2]");
+    b.finds[0] = find_answer(1);
+    assert_null(count_with(&b, spec, view, 3, &walk));
+    assert_true(walk.known && !walk.at_least && walk.total == 1);
+    assert_null(strstr(b.asked[1], "$and"));
+
+    /* the look's rows tie: one look more, before their group */
+    memset(&b, 0, sizeof(b));
+    b.gets[0] = view_answer(tied);
+    b.gets[1] = view_answer("[4]");
+    b.finds[0] = find_answer(3);
+    assert_null(count_with(&b, spec, view, 40, &walk));
+    assert_true(walk.at_least && walk.total == 3);
+    assert_string_equal(b.asked[0], "GET http://c/db/_design/by-n/_view/by-n"
+                                    "?reduce=false&limit=32&skip=9");
+    assert_string_equal(b.asked[1], "GET http://c/db/_design/by-n/_view/by-n"
+                                    "?reduce=false&limit=1&descending=true&startkey=%5b5%5d"
+                                    "&startkey_docid=");
+    assert_non_null(strstr(b.asked[2], "{\"n\":{\"$lte\":4}}"));
+    /* and none before it: nothing to count, no _find */
+    memset(&b, 0, sizeof(b));
+    b.gets[0] = view_answer(tied);
+    b.gets[1] = view_answer("[]");
+    assert_null(count_with(&b, spec, view, 40, &walk));
+    assert_true(walk.known && walk.at_least && walk.total == 0);
+    assert_int_equal(b.asked_n, 2);
+
+    /* a look that fails: the count's failure */
+    memset(&b, 0, sizeof(b));
+    assert_string_equal(count_with(&b, spec, view, 3, &walk), "no answer");
+
+    /* no view: the selector's _find, said once */
+    memset(&b, 0, sizeof(b));
+    b.finds[0] = find_answer(4);
+    b.finds[1] = find_answer(2);
+    assert_null(count_with(&b, spec, NULL, 3, &walk));
+    assert_true(walk.known && walk.at_least && walk.total == 3);
+    assert_null(count_with(&b, spec, NULL, 3, &walk));
+    assert_true(walk.known && !walk.at_least && walk.total == 2);
+    assert_int_equal(b.asked_n, 2);
+    assert_int_equal(b.logged, 1);
+    assert_non_null(strstr(b.logs[0], "CP0434 the count of /loc/ reads every document"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -223,6 +579,11 @@ int main(void)
         UNIT_TEST(counts_from_rows_and_tokens),
         UNIT_TEST(forged_counts_are_refused_by_form),
         UNIT_TEST(content_ranges),
+        UNIT_TEST(envelopes_of_selectors),
+        UNIT_TEST(looks_read_the_view_in_the_locations_order),
+        UNIT_TEST(the_count_stops_before_the_last_rows_group),
+        UNIT_TEST(the_cut_count_is_bounded_by_the_open_field),
+        UNIT_TEST(a_count_reads_at_most_cap_plus_one_rows),
     };
     RUN_UNIT_TESTS("count", tests);
 }
