@@ -2,7 +2,7 @@
 /* Unit tests of couchpage_jump: which pages ?page=N reaches and from
  * where, the read that finds its first row, and that row among entries
  * read either way; they link the core alone (cp_serve's jumps against the
- * walk: test_serve.c). */
+ * walk: test_serve_view.c). */
 #include "unit.h"
 #include "couchpage_count.h"
 #include "couchpage_jump.h"
