@@ -29,13 +29,11 @@
 
 /* The key's HMAC, keyed once a configuration (cp_fresh_derive_key, which
  * the glue calls in httpd's parent before its children fork) and copied
- * for each seal, and SHA-256 fetched once: OpenSSL 3 fetches an algorithm
- * by name on every one-shot call, which costs a page more than the digest
- * itself. Only read after start-up; a seal with another key (a test's)
- * goes by the one-shot HMAC. */
+ * for each seal: OpenSSL 3 fetches an algorithm by name on every one-shot
+ * call, which costs a page more than the digest itself. Only read after
+ * start-up; a seal with another key (a test's) goes by the one-shot HMAC. */
 static EVP_MAC_CTX *keyed_hmac;
 static unsigned char keyed_for[CP_FRESH_KEY_LEN];
-static EVP_MD *sha256;
 
 static void key_hmac(const unsigned char *key)
 {
@@ -54,9 +52,6 @@ static void key_hmac(const unsigned char *key)
     EVP_MAC_CTX_free(keyed_hmac);
     keyed_hmac = ctx;
     memcpy(keyed_for, key, CP_FRESH_KEY_LEN);
-    if (!sha256) {
-        sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
-    }
 }
 
 int cp_fresh_derive_key(const char *text, unsigned char *key)
@@ -73,22 +68,73 @@ int cp_fresh_derive_key(const char *text, unsigned char *key)
     return 1;
 }
 
-/* HMAC-SHA-256 of text under key into mac (EVP_MAX_MD_SIZE bytes): its
- * length, or 0 when libcrypto fails. */
-static size_t hmac_of(const unsigned char *key, const char *text, unsigned char *mac)
+/* A seal's text: length-prefixed fields ("LEN:BYTES", "-:" for none), the
+ * binding's (binding_of), then the sequence, the weakness and the content
+ * digest. The kept HMAC is fed its pieces as they are; the one-shot (a
+ * key not kept) gets them joined. */
+#define MAX_PIECES 8
+/* "LEN:" of a field: its digits and the colon */
+#define PREFIX_CHARS 24
+
+typedef struct {
+    const char *text[MAX_PIECES];
+    apr_size_t len[MAX_PIECES];
+    int n;
+} pieces;
+
+static void piece(pieces *p, const char *text, apr_size_t len)
+{
+    p->text[p->n] = text;
+    p->len[p->n++] = len;
+}
+
+/* Writes "LEN:" for a field of len bytes at out: its length. */
+static apr_size_t prefix(char *out, apr_size_t len)
+{
+    char digits[PREFIX_CHARS];
+    apr_size_t n = 0, i;
+
+    do {
+        digits[n++] = (char)('0' + len % 10);
+        len /= 10;
+    } while (len);
+    for (i = 0; i < n; i++) {
+        out[i] = digits[n - 1 - i];
+    }
+    out[n] = ':';
+    return n + 1;
+}
+
+/* HMAC-SHA-256 under key of the pieces, one after the other, into mac
+ * (EVP_MAX_MD_SIZE bytes): its length, or 0 when libcrypto fails. */
+static size_t hmac_of(apr_pool_t *pool, const unsigned char *key, const pieces *p,
+                      unsigned char *mac)
 {
     unsigned int len = 0;
     size_t out = 0;
     EVP_MAC_CTX *ctx;
-    int ok;
+    int ok, i;
 
     if (!keyed_hmac || memcmp(keyed_for, key, CP_FRESH_KEY_LEN)) {
-        return HMAC(EVP_sha256(), key, CP_FRESH_KEY_LEN, (const unsigned char *)text,
-                    strlen(text), mac, &len) ? len : 0;
+        apr_size_t total = 0;
+        unsigned char *text, *at;
+
+        for (i = 0; i < p->n; i++) {
+            total += p->len[i];
+        }
+        at = text = apr_palloc(pool, total + 1);
+        for (i = 0; i < p->n; i++) {
+            memcpy(at, p->text[i], p->len[i]);
+            at += p->len[i];
+        }
+        return HMAC(EVP_sha256(), key, CP_FRESH_KEY_LEN, text, total, mac, &len) ? len : 0;
     }
     ctx = EVP_MAC_CTX_dup(keyed_hmac);
-    ok = ctx && EVP_MAC_update(ctx, (const unsigned char *)text, strlen(text))
-         && EVP_MAC_final(ctx, mac, &out, EVP_MAX_MD_SIZE);
+    ok = ctx != NULL;
+    for (i = 0; ok && i < p->n; i++) {
+        ok = EVP_MAC_update(ctx, (const unsigned char *)p->text[i], p->len[i]);
+    }
+    ok = ok && EVP_MAC_final(ctx, mac, &out, EVP_MAX_MD_SIZE);
     EVP_MAC_CTX_free(ctx);
     return ok ? out : 0;
 }
@@ -101,52 +147,69 @@ int cp_fresh_applies(const cp_source *source)
            && (!view->stable || strcmp(view->stable, "true"));
 }
 
-/* Appends a field to the bytes digested: its length, then its bytes; a
- * NULL field is told apart from an empty one. */
-static void field(apr_array_header_t *out, const char *text)
-{
-    const char *len = text ? apr_psprintf(out->pool, "%" APR_SIZE_T_FMT ":", strlen(text)) : "-:";
+/* The most fields of a binding. */
+#define BINDING_FIELDS 20
 
-    APR_ARRAY_PUSH(out, const char *) = len;
-    APR_ARRAY_PUSH(out, const char *) = text ? text : "";
+/* The fields (n of them; a NULL one told apart from an empty one) as one
+ * text of length-prefixed fields. */
+static const char *fields_text(apr_pool_t *pool, const char *const *fields, int n)
+{
+    apr_size_t len[BINDING_FIELDS], total = 1;
+    char *text, *at;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        len[i] = fields[i] ? strlen(fields[i]) : 0;
+        total += PREFIX_CHARS + len[i];
+    }
+    at = text = apr_palloc(pool, total);
+    for (i = 0; i < n; i++) {
+        if (!fields[i]) {
+            *at++ = '-';
+            *at++ = ':';
+            continue;
+        }
+        at += prefix(at, len[i]);
+        memcpy(at, fields[i], len[i]);
+        at += len[i];
+    }
+    *at = '\0';
+    return text;
 }
 
 /* What the page's bytes are made of besides CouchDB's data: the location,
- * the request's values, the arguments, the glue's context; digested
- * (SHA-256, base64url), NULL when libcrypto fails. */
+ * the request's values, the arguments, the glue's context; the seal's
+ * first fields (fed to its HMAC as they are, no digest of their own). */
 static const char *binding_of(apr_pool_t *pool, const cp_source *src, const cp_request *req,
                               const char *context)
 {
-    apr_array_header_t *out = apr_array_make(pool, 40, sizeof(const char *));
     const cp_view *v = src->view;
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int len = 0;
-    const char *text;
+    const char *fields[BINDING_FIELDS];
+    char flags[128], sizes[64];
+    int n = 0;
 
-    field(out, "couchpage-fresh-1");
-    field(out, context);
-    field(out, src->uri);
-    field(out, v->url);
-    field(out, apr_psprintf(pool, "%d %d %d %d %d %d", v->descending, v->reduce,
-                            v->group_level, v->include_docs, v->max_emits, src->links));
-    field(out, v->update);
-    field(out, v->stable);
-    field(out, src->low);
-    field(out, src->high);
-    field(out, src->partition);
-    field(out, src->find ? cp_json_text(pool, src->find->selector) : NULL);
-    field(out, src->find && src->find->fields ? cp_json_text(pool, src->find->fields) : NULL);
-    field(out, src->find ? src->find->index_ddoc : NULL);
-    field(out, src->find ? src->find->index_name : NULL);
-    field(out, req->args->start);
-    field(out, apr_psprintf(pool, "%d %d %d", req->count, req->args->limit,
-                            (int)req->args->format));
-    field(out, src->token_key ? "sealed" : "plain");
-    text = apr_array_pstrcat(pool, out, 0);
-    if (!EVP_Digest(text, strlen(text), digest, &len, sha256 ? sha256 : EVP_sha256(), NULL)) {
-        return NULL;
-    }
-    return apr_pencode_base64_binary(pool, digest, len, APR_ENCODE_BASE64URL, NULL);
+    apr_snprintf(flags, sizeof(flags), "%d %d %d %d %d %d", v->descending, v->reduce,
+                 v->group_level, v->include_docs, v->max_emits, src->links);
+    apr_snprintf(sizes, sizeof(sizes), "%d %d %d", req->count, req->args->limit,
+                 (int)req->args->format);
+    fields[n++] = "couchpage-fresh-2";
+    fields[n++] = context;
+    fields[n++] = src->uri;
+    fields[n++] = v->url;
+    fields[n++] = flags;
+    fields[n++] = v->update;
+    fields[n++] = v->stable;
+    fields[n++] = src->low;
+    fields[n++] = src->high;
+    fields[n++] = src->partition;
+    fields[n++] = src->find ? cp_json_text(pool, src->find->selector) : NULL;
+    fields[n++] = src->find && src->find->fields ? cp_json_text(pool, src->find->fields) : NULL;
+    fields[n++] = src->find ? src->find->index_ddoc : NULL;
+    fields[n++] = src->find ? src->find->index_name : NULL;
+    fields[n++] = req->args->start;
+    fields[n++] = sizes;
+    fields[n++] = src->token_key ? "sealed" : "plain";
+    return fields_text(pool, fields, n);
 }
 
 /* The seal of a content digest (its weakness too) for binding at seq:
@@ -156,10 +219,18 @@ static const char *seal_of(apr_pool_t *pool, const unsigned char *key, const cha
                            const char *seq)
 {
     unsigned char mac[EVP_MAX_MD_SIZE];
-    const char *text = apr_psprintf(pool, "%s\n%.*s\n%s\n%s", weak ? "W" : "S",
-                                    (int)digest_len, digest, binding, seq);
+    char seq_prefix[PREFIX_CHARS], digest_prefix[PREFIX_CHARS];
+    apr_size_t seq_len = strlen(seq);
+    pieces p;
 
-    if (hmac_of(key, text, mac) < SEAL_BYTES) {
+    p.n = 0;
+    piece(&p, binding, strlen(binding));
+    piece(&p, seq_prefix, prefix(seq_prefix, seq_len));
+    piece(&p, seq, seq_len);
+    piece(&p, weak ? "1:W" : "1:S", 3);
+    piece(&p, digest_prefix, prefix(digest_prefix, digest_len));
+    piece(&p, digest, digest_len);
+    if (hmac_of(pool, key, &p, mac) < SEAL_BYTES) {
         return NULL;
     }
     return apr_pencode_base64_binary(pool, mac, SEAL_BYTES, APR_ENCODE_BASE64URL, NULL);
@@ -390,7 +461,10 @@ const char *cp_fresh_etag(apr_pool_t *pool, const cp_fresh *fresh, const char *c
     }
     len--; /* the closing quote */
     seal = seal_of(pool, fresh->key, digest, len, weak, fresh->binding, fresh->seq);
-    return seal ? apr_psprintf(pool, "%s\"%.*s.%s\"", weak ? "W/" : "", (int)len, digest, seal)
+    /* the content tag up to its closing quote, the seal, the quote */
+    return seal ? apr_pstrcat(pool, apr_pstrmemdup(pool, content_tag,
+                                                   (apr_size_t)(digest - content_tag) + len),
+                              ".", seal, "\"", NULL)
                 : NULL;
 }
 

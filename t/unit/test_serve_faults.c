@@ -5,6 +5,7 @@
  * the fake transport (fake_transport.c). */
 #include "fake_transport.h"
 
+#include <apr_encode.h>
 #include <apr_strings.h>
 
 #include "couchpage_fresh.h"
@@ -288,6 +289,61 @@ static void fresh_packed_sequences_in_one_spelling(void **state)
     assert_false(fresh.not_modified);
 }
 
+/* A packed sequence of n shards, uncompressed (term_to_binary without
+ * [compressed]), shard i's element the small integer first + i, listed
+ * from the last when reversed. */
+static const char *packed_seq(int first, int n, int reversed)
+{
+    unsigned char raw[64];
+    apr_size_t at = 0;
+    int i;
+
+    raw[at++] = 131;
+    raw[at++] = 108;
+    raw[at++] = 0;
+    raw[at++] = 0;
+    raw[at++] = 0;
+    raw[at++] = (unsigned char)n;
+    for (i = 0; i < n; i++) {
+        raw[at++] = 97;
+        raw[at++] = (unsigned char)(reversed ? first + n - 1 - i : first + i);
+    }
+    raw[at++] = 106;
+    return apr_psprintf(pool, "%d-%s", first,
+                        apr_pencode_base64_binary(pool, raw, at, APR_ENCODE_BASE64URL, NULL));
+}
+
+/* The spellings a thread keeps are the ones unpacking gives: the same
+ * sequence again (kept), its other order, and each of more states than
+ * the thread keeps, asked again after the others pushed it out. */
+static void fresh_kept_sequences_spell_as_unpacked(void **state)
+{
+    const char *ab = apr_pstrndup(pool, SEQ_AB + 1, strlen(SEQ_AB) - 2);
+    const char *ba = apr_pstrndup(pool, SEQ_BA + 1, strlen(SEQ_BA) - 2);
+    const char *first = cp_seq_canonical(pool, ab), *again = cp_seq_canonical(pool, ab);
+    const char *spelt[12];
+    int i;
+
+    (void)state;
+    assert_string_equal(first, again);
+    assert_ptr_not_equal(first, again);
+    assert_string_equal(cp_seq_canonical(pool, ba), first);
+    assert_string_equal(cp_seq_canonical(pool, ba), first);
+    for (i = 0; i < 12; i++) {
+        spelt[i] = cp_seq_canonical(pool, packed_seq(10 * i + 1, 3, 0));
+        assert_true(!strncmp(spelt[i], apr_psprintf(pool, "%d-s", 10 * i + 1),
+                             strlen(apr_psprintf(pool, "%d-s", 10 * i + 1))));
+        assert_string_equal(cp_seq_canonical(pool, packed_seq(10 * i + 1, 3, 1)), spelt[i]);
+        assert_string_not_equal(spelt[i], first);
+    }
+    for (i = 0; i < 12; i++) {
+        assert_string_equal(cp_seq_canonical(pool, packed_seq(10 * i + 1, 3, 1)), spelt[i]);
+        assert_string_equal(cp_seq_canonical(pool, packed_seq(10 * i + 1, 3, 0)), spelt[i]);
+        assert_string_not_equal(cp_seq_canonical(pool, packed_seq(10 * i + 1, 2, 0)), spelt[i]);
+    }
+    assert_string_equal(cp_seq_canonical(pool, ab), first);
+}
+
 /* A page that shows documents: the view's sequence does not move for an
  * edit of a field it does not emit, so the database's is read, before the
  * page and only for a revalidation. */
@@ -481,6 +537,7 @@ int main(void)
         UNIT_TEST(fresh_unchanged_page_reads_no_rows),
         UNIT_TEST(fresh_documents_read_the_database),
         UNIT_TEST(fresh_packed_sequences_in_one_spelling),
+        UNIT_TEST(fresh_kept_sequences_spell_as_unpacked),
         UNIT_TEST(fresh_keyed_once_seals_as_one_shot),
         UNIT_TEST(fresh_forged_tags_get_the_page),
         UNIT_TEST(fresh_not_where_the_index_lags),
