@@ -412,6 +412,51 @@ static void fresh_keyed_once_seals_as_one_shot(void **state)
     (void)state;
 }
 
+/* The kept HMAC fed a location's fixed fields and the sequence once a
+ * thread (and copied for each page) seals as the one-shot HMAC does: pages
+ * of two locations, two sequences, two starts and two digests, in an
+ * order that keeps and replaces what the thread absorbed, each tag that
+ * of the one-shot HMAC, all of them different; and the same again once the
+ * key is made again. */
+static void fresh_absorbed_binding_seals_as_one_shot(void **state)
+{
+    static const char *const bindings[] = { "3:loc1:a", "3:loc1:b", "4:loc21:a", "4:loc21:b" };
+    static const apr_size_t fixed[] = { 6, 6, 7, 7 };
+    static const char *const seqs[] = { "view 12-abc", "view 13-abd" };
+    static const char *const digests[] = { "\"d1\"", "W/\"d2\"" };
+    unsigned char key[CP_FRESH_KEY_LEN], other[CP_FRESH_KEY_LEN];
+    const char *kept[2][16], *one_shot;
+    cp_fresh fresh;
+    int round, i, j;
+
+    (void)state;
+    memset(&fresh, 0, sizeof(fresh));
+    for (round = 0; round < 2; round++) {
+        assert_true(cp_fresh_derive_key("a configuration", key));
+        fresh.key = key;
+        for (i = 0; i < 16; i++) {
+            /* the location slowest, then the sequence, the digest */
+            fresh.binding = bindings[i >> 2];
+            fresh.binding_fixed = fixed[i >> 2];
+            fresh.seq = seqs[(i >> 1) & 1];
+            kept[round][i] = cp_fresh_etag(pool, &fresh, digests[i & 1]);
+            assert_non_null(kept[round][i]);
+        }
+    }
+    assert_true(cp_fresh_derive_key("another configuration", other));
+    for (i = 0; i < 16; i++) {
+        fresh.binding = bindings[i >> 2];
+        fresh.binding_fixed = fixed[i >> 2];
+        fresh.seq = seqs[(i >> 1) & 1];
+        one_shot = cp_fresh_etag(pool, &fresh, digests[i & 1]);
+        assert_string_equal(kept[0][i], one_shot);
+        assert_string_equal(kept[1][i], one_shot);
+        for (j = 0; j < i; j++) {
+            assert_string_not_equal(kept[0][j], kept[0][i]);
+        }
+    }
+}
+
 static void fresh_forged_tags_get_the_page(void **state)
 {
     fake *f = ten_rows();
@@ -539,6 +584,7 @@ int main(void)
         UNIT_TEST(fresh_packed_sequences_in_one_spelling),
         UNIT_TEST(fresh_kept_sequences_spell_as_unpacked),
         UNIT_TEST(fresh_keyed_once_seals_as_one_shot),
+        UNIT_TEST(fresh_absorbed_binding_seals_as_one_shot),
         UNIT_TEST(fresh_forged_tags_get_the_page),
         UNIT_TEST(fresh_not_where_the_index_lags),
         UNIT_TEST(fresh_find_location),
