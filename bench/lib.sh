@@ -427,3 +427,133 @@ bench_sys_ticks() {
 bench_listener_pid() {
     ss -Htlnp "sport = :$1" | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | awk 'NR == 1'
 }
+
+# --- callgrind (bench/run, bench/callgrind-page) -----------------------------
+# Set cg_dir (the profiles and reports) and CALLGRIND_PAGES first; CG_PORT:
+# httpd's port under callgrind (default: a free one).
+cg_dir=${cg_dir:-$CP_OUT/bench/callgrind}
+CG_WARM=10
+# callgrind_run NAME PAGES PATH [AUTHORIZATION]: PAGES pages of PATH, with
+# that Authorization header if given
+callgrind_run() {
+    local name=$1 pages=$2 path=$3 auth=${4:-} port pid bin
+    port=${CG_PORT:-$(cp_free_port)}
+    bench_write_conf "$port" "$cg_dir/$name" SERVERS=1 THREADS=16 PROXY_TIMEOUT=60
+    bin=$(bench_httpd_bin)
+    # httpd drops to nobody even with -X: callgrind creates its file at
+    # start (as root) and writes it at exit (as nobody), so it is made
+    # beforehand, writable by nobody
+    mkdir -p "$cg_dir/out"
+    : >"$cg_dir/out/$name.out"
+    chown nobody "$cg_dir/out/$name.out"
+    chmod 666 "$cg_dir/out/$name.out"
+    valgrind --tool=callgrind --vgdb=no --callgrind-out-file="$cg_dir/out/$name.out" \
+        "$bin" -X -f "$cg_dir/$name/httpd.conf" </dev/null >"$cg_dir/$name.valgrind.log" 2>&1 &
+    pid=$!
+    cp_track "$pid"
+    bench_wait_listen "$port" "$pid" 120 ||
+        cp_fail_log "$cg_dir/$name.valgrind.log" "httpd under callgrind did not start"
+    ab -q -k -c 1 -n "$pages" -s 60 ${auth:+-H "Authorization: $auth"} \
+        "http://127.0.0.1:$port$path" >"$cg_dir/$name.ab" 2>&1 ||
+        cp_fail_log "$cg_dir/$name.ab" "ab failed under callgrind"
+    if ! grep -q '^Failed requests: *0$' "$cg_dir/$name.ab" ||
+        ! grep -q "^Complete requests: *$pages$" "$cg_dir/$name.ab" ||
+        grep -q '^Non-2xx responses' "$cg_dir/$name.ab"; then
+        cp_fail_log "$cg_dir/$name.ab" "ab saw failed requests under callgrind"
+    fi
+    kill -TERM "$pid"
+    for ((i = 0; i < 600; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    cp_stop_pid "$pid"
+    [ -s "$cg_dir/out/$name.out" ] ||
+        cp_fail_log "$cg_dir/$name.valgrind.log" "callgrind wrote no profile"
+    # httpd killed by a signal under callgrind (valgrind writes the profile
+    # all the same): reported beside the crashes of the measured phases
+    if grep -q 'Process terminating with default action of signal' "$cg_dir/$name.valgrind.log"; then
+        CG_CRASHES+="${CG_CRASHES:+; }$name ($(sed -n 's/.*default action of signal \([0-9]*\).*/signal \1/p' \
+            "$cg_dir/$name.valgrind.log" | awk 'NR == 1'), $cg_dir/$name.valgrind.log)"
+    fi
+}
+CG_CRASHES=''
+
+# Self cost per function: "Ir<TAB>object<TAB>function"
+cg_functions() { perl "$BENCH_DIR/callgrind-self.pl" "$1"; }
+
+# The run's total Ir: the "totals:" (else "summary:") line of the callgrind file
+cg_total() { sed -n 's/^\(totals\|summary\): *\([0-9]*\).*/\1 \2/p' "$1" | sort -r | awk 'NR == 1 { print $2 }'; }
+
+# "IR<TAB>OBJECT<TAB>FUNCTION" lines with the object's group for the split
+# (the module, jansson, OpenSSL's libcrypto (the ETag's SHA-1), mod_proxy
+# (+ _http), httpd itself, APR and APR-util, libc, everything else) in
+# place of the object, IR prefixed with $1.
+cg_group() {
+    awk -F'\t' -v OFS='\t' -v sign="$1" '{
+        o = $2
+        if (o ~ /mod_couchpage/) g = "mod_couchpage"
+        else if (o ~ /libjansson/) g = "jansson"
+        else if (o ~ /libcrypto/) g = "libcrypto"
+        else if (o ~ /mod_proxy/) g = "mod_proxy + mod_proxy_http"
+        else if (o ~ /libaprutil|libapr-/) g = "APR + APR-util"
+        else if (o ~ /libc\.so|libc-/) g = "libc"
+        else if (o ~ /\/apache2$|\/httpd$|\/mod_/) g = "httpd core + other modules"
+        else g = "other (ld.so, libpthread, ...)"
+        print sign $1, g, $3
+    }'
+}
+
+# callgrind_page NAME PATH WHAT [AUTHORIZATION]: CG_WARM pages of PATH under callgrind, then
+# CG_WARM + CALLGRIND_PAGES; sets IR_PER_PAGE[NAME] and
+# CG_SUMMARY[NAME] (the split by object) and writes cg_dir/NAME.report.txt.
+# shellcheck disable=SC2034 # CG_SUMMARY: for the callers
+declare -A IR_PER_PAGE CG_SUMMARY
+callgrind_page() {
+    local name=$1 path=$2 what=$3 auth=${4:-} ir ir_warm per_page
+    bench_log "callgrind: httpd -X serving $CG_WARM $what, then $((CG_WARM + CALLGRIND_PAGES)) (slow: about a minute)"
+    callgrind_run "$name-warm" "$CG_WARM" "$path" "$auth"
+    callgrind_run "$name" "$((CG_WARM + CALLGRIND_PAGES))" "$path" "$auth"
+    ir=$(cg_total "$cg_dir/out/$name.out")
+    ir_warm=$(cg_total "$cg_dir/out/$name-warm.out")
+    IR_PER_PAGE[$name]=$(bench_calc %.0f "($ir - $ir_warm) / $CALLGRIND_PAGES")
+    cg_functions "$cg_dir/out/$name.out" >"$cg_dir/$name.fn"
+    cg_functions "$cg_dir/out/$name-warm.out" >"$cg_dir/$name-warm.fn"
+    # per function and per group: (the longer run - the warm one) / pages
+    cg_group '' <"$cg_dir/$name.fn" >"$cg_dir/$name.grouped"
+    cg_group - <"$cg_dir/$name-warm.fn" >"$cg_dir/$name-warm.grouped"
+    per_page=$cg_dir/$name.per-page.tsv
+    cat "$cg_dir/$name.grouped" "$cg_dir/$name-warm.grouped" |
+        awk -F'\t' -v n="$CALLGRIND_PAGES" '
+            { g[$2] += $1; f[$2 "\t" $3] += $1 }
+            END {
+                for (k in g) printf "G\t%.0f\t%s\n", g[k] / n, k
+                for (k in f) printf "F\t%.0f\t%s\n", f[k] / n, k
+            }' | sort -t$'\t' -k1,1 -k2,2nr >"$per_page"
+    CG_SUMMARY[$name]=$(awk -F'\t' -v t="${IR_PER_PAGE[$name]}" '$1 == "G" && $2 > 0 {
+            printf "%s%s %.0f%%", sep, $3, 100 * $2 / t; sep = ", " }' "$per_page")
+    {
+        echo "$what: instructions per page (Ir, callgrind; the run of CG_WARM + N pages minus the run of CG_WARM) by object:"
+        awk -F'\t' '$1 == "G" { printf "  %12d  %s\n", $2, $3 }' "$per_page"
+        echo "top functions per page (self cost):"
+        awk -F'\t' '$1 == "F"' "$per_page" | sort -t$'\t' -k2,2nr | awk 'NR <= 25' |
+            awk -F'\t' '{ printf "  %12d  %-28s %s\n", $2, $3, $4 }'
+        echo "inclusive cost per page (callees included) of some entry points:"
+        callgrind_annotate --auto=no --inclusive=yes --threshold=100 "$cg_dir/out/$name.out" 2>/dev/null |
+            perl -ne '
+                next unless /^\s*([\d,]+)\s+(?:\([\d. %]+\)\s+)?\S*?:(\w+)(?:\s+\[|\s*$)/;
+                my ($ir, $fn) = ($1, $2); $ir =~ tr/,//d;
+                $max{$fn} = $ir if !defined $max{$fn} || $ir > $max{$fn};
+                END {
+                    for my $fn (qw(ap_run_process_connection ap_read_request
+                                   ap_process_async_request couchpage_handler
+                                   couchpage_backend_fetch ap_sub_req_method_uri ap_run_sub_req
+                                   ap_destroy_sub_req cp_response_read_batch
+                                   cp_page_assemble cp_render_json cp_render_etag
+                                   json_loadb json_dumps json_delete
+                                   cp_token_decode cp_token_encode
+                                   cp_seal_tokens cp_unseal)) {
+                        printf "  %12d  %s\n", ($max{$fn} // 0) / '"$CALLGRIND_PAGES"', $fn;
+                    }
+                }'
+        echo "inside mod_couchpage (self cost per page):"
+        awk -F'\t' '$1 == "F" && $3 == "mod_couchpage"' "$per_page" |
+            sort -t$'\t' -k2,2nr | awk 'NR <= 15' | awk -F'\t' '{ printf "  %12d  %s\n", $2, $4 }'
+    } >"$cg_dir/$name.report.txt"
+}

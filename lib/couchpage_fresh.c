@@ -29,13 +29,23 @@
 
 /* The key's HMAC, keyed once a configuration (cp_fresh_derive_key, which
  * the glue calls in httpd's parent before its children fork) and copied
- * for each seal, and SHA-256 fetched once: OpenSSL 3 fetches an algorithm
- * by name on every one-shot call, which costs a page more than the digest
- * itself. Only read after start-up; a seal with another key (a test's)
- * goes by the one-shot HMAC. */
+ * for each seal: OpenSSL 3 fetches an algorithm by name on every one-shot
+ * call, which costs a page more than the digest itself. Only read after
+ * start-up; a seal with another key (a test's) goes by the one-shot HMAC. */
 static EVP_MAC_CTX *keyed_hmac;
 static unsigned char keyed_for[CP_FRESH_KEY_LEN];
-static EVP_MD *sha256;
+static unsigned keyed_generation;
+
+/* What a thread fed the kept HMAC last before a page's own fields (the
+ * location's binding and the sequence, which a location's pages share
+ * until its index moves), and that HMAC, copied for each seal of the same
+ * bytes. Per thread (no lock); malloc'd, one at a time; made again for
+ * other bytes, or when the key is made again. */
+#define MAX_ABSORBED 16384
+static _Thread_local EVP_MAC_CTX *absorbed;
+static _Thread_local char *absorbed_text;
+static _Thread_local apr_size_t absorbed_len;
+static _Thread_local unsigned absorbed_generation;
 
 static void key_hmac(const unsigned char *key)
 {
@@ -54,9 +64,7 @@ static void key_hmac(const unsigned char *key)
     EVP_MAC_CTX_free(keyed_hmac);
     keyed_hmac = ctx;
     memcpy(keyed_for, key, CP_FRESH_KEY_LEN);
-    if (!sha256) {
-        sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
-    }
+    keyed_generation++;
 }
 
 int cp_fresh_derive_key(const char *text, unsigned char *key)
@@ -73,22 +81,130 @@ int cp_fresh_derive_key(const char *text, unsigned char *key)
     return 1;
 }
 
-/* HMAC-SHA-256 of text under key into mac (EVP_MAX_MD_SIZE bytes): its
- * length, or 0 when libcrypto fails. */
-static size_t hmac_of(const unsigned char *key, const char *text, unsigned char *mac)
+/* A seal's text: length-prefixed fields ("LEN:BYTES", "-:" for none), the
+ * binding's (binding_of), then the sequence, the weakness and the content
+ * digest. The kept HMAC is fed its pieces as they are; the one-shot (a
+ * key not kept) gets them joined. */
+#define MAX_PIECES 8
+/* "LEN:" of a field: its digits and the colon */
+#define PREFIX_CHARS 24
+
+typedef struct {
+    const char *text[MAX_PIECES];
+    apr_size_t len[MAX_PIECES];
+    int n;
+} pieces;
+
+static void piece(pieces *p, const char *text, apr_size_t len)
 {
-    unsigned int len = 0;
+    p->text[p->n] = text;
+    p->len[p->n++] = len;
+}
+
+/* Writes "LEN:" for a field of len bytes at out: its length. */
+static apr_size_t prefix(char *out, apr_size_t len)
+{
+    char digits[PREFIX_CHARS];
+    apr_size_t n = 0, i;
+
+    do {
+        digits[n++] = (char)('0' + len % 10);
+        len /= 10;
+    } while (len);
+    for (i = 0; i < n; i++) {
+        out[i] = digits[n - 1 - i];
+    }
+    out[n] = ':';
+    return n + 1;
+}
+
+/* Whether the thread's absorbed bytes are the first `shared` pieces. */
+static int absorbed_are(const pieces *p, int shared, apr_size_t len)
+{
+    apr_size_t at = 0;
+    int i;
+
+    if (!absorbed || absorbed_generation != keyed_generation || absorbed_len != len) {
+        return 0;
+    }
+    for (i = 0; i < shared; i++) {
+        if (memcmp(absorbed_text + at, p->text[i], p->len[i])) {
+            return 0;
+        }
+        at += p->len[i];
+    }
+    return 1;
+}
+
+/* The kept HMAC fed the first `shared` pieces, kept as the thread's
+ * absorbed one: 1, or 0 (nothing kept) when they are too long or memory
+ * or libcrypto fails. */
+static int absorb(const pieces *p, int shared, apr_size_t len)
+{
+    EVP_MAC_CTX *ctx = EVP_MAC_CTX_dup(keyed_hmac);
+    char *text = len <= MAX_ABSORBED ? malloc(len + 1) : NULL;
+    apr_size_t at = 0;
+    int ok = ctx && text, i;
+
+    for (i = 0; ok && i < shared; i++) {
+        ok = EVP_MAC_update(ctx, (const unsigned char *)p->text[i], p->len[i]);
+        memcpy(text + at, p->text[i], p->len[i]);
+        at += p->len[i];
+    }
+    if (!ok) {
+        EVP_MAC_CTX_free(ctx);
+        free(text);
+        return 0;
+    }
+    EVP_MAC_CTX_free(absorbed);
+    free(absorbed_text);
+    absorbed = ctx;
+    absorbed_text = text;
+    absorbed_len = len;
+    absorbed_generation = keyed_generation;
+    return 1;
+}
+
+/* HMAC-SHA-256 under key of the pieces, one after the other, into mac
+ * (EVP_MAX_MD_SIZE bytes): its length, or 0 when libcrypto fails. The
+ * first `shared` pieces are the ones pages share (see absorbed). */
+static size_t hmac_of(apr_pool_t *pool, const unsigned char *key, const pieces *p, int shared,
+                      unsigned char *mac)
+{
+    const EVP_MAC_CTX *from = keyed_hmac;
+    apr_size_t total = 0, len = 0;
+    unsigned int mac_len = 0;
     size_t out = 0;
     EVP_MAC_CTX *ctx;
-    int ok;
+    int ok, i, start = 0;
 
     if (!keyed_hmac || memcmp(keyed_for, key, CP_FRESH_KEY_LEN)) {
-        return HMAC(EVP_sha256(), key, CP_FRESH_KEY_LEN, (const unsigned char *)text,
-                    strlen(text), mac, &len) ? len : 0;
+        unsigned char *text, *at;
+
+        for (i = 0; i < p->n; i++) {
+            total += p->len[i];
+        }
+        at = text = apr_palloc(pool, total + 1);
+        for (i = 0; i < p->n; i++) {
+            memcpy(at, p->text[i], p->len[i]);
+            at += p->len[i];
+        }
+        return HMAC(EVP_sha256(), key, CP_FRESH_KEY_LEN, text, total, mac, &mac_len)
+               ? mac_len : 0;
     }
-    ctx = EVP_MAC_CTX_dup(keyed_hmac);
-    ok = ctx && EVP_MAC_update(ctx, (const unsigned char *)text, strlen(text))
-         && EVP_MAC_final(ctx, mac, &out, EVP_MAX_MD_SIZE);
+    for (i = 0; i < shared; i++) {
+        len += p->len[i];
+    }
+    if (absorbed_are(p, shared, len) || absorb(p, shared, len)) {
+        from = absorbed;
+        start = shared;
+    }
+    ctx = EVP_MAC_CTX_dup(from);
+    ok = ctx != NULL;
+    for (i = start; ok && i < p->n; i++) {
+        ok = EVP_MAC_update(ctx, (const unsigned char *)p->text[i], p->len[i]);
+    }
+    ok = ok && EVP_MAC_final(ctx, mac, &out, EVP_MAX_MD_SIZE);
     EVP_MAC_CTX_free(ctx);
     return ok ? out : 0;
 }
@@ -101,65 +217,102 @@ int cp_fresh_applies(const cp_source *source)
            && (!view->stable || strcmp(view->stable, "true"));
 }
 
-/* Appends a field to the bytes digested: its length, then its bytes; a
- * NULL field is told apart from an empty one. */
-static void field(apr_array_header_t *out, const char *text)
-{
-    const char *len = text ? apr_psprintf(out->pool, "%" APR_SIZE_T_FMT ":", strlen(text)) : "-:";
+/* The most fields of a binding. */
+#define BINDING_FIELDS 20
 
-    APR_ARRAY_PUSH(out, const char *) = len;
-    APR_ARRAY_PUSH(out, const char *) = text ? text : "";
+/* The fields (n of them; a NULL one told apart from an empty one) as one
+ * text of length-prefixed fields; the length of its first `fixed` fields
+ * in *fixed_len. */
+static const char *fields_text(apr_pool_t *pool, const char *const *fields, int n, int fixed,
+                               apr_size_t *fixed_len)
+{
+    apr_size_t len[BINDING_FIELDS], total = 1;
+    char *text, *at;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        len[i] = fields[i] ? strlen(fields[i]) : 0;
+        total += PREFIX_CHARS + len[i];
+    }
+    at = text = apr_palloc(pool, total);
+    for (i = 0; i < n; i++) {
+        if (i == fixed) {
+            *fixed_len = (apr_size_t)(at - text);
+        }
+        if (!fields[i]) {
+            *at++ = '-';
+            *at++ = ':';
+            continue;
+        }
+        at += prefix(at, len[i]);
+        memcpy(at, fields[i], len[i]);
+        at += len[i];
+    }
+    *at = '\0';
+    return text;
 }
 
 /* What the page's bytes are made of besides CouchDB's data: the location,
- * the request's values, the arguments, the glue's context; digested
- * (SHA-256, base64url), NULL when libcrypto fails. */
+ * the request's values, the glue's context, then the page's own arguments
+ * (its start, its size, from *fixed_len on); fed to the seal's HMAC as
+ * they are, no digest of their own. */
 static const char *binding_of(apr_pool_t *pool, const cp_source *src, const cp_request *req,
-                              const char *context)
+                              const char *context, apr_size_t *fixed_len)
 {
-    apr_array_header_t *out = apr_array_make(pool, 40, sizeof(const char *));
     const cp_view *v = src->view;
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int len = 0;
-    const char *text;
+    const char *fields[BINDING_FIELDS];
+    char flags[128], sizes[64];
+    int n = 0, fixed;
 
-    field(out, "couchpage-fresh-1");
-    field(out, context);
-    field(out, src->uri);
-    field(out, v->url);
-    field(out, apr_psprintf(pool, "%d %d %d %d %d %d", v->descending, v->reduce,
-                            v->group_level, v->include_docs, v->max_emits, src->links));
-    field(out, v->update);
-    field(out, v->stable);
-    field(out, src->low);
-    field(out, src->high);
-    field(out, src->partition);
-    field(out, src->find ? cp_json_text(pool, src->find->selector) : NULL);
-    field(out, src->find && src->find->fields ? cp_json_text(pool, src->find->fields) : NULL);
-    field(out, src->find ? src->find->index_ddoc : NULL);
-    field(out, src->find ? src->find->index_name : NULL);
-    field(out, req->args->start);
-    field(out, apr_psprintf(pool, "%d %d %d", req->count, req->args->limit,
-                            (int)req->args->format));
-    field(out, src->token_key ? "sealed" : "plain");
-    text = apr_array_pstrcat(pool, out, 0);
-    if (!EVP_Digest(text, strlen(text), digest, &len, sha256 ? sha256 : EVP_sha256(), NULL)) {
-        return NULL;
-    }
-    return apr_pencode_base64_binary(pool, digest, len, APR_ENCODE_BASE64URL, NULL);
+    apr_snprintf(flags, sizeof(flags), "%d %d %d %d %d %d", v->descending, v->reduce,
+                 v->group_level, v->include_docs, v->max_emits, src->links);
+    apr_snprintf(sizes, sizeof(sizes), "%d %d %d", req->count, req->args->limit,
+                 (int)req->args->format);
+    fields[n++] = "couchpage-fresh-2";
+    fields[n++] = context;
+    fields[n++] = src->uri;
+    fields[n++] = v->url;
+    fields[n++] = flags;
+    fields[n++] = v->update;
+    fields[n++] = v->stable;
+    fields[n++] = src->low;
+    fields[n++] = src->high;
+    fields[n++] = src->partition;
+    fields[n++] = src->find ? cp_json_text(pool, src->find->selector) : NULL;
+    fields[n++] = src->find && src->find->fields ? cp_json_text(pool, src->find->fields) : NULL;
+    fields[n++] = src->find ? src->find->index_ddoc : NULL;
+    fields[n++] = src->find ? src->find->index_name : NULL;
+    fields[n++] = src->token_key ? "sealed" : "plain";
+    fixed = n;
+    fields[n++] = req->args->start;
+    fields[n++] = sizes;
+    return fields_text(pool, fields, n, fixed, fixed_len);
 }
 
-/* The seal of a content digest (its weakness too) for binding at seq:
- * SEAL_CHARS characters, or NULL when libcrypto fails. */
+/* The seal of a content digest (its weakness too) for binding (its
+ * first `fixed` bytes the location's, binding_of) at seq: SEAL_CHARS
+ * characters, or NULL when libcrypto fails. What is sealed: the binding's
+ * fixed fields, the sequence, the page's own fields, the weakness, the
+ * digest. */
 static const char *seal_of(apr_pool_t *pool, const unsigned char *key, const char *digest,
                            apr_size_t digest_len, int weak, const char *binding,
-                           const char *seq)
+                           apr_size_t fixed, const char *seq)
 {
     unsigned char mac[EVP_MAX_MD_SIZE];
-    const char *text = apr_psprintf(pool, "%s\n%.*s\n%s\n%s", weak ? "W" : "S",
-                                    (int)digest_len, digest, binding, seq);
+    char seq_prefix[PREFIX_CHARS], digest_prefix[PREFIX_CHARS];
+    apr_size_t seq_len = strlen(seq), binding_len = strlen(binding);
+    pieces p;
 
-    if (hmac_of(key, text, mac) < SEAL_BYTES) {
+    fixed = fixed < binding_len ? fixed : binding_len;
+    p.n = 0;
+    piece(&p, binding, fixed);
+    piece(&p, seq_prefix, prefix(seq_prefix, seq_len));
+    piece(&p, seq, seq_len);
+    piece(&p, binding + fixed, binding_len - fixed);
+    piece(&p, weak ? "1:W" : "1:S", 3);
+    piece(&p, digest_prefix, prefix(digest_prefix, digest_len));
+    piece(&p, digest, digest_len);
+    if (hmac_of(pool, key, &p, 3, mac) < SEAL_BYTES) {
         return NULL;
     }
     return apr_pencode_base64_binary(pool, mac, SEAL_BYTES, APR_ENCODE_BASE64URL, NULL);
@@ -307,7 +460,8 @@ static int verify_tags(apr_pool_t *pool, cp_fresh *fresh, const char *seq)
     for (i = 0; i < n; i++) {
         const char *seal = tags[i].seal
                            ? seal_of(pool, fresh->key, tags[i].opaque, tags[i].digest_len,
-                                     tags[i].weak, fresh->binding, seq) : NULL;
+                                     tags[i].weak, fresh->binding, fresh->binding_fixed, seq)
+                           : NULL;
 
         if (seal && !CRYPTO_memcmp(seal, tags[i].seal, SEAL_CHARS)) {
             fresh->not_modified = 1;
@@ -329,11 +483,13 @@ const cp_fault *cp_fresh_serve(apr_pool_t *pool, const cp_source *source,
 
     fresh->seq = NULL;
     fresh->binding = NULL;
+    fresh->binding_fixed = 0;
     fresh->not_modified = 0;
     fresh->etag = NULL;
     fresh->seq_reads = 0;
     if (!fresh->key || !cp_fresh_applies(source)
-        || !(fresh->binding = binding_of(pool, source, req, fresh->context))) {
+        || !(fresh->binding = binding_of(pool, source, req, fresh->context,
+                                         &fresh->binding_fixed))) {
         return cp_serve(pool, source, req, transport, served);
     }
     if (cp_fresh_by_view(source)) {
@@ -389,8 +545,12 @@ const char *cp_fresh_etag(apr_pool_t *pool, const cp_fresh *fresh, const char *c
         return content_tag;
     }
     len--; /* the closing quote */
-    seal = seal_of(pool, fresh->key, digest, len, weak, fresh->binding, fresh->seq);
-    return seal ? apr_psprintf(pool, "%s\"%.*s.%s\"", weak ? "W/" : "", (int)len, digest, seal)
+    seal = seal_of(pool, fresh->key, digest, len, weak, fresh->binding, fresh->binding_fixed,
+                   fresh->seq);
+    /* the content tag up to its closing quote, the seal, the quote */
+    return seal ? apr_pstrcat(pool, apr_pstrmemdup(pool, content_tag,
+                                                   (apr_size_t)(digest - content_tag) + len),
+                              ".", seal, "\"", NULL)
                 : NULL;
 }
 

@@ -53,7 +53,11 @@ typedef struct {
     const char *seq;           /* the sequence the page is sealed with ("view S": its
                                   answers'; "db S": the database's read before it);
                                   NULL: none (the tag gets no seal) */
-    const char *binding;       /* the page's binding, digested (cp_fresh_serve's) */
+    const char *binding;       /* the page's binding: the fields the seal binds
+                                  (cp_fresh_serve's) */
+    apr_size_t binding_fixed;  /* its first bytes, the same for every page of the
+                                  location and context (its own start and size
+                                  after them) */
     int not_modified;          /* the client's tag verified: answer 304, no page */
     const char *etag;          /* then: the tag to send (the client's, as verified) */
     int seq_reads;             /* backend reads made for the sequence before the page

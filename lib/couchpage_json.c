@@ -368,10 +368,13 @@ static char *dump(const json_t *value)
 
 const char *cp_json_text(apr_pool_t *pool, const json_t *value)
 {
-    char *text = dump(value);
-    char *copy;
+    const char *written = cp_json_write(pool, value);
+    char *text, *copy;
 
-    if (!text) {
+    if (written) {
+        return written;
+    }
+    if (!(text = dump(value))) {
         return NULL;
     }
     copy = apr_pstrdup(pool, text);

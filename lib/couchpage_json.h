@@ -92,6 +92,12 @@ json_t *cp_json_load(apr_pool_t *pool, const char *text, apr_size_t len,
 const char *cp_json_text(apr_pool_t *pool, const json_t *value);
 apr_size_t cp_json_size(const json_t *value);
 
+/* cp_json_text's own writer (couchpage_json_write.c): the same text, byte
+ * for byte json_dumps's, written into the pool without json_dumps's cost
+ * for each object and array; NULL where it leaves the whole value to
+ * jansson (a string jansson cannot write, a value nested too deep). */
+const char *cp_json_write(apr_pool_t *pool, const json_t *value);
+
 /* The text cp_json_text writes for the value of JSON text[0..len), which
  * has been read as JSON already (a value's bytes in a body the reader
  * took, readable for CP_SJ_PADDING bytes past its end), written from a walk

@@ -20,6 +20,22 @@
  * ranges fits. */
 #define MAX_TERM (1024 * 1024)
 #define MAX_DEPTH 16
+/* The sequences a thread last put in order, kept with their spelling: the
+ * same packed sequence comes back page after page until the index moves,
+ * and unpacking it (zlib, base64) is most of what sealing a page costs.
+ * Per thread (no lock), MEMO_SLOTS of them (a cluster's copies spell one
+ * state a few ways), each at most MEMO_MAX bytes; malloc'd, replaced in
+ * turn, so a thread holds at most MEMO_SLOTS of each. */
+#define MEMO_SLOTS 4
+#define MEMO_MAX 8192
+
+typedef struct {
+    char *seq;
+    char *canonical;
+} memo_slot;
+
+static _Thread_local memo_slot memo[MEMO_SLOTS];
+static _Thread_local unsigned memo_next;
 
 static apr_size_t be(const unsigned char *p, int bytes)
 {
@@ -119,7 +135,9 @@ static int span_order(const void *a, const void *b)
     return c ? c : x->len < y->len ? -1 : x->len > y->len;
 }
 
-const char *cp_seq_canonical(apr_pool_t *pool, const char *seq)
+/* seq in order (cp_seq_canonical), unpacked now; seq itself when it is no
+ * packed list. */
+static const char *put_in_order(apr_pool_t *pool, const char *seq)
 {
     const char *dash = seq ? strchr(seq, '-') : NULL;
     const unsigned char *raw, *t;
@@ -184,4 +202,42 @@ const char *cp_seq_canonical(apr_pool_t *pool, const char *seq)
     return apr_pstrcat(pool, apr_pstrndup(pool, seq, (apr_size_t)(dash - seq) + 1), "s",
                        apr_pencode_base64_binary(pool, out, at, APR_ENCODE_BASE64URL, NULL),
                        NULL);
+}
+
+/* Keeps seq's spelling in the thread's next slot (see MEMO_SLOTS). */
+static void remember(const char *seq, const char *canonical)
+{
+    apr_size_t seq_len = strlen(seq) + 1, len = strlen(canonical) + 1;
+    memo_slot *slot = &memo[memo_next];
+    char *copy;
+
+    if (seq_len > MEMO_MAX || len > MEMO_MAX || !(copy = malloc(seq_len + len))) {
+        return;
+    }
+    free(slot->seq);
+    memcpy(copy, seq, seq_len);
+    memcpy(copy + seq_len, canonical, len);
+    slot->seq = copy;
+    slot->canonical = copy + seq_len;
+    memo_next = (memo_next + 1) % MEMO_SLOTS;
+}
+
+const char *cp_seq_canonical(apr_pool_t *pool, const char *seq)
+{
+    const char *canonical;
+    int i;
+
+    if (!seq || !strchr(seq, '-')) {
+        return seq;
+    }
+    for (i = 0; i < MEMO_SLOTS; i++) {
+        if (memo[i].seq && !strcmp(memo[i].seq, seq)) {
+            return apr_pstrdup(pool, memo[i].canonical);
+        }
+    }
+    canonical = put_in_order(pool, seq);
+    if (canonical != seq) {
+        remember(seq, canonical);
+    }
+    return canonical;
 }

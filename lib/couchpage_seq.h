@@ -16,7 +16,9 @@
 
 /* seq with a packed payload's elements sorted by their bytes ("N-" and
  * the sorted elements, base64url); any other sequence (a number, a string
- * that is no packed list) as it is. */
+ * that is no packed list) as it is. The spellings a thread made last are
+ * kept (malloc'd, a few, bounded) and given again for the same seq,
+ * pool-owned, without unpacking it again. */
 const char *cp_seq_canonical(apr_pool_t *pool, const char *seq);
 
 #endif

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of couchpage_count: CouchPageCount's words, a client's
  * Prefer, what a count may read, the count a token carries, and a page's
- * Content-Range. The walks themselves are test_serve's. */
+ * Content-Range. The walks themselves are test_serve_view's and
+ * test_serve_find's. */
 #include "unit.h"
 #include "couchpage_count.h"
 #include "couchpage_simdjson.h"

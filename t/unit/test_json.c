@@ -289,6 +289,80 @@ static void span_text_is_jansson_s(void **state)
     }
 }
 
+/* jansson's own text of a value (json_dumps, compact), pool-owned. */
+static const char *jansson_text(const json_t *value)
+{
+    char *text = json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY);
+    const char *copy = text ? apr_pstrdup(pool, text) : NULL;
+
+    free(text);
+    return copy;
+}
+
+/* cp_json_text's own writer writes jansson's text byte for byte: member
+ * order, every control character, " \ / DEL, UTF-8 (left to jansson),
+ * integers to 64 bits either way, doubles (jansson's), names escaped, the
+ * scalars at the root; values held by jansson's API as the planner builds
+ * them too; a string jansson cannot write leaves the whole value to it
+ * (none), and wide integers are their digits. */
+static void written_text_is_jansson_s(void **state)
+{
+    static const char *const values[] = {
+        "{}", "[]", "[[],{}]", "{\"a\":[1,2],\"b\":{}}", "{\"b\":1,\"a\":2}",
+        "[\"\\u0001\\u001f\\b\\f\\n\\r\\t\\\"\\\\/\\u007f\", \"\\u00e9\\u2028\"]",
+        "{\"\\u0000n\\u007f\\n\":\"<a href='x'>&amp;</a>\",\"\\u00e9\":0}",
+        "[\"\xc3\xa9\xf0\x9f\x9a\x80\"]",
+        "[0,-0,1,-1,9223372036854775807,-9223372036854775808,10,-10,1000000]",
+        "[1.0,1.5,-0.0,1e2,1E-2,0.1,1.7976931348623157e308,2.5e-320]",
+        "[true,false,null,{\"t\":true,\"f\":false,\"n\":null}]",
+        "{\"startkey\":[12,\"item000012\"],\"limit\":21,\"descending\":true,\"skip\":1}",
+        "\"scalar\"", "12", "-7", "2.50", "null", "true", "false", "\"\"",
+    };
+    json_t *built = cp_json_pool_own(pool, json_pack("{s:[{s:i,s:b,s:s#},{s:n}],s:f}", "queries",
+                                                     "limit", 3, "reduce", 0, "key", "a\0b", 3,
+                                                     "x", "r", 0.25));
+    json_t *bad = cp_json_pool_own(pool, json_array());
+    apr_size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+        const json_t *value = cp_json_load(pool, values[i], strlen(values[i]), NULL);
+        const char *want, *got;
+
+        assert_non_null(value);
+        want = jansson_text(value);
+        got = cp_json_write(pool, value);
+        if (!got || !want || strcmp(got, want)) {
+            fail_msg("%s: written '%s', jansson's '%s'", values[i], got ? got : "(null)",
+                     want ? want : "(null)");
+        }
+        assert_string_equal(cp_json_text(pool, value), want);
+    }
+    assert_string_equal(cp_json_write(pool, built), jansson_text(built));
+    assert_string_equal(cp_json_write(pool, built),
+                        "{\"queries\":[{\"limit\":3,\"reduce\":false,\"key\":\"a\\u0000b\"},"
+                        "{\"x\":null}],\"r\":0.25}");
+    /* a string that is no UTF-8: jansson writes none, nor does the writer */
+    json_array_append_new(bad, json_stringn_nocheck("\xc3(", 2));
+    assert_null(jansson_text(bad));
+    assert_null(cp_json_write(pool, bad));
+    assert_null(cp_json_text(pool, bad));
+    /* wide integers: their digits, where jansson writes none */
+    assert_string_equal(cp_json_write(pool, cp_json_load(pool, "[18446744073709551616,{\"n\":-1e0}]",
+                                                         strlen("[18446744073709551616,{\"n\":-1e0}]"),
+                                                         NULL)),
+                        "[18446744073709551616,{\"n\":-1.0}]");
+    /* deep and long: a buffer grown many times */
+    assert_string_equal(cp_json_write(pool, cp_json_load(pool, nested(200, "\"x\""),
+                                                         strlen(nested(200, "\"x\"")), NULL)),
+                        nested(200, "\"x\""));
+    /* deeper than the writer goes: jansson's, whole */
+    assert_null(cp_json_write(pool, cp_json_load(pool, nested(300, "1"), 601, NULL)));
+    assert_string_equal(cp_json_text(pool, cp_json_load(pool, nested(300, "1"), 601, NULL)),
+                        nested(300, "1"));
+    assert_null(cp_json_write(pool, NULL));
+}
+
 /* jansson's allocations while a test counts them. */
 static size_t jansson_allocations;
 
@@ -409,6 +483,7 @@ int main(void)
         UNIT_TEST(strings_names_and_duplicates),
         UNIT_TEST(depth_is_jansson_s),
         UNIT_TEST(span_text_is_jansson_s),
+        UNIT_TEST(written_text_is_jansson_s),
         UNIT_TEST(span_text_builds_no_values),
         UNIT_TEST(a_walk_inside_a_walk),
         UNIT_TEST(html_safe_copies_are_byte_for_byte),

@@ -3,7 +3,7 @@
  * where, the read that finds its first row, and that row among entries
  * read either way, and a jump on counted grouped reduce rows asked through
  * a fake ask; they link the core alone (cp_serve's jumps against the
- * walk: test_serve.c, and t/api/35_jump.t). */
+ * walk: test_serve_view.c, and t/api/35_jump.t). */
 #include "unit.h"
 #include "couchpage_count.h"
 #include "couchpage_jump.h"

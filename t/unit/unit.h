@@ -20,7 +20,11 @@
 #include "couchpage_response.h"
 #include "couchpage_view.h"
 
+#ifdef UNIT_POOL_EXTERN
+extern apr_pool_t *pool; /* a test program of several files: one of them defines it */
+#else
 static apr_pool_t *pool;
+#endif
 
 static inline int pool_setup(void **state)
 {

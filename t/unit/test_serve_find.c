@@ -1,0 +1,583 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* cp_serve end to end on _find locations: keyset pages, counted and capped,
+ * numbered through an index (named, or the one _explain names), residual
+ * conditions and their ties, edits between reads, warnings, served through
+ * the fake transport (fake_transport.c). */
+#include "fake_transport.h"
+
+#include <apr_strings.h>
+
+/* --- _find --------------------------------------------------------------- */
+
+static void find_keyset_pages(void **state)
+{
+    const char *pages[] = { "d0 d1 d2", "d3 d4 d5", "d6 d7 d8", "d9" };
+    location *l = find_location(ten_rows(), "n", "{}", 3, 0);
+    const cp_page *page;
+
+    walk(l, pages, 4, -1);
+    page = page_at(l, NULL);
+    assert_true(page->docs_as_items);
+    assert_false(page->numbered);
+    assert_string_equal(page->next, "{\"a\":[[2],\"d2\"]}");
+    assert_int_equal(l->fake->asks, 0);
+    /* the Last page, by keyset from the end */
+    page = page_at(l, CP_TOKEN_LAST);
+    assert_string_equal(row_names(page), "d7 d8 d9");
+    assert_null(page->next);
+}
+
+static void find_keyset_pages_of_a_selector(void **state)
+{
+    const char *pages[] = { "d5 d6", "d7 d8", "d9" };
+    location *l = find_location(ten_rows(), "n", "{\"n\":{\"$gte\":5}}", 2, 0);
+
+    walk(l, pages, 3, -1);
+}
+
+
+/* Counted once a walk: the first page asks for the count (keys only, at
+ * most cap + 1 rows), the later pages read it from their tokens, one
+ * _find each, numbered both ways as a view's pages are. */
+static void find_counted_walk(void **state)
+{
+    const char *pages[] = { "d2 d3 d4", "d5 d6 d7", "d8 d9" };
+    location *l = counted_location("{\"n\":{\"$gte\":2}}", 3, 1, 1000);
+    const cp_page *page;
+    int finds;
+
+    walk(l, pages, 3, 8);
+    l->fake->finds = 0;
+    page = page_at(l, NULL);
+    assert_int_equal(l->fake->finds, 2);
+    assert_true(page->numbered && !page->count_at_least && !page->count_earlier);
+    assert_int_equal(page->last_number, 3);
+    assert_string_equal(page->next, "{\"a\":[[4],\"d4\"],\"t\":8,\"p\":2}");
+    finds = l->fake->finds;
+    page = page_at(l, apr_pstrdup(pool, page->next));
+    assert_int_equal(l->fake->finds - finds, 1);
+    assert_true(page->numbered && page->count_earlier);
+    assert_int_equal(page->offset, 3);
+    assert_string_equal(page->prev, "{\"b\":[[5],\"d5\"],\"t\":8,\"p\":3}");
+    /* the Last page counts again, and is aligned with the first's pages */
+    page = page_at(l, CP_TOKEN_LAST);
+    assert_string_equal(row_names(page), "d8 d9");
+    assert_true(page->numbered && !page->count_earlier);
+    assert_int_equal(page->offset, 6);
+    assert_string_equal(page->prev, "{\"b\":[[8],\"d8\"],\"t\":8,\"p\":6}");
+    page = page_at(l, apr_pstrdup(pool, page->prev));
+    assert_string_equal(row_names(page), "d5 d6 d7");
+    assert_int_equal(page->offset, 3);
+    assert_true(page->count_earlier);
+}
+
+/* A first or Last page whose own read holds every row asks no count. */
+static void find_counted_by_the_page_alone(void **state)
+{
+    location *l = counted_location("{\"n\":{\"$gte\":6}}", 3, 1, 1000);
+    const cp_page *page = page_at(l, NULL);
+
+    assert_int_equal(l->fake->finds, 1);
+    assert_true(page->numbered);
+    assert_int_equal(page->total_rows, 4);
+    assert_int_equal(page->last_number, 2);
+    page = page_at(l, CP_TOKEN_LAST);
+    assert_int_equal(l->fake->finds, 2);
+    assert_string_equal(row_names(page), "d9");
+    assert_int_equal(page->offset, 3);
+    /* and says at least N where it holds more than N */
+    l->source.count.cap = 2;
+    page = page_at(l, NULL);
+    assert_true(page->count_at_least);
+    assert_int_equal(l->fake->finds, 3);
+}
+
+/* Capped: "at least N" past N, the page's place known, no Last page
+ * number; the Last page of such a count is numbered relative to itself. */
+static void find_counted_capped(void **state)
+{
+    location *l = counted_location("{}", 3, 0, 4);
+    const cp_page *page = page_at(l, NULL);
+
+    assert_true(page->numbered && page->count_at_least);
+    assert_int_equal(page->total_rows, 4);
+    assert_int_equal(page->last_number, 0);
+    assert_string_equal(page->next, "{\"a\":[[2],\"d2\"],\"t\":4,\"p\":2,\"m\":1}");
+    page = page_at(l, apr_pstrdup(pool, page->next));
+    assert_string_equal(row_names(page), "d3 d4 d5");
+    assert_true(page->numbered && page->count_at_least && page->count_earlier);
+    assert_int_equal(page->offset, 3);
+    assert_int_equal(page->total_rows, 6);
+    page = page_at(l, apr_pstrdup(pool, page->next));
+    assert_int_equal(page->offset, 6);
+    page = page_at(l, CP_TOKEN_LAST);
+    assert_false(page->numbered);
+    assert_string_equal(row_names(page), "d7 d8 d9");
+    /* the count reads at most cap + 1 rows */
+    assert_int_equal((int)json_integer_value(json_object_get(load(l->fake->last_find), "limit")),
+                     5);
+}
+
+/* Prefer: count=none skips the count (Preference-Applied says so); a
+ * location of CouchPageCount none counts nothing whatever is asked. */
+static void find_counted_as_preferred(void **state)
+{
+    location *l = counted_location("{}", 3, 0, 1000);
+    const cp_page *page;
+
+    l->req.prefer = "count=none";
+    page = page_at(l, NULL);
+    assert_false(page->numbered);
+    assert_int_equal(l->fake->finds, 1);
+    assert_string_equal(l->served.preference_applied, "count=none");
+    l->req.prefer = "count=estimated";
+    page = page_at(l, NULL);
+    assert_true(page->numbered);
+    assert_int_equal(page->total_rows, 10);
+    assert_string_equal(l->served.preference_applied, "count=estimated");
+    l->req.prefer = "count=exact";
+    page_at(l, NULL);
+    assert_null(l->served.preference_applied);
+    l->source.count.mode = CP_COUNT_NONE;
+    page = page_at(l, NULL);
+    assert_false(page->numbered);
+    assert_null(l->served.preference_applied);
+}
+
+/* A token's count that the rows read contradict, or that the location's
+ * count cannot have made, numbers the page relative to itself; its rows
+ * are the token's all the same. */
+static void find_counted_tokens_checked(void **state)
+{
+    location *l = counted_location("{}", 3, 0, 1000);
+    const cp_page *page;
+
+    /* the read ends (d9) where a count of 20 says it does not */
+    page = page_at(l, "{\"a\":[[5],\"d5\"],\"t\":20,\"p\":5}");
+    assert_string_equal(row_names(page), "d6 d7 d8");
+    page = page_at(l, "{\"a\":[[6],\"d6\"],\"t\":20,\"p\":6}");
+    assert_string_equal(row_names(page), "d7 d8 d9");
+    assert_false(page->numbered);
+    /* more than the location counts */
+    page = page_at(l, "{\"a\":[[2],\"d2\"],\"t\":5000,\"p\":2}");
+    assert_false(page->numbered);
+    assert_string_equal(row_names(page), "d3 d4 d5");
+    /* a wrong count within bounds: a wrong number, on this page alone */
+    page = page_at(l, "{\"a\":[[2],\"d2\"],\"t\":900,\"p\":100}");
+    assert_true(page->numbered);
+    assert_int_equal(page->offset, 101);
+    /* refused by form: 400 */
+    assert_int_equal(serve(l, "{\"a\":[[2],\"d2\"],\"t\":9,\"p\":9}")->status, 400);
+    assert_int_equal(serve(l, "{\"a\":[[2],\"d2\"],\"t\":9}")->status, 400);
+    assert_int_equal(serve(l, "{\"a\":[[2],\"d2\"],\"t\":9.5,\"p\":1}")->status, 400);
+}
+
+
+static void find_numbered_pages_by_keyset(void **state)
+{
+    const char *pages[] = { "d00 d02 d04", "d06 d08 d10", "d12" };
+    location *l = indexed_location(0);
+    const cp_page *page;
+
+    walk(l, pages, 3, 7);
+    /* learnt once: the design document and one look at its view */
+    assert_int_equal(l->fake->gets, 2);
+    assert_int_equal(l->fake->finds, 0);
+    assert_true(logged(l->fake, "CP0371", CP_LOG_DEBUG));
+    page = page_at(l, NULL);
+    assert_true(page->numbered);
+    assert_true(page->docs_as_items);
+    assert_string_equal(l->served.view->url, "http://couch:5984/db/_find");
+    /* its tokens are _find's */
+    assert_string_equal(page->next, "{\"a\":[[4],\"d04\"]}");
+}
+
+/* With page links, numbered by the keyset pager too: one batch a page
+ * (its read, and one read the other way for the links behind), keyset
+ * tokens bound to the index's view; the view's links it handed out
+ * before, at their row, keep working. */
+static void find_numbered_pages_with_page_links(void **state)
+{
+    const char *pages[] = { "d00 d02 d04", "d06 d08 d10", "d12" };
+    location *l = indexed_location(2);
+    const cp_page *page;
+    const cp_page_link *link;
+    const cp_fault *fault;
+
+    walk(l, pages, 3, 7);
+    page = page_at(l, NULL);
+    assert_true(page->numbered);
+    assert_true(page->docs_as_items);
+    assert_int_equal(page->pages->nelts, 3);
+    assert_int_equal(page->last_number, 3);
+    assert_string_equal(page->next, "{\"a\":[[4],\"d04\"]}");
+    link = &APR_ARRAY_IDX(page->pages, 2, cp_page_link);
+    assert_int_equal(link->number, 3);
+    assert_string_equal(link->start, "{\"a\":[[10],\"d10\"]}");
+    assert_string_equal(l->served.view->url,
+                        "http://couch:5984/db/_design/idx/_view/by-kn");
+    assert_string_equal(l->served.binding,
+                        "http://couch:5984/db/_design/idx/_view/by-kn\n/t");
+    /* the location's own view is left as it is */
+    assert_false(l->view.include_docs);
+    assert_string_equal(l->view.url, "http://couch:5984/db/_find");
+    /* the middle page: one batch, with its prev and page links behind */
+    l->fake->asks = 0;
+    page = page_at(l, "{\"a\":[[4],\"d04\"]}");
+    assert_string_equal(row_names(page), "d06 d08 d10");
+    assert_int_equal(l->fake->asks, 1);
+    assert_int_equal(l->fake->finds, 0);
+    assert_int_equal(page->offset, 3);
+    assert_true(page->prev_is_first);
+    assert_string_equal(page->next, "{\"a\":[[10],\"d10\"]}");
+    /* an old link of the index's view: the page starts at its row */
+    page = page_at(l, "[[\"a\",6],\"d06\"]");
+    assert_string_equal(row_names(page), "d06 d08 d10");
+    assert_int_equal(page->offset, 3);
+    assert_true(page->numbered);
+    assert_string_equal(page->next, "{\"a\":[[10],\"d10\"]}");
+    /* the view's rows have ids: a token without one is refused */
+    fault = serve(l, "[[\"a\",6]]");
+    assert_non_null(fault);
+    assert_string_equal(fault->log_code, "CP0102");
+    /* without page links, a view's token is no token of the location */
+    l = indexed_location(0);
+    fault = serve(l, "[[\"a\",6],\"d06\"]");
+    assert_non_null(fault);
+    assert_string_equal(fault->log_code, "CP0102");
+    /* the Last page, aligned */
+    l = indexed_location(2);
+    page = page_at(l, CP_TOKEN_LAST);
+    assert_string_equal(row_names(page), "d12");
+    assert_int_equal(page->offset, 6);
+    assert_true(page->last_is_current);
+}
+
+static void find_unnumbered_where_the_index_cannot_number(void **state)
+{
+    location *l = find_location(indexed_docs(), "n", "{\"n\":{\"$gt\":3}}", 3, 0);
+    const cp_page *page;
+
+    l->spec.index_ddoc = "idx";
+    page = page_at(l, NULL);
+    assert_false(page->numbered);
+    assert_string_equal(row_names(page), "d04 d05 d06");
+    assert_int_equal(l->fake->finds, 1);
+    assert_true(logged(l->fake, "CP0372", CP_LOG_DEBUG));
+    /* a design document that cannot be read now: by _find, learnt again next time */
+    l = find_location(indexed_docs(), "n", "{\"k\":\"a\"}", 3, 0);
+    l->spec.index_ddoc = "idx";
+    l->fake->ddoc_status = 500;
+    page = page_at(l, NULL);
+    assert_false(page->numbered);
+    assert_int_equal(apr_hash_count(l->fake->notes), 0);
+    assert_true(logged(l->fake, "CP0370", CP_LOG_DEBUG));
+}
+
+/* What CouchDB 3.4.3's _explain names for a query through the index
+ * on k and n (its answer, shortened to what is read). */
+#define EXPLAIN_KN "{\"dbname\":\"db\",\"index\":{\"ddoc\":\"_design/idx\",\"name\":" \
+    "\"by-kn\",\"type\":\"json\",\"partitioned\":false,\"def\":{\"fields\":[{\"k\":" \
+    "\"asc\"},{\"n\":\"asc\"}]}},\"selector\":{\"k\":{\"$eq\":\"a\"}},\"limit\":4}"
+
+/* Without CouchPageIndex, the index _explain names numbers the pages its
+ * view holds as a key range: learnt once (one POST, one look at the view). */
+static void find_numbered_by_the_index_explain_names(void **state)
+{
+    const char *pages[] = { "d00 d02 d04", "d06 d08 d10", "d12" };
+    location *l = find_location(indexed_docs(), "n", "{\"k\":\"a\"}", 3, 0);
+    const cp_page *page;
+
+    l->fake->explain = EXPLAIN_KN;
+    walk(l, pages, 3, 7);
+    assert_int_equal(l->fake->posts, 1);
+    assert_int_equal(l->fake->gets, 1);
+    assert_int_equal(l->fake->finds, 0);
+    assert_true(logged(l->fake, "CP0371", CP_LOG_DEBUG));
+    page = page_at(l, NULL);
+    assert_true(page->numbered);
+    assert_string_equal(page->next, "{\"a\":[[4],\"d04\"]}");
+    assert_int_equal(l->fake->posts, 1);
+}
+
+/* A server without _explain (404), or an index _explain names that is no
+ * range of the selector: the pages go by _find, and the 404 is noted. */
+static void find_by_find_where_explain_cannot_tell(void **state)
+{
+    location *l = find_location(indexed_docs(), "n", "{\"k\":\"a\"}", 3, 0);
+    const cp_page *page;
+
+    page = page_at(l, NULL);
+    assert_false(page->numbered);
+    assert_string_equal(row_names(page), "d00 d02 d04");
+    page_at(l, NULL);
+    assert_int_equal(l->fake->posts, 1);
+    assert_int_equal(l->fake->finds, 2);
+    l = find_location(indexed_docs(), "n", "{\"n\":{\"$gt\":3}}", 3, 0);
+    l->fake->explain = EXPLAIN_KN;
+    page = page_at(l, NULL);
+    assert_false(page->numbered);
+    assert_string_equal(row_names(page), "d04 d05 d06");
+    assert_true(logged(l->fake, "CP0372", CP_LOG_DEBUG));
+}
+
+/* Where the view cannot serve (a condition besides the index's range),
+ * the index that starts a page at its row is logged at warn, once. */
+static void find_residual_logs_the_index_to_create_once(void **state)
+{
+    location *l = find_location(indexed_docs(), "n", "{\"k\":\"a\",\"n\":{\"$lt\":5}}", 2, 0);
+    const cp_page *page;
+    int i, lines = 0;
+
+    l->fake->explain = EXPLAIN_KN;
+    page = page_at(l, NULL);
+    assert_false(page->numbered);
+    assert_string_equal(row_names(page), "d00 d02");
+    assert_string_equal(row_names(page_at(l, page->next)), "d04");
+    for (i = 0; i < l->fake->log->nelts; i++) {
+        const char *line = APR_ARRAY_IDX(l->fake->log, i, const char *);
+
+        if (!strncmp(line, "CP0422 4 ", 9)) {
+            lines++;
+            assert_non_null(strstr(line, "POST http://couch:5984/db/_index {\"index\":{\"fields"
+                                         "\":[\"k\",\"n\",\"_id\"]},\"type\":\"json\"}"));
+        }
+    }
+    assert_int_equal(lines, 1);
+}
+
+/* What _explain names for a query through an index on t and _id. */
+#define EXPLAIN_TID "{\"dbname\":\"db\",\"index\":{\"ddoc\":\"_design/tid\",\"name\":" \
+    "\"by-t-id\",\"type\":\"json\",\"partitioned\":false,\"def\":{\"fields\":[{\"t\":" \
+    "\"asc\"},{\"_id\":\"asc\"}]}},\"selector\":{},\"limit\":4}"
+
+/* Twelve documents d00..d11, t = i % 3: three groups of four ties. */
+static fake *tied_docs(void)
+{
+    fake *f = fake_make();
+    int i;
+
+    for (i = 0; i < 12; i++) {
+        add_doc(f, apr_psprintf(pool, "{\"_id\":\"d%02d\",\"t\":%d}", i, i % 3));
+    }
+    return f;
+}
+
+/* A residual condition ($lt, which the view cannot read) through an index
+ * on [t, _id]: the ties asked apart, one _find a page inside a group of
+ * ties and two where the page crosses one, both ways and descending, the
+ * walk CouchDB's order; no CP0422. */
+static void find_residual_asks_the_ties_apart(void **state)
+{
+    const char *pages[] = { "d00 d03 d06", "d09 d01 d04", "d07 d10 d02", "d05 d08 d11" };
+    const char *down[] = { "d11 d08 d05", "d02 d10 d07", "d04 d01 d09", "d06 d03 d00" };
+    location *l = find_location(tied_docs(), "t", "{\"t\":{\"$lt\":9}}", 3, 0);
+    const cp_page *page;
+
+    l->fake->explain = EXPLAIN_TID;
+    walk(l, pages, 4, -1);
+    assert_false(logged(l->fake, "CP0422", CP_LOG_WARNING));
+    assert_true(logged(l->fake, "CP0372", CP_LOG_DEBUG));
+    /* inside a group: the ties fill the page, one query */
+    l->req.count = 2;
+    l->fake->finds = l->fake->probes = 0;
+    page = page_at(l, "{\"a\":[[0],\"d00\"]}");
+    assert_string_equal(row_names(page), "d03 d06");
+    assert_int_equal(l->fake->finds, 1);
+    assert_int_equal(l->fake->probes, 0);
+    /* across a group: the ties, the next value past theirs (a read of the
+     * index's view, from past [0, every id]), then the rest from it */
+    page = page_at(l, page->next);
+    assert_string_equal(row_names(page), "d09 d01");
+    assert_int_equal(l->fake->finds, 3);
+    assert_int_equal(l->fake->probes, 1);
+    assert_string_equal(url_param(l->fake->probe, "startkey"), "[0,{\"\\uffff\":null}]");
+    assert_string_equal(url_param(l->fake->probe, "endkey"), "[{\"\\uffff\":null}]");
+    assert_null(url_param(l->fake->probe, "descending"));
+    assert_string_equal(url_param(l->fake->probe, "reduce"), "false");
+    /* backward likewise: the ties before the row, then the rest (here
+     * the row beyond the page, which shows a prev, is the rest's), from
+     * the next value down, read before [1] */
+    page = page_at(l, "{\"b\":[[1],\"d10\"]}");
+    assert_string_equal(row_names(page), "d04 d07");
+    assert_int_equal(l->fake->finds, 4);
+    page = page_at(l, page->prev);
+    assert_string_equal(row_names(page), "d09 d01");
+    assert_int_equal(l->fake->finds, 6);
+    assert_int_equal(l->fake->probes, 2);
+    assert_string_equal(url_param(l->fake->probe, "startkey"), "[1]");
+    assert_string_equal(url_param(l->fake->probe, "endkey"), "[]");
+    assert_string_equal(url_param(l->fake->probe, "descending"), "true");
+    /* past the last group, no value: the rest is not asked */
+    page = page_at(l, "{\"a\":[[2],\"d08\"]}");
+    assert_string_equal(row_names(page), "d11");
+    assert_null(page->next);
+    assert_int_equal(l->fake->finds, 7);
+    assert_int_equal(l->fake->probes, 3);
+    /* the read of the next value fails: the rest from the row's value */
+    l->fake->probe_fail.status = 502;
+    l->fake->probe_fail.backend_status = 500;
+    l->fake->probe_fail.reason = "CouchDB answered 500";
+    page = page_at(l, "{\"a\":[[0],\"d06\"]}");
+    assert_string_equal(row_names(page), "d09 d01");
+    assert_int_equal(l->fake->finds, 9);
+    assert_true(logged(l->fake, "CP0374", CP_LOG_DEBUG));
+    /* descending */
+    l = find_location(tied_docs(), "t", "{\"t\":{\"$lt\":9}}", 3, 0);
+    l->fake->explain = EXPLAIN_TID;
+    l->spec.sort = &l->sort[1];
+    walk(l, down, 4, -1);
+    /* in a partition: the rest from the row's value, no read of the view */
+    l = find_location(tied_docs(), "t", "{\"t\":{\"$lt\":9}}", 2, 0);
+    l->fake->explain = EXPLAIN_TID;
+    l->source.partition = "p";
+    l->source.partition_set = 1;
+    page = page_at(l, "{\"a\":[[0],\"d06\"]}");
+    assert_string_equal(row_names(page), "d09 d01");
+    assert_int_equal(l->fake->finds, 2);
+    assert_int_equal(l->fake->probes, 0);
+    /* an index not ending in _id: the tie-blind query, and CP0422 */
+    l = find_location(tied_docs(), "t", "{\"t\":{\"$lt\":9}}", 3, 0);
+    l->fake->explain = EXPLAIN_KN;
+    page = page_at(l, "{\"a\":[[0],\"d06\"]}");
+    assert_string_equal(row_names(page), "d09 d01 d04");
+    assert_int_equal(l->fake->finds, 1);
+    assert_true(logged(l->fake, "CP0422", CP_LOG_WARNING));
+}
+
+/* A row edited between the ties' read and the rest's, from the ties to
+ * the rest's first rows (before the read of the next value, which finds
+ * its new value): once on the page, where the later read found it, and
+ * the rest asked again whole from the row's value, since it left the page
+ * short. Edited after that read, between the row's value and the next,
+ * it is on the page once, where the ties' read found it, and not again
+ * on the next page; no other row is lost or repeated. */
+static void find_ties_apart_edited_between_the_reads(void **state)
+{
+    const char *pages[] = { "d06 d09 d01", "d04 d07 d10" };
+    location *l = find_location(tied_docs(), "t", "{\"t\":{\"$lt\":9}}", 3, 0);
+    const cp_page *page;
+
+    l->fake->explain = EXPLAIN_TID;
+    page_at(l, NULL);
+    l->fake->finds = 0;
+    l->fake->edit_probe = 1;
+    l->fake->edit = "{\"_id\":\"d06\",\"t\":0.5}";
+    page = page_at(l, "{\"a\":[[0],\"d03\"]}");
+    assert_string_equal(row_names(page), "d09 d06 d01");
+    assert_int_equal(l->fake->finds, 3);
+    assert_int_equal(l->fake->probes, 1);
+    assert_string_equal(page->next, "{\"a\":[[1],\"d01\"]}");
+    /* into the gap between 0 and the next value, 1, after it was read */
+    l = find_location(tied_docs(), "t", "{\"t\":{\"$lt\":9}}", 3, 0);
+    l->fake->explain = EXPLAIN_TID;
+    page_at(l, NULL);
+    l->fake->finds = 0;
+    l->fake->edit_at = 2;
+    l->fake->edit = "{\"_id\":\"d06\",\"t\":0.5}";
+    page = page_at(l, "{\"a\":[[0],\"d03\"]}");
+    assert_string_equal(row_names(page), pages[0]);
+    assert_int_equal(l->fake->finds, 2);
+    assert_string_equal(row_names(page_at(l, page->next)), pages[1]);
+}
+
+/* Two sort fields through an index [t, u, _id]: the ties equal on both,
+ * then the rest; the walk both ways is the sort's order. */
+static void find_residual_ties_apart_on_two_fields(void **state)
+{
+    const char *pages[] = { "d00 d06 d02", "d08 d04 d10", "d01 d07 d03", "d09 d05 d11" };
+    const char *names[] = { "t", "u" };
+    location *l = find_location(fake_make(), "t", "{\"t\":{\"$lt\":9}}", 3, 0);
+    int i;
+
+    for (i = 0; i < 12; i++) {
+        add_doc(l->fake, apr_psprintf(pool, "{\"_id\":\"d%02d\",\"t\":%d,\"u\":%d}", i, i % 2,
+                                      (i / 2) % 3));
+    }
+    assert_null(cp_find_sort_init(pool, names, 2, 0, &l->sort[0]));
+    l->fake->explain = "{\"index\":{\"ddoc\":\"_design/tu\",\"name\":\"tu\",\"type\":"
+                       "\"json\",\"def\":{\"fields\":[{\"t\":\"asc\"},{\"u\":\"asc\"},"
+                       "{\"_id\":\"asc\"}]}}}";
+    walk(l, pages, 4, -1);
+    assert_true(logged(l->fake, "CP0372", CP_LOG_DEBUG));
+    assert_false(logged(l->fake, "CP0422", CP_LOG_WARNING));
+    /* a page and the row beyond it cross from a pair of ties: two queries,
+     * either way */
+    l->req.count = 1;
+    l->fake->finds = 0;
+    assert_string_equal(row_names(page_at(l, "{\"a\":[[1,0],\"d01\"]}")), "d07");
+    assert_int_equal(l->fake->finds, 2);
+    assert_string_equal(row_names(page_at(l, "{\"b\":[[1,1],\"d09\"]}")), "d03");
+    assert_int_equal(l->fake->finds, 4);
+}
+
+/* The rows beyond a token's row went: the Last page (or the first),
+ * which that page's own token then is, sealed where tokens are. */
+static void find_deleted_boundary_rows(void **state)
+{
+    location *l = find_location(ten_rows(), "n", "{}", 3, 0);
+    const char *next, *prev;
+    const cp_page *page;
+
+    next = apr_pstrdup(pool, page_at(l, NULL)->next);
+    prev = apr_pstrdup(pool, page_at(l, "{\"a\":[[5],\"d5\"]}")->prev);
+    /* every row after d2 goes */
+    l->fake->docs->nelts = 3;
+    l->fake->finds = 0;
+    page = page_at(l, next);
+    assert_string_equal(row_names(page), "d0 d1 d2");
+    assert_int_equal(l->fake->finds, 2);
+    assert_string_equal(page->last, CP_TOKEN_LAST);
+    assert_true(page->last_is_current);
+    /* every row before d6 goes: the first page */
+    l = find_location(ten_rows(), "n", "{}", 3, 0);
+    memmove(l->fake->docs->elts, l->fake->docs->elts + 6 * sizeof(json_t *),
+            4 * sizeof(json_t *));
+    l->fake->docs->nelts = 4;
+    page = page_at(l, prev);
+    assert_string_equal(row_names(page), "d6 d7 d8");
+    assert_null(page->prev);
+}
+
+static void find_warnings_are_logged_once_a_location(void **state)
+{
+    location *l = find_location(ten_rows(), "n", "{}", 3, 0);
+
+    l->fake->warning = "No matching index found, create an index to optimize query time.";
+    page_at(l, NULL);
+    page_at(l, NULL);
+    assert_true(logged(l->fake, "CP0322", CP_LOG_WARNING));
+    assert_true(logged(l->fake, "CP0322", CP_LOG_DEBUG));
+    /* the first line, after what the location's _explain told (CP0371) */
+    assert_true(logged(l->fake, "CP0371", CP_LOG_DEBUG));
+    assert_non_null(strstr(APR_ARRAY_IDX(l->fake->log, 1, const char *),
+                           "(CouchPageView http://couch:5984/db/_find, <Location /t> at "
+                           "t.conf:2). Create a JSON index whose fields are the equality "
+                           "fields of CouchPageSelector, then \"n\""));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        UNIT_TEST(find_keyset_pages),
+        UNIT_TEST(find_counted_walk),
+        UNIT_TEST(find_counted_by_the_page_alone),
+        UNIT_TEST(find_counted_capped),
+        UNIT_TEST(find_counted_as_preferred),
+        UNIT_TEST(find_counted_tokens_checked),
+        UNIT_TEST(find_keyset_pages_of_a_selector),
+        UNIT_TEST(find_numbered_pages_by_keyset),
+        UNIT_TEST(find_numbered_pages_with_page_links),
+        UNIT_TEST(find_unnumbered_where_the_index_cannot_number),
+        UNIT_TEST(find_numbered_by_the_index_explain_names),
+        UNIT_TEST(find_by_find_where_explain_cannot_tell),
+        UNIT_TEST(find_residual_logs_the_index_to_create_once),
+        UNIT_TEST(find_residual_asks_the_ties_apart),
+        UNIT_TEST(find_residual_ties_apart_on_two_fields),
+        UNIT_TEST(find_ties_apart_edited_between_the_reads),
+        UNIT_TEST(find_deleted_boundary_rows),
+        UNIT_TEST(find_warnings_are_logged_once_a_location),
+    };
+
+    RUN_UNIT_TESTS("serve_find", tests);
+}
