@@ -23,6 +23,7 @@
 #include "couchpage_keyset.h"
 #include "couchpage_mango.h"
 #include "couchpage_token.h"
+#include "couchpage_changed.h"
 
 #define HTTP_BAD_REQUEST 400
 #define HTTP_INTERNAL_SERVER_ERROR 500
@@ -39,6 +40,7 @@ typedef struct {
     int ties_apart;   /* _find pages ask the ties and the rest apart, */
     const char *index_view;   /* through the index of this view (not in partitions) */
     const apr_array_header_t *index_fields;   /* and these fields */
+    cp_walk *walk;    /* the walk's start, which its tokens carry (couchpage_changed) */
 } serving;
 
 static void log_line(const serving *s, int level, const char *code, const char *text)
@@ -294,7 +296,7 @@ static const cp_fault *serve_view(const serving *s, const cp_source *src, const 
     }
     reason = cp_plan_init(s->pool, &plan, src->view, src->partition, src->low, src->high,
                           s->req->count, src->links);
-    plan.update_seq = src->update_seq;
+    plan.update_seq = src->update_seq || s->walk->applies;
     /* bounds merged from several sections, or yielded by expressions, are
      * the configuration's fault; a partition name may be the client's */
     if (reason && cp_plan_check_range(s->pool, src->view, src->low, src->high)) {
@@ -329,6 +331,9 @@ static const cp_fault *serve_view(const serving *s, const cp_source *src, const 
         if ((fault = ask(s, src, &plan, with_docid, queries))) {
             return fault;
         }
+        /* the walk's marks go in front of every token: room for them */
+        served->seq = plan.update_seq ? cp_plan_seq(s->pool, queries) : NULL;
+        room.prefix = made.prefix = cp_changed_answered(s->pool, s->walk, served->seq, &room);
         answers.counted = cp_count_group_walk(queries, from, cap, &walk, &counted);
     } while (cp_plan_widen(s->pool, &plan, from, cp_page_assemble(s->pool, &answers,
                                                                   &served->page)));
@@ -337,7 +342,6 @@ static const cp_fault *serve_view(const serving *s, const cp_source *src, const 
                  "tokens without its count: %s", src->uri, reason));
     }
     served->view = src->view;
-    served->seq = src->update_seq ? cp_plan_seq(s->pool, queries) : NULL;
     return NULL;
 }
 
@@ -617,7 +621,8 @@ static void log_find_warning(const serving *s, const char *warning)
  * (*behind), by one query more in the same batch. */
 static const cp_fault *read_index_rows(const serving *s, const cp_source *index,
                                        cp_token *token, int limit, apr_array_header_t **rows,
-                                       apr_array_header_t **behind, cp_keyset_count *counted)
+                                       apr_array_header_t **behind, cp_keyset_count *counted,
+                                       const char **seq)
 {
     const cp_find_sort *sort = index->find->sort;
     int backward = cp_keyset_reads_backward(token), dropped;
@@ -631,6 +636,7 @@ static const cp_fault *read_index_rows(const serving *s, const cp_source *index,
     if (reason) {
         return cp_fault_bad_request(s->pool, reason);
     }
+    plan.update_seq = s->walk->applies;
     if (token->from == CP_FROM_ROW) {
         /* a view's token: its row in the index's view, as the view
          * location that handed it out read it */
@@ -653,6 +659,7 @@ static const cp_fault *read_index_rows(const serving *s, const cp_source *index,
     if ((fault = ask(s, index, &plan, 1, queries))) {
         return fault;
     }
+    *seq = plan.update_seq ? cp_plan_seq(s->pool, queries) : NULL;
     *rows = cp_keyset_index_rows(s->pool, cp_plan_query(queries, CP_QUERY_FORWARD)->answer,
                                  token, sort, index->index_fields, &dropped);
     *behind = cp_keyset_index_behind(s->pool, queries, token, sort, index->index_fields);
@@ -767,7 +774,8 @@ static const cp_fault *serve_find(const serving *s, const cp_source *index, cons
     }
     limit = cp_keyset_limit(s->req->count, src->links);
     for (;;) {
-        fault = index ? read_index_rows(s, index, &token, limit, &rows, &behind, &counted)
+        fault = index ? read_index_rows(s, index, &token, limit, &rows, &behind, &counted,
+                                        &served->seq)
                       : read_find_rows(s, url, &token, limit, &rows);
         if (fault) {
             return fault;
@@ -843,8 +851,9 @@ static const cp_fault *jump_find(void *baton, const char *body, int limit,
 const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_request *req,
                          const cp_transport *transport, cp_served *served)
 {
-    serving s = { pool, source, req, transport, 0, NULL, NULL };
+    serving s = { pool, source, req, transport, 0, NULL, NULL, NULL };
     cp_source *index = NULL;
+    cp_walk walk;
     const cp_fault *fault;
     const char *text;
 
@@ -859,6 +868,10 @@ const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_req
                             &text))) {
         return fault;
     }
+    /* the walk's start comes off the token, and goes on to every token
+     * the page hands out */
+    cp_changed_open(pool, source, req->args->start, &text, &walk);
+    s.walk = &walk;
     if (req->args->page) {
         /* ?page=N is the page the walk's token to page N opens */
         cp_args *args = apr_pmemdup(pool, req->args, sizeof(*args));
@@ -879,6 +892,14 @@ const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_req
         /* a view's pages are counted by CouchDB's offsets, at no cost */
         served->preference_applied = cp_count_free_applied(cp_count_prefer(pool, req->prefer));
         fault = serve_view(&s, source, text, served);
+    }
+    if (!fault) {
+        /* a page that counted its rows itself: grouped rows, or a _find
+         * location's by _find, numbered, not by an earlier page's count */
+        cp_changed_finish(pool, &walk, served->seq,
+                          served->page.numbered && !served->page.count_earlier
+                          && (source->view->reduce || (source->find && !index)),
+                          &served->page);
     }
     /* a counted _find location's page past an at-least count is the
      * walk's, unnumbered as there */

@@ -483,9 +483,10 @@ const char *cp_token_decode(apr_pool_t *pool, const char *text, const cp_token_r
 
 int cp_token_fits(const cp_token_room *room, const char *text)
 {
-    apr_size_t len = strlen(text), escaped = 0, i;
+    apr_size_t len = strlen(text), escaped = room->prefix, i;
 
     if (room->sealed) {
+        len += room->prefix;
         /* base64url without padding: nothing to escape */
         len = ((len + CP_SEAL_OVERHEAD) * 4 + 2) / 3;
         return len <= room->max_sent && len <= room->max_escaped;
@@ -496,7 +497,7 @@ int cp_token_fits(const cp_token_room *room, const char *text)
         escaped += (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
                    || c == '-' || c == '.' || c == '_' || c == '~' ? 1 : 3;
     }
-    return len <= room->max_sent && escaped <= room->max_escaped;
+    return len + room->prefix <= room->max_sent && escaped <= room->max_escaped;
 }
 
 const char *cp_token_for_row(apr_pool_t *pool, const cp_token_room *room, const json_t *key,

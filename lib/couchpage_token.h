@@ -127,6 +127,8 @@ typedef struct {
     apr_size_t max_escaped;
     int sealed;
     int raw_ids; /* keys are document ids (_all_docs), compared as bytes */
+    apr_size_t prefix; /* bytes every token will carry in front of its text, none
+                          escaped (couchpage_changed's walk marks); 0: none */
 } cp_token_room;
 
 /* Whether a token's text fits the room. */
