@@ -195,56 +195,28 @@ cp_changed_state cp_changed_compare(apr_pool_t *pool, const char *mark, const ch
     return !unsure && matched == count ? CP_CHANGED_NO : CP_CHANGED_UNKNOWN;
 }
 
-const char *cp_changed_split(apr_pool_t *pool, const char *text, const char **walk,
-                             const char **count)
-{
-    const char *tilde;
-
-    *walk = *count = NULL;
-    if (!text || !(tilde = strchr(text, '~'))
-        || !cp_changed_mark_valid(text, (apr_size_t)(tilde - text))) {
-        return text;
-    }
-    *walk = apr_pstrmemdup(pool, text, (apr_size_t)(tilde - text));
-    text = tilde + 1;
-    if ((tilde = strchr(text, '~'))
-        && cp_changed_mark_valid(text, (apr_size_t)(tilde - text))) {
-        *count = apr_pstrmemdup(pool, text, (apr_size_t)(tilde - text));
-        text = tilde + 1;
-    }
-    return text;
-}
-
-const char *cp_changed_stamp(apr_pool_t *pool, const char *walk, const char *count,
-                             const char *token)
-{
-    if (!walk || !token) {
-        return token;
-    }
-    return apr_pstrcat(pool, walk, "~", count ? count : "", count ? "~" : "", token, NULL);
-}
-
-void cp_changed_open(apr_pool_t *pool, const cp_source *source, const char *client_start,
-                     const char **text, cp_walk *walk)
+void cp_changed_open(const cp_source *source, const char *client_start, cp_walk *walk)
 {
     memset(walk, 0, sizeof(*walk));
     walk->applies = cp_fresh_applies(source);
     walk->says_no = cp_fresh_by_view(source);
     walk->begins = client_start == NULL;
     walk->room = cp_source_token_room(source);
-    *text = cp_changed_split(pool, *text, &walk->walk, &walk->count);
 }
 
-/* The bytes marks take in front of a token: walk, count and their '~'. */
-static apr_size_t marks_length(const char *walk, const char *count)
+void cp_changed_token(cp_walk *walk, const cp_token *token)
 {
-    return walk ? strlen(walk) + 1 + (count ? strlen(count) + 1 : 0) : 0;
+    /* the Last page's "last" is every walk's: a walk begins there too */
+    if (token->from == CP_FROM_LAST || token->from == CP_FROM_FIRST) {
+        walk->begins = 1;
+    }
+    walk->walk = walk->begins ? NULL : token->walk;
 }
 
 apr_size_t cp_changed_answered(apr_pool_t *pool, cp_walk *walk, const char *seq,
-                               const cp_token_room *room)
+                               const cp_token_room *room, apr_size_t *escaped)
 {
-    apr_size_t most;
+    apr_size_t len;
 
     if (!walk->answered) {
         walk->answered = 1;
@@ -253,29 +225,29 @@ apr_size_t cp_changed_answered(apr_pool_t *pool, cp_walk *walk, const char *seq,
             walk->walk = walk->here;
         }
     }
-    /* room for the walk's marks and a count's taken here */
-    most = marks_length(walk->walk, walk->count ? walk->count : walk->here);
+    len = walk->walk ? strlen(walk->walk) : 0;
     room = room ? room : &walk->room;
-    if (most) {
-        apr_size_t sent = room->sealed ? (most * 4 + 2) / 3 : most;
+    if (len) {
+        apr_size_t sent = CP_TOKEN_MARK_EXTRA(len);
 
-        if (4 * sent > room->max_sent || 4 * sent > room->max_escaped) {
-            /* a cap too small to spare a quarter for them: no marks */
-            walk->walk = walk->count = NULL;
-            return 0;
+        sent = room->sealed ? (sent * 4 + 2) / 3 : sent;
+        if (4 * sent > room->max_sent || 4 * CP_TOKEN_MARK_EXTRA_ESCAPED(len) > room->max_escaped) {
+            /* a cap too small to spare a quarter for it: no mark */
+            walk->walk = NULL;
+            len = 0;
         }
     }
-    return most;
+    *escaped = len ? CP_TOKEN_MARK_EXTRA_ESCAPED(len) : 0;
+    return len ? CP_TOKEN_MARK_EXTRA(len) : 0;
 }
 
-void cp_changed_finish(apr_pool_t *pool, cp_walk *walk, const char *seq, int counted_here,
-                       cp_page *page)
+void cp_changed_finish(apr_pool_t *pool, cp_walk *walk, const char *seq, cp_page *page)
 {
     const apr_array_header_t *tokens;
-    const char *count;
+    apr_size_t escaped;
     int i;
 
-    cp_changed_answered(pool, walk, seq, NULL);
+    cp_changed_answered(pool, walk, seq, NULL, &escaped);
     page->changed = CP_CHANGED_UNKNOWN;
     page->count_changed = 0;
     if (!walk->walk) {
@@ -286,21 +258,14 @@ void cp_changed_finish(apr_pool_t *pool, cp_walk *walk, const char *seq, int cou
         if (page->changed == CP_CHANGED_NO && !walk->says_no) {
             page->changed = CP_CHANGED_UNKNOWN;
         }
-        /* the count the token carried, as of its own mark (the walk's
-         * start unless a Last page counted again) */
-        page->count_changed = page->count_earlier
-                              && cp_changed_compare(pool, walk->count ? walk->count : walk->walk,
-                                                    seq) == CP_CHANGED_YES;
-    }
-    /* a count taken here is as of this page; one carried, as of its mark */
-    count = counted_here ? walk->here : walk->count;
-    if (count && !strcmp(count, walk->walk)) {
-        count = NULL;
+        /* a count the token carried was taken where the walk began (its
+         * first page, or its Last page) */
+        page->count_changed = page->count_earlier && page->changed == CP_CHANGED_YES;
     }
     tokens = cp_page_issued_tokens(pool, page);
     for (i = 0; i < tokens->nelts; i++) {
         const char **token = APR_ARRAY_IDX(tokens, i, const char **);
 
-        *token = cp_changed_stamp(pool, walk->walk, count, *token);
+        *token = cp_token_mark(pool, *token, walk->walk);
     }
 }

@@ -4,13 +4,9 @@
  * the first page read (a request without a token); the sequence that
  * page's answers carried (cp_plan_seq: a view's update_seq, _all_docs'
  * the database's) is its start. Every token a page of the walk hands out
- * carries that start as a mark in front of the token (cp_token's text
- * unchanged behind it):
- *
- *     WALK~TOKEN          or     WALK~COUNT~TOKEN
- *
- * COUNT the mark of the sequence a counted walk's count was taken at (the
- * Last page counts again), written only where it is not WALK. A mark is
+ * carries that start, its mark, inside (cp_token_mark: a view token's
+ * last member, an object's "w"; couchpage_token.h). The Last page's token
+ * "last" is every walk's, so a walk begins there too (walking back). A mark is
  * what comparing needs, not the packed sequence (some 80 bytes a shard
  * range): one entry a shard range, "TAG" + the copy's sequence number in
  * decimal, entries joined by '.'; TAG 5 base64url characters, 30 bits of
@@ -68,47 +64,38 @@ int cp_changed_mark_valid(const char *text, apr_size_t len);
  * CP_CHANGED_UNKNOWN (mark or seq NULL too). */
 cp_changed_state cp_changed_compare(apr_pool_t *pool, const char *mark, const char *seq);
 
-/* A token's text (unsealed) without its marks, which go to *walk and
- * *count (NULL: none). A text whose front is not a mark's form is itself
- * (an old token: no marks), for the token's decoder to judge. */
-const char *cp_changed_split(apr_pool_t *pool, const char *text, const char **walk,
-                             const char **count);
-
-/* token with the marks in front (walk NULL: token itself). */
-const char *cp_changed_stamp(apr_pool_t *pool, const char *walk, const char *count,
-                             const char *token);
-
 /* A page's walk, as cp_serve carries it. */
 typedef struct {
     int applies;        /* the location's answers tell sequences: every query asks
                            update_seq=true (the index brought up to date first) */
     int says_no;        /* a page can say nothing changed (cp_fresh_by_view) */
-    int begins;         /* no token: this page begins the walk */
+    int begins;         /* no token, or "last": this page begins the walk */
     const char *walk;   /* the walk's start (the token's, or, when it begins,
                            this page's) */
-    const char *count;  /* the token's count's mark, when not the walk's */
     const char *here;   /* this page's own mark */
     int answered;       /* cp_changed_answered was called */
     cp_token_room room; /* the location's tokens' (cp_source_token_room) */
 } cp_walk;
 
-/* The walk of a request: source's, client_start the token as the client
- * sent it (NULL: none), *text the token opened: its marks taken off. */
-void cp_changed_open(apr_pool_t *pool, const cp_source *source, const char *client_start,
-                     const char **text, cp_walk *walk);
+/* The walk of a request to source, client_start the token as the client
+ * sent it (NULL: none). */
+void cp_changed_open(const cp_source *source, const char *client_start, cp_walk *walk);
+
+/* The token decoded: the walk's start it carries; a walk begins at the
+ * first page and at the Last page ("last", which every walk shares). */
+void cp_changed_token(cp_walk *walk, const cp_token *token);
 
 /* Once the page's answers came (seq: their sequence, NULL: none): this
- * page's mark, the walk's when it begins here; the bytes the marks will
- * take in front of every token the page hands out (for cp_token_room's
- * prefix; 0 where none is carried: room too small for them; room NULL:
- * the location's). */
+ * page's mark, the walk's when it begins here; the bytes the mark will
+ * add to every token the page hands out, as sent (returned) and escaped
+ * in a URL (*escaped), for cp_token_room's extra; 0 where none is carried
+ * (a cap too small to spare a quarter for it). room NULL: the location's. */
 apr_size_t cp_changed_answered(apr_pool_t *pool, cp_walk *walk, const char *seq,
-                               const cp_token_room *room);
+                               const cp_token_room *room, apr_size_t *escaped);
 
 /* The page assembled: page->changed (and count_changed where its count is
- * an earlier page's) from seq, and every token it hands out stamped with
- * the walk's marks; counted_here: the page took its count itself. */
-void cp_changed_finish(apr_pool_t *pool, cp_walk *walk, const char *seq, int counted_here,
-                       cp_page *page);
+ * an earlier page's) from seq, and every token it hands out marked with
+ * the walk's start (cp_token_mark). */
+void cp_changed_finish(apr_pool_t *pool, cp_walk *walk, const char *seq, cp_page *page);
 
 #endif

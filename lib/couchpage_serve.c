@@ -294,6 +294,9 @@ static const cp_fault *serve_view(const serving *s, const cp_source *src, const 
                                           &start))) {
         return cp_fault_bad_request(s->pool, reason);
     }
+    if (text) {
+        cp_changed_token(s->walk, &start);
+    }
     reason = cp_plan_init(s->pool, &plan, src->view, src->partition, src->low, src->high,
                           s->req->count, src->links);
     plan.update_seq = src->update_seq || s->walk->applies;
@@ -333,7 +336,9 @@ static const cp_fault *serve_view(const serving *s, const cp_source *src, const 
         }
         /* the walk's marks go in front of every token: room for them */
         served->seq = plan.update_seq ? cp_plan_seq(s->pool, queries) : NULL;
-        room.prefix = made.prefix = cp_changed_answered(s->pool, s->walk, served->seq, &room);
+        room.extra = made.extra = cp_changed_answered(s->pool, s->walk, served->seq, &room,
+                                                      &room.extra_escaped);
+        made.extra_escaped = room.extra_escaped;
         answers.counted = cp_count_group_walk(queries, from, cap, &walk, &counted);
     } while (cp_plan_widen(s->pool, &plan, from, cp_page_assemble(s->pool, &answers,
                                                                   &served->page)));
@@ -769,6 +774,7 @@ static const cp_fault *serve_find(const serving *s, const cp_source *index, cons
     if ((reason = cp_token_decode(s->pool, text, &token_rows, &token))) {
         return cp_fault_bad_request(s->pool, reason);
     }
+    cp_changed_token(s->walk, &token);
     if ((reason = cp_plan_index_url(s->pool, src->view, src->partition, &url))) {
         return cp_fault_bad_request(s->pool, reason);
     }
@@ -868,9 +874,9 @@ const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_req
                             &text))) {
         return fault;
     }
-    /* the walk's start comes off the token, and goes on to every token
-     * the page hands out */
-    cp_changed_open(pool, source, req->args->start, &text, &walk);
+    /* the walk's start, which its token carries on to every token the
+     * page hands out */
+    cp_changed_open(source, req->args->start, &walk);
     s.walk = &walk;
     if (req->args->page) {
         /* ?page=N is the page the walk's token to page N opens */
@@ -894,12 +900,7 @@ const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_req
         fault = serve_view(&s, source, text, served);
     }
     if (!fault) {
-        /* a page that counted its rows itself: grouped rows, or a _find
-         * location's by _find, numbered, not by an earlier page's count */
-        cp_changed_finish(pool, &walk, served->seq,
-                          served->page.numbered && !served->page.count_earlier
-                          && (source->view->reduce || (source->find && !index)),
-                          &served->page);
+        cp_changed_finish(pool, &walk, served->seq, &served->page);
     }
     /* a counted _find location's page past an at-least count is the
      * walk's, unnumbered as there */

@@ -2,7 +2,7 @@
 /* Unit tests of couchpage_changed: a sequence's elements and its mark, the
  * comparison of a walk's start with a later page's sequence (the same
  * copies, other copies, many ranges, the double's and plain numbers), the
- * marks in front of a token and back off it, and a page's tokens stamped
+ * mark in every form of token and read back, and a page's tokens marked
  * (cp_serve's walks against the real CouchDB: t/api/38_changed.t). */
 #include "unit.h"
 #include "couchpage_changed.h"
@@ -156,48 +156,73 @@ static void plain_sequences_compare_as_numbers(void **state)
     assert_null(cp_changed_mark(pool, NULL));
 }
 
-static void marks_go_in_front_of_a_token_and_come_off(void **state)
+/* text decoded for rows: its walk's mark, NULL for none; "refused" when
+ * the decoder refuses it. */
+static const char *walk_in(const char *text, const cp_token_rows *rows, cp_token *token)
 {
-    const char *walk = cp_changed_mark(pool, "7-double"), *count = cp_changed_mark(pool, "9-double");
-    const char *w, *c, *text;
+    return cp_token_decode(pool, text, rows, token) ? "refused" : token->walk;
+}
+
+static void tokens_carry_the_mark_and_read_as_before(void **state)
+{
+    const char *mark = cp_changed_mark(pool, "7-double");
+    const cp_token_rows keyset = { 1, 1, 1, 0 };
+    cp_token token;
+    const char *text;
 
     (void)state;
-    text = cp_changed_stamp(pool, walk, NULL, "[3,\"a~3\"]");
-    assert_string_equal(text, apr_pstrcat(pool, walk, "~[3,\"a~3\"]", NULL));
-    assert_string_equal(cp_changed_split(pool, text, &w, &c), "[3,\"a~3\"]");
-    assert_string_equal(w, walk);
-    assert_null(c);
-    text = cp_changed_stamp(pool, walk, count, "last");
-    assert_string_equal(cp_changed_split(pool, text, &w, &c), "last");
-    assert_string_equal(w, walk);
-    assert_string_equal(c, count);
-    text = cp_changed_stamp(pool, walk, NULL, "{\"a\":[[\"x~y\"],\"id\"]}");
-    assert_string_equal(cp_changed_split(pool, text, &w, &c), "{\"a\":[[\"x~y\"],\"id\"]}");
-    assert_null(c);
-    /* no walk: the token as it is */
-    assert_string_equal(cp_changed_stamp(pool, NULL, count, "last"), "last");
-    assert_null(cp_changed_stamp(pool, walk, NULL, NULL));
-    /* old tokens, and fronts that are no marks: themselves, for the
-     * token's decoder to judge */
-    assert_string_equal(cp_changed_split(pool, "[\"k~1\",\"d~2\"]", &w, &c),
-                        "[\"k~1\",\"d~2\"]");
-    assert_null(w);
-    assert_string_equal(cp_changed_split(pool, "last", &w, &c), "last");
-    assert_null(w);
-    assert_string_equal(cp_changed_split(pool, "abc~[1]", &w, &c), "abc~[1]");
-    assert_null(w);
-    assert_string_equal(cp_changed_split(pool, "AAAAA1..AAAAA2~[1]", &w, &c),
-                        "AAAAA1..AAAAA2~[1]");
-    assert_string_equal(cp_changed_split(pool, "AAAAA1.~[1]", &w, &c), "AAAAA1.~[1]");
-    assert_string_equal(cp_changed_split(pool, "AAAA!1~[1]", &w, &c), "AAAA!1~[1]");
-    assert_string_equal(cp_changed_split(pool, "AAAAA1234567890123456789~[1]", &w, &c),
-                        "AAAAA1234567890123456789~[1]");
-    assert_string_equal(cp_changed_split(pool, "AAAAA1.BBBBB2.CCCCC3.DDDDD4.EEEEE5~[1]", &w,
-                                         &c), "AAAAA1.BBBBB2.CCCCC3.DDDDD4.EEEEE5~[1]");
-    assert_string_equal(cp_changed_split(pool, "AAAAA1.BBBBB2~[1]", &w, &c), "[1]");
-    assert_string_equal(w, "AAAAA1.BBBBB2");
-    assert_null(cp_changed_split(pool, NULL, &w, &c));
-    assert_null(w);
+    /* a view's token: its last member */
+    text = cp_token_mark(pool, "[3,\"a~3\"]", mark);
+    assert_string_equal(text, apr_pstrcat(pool, "[3,\"a~3\",\"", mark, "\"]", NULL));
+    assert_string_equal(walk_in(text, CP_TOKEN_VIEW_ROWS(1), &token), mark);
+    assert_string_equal(token.docid, "a~3");
+    assert_string_equal(token.key_json, "3");
+    assert_int_equal(token.index, 0);
+    text = cp_token_mark(pool, "[3,\"a3\",2]", mark);
+    assert_string_equal(walk_in(text, CP_TOKEN_VIEW_ROWS(1), &token), mark);
+    assert_int_equal(token.index, 2);
+    /* a grouped row's [key]: [key, MARK] */
+    text = cp_token_mark(pool, "[[1,2]]", mark);
+    assert_string_equal(walk_in(text, CP_TOKEN_VIEW_ROWS(0), &token), mark);
+    assert_string_equal(token.key_json, "[1,2]");
+    /* objects: "w" beside their members */
+    text = cp_token_mark(pool, "{\"g\":[[7]],\"t\":53,\"p\":7}", mark);
+    assert_string_equal(walk_in(text, CP_TOKEN_VIEW_ROWS(0), &token), mark);
+    assert_true(token.counted);
+    text = cp_token_mark(pool, "{\"a\":[[\"x\"],\"id\"]}", mark);
+    assert_string_equal(walk_in(text, &keyset, &token), mark);
+    assert_int_equal(token.from, CP_FROM_AFTER);
+    text = cp_token_mark(pool, cp_token_encode_bounded(pool, json_string("a long key"), "d1", 0,
+                                                       4, 0), mark);
+    assert_string_equal(walk_in(text, CP_TOKEN_VIEW_ROWS(1), &token), mark);
+    assert_non_null(token.digest);
+    /* "last" is every walk's; no mark: the token as it is */
+    assert_string_equal(cp_token_mark(pool, CP_TOKEN_LAST, mark), CP_TOKEN_LAST);
+    assert_string_equal(cp_token_mark(pool, "[3,\"a3\"]", NULL), "[3,\"a3\"]");
+    assert_null(cp_token_mark(pool, NULL, mark));
+    /* older tokens: no mark */
+    assert_null(walk_in("[3,\"a3\"]", CP_TOKEN_VIEW_ROWS(1), &token));
+    assert_null(walk_in("[3,\"AAAAA1\"]", CP_TOKEN_VIEW_ROWS(1), &token));
+    assert_string_equal(token.docid, "AAAAA1");
+    assert_null(walk_in("[3,\"a3\",2]", CP_TOKEN_VIEW_ROWS(1), &token));
+    assert_null(walk_in("[[1,2]]", CP_TOKEN_VIEW_ROWS(0), &token));
+    /* a mark not of the form, or one member too many: refused */
+    assert_string_equal(walk_in("[3,\"a3\",\"nomark\"]", CP_TOKEN_VIEW_ROWS(1), &token),
+                        "refused");
+    assert_string_equal(walk_in("[3,\"a3\",\"AAAAA1..AAAAA2\"]", CP_TOKEN_VIEW_ROWS(1), &token),
+                        "refused");
+    assert_string_equal(walk_in("[3,\"a3\",1,\"AAAAA1\",\"AAAAA1\"]", CP_TOKEN_VIEW_ROWS(1),
+                                &token), "refused");
+    assert_string_equal(walk_in("[[1],\"AAAAA1.\"]", CP_TOKEN_VIEW_ROWS(0), &token), "refused");
+    assert_string_equal(walk_in("{\"a\":[[\"x\"],\"id\"],\"w\":7}", &keyset, &token), "refused");
+    assert_string_equal(walk_in("{\"a\":[[\"x\"],\"id\"],\"w\":\"AAAA!1\"}", &keyset, &token),
+                        "refused");
+    assert_string_equal(walk_in("{\"a\":[[\"x\"],\"id\"],\"w\":\"AAAAA1.BBBBB2.CCCCC3.DDDDD4."
+                                "EEEEE5\"}", &keyset, &token), "refused");
+    assert_string_equal(walk_in("{\"a\":[[\"x\"],\"id\"],\"w\":\"AAAAA1234567890123456789\"}",
+                                &keyset, &token), "refused");
+    assert_string_equal(walk_in("{\"a\":[[\"x\"],\"id\"],\"w\":\"AAAAA1.BBBBB2\"}", &keyset,
+                                &token), "AAAAA1.BBBBB2");
 }
 
 /* A page of one row with a next, a prev and a last token. */
@@ -215,7 +240,7 @@ static cp_page *page_of_tokens(void)
     return page;
 }
 
-static cp_walk walk_of(const char *walk, const char *count, int says_no)
+static cp_walk walk_of(const char *walk, int says_no)
 {
     cp_walk w;
 
@@ -224,130 +249,149 @@ static cp_walk walk_of(const char *walk, const char *count, int says_no)
     w.says_no = says_no;
     w.begins = walk == NULL;
     w.walk = walk;
-    w.count = count;
     w.room.max_sent = 4096;
     w.room.max_escaped = 8192;
     return w;
 }
 
+static const char *marked(const char *token, const char *mark)
+{
+    return apr_pstrcat(pool, "[", token, ",\"", mark, "\"]", NULL);
+}
+
 static void a_page_tells_and_passes_its_walk_on(void **state)
 {
-    cp_walk walk = walk_of(NULL, NULL, 1);
+    cp_walk walk = walk_of(NULL, 1);
     cp_page *page = page_of_tokens();
     const char *start = cp_changed_mark(pool, "7-double");
     const cp_page_link *current, *other;
+    apr_size_t escaped;
 
     (void)state;
     /* a first page begins the walk: no "changed", its tokens carry its start */
-    assert_int_equal(cp_changed_answered(pool, &walk, "7-double", NULL),
-                     strlen(start) + 1 + strlen(start) + 1);
-    cp_changed_finish(pool, &walk, "7-double", 0, page);
+    assert_int_equal(cp_changed_answered(pool, &walk, "7-double", NULL, &escaped),
+                     strlen(start) + 7);
+    assert_int_equal(escaped, strlen(start) + 19);
+    cp_changed_finish(pool, &walk, "7-double", page);
     assert_int_equal(page->changed, CP_CHANGED_UNKNOWN);
-    assert_string_equal(page->next, apr_pstrcat(pool, start, "~[4,\"d4\"]", NULL));
-    assert_string_equal(page->prev, apr_pstrcat(pool, start, "~[1,\"d1\"]", NULL));
-    assert_string_equal(page->last, apr_pstrcat(pool, start, "~last", NULL));
+    assert_string_equal(page->next, marked("4,\"d4\"", start));
+    assert_string_equal(page->prev, marked("1,\"d1\"", start));
+    assert_string_equal(page->last, CP_TOKEN_LAST);
     current = &APR_ARRAY_IDX(page->pages, 0, cp_page_link);
     other = &APR_ARRAY_IDX(page->pages, 1, cp_page_link);
     /* the current page's is the client's, as sent */
     assert_string_equal(current->start, "[2,\"d2\"]");
     assert_string_equal(other->start, page->next);
     /* a later page of a quiet walk: nothing changed, the start passed on */
-    walk = walk_of(start, NULL, 1);
+    walk = walk_of(start, 1);
     page = page_of_tokens();
-    cp_changed_finish(pool, &walk, "7-double", 0, page);
+    cp_changed_finish(pool, &walk, "7-double", page);
     assert_int_equal(page->changed, CP_CHANGED_NO);
-    assert_string_equal(page->next, apr_pstrcat(pool, start, "~[4,\"d4\"]", NULL));
-    /* rows written since */
-    walk = walk_of(start, NULL, 1);
+    assert_string_equal(page->next, marked("4,\"d4\"", start));
+    /* rows written since: still the walk's start */
+    walk = walk_of(start, 1);
     page = page_of_tokens();
-    cp_changed_finish(pool, &walk, "8-double", 0, page);
+    cp_changed_finish(pool, &walk, "8-double", page);
     assert_int_equal(page->changed, CP_CHANGED_YES);
-    assert_string_equal(page->next, apr_pstrcat(pool, start, "~[4,\"d4\"]", NULL));
+    assert_string_equal(page->next, marked("4,\"d4\"", start));
     /* a page of documents never says nothing changed */
-    walk = walk_of(start, NULL, 0);
+    walk = walk_of(start, 0);
     page = page_of_tokens();
-    cp_changed_finish(pool, &walk, "7-double", 0, page);
+    cp_changed_finish(pool, &walk, "7-double", page);
     assert_int_equal(page->changed, CP_CHANGED_UNKNOWN);
-    walk = walk_of(start, NULL, 0);
+    walk = walk_of(start, 0);
     page = page_of_tokens();
-    cp_changed_finish(pool, &walk, "8-double", 0, page);
+    cp_changed_finish(pool, &walk, "8-double", page);
     assert_int_equal(page->changed, CP_CHANGED_YES);
     /* no sequence in this page's answers: the walk goes on, untold */
-    walk = walk_of(start, NULL, 1);
+    walk = walk_of(start, 1);
     page = page_of_tokens();
-    cp_changed_finish(pool, &walk, NULL, 0, page);
+    cp_changed_finish(pool, &walk, NULL, page);
     assert_int_equal(page->changed, CP_CHANGED_UNKNOWN);
-    assert_string_equal(page->next, apr_pstrcat(pool, start, "~[4,\"d4\"]", NULL));
+    assert_string_equal(page->next, marked("4,\"d4\"", start));
     /* an old token: a walk without a start, which stays so */
-    walk = walk_of(NULL, NULL, 1);
+    walk = walk_of(NULL, 1);
     walk.begins = 0;
     page = page_of_tokens();
-    cp_changed_finish(pool, &walk, "8-double", 0, page);
+    cp_changed_finish(pool, &walk, "8-double", page);
     assert_int_equal(page->changed, CP_CHANGED_UNKNOWN);
     assert_string_equal(page->next, "[4,\"d4\"]");
     /* a location whose index lags: no marks at all */
-    walk = walk_of(NULL, NULL, 1);
+    walk = walk_of(NULL, 1);
     walk.applies = 0;
     page = page_of_tokens();
-    cp_changed_finish(pool, &walk, "8-double", 0, page);
+    cp_changed_finish(pool, &walk, "8-double", page);
     assert_string_equal(page->next, "[4,\"d4\"]");
 }
 
-static void a_count_is_as_of_the_page_that_took_it(void **state)
+static void a_walk_begins_at_the_first_and_the_last_page(void **state)
 {
-    const char *start = cp_changed_mark(pool, "7-double"), *later = cp_changed_mark(pool,
-                                                                                  "9-double");
-    cp_walk walk = walk_of(start, NULL, 1);
-    cp_page *page = page_of_tokens();
-    const char *w, *c;
+    cp_walk walk = walk_of("AAAAA1", 1);
+    cp_token token;
 
     (void)state;
-    /* an earlier page's count, rows written since: out of date */
-    page->count_earlier = 1;
-    cp_changed_finish(pool, &walk, "9-double", 0, page);
-    assert_int_equal(page->changed, CP_CHANGED_YES);
-    assert_true(page->count_changed);
-    /* the Last page counts again: its tokens carry the count's own mark */
-    walk = walk_of(start, NULL, 1);
-    page = page_of_tokens();
-    cp_changed_finish(pool, &walk, "9-double", 1, page);
-    assert_false(page->count_changed);
-    assert_string_equal(cp_changed_split(pool, page->prev, &w, &c), "[1,\"d1\"]");
-    assert_string_equal(w, start);
-    assert_string_equal(c, later);
-    /* a page behind it: the walk changed, its count did not since */
-    walk = walk_of(w, c, 1);
-    page = page_of_tokens();
-    page->count_earlier = 1;
-    cp_changed_finish(pool, &walk, "9-double", 0, page);
-    assert_int_equal(page->changed, CP_CHANGED_YES);
-    assert_false(page->count_changed);
-    assert_string_equal(cp_changed_split(pool, page->prev, &w, &c), "[1,\"d1\"]");
-    assert_string_equal(c, later);
-    /* a count taken at the walk's start needs no mark of its own */
-    walk = walk_of(NULL, NULL, 1);
-    page = page_of_tokens();
-    cp_changed_finish(pool, &walk, "7-double", 1, page);
-    assert_string_equal(cp_changed_split(pool, page->next, &w, &c), "[4,\"d4\"]");
-    assert_null(c);
+    memset(&token, 0, sizeof(token));
+    token.from = CP_FROM_LAST;
+    walk.begins = 0;
+    cp_changed_token(&walk, &token);
+    assert_true(walk.begins);
+    assert_null(walk.walk);
+    walk = walk_of("AAAAA1", 1);
+    walk.begins = 0;
+    token.from = CP_FROM_ROW;
+    token.walk = "BBBBB2";
+    cp_changed_token(&walk, &token);
+    assert_false(walk.begins);
+    assert_string_equal(walk.walk, "BBBBB2");
 }
 
-static void tokens_leave_room_for_the_marks(void **state)
+static void a_count_of_an_earlier_page_goes_out_of_date(void **state)
 {
-    cp_token_room room = { 40, 200, 0, 0, 0 };
-    cp_walk walk = walk_of(NULL, NULL, 1);
+    const char *start = cp_changed_mark(pool, "7-double");
+    cp_walk walk = walk_of(start, 1);
+    cp_page *page = page_of_tokens();
+
+    (void)state;
+    page->count_earlier = 1;
+    cp_changed_finish(pool, &walk, "9-double", page);
+    assert_int_equal(page->changed, CP_CHANGED_YES);
+    assert_true(page->count_changed);
+    walk = walk_of(start, 1);
+    page = page_of_tokens();
+    page->count_earlier = 1;
+    cp_changed_finish(pool, &walk, "7-double", page);
+    assert_false(page->count_changed);
+    /* a count of its own is current */
+    walk = walk_of(start, 1);
+    page = page_of_tokens();
+    cp_changed_finish(pool, &walk, "9-double", page);
+    assert_false(page->count_changed);
+}
+
+static void tokens_leave_room_for_the_mark(void **state)
+{
+    cp_token_room room = { 40, 200, 0, 0, 0, 0 };
+    cp_walk walk = walk_of(NULL, 1);
     const char *text = "[\"0123456789\",\"0123456789\"]"; /* 27 bytes */
+    apr_size_t escaped;
 
     (void)state;
     assert_true(cp_token_fits(&room, text));
-    room.prefix = 14;
+    room.extra = 14;
+    assert_false(cp_token_fits(&room, text));
+    room.extra = 0;
+    room.max_sent = 4096;
+    room.max_escaped = 41; /* 20 digits, 7 characters escaped */
+    assert_true(cp_token_fits(&room, text));
+    room.extra_escaped = 1;
     assert_false(cp_token_fits(&room, text));
     room.sealed = 1;
-    room.max_sent = room.max_escaped = 4096;
+    room.max_escaped = 4096;
     assert_true(cp_token_fits(&room, text));
-    /* a cap too small to spare a quarter for the marks: none carried */
+    /* a cap too small to spare a quarter for the mark: none carried */
     walk.room.max_sent = 48;
-    assert_int_equal(cp_changed_answered(pool, &walk, "7-double", NULL), 0);
+    assert_int_equal(cp_changed_answered(pool, &walk, "7-double", NULL, &escaped), 0);
+    assert_int_equal(escaped, 0);
     assert_null(walk.walk);
 }
 
@@ -359,10 +403,11 @@ int main(void)
         UNIT_TEST(another_copy_tells_nothing_of_its_range),
         UNIT_TEST(many_ranges_are_one_entry),
         UNIT_TEST(plain_sequences_compare_as_numbers),
-        UNIT_TEST(marks_go_in_front_of_a_token_and_come_off),
+        UNIT_TEST(tokens_carry_the_mark_and_read_as_before),
         UNIT_TEST(a_page_tells_and_passes_its_walk_on),
-        UNIT_TEST(a_count_is_as_of_the_page_that_took_it),
-        UNIT_TEST(tokens_leave_room_for_the_marks),
+        UNIT_TEST(a_walk_begins_at_the_first_and_the_last_page),
+        UNIT_TEST(a_count_of_an_earlier_page_goes_out_of_date),
+        UNIT_TEST(tokens_leave_room_for_the_mark),
     };
 
     RUN_UNIT_TESTS("changed", tests);
