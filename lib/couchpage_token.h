@@ -59,6 +59,11 @@
  * and an object as "w": MARK beside its other members. A token without it
  * (an older link, the first page's and the Last page's "last", which every
  * walk shares) reads as before. cp_token_mark adds it to a token's text.
+ * The mark is what comparing needs, not the packed sequence, which takes
+ * some 80 bytes a shard range: a 30-bit tag of the copy that answered a
+ * range and its number, some 25 bytes a range, one entry for all past 4
+ * ranges (couchpage_changed.h says why that is enough). Inside the JSON,
+ * so a token stays the JSON text clients may read.
  *
  * Part of the httpd-free core: no httpd header, no request_rec.
  */
