@@ -210,6 +210,11 @@ void cp_changed_token(cp_walk *walk, const cp_token *token)
     if (token->from == CP_FROM_LAST || token->from == CP_FROM_FIRST) {
         walk->begins = 1;
     }
+    else if (walk->begins) {
+        /* a token the client did not send: ?page=N's, whose page begins a
+         * walk and is the page that walk's token to page N opens */
+        walk->jumped = 1;
+    }
     walk->walk = walk->begins ? NULL : token->walk;
 }
 
@@ -253,7 +258,8 @@ void cp_changed_finish(apr_pool_t *pool, cp_walk *walk, const char *seq, cp_page
     if (!walk->walk) {
         return;
     }
-    if (!walk->begins && walk->here) {
+    if ((!walk->begins || walk->jumped) && walk->here) {
+        /* a jumped page's walk begins at it: nothing changed since */
         page->changed = cp_changed_compare(pool, walk->walk, seq);
         if (page->changed == CP_CHANGED_NO && !walk->says_no) {
             page->changed = CP_CHANGED_UNKNOWN;

@@ -73,6 +73,8 @@ typedef struct {
     const char *walk;   /* the walk's start (the token's, or, when it begins,
                            this page's) */
     const char *here;   /* this page's own mark */
+    int jumped;         /* it begins at ?page=N's page, which says what the
+                           walk's page N would: nothing changed since */
     int answered;       /* cp_changed_answered was called */
     cp_token_room room; /* the location's tokens' (cp_source_token_room) */
 } cp_walk;

@@ -21,9 +21,10 @@
 #    first page, says "out of date" once rows were written (Content-Range
 #    "/*", HTML "(counted before the list changed)"), and the Last page
 #    counts again, exact; pages back from it say nothing changed;
-#  - with COUCHDB_CLUSTER_URLS (CI's 3-node cluster): quiet walks never
-#    say changed, and a page after a write never says false, whichever
-#    shard copies answer.
+#  - with COUCHDB_CLUSTER_URLS (CI's 3-node cluster), every node up: quiet
+#    walks never say changed, whichever shard copies answer; a page after a
+#    write says false only where the copy it read has not the write yet (it
+#    shows nothing of it either: a view reads each range from one copy).
 use strict;
 use warnings;
 
@@ -35,8 +36,15 @@ use JSON::PP ();
 use MIME::Base64 ();
 use CouchPageTest qw(get_json with_args double_load double_request start_own_httpd);
 
-my @CLUSTER = split /\s*,\s*/, $ENV{COUCHDB_CLUSTER_URLS} // '';
+# The cluster's checks run where every node of COUCHDB_CLUSTER_URLS answers:
+# in CI, the first tier's run (14_cluster.t, of the real tier, then stops
+# two nodes: the real tier's run says so and leaves them out).
+my @CLUSTER = map { s{/$}{}r } split /\s*,\s*/, $ENV{COUCHDB_CLUSTER_URLS} // '';
+my @LIVE = grep { (HTTP::Tiny->new(timeout => 10)->get("$_/_up")->{status} // 0) == 200 } @CLUSTER;
+@CLUSTER = () if @LIVE < @CLUSTER;
 plan tests => 14 + (@CLUSTER ? 4 : 0);
+diag('the cluster of COUCHDB_CLUSTER_URLS: ' . @LIVE . ' node(s) answer, not all: its checks are left out')
+    if @LIVE && !@CLUSTER;
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my @DOCS = ((map { { _id => sprintf('p%02d', $_), type => 'post', n => $_, t => "post $_" } } 0 .. 11),
@@ -259,9 +267,7 @@ sub html_page {
 # (the test's own httpd, registered by start_own_httpd, is stopped when it ends)
 if (@CLUSTER) {
     my $http = HTTP::Tiny->new(timeout => 30);
-    my @live = grep { ($http->get("$_/_up")->{status} // 0) == 200 } map { s{/$}{}r } @CLUSTER;
-    die "no node of COUCHDB_CLUSTER_URLS answers\n" unless @live;
-    my ($user, $password, $hostport) = $live[0] =~ m{^http://([^:]+):([^@]+)@(.+)$};
+    my ($user, $password, $hostport) = $CLUSTER[0] =~ m{^http://([^:]+):([^@]+)@(.+)$};
     my $base = "http://$hostport";
     my $auth = 'Basic ' . MIME::Base64::encode_base64("$user:$password", '');
     my $req = sub {
@@ -275,6 +281,9 @@ if (@CLUSTER) {
     die "creating changed38 on the cluster: $s\n" unless $s =~ /^20[12]$/;
     ($s) = $req->(POST => '/changed38/_bulk_docs', { docs => [ @DOCS, { _id => '_design/d', views => $VIEWS } ] });
     die "loading changed38: $s\n" unless $s =~ /^20[12]$/;
+    # the copies of each range have the documents (a write reaches the
+    # last copy a moment after it is acknowledged)
+    sleep 2;
     my $root = tempdir(CLEANUP => 1);
     my ($port) = start_own_httpd($root, [qw(proxy proxy_http)], <<"CONF");
 <Location "/c/">
@@ -311,8 +320,16 @@ CONF
         my $second = $get->($first->{next});
         $written{ said($second) }++;
         $written{status}++ if $second->{status} != 200;
+        # a view reads each range from one copy: one the write has not
+        # reached yet says false, and shows nothing of it either
+        $written{'false, with the row'}++
+            if said($second) eq 'false' && grep { ($_->{id} // '') eq "c$i" } @{ $second->{items} || [] };
+        # gone again, so that the next write lands inside page 2 too
+        my ($st, $doc) = $req->(GET => "/changed38/c$i");
+        $req->(DELETE => "/changed38/c$i?rev=$doc->{_rev}") if $doc;
     }
-    ok(!$written{false} && !$written{status}, 'the cluster: a page after a write never says nothing changed')
+    ok(!$written{'false, with the row'} && !$written{status} && ($written{true} // 0) + ($written{none} // 0) > 0,
+       'the cluster: a page after a write says nothing changed only where its copy has not the write')
         or diag($JSON->encode(\%written));
     # a mark names the shard ranges (CouchDB's default q is 2): an entry each
     ok(!grep({ !defined $_ || $_ !~ /^[A-Za-z0-9_-]{5}\d+(\.[A-Za-z0-9_-]{5}\d+)*$/ } @marks),
@@ -320,6 +337,7 @@ CONF
         or diag("@{[ map { $_ // 'none' } @marks ]}");
     diag('cluster: quiet later pages ' . $JSON->encode(\%quiet) . ', after a write ' . $JSON->encode(\%written));
     # quiet again after the writes
+    sleep 2;
     my @again = ($get->(undef));
     push @again, $get->($again[-1]{next}) while @again < 6 && defined $again[-1]{next};
     ok(@again >= 4 && !grep({ $_->{status} != 200 || said($_) eq 'true' } @again),

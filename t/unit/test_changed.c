@@ -328,6 +328,7 @@ static void a_walk_begins_at_the_first_and_the_last_page(void **state)
 {
     cp_walk walk = walk_of("AAAAA1", 1);
     cp_token token;
+    cp_page *page;
 
     (void)state;
     memset(&token, 0, sizeof(token));
@@ -343,6 +344,16 @@ static void a_walk_begins_at_the_first_and_the_last_page(void **state)
     cp_changed_token(&walk, &token);
     assert_false(walk.begins);
     assert_string_equal(walk.walk, "BBBBB2");
+    /* ?page=N's token, not the client's: its page begins a walk, and says
+     * what the walk's page N would, nothing changed */
+    walk = walk_of(NULL, 1);
+    cp_changed_token(&walk, &token);
+    assert_true(walk.begins);
+    assert_true(walk.jumped);
+    page = page_of_tokens();
+    cp_changed_finish(pool, &walk, "7-double", page);
+    assert_int_equal(page->changed, CP_CHANGED_NO);
+    assert_string_equal(page->next, marked("4,\"d4\"", cp_changed_mark(pool, "7-double")));
 }
 
 static void a_count_of_an_earlier_page_goes_out_of_date(void **state)
