@@ -6,6 +6,7 @@
 #include "couchpage_changed.h"
 #include "couchpage_fresh.h"
 #include "couchpage_seq.h"
+#include "couchpage_fault.h"
 
 #include <string.h>
 
@@ -206,6 +207,9 @@ void cp_changed_open(const cp_source *source, const char *client_start, cp_walk 
 
 void cp_changed_token(cp_walk *walk, const cp_token *token)
 {
+    if (!token) {
+        return;
+    }
     /* the Last page's "last" is every walk's: a walk begins there too */
     if (token->from == CP_FROM_LAST || token->from == CP_FROM_FIRST) {
         walk->begins = 1;
@@ -246,9 +250,51 @@ apr_size_t cp_changed_answered(apr_pool_t *pool, cp_walk *walk, const char *seq,
     return len ? CP_TOKEN_MARK_EXTRA(len) : 0;
 }
 
-void cp_changed_finish(apr_pool_t *pool, cp_walk *walk, const char *seq, cp_page *page)
+void cp_changed_room(apr_pool_t *pool, cp_walk *walk, const char *seq, cp_token_room *room,
+                     cp_token_room *made)
 {
+    room->extra = made->extra = cp_changed_answered(pool, walk, seq, room,
+                                                    &room->extra_escaped);
+    made->extra_escaped = room->extra_escaped;
+}
+
+/* A jumped page's own token marked (cp_changed_finish). */
+static const char *mark_jumped(apr_pool_t *pool, const cp_walk *walk, const cp_seal_key *key,
+                               const char *binding, const char *sent, const char *opened,
+                               cp_page *page)
+{
+    const char *marked = walk->jumped && walk->walk && sent
+                         ? cp_token_mark(pool, opened, walk->walk) : NULL;
+    const char **tokens[] = { &marked };
+    const char *reason;
+    int i;
+
+    if (!marked || marked == opened) {
+        return NULL;
+    }
+    if (key && (reason = cp_seal_tokens(pool, key, binding, tokens, 1))) {
+        return reason;
+    }
+    for (i = 0; i < page->pages->nelts; i++) {
+        cp_page_link *link = &APR_ARRAY_IDX(page->pages, i, cp_page_link);
+
+        if (link->current && link->start && !strcmp(link->start, sent)) {
+            link->start = marked;
+        }
+    }
+    if (page->last_is_current && page->last && !strcmp(page->last, sent)) {
+        page->last = marked;
+    }
+    return NULL;
+}
+
+const cp_fault *cp_changed_finish(apr_pool_t *pool, cp_walk *walk, const cp_source *source,
+                                  const char *sent, const char *opened, cp_served *served)
+{
+    const char *seq = served->seq ? served->seq : (served->seq = walk->seq);
+    cp_page *page = &served->page;
     const apr_array_header_t *tokens;
+    const char *reason;
     apr_size_t escaped;
     int i;
 
@@ -256,7 +302,7 @@ void cp_changed_finish(apr_pool_t *pool, cp_walk *walk, const char *seq, cp_page
     page->changed = CP_CHANGED_UNKNOWN;
     page->count_changed = 0;
     if (!walk->walk) {
-        return;
+        return NULL;
     }
     if ((!walk->begins || walk->jumped) && walk->here) {
         /* a jumped page's walk begins at it: nothing changed since */
@@ -274,4 +320,6 @@ void cp_changed_finish(apr_pool_t *pool, cp_walk *walk, const char *seq, cp_page
 
         *token = cp_token_mark(pool, *token, walk->walk);
     }
+    reason = mark_jumped(pool, walk, source->token_key, served->binding, sent, opened, page);
+    return reason ? cp_fault_seal(pool, source->uri, reason) : NULL;
 }

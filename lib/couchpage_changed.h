@@ -35,6 +35,7 @@
 
 #include <apr_pools.h>
 
+#include "couchpage_fault.h"
 #include "couchpage_page.h"
 #include "couchpage_source.h"
 #include "couchpage_token.h"
@@ -76,6 +77,8 @@ typedef struct {
     int jumped;         /* it begins at ?page=N's page, which says what the
                            walk's page N would: nothing changed since */
     int answered;       /* cp_changed_answered was called */
+    const char *seq;    /* the page's sequence, where cp_served's is not set: a _find
+                           location's page read from its index's view */
     cp_token_room room; /* the location's tokens' (cp_source_token_room) */
 } cp_walk;
 
@@ -83,8 +86,9 @@ typedef struct {
  * sent it (NULL: none). */
 void cp_changed_open(const cp_source *source, const char *client_start, cp_walk *walk);
 
-/* The token decoded: the walk's start it carries; a walk begins at the
- * first page and at the Last page ("last", which every walk shares). */
+/* The token decoded (NULL: none): the walk's start it carries; a walk
+ * begins at the first page and at the Last page ("last", which every walk
+ * shares). */
 void cp_changed_token(cp_walk *walk, const cp_token *token);
 
 /* Once the page's answers came (seq: their sequence, NULL: none): this
@@ -95,9 +99,20 @@ void cp_changed_token(cp_walk *walk, const cp_token *token);
 apr_size_t cp_changed_answered(apr_pool_t *pool, cp_walk *walk, const char *seq,
                                const cp_token_room *room, apr_size_t *escaped);
 
-/* The page assembled: page->changed (and count_changed where its count is
- * an earlier page's) from seq, and every token it hands out marked with
- * the walk's start (cp_token_mark). */
-void cp_changed_finish(apr_pool_t *pool, cp_walk *walk, const char *seq, cp_page *page);
+/* cp_changed_answered's bytes as room's extra, and made's (a smaller room
+ * of the same location's, cp_count_group_room's). */
+void cp_changed_room(apr_pool_t *pool, cp_walk *walk, const char *seq, cp_token_room *room,
+                     cp_token_room *made);
+
+/* The page served: served->seq (walk->seq where unset), its changed (and
+ * count_changed where its count is an earlier page's), and every token it
+ * hands out marked with the walk's start (cp_token_mark). A jumped page's
+ * own token (?page=N's, as the jump made it: sent as a client would send
+ * it, and opened; sent NULL: no jump) marked too, sealed where source's
+ * tokens are (for served->binding), so that the page is the very page the
+ * walk's token to page N opens: its current link, and its last when it is
+ * the Last page. NULL, or the fault when sealing failed. */
+const cp_fault *cp_changed_finish(apr_pool_t *pool, cp_walk *walk, const cp_source *source,
+                                  const char *sent, const char *opened, cp_served *served);
 
 #endif

@@ -294,9 +294,7 @@ static const cp_fault *serve_view(const serving *s, const cp_source *src, const 
                                           &start))) {
         return cp_fault_bad_request(s->pool, reason);
     }
-    if (text) {
-        cp_changed_token(s->walk, &start);
-    }
+    cp_changed_token(s->walk, text ? &start : NULL);
     reason = cp_plan_init(s->pool, &plan, src->view, src->partition, src->low, src->high,
                           s->req->count, src->links);
     plan.update_seq = src->update_seq || s->walk->applies;
@@ -334,11 +332,9 @@ static const cp_fault *serve_view(const serving *s, const cp_source *src, const 
         if ((fault = ask(s, src, &plan, with_docid, queries))) {
             return fault;
         }
-        /* the walk's marks go in front of every token: room for them */
+        /* every token carries the walk's mark: room for it */
         served->seq = plan.update_seq ? cp_plan_seq(s->pool, queries) : NULL;
-        room.extra = made.extra = cp_changed_answered(s->pool, s->walk, served->seq, &room,
-                                                      &room.extra_escaped);
-        made.extra_escaped = room.extra_escaped;
+        cp_changed_room(s->pool, s->walk, served->seq, &room, &made);
         answers.counted = cp_count_group_walk(queries, from, cap, &walk, &counted);
     } while (cp_plan_widen(s->pool, &plan, from, cp_page_assemble(s->pool, &answers,
                                                                   &served->page)));
@@ -626,8 +622,7 @@ static void log_find_warning(const serving *s, const char *warning)
  * (*behind), by one query more in the same batch. */
 static const cp_fault *read_index_rows(const serving *s, const cp_source *index,
                                        cp_token *token, int limit, apr_array_header_t **rows,
-                                       apr_array_header_t **behind, cp_keyset_count *counted,
-                                       const char **seq)
+                                       apr_array_header_t **behind, cp_keyset_count *counted)
 {
     const cp_find_sort *sort = index->find->sort;
     int backward = cp_keyset_reads_backward(token), dropped;
@@ -664,7 +659,7 @@ static const cp_fault *read_index_rows(const serving *s, const cp_source *index,
     if ((fault = ask(s, index, &plan, 1, queries))) {
         return fault;
     }
-    *seq = plan.update_seq ? cp_plan_seq(s->pool, queries) : NULL;
+    s->walk->seq = plan.update_seq ? cp_plan_seq(s->pool, queries) : NULL;
     *rows = cp_keyset_index_rows(s->pool, cp_plan_query(queries, CP_QUERY_FORWARD)->answer,
                                  token, sort, index->index_fields, &dropped);
     *behind = cp_keyset_index_behind(s->pool, queries, token, sort, index->index_fields);
@@ -780,8 +775,7 @@ static const cp_fault *serve_find(const serving *s, const cp_source *index, cons
     }
     limit = cp_keyset_limit(s->req->count, src->links);
     for (;;) {
-        fault = index ? read_index_rows(s, index, &token, limit, &rows, &behind, &counted,
-                                        &served->seq)
+        fault = index ? read_index_rows(s, index, &token, limit, &rows, &behind, &counted)
                       : read_find_rows(s, url, &token, limit, &rows);
         if (fault) {
             return fault;
@@ -857,9 +851,9 @@ static const cp_fault *jump_find(void *baton, const char *body, int limit,
 const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_request *req,
                          const cp_transport *transport, cp_served *served)
 {
-    serving s = { pool, source, req, transport, 0, NULL, NULL, NULL };
-    cp_source *index = NULL;
     cp_walk walk;
+    serving s = { pool, source, req, transport, 0, NULL, NULL, &walk };
+    cp_source *index = NULL;
     const cp_fault *fault;
     const char *text;
 
@@ -874,10 +868,8 @@ const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_req
                             &text))) {
         return fault;
     }
-    /* the walk's start, which its token carries on to every token the
-     * page hands out */
+    /* the walk's start, which its tokens carry (couchpage_changed) */
     cp_changed_open(source, req->args->start, &walk);
-    s.walk = &walk;
     if (req->args->page) {
         /* ?page=N is the page the walk's token to page N opens */
         cp_args *args = apr_pmemdup(pool, req->args, sizeof(*args));
@@ -899,9 +891,8 @@ const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_req
         served->preference_applied = cp_count_free_applied(cp_count_prefer(pool, req->prefer));
         fault = serve_view(&s, source, text, served);
     }
-    if (!fault) {
-        cp_changed_finish(pool, &walk, served->seq, &served->page);
-    }
+    fault = fault ? fault : cp_changed_finish(pool, &walk, source, req->args->page
+                                              ? s.req->args->start : NULL, text, served);
     /* a counted _find location's page past an at-least count is the
      * walk's, unnumbered as there */
     return fault || !req->args->page || served->page.numbered || (source->find && !index)

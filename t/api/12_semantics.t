@@ -277,7 +277,9 @@ SKIP: {
         walk_ok('/sem/wide-mango-desc/', $limit, $desc, "the same descending, $limit a page");
         next unless $limit == 1;
         # every integer row but the first is named by a next token, digit for digit
-        my %tokens = map { $_->{next} => 1 } grep { defined $_->{next} } @$pages;
+        # (its walk's mark, a later token's last member, left out)
+        my %tokens = map { ($_->{next} =~ s/,"$CouchPageWalk::MARK"\]$/]/r) => 1 }
+                     grep { defined $_->{next} } @$pages;
         my %int = @ints;
         my @missing = grep { !$tokens{qq([[$int{$_}],"$_"])} } grep { $_ ne $ints[0] } keys %int;
         is(join(' ', sort @missing), '', "the next tokens carry those integers' digits");

@@ -263,7 +263,7 @@ sub row_sig {
 
 # A walk's mark (couchpage_changed): a string a later token carries past
 # its form's members, [key, docid, MARK], [key, docid, n, MARK], [key, MARK].
-our $MARK = qr/^[A-Za-z0-9_-]{5}[0-9]+(?:\.[A-Za-z0-9_-]{5}[0-9]+){0,3}$/;
+our $MARK = qr/[A-Za-z0-9_-]{5}[0-9]+(?:\.[A-Za-z0-9_-]{5}[0-9]+){0,3}/;
 
 # A token's parts: (key node, docid or undef), or () if it is not [key(, id)];
 # its mark left out (key_only: a grouped row's token, whose second member
@@ -278,7 +278,7 @@ sub token_parts {
     # that emitted the key several times
     my @m = @{ $t->[1] };
     pop @m if $t->[0] eq 'arr' and @m >= ($key_only ? 2 : 3) and $m[-1][0] eq 'str'
-              and (jstr($m[-1]) // '') =~ $MARK;
+              and (jstr($m[-1]) // '') =~ /^$MARK$/;
     return () unless $t->[0] eq 'arr' and @m >= 1 and @m <= 3;
     return () if @m == 3 and !($m[2][0] eq 'num' and $m[2][1] =~ /^[1-9][0-9]*$/);
     return ($m[0], @m >= 2 ? jstr($m[1]) : undef, @m == 3 ? $m[2][1] : 0);

@@ -259,6 +259,20 @@ static const char *marked(const char *token, const char *mark)
     return apr_pstrcat(pool, "[", token, ",\"", mark, "\"]", NULL);
 }
 
+/* cp_changed_finish on a page (no jump, plain tokens). */
+static void finish(cp_walk *walk, const char *seq, cp_page *page)
+{
+    cp_served served;
+    cp_source source;
+
+    memset(&served, 0, sizeof(served));
+    memset(&source, 0, sizeof(source));
+    served.page = *page;
+    served.seq = seq;
+    assert_null(cp_changed_finish(pool, walk, &source, NULL, NULL, &served));
+    *page = served.page;
+}
+
 static void a_page_tells_and_passes_its_walk_on(void **state)
 {
     cp_walk walk = walk_of(NULL, 1);
@@ -272,7 +286,7 @@ static void a_page_tells_and_passes_its_walk_on(void **state)
     assert_int_equal(cp_changed_answered(pool, &walk, "7-double", NULL, &escaped),
                      strlen(start) + 7);
     assert_int_equal(escaped, strlen(start) + 19);
-    cp_changed_finish(pool, &walk, "7-double", page);
+    finish(&walk, "7-double", page);
     assert_int_equal(page->changed, CP_CHANGED_UNKNOWN);
     assert_string_equal(page->next, marked("4,\"d4\"", start));
     assert_string_equal(page->prev, marked("1,\"d1\"", start));
@@ -285,42 +299,42 @@ static void a_page_tells_and_passes_its_walk_on(void **state)
     /* a later page of a quiet walk: nothing changed, the start passed on */
     walk = walk_of(start, 1);
     page = page_of_tokens();
-    cp_changed_finish(pool, &walk, "7-double", page);
+    finish(&walk, "7-double", page);
     assert_int_equal(page->changed, CP_CHANGED_NO);
     assert_string_equal(page->next, marked("4,\"d4\"", start));
     /* rows written since: still the walk's start */
     walk = walk_of(start, 1);
     page = page_of_tokens();
-    cp_changed_finish(pool, &walk, "8-double", page);
+    finish(&walk, "8-double", page);
     assert_int_equal(page->changed, CP_CHANGED_YES);
     assert_string_equal(page->next, marked("4,\"d4\"", start));
     /* a page of documents never says nothing changed */
     walk = walk_of(start, 0);
     page = page_of_tokens();
-    cp_changed_finish(pool, &walk, "7-double", page);
+    finish(&walk, "7-double", page);
     assert_int_equal(page->changed, CP_CHANGED_UNKNOWN);
     walk = walk_of(start, 0);
     page = page_of_tokens();
-    cp_changed_finish(pool, &walk, "8-double", page);
+    finish(&walk, "8-double", page);
     assert_int_equal(page->changed, CP_CHANGED_YES);
     /* no sequence in this page's answers: the walk goes on, untold */
     walk = walk_of(start, 1);
     page = page_of_tokens();
-    cp_changed_finish(pool, &walk, NULL, page);
+    finish(&walk, NULL, page);
     assert_int_equal(page->changed, CP_CHANGED_UNKNOWN);
     assert_string_equal(page->next, marked("4,\"d4\"", start));
     /* an old token: a walk without a start, which stays so */
     walk = walk_of(NULL, 1);
     walk.begins = 0;
     page = page_of_tokens();
-    cp_changed_finish(pool, &walk, "8-double", page);
+    finish(&walk, "8-double", page);
     assert_int_equal(page->changed, CP_CHANGED_UNKNOWN);
     assert_string_equal(page->next, "[4,\"d4\"]");
     /* a location whose index lags: no marks at all */
     walk = walk_of(NULL, 1);
     walk.applies = 0;
     page = page_of_tokens();
-    cp_changed_finish(pool, &walk, "8-double", page);
+    finish(&walk, "8-double", page);
     assert_string_equal(page->next, "[4,\"d4\"]");
 }
 
@@ -351,9 +365,25 @@ static void a_walk_begins_at_the_first_and_the_last_page(void **state)
     assert_true(walk.begins);
     assert_true(walk.jumped);
     page = page_of_tokens();
-    cp_changed_finish(pool, &walk, "7-double", page);
+    finish(&walk, "7-double", page);
     assert_int_equal(page->changed, CP_CHANGED_NO);
     assert_string_equal(page->next, marked("4,\"d4\"", cp_changed_mark(pool, "7-double")));
+    /* its own link too: the token the walk's page N was reached by */
+    {
+        cp_served served;
+        cp_source source;
+
+        walk = walk_of(NULL, 1);
+        cp_changed_token(&walk, &token);
+        memset(&served, 0, sizeof(served));
+        memset(&source, 0, sizeof(source));
+        served.page = *page_of_tokens();
+        served.seq = "7-double";
+        assert_null(cp_changed_finish(pool, &walk, &source, "[2,\"d2\"]", "[2,\"d2\"]",
+                                      &served));
+        assert_string_equal(APR_ARRAY_IDX(served.page.pages, 0, cp_page_link).start,
+                            marked("2,\"d2\"", cp_changed_mark(pool, "7-double")));
+    }
 }
 
 static void a_count_of_an_earlier_page_goes_out_of_date(void **state)
@@ -364,18 +394,18 @@ static void a_count_of_an_earlier_page_goes_out_of_date(void **state)
 
     (void)state;
     page->count_earlier = 1;
-    cp_changed_finish(pool, &walk, "9-double", page);
+    finish(&walk, "9-double", page);
     assert_int_equal(page->changed, CP_CHANGED_YES);
     assert_true(page->count_changed);
     walk = walk_of(start, 1);
     page = page_of_tokens();
     page->count_earlier = 1;
-    cp_changed_finish(pool, &walk, "7-double", page);
+    finish(&walk, "7-double", page);
     assert_false(page->count_changed);
     /* a count of its own is current */
     walk = walk_of(start, 1);
     page = page_of_tokens();
-    cp_changed_finish(pool, &walk, "9-double", page);
+    finish(&walk, "9-double", page);
     assert_false(page->count_changed);
 }
 
