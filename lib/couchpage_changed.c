@@ -29,18 +29,15 @@ typedef struct {
 static int tag_of(apr_pool_t *pool, char kind, const unsigned char *bytes, apr_size_t len,
                   char *tag)
 {
-    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned char md[EVP_MAX_MD_SIZE], *data = apr_palloc(pool, len + 1);
     unsigned int md_len = 0;
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    int ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1
-             && EVP_DigestUpdate(ctx, &kind, 1) == 1
-             && EVP_DigestUpdate(ctx, bytes, len) == 1
-             && EVP_DigestFinal_ex(ctx, md, &md_len) == 1 && md_len >= 4;
     const char *text;
 
-    EVP_MD_CTX_free(ctx);
-    if (!ok || !(text = apr_pencode_base64_binary(pool, md, 4, APR_ENCODE_BASE64URL |
-                                                  APR_ENCODE_NOPADDING, NULL))) {
+    data[0] = (unsigned char)kind;
+    memcpy(data + 1, bytes, len);
+    if (EVP_Digest(data, len + 1, md, &md_len, EVP_sha256(), NULL) != 1 || md_len < 4
+        || !(text = apr_pencode_base64_binary(pool, md, 4, APR_ENCODE_BASE64URL
+                                              | APR_ENCODE_NOPADDING, NULL))) {
         return 0;
     }
     memcpy(tag, text, CP_CHANGED_TAG);
@@ -48,9 +45,10 @@ static int tag_of(apr_pool_t *pool, char kind, const unsigned char *bytes, apr_s
     return 1;
 }
 
-/* A sequence's entries: one a range when it has at most CP_CHANGED_RANGES
- * (*count of them), and in *all the entry of all of them (the sum). 0 when
- * the sequence cannot be read. */
+/* A sequence's entries: one a range (*count of them), and, when there are
+ * more than CP_CHANGED_RANGES, in *all the entry of all of them (the sum;
+ * else its tag is empty: no mark holds it). 0 when the sequence cannot be
+ * read. */
 static int entries_of(apr_pool_t *pool, const char *seq, entry **ranges, int *count, entry *all)
 {
     apr_array_header_t *elements = seq ? cp_seq_elements(pool, seq) : NULL;
@@ -64,15 +62,21 @@ static int entries_of(apr_pool_t *pool, const char *seq, entry **ranges, int *co
     *count = elements->nelts;
     *ranges = apr_pcalloc(pool, (apr_size_t)elements->nelts * sizeof(entry));
     all->seq = 0;
+    all->tag[0] = '\0';
     for (i = 0; i < elements->nelts; i++) {
         const cp_seq_element *e = &APR_ARRAY_IDX(elements, i, cp_seq_element);
 
         size += 4 + e->name_len;
         all->seq += e->seq;
         (*ranges)[i].seq = e->seq;
-        if (!tag_of(pool, 'r', e->name, e->name_len, (*ranges)[i].tag)) {
+        /* past CP_CHANGED_RANGES a mark names all the copies at once */
+        if (elements->nelts <= CP_CHANGED_RANGES
+            && !tag_of(pool, 'r', e->name, e->name_len, (*ranges)[i].tag)) {
             return 0;
         }
+    }
+    if (elements->nelts <= CP_CHANGED_RANGES) {
+        return all->seq >= 0;
     }
     /* all the copies: each name's length, then the name, in the
      * sequence's one order */
@@ -175,10 +179,10 @@ cp_changed_state cp_changed_compare(apr_pool_t *pool, const char *mark, const ch
         return CP_CHANGED_UNKNOWN;
     }
     for (i = 0; i < n; i++) {
-        const entry *now = !strcmp(start[i].tag, all.tag) ? &all : NULL;
+        const entry *now = all.tag[0] && !strcmp(start[i].tag, all.tag) ? &all : NULL;
 
         for (j = 0; !now && j < count; j++) {
-            now = !strcmp(start[i].tag, ranges[j].tag) ? &ranges[j] : NULL;
+            now = ranges[j].tag[0] && !strcmp(start[i].tag, ranges[j].tag) ? &ranges[j] : NULL;
         }
         if (now && now->seq > start[i].seq) {
             /* the copy that answered then answers now, and was written */
