@@ -325,6 +325,7 @@ const char *cp_count_page(apr_pool_t *pool, const cp_token *token,
 const char *cp_count_content_range(apr_pool_t *pool, const cp_page *page)
 {
     const char *total = page->total_rows >= 0 && !page->count_at_least && page->numbered
+                        && !page->count_changed
                         ? apr_psprintf(pool, "%" APR_INT64_T_FMT, page->total_rows) : "*";
 
     if (!page->numbered || page->offset < 0) {

@@ -96,3 +96,29 @@ const char *cp_fault_loggable(apr_pool_t *pool, const char *text)
     *o = '\0';
     return out;
 }
+
+/* CouchDB 3.4's answer to a login of an account it has locked
+ * (couch_httpd_auth.erl), as the transport words it. */
+#define COUCHDB_LOCKOUT "403 forbidden: Account is temporarily locked due to multiple " \
+    "authentication failures"
+
+const char *cp_fault_backend_hint(int backend_status, const char *reason, int range_set)
+{
+    if (backend_status == 400 && range_set) {
+        return "; does CouchDB collate CouchPageRange's LOW after its HIGH?";
+    }
+    if (backend_status == 403 && reason && strstr(reason, COUCHDB_LOCKOUT)) {
+        /* The lock is CouchDB's, keyed by the address, the account and its
+         * password's salt: nothing here remembers it, and the right password
+         * does not end it; a new password (a new salt) does. */
+        return ": this is CouchDB's account lockout ([chttpd_auth_lockout]): after "
+               "5 failed logins (its threshold, by default) of this account from this "
+               "server's address, CouchDB refuses every login of it from here, with the "
+               "right password too, until about 5 minutes (its max_lifetime, by "
+               "default) after the first failure. Correct CouchPageCredentials and "
+               "reload httpd; pages come back when the lock ends, or at once if "
+               "CouchDB's admin sets the account a new password (in _users) and "
+               "CouchPageCredentials has that one";
+    }
+    return "";
+}

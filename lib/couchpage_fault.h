@@ -52,6 +52,12 @@ cp_fault *cp_fault_token_refused(apr_pool_t *pool, const char *why);
 cp_fault *cp_fault_config(apr_pool_t *pool, const char *uri, const char *reason);
 cp_fault *cp_fault_seal(apr_pool_t *pool, const char *uri, const char *reason);
 
+/* What the error log adds to a backend's refusal (its status, its reason
+ * as the transport words it; range_set: the location has CouchPageRange)
+ * to tell the operator its likely cause: a reversed range, CouchDB's
+ * account lockout; else "". */
+const char *cp_fault_backend_hint(int backend_status, const char *reason, int range_set);
+
 /* Text for the error log: control bytes, quotes and backslashes escaped
  * as httpd's ap_escape_logitem does, cut after 200 bytes. */
 const char *cp_fault_loggable(apr_pool_t *pool, const char *text);

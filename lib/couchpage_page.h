@@ -102,6 +102,10 @@ typedef struct {
                                  count, couchpage_count): no last_number */
     int count_earlier;        /* numbered by a count an earlier page of the walk
                                  took, which its token carried */
+    int changed;              /* cp_changed_state (couchpage_changed): whether rows
+                                 were written since the walk began; 0: unknown */
+    int count_changed;        /* count_earlier, and rows were written since that
+                                 count: it may be out of date */
 } cp_page;
 
 /* The answers of the queries cp_plan_page planned for plan from start_token

@@ -7,6 +7,7 @@
  */
 #include "couchpage_render.h"
 #include "couchpage_json.h"
+#include "couchpage_changed.h"
 
 #include <apr_atomic.h>
 #include <apr_encode.h>
@@ -324,13 +325,25 @@ static void add_members(json_body *body, const cp_page *page, const cp_links *li
     else {
         ADD(",\"numbering\":\"relative\"");
     }
+    /* rows written since the walk began (couchpage_changed); left out
+     * where the page cannot tell */
+    if (page->changed == CP_CHANGED_YES) {
+        ADD(",\"changed\":true");
+    }
+    else if (page->changed == CP_CHANGED_NO) {
+        ADD(",\"changed\":false");
+    }
     if (page->total_rows >= 0) {
         ADD(",\"total_rows\":");
         add_integer(body, page->total_rows);
         /* a numbered page's total: exact, or at least it (a capped count);
          * counted by an earlier page of the walk, whose token carried it */
         if (page->numbered) {
-            if (page->count_at_least) {
+            if (page->count_changed) {
+                /* counted by an earlier page, before rows were written */
+                ADD(",\"count\":\"out of date\"");
+            }
+            else if (page->count_at_least) {
                 ADD(",\"count\":\"at least\"");
             }
             else {
@@ -398,13 +411,13 @@ static const char *html(apr_pool_t *pool, const char *text)
 
 const char *const cp_word_names[CP_WORD_COUNT] = {
     "first", "previous", "next", "last", "of", "empty", "nav-label", "current", "thousands",
-    "error", "page", "more", "counted-earlier", "jump", "go"
+    "error", "page", "more", "counted-earlier", "jump", "go", "changed", "counted-before-change"
 };
 
 const char *const cp_word_defaults[CP_WORD_COUNT] = {
     "First", "Previous", "Next", "Last", "of", "No items.", "Pages", "current", ",",
     "The list could not be shown.", "Page", "Load more", "(as counted earlier)", "Go to page",
-    "Go"
+    "Go", "The list has changed since you began.", "(counted before the list changed)"
 };
 
 const char *cp_word_check(apr_pool_t *pool, const char *name, const char *text, int *which)
@@ -542,7 +555,9 @@ static const char *position_text(apr_pool_t *pool, const cp_page *page,
     return apr_pstrcat(pool, rows, " ", word(pool, spec, CP_WORD_OF), " ",
                        number_html(pool, total, separator), page->count_at_least ? "+" : "",
                        page->count_earlier ? " " : "",
-                       page->count_earlier ? word(pool, spec, CP_WORD_COUNTED_EARLIER) : "",
+                       page->count_earlier ? word(pool, spec, page->count_changed
+                                                  ? CP_WORD_COUNTED_BEFORE_CHANGE
+                                                  : CP_WORD_COUNTED_EARLIER) : "",
                        NULL);
 }
 
@@ -564,9 +579,17 @@ static const char *status_text(apr_pool_t *pool, const cp_page *page, const cp_h
         }
     }
     if (number && position) {
-        return apr_pstrcat(pool, number, ", ", position, NULL);
+        number = apr_pstrcat(pool, number, ", ", position, NULL);
     }
-    return number ? number : position;
+    else if (!number) {
+        number = position;
+    }
+    /* rows written since the walk began: said in words, announced too */
+    if (page->changed == CP_CHANGED_YES) {
+        number = apr_pstrcat(pool, number ? number : "", number ? ". " : "",
+                             word(pool, spec, CP_WORD_CHANGED), NULL);
+    }
+    return number;
 }
 
 static const char *page_label(apr_pool_t *pool, const cp_page *page, const cp_page_link *link,
@@ -693,6 +716,10 @@ const char *cp_render_html(apr_pool_t *pool, const cp_page *page, const cp_links
     }
     if (position) {
         EMIT(apr_pstrcat(pool, "<p class=\"couchpage-position\">", position, "</p>\n", NULL));
+    }
+    if (page->changed == CP_CHANGED_YES) {
+        EMIT(apr_pstrcat(pool, "<p class=\"couchpage-changed\">",
+                         word(pool, spec, CP_WORD_CHANGED), "</p>\n", NULL));
     }
     EMIT(apr_pstrcat(pool, "<nav class=\"couchpage-nav\" aria-label=\"",
                      word(pool, spec, CP_WORD_NAV_LABEL), "\">\n", NULL));

@@ -92,6 +92,9 @@ typedef enum {
                            page's of the walk, which the token carried */
     CP_WORD_JUMP,       /* the label of the go-to-page form's number field */
     CP_WORD_GO,         /* its submit button */
+    CP_WORD_CHANGED,    /* rows were written since the walk began (couchpage_changed) */
+    CP_WORD_COUNTED_BEFORE_CHANGE, /* in place of COUNTED_EARLIER where rows were
+                           written since that count */
     CP_WORD_COUNT
 } cp_word;
 

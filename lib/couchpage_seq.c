@@ -241,3 +241,119 @@ const char *cp_seq_canonical(apr_pool_t *pool, const char *seq)
     }
     return canonical;
 }
+
+/* A whole number term at t[*at] (small integer, integer, small big of at
+ * most 7 bytes, not negative), *at stepped past it: 1, else 0. */
+static int read_whole(const unsigned char *t, apr_size_t n, apr_size_t *at, apr_int64_t *v)
+{
+    apr_size_t len, i;
+
+    if (*at >= n) {
+        return 0;
+    }
+    switch (t[(*at)++]) {
+    case 97:
+        if (*at + 1 > n) {
+            return 0;
+        }
+        *v = t[(*at)++];
+        return 1;
+    case 98:
+        if (*at + 4 > n || (t[*at] & 0x80)) {
+            return 0;
+        }
+        *v = (apr_int64_t)be(t + *at, 4);
+        *at += 4;
+        return 1;
+    case 110:
+        if (*at + 2 > n || (len = t[*at]) > 7 || t[*at + 1] != 0 || *at + 2 + len > n) {
+            return 0;
+        }
+        for (*v = 0, i = len; i > 0; i--) {
+            *v = (*v << 8) | t[*at + 1 + i];
+        }
+        *at += 2 + len;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* A decimal number of at most 18 digits, the whole of text[0..len). */
+static int read_decimal(const char *text, apr_size_t len, apr_int64_t *v)
+{
+    apr_size_t i;
+
+    if (len == 0 || len > 18) {
+        return 0;
+    }
+    for (*v = 0, i = 0; i < len; i++) {
+        if (text[i] < '0' || text[i] > '9') {
+            return 0;
+        }
+        *v = *v * 10 + (text[i] - '0');
+    }
+    return 1;
+}
+
+apr_array_header_t *cp_seq_elements(apr_pool_t *pool, const char *canonical)
+{
+    const char *dash = canonical ? strchr(canonical, '-') : NULL;
+    apr_array_header_t *out = apr_array_make(pool, 4, sizeof(cp_seq_element));
+    const unsigned char *t;
+    apr_size_t n = 0, at = 0;
+    cp_seq_element *e;
+
+    if (!canonical) {
+        return NULL;
+    }
+    if (!dash || dash[1] != 's'
+        || !(t = (const unsigned char *)apr_pdecode_base64_binary(
+                 pool, dash + 2, APR_ENCODE_STRING, APR_ENCODE_BASE64URL, &n))) {
+        /* a number, or "N-WORD": one element */
+        e = apr_array_push(out);
+        e->name = (const unsigned char *)(dash ? dash + 1 : "");
+        e->name_len = dash ? strlen(dash + 1) : 0;
+        return read_decimal(canonical, dash ? (apr_size_t)(dash - canonical) : strlen(canonical),
+                            &e->seq) && strspn((const char *)e->name,
+                                               "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                               "0123456789-_") == e->name_len ? out : NULL;
+    }
+    /* cp_seq_canonical's: each element's length, then its term */
+    while (at < n) {
+        apr_size_t len, end, from;
+        apr_int64_t v;
+
+        if (at + 4 > n || (len = be(t + at, 4)) > n - at - 4) {
+            return NULL;
+        }
+        at += 4;
+        end = at + len;
+        /* {Node, Range, Seq}; Seq a number or {Number, Uuid, EpochNode} */
+        if (len < 2 || t[at] != 104 || t[at + 1] != 3) {
+            return NULL;
+        }
+        from = at += 2;
+        if (!skip_term(t, end, &at, 0) || !skip_term(t, end, &at, 0)) {
+            return NULL;
+        }
+        e = apr_array_push(out);
+        e->name = t + from;
+        e->name_len = at - from;
+        if (at + 2 <= end && t[at] == 104 && t[at + 1] >= 1) {
+            at += 2;
+            if (!read_whole(t, end, &at, &v)) {
+                return NULL;
+            }
+        }
+        else if (!read_whole(t, end, &at, &v) || at != end) {
+            return NULL;
+        }
+        if (v >= ((apr_int64_t)1 << 62)) {
+            return NULL;
+        }
+        e->seq = v;
+        at = end;
+    }
+    return out->nelts ? out : NULL;
+}

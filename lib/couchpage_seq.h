@@ -13,6 +13,7 @@
 #define COUCHPAGE_SEQ_H
 
 #include <apr_pools.h>
+#include <apr_tables.h>
 
 /* seq with a packed payload's elements sorted by their bytes ("N-" and
  * the sorted elements, base64url); any other sequence (a number, a string
@@ -20,5 +21,21 @@
  * kept (malloc'd, a few, bounded) and given again for the same seq,
  * pool-owned, without unpacking it again. */
 const char *cp_seq_canonical(apr_pool_t *pool, const char *seq);
+
+/* One element of a sequence: what names its shard copy (the bytes of its
+ * node's and its range's terms; a sequence that is no packed list, a
+ * number or "N-WORD", is one element named by WORD, "" for a number) and
+ * that copy's sequence number. */
+typedef struct {
+    const unsigned char *name;
+    apr_size_t name_len;
+    apr_int64_t seq;
+} cp_seq_element;
+
+/* The elements (cp_seq_element) of a sequence in cp_seq_canonical's
+ * spelling, in its order; NULL when it is none of the forms above, or an
+ * element is not {Node, Range, Seq} with Seq a whole number (or a tuple
+ * that begins with one) below 2^62. */
+apr_array_header_t *cp_seq_elements(apr_pool_t *pool, const char *canonical);
 
 #endif

@@ -23,6 +23,7 @@
 #include "couchpage_keyset.h"
 #include "couchpage_mango.h"
 #include "couchpage_token.h"
+#include "couchpage_changed.h"
 
 #define HTTP_BAD_REQUEST 400
 #define HTTP_INTERNAL_SERVER_ERROR 500
@@ -39,6 +40,7 @@ typedef struct {
     int ties_apart;   /* _find pages ask the ties and the rest apart, */
     const char *index_view;   /* through the index of this view (not in partitions) */
     const apr_array_header_t *index_fields;   /* and these fields */
+    cp_walk *walk;    /* the walk's start, which its tokens carry (couchpage_changed) */
 } serving;
 
 static void log_line(const serving *s, int level, const char *code, const char *text)
@@ -53,34 +55,14 @@ static const char *view_context(const serving *s, const cp_view *view)
                         s->tr->where(s->tr->baton, CP_WHERE_VIEW));
 }
 
-/* CouchDB 3.4's answer to a login of an account it has locked
- * (couch_httpd_auth.erl), as the transport words it. */
-#define COUCHDB_LOCKOUT "403 forbidden: Account is temporarily locked due to multiple " \
-    "authentication failures"
-
 /* The backend's trouble, in full, for the error log with the request's
  * path and the view; visitors learn only which kind it was. */
 static cp_fault *backend_fault(const serving *s, const cp_source *src,
                                const cp_transport_failure *failure)
 {
-    const char *hint = "", *text;
+    const char *hint = cp_fault_backend_hint(failure->backend_status, failure->reason,
+                                             src->range_set), *text;
 
-    if (failure->backend_status == HTTP_BAD_REQUEST && src->range_set) {
-        hint = "; does CouchDB collate CouchPageRange's LOW after its HIGH?";
-    }
-    else if (failure->backend_status == 403 && strstr(failure->reason, COUCHDB_LOCKOUT)) {
-        /* The lock is CouchDB's, keyed by the address, the account and its
-         * password's salt: nothing here remembers it, and the right password
-         * does not end it; a new password (a new salt) does. */
-        hint = ": this is CouchDB's account lockout ([chttpd_auth_lockout]): after "
-               "5 failed logins (its threshold, by default) of this account from this "
-               "server's address, CouchDB refuses every login of it from here, with the "
-               "right password too, until about 5 minutes (its max_lifetime, by "
-               "default) after the first failure. Correct CouchPageCredentials and "
-               "reload httpd; pages come back when the lock ends, or at once if "
-               "CouchDB's admin sets the account a new password (in _users) and "
-               "CouchPageCredentials has that one";
-    }
     if (failure->past_deadline) {
         /* the operator's knob is the deadline, not mod_proxy's timeout */
         text = apr_psprintf(s->pool, "the backend reads for %s were stopped: %s "
@@ -292,9 +274,10 @@ static const cp_fault *serve_view(const serving *s, const cp_source *src, const 
                                           &start))) {
         return cp_fault_bad_request(s->pool, reason);
     }
+    cp_changed_token(s->walk, text ? &start : NULL);
     reason = cp_plan_init(s->pool, &plan, src->view, src->partition, src->low, src->high,
                           s->req->count, src->links);
-    plan.update_seq = src->update_seq;
+    plan.update_seq = src->update_seq || s->walk->applies;
     /* bounds merged from several sections, or yielded by expressions, are
      * the configuration's fault; a partition name may be the client's */
     if (reason && cp_plan_check_range(s->pool, src->view, src->low, src->high)) {
@@ -329,6 +312,9 @@ static const cp_fault *serve_view(const serving *s, const cp_source *src, const 
         if ((fault = ask(s, src, &plan, with_docid, queries))) {
             return fault;
         }
+        /* every token carries the walk's mark: room for it */
+        served->seq = plan.update_seq ? cp_plan_seq(s->pool, queries) : NULL;
+        cp_changed_room(s->pool, s->walk, served->seq, &room, &made);
         answers.counted = cp_count_group_walk(queries, from, cap, &walk, &counted);
     } while (cp_plan_widen(s->pool, &plan, from, cp_page_assemble(s->pool, &answers,
                                                                   &served->page)));
@@ -337,7 +323,6 @@ static const cp_fault *serve_view(const serving *s, const cp_source *src, const 
                  "tokens without its count: %s", src->uri, reason));
     }
     served->view = src->view;
-    served->seq = src->update_seq ? cp_plan_seq(s->pool, queries) : NULL;
     return NULL;
 }
 
@@ -631,6 +616,7 @@ static const cp_fault *read_index_rows(const serving *s, const cp_source *index,
     if (reason) {
         return cp_fault_bad_request(s->pool, reason);
     }
+    plan.update_seq = s->walk->applies;
     if (token->from == CP_FROM_ROW) {
         /* a view's token: its row in the index's view, as the view
          * location that handed it out read it */
@@ -653,6 +639,7 @@ static const cp_fault *read_index_rows(const serving *s, const cp_source *index,
     if ((fault = ask(s, index, &plan, 1, queries))) {
         return fault;
     }
+    s->walk->seq = plan.update_seq ? cp_plan_seq(s->pool, queries) : NULL;
     *rows = cp_keyset_index_rows(s->pool, cp_plan_query(queries, CP_QUERY_FORWARD)->answer,
                                  token, sort, index->index_fields, &dropped);
     *behind = cp_keyset_index_behind(s->pool, queries, token, sort, index->index_fields);
@@ -762,6 +749,7 @@ static const cp_fault *serve_find(const serving *s, const cp_source *index, cons
     if ((reason = cp_token_decode(s->pool, text, &token_rows, &token))) {
         return cp_fault_bad_request(s->pool, reason);
     }
+    cp_changed_token(s->walk, &token);
     if ((reason = cp_plan_index_url(s->pool, src->view, src->partition, &url))) {
         return cp_fault_bad_request(s->pool, reason);
     }
@@ -852,7 +840,8 @@ static const cp_fault *jump_find(void *baton, const char *body, int limit,
 const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_request *req,
                          const cp_transport *transport, cp_served *served)
 {
-    serving s = { pool, source, req, transport, 0, NULL, NULL };
+    cp_walk walk;
+    serving s = { pool, source, req, transport, 0, NULL, NULL, &walk };
     cp_source *index = NULL;
     const cp_fault *fault;
     const char *text;
@@ -868,6 +857,8 @@ const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_req
                             &text))) {
         return fault;
     }
+    /* the walk's start, which its tokens carry (couchpage_changed) */
+    cp_changed_open(source, req->args->start, &walk);
     if (req->args->page) {
         /* ?page=N is the page the walk's token to page N opens */
         cp_args *args = apr_pmemdup(pool, req->args, sizeof(*args));
@@ -889,6 +880,8 @@ const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_req
         served->preference_applied = cp_count_free_applied(cp_count_prefer(pool, req->prefer));
         fault = serve_view(&s, source, text, served);
     }
+    fault = fault ? fault : cp_changed_finish(pool, &walk, source, req->args->page
+                                              ? s.req->args->start : NULL, text, served);
     /* a counted _find location's page past an at-least count, or a
      * counted page whose rows moved since the count, is the walk's,
      * unnumbered as there */

@@ -98,6 +98,7 @@ static inline cp_token_room cp_source_token_room(const cp_source *src)
     room.max_escaped = src->token_url_room;
     room.sealed = src->token_key != NULL;
     room.raw_ids = src->view->is_all_docs;
+    room.extra = room.extra_escaped = 0;
     return room;
 }
 

@@ -7,6 +7,7 @@
 #include "couchpage_token.h"
 #include "couchpage_json.h"
 #include "couchpage_seal.h"
+#include "couchpage_changed.h"
 
 #include <apr_encode.h>
 #include <apr_strings.h>
@@ -243,6 +244,27 @@ static const char *read_index(apr_pool_t *pool, const json_t *index, const char 
 
 static const char *decode_count(const json_t *value, cp_token *token, size_t *members);
 
+/* A walk's mark, a string of couchpage_changed's form: NULL, or why not. */
+static const char *read_mark(const json_t *mark, cp_token *token)
+{
+    if (!cp_json_is_string(mark)
+        || !cp_changed_mark_valid(json_string_value(mark), json_string_length(mark))) {
+        return "the start token's walk mark is not valid";
+    }
+    token->walk = json_string_value(mark);
+    return NULL;
+}
+
+/* An object token's "w" (its walk's mark): NULL and how many members it
+ * took (0 or 1), or why it is refused. */
+static const char *decode_walk(const json_t *value, cp_token *token, size_t *members)
+{
+    const json_t *mark = json_object_get(value, "w");
+
+    *members = mark != NULL;
+    return mark ? read_mark(mark, token) : NULL;
+}
+
 /* A bounded token's object (of grouped rows, maybe with its walk's count):
  * NULL, or why it is refused. */
 static const char *decode_bounded(apr_pool_t *pool, json_t *value, int grouped,
@@ -251,13 +273,16 @@ static const char *decode_bounded(apr_pool_t *pool, json_t *value, int grouped,
     const json_t *low = json_object_get(value, "lo"), *high = json_object_get(value, "hi");
     const json_t *digest = json_object_get(value, "h"), *index = json_object_get(value, "n");
     const char *text, *reason;
-    size_t i, counts = 0;
+    size_t i, counts = 0, marks = 0;
 
     if (grouped && (reason = decode_count(value, token, &counts))) {
         return reason;
     }
+    if ((reason = decode_walk(value, token, &marks))) {
+        return reason;
+    }
     if (!low || !high || !digest
-        || json_object_size(value) != 3 + (index != NULL) + counts) {
+        || json_object_size(value) != 3 + (index != NULL) + counts + marks) {
         return "the start token must be a JSON array, or an object of \"lo\", \"hi\", "
                "\"h\" and \"n\"";
     }
@@ -341,7 +366,7 @@ static const char *decode_beside(apr_pool_t *pool, const json_t *value,
 {
     const char *name = "a", *reason;
     const json_t *pair, *id;
-    size_t counts = 0;
+    size_t counts = 0, marks = 0;
 
     if (!json_is_object(value)) {
         return "the start token is not {\"a\": [KEY, ID]} nor {\"b\": [KEY, ID]}";
@@ -353,10 +378,11 @@ static const char *decode_beside(apr_pool_t *pool, const json_t *value,
     if (!pair || (json_object_get(value, "a") && json_object_get(value, "b"))) {
         return "the start token is not {\"a\": [KEY, ID]} nor {\"b\": [KEY, ID]}";
     }
-    if ((reason = decode_count(value, token, &counts))) {
+    if ((reason = decode_count(value, token, &counts))
+        || (reason = decode_walk(value, token, &marks))) {
         return reason;
     }
-    if (json_object_size(value) != 1 + counts) {
+    if (json_object_size(value) != 1 + counts + marks) {
         return "the start token is not {\"a\": [KEY, ID]} nor {\"b\": [KEY, ID]}";
     }
     if (!json_is_array(pair) || json_array_size(pair) != 2) {
@@ -391,12 +417,13 @@ static const char *decode_at_row(apr_pool_t *pool, const json_t *value, int with
 static const char *decode_grouped(apr_pool_t *pool, const json_t *value, cp_token *token)
 {
     const char *reason;
-    size_t counts = 0;
+    size_t counts = 0, marks = 0;
 
-    if ((reason = decode_count(value, token, &counts))) {
+    if ((reason = decode_count(value, token, &counts))
+        || (reason = decode_walk(value, token, &marks))) {
         return reason;
     }
-    if (!token->counted || json_object_size(value) != 1 + counts) {
+    if (!token->counted || json_object_size(value) != 1 + counts + marks) {
         return "the start token is not {\"g\": [KEY], \"t\": TOTAL, \"p\": PLACE}";
     }
     return decode_at_row(pool, json_object_get(value, "g"), 0, token);
@@ -407,21 +434,29 @@ static const char *decode_grouped(apr_pool_t *pool, const json_t *value, cp_toke
 static const char *decode_at_row(apr_pool_t *pool, const json_t *value, int with_docid,
                                  cp_token *token)
 {
-    const json_t *id;
+    const json_t *id, *last;
+    size_t size = json_is_array(value) ? json_array_size(value) : 0;
 
     if (!json_is_array(value)) {
         return with_docid ? "the start token must be a JSON array [key, docid]"
                           : "the start token must be a JSON array [key]";
     }
-    if (with_docid ? json_array_size(value) < 2 || json_array_size(value) > 3
-                   : json_array_size(value) != 1) {
+    /* the walk's mark, a string of its form past the form's members (a
+     * row index is a number; any other string is refused below as before) */
+    last = size > 0 ? json_array_get(value, size - 1) : NULL;
+    if (size > (with_docid ? 2u : 1u) && cp_json_is_string(last)
+        && cp_changed_mark_valid(json_string_value(last), json_string_length(last))) {
+        token->walk = json_string_value(last);
+        size--;
+    }
+    if (with_docid ? size < 2 || size > 3 : size != 1) {
         return with_docid ? "the start token must have two members, [key, docid] "
                             "(or three, [key, docid, n])"
                           : "the start token must have one member, [key]";
     }
     token->key = json_array_get(value, 0);
     token->key_json = cp_json_text(pool, token->key);
-    if (json_array_size(value) == 3) {
+    if (size == 3) {
         const char *reason = read_index(pool, json_array_get(value, 2), "third member", token);
 
         if (reason) {
@@ -481,16 +516,30 @@ const char *cp_token_decode(apr_pool_t *pool, const char *text, const cp_token_r
     return decode_at_row(pool, value, with_docid, token);
 }
 
+const char *cp_token_mark(apr_pool_t *pool, const char *token, const char *mark)
+{
+    apr_size_t len = token ? strlen(token) : 0;
+
+    if (!mark || len < 2 || (token[len - 1] != ']' && token[len - 1] != '}')) {
+        return token;
+    }
+    /* the module's tokens are compact JSON ending in their closing
+     * bracket; the mark's characters need no escape */
+    return apr_pstrcat(pool, apr_pstrmemdup(pool, token, len - 1),
+                       token[len - 1] == ']' ? (len > 2 ? ",\"" : "\"") : len > 2 ? ",\"w\":\""
+                       : "\"w\":\"", mark, "\"", token[len - 1] == ']' ? "]" : "}", NULL);
+}
+
 int cp_token_fits(const cp_token_room *room, const char *text)
 {
-    apr_size_t len = strlen(text), escaped = 0, i;
+    apr_size_t len = strlen(text) + room->extra, escaped = room->extra_escaped, i;
 
     if (room->sealed) {
         /* base64url without padding: nothing to escape */
         len = ((len + CP_SEAL_OVERHEAD) * 4 + 2) / 3;
         return len <= room->max_sent && len <= room->max_escaped;
     }
-    for (i = 0; i < len; i++) {
+    for (i = 0; i < len - room->extra; i++) {
         unsigned char c = (unsigned char)text[i];
 
         escaped += (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')

@@ -50,6 +50,21 @@
  * still reads, its page numbered relative to itself. Every form is read by one decoder,
  * told what the location's rows look like (cp_token_rows).
  *
+ * A walk's later tokens carry its start (couchpage_changed's mark, a
+ * short string: "TAG" and a number, a shard range's, entries joined by
+ * '.'): a view's token as its last member, one more than its form has
+ *
+ *     [key, docid, MARK]   [key, docid, n, MARK]   [key, MARK] (grouped)
+ *
+ * and an object as "w": MARK beside its other members. A token without it
+ * (an older link, the first page's and the Last page's "last", which every
+ * walk shares) reads as before. cp_token_mark adds it to a token's text.
+ * The mark is what comparing needs, not the packed sequence, which takes
+ * some 80 bytes a shard range: a 30-bit tag of the copy that answered a
+ * range and its number, some 25 bytes a range, one entry for all past 4
+ * ranges (couchpage_changed.h says why that is enough). Inside the JSON,
+ * so a token stays the JSON text clients may read.
+ *
  * Part of the httpd-free core: no httpd header, no request_rec.
  */
 #ifndef COUCHPAGE_TOKEN_H
@@ -96,6 +111,11 @@ typedef struct {
     apr_int64_t count_total;
     apr_int64_t count_place;
     int count_at_least;
+    /* the walk's start the token carries (couchpage_changed): a view
+     * token's last member, a string, beyond its form's ([key, docid,
+     * MARK], [key, docid, n, MARK], [key, MARK]); an object's "w".
+     * NULL: none (an older token). Its form is checked here. */
+    const char *walk;
 } cp_token;
 
 /* The length of cp_token_digest's text: base64url of 128 bits. */
@@ -127,6 +147,9 @@ typedef struct {
     apr_size_t max_escaped;
     int sealed;
     int raw_ids; /* keys are document ids (_all_docs), compared as bytes */
+    apr_size_t extra;  /* bytes every token will carry more (couchpage_changed's
+                          walk mark, cp_token_mark), as sent and as escaped in a URL */
+    apr_size_t extra_escaped;
 } cp_token_room;
 
 /* Whether a token's text fits the room. */
@@ -156,6 +179,16 @@ typedef struct {
                         bounded, as with_docid), at the row: the links
                         a location handed out when a view paged it */
 } cp_token_rows;
+
+/* token's text (the module's own, compact JSON, or CP_TOKEN_LAST) with
+ * its walk's mark: an array's last member, an object's "w"; "last", and
+ * mark NULL, as they are. */
+const char *cp_token_mark(apr_pool_t *pool, const char *token, const char *mark);
+
+/* What cp_token_mark adds to a token for a mark of len bytes, at most: as
+ * sent, and percent-encoded in a URL. */
+#define CP_TOKEN_MARK_EXTRA(len) ((len) + 7)
+#define CP_TOKEN_MARK_EXTRA_ESCAPED(len) ((len) + 19)
 
 /* Reads a token a client sent, of any length: the caller caps what the
  * client may send (CouchPageMaxTokenLength). text NULL is the first page;

@@ -199,19 +199,20 @@ couch_load('sem_types', docs => \@typed_docs, views => {
         my $pages = walk_ok('/sem/types/', $limit, $view, "keys of every JSON type, $limit a page");
         next unless $limit == 1;
         # with one row a page every row but the first is named by a next token:
-        # its key must be the key as the double sent it
+        # its key must be the key as the double sent it (a later page's token
+        # carries the walk's mark after it)
         my @tokens = map { $_->{next} } @$pages[0 .. $#$pages - 1];
         my @token_keys = map { my ($k) = token_parts($_); jsig($k) } @tokens;
         my @want_keys = map { jsig(jget($_, 'key')) } @{ $view->{items} }[1 .. $#{ $view->{items} }];
         is(first_difference(\@token_keys, \@want_keys), undef,
            "every next token's key is the row's key as CouchDB sent it (exact integers, float values, member order)");
-        is(scalar(grep { /^\[\{"b":2,"a":1\},"t(49|59)"\]$/ } @tokens), 2,
+        is(scalar(grep { /^\[\{"b":2,"a":1\},"t(49|59)"(?:,"[^"]+")?\]$/ } @tokens), 2,
            'an object key keeps its member order in the token');
         SKIP: {
             skip $EMITS_EXACTLY, 4 unless $DOUBLE;    # exact big integers and 2.0 come from emitRaw
-            is(scalar(grep { /^\[9007199254740993,"t(08|58)"\]$/ } @tokens), 2,
+            is(scalar(grep { /^\[9007199254740993,"t(08|58)"(?:,"[^"]+")?\]$/ } @tokens), 2,
                'the tokens of 9007199254740993 carry exactly that integer');
-            is(scalar(grep { /^\[-9007199254740993,"t09"\]$/ } @tokens), 1, '... and of -9007199254740993');
+            is(scalar(grep { /^\[-9007199254740993,"t09"(?:,"[^"]+")?\]$/ } @tokens), 1, '... and of -9007199254740993');
             my @floats = map { my ($k) = token_parts($_); $k->[0] eq 'num' ? num_sig($k->[1]) : () } @tokens;
             ok((grep { $_ eq '1e+21' } @floats) && (grep { $_ eq '0.1' } @floats) == 2
                && (grep { $_ eq '2.0' } @floats) && (grep { $_ eq '1.5e-07' } @floats),
@@ -276,7 +277,9 @@ SKIP: {
         walk_ok('/sem/wide-mango-desc/', $limit, $desc, "the same descending, $limit a page");
         next unless $limit == 1;
         # every integer row but the first is named by a next token, digit for digit
-        my %tokens = map { $_->{next} => 1 } grep { defined $_->{next} } @$pages;
+        # (its walk's mark, a later token's last member, left out)
+        my %tokens = map { ($_->{next} =~ s/,"$CouchPageWalk::MARK"\]$/]/r) => 1 }
+                     grep { defined $_->{next} } @$pages;
         my %int = @ints;
         my @missing = grep { !$tokens{qq([[$int{$_}],"$_"])} } grep { $_ ne $ints[0] } keys %int;
         is(join(' ', sort @missing), '', "the next tokens carry those integers' digits");

@@ -142,7 +142,7 @@ sub check_jumps {
         if ($n < $last) {
             # the walk's page itself: the same bytes, its token and links too
             push @problems, "page $n of $path (limit $limit) is not the walk's: "
-                . first_difference($page->{raw}, $want->{raw}) unless $page->{raw} eq $want->{raw};
+                . first_difference([$page->{raw}], [$want->{raw}]) unless $page->{raw} eq $want->{raw};
             next;
         }
         # the Last page, read from the end: the walk's rows, position and links
@@ -265,7 +265,7 @@ for my $limit (4, 6) {
     for my $n (1 .. $REACH) {
         my $page = module_page($path, limit => $limit, page => $n);
         push @problems, "page $n of $path (limit $limit) is not the walk's: $page->{status} "
-            . first_difference($page->{raw}, $walk[$n - 1]{raw}) unless $page->{raw} eq $walk[$n - 1]{raw};
+            . first_difference([$page->{raw}], [$walk[$n - 1]{raw}]) unless $page->{raw} eq $walk[$n - 1]{raw};
     }
     for my $n ($REACH + 1, scalar(@walk), 999) {
         my $page = module_page($path, limit => $limit, page => $n);

@@ -261,9 +261,15 @@ sub row_sig {
     return join ' ', @parts;
 }
 
-# A token's parts: (key node, docid or undef), or () if it is not [key(, id)].
+# A walk's mark (couchpage_changed): a string a later token carries past
+# its form's members, [key, docid, MARK], [key, docid, n, MARK], [key, MARK].
+our $MARK = qr/[A-Za-z0-9_-]{5}[0-9]+(?:\.[A-Za-z0-9_-]{5}[0-9]+){0,3}/;
+
+# A token's parts: (key node, docid or undef), or () if it is not [key(, id)];
+# its mark left out (key_only: a grouped row's token, whose second member
+# can only be a mark).
 sub token_parts {
-    my ($token) = @_;
+    my ($token, $key_only) = @_;
     return () unless defined $token;
     my $t = eval { jparse($token) } or return ();
     # a counted walk's grouped row, {"g": [key], "t": TOTAL, "p": PLACE}: [key]
@@ -271,6 +277,8 @@ sub token_parts {
     # [key], [key, docid], or [key, docid, n]: the n-th row of a document
     # that emitted the key several times
     my @m = @{ $t->[1] };
+    pop @m if $t->[0] eq 'arr' and @m >= ($key_only ? 2 : 3) and $m[-1][0] eq 'str'
+              and (jstr($m[-1]) // '') =~ /^$MARK$/;
     return () unless $t->[0] eq 'arr' and @m >= 1 and @m <= 3;
     return () if @m == 3 and !($m[2][0] eq 'num' and $m[2][1] =~ /^[1-9][0-9]*$/);
     return ($m[0], @m >= 2 ? jstr($m[1]) : undef, @m == 3 ? $m[2][1] : 0);
@@ -637,7 +645,7 @@ sub _token_names {
     return 'names no row' unless $row;
     return undef if $token =~ /^\{/ and $token !~ /^\{"g":/
                     and bounded_token_names($token, $row, $key_only);
-    my ($key, $id) = token_parts($token);
+    my ($key, $id) = token_parts($token, $key_only);
     return "is not a token: " . _short($token) unless $key;
     return "has a docid: " . _short($token) if $key_only and defined $id;
     return "has no docid: " . _short($token) if !$key_only and !defined $id;

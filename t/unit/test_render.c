@@ -748,7 +748,8 @@ static void words_are_found_by_name(void **state)
     reason = cp_word_check(pool, "second", "x", &which);
     assert_string_equal(reason, "'second' is not a word of the fragment; the words are first, "
                                 "previous, next, last, of, empty, nav-label, current, "
-                                "thousands, error, page, more, counted-earlier, jump, go");
+                                "thousands, error, page, more, counted-earlier, jump, go, changed, "
+                                "counted-before-change");
     assert_non_null(cp_word_check(pool, "", "x", &which));
     assert_string_equal(cp_word_check(pool, "Next", "Suivant \xff", &which),
                         "the text for next is not valid UTF-8");

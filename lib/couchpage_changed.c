@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * couchpage_changed: a walk's start in its tokens, and whether the list
+ * changed since (see couchpage_changed.h). httpd-free.
+ */
+#include "couchpage_changed.h"
+#include "couchpage_fresh.h"
+#include "couchpage_seq.h"
+#include "couchpage_fault.h"
+
+#include <string.h>
+
+#include <apr_encode.h>
+#include <apr_strings.h>
+#include <openssl/evp.h>
+
+/* The digits of an entry's number at most (cp_seq_elements' numbers are
+ * below 2^62, a sum of a few thousand of them below 10^18). */
+#define MAX_DIGITS 18
+#define BASE64URL "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+typedef struct {
+    char tag[CP_CHANGED_TAG + 1];
+    apr_int64_t seq;
+} entry;
+
+/* The TAG of bytes, kind 'r' (one range's copy) or 'a' (all of them):
+ * 0 when libcrypto fails. */
+static int tag_of(apr_pool_t *pool, char kind, const unsigned char *bytes, apr_size_t len,
+                  char *tag)
+{
+    unsigned char md[EVP_MAX_MD_SIZE], *data = apr_palloc(pool, len + 1);
+    unsigned int md_len = 0;
+    const char *text;
+
+    data[0] = (unsigned char)kind;
+    memcpy(data + 1, bytes, len);
+    if (EVP_Digest(data, len + 1, md, &md_len, EVP_sha256(), NULL) != 1 || md_len < 4
+        || !(text = apr_pencode_base64_binary(pool, md, 4, APR_ENCODE_BASE64URL
+                                              | APR_ENCODE_NOPADDING, NULL))) {
+        return 0;
+    }
+    memcpy(tag, text, CP_CHANGED_TAG);
+    tag[CP_CHANGED_TAG] = '\0';
+    return 1;
+}
+
+/* A sequence's entries: one a range (*count of them), and, when there are
+ * more than CP_CHANGED_RANGES, in *all the entry of all of them (the sum;
+ * else its tag is empty: no mark holds it). 0 when the sequence cannot be
+ * read. */
+static int entries_of(apr_pool_t *pool, const char *seq, entry **ranges, int *count, entry *all)
+{
+    apr_array_header_t *elements = seq ? cp_seq_elements(pool, seq) : NULL;
+    unsigned char *names;
+    apr_size_t at = 0, size = 0;
+    int i;
+
+    if (!elements) {
+        return 0;
+    }
+    *count = elements->nelts;
+    *ranges = apr_pcalloc(pool, (apr_size_t)elements->nelts * sizeof(entry));
+    all->seq = 0;
+    all->tag[0] = '\0';
+    for (i = 0; i < elements->nelts; i++) {
+        const cp_seq_element *e = &APR_ARRAY_IDX(elements, i, cp_seq_element);
+
+        size += 4 + e->name_len;
+        all->seq += e->seq;
+        (*ranges)[i].seq = e->seq;
+        /* past CP_CHANGED_RANGES a mark names all the copies at once */
+        if (elements->nelts <= CP_CHANGED_RANGES
+            && !tag_of(pool, 'r', e->name, e->name_len, (*ranges)[i].tag)) {
+            return 0;
+        }
+    }
+    if (elements->nelts <= CP_CHANGED_RANGES) {
+        return all->seq >= 0;
+    }
+    /* all the copies: each name's length, then the name, in the
+     * sequence's one order */
+    names = apr_palloc(pool, size + 1);
+    for (i = 0; i < elements->nelts; i++) {
+        const cp_seq_element *e = &APR_ARRAY_IDX(elements, i, cp_seq_element);
+
+        names[at++] = (unsigned char)(e->name_len >> 24);
+        names[at++] = (unsigned char)(e->name_len >> 16);
+        names[at++] = (unsigned char)(e->name_len >> 8);
+        names[at++] = (unsigned char)e->name_len;
+        memcpy(names + at, e->name, e->name_len);
+        at += e->name_len;
+    }
+    return tag_of(pool, 'a', names, at, all->tag) && all->seq >= 0;
+}
+
+const char *cp_changed_mark(apr_pool_t *pool, const char *seq)
+{
+    entry *ranges, all;
+    const char *mark = NULL;
+    int count, i;
+
+    if (!entries_of(pool, seq, &ranges, &count, &all)) {
+        return NULL;
+    }
+    if (count > CP_CHANGED_RANGES) {
+        return apr_psprintf(pool, "%s%" APR_INT64_T_FMT, all.tag, all.seq);
+    }
+    for (i = 0; i < count; i++) {
+        mark = apr_psprintf(pool, "%s%s%s%" APR_INT64_T_FMT, mark ? mark : "", mark ? "." : "",
+                            ranges[i].tag, ranges[i].seq);
+    }
+    return mark;
+}
+
+/* The entry of text[0..len), "TAG" and digits: 1, else 0. */
+static int read_entry(const char *text, apr_size_t len, entry *e)
+{
+    apr_size_t i;
+
+    if (len < CP_CHANGED_TAG + 1 || len > CP_CHANGED_TAG + MAX_DIGITS) {
+        return 0;
+    }
+    for (i = 0; i < CP_CHANGED_TAG; i++) {
+        if (!text[i] || !strchr(BASE64URL, text[i])) {
+            return 0;
+        }
+    }
+    memcpy(e->tag, text, CP_CHANGED_TAG);
+    e->tag[CP_CHANGED_TAG] = '\0';
+    for (e->seq = 0; i < len; i++) {
+        if (text[i] < '0' || text[i] > '9') {
+            return 0;
+        }
+        e->seq = e->seq * 10 + (text[i] - '0');
+    }
+    return 1;
+}
+
+/* The entries of a mark text[0..len), into e[CP_CHANGED_RANGES]: how many,
+ * 0 when it is not a mark. */
+static int read_mark(const char *text, apr_size_t len, entry *e)
+{
+    int n = 0;
+
+    while (len > 0) {
+        const char *dot = memchr(text, '.', len);
+        apr_size_t part = dot ? (apr_size_t)(dot - text) : len;
+
+        if (n == CP_CHANGED_RANGES || !read_entry(text, part, &e[n++])) {
+            return 0;
+        }
+        if (!dot) {
+            return n;
+        }
+        len -= part + 1;
+        text = dot + 1;
+        if (len == 0) {
+            return 0;
+        }
+    }
+    return 0;
+}
+
+int cp_changed_mark_valid(const char *text, apr_size_t len)
+{
+    entry e[CP_CHANGED_RANGES];
+
+    return read_mark(text, len, e) > 0;
+}
+
+cp_changed_state cp_changed_compare(apr_pool_t *pool, const char *mark, const char *seq)
+{
+    entry start[CP_CHANGED_RANGES], *ranges, all;
+    int n = mark ? read_mark(mark, strlen(mark), start) : 0, count, i, j, matched = 0;
+    int unsure = 0;
+
+    if (!n || !entries_of(pool, seq, &ranges, &count, &all)) {
+        return CP_CHANGED_UNKNOWN;
+    }
+    for (i = 0; i < n; i++) {
+        const entry *now = all.tag[0] && !strcmp(start[i].tag, all.tag) ? &all : NULL;
+
+        for (j = 0; !now && j < count; j++) {
+            now = ranges[j].tag[0] && !strcmp(start[i].tag, ranges[j].tag) ? &ranges[j] : NULL;
+        }
+        if (now && now->seq > start[i].seq) {
+            /* the copy that answered then answers now, and was written */
+            return CP_CHANGED_YES;
+        }
+        if (!now || now->seq < start[i].seq) {
+            /* another copy, whose numbers count another way; or a number
+             * that went back (the copy made anew) */
+            unsure = 1;
+        }
+        else {
+            matched += now == &all ? count : 1;
+        }
+    }
+    return !unsure && matched == count ? CP_CHANGED_NO : CP_CHANGED_UNKNOWN;
+}
+
+void cp_changed_open(const cp_source *source, const char *client_start, cp_walk *walk)
+{
+    memset(walk, 0, sizeof(*walk));
+    walk->applies = cp_fresh_applies(source);
+    walk->says_no = cp_fresh_by_view(source);
+    walk->begins = client_start == NULL;
+    walk->room = cp_source_token_room(source);
+}
+
+void cp_changed_token(cp_walk *walk, const cp_token *token)
+{
+    if (!token) {
+        return;
+    }
+    /* the Last page's "last" is every walk's: a walk begins there too */
+    if (token->from == CP_FROM_LAST || token->from == CP_FROM_FIRST) {
+        walk->begins = 1;
+    }
+    else if (walk->begins) {
+        /* a token the client did not send: ?page=N's, whose page begins a
+         * walk and is the page that walk's token to page N opens */
+        walk->jumped = 1;
+    }
+    walk->walk = walk->begins ? NULL : token->walk;
+}
+
+apr_size_t cp_changed_answered(apr_pool_t *pool, cp_walk *walk, const char *seq,
+                               const cp_token_room *room, apr_size_t *escaped)
+{
+    apr_size_t len;
+
+    if (!walk->answered) {
+        walk->answered = 1;
+        walk->here = walk->applies && seq ? cp_changed_mark(pool, seq) : NULL;
+        if (walk->begins) {
+            walk->walk = walk->here;
+        }
+    }
+    len = walk->walk ? strlen(walk->walk) : 0;
+    room = room ? room : &walk->room;
+    if (len) {
+        apr_size_t sent = CP_TOKEN_MARK_EXTRA(len);
+
+        sent = room->sealed ? (sent * 4 + 2) / 3 : sent;
+        if (4 * sent > room->max_sent || 4 * CP_TOKEN_MARK_EXTRA_ESCAPED(len) > room->max_escaped) {
+            /* a cap too small to spare a quarter for it: no mark */
+            walk->walk = NULL;
+            len = 0;
+        }
+    }
+    *escaped = len ? CP_TOKEN_MARK_EXTRA_ESCAPED(len) : 0;
+    return len ? CP_TOKEN_MARK_EXTRA(len) : 0;
+}
+
+void cp_changed_room(apr_pool_t *pool, cp_walk *walk, const char *seq, cp_token_room *room,
+                     cp_token_room *made)
+{
+    room->extra = made->extra = cp_changed_answered(pool, walk, seq, room,
+                                                    &room->extra_escaped);
+    made->extra_escaped = room->extra_escaped;
+}
+
+/* A jumped page's own token marked (cp_changed_finish). */
+static const char *mark_jumped(apr_pool_t *pool, const cp_walk *walk, const cp_seal_key *key,
+                               const char *binding, const char *sent, const char *opened,
+                               cp_page *page)
+{
+    const char *marked = walk->jumped && walk->walk && sent
+                         ? cp_token_mark(pool, opened, walk->walk) : NULL;
+    const char **tokens[] = { &marked };
+    const char *reason;
+    int i;
+
+    if (!marked || marked == opened) {
+        return NULL;
+    }
+    if (key && (reason = cp_seal_tokens(pool, key, binding, tokens, 1))) {
+        return reason;
+    }
+    for (i = 0; i < page->pages->nelts; i++) {
+        cp_page_link *link = &APR_ARRAY_IDX(page->pages, i, cp_page_link);
+
+        if (link->current && link->start && !strcmp(link->start, sent)) {
+            link->start = marked;
+        }
+    }
+    if (page->last_is_current && page->last && !strcmp(page->last, sent)) {
+        page->last = marked;
+    }
+    return NULL;
+}
+
+const cp_fault *cp_changed_finish(apr_pool_t *pool, cp_walk *walk, const cp_source *source,
+                                  const char *sent, const char *opened, cp_served *served)
+{
+    const char *seq = served->seq ? served->seq : (served->seq = walk->seq);
+    cp_page *page = &served->page;
+    const apr_array_header_t *tokens;
+    const char *reason;
+    apr_size_t escaped;
+    int i;
+
+    cp_changed_answered(pool, walk, seq, NULL, &escaped);
+    page->changed = CP_CHANGED_UNKNOWN;
+    page->count_changed = 0;
+    if (!walk->walk) {
+        return NULL;
+    }
+    if ((!walk->begins || walk->jumped) && walk->here) {
+        /* a jumped page's walk begins at it: nothing changed since */
+        page->changed = cp_changed_compare(pool, walk->walk, seq);
+        if (page->changed == CP_CHANGED_NO && !walk->says_no) {
+            page->changed = CP_CHANGED_UNKNOWN;
+        }
+        /* a count the token carried was taken where the walk began (its
+         * first page, or its Last page) */
+        page->count_changed = page->count_earlier && page->changed == CP_CHANGED_YES;
+    }
+    tokens = cp_page_issued_tokens(pool, page);
+    for (i = 0; i < tokens->nelts; i++) {
+        const char **token = APR_ARRAY_IDX(tokens, i, const char **);
+
+        *token = cp_token_mark(pool, *token, walk->walk);
+    }
+    reason = mark_jumped(pool, walk, source->token_key, served->binding, sent, opened, page);
+    return reason ? cp_fault_seal(pool, source->uri, reason) : NULL;
+}
