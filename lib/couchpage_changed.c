@@ -8,11 +8,10 @@
 #include "couchpage_seq.h"
 #include "couchpage_fault.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-#include <apr_encode.h>
 #include <apr_strings.h>
-#include <openssl/evp.h>
 
 /* The digits of an entry's number at most (cp_seq_elements' numbers are
  * below 2^62, a sum of a few thousand of them below 10^18). */
@@ -24,25 +23,23 @@ typedef struct {
     apr_int64_t seq;
 } entry;
 
-/* The TAG of bytes, kind 'r' (one range's copy) or 'a' (all of them):
- * 0 when libcrypto fails. */
-static int tag_of(apr_pool_t *pool, char kind, const unsigned char *bytes, apr_size_t len,
-                  char *tag)
+/* The TAG of bytes, kind 'r' (one range's copy) or 'a' (all of them): 30
+ * bits of their 64-bit FNV-1a hash. A tag only tells copies of one
+ * sequence apart, which the server names: no key or secret to guard, so a
+ * hash of a few instructions a byte, not a digest. */
+static void tag_of(char kind, const unsigned char *bytes, apr_size_t len, char *tag)
 {
-    unsigned char md[EVP_MAX_MD_SIZE], *data = apr_palloc(pool, len + 1);
-    unsigned int md_len = 0;
-    const char *text;
+    apr_uint64_t h = 14695981039346656037ULL;
+    apr_size_t i;
 
-    data[0] = (unsigned char)kind;
-    memcpy(data + 1, bytes, len);
-    if (EVP_Digest(data, len + 1, md, &md_len, EVP_sha256(), NULL) != 1 || md_len < 4
-        || !(text = apr_pencode_base64_binary(pool, md, 4, APR_ENCODE_BASE64URL
-                                              | APR_ENCODE_NOPADDING, NULL))) {
-        return 0;
+    h = (h ^ (unsigned char)kind) * 1099511628211ULL;
+    for (i = 0; i < len; i++) {
+        h = (h ^ bytes[i]) * 1099511628211ULL;
     }
-    memcpy(tag, text, CP_CHANGED_TAG);
+    for (i = 0; i < CP_CHANGED_TAG; i++) {
+        tag[i] = BASE64URL[(h >> (58 - 6 * i)) & 63];
+    }
     tag[CP_CHANGED_TAG] = '\0';
-    return 1;
 }
 
 /* A sequence's entries: one a range (*count of them), and, when there are
@@ -70,9 +67,8 @@ static int entries_of(apr_pool_t *pool, const char *seq, entry **ranges, int *co
         all->seq += e->seq;
         (*ranges)[i].seq = e->seq;
         /* past CP_CHANGED_RANGES a mark names all the copies at once */
-        if (elements->nelts <= CP_CHANGED_RANGES
-            && !tag_of(pool, 'r', e->name, e->name_len, (*ranges)[i].tag)) {
-            return 0;
+        if (elements->nelts <= CP_CHANGED_RANGES) {
+            tag_of('r', e->name, e->name_len, (*ranges)[i].tag);
         }
     }
     if (elements->nelts <= CP_CHANGED_RANGES) {
@@ -91,10 +87,11 @@ static int entries_of(apr_pool_t *pool, const char *seq, entry **ranges, int *co
         memcpy(names + at, e->name, e->name_len);
         at += e->name_len;
     }
-    return tag_of(pool, 'a', names, at, all->tag) && all->seq >= 0;
+    tag_of('a', names, at, all->tag);
+    return all->seq >= 0;
 }
 
-const char *cp_changed_mark(apr_pool_t *pool, const char *seq)
+static const char *mark_of(apr_pool_t *pool, const char *seq)
 {
     entry *ranges, all;
     const char *mark = NULL;
@@ -109,6 +106,53 @@ const char *cp_changed_mark(apr_pool_t *pool, const char *seq)
     for (i = 0; i < count; i++) {
         mark = apr_psprintf(pool, "%s%s%s%" APR_INT64_T_FMT, mark ? mark : "", mark ? "." : "",
                             ranges[i].tag, ranges[i].seq);
+    }
+    return mark;
+}
+
+/* The marks a thread last made, with their sequences: a view's sequence
+ * comes back page after page until its rows change, and reading it again
+ * (base64, terms) is most of what a mark costs. Per thread (no lock), as
+ * couchpage_seq keeps the sequences' spellings: MARK_SLOTS, each sequence
+ * at most MARK_SEQ_MAX bytes; malloc'd, replaced in turn. */
+#define MARK_SLOTS 4
+#define MARK_SEQ_MAX 8192
+#define MARK_MAX (CP_CHANGED_RANGES * (CP_CHANGED_TAG + MAX_DIGITS + 1))
+
+typedef struct {
+    char *seq;
+    char mark[MARK_MAX + 1];
+} mark_slot;
+
+static _Thread_local mark_slot marks[MARK_SLOTS];
+static _Thread_local unsigned marks_next;
+
+const char *cp_changed_mark(apr_pool_t *pool, const char *seq)
+{
+    apr_size_t seq_len, len;
+    const char *mark;
+    mark_slot *slot;
+    int i;
+
+    if (!seq) {
+        return NULL;
+    }
+    for (i = 0; i < MARK_SLOTS; i++) {
+        if (marks[i].seq && !strcmp(marks[i].seq, seq)) {
+            return apr_pstrdup(pool, marks[i].mark);
+        }
+    }
+    mark = mark_of(pool, seq);
+    seq_len = strlen(seq) + 1;
+    len = mark ? strlen(mark) : 0;
+    if (mark && len <= MARK_MAX && seq_len <= MARK_SEQ_MAX) {
+        slot = &marks[marks_next];
+        free(slot->seq);
+        if ((slot->seq = malloc(seq_len))) {
+            memcpy(slot->seq, seq, seq_len);
+            memcpy(slot->mark, mark, len + 1);
+            marks_next = (marks_next + 1) % MARK_SLOTS;
+        }
     }
     return mark;
 }
@@ -169,35 +213,41 @@ int cp_changed_mark_valid(const char *text, apr_size_t len)
     return read_mark(text, len, e) > 0;
 }
 
-cp_changed_state cp_changed_compare(apr_pool_t *pool, const char *mark, const char *seq)
+/* The walk's mark against the page's own (cp_changed_compare). */
+static cp_changed_state compare_marks(const char *mark, const char *here)
 {
-    entry start[CP_CHANGED_RANGES], *ranges, all;
-    int n = mark ? read_mark(mark, strlen(mark), start) : 0, count, i, j, matched = 0;
-    int unsure = 0;
+    entry start[CP_CHANGED_RANGES], now[CP_CHANGED_RANGES];
+    int n = mark ? read_mark(mark, strlen(mark), start) : 0;
+    int count = here ? read_mark(here, strlen(here), now) : 0, i, j, matched = 0, unsure = 0;
 
-    if (!n || !entries_of(pool, seq, &ranges, &count, &all)) {
+    if (!n || !count) {
         return CP_CHANGED_UNKNOWN;
     }
     for (i = 0; i < n; i++) {
-        const entry *now = all.tag[0] && !strcmp(start[i].tag, all.tag) ? &all : NULL;
+        const entry *same = NULL;
 
-        for (j = 0; !now && j < count; j++) {
-            now = ranges[j].tag[0] && !strcmp(start[i].tag, ranges[j].tag) ? &ranges[j] : NULL;
+        for (j = 0; !same && j < count; j++) {
+            same = !strcmp(start[i].tag, now[j].tag) ? &now[j] : NULL;
         }
-        if (now && now->seq > start[i].seq) {
+        if (same && same->seq > start[i].seq) {
             /* the copy that answered then answers now, and was written */
             return CP_CHANGED_YES;
         }
-        if (!now || now->seq < start[i].seq) {
+        if (!same || same->seq < start[i].seq) {
             /* another copy, whose numbers count another way; or a number
              * that went back (the copy made anew) */
             unsure = 1;
         }
         else {
-            matched += now == &all ? count : 1;
+            matched++;
         }
     }
     return !unsure && matched == count ? CP_CHANGED_NO : CP_CHANGED_UNKNOWN;
+}
+
+cp_changed_state cp_changed_compare(apr_pool_t *pool, const char *mark, const char *seq)
+{
+    return compare_marks(mark, seq ? cp_changed_mark(pool, seq) : NULL);
 }
 
 void cp_changed_open(const cp_source *source, const char *client_start, cp_walk *walk)
@@ -310,7 +360,7 @@ const cp_fault *cp_changed_finish(apr_pool_t *pool, cp_walk *walk, const cp_sour
     }
     if ((!walk->begins || walk->jumped) && walk->here) {
         /* a jumped page's walk begins at it: nothing changed since */
-        page->changed = cp_changed_compare(pool, walk->walk, seq);
+        page->changed = compare_marks(walk->walk, walk->here);
         if (page->changed == CP_CHANGED_NO && !walk->says_no) {
             page->changed = CP_CHANGED_UNKNOWN;
         }

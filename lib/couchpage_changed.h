@@ -10,8 +10,8 @@
  * what comparing needs, not the packed sequence (some 80 bytes a shard
  * range): one entry a shard range, "TAG" + the copy's sequence number in
  * decimal, entries joined by '.'; TAG 5 base64url characters, 30 bits of
- * SHA-256 of the term naming the range's node and range (the copy that
- * answered). A sequence of more than CP_CHANGED_RANGES ranges is one entry:
+ * a hash (FNV-1a) of the term naming the range's node and range (the copy
+ * that answered). A sequence of more than CP_CHANGED_RANGES ranges is one entry:
  * the TAG of all its copies, and N, the sum CouchDB writes before its
  * packed payload. A sequence that is no packed list (a number, the double's
  * "N-double") is one entry of its own.
@@ -53,7 +53,7 @@ typedef enum {
 #define CP_CHANGED_TAG 5
 
 /* The mark of a sequence (cp_plan_seq's spelling): NULL when it cannot be
- * read, or libcrypto fails. */
+ * read. */
 const char *cp_changed_mark(apr_pool_t *pool, const char *seq);
 
 /* Whether text[0..len) is a mark's form. */

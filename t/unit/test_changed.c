@@ -120,6 +120,42 @@ static void another_copy_tells_nothing_of_its_range(void **state)
                      CP_CHANGED_YES);
 }
 
+/* A mark a thread kept is the mark made anew: for each of more sequences
+ * than it keeps, asked again after others pushed it out, and the same
+ * sequence spelled in a string of its own. */
+static void a_kept_mark_is_the_mark_made_anew(void **state)
+{
+    static const char *const nodes[] = { "n1@h", "n2@h" };
+    const char *first[7];
+    long numbers[2];
+    int i, round;
+
+    (void)state;
+    for (round = 0; round < 2; round++) {
+        for (i = 0; i < 7; i++) {
+            const char *mark;
+
+            numbers[0] = 10 + i;
+            numbers[1] = 20 * i;
+            mark = cp_changed_mark(pool, apr_pstrdup(pool, packed(2, nodes, numbers)));
+            assert_non_null(mark);
+            if (round == 0) {
+                first[i] = mark;
+                /* at once again: from what the thread kept */
+                assert_string_equal(cp_changed_mark(pool, packed(2, nodes, numbers)), mark);
+            }
+            else {
+                assert_string_equal(mark, first[i]);
+            }
+        }
+    }
+    numbers[0] = 10;
+    numbers[1] = 0;
+    assert_int_not_equal(strcmp(first[0], first[1]), 0);
+    assert_int_equal(cp_changed_compare(pool, first[0], packed(2, nodes, numbers)),
+                     CP_CHANGED_NO);
+}
+
 static void many_ranges_are_one_entry(void **state)
 {
     static const long then[] = { 1, 2, 3, 4, 5, 6, 7, 8 }, same[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
@@ -442,6 +478,7 @@ int main(void)
         UNIT_TEST(a_packed_sequence_has_its_copies_and_numbers),
         UNIT_TEST(the_same_copies_compare_range_by_range),
         UNIT_TEST(another_copy_tells_nothing_of_its_range),
+        UNIT_TEST(a_kept_mark_is_the_mark_made_anew),
         UNIT_TEST(many_ranges_are_one_entry),
         UNIT_TEST(plain_sequences_compare_as_numbers),
         UNIT_TEST(tokens_carry_the_mark_and_read_as_before),
