@@ -615,41 +615,10 @@ static int span_add(span_writing *w, const char *text, apr_size_t n)
  * for the other control characters, UTF-8 as it is. */
 static int span_add_string(span_writing *w, const char *s, apr_size_t n)
 {
-    static const char hex[] = "0123456789ABCDEF";
-    apr_size_t i;
-    char *o;
-
     if (!span_room(w, 6 * n + 2)) {
         return 0;
     }
-    o = w->text + w->len;
-    *o++ = '"';
-    for (i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-
-        if (c >= 0x20 && c != '"' && c != '\\') {
-            *o++ = (char)c;
-            continue;
-        }
-        *o++ = '\\';
-        switch (c) {
-        case '"': *o++ = '"'; break;
-        case '\\': *o++ = '\\'; break;
-        case '\b': *o++ = 'b'; break;
-        case '\f': *o++ = 'f'; break;
-        case '\n': *o++ = 'n'; break;
-        case '\r': *o++ = 'r'; break;
-        case '\t': *o++ = 't'; break;
-        default:
-            *o++ = 'u';
-            *o++ = '0';
-            *o++ = '0';
-            *o++ = hex[c >> 4];
-            *o++ = hex[c & 15];
-        }
-    }
-    *o++ = '"';
-    w->len = (apr_size_t)(o - w->text);
+    w->len += cp_json_quote_into(w->text + w->len, s, n, 0);
     return 1;
 }
 

@@ -90,6 +90,14 @@ json_t *cp_json_load(apr_pool_t *pool, const char *text, apr_size_t len,
  * integers are written as their text. cp_json_size: its length, unwritten
  * where jansson can write the value. */
 const char *cp_json_text(apr_pool_t *pool, const json_t *value);
+
+/* s[0..n) quoted into o as jansson's writer quotes a string (JSON_COMPACT;
+ * no JSON_ENSURE_ASCII or JSON_ESCAPE_SLASH): \" \\ \b \f \n \r \t, \u00XX
+ * for the other control characters, every other byte as it is; o has room
+ * for 6 * n + 2 bytes. The bytes written; with ascii_only, 0 at a byte
+ * beyond ASCII (the text then unfinished). The one quoting of the module's
+ * own JSON writers (cp_json_text, the view answers' spans). */
+apr_size_t cp_json_quote_into(char *o, const char *s, apr_size_t n, int ascii_only);
 apr_size_t cp_json_size(const json_t *value);
 
 /* cp_json_text's own writer (couchpage_json_write.c): the same text, byte

@@ -64,19 +64,17 @@ static int add_jansson(writing *w, const json_t *value)
     return 1;
 }
 
-/* A string of ASCII as jansson quotes it: \" \\ \b \f \n \r \t, \u00XX for
- * the other control characters; 0 at a byte beyond ASCII (unwritten). */
-static int add_ascii(writing *w, const char *s, apr_size_t n)
+apr_size_t cp_json_quote_into(char *o, const char *s, apr_size_t n, int ascii_only)
 {
     static const char hex[] = "0123456789ABCDEF";
-    char *o = room(w, 6 * n + 2), *start = o;
+    char *start = o;
     apr_size_t i;
 
     *o++ = '"';
     for (i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
 
-        if (c >= 0x80) {
+        if (c >= 0x80 && ascii_only) {
             return 0;
         }
         if (c >= 0x20 && c != '"' && c != '\\') {
@@ -101,8 +99,17 @@ static int add_ascii(writing *w, const char *s, apr_size_t n)
         }
     }
     *o++ = '"';
-    w->len += (apr_size_t)(o - start);
-    return 1;
+    return (apr_size_t)(o - start);
+}
+
+/* A string of ASCII as jansson quotes it; 0 at a byte beyond ASCII
+ * (unwritten). */
+static int add_ascii(writing *w, const char *s, apr_size_t n)
+{
+    apr_size_t len = cp_json_quote_into(room(w, 6 * n + 2), s, n, 1);
+
+    w->len += len;
+    return len > 0;
 }
 
 /* A string or a member's name: jansson's where it is beyond ASCII. */

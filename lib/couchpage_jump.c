@@ -187,6 +187,17 @@ static const char *beyond_count(apr_pool_t *pool, apr_int64_t page, int cap, int
                         "nearest", page, why, reach);
 }
 
+/* Page N refused where the read of its row (and the one before it) found
+ * rows fewer than two: past the last page, which one row names. */
+static const cp_fault *past_the_last(apr_pool_t *pool, apr_int64_t page, int rows)
+{
+    return cp_fault_bad_request(pool, rows == 1
+                                ? apr_psprintf(pool, "page %" FMT " is past the last page, %"
+                                               FMT, page, page - 1)
+                                : apr_psprintf(pool, "page %" FMT " is past the last page",
+                                               page));
+}
+
 /* The walk's token to page N of a _find location by _find, counted
  * (couchpage_count), unsealed, in *start: the count's _find finds the row
  * before page N, or, where the count stopped at its cap before it, a
@@ -233,11 +244,7 @@ static const cp_fault *resolve_counted(apr_pool_t *pool, const cp_source *src,
             return fault;
         }
         if (cp_answer_rows(answer) < 2) {
-            return cp_fault_bad_request(pool, cp_answer_rows(answer) == 1
-                                        ? apr_psprintf(pool, "page %" FMT " is past the last "
-                                                       "page, %" FMT, page, page - 1)
-                                        : apr_psprintf(pool, "page %" FMT " is past the last "
-                                                       "page", page));
+            return past_the_last(pool, page, cp_answer_rows(answer));
         }
     }
     if (!(*start = cp_count_token_after(pool, cp_answer_row(answer, target - skip), target,
@@ -314,11 +321,7 @@ static const cp_fault *resolve_grouped(apr_pool_t *pool, const cp_source *src,
         read = cp_plan_query(queries, CP_QUERY_FORWARD);
         answer = read->answer;
         if (cp_answer_rows(answer) < 2) {
-            return cp_fault_bad_request(pool, cp_answer_rows(answer) == 1
-                                        ? apr_psprintf(pool, "page %" FMT " is past the last "
-                                                       "page, %" FMT, page, page - 1)
-                                        : apr_psprintf(pool, "page %" FMT " is past the last "
-                                                       "page", page));
+            return past_the_last(pool, page, cp_answer_rows(answer));
         }
         row = cp_answer_row(answer, 1);
     }
