@@ -298,7 +298,7 @@ async function settled(write) {
 
 async function load(couch, posts) {
   const t0 = Date.now();
-  await settled(() => couch('PUT', `/${DB}`, undefined, [201, 412]));
+  await settled(() => couch('PUT', `/${DB}`, undefined, [201, 202, 412]));
   await settled(() => couch('PUT', `/${DB}/${DDOC._id}`, DDOC, [201, 409]));
   await settled(() => couch('POST', `/${DB}/_index`, FIND_INDEX));
   const next = generator(SEED);

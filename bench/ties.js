@@ -158,7 +158,7 @@ async function load(argv) {
     await couch('DELETE', `/${DB}`);
   }
   const t0 = Date.now();
-  await settled(() => couch('PUT', `/${DB}`, undefined, [201, 412]));
+  await settled(() => couch('PUT', `/${DB}`, undefined, [201, 202, 412]));
   for (const ix of INDEXES) await settled(() => couch('POST', `/${DB}/_index`, ix));
   const docs = documents(n);
   let bytes = 0;
