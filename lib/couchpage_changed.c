@@ -4,7 +4,6 @@
  * changed since (see couchpage_changed.h). httpd-free.
  */
 #include "couchpage_changed.h"
-#include "couchpage_fresh.h"
 #include "couchpage_seq.h"
 #include "couchpage_fault.h"
 
@@ -18,10 +17,7 @@
 #define MAX_DIGITS 18
 #define BASE64URL "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
-typedef struct {
-    char tag[CP_CHANGED_TAG + 1];
-    apr_int64_t seq;
-} entry;
+typedef cp_token_mark_entry entry;
 
 /* The TAG of bytes, kind 'r' (one range's copy) or 'a' (all of them): 30
  * bits of their 64-bit FNV-1a hash. A tag only tells copies of one
@@ -157,68 +153,19 @@ const char *cp_changed_mark(apr_pool_t *pool, const char *seq)
     return mark;
 }
 
-/* The entry of text[0..len), "TAG" and digits: 1, else 0. */
-static int read_entry(const char *text, apr_size_t len, entry *e)
-{
-    apr_size_t i;
-
-    if (len < CP_CHANGED_TAG + 1 || len > CP_CHANGED_TAG + MAX_DIGITS) {
-        return 0;
-    }
-    for (i = 0; i < CP_CHANGED_TAG; i++) {
-        if (!text[i] || !strchr(BASE64URL, text[i])) {
-            return 0;
-        }
-    }
-    memcpy(e->tag, text, CP_CHANGED_TAG);
-    e->tag[CP_CHANGED_TAG] = '\0';
-    for (e->seq = 0; i < len; i++) {
-        if (text[i] < '0' || text[i] > '9') {
-            return 0;
-        }
-        e->seq = e->seq * 10 + (text[i] - '0');
-    }
-    return 1;
-}
-
-/* The entries of a mark text[0..len), into e[CP_CHANGED_RANGES]: how many,
- * 0 when it is not a mark. */
-static int read_mark(const char *text, apr_size_t len, entry *e)
-{
-    int n = 0;
-
-    while (len > 0) {
-        const char *dot = memchr(text, '.', len);
-        apr_size_t part = dot ? (apr_size_t)(dot - text) : len;
-
-        if (n == CP_CHANGED_RANGES || !read_entry(text, part, &e[n++])) {
-            return 0;
-        }
-        if (!dot) {
-            return n;
-        }
-        len -= part + 1;
-        text = dot + 1;
-        if (len == 0) {
-            return 0;
-        }
-    }
-    return 0;
-}
-
 int cp_changed_mark_valid(const char *text, apr_size_t len)
 {
     entry e[CP_CHANGED_RANGES];
 
-    return read_mark(text, len, e) > 0;
+    return cp_token_mark_read(text, len, e) > 0;
 }
 
 /* The walk's mark against the page's own (cp_changed_compare). */
 static cp_changed_state compare_marks(const char *mark, const char *here)
 {
     entry start[CP_CHANGED_RANGES], now[CP_CHANGED_RANGES];
-    int n = mark ? read_mark(mark, strlen(mark), start) : 0;
-    int count = here ? read_mark(here, strlen(here), now) : 0, i, j, matched = 0, unsure = 0;
+    int n = mark ? cp_token_mark_read(mark, strlen(mark), start) : 0;
+    int count = here ? cp_token_mark_read(here, strlen(here), now) : 0, i, j, matched = 0, unsure = 0;
 
     if (!n || !count) {
         return CP_CHANGED_UNKNOWN;
@@ -253,8 +200,8 @@ cp_changed_state cp_changed_compare(apr_pool_t *pool, const char *mark, const ch
 void cp_changed_open(const cp_source *source, const char *client_start, cp_walk *walk)
 {
     memset(walk, 0, sizeof(*walk));
-    walk->applies = cp_fresh_applies(source);
-    walk->says_no = cp_fresh_by_view(source);
+    walk->applies = cp_source_index_current(source);
+    walk->says_no = cp_source_rows_alone(source);
     walk->begins = client_start == NULL;
     walk->room = cp_source_token_room(source);
 }

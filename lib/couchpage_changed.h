@@ -24,7 +24,7 @@
  * number: nothing was written to the view (to the database, for
  * _all_docs). Anything else (another copy answered, whose numbers count
  * another way; a number that went back; an old token; no sequence): it
- * cannot tell. Only where a page shows the view's rows alone (cp_fresh_by_view)
+ * cannot tell. Only where a page shows the view's rows alone (cp_source_rows_alone)
  * does "nothing written" tell that the page's content stands: an edit of a
  * document the view does not emit moves no view sequence, so a page of
  * documents says changed, or nothing. A forged mark misleads only its
@@ -48,9 +48,9 @@ typedef enum {
 } cp_changed_state;
 
 /* Shard ranges a mark names one by one; a sequence of more is one entry. */
-#define CP_CHANGED_RANGES 4
+#define CP_CHANGED_RANGES CP_TOKEN_MARK_RANGES
 /* The characters of an entry's TAG. */
-#define CP_CHANGED_TAG 5
+#define CP_CHANGED_TAG CP_TOKEN_MARK_TAG
 
 /* The mark of a sequence (cp_plan_seq's spelling): NULL when it cannot be
  * read. */
@@ -69,7 +69,7 @@ cp_changed_state cp_changed_compare(apr_pool_t *pool, const char *mark, const ch
 typedef struct {
     int applies;        /* the location's answers tell sequences: every query asks
                            update_seq=true (the index brought up to date first) */
-    int says_no;        /* a page can say nothing changed (cp_fresh_by_view) */
+    int says_no;        /* a page can say nothing changed (cp_source_rows_alone) */
     int begins;         /* no token, or "last": this page begins the walk */
     const char *walk;   /* the walk's start (the token's, or, when it begins,
                            this page's) */

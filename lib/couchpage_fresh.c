@@ -211,10 +211,7 @@ static size_t hmac_of(apr_pool_t *pool, const unsigned char *key, const pieces *
 
 int cp_fresh_applies(const cp_source *source)
 {
-    const cp_view *view = source->view;
-
-    return (!view->update || !strcmp(view->update, "true"))
-           && (!view->stable || strcmp(view->stable, "true"));
+    return cp_source_index_current(source);
 }
 
 /* The most fields of a binding. */
@@ -401,8 +398,7 @@ static const char *read_seq(apr_pool_t *pool, const cp_source *src,
 
 int cp_fresh_by_view(const cp_source *source)
 {
-    return cp_fresh_applies(source) && !source->find
-           && (!source->view->include_docs || source->view->is_all_docs);
+    return cp_source_rows_alone(source);
 }
 
 /* The sequence of the location's view now: one query that reads no rows

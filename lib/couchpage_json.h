@@ -100,7 +100,7 @@ const char *cp_json_text(apr_pool_t *pool, const json_t *value);
 apr_size_t cp_json_quote_into(char *o, const char *s, apr_size_t n, int ascii_only);
 apr_size_t cp_json_size(const json_t *value);
 
-/* cp_json_text's own writer (couchpage_json_write.c): the same text, byte
+/* cp_json_text's own writer (in couchpage_json.c): the same text, byte
  * for byte json_dumps's, written into the pool without json_dumps's cost
  * for each object and array; NULL where it leaves the whole value to
  * jansson (a string jansson cannot write, a value nested too deep). */

@@ -13,6 +13,8 @@
 #include <apr_tables.h>
 #include <apr_time.h>
 
+#include <string.h>
+
 #include "couchpage_args.h"
 #include "couchpage_find.h"
 #include "couchpage_json.h"
@@ -100,6 +102,27 @@ static inline cp_token_room cp_source_token_room(const cp_source *src)
     room.raw_ids = src->view->is_all_docs;
     room.extra = room.extra_escaped = 0;
     return room;
+}
+
+/* Whether every query of src brings its index up to date first
+ * (CouchPageUpdate true or unset, CouchPageStable not On): only then does
+ * a sequence tell when its pages can have changed (cp_fresh_applies, the
+ * walk's mark of couchpage_changed). */
+static inline int cp_source_index_current(const cp_source *src)
+{
+    const cp_view *view = src->view;
+
+    return (!view->update || !strcmp(view->update, "true"))
+           && (!view->stable || strcmp(view->stable, "true"));
+}
+
+/* Whether src's pages show a current index's rows alone (no documents;
+ * _all_docs' are its own), so that the view's own sequence tells when
+ * they change (cp_fresh_by_view). */
+static inline int cp_source_rows_alone(const cp_source *src)
+{
+    return cp_source_index_current(src) && !src->find
+           && (!src->view->include_docs || src->view->is_all_docs);
 }
 
 #endif

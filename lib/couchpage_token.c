@@ -7,7 +7,6 @@
 #include "couchpage_token.h"
 #include "couchpage_json.h"
 #include "couchpage_seal.h"
-#include "couchpage_changed.h"
 
 #include <apr_encode.h>
 #include <apr_strings.h>
@@ -244,11 +243,66 @@ static const char *read_index(apr_pool_t *pool, const json_t *index, const char 
 
 static const char *decode_count(const json_t *value, cp_token *token, size_t *members);
 
+/* The digits of a mark entry's number at most; the characters of its tag. */
+#define MARK_MAX_DIGITS 18
+#define MARK_TAG_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+/* The entry of text[0..len), "TAG" and digits: 1, else 0. */
+static int read_mark_entry(const char *text, apr_size_t len, cp_token_mark_entry *e)
+{
+    apr_size_t i;
+
+    if (len < CP_TOKEN_MARK_TAG + 1 || len > CP_TOKEN_MARK_TAG + MARK_MAX_DIGITS) {
+        return 0;
+    }
+    for (i = 0; i < CP_TOKEN_MARK_TAG; i++) {
+        if (!text[i] || !strchr(MARK_TAG_CHARS, text[i])) {
+            return 0;
+        }
+    }
+    memcpy(e->tag, text, CP_TOKEN_MARK_TAG);
+    e->tag[CP_TOKEN_MARK_TAG] = '\0';
+    for (e->seq = 0; i < len; i++) {
+        if (text[i] < '0' || text[i] > '9') {
+            return 0;
+        }
+        e->seq = e->seq * 10 + (text[i] - '0');
+    }
+    return 1;
+}
+
+/* The entries of a mark text[0..len), into e[CP_TOKEN_MARK_RANGES]: how many,
+ * 0 when it is not a mark. */
+int cp_token_mark_read(const char *text, apr_size_t len, cp_token_mark_entry *e)
+{
+    int n = 0;
+
+    while (len > 0) {
+        const char *dot = memchr(text, '.', len);
+        apr_size_t part = dot ? (apr_size_t)(dot - text) : len;
+
+        if (n == CP_TOKEN_MARK_RANGES || !read_mark_entry(text, part, &e[n++])) {
+            return 0;
+        }
+        if (!dot) {
+            return n;
+        }
+        len -= part + 1;
+        text = dot + 1;
+        if (len == 0) {
+            return 0;
+        }
+    }
+    return 0;
+}
+
 /* A walk's mark, a string of couchpage_changed's form: NULL, or why not. */
 static const char *read_mark(const json_t *mark, cp_token *token)
 {
+    cp_token_mark_entry entries[CP_TOKEN_MARK_RANGES];
+
     if (!cp_json_is_string(mark)
-        || !cp_changed_mark_valid(json_string_value(mark), json_string_length(mark))) {
+        || cp_token_mark_read(json_string_value(mark), json_string_length(mark), entries) == 0) {
         return "the start token's walk mark is not valid";
     }
     token->walk = json_string_value(mark);
@@ -434,6 +488,7 @@ static const char *decode_grouped(apr_pool_t *pool, const json_t *value, cp_toke
 static const char *decode_at_row(apr_pool_t *pool, const json_t *value, int with_docid,
                                  cp_token *token)
 {
+    cp_token_mark_entry entries[CP_TOKEN_MARK_RANGES];
     const json_t *id, *last;
     size_t size = json_is_array(value) ? json_array_size(value) : 0;
 
@@ -445,7 +500,7 @@ static const char *decode_at_row(apr_pool_t *pool, const json_t *value, int with
      * row index is a number; any other string is refused below as before) */
     last = size > 0 ? json_array_get(value, size - 1) : NULL;
     if (size > (with_docid ? 2u : 1u) && cp_json_is_string(last)
-        && cp_changed_mark_valid(json_string_value(last), json_string_length(last))) {
+        && cp_token_mark_read(json_string_value(last), json_string_length(last), entries) > 0) {
         token->walk = json_string_value(last);
         size--;
     }

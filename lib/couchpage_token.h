@@ -73,6 +73,21 @@
 #include <apr_pools.h>
 #include "couchpage_json.h"
 
+/* A walk's mark (couchpage_changed): entries of a TAG, CP_TOKEN_MARK_TAG
+ * base64url characters, and a decimal number, joined by '.', at most
+ * CP_TOKEN_MARK_RANGES of them. */
+#define CP_TOKEN_MARK_RANGES 4
+#define CP_TOKEN_MARK_TAG 5
+
+typedef struct {
+    char tag[CP_TOKEN_MARK_TAG + 1];
+    apr_int64_t seq;
+} cp_token_mark_entry;
+
+/* The entries of the mark text[0..len) into e[CP_TOKEN_MARK_RANGES]: how
+ * many; 0 when it is not a mark's form. */
+int cp_token_mark_read(const char *text, apr_size_t len, cp_token_mark_entry *e);
+
 /* The most rows one document may emit under one key at any location
  * (CouchPageMaxEmits's maximum): a token's row index is below it. Each
  * location has its own, smaller ceiling (cp_view.max_emits), which

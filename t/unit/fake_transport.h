@@ -89,7 +89,7 @@ const cp_fault *serve(location *l, const char *start);
 cp_page *page_at(location *l, const char *start);
 const char *row_names(const cp_page *page);
 const json_t *row_value(const cp_row *row);
-void walk(location *l, const char *const *pages, int n, apr_int64_t total);
+void walk_both_ways(location *l, const char *const *pages, int n, apr_int64_t total);
 fake *ten_rows(void);
 location *counted_location(const char *selector, int count, int links, int cap);
 fake *indexed_docs(void);

@@ -50,7 +50,7 @@ const json_t *row_value(const cp_row *row)
  * back by prev links, checking that each page holds the expected rows
  * (pages: one string of row names a page) and, when numbered, its number
  * and the location's total. */
-void walk(location *l, const char *const *pages, int n, apr_int64_t total)
+void walk_both_ways(location *l, const char *const *pages, int n, apr_int64_t total)
 {
     const char **tokens = apr_pcalloc(pool, sizeof(*tokens) * (size_t)(n + 1));
     const cp_page *page;

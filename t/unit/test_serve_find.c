@@ -15,7 +15,7 @@ static void find_keyset_pages(void **state)
     location *l = find_location(ten_rows(), "n", "{}", 3, 0);
     const cp_page *page;
 
-    walk(l, pages, 4, -1);
+    walk_both_ways(l, pages, 4, -1);
     page = page_at(l, NULL);
     assert_true(page->docs_as_items);
     assert_false(page->numbered);
@@ -32,7 +32,7 @@ static void find_keyset_pages_of_a_selector(void **state)
     const char *pages[] = { "d5 d6", "d7 d8", "d9" };
     location *l = find_location(ten_rows(), "n", "{\"n\":{\"$gte\":5}}", 2, 0);
 
-    walk(l, pages, 3, -1);
+    walk_both_ways(l, pages, 3, -1);
 }
 
 
@@ -46,7 +46,7 @@ static void find_counted_walk(void **state)
     const cp_page *page;
     int finds;
 
-    walk(l, pages, 3, 8);
+    walk_both_ways(l, pages, 3, 8);
     l->fake->finds = 0;
     page = page_at(l, NULL);
     assert_int_equal(l->fake->finds, 2);
@@ -179,7 +179,7 @@ static void find_numbered_pages_by_keyset(void **state)
     location *l = indexed_location(0);
     const cp_page *page;
 
-    walk(l, pages, 3, 7);
+    walk_both_ways(l, pages, 3, 7);
     /* learnt once: the design document and one look at its view */
     assert_int_equal(l->fake->gets, 2);
     assert_int_equal(l->fake->finds, 0);
@@ -204,7 +204,7 @@ static void find_numbered_pages_with_page_links(void **state)
     const cp_page_link *link;
     const cp_fault *fault;
 
-    walk(l, pages, 3, 7);
+    walk_both_ways(l, pages, 3, 7);
     page = page_at(l, NULL);
     assert_true(page->numbered);
     assert_true(page->docs_as_items);
@@ -289,7 +289,7 @@ static void find_numbered_by_the_index_explain_names(void **state)
     const cp_page *page;
 
     l->fake->explain = EXPLAIN_KN;
-    walk(l, pages, 3, 7);
+    walk_both_ways(l, pages, 3, 7);
     assert_int_equal(l->fake->posts, 1);
     assert_int_equal(l->fake->gets, 1);
     assert_int_equal(l->fake->finds, 0);
@@ -375,7 +375,7 @@ static void find_residual_asks_the_ties_apart(void **state)
     const cp_page *page;
 
     l->fake->explain = EXPLAIN_TID;
-    walk(l, pages, 4, -1);
+    walk_both_ways(l, pages, 4, -1);
     assert_false(logged(l->fake, "CP0422", CP_LOG_WARNING));
     assert_true(logged(l->fake, "CP0372", CP_LOG_DEBUG));
     /* inside a group: the ties fill the page, one query */
@@ -426,7 +426,7 @@ static void find_residual_asks_the_ties_apart(void **state)
     l = find_location(tied_docs(), "t", "{\"t\":{\"$lt\":9}}", 3, 0);
     l->fake->explain = EXPLAIN_TID;
     l->spec.sort = &l->sort[1];
-    walk(l, down, 4, -1);
+    walk_both_ways(l, down, 4, -1);
     /* in a partition: the rest from the row's value, no read of the view */
     l = find_location(tied_docs(), "t", "{\"t\":{\"$lt\":9}}", 2, 0);
     l->fake->explain = EXPLAIN_TID;
@@ -498,7 +498,7 @@ static void find_residual_ties_apart_on_two_fields(void **state)
     l->fake->explain = "{\"index\":{\"ddoc\":\"_design/tu\",\"name\":\"tu\",\"type\":"
                        "\"json\",\"def\":{\"fields\":[{\"t\":\"asc\"},{\"u\":\"asc\"},"
                        "{\"_id\":\"asc\"}]}}}";
-    walk(l, pages, 4, -1);
+    walk_both_ways(l, pages, 4, -1);
     assert_true(logged(l->fake, "CP0372", CP_LOG_DEBUG));
     assert_false(logged(l->fake, "CP0422", CP_LOG_WARNING));
     /* a page and the row beyond it cross from a pair of ties: two queries,

@@ -16,7 +16,7 @@ static void view_pages_numbered_walk(void **state)
     location *l = location_of(ten_rows(), VIEW_URL, 3, 2);
     const cp_page *page;
 
-    walk(l, pages, 4, 10);
+    walk_both_ways(l, pages, 4, 10);
     l->fake->asks = 0;
     page = page_at(l, NULL);
     assert_true(page->numbered);
@@ -32,7 +32,7 @@ static void view_pages_descending(void **state)
     location *l = location_of(ten_rows(), VIEW_URL, 3, 1);
 
     l->view.descending = 1;
-    walk(l, pages, 4, 10);
+    walk_both_ways(l, pages, 4, 10);
 }
 
 static void view_pages_of_a_range(void **state)
@@ -43,7 +43,7 @@ static void view_pages_of_a_range(void **state)
     l->source.low = "2";
     l->source.high = "7";
     l->source.range_set = 1;
-    walk(l, pages, 2, 6);
+    walk_both_ways(l, pages, 2, 6);
 }
 
 static void view_pages_of_a_partition(void **state)
@@ -54,7 +54,7 @@ static void view_pages_of_a_partition(void **state)
 
     l->source.partition = "p";
     l->source.partition_set = 1;
-    walk(l, pages, 2, 3);
+    walk_both_ways(l, pages, 2, 3);
 }
 
 static void view_pages_grouped(void **state)
@@ -66,7 +66,7 @@ static void view_pages_grouped(void **state)
 
     l->view.reduce = 1;
     l->view.group_level = 1;
-    walk(l, pages, 2, -1);
+    walk_both_ways(l, pages, 2, -1);
     assert_int_equal(json_integer_value(row_value(
         APR_ARRAY_IDX(page_at(l, NULL)->rows, 0, const cp_row *))), 2);
 }
@@ -98,7 +98,7 @@ static void view_pages_grouped_counted(void **state)
     cp_token token;
     char *next;
 
-    walk(l, pages, 4, 7);
+    walk_both_ways(l, pages, 4, 7);
     l->fake->asks = l->fake->counts = 0;
     page = page_at(l, NULL);
     assert_true(page->numbered);
@@ -240,7 +240,7 @@ static void view_pages_of_multi_emits(void **state)
                            "\"c\"", "d2", NULL };
     location *l = location_of(fake_of(rows), VIEW_URL, 3, 0);
 
-    walk(l, pages, 2, 5);
+    walk_both_ways(l, pages, 2, 5);
     assert_int_equal(json_integer_value(row_value(
         APR_ARRAY_IDX(page_at(l, page_at(l, NULL)->next)->rows, 0, const cp_row *))), 3);
 }
@@ -272,7 +272,7 @@ static void view_pages_of_long_keys_by_bounded_tokens(void **state)
     assert_true(strlen(page->next) <= 300);
     assert_null(strstr(page->next, "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk"
                                    "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk"));
-    walk(l, pages, 3, 5);
+    walk_both_ways(l, pages, 3, 5);
     /* a token written to name no row of the location is refused */
     {
         cp_token token;
