@@ -17,7 +17,7 @@ use Apache::Test qw(plan ok);
 use JSON::PP ();
 use CouchPageTest qw(get_json with_args backend_request backend_open_db httpd_config_test
                      error_log_mark error_log_since backend_kind);
-use CouchPageFind qw(must reference_ids ids walk same_list bounded_count);
+use CouchPageFind qw(must reference_ids ids walk same_list bounded_count numbers_agree html_text);
 
 plan tests => 33;
 
@@ -64,50 +64,20 @@ my $COUCHDB = backend_kind() eq 'couchdb';
 my ($CAPPED) = bounded_count('counted', '_design/by-n/_view/by-n', \@elem, 20);
 sub at_least { my ($n) = @_; return $CAPPED > $n ? $CAPPED : $n }
 
-# Each page's numbers, by its place in the walk (pages from the first, or
-# from the Last page back): its rows where the backend's order puts them,
-# total_rows that order's length, count exact, Content-Range the same.
-sub numbers_agree {
-    my ($pages, $want, $back, $what) = @_;
-    my $total = @$want;
-    my $last_rows = $total % $SIZE || $SIZE;
-    my @bad;
-    for my $i (0 .. $#$pages) {
-        my $page = $pages->[$i];
-        # from the Last page back: it holds what the pages before it leave
-        my $first = $back ? $total - $last_rows - $i * $SIZE + 1 : $i * $SIZE + 1;
-        my $n = @{ $page->{items} };
-        my $ok = ($page->{numbering} // '') eq 'absolute' && ($page->{count} // '') eq 'exact'
-            && ($page->{total_rows} // -1) == $total && ($page->{first_row} // -1) == $first
-            && ($page->{last_row} // -1) == $first + $n - 1
-            && join(' ', ids($page)) eq join(' ', @$want[$first - 1 .. $first + $n - 2])
-            && ($page->{last_page} // -1) == int(($total + $SIZE - 1) / $SIZE)
-            # the first and the Last page count; the others carry the count
-            && (($i == 0) == !defined $page->{count_as_of});
-        push @bad, "page $i: " . $JSON->encode({ %$page, items => [ids($page)], pages => undef })
-            unless $ok;
-    }
-    print STDERR "# $what: $_\n" for @bad[0 .. ($#bad < 2 ? $#bad : 2)];
-    return !@bad;
-}
-
-# An HTML page's text, without its tags.
-sub text { my ($res) = @_; return $res->content =~ s/<[^>]*>//gr }
-
 # --- walked both ways, every page's numbers the backend's ---------------------
 {
     my ($fwd, $pages, $bad) = walk('/counted/elem/');
     my ($back, $bpages, $bbad) = walk('/counted/elem/', back => 1);
     ok(@elem > 3 * $SIZE && same_list($fwd, \@elem, '$elemMatch, forward')
        && same_list($back, \@elem, '$elemMatch, backward') && !@$bad && !@$bbad);
-    ok(numbers_agree($pages, \@elem, 0, '$elemMatch forward'));
-    ok(numbers_agree($bpages, \@elem, 1, '$elemMatch backward'));
+    ok(numbers_agree($pages, \@elem, 0, '$elemMatch forward', $SIZE, \&ids));
+    ok(numbers_agree($bpages, \@elem, 1, '$elemMatch backward', $SIZE, \&ids));
     my ($rfwd, $rpages) = walk('/counted/regex/');
     my ($rback, $rbpages) = walk('/counted/regex/', back => 1);
     ok(@regex > 3 * $SIZE && same_list($rfwd, \@regex, '$regex, forward')
        && same_list($rback, \@regex, '$regex, backward'));
-    ok(numbers_agree($rpages, \@regex, 0, '$regex forward')
-       && numbers_agree($rbpages, \@regex, 1, '$regex backward'));
+    ok(numbers_agree($rpages, \@regex, 0, '$regex forward', $SIZE, \&ids)
+       && numbers_agree($rbpages, \@regex, 1, '$regex backward', $SIZE, \&ids));
     # sealed tokens carry the count unseen
     my ($sfwd, $spages) = walk('/counted/sealed/');
     # (walking back from the Last page's sealed token, which its links give)
@@ -122,8 +92,8 @@ sub text { my ($res) = @_; return $res->content =~ s/<[^>]*>//gr }
         $token = $page->{prev};
     }
     ok(same_list($sfwd, \@regex, 'sealed, forward') && same_list($sback, \@regex, 'sealed, backward')
-       && numbers_agree($spages, \@regex, 0, 'sealed forward')
-       && numbers_agree($sbpages, \@regex, 1, 'sealed backward')
+       && numbers_agree($spages, \@regex, 0, 'sealed forward', $SIZE, \&ids)
+       && numbers_agree($sbpages, \@regex, 1, 'sealed backward', $SIZE, \&ids)
        && ($spages->[1]{next} // '') !~ /"t"/);
     # numbered page links: the second page links pages 1 to 4 by number
     my @numbers = map { $_->{number} } @{ $pages->[1]{pages} // [] };
@@ -171,11 +141,11 @@ sub text { my ($res) = @_; return $res->content =~ s/<[^>]*>//gr }
        && ($pages->[0]{total_rows} // -1) == at_least(7));
     my ($one, $two) = (at_least(7), at_least(14));
     my $res = Apache::TestRequest::GET('/counted/capped/?format=html');
-    ok($res->code == 200 && text($res) =~ /1\x{e2}\x{80}\x{93}7 of $one\+/)
+    ok($res->code == 200 && html_text($res) =~ /1\x{e2}\x{80}\x{93}7 of $one\+/)
         or print STDERR "# ", $res->content, "\n";
     my $second = Apache::TestRequest::GET(with_args('/counted/capped/', format => 'html',
                                                     start => $pages->[0]{next}));
-    ok($second->code == 200 && text($second) =~ /8\x{e2}\x{80}\x{93}14 of $two\+ \(as counted earlier\)/)
+    ok($second->code == 200 && html_text($second) =~ /8\x{e2}\x{80}\x{93}14 of $two\+ \(as counted earlier\)/)
         or print STDERR "# ", $second->content, "\n";
 }
 

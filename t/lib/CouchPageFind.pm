@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-# What the _find tests (27_find.t, 33_find_ties.t) share: loading checked,
+# What the _find tests (27_find.t, 33_find_ties.t; the counted walks of
+# 34_counted.t and 37_grouped_counted.t) share: loading checked,
 # the backend's own order of a query read whole, and a walk of a location
 # by its own links, compared with that order.
 package CouchPageFind;
@@ -10,7 +11,8 @@ use Exporter 'import';
 use JSON::PP ();
 use CouchPageTest qw(get_json with_args backend_request backend_kind);
 
-our @EXPORT_OK = qw(must reference_ids ids walk same_list edge_rows bounded_count);
+our @EXPORT_OK = qw(must reference_ids ids walk same_list edge_rows bounded_count
+                    numbers_agree html_text);
 
 my $JSON = JSON::PP->new->utf8->canonical;
 
@@ -90,5 +92,39 @@ sub same_list {
         scalar(@$want), " (@$want[0 .. ($#$want < 9 ? $#$want : 9)] ...)\n" unless $same;
     return $same;
 }
+
+# Whether each page of a counted walk (pages from the first, or, back, from
+# the Last page) is numbered as the backend's whole order want (the names
+# of its rows, as names(page) gives a page's) puts it, size rows a page:
+# its rows where that order puts them, total_rows that order's length,
+# count exact, the first and the Last page counting, the others carrying
+# the count. The first few pages that are not are written as diagnostics
+# under what.
+sub numbers_agree {
+    my ($pages, $want, $back, $what, $size, $names) = @_;
+    my $total = @$want;
+    my $last_rows = $total % $size || $size;
+    my @bad;
+    for my $i (0 .. $#$pages) {
+        my $page = $pages->[$i];
+        # from the Last page back: it holds what the pages before it leave
+        my $first = $back ? $total - $last_rows - $i * $size + 1 : $i * $size + 1;
+        my $n = @{ $page->{items} };
+        my $ok = ($page->{numbering} // '') eq 'absolute' && ($page->{count} // '') eq 'exact'
+            && ($page->{total_rows} // -1) == $total && ($page->{first_row} // -1) == $first
+            && ($page->{last_row} // -1) == $first + $n - 1
+            && join(' ', $names->($page)) eq join(' ', @$want[$first - 1 .. $first + $n - 2])
+            && ($page->{last_page} // -1) == int(($total + $size - 1) / $size)
+            # the first and the Last page count; the others carry the count
+            && (($i == 0) == !defined $page->{count_as_of});
+        push @bad, "page $i: " . $JSON->encode({ %$page, items => [$names->($page)], pages => undef })
+            unless $ok;
+    }
+    print STDERR "# $what: $_\n" for @bad[0 .. ($#bad < 2 ? $#bad : 2)];
+    return !@bad;
+}
+
+# An HTML answer's text, without its tags.
+sub html_text { my ($res) = @_; return $res->content =~ s/<[^>]*>//gr }
 
 1;
