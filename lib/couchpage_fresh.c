@@ -209,11 +209,6 @@ static size_t hmac_of(apr_pool_t *pool, const unsigned char *key, const pieces *
     return ok ? out : 0;
 }
 
-int cp_fresh_applies(const cp_source *source)
-{
-    return cp_source_index_current(source);
-}
-
 /* The most fields of a binding. */
 #define BINDING_FIELDS 20
 
@@ -396,11 +391,6 @@ static const char *read_seq(apr_pool_t *pool, const cp_source *src,
                                : cp_json_text(pool, seq);
 }
 
-int cp_fresh_by_view(const cp_source *source)
-{
-    return cp_source_rows_alone(source);
-}
-
 /* The sequence of the location's view now: one query that reads no rows
  * (cp_plan_seq_probe), at the index and partition the page's rows come
  * from; NULL (and why in *why) when it cannot be read. */
@@ -483,12 +473,12 @@ const cp_fault *cp_fresh_serve(apr_pool_t *pool, const cp_source *source,
     fresh->not_modified = 0;
     fresh->etag = NULL;
     fresh->seq_reads = 0;
-    if (!fresh->key || !cp_fresh_applies(source)
+    if (!fresh->key || !cp_source_index_current(source)
         || !(fresh->binding = binding_of(pool, source, req, fresh->context,
                                          &fresh->binding_fixed))) {
         return cp_serve(pool, source, req, transport, served);
     }
-    if (cp_fresh_by_view(source)) {
+    if (cp_source_rows_alone(source)) {
         /* the page's own answers tell its sequence: every page is sealed,
          * and a sealed tag is checked by one query that reads no rows */
         if (fresh->if_none_match && has_sealed_tag(fresh->if_none_match)) {

@@ -64,20 +64,9 @@ typedef struct {
                                   (0 or 1) */
 } cp_fresh;
 
-/* Whether a sequence tells when a page of source can have
- * changed: only where every query brings the index up to date first
- * (CouchPageUpdate true or unset, CouchPageStable not On). Where the index
- * lags, the index catches up without the database's sequence moving, and
- * the view's sequence misses the documents' edits: no seal there. */
-int cp_fresh_applies(const cp_source *source);
-
-/* Whether the page's own view answers tell its sequence (see above): a
- * view location that cp_fresh_applies to, without documents, or
- * _all_docs. */
-int cp_fresh_by_view(const cp_source *source);
-
-/* Serves the page as cp_serve does where fresh has a key and the source
- * cp_fresh_applies: by its view (cp_fresh_by_view), its queries asking
+/* Serves the page as cp_serve does where fresh has a key and the source's
+ * index is current (cp_source_index_current, couchpage_source.h): by its
+ * view where its pages show the view's rows alone (cp_source_rows_alone), its queries asking
  * update_seq, an If-None-Match holding a sealed tag first checked by one
  * limit=0 query of the view; else, with an If-None-Match, the database's
  * update_seq read first. When a tag of the header verifies against the

@@ -106,8 +106,10 @@ static inline cp_token_room cp_source_token_room(const cp_source *src)
 
 /* Whether every query of src brings its index up to date first
  * (CouchPageUpdate true or unset, CouchPageStable not On): only then does
- * a sequence tell when its pages can have changed (cp_fresh_applies, the
- * walk's mark of couchpage_changed). */
+ * a sequence tell when its pages can have changed (the ETag's seal of
+ * couchpage_fresh, the walk's mark of couchpage_changed). Where the index
+ * lags, it catches up without the database's sequence moving, and the
+ * view's sequence misses the documents' edits. */
 static inline int cp_source_index_current(const cp_source *src)
 {
     const cp_view *view = src->view;
@@ -117,8 +119,8 @@ static inline int cp_source_index_current(const cp_source *src)
 }
 
 /* Whether src's pages show a current index's rows alone (no documents;
- * _all_docs' are its own), so that the view's own sequence tells when
- * they change (cp_fresh_by_view). */
+ * _all_docs' are its own), so that the view's own sequence, which every
+ * answer carries, tells when they change. */
 static inline int cp_source_rows_alone(const cp_source *src)
 {
     return cp_source_index_current(src) && !src->find

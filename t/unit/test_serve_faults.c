@@ -359,7 +359,7 @@ static void fresh_documents_read_the_database(void **state)
     l->view.include_docs = 1;
     f->seq = "\"7-dbseq\"";
     f->view_seq = "\"3-g1AAAA\"";
-    assert_false(cp_fresh_by_view(&l->source));
+    assert_false(cp_source_rows_alone(&l->source));
     /* a plain GET: no sequence read, no seal (its queries ask the view's
      * for the walk's start: couchpage_changed) */
     assert_null(serve_fresh(l, NULL, NULL, &fresh));
@@ -381,7 +381,7 @@ static void fresh_documents_read_the_database(void **state)
     /* _all_docs' sequence is the database's: its documents are sealed by it */
     l = location_of(f, "http://couch:5984/db/_all_docs", 3, 0);
     l->view.include_docs = 1;
-    assert_true(cp_fresh_by_view(&l->source));
+    assert_true(cp_source_rows_alone(&l->source));
 }
 
 /* The seal binds the content digest, its weakness, the page (start,
@@ -536,7 +536,7 @@ static void fresh_not_where_the_index_lags(void **state)
         l->view.stable = modes[i][1];
         f->db_gets = 0;
         f->asked_seq = 0;
-        assert_false(cp_fresh_applies(&l->source));
+        assert_false(cp_source_index_current(&l->source));
         assert_null(serve_fresh(l, NULL, tag, &fresh));
         assert_false(fresh.not_modified);
         assert_int_equal(f->db_gets, 0);
@@ -545,7 +545,7 @@ static void fresh_not_where_the_index_lags(void **state)
     }
     l->view.update = "true";
     l->view.stable = "false";
-    assert_true(cp_fresh_applies(&l->source));
+    assert_true(cp_source_index_current(&l->source));
     f->view_seq = NULL;
     assert_null(serve_fresh(l, NULL, tag, &fresh));
     assert_false(fresh.not_modified);
