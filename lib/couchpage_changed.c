@@ -4,10 +4,10 @@
  * changed since (see couchpage_changed.h). httpd-free.
  */
 #include "couchpage_changed.h"
+#include "couchpage_memory.h"
 #include "couchpage_seq.h"
 #include "couchpage_fault.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include <apr_strings.h>
@@ -108,47 +108,21 @@ static const char *mark_of(apr_pool_t *pool, const char *seq)
 
 /* The marks a thread last made, with their sequences: a view's sequence
  * comes back page after page until its rows change, and reading it again
- * (base64, terms) is most of what a mark costs. Per thread (no lock), as
- * couchpage_seq keeps the sequences' spellings: MARK_SLOTS, each sequence
- * at most MARK_SEQ_MAX bytes; malloc'd, replaced in turn. */
-#define MARK_SLOTS 4
-#define MARK_SEQ_MAX 8192
-#define MARK_MAX (CP_CHANGED_RANGES * (CP_CHANGED_TAG + MAX_DIGITS + 1))
-
-typedef struct {
-    char *seq;
-    char mark[MARK_MAX + 1];
-} mark_slot;
-
-static _Thread_local mark_slot marks[MARK_SLOTS];
-static _Thread_local unsigned marks_next;
+ * (base64, terms) is most of what a mark costs. */
+static _Thread_local cp_thread_memo marks;
 
 const char *cp_changed_mark(apr_pool_t *pool, const char *seq)
 {
-    apr_size_t seq_len, len;
     const char *mark;
-    mark_slot *slot;
-    int i;
 
     if (!seq) {
         return NULL;
     }
-    for (i = 0; i < MARK_SLOTS; i++) {
-        if (marks[i].seq && !strcmp(marks[i].seq, seq)) {
-            return apr_pstrdup(pool, marks[i].mark);
-        }
+    if ((mark = cp_thread_memo_get(&marks, pool, seq))) {
+        return mark;
     }
-    mark = mark_of(pool, seq);
-    seq_len = strlen(seq) + 1;
-    len = mark ? strlen(mark) : 0;
-    if (mark && len <= MARK_MAX && seq_len <= MARK_SEQ_MAX) {
-        slot = &marks[marks_next];
-        free(slot->seq);
-        if ((slot->seq = malloc(seq_len))) {
-            memcpy(slot->seq, seq, seq_len);
-            memcpy(slot->mark, mark, len + 1);
-            marks_next = (marks_next + 1) % MARK_SLOTS;
-        }
+    if ((mark = mark_of(pool, seq))) {
+        cp_thread_memo_put(&marks, seq, mark);
     }
     return mark;
 }

@@ -10,6 +10,7 @@
 #if APR_HAS_THREADS
 #include <apr_thread_mutex.h>
 #endif
+#include <stdlib.h>
 #include <string.h>
 
 struct cp_memory {
@@ -134,4 +135,33 @@ const char *cp_memory_note_get(cp_memory *set, const char *key, apr_interval_tim
     }
     unlock(set);
     return text;
+}
+
+const char *cp_thread_memo_get(const cp_thread_memo *memo, apr_pool_t *pool, const char *from)
+{
+    int i;
+
+    for (i = 0; i < CP_THREAD_MEMO_SLOTS; i++) {
+        if (memo->slot[i].from && !strcmp(memo->slot[i].from, from)) {
+            return apr_pstrdup(pool, memo->slot[i].made);
+        }
+    }
+    return NULL;
+}
+
+void cp_thread_memo_put(cp_thread_memo *memo, const char *from, const char *made)
+{
+    apr_size_t from_len = strlen(from) + 1, len = strlen(made) + 1;
+    char *copy;
+
+    if (from_len > CP_THREAD_MEMO_MAX || len > CP_THREAD_MEMO_MAX
+        || !(copy = malloc(from_len + len))) {
+        return;
+    }
+    free(memo->slot[memo->next].from);
+    memcpy(copy, from, from_len);
+    memcpy(copy + from_len, made, len);
+    memo->slot[memo->next].from = copy;
+    memo->slot[memo->next].made = copy + from_len;
+    memo->next = (memo->next + 1) % CP_THREAD_MEMO_SLOTS;
 }

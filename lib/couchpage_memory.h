@@ -42,4 +42,28 @@ void cp_memory_note_put(cp_memory *set, const char *key, const char *text);
 const char *cp_memory_note_get(cp_memory *set, const char *key, apr_interval_time_t max_age,
                                apr_pool_t *pool, int *learn_again);
 
+/* A thread's last few texts made from others, each kept with the text it
+ * was made from: for a pure function whose argument comes back request
+ * after request (a packed sequence, until its index moves), so that it is
+ * not made again. A variable of the thread (_Thread_local, zeroed), no
+ * lock; CP_THREAD_MEMO_SLOTS pairs, replaced in turn, each text at most
+ * CP_THREAD_MEMO_MAX bytes, in malloc'd memory the next pair replaces. */
+#define CP_THREAD_MEMO_SLOTS 4
+#define CP_THREAD_MEMO_MAX 8192
+
+typedef struct {
+    struct {
+        char *from;
+        char *made;
+    } slot[CP_THREAD_MEMO_SLOTS];
+    unsigned next;
+} cp_thread_memo;
+
+/* What was kept as made from the text from (a copy in pool), or NULL. */
+const char *cp_thread_memo_get(const cp_thread_memo *memo, apr_pool_t *pool, const char *from);
+
+/* Keeps made as made from from (nothing when either is too long or memory
+ * runs out). */
+void cp_thread_memo_put(cp_thread_memo *memo, const char *from, const char *made);
+
 #endif

@@ -4,6 +4,7 @@
  * couchpage_seq.h). httpd-free.
  */
 #include "couchpage_seq.h"
+#include "couchpage_memory.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,20 +23,8 @@
 #define MAX_DEPTH 16
 /* The sequences a thread last put in order, kept with their spelling: the
  * same packed sequence comes back page after page until the index moves,
- * and unpacking it (zlib, base64) is most of what sealing a page costs.
- * Per thread (no lock), MEMO_SLOTS of them (a cluster's copies spell one
- * state a few ways), each at most MEMO_MAX bytes; malloc'd, replaced in
- * turn, so a thread holds at most MEMO_SLOTS of each. */
-#define MEMO_SLOTS 4
-#define MEMO_MAX 8192
-
-typedef struct {
-    char *seq;
-    char *canonical;
-} memo_slot;
-
-static _Thread_local memo_slot memo[MEMO_SLOTS];
-static _Thread_local unsigned memo_next;
+ * and unpacking it (zlib, base64) is most of what sealing a page costs. */
+static _Thread_local cp_thread_memo spellings;
 
 static apr_size_t be(const unsigned char *p, int bytes)
 {
@@ -204,40 +193,19 @@ static const char *put_in_order(apr_pool_t *pool, const char *seq)
                        NULL);
 }
 
-/* Keeps seq's spelling in the thread's next slot (see MEMO_SLOTS). */
-static void remember(const char *seq, const char *canonical)
-{
-    apr_size_t seq_len = strlen(seq) + 1, len = strlen(canonical) + 1;
-    memo_slot *slot = &memo[memo_next];
-    char *copy;
-
-    if (seq_len > MEMO_MAX || len > MEMO_MAX || !(copy = malloc(seq_len + len))) {
-        return;
-    }
-    free(slot->seq);
-    memcpy(copy, seq, seq_len);
-    memcpy(copy + seq_len, canonical, len);
-    slot->seq = copy;
-    slot->canonical = copy + seq_len;
-    memo_next = (memo_next + 1) % MEMO_SLOTS;
-}
-
 const char *cp_seq_canonical(apr_pool_t *pool, const char *seq)
 {
     const char *canonical;
-    int i;
 
     if (!seq || !strchr(seq, '-')) {
         return seq;
     }
-    for (i = 0; i < MEMO_SLOTS; i++) {
-        if (memo[i].seq && !strcmp(memo[i].seq, seq)) {
-            return apr_pstrdup(pool, memo[i].canonical);
-        }
+    if ((canonical = cp_thread_memo_get(&spellings, pool, seq))) {
+        return canonical;
     }
     canonical = put_in_order(pool, seq);
     if (canonical != seq) {
-        remember(seq, canonical);
+        cp_thread_memo_put(&spellings, seq, canonical);
     }
     return canonical;
 }

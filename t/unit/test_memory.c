@@ -55,12 +55,44 @@ static void an_old_note_is_learnt_again_by_one_caller(void **state)
                                               &again), "sixty-four"));
 }
 
+/* A thread memo gives what was kept for each text it holds, and nothing
+ * for a text pushed out by newer ones or too long to keep. */
+static void a_thread_memo_keeps_the_last_few(void **state)
+{
+    static cp_thread_memo memo;
+    char from[16], made[16];
+    char *longer = apr_palloc(pool, CP_THREAD_MEMO_MAX + 1);
+    int i;
+
+    (void)state;
+    assert_null(cp_thread_memo_get(&memo, pool, "a"));
+    for (i = 0; i < CP_THREAD_MEMO_SLOTS + 2; i++) {
+        apr_snprintf(from, sizeof(from), "from%d", i);
+        apr_snprintf(made, sizeof(made), "made%d", i);
+        cp_thread_memo_put(&memo, from, made);
+    }
+    /* the two first were replaced; the others are what was made of them */
+    assert_null(cp_thread_memo_get(&memo, pool, "from0"));
+    assert_null(cp_thread_memo_get(&memo, pool, "from1"));
+    for (i = 2; i < CP_THREAD_MEMO_SLOTS + 2; i++) {
+        apr_snprintf(from, sizeof(from), "from%d", i);
+        apr_snprintf(made, sizeof(made), "made%d", i);
+        assert_string_equal(cp_thread_memo_get(&memo, pool, from), made);
+    }
+    memset(longer, 'x', CP_THREAD_MEMO_MAX);
+    longer[CP_THREAD_MEMO_MAX] = '\0';
+    cp_thread_memo_put(&memo, longer, "y");
+    assert_null(cp_thread_memo_get(&memo, pool, longer));
+    assert_string_equal(cp_thread_memo_get(&memo, pool, "from2"), "made2");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         UNIT_TEST(a_key_is_added_once),
         UNIT_TEST(no_set_remembers_nothing),
         UNIT_TEST(an_old_note_is_learnt_again_by_one_caller),
+        UNIT_TEST(a_thread_memo_keeps_the_last_few),
     };
 
     RUN_UNIT_TESTS("memory", tests);
