@@ -390,22 +390,16 @@ static void withhold_long_tokens(request_rec *r, const couchpage_dir_conf *conf,
 /* RFC 8288 Link header: first, prev, next, and last when it is known. */
 static void set_link_header(request_rec *r, const cp_page *page, const cp_links *links)
 {
-    const char *value = apr_pstrcat(r->pool, "<", cp_link_url(r->pool, links, NULL),
-                                    ">; rel=\"first\"", NULL);
+    const char *prev = page->prev ? cp_prev_url(r->pool, links, page) : NULL;
+    const char *next = page->next ? cp_link_url(r->pool, links, page->next) : NULL;
+    const char *last = page->has_last ? cp_link_url(r->pool, links, page->last) : NULL;
 
-    if (page->prev) {
-        value = apr_pstrcat(r->pool, value, ", <", cp_prev_url(r->pool, links, page),
-                            ">; rel=\"prev\"", NULL);
-    }
-    if (page->next) {
-        value = apr_pstrcat(r->pool, value, ", <", cp_link_url(r->pool, links, page->next),
-                            ">; rel=\"next\"", NULL);
-    }
-    if (page->has_last) {
-        value = apr_pstrcat(r->pool, value, ", <", cp_link_url(r->pool, links, page->last),
-                            ">; rel=\"last\"", NULL);
-    }
-    apr_table_setn(r->headers_out, "Link", value);
+    apr_table_setn(r->headers_out, "Link", apr_pstrcat(r->pool,
+                   "<", cp_link_url(r->pool, links, NULL), ">; rel=\"first\"",
+                   prev ? ", <" : "", prev ? prev : "", prev ? ">; rel=\"prev\"" : "",
+                   next ? ", <" : "", next ? next : "", next ? ">; rel=\"next\"" : "",
+                   last ? ", <" : "", last ? last : "", last ? ">; rel=\"last\"" : "",
+                   NULL));
 }
 
 /* A 304, with the ETag and Cache-Control RFC 9110 keeps on it. Not
@@ -477,6 +471,7 @@ static int answer_page(request_rec *r, const couchpage_dir_conf *conf,
                        const cp_fresh *fresh)
 {
     cp_page *page = &served->page;
+    cp_link_made made[CP_LINKS_MADE] = { { NULL, NULL } };
     cp_links links;
     const apr_array_header_t *revisions;
     const char *body;
@@ -499,6 +494,7 @@ static int answer_page(request_rec *r, const couchpage_dir_conf *conf,
     links.path = req->links_path;
     links.limit = req->args.limit;
     links.format = req->chosen_format ? cp_format_name(req->format) : NULL;
+    links.made = made;
     set_link_header(r, page, &links);
     if (req->format == CP_FORMAT_HTML) {
         cp_html_spec html = conf->html;
@@ -617,6 +613,7 @@ void couchpage_fresh_request(request_rec *r, const couchpage_dir_conf *conf,
                              cp_fresh *fresh)
 {
     const char *words = "";
+    const char *item = conf->item_where ? conf->item_where->args : NULL;
     int i;
 
     memset(fresh, 0, sizeof(*fresh));
@@ -632,17 +629,18 @@ void couchpage_fresh_request(request_rec *r, const couchpage_dir_conf *conf,
                                  conf->words[i] ? conf->words[i] : "");
         }
     }
-    fresh->context = apr_psprintf(r->pool, "%s %s:%u %s %s:%d %s %d %s %" APR_SIZE_T_FMT
-                                  ":%s %s", r->hostname ? r->hostname : "",
-                                  r->server->server_hostname ? r->server->server_hostname : "",
-                                  r->server->port, conf->view_section ? conf->view_section : "",
-                                  conf->view_where ? conf->view_where->filename : "",
-                                  conf->view_where ? conf->view_where->line_num : 0,
-                                  cp_format_name(req->format), req->chosen_format,
-                                  req->links_path, conf->item_where && conf->item_where->args
-                                  ? strlen(conf->item_where->args) : 0,
-                                  conf->item_where && conf->item_where->args
-                                  ? conf->item_where->args : "", words);
+    /* "HOST SERVER:PORT SECTION FILE:LINE FORMAT CHOSEN PATH LEN:ITEM WORDS" */
+    fresh->context = apr_pstrcat(r->pool, r->hostname ? r->hostname : "", " ",
+                                 r->server->server_hostname ? r->server->server_hostname : "",
+                                 ":", apr_itoa(r->pool, r->server->port), " ",
+                                 conf->view_section ? conf->view_section : "", " ",
+                                 conf->view_where ? conf->view_where->filename : "", ":",
+                                 apr_itoa(r->pool, conf->view_where
+                                                   ? conf->view_where->line_num : 0), " ",
+                                 cp_format_name(req->format), " ",
+                                 apr_itoa(r->pool, req->chosen_format), " ", req->links_path,
+                                 " ", apr_off_t_toa(r->pool, item ? (apr_off_t)strlen(item) : 0),
+                                 ":", item ? item : "", " ", words, NULL);
 }
 
 int couchpage_send_page(request_rec *r, const couchpage_dir_conf *conf,

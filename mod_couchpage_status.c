@@ -60,8 +60,9 @@ static apr_uint64_t note_number(const request_rec *r, const char *name)
 
 static void add_to_note(request_rec *r, const char *name, apr_uint64_t value)
 {
-    apr_table_set(r->notes, name,
-                  apr_psprintf(r->pool, "%" APR_UINT64_T_FMT, note_number(r, name) + value));
+    /* sums of a request's backend reads: far below 2^63 */
+    apr_table_setn(r->notes, name,
+                   apr_off_t_toa(r->pool, (apr_off_t)(note_number(r, name) + value)));
 }
 
 /* The notes go to the request the access log writes: the main request. A

@@ -583,6 +583,7 @@ static void one_page(apr_pool_t *pool, const uint8_t *data, size_t size, int wit
     cp_page_answers in;
     cp_page page;
     cp_token token;
+    cp_link_made made[CP_LINKS_MADE] = { { NULL, NULL } };
     cp_links links;
     const char *rendered;
     const cp_answer *forward, *backward = NULL, *ahead;
@@ -706,6 +707,8 @@ static void one_page(apr_pool_t *pool, const uint8_t *data, size_t size, int wit
     links.path = "/db/";
     links.limit = data[2] & 2 ? in.count : 0;
     links.format = data[2] & 4 ? "html" : NULL;
+    /* the page's links kept once made, as the glue keeps them */
+    links.made = made;
     rendered = cp_render_json(pool, &page, &links, NULL, NULL);
     FUZZ_CHECK(fuzz_is_json(rendered), "the rendered page is not JSON");
     check_items(pool, &page, rendered, NULL);

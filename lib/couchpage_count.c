@@ -326,7 +326,7 @@ const char *cp_count_content_range(apr_pool_t *pool, const cp_page *page)
 {
     const char *total = page->total_rows >= 0 && !page->count_at_least && page->numbered
                         && !page->count_changed
-                        ? apr_psprintf(pool, "%" APR_INT64_T_FMT, page->total_rows) : "*";
+                        ? apr_off_t_toa(pool, (apr_off_t)page->total_rows) : "*";
 
     if (!page->numbered || page->offset < 0) {
         return "items */*";
@@ -334,8 +334,9 @@ const char *cp_count_content_range(apr_pool_t *pool, const cp_page *page)
     if (page->rows->nelts == 0) {
         return apr_pstrcat(pool, "items */", total, NULL);
     }
-    return apr_psprintf(pool, "items %" APR_INT64_T_FMT "-%" APR_INT64_T_FMT "/%s",
-                        page->offset, page->offset + page->rows->nelts - 1, total);
+    return apr_pstrcat(pool, "items ", apr_off_t_toa(pool, (apr_off_t)page->offset), "-",
+                       apr_off_t_toa(pool, (apr_off_t)(page->offset + page->rows->nelts - 1)),
+                       "/", total, NULL);
 }
 
 /* --- a count bounded by its index's view -------------------------------- */

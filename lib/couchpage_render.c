@@ -17,24 +17,58 @@
 #include <string.h>
 #include <strings.h>
 
-const char *cp_link_url(apr_pool_t *pool, const cp_links *links, const char *token)
+/* The URL of the page at token, written in one pass: no token's bytes
+ * are escaped twice (apr_pescape_urlencoded measures, then writes). */
+static const char *make_link_url(apr_pool_t *pool, const cp_links *links, const char *token)
 {
-    /* one string, made at once: a page writes three to five of them */
-    const char *start = token ? apr_pescape_urlencoded(pool, token) : NULL;
-    const char *format = links->format ? apr_pescape_urlencoded(pool, links->format) : NULL;
-    char limit[24];
+    apr_size_t path_len = strlen(links->path), token_len = token ? strlen(token) : 0;
+    apr_size_t format_len = links->format ? strlen(links->format) : 0, len;
+    char *url, *o;
 
-    if (links->limit > 0) {
-        apr_snprintf(limit, sizeof(limit), "limit=%d", links->limit);
-    }
-    if (!start && links->limit <= 0 && !format) {
+    if (!token && links->limit <= 0 && !links->format) {
         return links->path;
     }
-    return apr_pstrcat(pool, links->path, "?",
-                       start ? "start=" : "", start ? start : "",
-                       start && links->limit > 0 ? "&" : "", links->limit > 0 ? limit : "",
-                       format && (start || links->limit > 0) ? "&" : "",
-                       format ? "format=" : "", format ? format : "", NULL);
+    /* a byte escaped is three */
+    o = url = apr_palloc(pool, path_len + 1 + 6 + 3 * token_len + 1 + 6 + 20 + 1 + 7
+                         + 3 * format_len + 1);
+    memcpy(o, links->path, path_len);
+    o += path_len;
+    *o++ = '?';
+    if (token) {
+        memcpy(o, "start=", 6);
+        apr_escape_urlencoded(o + 6, token, APR_ESCAPE_STRING, &len);
+        o += 6 + len - 1;
+    }
+    if (links->limit > 0) {
+        o += apr_snprintf(o, 28, "%slimit=%d", token ? "&" : "", links->limit);
+    }
+    if (links->format) {
+        if (token || links->limit > 0) {
+            *o++ = '&';
+        }
+        memcpy(o, "format=", 7);
+        apr_escape_urlencoded(o + 7, links->format, APR_ESCAPE_STRING, &len);
+        o += 7 + len - 1;
+    }
+    *o = '\0';
+    return url;
+}
+
+const char *cp_link_url(apr_pool_t *pool, const cp_links *links, const char *token)
+{
+    cp_link_made *made = links->made;
+    int i;
+
+    for (i = 0; token && made && i < CP_LINKS_MADE && made[i].token; i++) {
+        if (!strcmp(made[i].token, token)) {
+            return made[i].url;
+        }
+    }
+    if (token && made && i < CP_LINKS_MADE) {
+        made[i].token = apr_pstrdup(pool, token);
+        return made[i].url = make_link_url(pool, links, token);
+    }
+    return make_link_url(pool, links, token);
 }
 
 const char *cp_prev_url(apr_pool_t *pool, const cp_links *links, const cp_page *page)
@@ -157,17 +191,17 @@ static void add_string(json_body *body, const char *text)
     o = body_room(body, 6 * len + 2);
     *o++ = '"';
     for (i = 0; i < len; i++) {
-        const char *escape = string_escape((unsigned char)text[i]);
+        unsigned char c = (unsigned char)text[i];
+        const char *escape;
 
-        if (escape) {
-            apr_size_t n = strlen(escape);
-
-            memcpy(o, escape, n);
-            o += n;
+        if (c >= 32 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&') {
+            /* most bytes of a token or a URL: as they are */
+            *o++ = (char)c;
+            continue;
         }
-        else {
-            *o++ = text[i];
-        }
+        escape = string_escape(c);
+        memcpy(o, escape, strlen(escape));
+        o += strlen(escape);
     }
     *o++ = '"';
     body->len = (apr_size_t)(o - body->text);

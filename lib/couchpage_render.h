@@ -15,12 +15,24 @@
 #include "couchpage_item.h"
 #include "couchpage_page.h"
 
+/* A link made for a page's token (cp_links.made). */
+typedef struct {
+    const char *token;
+    const char *url;
+} cp_link_made;
+
+/* The links a page keeps once made: its next, prev and last. */
+#define CP_LINKS_MADE 4
+
 /* Where page links point: the page's own path, plus the limit and format the
  * client asked for, so that following a link keeps them. */
 typedef struct {
     const char *path;   /* already URL-escaped */
     int limit;          /* 0: none */
     const char *format; /* NULL: none */
+    cp_link_made *made; /* NULL, or CP_LINKS_MADE zeroed entries that keep the
+                           URLs made for one page: its body and its Link
+                           header write each link, made once */
 } cp_links;
 
 /* The URL of the page that starts at token; NULL token: the first page. */

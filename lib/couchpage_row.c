@@ -270,15 +270,25 @@ const char *cp_row_string(const cp_row *row, cp_span at, apr_size_t *len)
 const json_t *cp_row_key(const cp_row *row)
 {
     const json_t **key;
+    const char *text;
+    apr_size_t len;
 
     if (row->key || !row->answer) {
         return row->key;
     }
     key = &row->answer->keys[row - row->answer->rows];
-    if (!*key && row->key_text.len) {
+    text = row->key_text.text;
+    len = row->key_text.len;
+    if (!*key && len && text[0] != '{' && text[0] != '['
+        && (text[0] != '"' || !memchr(text, '\\', len))) {
+        /* a scalar without escapes, checked as JSON with the body: its
+         * bytes are its text */
+        *key = cp_json_pool_own(row->answer->pool, scalar_value(text, len, text + 1, len - 2));
+    }
+    else if (!*key && len) {
         /* a key is decoded from its bytes (cp_json_load), checked as JSON with the
          * body: one row in thousands is asked for its key (a token, a link) */
-        *key = cp_json_load(row->answer->pool, row->key_text.text, row->key_text.len, NULL);
+        *key = cp_json_load(row->answer->pool, text, len, NULL);
     }
     return *key;
 }

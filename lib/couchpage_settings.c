@@ -120,12 +120,12 @@ static const char *find_fault(apr_pool_t *pool, const cp_settings *s)
         "CouchPageSelector", "CouchPageSort", "CouchPageIndex"
     };
     cp_mango_flag flag;
-    const char *view_where, *name;
+    const char *name;
 
     if (!s->view_set) {
         return NULL;
     }
-    view_where = where(pool, s, s->view_where);
+    /* where CouchPageView is written is said only in a fault */
     if (s->view->is_find) {
         const int set[] = { s->range_set, s->reduce_set, s->group_level_set,
                             s->include_docs_set, s->max_emits_set };
@@ -133,17 +133,18 @@ static const char *find_fault(apr_pool_t *pool, const cp_settings *s)
         if ((name = first_set(view_only, set, 5))) {
             return apr_psprintf(pool, "%s is set where CouchPageView (%s) names a _find: it "
                                 "shapes view queries only (CouchPageSelector chooses the "
-                                "documents)", name, view_where);
+                                "documents)", name, where(pool, s, s->view_where));
         }
         if (!cp_mango_flag_named(s->view->update, &flag)) {
             return apr_psprintf(pool, "CouchPageUpdate %s is set where CouchPageView (%s) "
                                 "names a _find, whose update is true or false only (CouchDB "
-                                "answers invalid_boolean)", s->view->update, view_where);
+                                "answers invalid_boolean)", s->view->update,
+                                where(pool, s, s->view_where));
         }
         if (!s->sort_set) {
             return apr_psprintf(pool, "CouchPageView (%s) names a _find, and no CouchPageSort "
                                 "is set: a _find location pages in the order of its sort "
-                                "fields", view_where);
+                                "fields", where(pool, s, s->view_where));
         }
     }
     else {
@@ -151,7 +152,7 @@ static const char *find_fault(apr_pool_t *pool, const cp_settings *s)
 
         if ((name = first_set(find_only, set, 3))) {
             return apr_psprintf(pool, "%s is set where CouchPageView (%s) names a view: it "
-                                "shapes _find queries only", name, view_where);
+                                "shapes _find queries only", name, where(pool, s, s->view_where));
         }
     }
     return NULL;

@@ -243,9 +243,14 @@ static const char *read_index(apr_pool_t *pool, const json_t *index, const char 
 
 static const char *decode_count(const json_t *value, cp_token *token, size_t *members);
 
-/* The digits of a mark entry's number at most; the characters of its tag. */
+/* The digits of a mark entry's number at most. */
 #define MARK_MAX_DIGITS 18
-#define MARK_TAG_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+/* A character of a mark's TAG: base64url's. */
+static int mark_tag_char(char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
+           || c == '-' || c == '_';
+}
 
 /* The entry of text[0..len), "TAG" and digits: 1, else 0. */
 static int read_mark_entry(const char *text, apr_size_t len, cp_token_mark_entry *e)
@@ -256,7 +261,7 @@ static int read_mark_entry(const char *text, apr_size_t len, cp_token_mark_entry
         return 0;
     }
     for (i = 0; i < CP_TOKEN_MARK_TAG; i++) {
-        if (!text[i] || !strchr(MARK_TAG_CHARS, text[i])) {
+        if (!mark_tag_char(text[i])) {
             return 0;
         }
     }
@@ -573,16 +578,33 @@ const char *cp_token_decode(apr_pool_t *pool, const char *text, const cp_token_r
 
 const char *cp_token_mark(apr_pool_t *pool, const char *token, const char *mark)
 {
-    apr_size_t len = token ? strlen(token) : 0;
+    apr_size_t len = token ? strlen(token) : 0, mark_len;
+    char close, *marked, *o;
 
     if (!mark || len < 2 || (token[len - 1] != ']' && token[len - 1] != '}')) {
         return token;
     }
     /* the module's tokens are compact JSON ending in their closing
      * bracket; the mark's characters need no escape */
-    return apr_pstrcat(pool, apr_pstrmemdup(pool, token, len - 1),
-                       token[len - 1] == ']' ? (len > 2 ? ",\"" : "\"") : len > 2 ? ",\"w\":\""
-                       : "\"w\":\"", mark, "\"", token[len - 1] == ']' ? "]" : "}", NULL);
+    close = token[len - 1];
+    mark_len = strlen(mark);
+    o = marked = apr_palloc(pool, len + mark_len + sizeof(",\"w\":\"\""));
+    memcpy(o, token, len - 1);
+    o += len - 1;
+    if (len > 2) {
+        *o++ = ',';
+    }
+    if (close == '}') {
+        memcpy(o, "\"w\":", 4);
+        o += 4;
+    }
+    *o++ = '"';
+    memcpy(o, mark, mark_len);
+    o += mark_len;
+    *o++ = '"';
+    *o++ = close;
+    *o = '\0';
+    return marked;
 }
 
 int cp_token_fits(const cp_token_room *room, const char *text)

@@ -58,7 +58,7 @@ static void items_show_only_the_fields(void **state)
 {
     cp_page page = page_of("[{\"id\":\"a\",\"key\":1,\"value\":null,\"doc\":{\"_id\":\"a\","
                            "\"title\":\"T\",\"secret\":\"s3cret\"}}]", NULL, NULL, 1, 0);
-    cp_links links = { "/p/", 0, NULL };
+    cp_links links = { "/p/", 0, NULL, NULL };
     apr_array_header_t *fields = apr_array_make(pool, 1, sizeof(const char *));
     cp_item_spec item = { NULL, NULL };
     cp_html_spec spec = { &item, NULL, NULL, NULL, NULL };
@@ -83,7 +83,7 @@ static void a_page_renders_items_tokens_and_links(void **state)
     cp_page page = page_of("[{\"id\":\"a\",\"key\":\"Biffy Clyro\",\"value\":null},"
                            " {\"id\":\"b\",\"key\":[1,{\"x\":0.5}],\"value\":{\"n\":1}}]",
                            "[\"Tool\",\"t\"]", "[\"Biffy Clyro\",\"a\"]", 11, 5);
-    cp_links links = { "/bands/", 0, NULL };
+    cp_links links = { "/bands/", 0, NULL, NULL };
 
     assert_string_equal(cp_render_json(pool, &page, &links, NULL, NULL),
         "{\"items\":[{\"id\":\"a\",\"key\":\"Biffy Clyro\",\"value\":null},"
@@ -105,7 +105,7 @@ static void items_are_the_rows_reduced_to_their_members(void **state)
     cp_page page = page_of("[{\"key\":1,\"id\":\"a\",\"value\":2},"
                            " {\"id\":\"b\",\"key\":2,\"error\":\"x\",\"value\":3},"
                            " {\"id\":\"c\",\"key\":3}]", NULL, NULL, -1, -1);
-    cp_links links = { "/x/", 0, NULL };
+    cp_links links = { "/x/", 0, NULL, NULL };
 
     assert_string_equal(cp_render_json(pool, &page, &links, NULL, NULL),
         "{\"items\":[{\"id\":\"a\",\"key\":1,\"value\":2},"
@@ -119,7 +119,7 @@ static void items_are_the_rows_reduced_to_their_members(void **state)
 static void a_lone_page_has_null_links_and_no_counts_when_absent(void **state)
 {
     cp_page page = page_of("[]", NULL, NULL, -1, -1);
-    cp_links links = { "/x/", 3, NULL };
+    cp_links links = { "/x/", 3, NULL, NULL };
 
     assert_string_equal(cp_render_json(pool, &page, &links, NULL, NULL),
         "{\"items\":[],\"next\":null,\"prev\":null,"
@@ -131,7 +131,7 @@ static void documents_and_page_links_in_json(void **state)
 {
     cp_page page = page_of("[{\"id\":\"a\",\"key\":1,\"value\":null,\"doc\":{\"_id\":\"a\"}}]",
                            "[2,\"b\"]", NULL, 9, -1);
-    cp_links links = { "/p/", 0, "json" };
+    cp_links links = { "/p/", 0, "json", NULL };
 
     add_page(&page, 0, NULL, 1);
     add_page(&page, 1, "[2,\"b\"]", 0);
@@ -148,11 +148,46 @@ static void documents_and_page_links_in_json(void **state)
 
 static void links_keep_the_clients_limit_and_format(void **state)
 {
-    cp_links links = { "/a%20b/", 7, "html" };
+    cp_links links = { "/a%20b/", 7, "html", NULL };
 
     assert_string_equal(cp_link_url(pool, &links, "[1,\"x y\"]"),
                         "/a%20b/?start=%5b1%2c%22x+y%22%5d&limit=7&format=html");
     assert_string_equal(cp_link_url(pool, &links, NULL), "/a%20b/?limit=7&format=html");
+}
+
+/* Every combination of token, limit and format, written in one pass; a
+ * page's links kept once made (its body and its Link header write each):
+ * the same token gives the very URL made before, others their own, and
+ * tokens past what is kept are still made. */
+static void links_are_made_once_a_page(void **state)
+{
+    cp_link_made made[CP_LINKS_MADE] = { { NULL, NULL } };
+    cp_links plain = { "/p/", 0, NULL, NULL }, limited = { "/p/", 12, NULL, NULL };
+    cp_links formatted = { "/p/", 0, "a b&c", NULL }, kept = { "/q/", 2, "json", made };
+    char token[32];
+    const char *first, *again;
+    int i;
+
+    assert_string_equal(cp_link_url(pool, &plain, NULL), "/p/");
+    assert_string_equal(cp_link_url(pool, &plain, "last"), "/p/?start=last");
+    assert_string_equal(cp_link_url(pool, &limited, NULL), "/p/?limit=12");
+    assert_string_equal(cp_link_url(pool, &limited, "[\"<&>\"]"),
+                        "/p/?start=%5b%22%3c%26%3e%22%5d&limit=12");
+    assert_string_equal(cp_link_url(pool, &formatted, NULL), "/p/?format=a+b%26c");
+    assert_string_equal(cp_link_url(pool, &formatted, "\u00e9"),
+                        "/p/?start=%c3%a9&format=a+b%26c");
+    first = cp_link_url(pool, &kept, "[1,\"a\"]");
+    assert_string_equal(first, "/q/?start=%5b1%2c%22a%22%5d&limit=2&format=json");
+    again = cp_link_url(pool, &kept, apr_pstrdup(pool, "[1,\"a\"]"));
+    assert_ptr_equal(first, again);
+    for (i = 0; i < CP_LINKS_MADE + 2; i++) {
+        apr_snprintf(token, sizeof(token), "[%d,\"b\"]", i);
+        assert_string_equal(cp_link_url(pool, &kept, token),
+                            apr_psprintf(pool, "/q/?start=%%5b%d%%2c%%22b%%22%%5d&limit=2"
+                                         "&format=json", i));
+    }
+    assert_ptr_equal(cp_link_url(pool, &kept, "[1,\"a\"]"), first);
+    assert_string_equal(cp_link_url(pool, &kept, NULL), "/q/?limit=2&format=json");
 }
 
 /* The previous page's URL: none on the first page, the first page's own
@@ -160,7 +195,7 @@ static void links_keep_the_clients_limit_and_format(void **state)
 static void prev_links_to_the_first_page_without_a_token(void **state)
 {
     cp_page page = page_of("[]", NULL, "[0,\"a\"]", 9, 3);
-    cp_links links = { "/p/", 3, NULL };
+    cp_links links = { "/p/", 3, NULL, NULL };
 
     assert_string_equal(cp_prev_url(pool, &links, &page), "/p/?start=%5b0%2c%22a%22%5d&limit=3");
     page.prev_is_first = 1;
@@ -181,7 +216,7 @@ static void links_of_tokens_too_long_are_withheld(void **state)
 {
     const char *long_token = apr_psprintf(pool, "[\"%0100d\",\"b\"]", 0);
     cp_page page = page_of("[]", long_token, long_token, 40, 20);
-    cp_links links = { "/p/", 0, NULL };
+    cp_links links = { "/p/", 0, NULL, NULL };
     cp_page_link *link;
     const char *json, *html;
 
@@ -251,7 +286,7 @@ static void html_fragment_lists_items_and_navigation(void **state)
     cp_page page = page_of("[{\"key\":\"Nirvana\",\"id\":\"n\",\"value\":null},"
                            "{\"key\":\"Tool\",\"id\":\"t\",\"value\":null}]",
                            "[\"X\",\"x\"]", "[\"A\",\"a\"]", 11, 5);
-    cp_links links = { "/bands/", 2, NULL };
+    cp_links links = { "/bands/", 2, NULL, NULL };
     cp_item_spec item = { NULL, NULL };
 
     add_page(&page, 2, "[\"A\",\"a\"]", 0);
@@ -279,7 +314,7 @@ static void html_fragment_lists_items_and_navigation(void **state)
 static void html_first_and_last_pages_disable_their_links(void **state)
 {
     cp_page page = page_of("[]", NULL, NULL, -1, -1);
-    cp_links links = { "/x/", 0, NULL };
+    cp_links links = { "/x/", 0, NULL, NULL };
     cp_item_spec item = { NULL, NULL };
     const char *out = html_of(&page, &links, &item);
 
@@ -298,7 +333,7 @@ static void html_escapes_every_text(void **state)
 {
     cp_page page = page_of("[{\"key\":\"<script>alert(1)</script>\",\"id\":\"\\\" onmouseover=x\","
                            "\"value\":{\"t\":\"a&b\"}}]", NULL, NULL, -1, -1);
-    cp_links links = { "/x/", 0, NULL };
+    cp_links links = { "/x/", 0, NULL, NULL };
     const char *err = NULL;
     cp_item_spec item = { cp_field_parse(pool, "key", &err),
                           cp_pattern_parse(pool, "/band/{id}?t={value.t}", &err) };
@@ -313,7 +348,7 @@ static void html_shows_nul_as_a_replacement_character(void **state)
 {
     cp_page page = page_of("[{\"key\":\"a\\u0000<b>bold</b>\",\"id\":\"n\",\"value\":null}]",
                            NULL, NULL, -1, -1);
-    cp_links links = { "/x/", 0, NULL };
+    cp_links links = { "/x/", 0, NULL, NULL };
     cp_item_spec item = { NULL, NULL };
 
     assert_non_null(strstr(html_of(&page, &links, &item),
@@ -325,7 +360,7 @@ static void json_output_escapes_markup_characters(void **state)
 {
     cp_page page = page_of("[{\"key\":\"</script><script>alert(1)</script>&amp;\",\"id\":\"a\","
                            "\"value\":null}]", NULL, NULL, -1, -1);
-    cp_links links = { "/x/", 0, NULL };
+    cp_links links = { "/x/", 0, NULL, NULL };
     const char *out = cp_render_json(pool, &page, &links, NULL, NULL);
 
     assert_null(strchr(out, '<'));
@@ -342,7 +377,7 @@ static void json_output_escapes_markup_characters(void **state)
 static void relative_page_labels(void **state)
 {
     cp_page page = page_of("[{\"key\":1,\"id\":\"a\",\"value\":null}]", NULL, "[0,\"z\"]", -1, -1);
-    cp_links links = { "/x/", 0, NULL };
+    cp_links links = { "/x/", 0, NULL, NULL };
     cp_item_spec item = { NULL, NULL };
     const char *out;
 
@@ -378,7 +413,7 @@ static void find_pages_show_documents_and_an_unnumbered_last_page(void **state)
 {
     cp_page page = find_page_of("{\"docs\":[{\"_id\":\"B1\",\"g\":1,\"t\":\"x<\"}],"
                                 "\"bookmark\":\"b\"}");
-    cp_links links = { "/f/", 0, NULL };
+    cp_links links = { "/f/", 0, NULL, NULL };
     cp_item_spec item = { NULL, NULL };
     apr_array_header_t *fields = apr_array_make(pool, 1, sizeof(const char *));
     const char *out;
@@ -409,7 +444,7 @@ static void find_items_default_to_the_title_or_the_sort_values(void **state)
 {
     cp_page page = find_page_of("{\"docs\":[{\"_id\":\"B1\",\"date\":\"2024-06-25\","
                                 "\"title\":\"On <b>\"},{\"_id\":\"B2\",\"date\":\"2024-06-26\"}]}");
-    cp_links links = { "/f/", 0, NULL };
+    cp_links links = { "/f/", 0, NULL, NULL };
     cp_item_spec item = { NULL, NULL };
     apr_array_header_t *fields = apr_array_make(pool, 1, sizeof(const char *));
     cp_html_spec spec = { &item, NULL, NULL, NULL, NULL };
@@ -446,7 +481,7 @@ static void find_documents_are_digested_by_revision(void **state)
     cp_page page = find_page_of("{\"docs\":[{\"_id\":\"B1\",\"_rev\":\"2-x\",\"g\":1}]}");
     const apr_array_header_t *revisions;
     apr_array_header_t *fields = apr_array_make(pool, 1, sizeof(const char *));
-    cp_links links = { "/f/", 0, NULL };
+    cp_links links = { "/f/", 0, NULL, NULL };
     const cp_etag_revision *noted;
     const char *out;
 
@@ -472,7 +507,7 @@ static void a_lower_bound_count_shows_a_plus_and_no_last_number(void **state)
     cp_page page = page_of("[{\"key\":5,\"id\":\"e\",\"value\":null},"
                            "{\"key\":6,\"id\":\"f\",\"value\":null}]",
                            "[25,\"y\"]", "[1,\"a\"]", 1000, 1040);
-    cp_links links = { "/r/", 0, NULL };
+    cp_links links = { "/r/", 0, NULL, NULL };
     cp_item_spec item = { NULL, NULL };
     const char *out;
     int n;
@@ -504,7 +539,7 @@ static void a_known_position_shows_first_and_last_pages(void **state)
                            "{\"key\":7,\"id\":\"g\",\"value\":null},"
                            "{\"key\":8,\"id\":\"h\",\"value\":null}]",
                            "[25,\"y\"]", "[1,\"a\"]", 200, 20);
-    cp_links links = { "/r/", 4, NULL };
+    cp_links links = { "/r/", 4, NULL, NULL };
     cp_item_spec item = { NULL, NULL };
     const char *out;
     int n;
@@ -584,7 +619,7 @@ static void a_lone_row_and_a_lone_page(void **state)
 {
     cp_page page = page_of("[{\"key\":\"Tool\",\"id\":\"t\",\"value\":null}]",
                            NULL, NULL, 11, 10);
-    cp_links links = { "/bands/", 0, NULL };
+    cp_links links = { "/bands/", 0, NULL, NULL };
     cp_item_spec item = { NULL, NULL };
     const char *out;
 
@@ -618,7 +653,7 @@ static void thousands_are_separated_in_every_number(void **state)
     cp_page page = page_of("[{\"key\":1,\"id\":\"a\",\"value\":null},"
                            "{\"key\":2,\"id\":\"b\",\"value\":null}]",
                            "[3,\"c\"]", "[0,\"z\"]", 1234567, 99998);
-    cp_links links = { "/n/", 0, NULL };
+    cp_links links = { "/n/", 0, NULL, NULL };
     cp_item_spec item = { NULL, NULL };
     const char *words[CP_WORD_COUNT] = { NULL };
     cp_html_spec spec = { &item, NULL, NULL, words, NULL };
@@ -674,7 +709,7 @@ static void words_are_replaced_and_escaped(void **state)
 {
     cp_page page = page_of("[{\"key\":\"k\",\"id\":\"a\",\"value\":null}]",
                            "[\"X\",\"x\"]", "[\"A\",\"a\"]", 11, 5);
-    cp_links links = { "/x/", 0, NULL };
+    cp_links links = { "/x/", 0, NULL, NULL };
     cp_item_spec item = { NULL, NULL };
     const char *words[CP_WORD_COUNT] = { NULL };
     cp_html_spec spec = { &item, NULL, NULL, words, NULL };
@@ -840,7 +875,7 @@ static void an_item_renderer_makes_each_item(void **state)
 {
     cp_page page = page_of("[{\"key\":1,\"id\":\"a\",\"value\":null},"
                            "{\"key\":2,\"id\":\"b\",\"value\":null}]", NULL, NULL, -1, -1);
-    cp_links links = { "/x/", 0, NULL };
+    cp_links links = { "/x/", 0, NULL, NULL };
     int calls = 0;
     cp_html_spec spec = { NULL, render_id_in_em, &calls, NULL, NULL };
     const char *error = NULL, *out;
@@ -877,7 +912,7 @@ static const char *docs_page(const char *doc_a, const char *key_b,
                                        doc_a, "},{\"id\":\"b\",\"key\":", key_b,
                                        ",\"value\":null,\"doc\":{\"_id\":\"b\",\"n\":2}}]", NULL),
                            NULL, NULL, -1, -1);
-    cp_links links = { "/d/", 0, NULL };
+    cp_links links = { "/d/", 0, NULL, NULL };
 
     return cp_render_json(pool, &page, &links, NULL, revisions);
 }
@@ -955,7 +990,7 @@ static void etags_digest_projected_documents_whole(void **state)
 {
     cp_page page = page_of("[{\"id\":\"a\",\"key\":1,\"value\":null,"
                            "\"doc\":{\"_id\":\"a\",\"_rev\":\"1-x\",\"n\":1}}]", NULL, NULL, -1, -1);
-    cp_links links = { "/d/", 0, NULL };
+    cp_links links = { "/d/", 0, NULL, NULL };
     apr_array_header_t *fields = apr_array_make(pool, 1, sizeof(const char *));
     const apr_array_header_t *revisions;
 
@@ -1045,7 +1080,7 @@ static void page_members_are_written_as_jansson_writes_them(void **state)
 {
     char controls[33];
     const char *tokens[5];
-    cp_links links = { "/p/", 0, "json" };
+    cp_links links = { "/p/", 0, "json", NULL };
     int i, shape;
 
     for (i = 0; i < 32; i++) {
@@ -1089,7 +1124,7 @@ static void a_page_full_of_markup_is_written_whole(void **state)
 {
     char *amps = apr_palloc(pool, 20001);
     const char *row, *out;
-    cp_links links = { "/x/", 0, NULL };
+    cp_links links = { "/x/", 0, NULL, NULL };
     cp_page page;
     json_t *body, *items;
 
@@ -1122,6 +1157,7 @@ int main(void)
         UNIT_TEST(page_members_are_written_as_jansson_writes_them),
         UNIT_TEST(a_page_full_of_markup_is_written_whole),
         UNIT_TEST(links_keep_the_clients_limit_and_format),
+        UNIT_TEST(links_are_made_once_a_page),
         UNIT_TEST(prev_links_to_the_first_page_without_a_token),
         UNIT_TEST(links_of_tokens_too_long_are_withheld),
         UNIT_TEST(errors_are_json_with_error_and_reason),

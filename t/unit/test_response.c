@@ -469,6 +469,35 @@ static void rows_are_read_and_keys_decoded_when_asked(void **state)
     assert_true(json_is_array(key) && json_array_size(key) == 0);
 }
 
+/* A scalar key is decoded from its bytes without a reader (a string
+ * without escapes is its text): the same value the reader gives its text,
+ * every kind of scalar, wide integers and escaped strings alike. */
+static void scalar_keys_are_their_bytes(void **state)
+{
+    static const char *const keys[] = {
+        "\"plain\"", "\"\"", "\"caf\xc3\xa9\"", "\"a\\\"b\"", "\"\\u00e9\\n\"", "0",
+        "-17", "1.5e3", "0.25", "123456789012345678901234567890", "-9223372036854775809",
+        "true", "false", "null"
+    };
+    const cp_answer *answer = NULL;
+    const json_t *key, *read;
+    apr_size_t i;
+
+    for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        const char *body = apr_psprintf(pool, "{\"total_rows\":1,\"offset\":0,\"rows\":"
+                                        "[{\"id\":\"a\",\"key\":%s,\"value\":null}]}",
+                                        keys[i]);
+
+        assert_null(read_view(body, strlen(body), 1, &answer));
+        key = cp_row_key(cp_answer_row(answer, 0));
+        read = cp_json_load(pool, keys[i], strlen(keys[i]), NULL);
+        assert_non_null(key);
+        assert_non_null(read);
+        assert_true(cp_json_identical(key, read));
+        assert_string_equal(cp_json_text(pool, key), cp_json_text(pool, read));
+    }
+}
+
 /* What the reader keeps of a large document: a record for the doc and
  * each of its members, not for the 120,000 values inside them (a record
  * is larger than a small value's bytes); a field reaches them all the
@@ -633,6 +662,7 @@ int main(void)
         UNIT_TEST(json_passes_through_as_sent),
         UNIT_TEST(fields_are_found_and_projected),
         UNIT_TEST(rows_are_read_and_keys_decoded_when_asked),
+        UNIT_TEST(scalar_keys_are_their_bytes),
         UNIT_TEST(records_are_the_members),
         UNIT_TEST(fields_reach_records_and_bytes),
         UNIT_TEST(wide_integers_are_read_exactly),
