@@ -579,45 +579,16 @@ const char *cp_json_compact(apr_pool_t *pool, const char *text, const char **err
 #define MAX_DEPTH 256
 #define COMPACT (JSON_COMPACT | JSON_ENCODE_ANY)
 
-typedef struct {
-    apr_pool_t *pool;
-    char *text;
-    apr_size_t len, size;
-} writing;
-
-/* Room for n bytes more and the NUL: the buffer moved to one twice as
- * large when it lacks it. */
-static char *room(writing *w, apr_size_t n)
-{
-    if (w->len + n + 1 > w->size) {
-        apr_size_t size = 2 * (w->len + n + 1);
-        char *bigger = apr_palloc(w->pool, size);
-
-        if (w->len) {
-            memcpy(bigger, w->text, w->len);
-        }
-        w->text = bigger;
-        w->size = size;
-    }
-    return w->text + w->len;
-}
-
-static void add(writing *w, const char *text, apr_size_t n)
-{
-    memcpy(room(w, n), text, n);
-    w->len += n;
-}
-
 /* jansson's text of value (a real, a string beyond ASCII): 0 where
  * jansson writes none. */
-static int add_jansson(writing *w, const json_t *value)
+static int add_jansson(cp_text *w, const json_t *value)
 {
     char *text = json_dumps(value, COMPACT);
 
     if (!text) {
         return 0;
     }
-    add(w, text, strlen(text));
+    cp_text_add(w, text, strlen(text));
     free(text);
     return 1;
 }
@@ -662,16 +633,16 @@ apr_size_t cp_json_quote_into(char *o, const char *s, apr_size_t n, int ascii_on
 
 /* A string of ASCII as jansson quotes it; 0 at a byte beyond ASCII
  * (unwritten). */
-static int add_ascii(writing *w, const char *s, apr_size_t n)
+static int add_ascii(cp_text *w, const char *s, apr_size_t n)
 {
-    apr_size_t len = cp_json_quote_into(room(w, 6 * n + 2), s, n, 1);
+    apr_size_t len = cp_json_quote_into(cp_text_room(w, 6 * n + 2), s, n, 1);
 
     w->len += len;
     return len > 0;
 }
 
 /* A string or a member's name: jansson's where it is beyond ASCII. */
-static int add_string(writing *w, const char *s, apr_size_t n)
+static int add_string(cp_text *w, const char *s, apr_size_t n)
 {
     json_t *string;
     int ok;
@@ -685,7 +656,7 @@ static int add_string(writing *w, const char *s, apr_size_t n)
     return ok;
 }
 
-static void add_integer(writing *w, json_int_t value)
+static void add_integer(cp_text *w, json_int_t value)
 {
     char digits[24];
     apr_size_t n = sizeof(digits);
@@ -699,10 +670,10 @@ static void add_integer(writing *w, json_int_t value)
     if (value < 0) {
         digits[--n] = '-';
     }
-    add(w, digits + n, sizeof(digits) - n);
+    cp_text_add(w, digits + n, sizeof(digits) - n);
 }
 
-static int add_value(writing *w, const json_t *value, int depth)
+static int add_value(cp_text *w, const json_t *value, int depth)
 {
     size_t i, n;
     void *it;
@@ -712,37 +683,37 @@ static int add_value(writing *w, const json_t *value, int depth)
     }
     switch (json_typeof(value)) {
     case JSON_OBJECT:
-        add(w, "{", 1);
+        cp_text_add(w, "{", 1);
         for (it = json_object_iter((json_t *)value), i = 0; it;
              it = json_object_iter_next((json_t *)value, it), i++) {
             if (i > 0) {
-                add(w, ",", 1);
+                cp_text_add(w, ",", 1);
             }
             if (!add_string(w, json_object_iter_key(it), json_object_iter_key_len(it))) {
                 return 0;
             }
-            add(w, ":", 1);
+            cp_text_add(w, ":", 1);
             if (!add_value(w, json_object_iter_value(it), depth + 1)) {
                 return 0;
             }
         }
-        add(w, "}", 1);
+        cp_text_add(w, "}", 1);
         return 1;
     case JSON_ARRAY:
-        add(w, "[", 1);
+        cp_text_add(w, "[", 1);
         for (i = 0, n = json_array_size(value); i < n; i++) {
             if (i > 0) {
-                add(w, ",", 1);
+                cp_text_add(w, ",", 1);
             }
             if (!add_value(w, json_array_get(value, i), depth + 1)) {
                 return 0;
             }
         }
-        add(w, "]", 1);
+        cp_text_add(w, "]", 1);
         return 1;
     case JSON_STRING:
         if (cp_json_is_wide(value)) {
-            add(w, json_string_value(value) + 1, json_string_length(value) - 1);
+            cp_text_add(w, json_string_value(value) + 1, json_string_length(value) - 1);
             return 1;
         }
         return add_ascii(w, json_string_value(value), json_string_length(value))
@@ -753,13 +724,13 @@ static int add_value(writing *w, const json_t *value, int depth)
     case JSON_REAL:
         return add_jansson(w, value);
     case JSON_TRUE:
-        add(w, "true", 4);
+        cp_text_add(w, "true", 4);
         return 1;
     case JSON_FALSE:
-        add(w, "false", 5);
+        cp_text_add(w, "false", 5);
         return 1;
     case JSON_NULL:
-        add(w, "null", 4);
+        cp_text_add(w, "null", 4);
         return 1;
     }
     return 0;
@@ -767,12 +738,12 @@ static int add_value(writing *w, const json_t *value, int depth)
 
 const char *cp_json_write(apr_pool_t *pool, const json_t *value)
 {
-    writing w = { pool, NULL, 0, 0 };
+    cp_text w = { pool, NULL, 0, 0 };
 
     if (!value) {
         return NULL;
     }
-    room(&w, 256);
+    cp_text_room(&w, 256);
     if (!add_value(&w, value, 0)) {
         return NULL;
     }

@@ -6,6 +6,7 @@
  * header, no request_rec; the glue sends what it writes.
  */
 #include "couchpage_render.h"
+#include "couchpage_bytes.h"
 #include "couchpage_json.h"
 #include "couchpage_changed.h"
 
@@ -88,10 +89,7 @@ const char *cp_prev_url(apr_pool_t *pool, const cp_links *links, const cp_page *
  * written as \u003c \u003e \u0026, which can only occur inside strings (as
  * cp_json_text_html_safe writes the error bodies). */
 typedef struct {
-    apr_pool_t *pool;
-    char *text;       /* the body so far */
-    apr_size_t len;
-    apr_size_t room;  /* what text has room for */
+    cp_text out;                   /* the body so far */
     apr_array_header_t *revisions; /* cp_etag_revision; NULL: not wanted */
 } json_body;
 
@@ -115,25 +113,9 @@ static apr_size_t page_room(const cp_page *page)
     return room;
 }
 
-/* Where n more bytes go: the body moves to a buffer twice as large when
- * they do not fit (the page's pool keeps the smaller one). */
-static char *body_room(json_body *body, apr_size_t n)
-{
-    if (body->len + n > body->room) {
-        apr_size_t room = 2 * body->room > body->len + n ? 2 * body->room : body->len + n;
-        char *text = apr_palloc(body->pool, room);
-
-        memcpy(text, body->text, body->len);
-        body->text = text;
-        body->room = room;
-    }
-    return body->text + body->len;
-}
-
 static void add_syntax(json_body *body, const char *text, apr_size_t len)
 {
-    memcpy(body_room(body, len), text, len);
-    body->len += len;
+    cp_text_add(&body->out, text, len);
 }
 
 static void add_span(json_body *body, cp_span span)
@@ -144,8 +126,8 @@ static void add_span(json_body *body, cp_span span)
         char *start;
 
         n = span.len - done < SPAN_BLOCK ? span.len - done : SPAN_BLOCK;
-        start = body_room(body, 6 * n);
-        body->len += (apr_size_t)(cp_json_copy_html_safe(start, span.text + done, n) - start);
+        start = cp_text_room(&body->out, 6 * n);
+        body->out.len += (apr_size_t)(cp_json_copy_html_safe(start, span.text + done, n) - start);
     }
 }
 
@@ -188,7 +170,7 @@ static void add_string(json_body *body, const char *text)
         return;
     }
     len = strlen(text);
-    o = body_room(body, 6 * len + 2);
+    o = cp_text_room(&body->out, 6 * len + 2);
     *o++ = '"';
     for (i = 0; i < len; i++) {
         unsigned char c = (unsigned char)text[i];
@@ -204,7 +186,7 @@ static void add_string(json_body *body, const char *text)
         o += strlen(escape);
     }
     *o++ = '"';
-    body->len = (apr_size_t)(o - body->text);
+    body->out.len = (apr_size_t)(o - body->out.text);
 }
 
 static void add_integer(json_body *body, apr_int64_t n)
@@ -229,12 +211,12 @@ static void add_integer(json_body *body, apr_int64_t n)
  * ETag to digest those in place of its bytes (cp_render_etag). */
 static void add_document(json_body *body, const cp_row *row, const apr_array_header_t *fields)
 {
-    apr_size_t from = body->len;
+    apr_size_t from = body->out.len;
     cp_span id, rev;
     cp_etag_revision *noted;
 
     if (fields && row->doc.text[0] == '{') {
-        add_span(body, cp_row_project(body->pool, row, fields));
+        add_span(body, cp_row_project(body->out.pool, row, fields));
         return;
     }
     add_span(body, row->doc);
@@ -246,7 +228,7 @@ static void add_document(json_body *body, const cp_row *row, const apr_array_hea
     if (id.len && id.text[0] == '"' && rev.len && rev.text[0] == '"') {
         noted = apr_array_push(body->revisions);
         noted->from = from;
-        noted->to = body->len;
+        noted->to = body->out.len;
         noted->id = id;
         noted->rev = rev;
     }
@@ -296,7 +278,7 @@ static int last_numbered(const cp_page *page)
 /* The page's own members, after the items: see cp_render_json. */
 static void add_members(json_body *body, const cp_page *page, const cp_links *links)
 {
-    apr_pool_t *pool = body->pool;
+    apr_pool_t *pool = body->out.pool;
     int p;
 
     ADD(",\"next\":");
@@ -412,12 +394,12 @@ const char *cp_render_json(apr_pool_t *pool, const cp_page *page, const cp_links
     json_body body_of_page, *body = &body_of_page;
     int p;
 
-    body->pool = pool;
+    body->out.pool = pool;
     body->revisions = revisions ? apr_array_make(pool, page->rows->nelts + 1,
                                                  sizeof(cp_etag_revision)) : NULL;
-    body->room = page_room(page);
-    body->text = apr_palloc(pool, body->room);
-    body->len = 0;
+    body->out.size = page_room(page);
+    body->out.text = apr_palloc(pool, body->out.size);
+    body->out.len = 0;
     ADD("{\"items\":[");
     for (p = 0; p < page->rows->nelts; p++) {
         if (p > 0) {
@@ -429,11 +411,11 @@ const char *cp_render_json(apr_pool_t *pool, const cp_page *page, const cp_links
     ADD("]");
     add_members(body, page, links);
     ADD("}");
-    *body_room(body, 1) = '\0';
+    *cp_text_room(&body->out, 0) = '\0';
     if (revisions) {
         *revisions = body->revisions;
     }
-    return body->text;
+    return body->out.text;
 }
 
 #undef ADD
