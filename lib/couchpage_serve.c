@@ -363,8 +363,8 @@ static const char *beside_find(const serving *s, const char *rest)
  * for the location's query (this request's selector: its values never
  * change which fields it conditions); and (with look) one look at its
  * view, in the location's partition where it has one, which must answer:
- * a Mango index of pouchdb-server is no view, a global index
- * (partitioned: false) none in a partition. The note: {"view": PATH, "fields": [...]} when the index can
+ * a Mango index of pouchdb-server is no view, a global index none in a
+ * partition. The note: {"view": PATH, "fields": [...]} when the index can
  * number pages, "" when it cannot; or NULL when CouchDB could not tell now,
  * with *late set when the page's reads passed their deadline (no read
  * follows: the page is a 504). */
