@@ -23,7 +23,7 @@ use CouchPageTest qw(get_json with_args backend_request backend_open_db backend_
                      error_log_mark error_log_since);
 use CouchPageFind qw(must reference_ids ids walk same_list edge_rows);
 
-plan tests => 25;
+plan tests => 26;
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my $couchdb = backend_kind() eq 'couchdb';
@@ -278,7 +278,7 @@ sub crossing_reads {
 # their values of cat and tags alike; the index [cat, _id] is partitioned
 # (the database's default), and _find in pa reads pa's rows of it
 if (!$couchdb) {
-    skip('pouchdb-server has no partitions') for 1 .. 4;
+    skip('pouchdb-server has no partitions') for 1 .. 5;
 }
 else {
     my $P = 1500;
@@ -342,6 +342,25 @@ else {
     ok($status == 200 && join(' ', ids($page)) eq join(' ', @part_desc[$at .. $at + 19])
        && crossing_reads($reads, 1, $PA) && $keys < 60)
         or print STDERR "# partition descending: $status ", join(' ', ids($page // {})), "; reads @$reads; $keys keys\n";
+    # a walk while its boundary rows are deleted and moved to another value
+    # of cat: no untouched row lost or repeated
+    my (%touched, $n);
+    my $changes = sub {
+        my ($last, $first) = edge_rows(@_) or return;
+        $n++;
+        my (undef, $doc) = backend_request(GET => "/findtiespart/$last->{_id}");
+        must('delete', backend_request(DELETE => "/findtiespart/$last->{_id}?rev=$doc->{_rev}"));
+        (undef, $doc) = backend_request(GET => "/findtiespart/$first->{_id}");
+        must('move', backend_request(PUT => "/findtiespart/$first->{_id}", { %$doc, cat => $n % 2 ? 'c9' : 'c0' }));
+        $touched{$_} = 1 for $last->{_id}, $first->{_id};
+    };
+    my ($ids, undef, $wbad) = walk('/ties/part/', each => $changes);
+    my %count;
+    $count{$_}++ for @$ids;
+    my @lost = grep { !$touched{$_} && !$count{$_} } @part;
+    my @twice = grep { $count{$_} > 1 && !$touched{$_} } keys %count;
+    ok(!@lost && !@$wbad && !@twice && $n > 10 && !grep { !/^pa:/ } @$ids)
+        or print STDERR "# partition changes: lost: @lost[0 .. ($#lost < 9 ? $#lost : 9)]; repeated: @twice; statuses @$wbad\n";
 }
 
 # --- a walk while the boundary rows change ---------------------------------------
