@@ -38,7 +38,7 @@ typedef struct {
     const cp_request *req;
     const cp_transport *tr;
     int ties_apart;   /* _find pages ask the ties and the rest apart, */
-    const char *index_view;   /* through the index of this view (not in partitions) */
+    const char *index_view;   /* through the index of this view (its partition's) */
     const apr_array_header_t *index_fields;   /* and these fields */
     cp_walk *walk;    /* the walk's start, which its tokens carry (couchpage_changed) */
 } serving;
@@ -345,26 +345,26 @@ static int learning_refused(const serving *s, const cp_transport_failure *failur
     return 0;
 }
 
-/* The URL of the location's _explain: its _find's (a partition's too),
- * the same query explained; NULL for a partition name the page refuses. */
-static const char *explain_url(const serving *s)
+/* The URL of rest (/_explain, an index's view) beside the location's
+ * _find: in its partition where it has one, as CouchDB reads a
+ * partitioned index; NULL for a partition name the page refuses. */
+static const char *beside_find(const serving *s, const char *rest)
 {
-    const cp_view *view = s->src->view;
     const char *url;
 
-    if (cp_plan_index_url(s->pool, view, s->src->partition, &url)) {
+    if (cp_plan_index_url(s->pool, s->src->view, s->src->partition, &url)) {
         return NULL;
     }
-    return apr_pstrcat(s->pool, apr_pstrndup(s->pool, url, strlen(url)
-                                             - strlen(view->index_path)), "/_explain", NULL);
+    return cp_view_beside_find(s->pool, url, rest);
 }
 
 /* Learns the location's index from CouchDB: the design document
  * CouchPageIndex names, or, without it, the index CouchDB's _explain names
  * for the location's query (this request's selector: its values never
- * change which fields it conditions); and (outside partitions, with look)
- * one look at its view, which must answer: a Mango index of pouchdb-server
- * is no view. The note: {"view": PATH, "fields": [...]} when the index can
+ * change which fields it conditions); and (with look) one look at its
+ * view, in the location's partition where it has one, which must answer:
+ * a Mango index of pouchdb-server is no view, a global index none in a
+ * partition. The note: {"view": PATH, "fields": [...]} when the index can
  * number pages, "" when it cannot; or NULL when CouchDB could not tell now,
  * with *late set when the page's reads passed their deadline (no read
  * follows: the page is a 504). */
@@ -396,7 +396,7 @@ static const char *learn_index(const serving *s, int look, const cp_fault **late
                                         &fields);
         }
     }
-    else if (!(url = explain_url(s))) {
+    else if (!(url = beside_find(s, "/_explain"))) {
         return NULL;   /* the page refuses the partition's name */
     }
     else if (!(text = cp_find_body(s->pool, spec, NULL, NULL, 0,
@@ -416,11 +416,10 @@ static const char *learn_index(const serving *s, int look, const cp_fault **late
         view_path = apr_pstrcat(s->pool, path, "/_view/",
                                 apr_pescape_path_segment(s->pool, view_name), NULL);
     }
-    if (!why && look && !src->view->is_partitioned && !src->partition_set) {
-        if (!s->tr->get(s->tr->baton,
-                        cp_view_db_url(s->pool, src->view,
-                                     apr_pstrcat(s->pool, view_path, "?limit=0&reduce=false&update=false",
-                                                 NULL)), &text, &len, &failure)) {
+    if (!why && look && (url = beside_find(s, view_path))) {
+        if (!s->tr->get(s->tr->baton, apr_pstrcat(s->pool, url,
+                                                  "?limit=0&reduce=false&update=false", NULL),
+                        &text, &len, &failure)) {
             if (!learning_refused(s, &failure, late)) {
                 return NULL;
             }
@@ -489,7 +488,7 @@ static const cp_fault *index_source(serving *s, cp_source **index)
 {
     const cp_source *src = s->src;
     const cp_find_spec *spec = src->find;
-    const char *key, *text, *low, *high, *fixed, *why, *url;
+    const char *key, *text, *low, *high, *fixed, *why, *url, *in_partition;
     const json_t *note, *each;
     apr_array_header_t *fields;
     cp_view *view;
@@ -498,11 +497,14 @@ static const cp_fault *index_source(serving *s, cp_source **index)
     int again;
 
     *index = NULL;
-    /* the design document's note is the database's; _explain's, the
+    /* the design document's note is the database's (its partitions'
+     * apart: a global index has no view there); _explain's, the
      * location's query's */
     key = spec->index_ddoc
           ? apr_pstrcat(s->pool, src->view->db_url, cp_view_ddoc_path(s->pool, spec->index_ddoc), "\n",
-                        spec->index_name ? spec->index_name : "", NULL)
+                        spec->index_name ? spec->index_name : "",
+                        src->view->is_partitioned || src->partition_set ? "\n_partition" : "",
+                        NULL)
           : apr_psprintf(s->pool, "%s\n_explain\n%pp", src->view->url, src->location);
     text = s->tr->note_get(s->tr->baton, key, CP_SERVE_INDEX_NOTE_MAX_AGE, s->pool,
                            &again);
@@ -532,12 +534,16 @@ static const cp_fault *index_source(serving *s, cp_source **index)
     }
     why = cp_mango_index_range(s->pool, spec->selector, spec->sort->fields, spec->sort->count,
                                fields, &low, &high, &fixed);
-    url = cp_view_db_url(s->pool, src->view, json_string_value(json_object_get(note, "view")));
+    /* its view in the location's partition (a numbered page's plan names
+     * CouchPagePartition's itself) */
+    url = json_string_value(json_object_get(note, "view"));
+    in_partition = beside_find(s, url);
+    url = src->partition_set ? cp_view_db_url(s->pool, src->view, url) : in_partition;
     if (why) {
         /* by _find; the ties apart where the index starts them at the row */
         s->ties_apart = cp_mango_index_starts_at_row(spec->selector, spec->sort->fields,
                                                      spec->sort->count, s->index_fields = fields);
-        s->index_view = src->view->is_partitioned || src->partition_set ? NULL : url;
+        s->index_view = in_partition;
         if (s->tr->debug) {
             log_line(s, CP_LOG_DEBUG, "CP0372", apr_psprintf(s->pool, "the page of %s goes "
                      "by _find, unnumbered%s: %s", src->uri,

@@ -273,3 +273,12 @@ const char *cp_view_db_url(apr_pool_t *pool, const cp_view *view, const char *re
                                           strlen(view->url) - strlen(view->index_path)),
                        rest, NULL);
 }
+
+const char *cp_view_beside_find(apr_pool_t *pool, const char *find_url, const char *rest)
+{
+    const char *slash = strrchr(find_url, '/');
+
+    return apr_pstrcat(pool, apr_pstrndup(pool, find_url, slash ? (apr_size_t)(slash - find_url)
+                                                                : strlen(find_url)),
+                       rest, NULL);
+}

@@ -100,8 +100,15 @@ int cp_view_has_docids(const cp_view *view);
  * without _design/, as CouchPageIndex and use_index do. */
 const char *cp_view_ddoc_path(apr_pool_t *pool, const char *ddoc);
 
-/* The URL of the view's database (or partition) followed by rest: the
- * view's URL without its index path (/_find, /_design/D/_view/V). */
+/* The URL of the view's database followed by rest: the view's URL
+ * without its index path (/_find, /_design/D/_view/V, and the partition
+ * before it, /_partition/P/_find, when the URL names one). */
 const char *cp_view_db_url(apr_pool_t *pool, const cp_view *view, const char *rest);
+
+/* The URL of rest (/_explain, /_design/D/_view/V) beside the _find of
+ * find_url: in its database (.../DB/_find), or in its partition
+ * (.../DB/_partition/P/_find), where CouchDB reads a partitioned index's
+ * view and explains the partition's query. */
+const char *cp_view_beside_find(apr_pool_t *pool, const char *find_url, const char *rest);
 
 #endif

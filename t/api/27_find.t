@@ -25,7 +25,7 @@ use CouchPageTest qw(get_json with_args backend_request backend_open_db backend_
                      httpd_config_test error_log_mark error_log_since);
 use CouchPageFind qw(must reference_ids ids walk same_list edge_rows);
 
-plan tests => 89;
+plan tests => 90;
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my $kind = backend_kind();
@@ -219,9 +219,16 @@ if ($couchdb) {
         or print STDERR "# ", $JSON->encode({ %{ $pnp->[0] // {} }, items => [] }), "\n";
     ok(same_list((walk('/find/part-numbered/', back => 1, headers => ['X-Partition' => 'p1']))[0], \@want,
                  'partition numbered backward'));
+    # the partition named by the URL: numbered by the partition's view too
+    my ($un, $unp) = walk('/find/part-url-numbered/');
+    ok(same_list($un, \@want, 'URL partition numbered') && $unp->[0]{numbering} eq 'absolute'
+       && $unp->[0]{total_rows} == 30 && $unp->[-1]{offset} == 28
+       && same_list((walk('/find/part-url-numbered/', back => 1))[0], \@want,
+                    'URL partition numbered backward'))
+        or print STDERR "# ", $JSON->encode({ %{ $unp->[0] // {} }, items => [] }), "\n";
 }
 else {
-    skip('pouchdb-server has no partitions') for 1 .. 4;
+    skip('pouchdb-server has no partitions') for 1 .. 5;
 }
 
 # --- CouchDB's warning, logged once -------------------------------------------

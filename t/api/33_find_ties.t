@@ -8,7 +8,9 @@
 # an index [cat, _id] it asks the ties and the rest apart: one _find a page
 # inside a tie group; where a page crosses one, the ties, the next value of
 # cat (one row of the index's view) and the rest from that value, whose
-# keys examined are about a page's. On pouchdb-server (no
+# keys examined are about a page's. The same in a partition of a
+# partitioned database (CouchDB), whose partitioned index's view is read
+# through the partition's path. On pouchdb-server (no
 # such views) every page goes by _find, in the same order, one query a page. Walks both ways equal the backend's own _find order read whole,
 # and a walk while boundary rows are deleted and edited loses and repeats
 # no row.
@@ -21,7 +23,7 @@ use CouchPageTest qw(get_json with_args backend_request backend_open_db backend_
                      error_log_mark error_log_since);
 use CouchPageFind qw(must reference_ids ids walk same_list edge_rows);
 
-plan tests => 21;
+plan tests => 26;
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my $couchdb = backend_kind() eq 'couchdb';
@@ -182,10 +184,10 @@ sub keys_examined {
 # status and page, whether the page's log says the ties go apart, and the
 # keys its _find queries examined (CouchDB).
 sub apart_page {
-    my ($path, $token) = @_;
+    my ($path, $token, @headers) = @_;
     my $mark = error_log_mark();
     my $keys = keys_examined();
-    my ($status, $page) = get_json(with_args($path, start => $JSON->encode($token)));
+    my ($status, $page) = get_json(with_args($path, start => $JSON->encode($token)), @headers);
     my @lines = error_log_since($mark, wait => 2, until => 'CP0151');
     my @reads = grep { !m{/_explain|limit=0} }
                 map { m{CP0150: backend request \d+ of \d+: (GET|POST) ([^\s:]+)} ? "$1 $2" : () } @lines;
@@ -197,14 +199,15 @@ sub apart_page {
 # the row's (the index's view, one row, from past [v, every id] up or
 # before [v] down), the rest from that value; one _find elsewhere.
 sub crossing_reads {
-    my ($reads, $down) = @_;
-    return @$reads == 1 && $reads->[0] =~ m{^POST \S*/findtiesid/_find$} unless $couchdb;
+    my ($reads, $down, $db) = @_;
+    $db //= 'findtiesid';
+    return @$reads == 1 && $reads->[0] =~ m{^POST \S*/$db/_find$} unless $couchdb;
     my $start = $down ? qr{startkey=%5b%22c\d%22%5d&} : qr{startkey=%5b%22c\d%22%2c%7b};
-    return @$reads == 3 && $reads->[0] =~ m{^POST \S*/findtiesid/_find$}
-           && $reads->[1] =~ m{^GET \S*/findtiesid/_design/cat-id/_view/cat-id\?$start}
+    return @$reads == 3 && $reads->[0] =~ m{^POST \S*/$db/_find$}
+           && $reads->[1] =~ m{^GET \S*/$db/_design/cat-id/_view/cat-id\?$start}
            && $reads->[1] =~ /&limit=1&reduce=false$/
            && ($down ? $reads->[1] =~ /&descending=true&/ : $reads->[1] !~ /descending/)
-           && $reads->[2] =~ m{^POST \S*/findtiesid/_find$};
+           && $reads->[2] =~ m{^POST \S*/$db/_find$};
 }
 
 {
@@ -268,6 +271,96 @@ sub crossing_reads {
        && ($couchdb ? @$reads == 2 && $reads->[1] =~ m{^GET \S*/_view/cat-id\?startkey=%5b%22c4%22}
                     : @$reads == 1))
         or print STDERR "# last: $status ", join(' ', ids($page // {})), "; reads @$reads\n";
+}
+
+# --- the ties apart in a partition (CouchDB: pouchdb-server has none) -----------
+# partition pa of 1,500 documents and pb of 300, their ids interleaved and
+# their values of cat and tags alike; the index [cat, _id] is partitioned
+# (the database's default), and _find in pa reads pa's rows of it
+if (!$couchdb) {
+    skip('pouchdb-server has no partitions') for 1 .. 5;
+}
+else {
+    my $P = 1500;
+    backend_request(DELETE => '/findtiespart');
+    must('findtiespart', backend_request(PUT => '/findtiespart?partitioned=true'));
+    must('findtiespart open', backend_request(PUT => '/findtiespart/_security',
+        { admins => { names => [], roles => [] }, members => { names => [], roles => [] } }));
+    my @docs = map {
+        my $n = ($_ * 7919) % ($P + $P / 5);
+        { _id => sprintf('%s:u%05d', $n % 6 ? 'pa' : 'pb', $n), cat => 'c' . ($_ % 5),
+          tags => [int($_ / 5) % 3 ? 'a' : 'b'] }
+    } 0 .. $P + $P / 5 - 1;
+    must('loading findtiespart', backend_request(POST => '/findtiespart/_bulk_docs', { docs => \@docs }));
+    must('index cat-id', backend_request(POST => '/findtiespart/_index',
+        { index => { fields => ['cat', '_id'] }, ddoc => 'cat-id', name => 'cat-id', type => 'json' }));
+    my $PA = 'findtiespart/_partition/pa';
+    my $ref = must('reference _find', backend_request(POST => "/$PA/_find",
+        { selector => $APART, sort => [{ cat => 'asc' }], fields => ['_id', 'cat'], limit => 100000 }));
+    my @part = map { $_->{_id} } @{ $ref->{docs} };
+    my @part_desc = reference_ids($PA, $APART, cat => 'desc');
+    # where each value of cat starts in pa's order, and its rows
+    my (%first, %rows);
+    for my $i (reverse 0 .. $#part) { $first{ $ref->{docs}[$i]{cat} } = $i; $rows{ $ref->{docs}[$i]{cat} }++ }
+    my @pa = ('X-Partition' => 'pa');
+    my $mark = error_log_mark();
+    my ($fwd, undef, $bad) = walk('/ties/part/');
+    my ($back) = walk('/ties/part/', back => 1);
+    my ($dfwd) = walk('/ties/part-desc/', headers => \@pa);
+    my ($dback) = walk('/ties/part-desc/', back => 1, headers => \@pa);
+    my @lines = error_log_since($mark, wait => 0.5);
+    ok(same_list($fwd, \@part, 'partition, forward') && same_list($back, \@part, 'partition, backward')
+       && same_list($dfwd, \@part_desc, 'partition, descending')
+       && same_list($dback, \@part_desc, 'partition, descending, backward')
+       && !@$bad && @part > 900 && !grep({ !/^pa:/ } @part)
+       && reference_ids('findtiespart/_partition/pb', $APART, cat => 'asc') > 100
+       && (grep { m{CP0372.*/ties/part(-desc)?/.*the ties asked apart} } @lines)
+       && !grep { /CP0422.*\/ties\/part/ } @lines)
+        or print STDERR "# ", scalar(@part), " rows in pa\n";
+    # deep inside c0: one _find of the partition, the ties
+    my $at = $rows{c0} - 60;
+    my ($status, $page, $reads, $apart, $keys) = apart_page('/ties/part/', { a => [['c0'], $part[$at - 1]] });
+    ok($status == 200 && join(' ', ids($page)) eq join(' ', @part[$at .. $at + 19])
+       && @$reads == 1 && $reads->[0] =~ m{^POST \S*/$PA/_find$} && $apart && $keys < 40)
+        or print STDERR "# partition deep: $status ", join(' ', ids($page // {})), "; reads @$reads; $keys keys\n";
+    # across from c0 into c1: the ties, the next value from the partition's
+    # view, the rest from it; about a page's keys, where the rest from c0
+    # would read c0's group again (about 3 × $rows{c0} / 2 keys)
+    $at = $first{c1} - 10;
+    ($status, $page, $reads, undef, $keys) = apart_page('/ties/part/', { a => [['c0'], $part[$at - 1]] });
+    my $one = $status == 200 && join(' ', ids($page)) eq join(' ', @part[$at .. $at + 19])
+              && crossing_reads($reads, 0, $PA) && $keys < 60;
+    print STDERR "# partition crossing: $status ", join(' ', ids($page // {})), "; reads @$reads; $keys keys\n" unless $one;
+    $at = $first{c2} + 10;
+    ($status, $page, $reads, undef, $keys) = apart_page('/ties/part/', { b => [['c2'], $part[$at]] });
+    ok($one && $status == 200 && join(' ', ids($page)) eq join(' ', @part[$at - 20 .. $at - 1])
+       && crossing_reads($reads, 1, $PA) && $keys < 60)
+        or print STDERR "# partition backward: $status ", join(' ', ids($page // {})), "; reads @$reads; $keys keys\n";
+    # descending through CouchPagePartition, from c4 into c3
+    $at = $rows{c4} - 5;
+    ($status, $page, $reads, undef, $keys) = apart_page('/ties/part-desc/', { a => [['c4'], $part_desc[$at - 1]] }, @pa);
+    ok($status == 200 && join(' ', ids($page)) eq join(' ', @part_desc[$at .. $at + 19])
+       && crossing_reads($reads, 1, $PA) && $keys < 60)
+        or print STDERR "# partition descending: $status ", join(' ', ids($page // {})), "; reads @$reads; $keys keys\n";
+    # a walk while its boundary rows are deleted and moved to another value
+    # of cat: no untouched row lost or repeated
+    my (%touched, $n);
+    my $changes = sub {
+        my ($last, $first) = edge_rows(@_) or return;
+        $n++;
+        my (undef, $doc) = backend_request(GET => "/findtiespart/$last->{_id}");
+        must('delete', backend_request(DELETE => "/findtiespart/$last->{_id}?rev=$doc->{_rev}"));
+        (undef, $doc) = backend_request(GET => "/findtiespart/$first->{_id}");
+        must('move', backend_request(PUT => "/findtiespart/$first->{_id}", { %$doc, cat => $n % 2 ? 'c9' : 'c0' }));
+        $touched{$_} = 1 for $last->{_id}, $first->{_id};
+    };
+    my ($ids, undef, $wbad) = walk('/ties/part/', each => $changes);
+    my %count;
+    $count{$_}++ for @$ids;
+    my @lost = grep { !$touched{$_} && !$count{$_} } @part;
+    my @twice = grep { $count{$_} > 1 && !$touched{$_} } keys %count;
+    ok(!@lost && !@$wbad && !@twice && $n > 10 && !grep { !/^pa:/ } @$ids)
+        or print STDERR "# partition changes: lost: @lost[0 .. ($#lost < 9 ? $#lost : 9)]; repeated: @twice; statuses @$wbad\n";
 }
 
 # --- a walk while the boundary rows change ---------------------------------------

@@ -8,18 +8,19 @@
 # honoured within the location's policy (Preference-Applied); every JSON
 # page carries Content-Range; a walk while documents are added and deleted
 # shows a count of some moment and loses or repeats no row; a forged count
-# in a token is a wrong number on that page or a 400, never a 5xx; and
-# apachectl -t refuses a bad CouchPageCount.
+# in a token is a wrong number on that page or a 400, never a 5xx; in a
+# partition (CouchDB) the count is bounded by the partition's view of the
+# index as outside one; and apachectl -t refuses a bad CouchPageCount.
 use strict;
 use warnings;
 
-use Apache::Test qw(plan ok);
+use Apache::Test qw(plan ok skip);
 use JSON::PP ();
 use CouchPageTest qw(get_json with_args backend_request backend_open_db httpd_config_test
                      error_log_mark error_log_since backend_kind);
 use CouchPageFind qw(must reference_ids ids walk same_list bounded_count numbers_agree html_text);
 
-plan tests => 33;
+plan tests => 35;
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my $SIZE = 7;
@@ -220,6 +221,75 @@ sub at_least { my ($n) = @_; return $CAPPED > $n ? $CAPPED : $n }
     ok($s3 == 200 && @asked == 1 && $asked[0] =~ m{/_find\b}
        && join(' ', ids($next)) eq join(' ', @rare[7 .. 13]) && ($next->{count} // '') eq $kind)
         or print STDERR "# $s3 @asked\n";
+}
+
+# --- counted in a partition (CouchDB: pouchdb-server has none) ------------------
+# partition pa of the partitioned database countpart (pb's documents
+# interleaved, alike): its count is bounded by the partition's view of the
+# (partitioned) index by-n, as outside partitions, one look at
+# .../_partition/pa/_design/by-n/_view/by-n and no CP0434; every page's
+# numbers those of CouchDB's own _find in pa read whole. Capped 20 (the
+# index _explain names in the partition), the count reads the documents of
+# at most 20 rows, where a keys-only _find of the selector, limit 21, reads
+# about three times that many.
+if (!$COUCHDB) {
+    skip('pouchdb-server has no partitions') for 1 .. 2;
+}
+else {
+    my $PA = 'countpart/_partition/pa';
+    backend_request(DELETE => '/countpart');
+    must('countpart', backend_request(PUT => '/countpart?partitioned=true'));
+    must('countpart open', backend_request(PUT => '/countpart/_security',
+        { admins => { names => [], roles => [] }, members => { names => [], roles => [] } }));
+    must('loading countpart', backend_request(POST => '/countpart/_bulk_docs', { docs => [ map {
+        { _id => sprintf('%s:c%04d', $_ % 4 ? 'pa' : 'pb', ($_ * 7919) % 10000), n => $_ % 40,
+          tags => [($_ * 31) % 3 == 0 ? 'a' : 'b', 'z'] } } 0 .. 399 ] }));
+    must('index by-n of countpart', backend_request(POST => '/countpart/_index',
+        { index => { fields => ['n'] }, ddoc => 'by-n', name => 'by-n', type => 'json' }));
+    index_ready($PA);
+    my @part = reference_ids($PA, $ELEM, n => 'asc');
+    my @pa = ('X-Partition' => 'pa');
+    my $mark = error_log_mark();
+    my ($fwd, $pages, $bad) = walk('/counted/part/', headers => \@pa);
+    my ($back, $bpages, $bbad) = walk('/counted/part/', back => 1, headers => \@pa);
+    my @lines = error_log_since($mark, wait => 2, until => 'CP0151');
+    my @looks = grep { /CP0150/ && m{GET \S*/$PA/_design/by-n/_view/by-n\?reduce=false&limit=32&skip=969\b} } @lines;
+    ok(@part > 3 * $SIZE && same_list($fwd, \@part, 'partition, forward')
+       && same_list($back, \@part, 'partition, backward') && !@$bad && !@$bbad
+       && numbers_agree($pages, \@part, 0, 'partition forward', $SIZE, \&ids)
+       && numbers_agree($bpages, \@part, 1, 'partition backward', $SIZE, \&ids)
+       && @looks >= 2 && !grep { /CP0434/ } @lines)
+        or print STDERR "# partition: ", scalar(@looks), " looks; ", join(' ', grep { /CP0434|CP043[01]/ } @lines), "\n";
+    my ($total, $kind) = bounded_count($PA, '_design/by-n/_view/by-n', \@part, 20);
+    my $examined = sub {
+        my ($st, $members) = backend_request(GET => '/_membership');
+        my $sum = 0;
+        for my $node (@{ $members->{cluster_nodes} // [] }) {
+            my ($s, $stats) = backend_request(GET => "/_node/$node/_stats/mango/docs_examined");
+            $sum += $stats->{value} // 0;
+        }
+        return $sum;
+    };
+    $mark = error_log_mark();
+    my $before = $examined->();
+    my ($s1, $counted) = get_json('/counted/part-capped/');
+    my $between = $examined->();
+    my ($s2, $uncounted) = get_json('/counted/part-capped/', Prefer => 'count=none');
+    my $after = $examined->();
+    my $count_read = ($between - $before) - ($after - $between);
+    @lines = error_log_since($mark, wait => 2, until => 'CP0151');
+    my $plain = must('the keys-only _find', backend_request(POST => "/$PA/_find",
+        { selector => $ELEM, sort => ['n'], fields => ['_id', 'n'], limit => 21,
+          execution_stats => JSON::PP::true }));
+    ok($s1 == 200 && $s2 == 200 && $kind eq 'at least' && ($counted->{count} // '') eq $kind
+       && ($counted->{total_rows} // -1) == ($total > $SIZE ? $total : $SIZE)
+       && join(' ', ids($counted)) eq join(' ', @part[0 .. $SIZE - 1]) && !defined $uncounted->{count}
+       && (grep { /CP0150/ && m{GET \S*/$PA/_design/by-n/_view/by-n\?reduce=false&limit=21\b} } @lines)
+       && !grep({ /CP0434/ } @lines) && $count_read >= 1 && $count_read <= 20
+       && $plain->{execution_stats}{total_docs_examined} > 21)
+        or print STDERR "# partition capped: $s1 $s2 $kind $total; the count read $count_read documents, "
+                        . "a plain count $plain->{execution_stats}{total_docs_examined}; "
+                        . $JSON->encode({ %$counted, items => [ids($counted)] }) . "\n";
 }
 
 # --- Prefer and Preference-Applied, Content-Range -------------------------------

@@ -141,11 +141,22 @@ static int at_or_beyond(const read_row *row, const json_t *key, const char *doci
     return c >= 0;
 }
 
+/* "P:", the id prefix of the partition P a URL names; NULL: none. */
+static const char *url_partition(const char *url)
+{
+    const char *part = strstr(url, "/_partition/");
+
+    if (!part) {
+        return NULL;
+    }
+    part += strlen("/_partition/");
+    return apr_pstrcat(pool, apr_pstrndup(pool, part, strcspn(part, "/")), ":", NULL);
+}
+
 /* CouchDB's answer to a view query at index_url. */
 static const char *view_answer(const fake *f, const char *index_url, const json_t *params)
 {
-    const char *part = strstr(index_url, "/_partition/");
-    const char *partition = NULL;
+    const char *partition = url_partition(index_url);
     int descending = json_is_true(json_object_get(params, "descending"));
     int reduce = json_is_true(json_object_get(params, "reduce"));
     int docs = json_is_true(json_object_get(params, "include_docs"));
@@ -158,10 +169,6 @@ static const char *view_answer(const fake *f, const char *index_url, const json_
     json_t *body = json_object(), *out = json_array();
     int at = 0, i;
 
-    if (part) {
-        part += strlen("/_partition/");
-        partition = apr_pstrcat(pool, apr_pstrndup(pool, part, strcspn(part, "/")), ":", NULL);
-    }
     rows = readable_rows(f, params, partition, descending);
     while (start && at < rows->nelts
            && !at_or_beyond(&APR_ARRAY_IDX(rows, at, read_row), start, docid, descending)) {
@@ -343,11 +350,12 @@ static int fake_find(void *baton, const char *url, const char *body, const cp_fi
     int skip = (int)json_integer_value(json_object_get(query, "skip"));
     apr_array_header_t *hits = apr_array_make(pool, 8, sizeof(json_t *));
     json_t *docs = json_array(), *out = json_object();
-    const char *text, *reason;
+    const char *text, *reason, *partition = url_partition(url);
     int i;
 
     f->finds++;
     f->last_find = body;
+    f->last_find_url = url;
     if (f->fail.status) {
         *failure = f->fail;
         return 0;
@@ -356,6 +364,12 @@ static int fake_find(void *baton, const char *url, const char *body, const cp_fi
         edit_doc(f);
     }
     for (i = 0; i < f->docs->nelts; i++) {
+        const char *id = json_string_value(json_object_get(APR_ARRAY_IDX(f->docs, i, json_t *),
+                                                           "_id"));
+
+        if (partition && (!id || strncmp(id, partition, strlen(partition)))) {
+            continue;
+        }
         if (matches(selector, APR_ARRAY_IDX(f->docs, i, json_t *))) {
             APR_ARRAY_PUSH(hits, json_t *) = APR_ARRAY_IDX(f->docs, i, json_t *);
         }
@@ -396,20 +410,35 @@ const char *url_param(const char *url, const char *name)
 }
 
 /* A read of the view of the index _explain names (its fields' values, in
- * order, the keys), by startkey, endkey, descending and limit: the next
- * key past a group of ties. */
+ * order, the keys; a partition's documents alone in a partition's URL), by
+ * startkey, endkey, descending, skip and limit: the next key past a group
+ * of ties, or a count's look. */
+static int index_down;
+
+static int by_index_key(const void *a, const void *b)
+{
+    int c = collate(json_object_get(*(json_t *const *)a, "key"),
+                    json_object_get(*(json_t *const *)b, "key"));
+
+    return index_down ? -c : c;
+}
+
 static const char *fake_index_view(const fake *f, const char *url)
 {
     const json_t *fields = json_object_get(json_object_get(json_object_get(
         load(f->explain), "index"), "def"), "fields"), *each;
     const char *start = url_param(url, "startkey"), *end = url_param(url, "endkey");
-    int down = url_param(url, "descending") != NULL, i, best = -1;
-    json_t *keys = json_array(), *out = json_object(), *rows = json_array(), *row;
+    const char *partition = url_partition(url), *skip = url_param(url, "skip");
+    int down = url_param(url, "descending") != NULL, i, from, to;
+    int limit = atoi(url_param(url, "limit")), at = skip ? atoi(skip) : 0;
+    apr_array_header_t *hits = apr_array_make(pool, 8, sizeof(json_t *));
+    json_t *out = json_object(), *rows = json_array(), *row;
     size_t k;
 
     for (i = 0; i < f->docs->nelts; i++) {
         const json_t *doc = APR_ARRAY_IDX(f->docs, i, json_t *);
-        json_t *key = json_array();
+        const char *id = json_string_value(json_object_get(doc, "_id"));
+        json_t *key = cp_json_pool_own(pool, json_array());
 
         json_array_foreach(fields, k, each) {
             const char *name = json_object_iter_key(json_object_iter((json_t *)each));
@@ -418,29 +447,24 @@ static const char *fake_index_view(const fake *f, const char *url)
                 json_array_append(key, json_object_get(doc, name));
             }
         }
-        json_array_append_new(keys, key);
-    }
-    /* limit=1: the first key from startkey the view's way, up to endkey */
-    json_array_foreach(keys, k, each) {
-        int from = collate(each, load(start)), to = collate(each, load(end));
-
-        if (json_array_size(each) == json_array_size(fields)
-            && (down ? from <= 0 && to >= 0 : from >= 0 && to <= 0)
-            && (best < 0 || (down ? -1 : 1) * collate(each, json_array_get(keys, best)) < 0)) {
-            best = (int)k;
+        from = start ? collate(key, load(start)) : down ? -1 : 1;
+        to = end ? collate(key, load(end)) : down ? 1 : -1;
+        if (json_array_size(key) == json_array_size(fields)
+            && (!partition || !strncmp(id, partition, strlen(partition)))
+            && (down ? from <= 0 && to >= 0 : from >= 0 && to <= 0)) {
+            row = cp_json_pool_own(pool, json_object());
+            json_object_set(row, "id", json_object_get(doc, "_id"));
+            json_object_set(row, "key", key);
+            json_object_set_new(row, "value", json_null());
+            APR_ARRAY_PUSH(hits, json_t *) = row;
         }
     }
-    assert_string_equal(url_param(url, "limit"), "1");
-    if (best >= 0) {
-        row = json_object();
-        json_object_set(row, "id", json_object_get(APR_ARRAY_IDX(f->docs, best, json_t *),
-                                                   "_id"));
-        json_object_set(row, "key", json_array_get(keys, best));
-        json_object_set_new(row, "value", json_null());
-        json_array_append_new(rows, row);
+    index_down = down;
+    qsort(hits->elts, (size_t)hits->nelts, sizeof(json_t *), by_index_key);
+    for (i = at; i < hits->nelts && i < at + limit; i++) {
+        json_array_append(rows, APR_ARRAY_IDX(hits, i, json_t *));
     }
     json_object_set_new(out, "rows", rows);
-    json_decref(keys);
     return cp_json_text(pool, cp_json_pool_own(pool, out));
 }
 
@@ -450,7 +474,9 @@ static int fake_get(void *baton, const char *url, const char **text, apr_size_t 
     fake *f = baton;
 
     f->gets++;
-    if (strstr(url, "/_view/") && strstr(url, "startkey=")) {
+    f->last_get = url;
+    if (strstr(url, "/_view/") && (strstr(url, "startkey=") || strstr(url, "endkey=")
+                                   || strstr(url, "skip="))) {
         f->probes++;
         f->probe = apr_pstrdup(pool, url);
         if (f->probe_fail.status) {
@@ -502,6 +528,7 @@ static int fake_post(void *baton, const char *url, const char *body, const char 
     fake *f = baton;
 
     f->posts++;
+    f->last_post = url;
     assert_non_null(load(body));
     assert_non_null(strstr(url, "/_explain"));
     if (!f->explain) {

@@ -41,6 +41,7 @@ typedef struct {
     const char *edit;           /* ... this document replaces the one of its _id */
     int counts;                 /* count queries of grouped rows asked */
     const char *last_find; /* the body of the last _find asked */
+    const char *last_find_url, *last_get, *last_post; /* the URLs last asked so */
     const char *seq;            /* the database's update_seq, its JSON; NULL: a GET of the
                                    database fails (503) */
     const char *view_seq;       /* the view's update_seq, its JSON, in every answer to a

@@ -427,15 +427,6 @@ static void find_residual_asks_the_ties_apart(void **state)
     l->fake->explain = EXPLAIN_TID;
     l->spec.sort = &l->sort[1];
     walk_both_ways(l, down, 4, -1);
-    /* in a partition: the rest from the row's value, no read of the view */
-    l = find_location(tied_docs(), "t", "{\"t\":{\"$lt\":9}}", 2, 0);
-    l->fake->explain = EXPLAIN_TID;
-    l->source.partition = "p";
-    l->source.partition_set = 1;
-    page = page_at(l, "{\"a\":[[0],\"d06\"]}");
-    assert_string_equal(row_names(page), "d09 d01");
-    assert_int_equal(l->fake->finds, 2);
-    assert_int_equal(l->fake->probes, 0);
     /* an index not ending in _id: the tie-blind query, and CP0422 */
     l = find_location(tied_docs(), "t", "{\"t\":{\"$lt\":9}}", 3, 0);
     l->fake->explain = EXPLAIN_KN;
@@ -556,6 +547,162 @@ static void find_warnings_are_logged_once_a_location(void **state)
                            "fields of CouchPageSelector, then \"n\""));
 }
 
+/* What _explain in a partition names: the partitioned index on t and _id. */
+#define EXPLAIN_TID_PARTITIONED "{\"dbname\":\"db\",\"index\":{\"ddoc\":\"_design/tid\"," \
+    "\"name\":\"by-t-id\",\"type\":\"json\",\"partitioned\":true,\"def\":{\"fields\":" \
+    "[{\"t\":\"asc\"},{\"_id\":\"asc\"}]}},\"partitioned\":true,\"selector\":{},\"limit\":4}"
+
+/* Partitions p and q of twelve documents each, p:d00..p:d11 with t = i % 3
+ * and q:d00..q:d11 with t = (i + 1) % 3: each value's rows interleave. */
+static fake *partitioned_docs(void)
+{
+    fake *f = fake_make();
+    int i;
+
+    for (i = 0; i < 12; i++) {
+        add_doc(f, apr_psprintf(pool, "{\"_id\":\"p:d%02d\",\"t\":%d}", i, i % 3));
+        add_doc(f, apr_psprintf(pool, "{\"_id\":\"q:d%02d\",\"t\":%d}", i, (i + 1) % 3));
+    }
+    return f;
+}
+
+#define PARTITION_VIEW "http://couch:5984/db/_partition/p/_design/tid/_view/by-t-id"
+
+/* In a partition (CouchPagePartition p) the ties are asked apart as
+ * outside one: _explain and the look at the index's view asked in the
+ * partition, the next value read from the partition's view, the rest from
+ * it; the walk the partition's rows alone, both ways. */
+static void find_partition_asks_the_ties_apart(void **state)
+{
+    const char *pages[] = { "p:d00 p:d03 p:d06", "p:d09 p:d01 p:d04", "p:d07 p:d10 p:d02",
+                            "p:d05 p:d08 p:d11" };
+    location *l = find_location(partitioned_docs(), "t", "{\"t\":{\"$lt\":9}}", 3, 0);
+    const cp_page *page;
+
+    l->fake->explain = EXPLAIN_TID_PARTITIONED;
+    l->source.partition = "p";
+    l->source.partition_set = 1;
+    page_at(l, NULL);
+    assert_string_equal(l->fake->last_post, "http://couch:5984/db/_partition/p/_explain");
+    assert_string_equal(l->fake->last_get,
+                        PARTITION_VIEW "?limit=0&reduce=false&update=false");
+    assert_string_equal(l->fake->last_find_url, "http://couch:5984/db/_partition/p/_find");
+    walk_both_ways(l, pages, 4, -1);
+    assert_false(logged(l->fake, "CP0422", CP_LOG_WARNING));
+    /* across a group: the ties, the next value from the partition's view,
+     * the rest from it */
+    l->req.count = 2;
+    l->fake->finds = l->fake->probes = 0;
+    page = page_at(l, "{\"a\":[[0],\"p:d06\"]}");
+    assert_string_equal(row_names(page), "p:d09 p:d01");
+    assert_int_equal(l->fake->finds, 2);
+    assert_int_equal(l->fake->probes, 1);
+    assert_string_equal(apr_pstrndup(pool, l->fake->probe, strlen(PARTITION_VIEW "?")),
+                        PARTITION_VIEW "?");
+    assert_string_equal(url_param(l->fake->probe, "startkey"), "[0,{\"\\uffff\":null}]");
+    assert_true(strstr(l->fake->last_find, "{\"t\":{\"$gte\":1}}") != NULL);
+    /* backward: down the partition's view */
+    page = page_at(l, "{\"b\":[[1],\"p:d01\"]}");
+    assert_string_equal(row_names(page), "p:d06 p:d09");
+    page = page_at(l, "{\"b\":[[1],\"p:d04\"]}");
+    assert_string_equal(row_names(page), "p:d09 p:d01");
+    /* the partition's view cannot be read now: the rest from the row's
+     * value, as before, logged */
+    l->fake->probe_fail.status = 502;
+    l->fake->probe_fail.backend_status = 400;
+    l->fake->probe_fail.reason = "CouchDB answered 400";
+    l->fake->finds = 0;
+    page = page_at(l, "{\"a\":[[0],\"p:d06\"]}");
+    assert_string_equal(row_names(page), "p:d09 p:d01");
+    assert_int_equal(l->fake->finds, 2);
+    assert_true(logged(l->fake, "CP0374", CP_LOG_DEBUG));
+}
+
+/* A URL that names the partition (CouchPageView .../db/_partition/p/_find):
+ * the same reads, through its path; the index's view numbers the
+ * partition's pages where the selector is its key range. */
+static void find_partition_named_by_the_url(void **state)
+{
+    const char *pages[] = { "p:d00 p:d03 p:d06", "p:d09 p:d01 p:d04", "p:d07 p:d10 p:d02",
+                            "p:d05 p:d08 p:d11" };
+    location *l = find_location(partitioned_docs(), "t", "{\"t\":{\"$lt\":9}}", 3, 0);
+    const cp_page *page;
+
+    assert_null(cp_view_init(pool, "http://couch:5984/db/_partition/p/_find", &l->view));
+    l->fake->explain = EXPLAIN_TID_PARTITIONED;
+    walk_both_ways(l, pages, 4, -1);
+    assert_string_equal(l->fake->last_post, "http://couch:5984/db/_partition/p/_explain");
+    l->fake->probes = 0;
+    page = page_at(l, "{\"a\":[[0],\"p:d06\"]}");
+    assert_string_equal(row_names(page), "p:d09 p:d01 p:d04");
+    assert_int_equal(l->fake->probes, 1);
+    assert_string_equal(apr_pstrndup(pool, l->fake->probe, strlen(PARTITION_VIEW "?")),
+                        PARTITION_VIEW "?");
+    /* with CouchPageIndex: the design document is the database's, the look
+     * at the view the partition's */
+    l = find_location(partitioned_docs(), "t", "{\"t\":{\"$lt\":9}}", 3, 0);
+    assert_null(cp_view_init(pool, "http://couch:5984/db/_partition/p/_find", &l->view));
+    l->fake->explain = EXPLAIN_TID_PARTITIONED;
+    l->fake->ddoc = "{\"_id\":\"_design/tid\",\"language\":\"query\",\"views\":{\"by-t-id\":"
+                    "{\"map\":{\"fields\":{\"t\":\"asc\",\"_id\":\"asc\"}},\"reduce\":\"_count\","
+                    "\"options\":{\"def\":{\"fields\":[\"t\",\"_id\"]}}}}}";
+    l->spec.index_ddoc = "tid";
+    l->spec.index_name = "by-t-id";
+    page_at(l, NULL);
+    assert_string_equal(l->fake->last_get,
+                        PARTITION_VIEW "?limit=0&reduce=false&update=false");
+    assert_int_equal(l->fake->posts, 0);
+    assert_non_null(apr_hash_get(l->fake->notes, "http://couch:5984/db/_design/tid\nby-t-id\n"
+                                 "_partition", APR_HASH_KEY_STRING));
+    walk_both_ways(l, pages, 4, -1);
+}
+
+/* A counted location in a partition is counted through the partition's
+ * view of its index, bounded (no CP0434): the look's skip and limit, then
+ * the _find of the partition's rows up to the value it stops at. */
+static void find_partition_counted_by_its_view(void **state)
+{
+    location *l = find_location(partitioned_docs(), "t", "{\"t\":{\"$lt\":9}}", 3, 0);
+    const cp_page *page;
+
+    l->fake->explain = EXPLAIN_TID_PARTITIONED;
+    l->source.partition = "p";
+    l->source.partition_set = 1;
+    l->source.count.mode = CP_COUNT_CAPPED;
+    l->source.count.cap = 1000;
+    page = page_at(l, NULL);
+    assert_true(page->numbered && !page->count_at_least);
+    assert_int_equal(page->total_rows, 12);
+    assert_string_equal(url_param(l->fake->last_get, "skip"), "969");
+    assert_string_equal(apr_pstrndup(pool, l->fake->last_get, strlen(PARTITION_VIEW "?")),
+                        PARTITION_VIEW "?");
+    assert_true(strstr(l->fake->last_find, "\"use_index\":[\"tid\",\"by-t-id\"]") != NULL);
+    assert_false(logged(l->fake, "CP0434", CP_LOG_INFO));
+    /* capped at 5: the sixth row of the partition's view is t 1, the count
+     * the rows up to t 0, at least 4 */
+    l = find_location(partitioned_docs(), "t", "{\"t\":{\"$lt\":9}}", 3, 0);
+    l->fake->explain = EXPLAIN_TID_PARTITIONED;
+    l->source.partition = "p";
+    l->source.partition_set = 1;
+    l->source.count.mode = CP_COUNT_CAPPED;
+    l->source.count.cap = 5;
+    page = page_at(l, NULL);
+    assert_true(page->numbered && page->count_at_least);
+    assert_int_equal(page->total_rows, 4);
+    assert_string_equal(url_param(l->fake->last_get, "limit"), "6");
+    assert_true(strstr(l->fake->last_find, "{\"t\":{\"$lte\":0}}") != NULL);
+    assert_false(logged(l->fake, "CP0434", CP_LOG_INFO));
+    /* no index known (no _explain): the count by the _find alone, CP0434 */
+    l = find_location(partitioned_docs(), "t", "{\"t\":{\"$lt\":9}}", 3, 0);
+    l->source.partition = "p";
+    l->source.partition_set = 1;
+    l->source.count.mode = CP_COUNT_CAPPED;
+    l->source.count.cap = 1000;
+    page = page_at(l, NULL);
+    assert_int_equal(page->total_rows, 12);
+    assert_true(logged(l->fake, "CP0434", CP_LOG_INFO));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -575,6 +722,9 @@ int main(void)
         UNIT_TEST(find_residual_asks_the_ties_apart),
         UNIT_TEST(find_residual_ties_apart_on_two_fields),
         UNIT_TEST(find_ties_apart_edited_between_the_reads),
+        UNIT_TEST(find_partition_asks_the_ties_apart),
+        UNIT_TEST(find_partition_named_by_the_url),
+        UNIT_TEST(find_partition_counted_by_its_view),
         UNIT_TEST(find_deleted_boundary_rows),
         UNIT_TEST(find_warnings_are_logged_once_a_location),
     };

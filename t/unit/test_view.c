@@ -90,6 +90,24 @@ static void query_urls_start_at_the_view_or_the_partitions(void **state)
 }
 
 /* Messages show a view URL without its credentials, parsed or not. */
+/* Beside a _find: its database's or its partition's _explain and views;
+ * the database's URL leaves the partition a URL names out. */
+static void urls_beside_a_find_keep_its_partition(void **state)
+{
+    cp_view view;
+
+    assert_string_equal(cp_view_beside_find(pool, "http://c:5984/db/_find", "/_explain"),
+                        "http://c:5984/db/_explain");
+    assert_string_equal(cp_view_beside_find(pool, "http://c:5984/db/_partition/p%2fq/_find",
+                                            "/_design/x/_view/y"),
+                        "http://c:5984/db/_partition/p%2fq/_design/x/_view/y");
+    assert_null(cp_view_init(pool, "http://c:5984/db/_partition/p/_find", &view));
+    assert_string_equal(cp_view_db_url(pool, &view, "/_design/x/_view/y"),
+                        "http://c:5984/db/_design/x/_view/y");
+    assert_string_equal(cp_view_beside_find(pool, view.url, "/_design/x/_view/y"),
+                        "http://c:5984/db/_partition/p/_design/x/_view/y");
+}
+
 static void view_urls_are_shown_without_credentials(void **state)
 {
     assert_string_equal(cp_view_url_shown(pool, VIEW_URL), VIEW_URL);
@@ -174,6 +192,7 @@ int main(void)
         UNIT_TEST(unusable_view_urls_are_refused),
         UNIT_TEST(worker_names_serve_urls_as_mod_proxy_matches_them),
         UNIT_TEST(query_urls_start_at_the_view_or_the_partitions),
+        UNIT_TEST(urls_beside_a_find_keep_its_partition),
         UNIT_TEST(view_urls_are_shown_without_credentials),
         UNIT_TEST(update_words_are_couchdbs_in_lower_case),
     };
