@@ -118,6 +118,9 @@ const cp_source *cp_learn_source(apr_pool_t *pool, const cp_source *src, const j
     spec = apr_pmemdup(pool, src->find, sizeof(*spec));
     spec->index_ddoc = apr_pstrdup(pool, ddoc);
     spec->index_name = apr_pstrdup(pool, name);
+    /* dropped meanwhile, it is not the operator's to mend: CouchDB reads
+     * through another (and warns) until the child learns again */
+    spec->index_fallback = 1;
     copy = apr_pmemdup(pool, src, sizeof(*copy));
     copy->find = spec;
     return copy;

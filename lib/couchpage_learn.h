@@ -52,8 +52,10 @@ const char *cp_learn_note(apr_pool_t *pool, const char *view_path,
                           const char *use_name);
 
 /* src, or, where its note names the index its pages use ("use") and src
- * names none, a copy whose _find bodies name it (use_index, no fallback),
- * as CouchPageIndex would. */
+ * names none, a copy whose _find bodies name it (use_index), as
+ * CouchPageIndex would, but with CouchDB's fallback: an index dropped
+ * since the child learnt it leaves the pages to another index, not to
+ * CouchDB's refusal. */
 const cp_source *cp_learn_source(apr_pool_t *pool, const cp_source *src, const json_t *note);
 
 /* A location whose pages go by _find (why: its index's view cannot serve

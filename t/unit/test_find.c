@@ -413,6 +413,12 @@ static void bodies_name_the_index_and_the_fields_tokens_need(void **state)
                         "{\"selector\":{},\"sort\":[{\"date\":\"desc\"},"
                         "{\"author.name\":\"desc\"}],\"limit\":3,"
                         "\"use_index\":[\"posts\"],\"allow_fallback\":false}");
+    /* an index learnt, not named: CouchDB's fallback stays */
+    spec.index_fallback = 1;
+    assert_string_equal(cp_find_body(pool, &spec, NULL, NULL, 0, 3),
+                        "{\"selector\":{},\"sort\":[{\"date\":\"desc\"},"
+                        "{\"author.name\":\"desc\"}],\"limit\":3,"
+                        "\"use_index\":[\"posts\"]}");
 }
 
 /* CouchPageUpdate and CouchPageStable: JSON booleans in the body, sent
