@@ -249,6 +249,7 @@ static const cp_fault *read_find_spec(request_rec *r, const couchpage_dir_conf *
     }
     spec->index_ddoc = conf->find_index_ddoc;
     spec->index_name = conf->find_index_name;
+    spec->index_fallback = 0;
     /* a word _find does not take (update lazy) never gets here:
      * couchpage_merged_fault refused the configuration */
     (void)cp_mango_flag_named(conf->view.update, &spec->update);

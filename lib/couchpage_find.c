@@ -283,7 +283,9 @@ static const char *body_beyond(apr_pool_t *pool, const cp_find_spec *spec,
             json_array_append_new(index, json_string(spec->index_name));
         }
         json_object_set_new(body, "use_index", index);
-        json_object_set_new(body, "allow_fallback", json_false());
+        if (!spec->index_fallback) {
+            json_object_set_new(body, "allow_fallback", json_false());
+        }
     }
     set_flag(body, "update", spec->update);
     set_flag(body, "stable", spec->stable);

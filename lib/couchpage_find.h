@@ -98,6 +98,8 @@ typedef struct {
     const json_t *fields;   /* array of Mango field names, or NULL */
     cp_mango_flag update;
     cp_mango_flag stable;
+    int index_fallback;     /* the index is learnt (couchpage_learn), not named:
+                               CouchDB may use another where it is gone */
 } cp_find_spec;
 
 /* The fields a page's query asks for: the page's own and, where they are
@@ -109,7 +111,8 @@ json_t *cp_find_fields_param(apr_pool_t *pool, const cp_find_spec *spec);
  * row (key, docid) when key is not NULL (beyond alone where the selector
  * is {}, which CouchDB would read inside $and as a field named ""); sorted the location's way, or
  * the other way when backward (the rows before a page, and the Last page,
- * read from its end); limit rows; the index as use_index with no fallback;
+ * read from its end); limit rows; the index as use_index with no fallback
+ * (with CouchDB's fallback where the spec says so);
  * the fields; update and stable when set. Compact JSON text, or NULL when
  * key or docid cannot bound (cp_find_beyond). */
 const char *cp_find_body(apr_pool_t *pool, const cp_find_spec *spec, const json_t *key,

@@ -400,29 +400,28 @@ static const char *definition_fields(apr_pool_t *pool, const json_t *def,
     return NULL;
 }
 
-const char *cp_mango_explain_index(apr_pool_t *pool, const char *text, apr_size_t len,
-                                   const char **ddoc, const char **name,
-                                   apr_array_header_t **fields)
+const char *cp_mango_json_index(apr_pool_t *pool, const json_t *index, const char *who,
+                                const char **ddoc, const char **name,
+                                apr_array_header_t **fields)
 {
-    const json_t *explain = cp_json_load(pool, text, len, NULL);
-    const json_t *index = json_object_get(explain, "index"), *def;
+    const json_t *def;
     const char *type;
 
     *ddoc = *name = NULL;
     *fields = NULL;
     if (!json_is_object(index)) {
-        return "_explain names no index";
+        return apr_pstrcat(pool, who, " no index", NULL);
     }
     type = cp_json_string_text(json_object_get(index, "type"));
     if (!type || strcmp(type, "json")) {
-        return apr_psprintf(pool, "_explain names an index of type %s, not a JSON index",
+        return apr_psprintf(pool, "%s an index of type %s, not a JSON index", who,
                             type ? type : "(none)");
     }
     *ddoc = cp_json_string_text(json_object_get(index, "ddoc"));
     *name = cp_json_string_text(json_object_get(index, "name"));
     if (!*ddoc || strncmp(*ddoc, "_design/", 8) || !(*ddoc)[8] || !*name || !**name) {
         *ddoc = *name = NULL;
-        return "_explain names no design document and index name";
+        return apr_pstrcat(pool, who, " no design document and index name", NULL);
     }
     def = json_object_get(index, "def");
     if (filters(def)) {
@@ -432,6 +431,16 @@ const char *cp_mango_explain_index(apr_pool_t *pool, const char *text, apr_size_
     *ddoc = apr_pstrdup(pool, *ddoc);
     *name = apr_pstrdup(pool, *name);
     return definition_fields(pool, def, fields);
+}
+
+const char *cp_mango_explain_index(apr_pool_t *pool, const char *text, apr_size_t len,
+                                   const char **ddoc, const char **name,
+                                   apr_array_header_t **fields)
+{
+    const json_t *explain = cp_json_load(pool, text, len, NULL);
+
+    return cp_mango_json_index(pool, json_object_get(explain, "index"), "_explain names", ddoc,
+                               name, fields);
 }
 
 const char *cp_mango_index_fields(apr_pool_t *pool, const char *text, apr_size_t len,
@@ -679,7 +688,7 @@ const char *cp_mango_index_range(apr_pool_t *pool, const json_t *selector,
 }
 
 const char *cp_mango_advised_index(apr_pool_t *pool, const json_t *selector,
-                                   const cp_mango_field *sort, int sort_count)
+                                   const cp_mango_field *sort, int sort_count, int partition)
 {
     json_t *fields = json_array(), *body;
     const json_t *condition;
@@ -702,8 +711,8 @@ const char *cp_mango_advised_index(apr_pool_t *pool, const json_t *selector,
         }
     }
     json_array_append_new(fields, json_string("_id"));
-    body = cp_json_pool_own(pool, json_pack("{s:{s:o},s:s}", "index", "fields", fields,
-                                            "type", "json"));
+    body = cp_json_pool_own(pool, json_pack("{s:{s:o},s:s,s:b}", "index", "fields", fields,
+                                            "type", "json", "partitioned", partition));
     return body ? cp_json_text(pool, body) : NULL;
 }
 

@@ -100,14 +100,22 @@ const char *cp_mango_index_fields(apr_pool_t *pool, const char *text, apr_size_t
                                   const char *name, const char **view_name,
                                   apr_array_header_t **fields);
 
+/* An index as CouchDB describes it (an entry of GET /DB/_index's
+ * "indexes", _explain's "index"): its design document's id (*ddoc,
+ * "_design/..."), its name (*name) and its fields, in order, into *fields
+ * (const char *). NULL, or why this index cannot number the location's
+ * pages as cp_mango_index_fields tells it, who (what described it:
+ * "_explain names") leading the reasons of its own: no index, not a JSON
+ * index ("special": _all_docs; "text"), no design document and name; a
+ * field sorted otherwise than ascending, or a partial_filter_selector. */
+const char *cp_mango_json_index(apr_pool_t *pool, const json_t *index, const char *who,
+                                const char **ddoc, const char **name,
+                                apr_array_header_t **fields);
+
 /* The index CouchDB's _explain (text: POST /DB/_explain's body, for the
- * location's own query) says its _find uses: its design document's id
- * (*ddoc, "_design/..."), its name (*name) and its fields, in order, into
- * *fields (const char *). NULL, or why this index cannot number the
- * location's pages as cp_mango_index_fields tells it: no index named (no
- * "index", or another server's answer), not a JSON index ("special":
- * _all_docs; "text"), a field sorted otherwise than ascending, or a
- * partial_filter_selector. */
+ * location's own query) says its _find uses, as cp_mango_json_index reads
+ * it: no index named (no "index", or another server's answer) among the
+ * reasons. */
 const char *cp_mango_explain_index(apr_pool_t *pool, const char *text, apr_size_t len,
                                    const char **ddoc, const char **name,
                                    apr_array_header_t **fields);
@@ -144,9 +152,13 @@ const char *cp_mango_index_range(apr_pool_t *pool, const json_t *selector,
  * selector can start at its boundary row with ({..., Fn: {"$eq": v},
  * "_id": {"$gt": id}} scans from [.., v, id]): its fields the selector's
  * top-level equalities (cp_mango_index_range's kind), in its order, then
- * the sort fields before _id not among them, then "_id". Compact JSON. */
+ * the sort fields before _id not among them, then "_id"; "partitioned"
+ * true for the queries of a partition, false for the database's (the
+ * default of a partitioned database's index is true, and such an index
+ * serves no query of the whole database; false is taken by any database).
+ * Compact JSON. */
 const char *cp_mango_advised_index(apr_pool_t *pool, const json_t *selector,
-                                   const cp_mango_field *sort, int sort_count);
+                                   const cp_mango_field *sort, int sort_count, int partition);
 
 /* Whether an index on fields (const char *, in order) starts a query of
  * the rows tied with a boundary row after it, the selector AND every sort

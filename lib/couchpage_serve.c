@@ -21,6 +21,7 @@
 
 #include "couchpage_jump.h"
 #include "couchpage_keyset.h"
+#include "couchpage_learn.h"
 #include "couchpage_mango.h"
 #include "couchpage_token.h"
 #include "couchpage_changed.h"
@@ -377,8 +378,7 @@ static const char *learn_index(const serving *s, int look, const cp_fault **late
     cp_transport_failure failure;
     apr_array_header_t *fields = NULL;
     apr_size_t len;
-    json_t *note;
-    int i;
+    int chosen = 0;
 
     if (spec->index_ddoc) {
         /* the design document is the database's, partitioned or not */
@@ -410,6 +410,11 @@ static const char *learn_index(const serving *s, int look, const cp_fault **late
         why = apr_pstrcat(s->pool, "_explain does not answer (", failure.reason, ")", NULL);
     }
     else if (!(why = cp_mango_explain_index(s->pool, text, len, &ddoc, &view_name, &fields))) {
+        /* or the database's index that starts the ties at the row */
+        if ((chosen = cp_learn_ties_index(s->pool, s->tr, src, &ddoc, &view_name, &fields,
+                                          &failure)) < 0 && !learning_refused(s, &failure, late)) {
+            return NULL;
+        }
         path = cp_view_ddoc_path(s->pool, ddoc);
     }
     if (!why) {
@@ -433,51 +438,17 @@ static const char *learn_index(const serving *s, int look, const cp_fault **late
                                spec->index_name ? " " : "",
                                spec->index_name ? spec->index_name : "",
                                s->tr->where(s->tr->baton, CP_WHERE_INDEX))
-                : ddoc ? apr_psprintf(s->pool, "%s %s, as _explain names it", ddoc, view_name)
+                : ddoc ? apr_psprintf(s->pool, chosen > 0 ? "%s %s, among the database's "
+                                      "indexes: _explain names another" : "%s %s, as _explain "
+                                      "names it", ddoc, view_name)
                 : "as _explain names it";
         log_line(s, CP_LOG_DEBUG, "CP0371", apr_psprintf(s->pool, "the index of the _find "
                  "location %s (%s) %s%s", src->uri, named,
                  why ? "cannot number its pages: " : "is a JSON index: its view numbers "
                  "pages of equalities on its leading fields", why ? why : ""));
     }
-    if (why) {
-        return "";
-    }
-    note = cp_json_pool_own(s->pool, json_object());
-    json_object_set_new(note, "view", json_string(view_path));
-    json_object_set_new(note, "fields", json_array());
-    for (i = 0; i < fields->nelts; i++) {
-        json_array_append_new(json_object_get(note, "fields"),
-                              json_string(APR_ARRAY_IDX(fields, i, const char *)));
-    }
-    return cp_json_text(s->pool, note);
-}
-
-/* A location whose pages its index's view cannot serve (why) goes by
- * _find from its boundary row's sort value, which reads the rows tied with
- * that row before it again: the index that lets CouchDB start at the row
- * itself (and the ties be asked apart) is logged at warn once a location
- * and child, as the body to POST. */
-static void advise_index(const serving *s, const char *why)
-{
-    const cp_source *src = s->src;
-    const cp_find_sort *sort = src->find->sort;
-    const char *key = apr_psprintf(s->pool, "CP0422 %pp", src->location);
-    const char *body;
-
-    if (!s->tr->first_time(s->tr->baton, key, strlen(key))
-        || !(body = cp_mango_advised_index(s->pool, src->find->selector, sort->fields,
-                                           sort->count))) {
-        return;
-    }
-    log_line(s, CP_LOG_WARNING, "CP0422", apr_psprintf(s->pool, "the _find pages of %s cannot "
-             "be read from an index's view (%s): each page asks _find from its boundary "
-             "row's sort values, and CouchDB reads again the rows that tie with that row "
-             "before it. CouchDB starts a query of the ties ({..., \"_id\": {\"$gt\": ID}}) "
-             "at the row itself only through an index whose fields end in _id, and through "
-             "it (the index _explain names, or CouchPageIndex) the pages ask the ties apart: "
-             "POST %s/_index %s%s", src->uri, why, src->view->db_url, body,
-             view_context(s, src->view)));
+    return why ? "" : cp_learn_note(s->pool, view_path, fields, chosen > 0 ? ddoc : NULL,
+                                    view_name);
 }
 
 /* Where the selector is a key range of the location's index, the source
@@ -528,6 +499,9 @@ static const cp_fault *index_source(serving *s, cp_source **index)
     if (!*text || !(note = cp_json_load(s->pool, text, strlen(text), NULL))) {
         return NULL;
     }
+    /* the index learnt for the ties, named in the pages' _find bodies */
+    src = s->src = cp_learn_source(s->pool, src, note);
+    spec = src->find;
     fields = apr_array_make(s->pool, 4, sizeof(const char *));
     json_array_foreach(json_object_get(note, "fields"), i, each) {
         APR_ARRAY_PUSH(fields, const char *) = json_string_value(each);
@@ -546,10 +520,10 @@ static const cp_fault *index_source(serving *s, cp_source **index)
         s->index_view = in_partition;
         if (s->tr->debug) {
             log_line(s, CP_LOG_DEBUG, "CP0372", apr_psprintf(s->pool, "the page of %s goes "
-                     "by _find, unnumbered%s: %s", src->uri,
-                     s->ties_apart ? ", the ties asked apart" : "", why));
+                     "by _find, unnumbered%s%s: %s", src->uri, s->ties_apart ? ", the ties "
+                     "asked apart through " : "", s->ties_apart ? url : "", why));
         }
-        return s->ties_apart ? NULL : (advise_index(s, why), NULL);
+        return s->ties_apart ? NULL : (cp_learn_advise(s->pool, s->tr, src, why), NULL);
     }
     view = apr_pmemdup(s->pool, src->view, sizeof(*view));
     if ((why = cp_view_init(s->pool, url, view))) {
@@ -856,6 +830,7 @@ const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_req
     if (source->find && (fault = index_source(&s, &index))) {
         return fault;
     }
+    source = s.src;   /* (naming the index learnt for it) */
     /* numbered with page links, a _find location's tokens are sealed to
      * its index's view, as when a view location's page of it handed them
      * out */

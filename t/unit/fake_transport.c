@@ -409,7 +409,27 @@ const char *url_param(const char *url, const char *name)
     return NULL;
 }
 
-/* A read of the view of the index _explain names (its fields' values, in
+/* The definition's fields of the index whose view url reads: among the
+ * database's indexes where it is listed there, else the one _explain
+ * names. */
+static const json_t *index_fields_of(const fake *f, const char *url)
+{
+    const json_t *each;
+    size_t i;
+
+    json_array_foreach(f->indexes ? json_object_get(load(f->indexes), "indexes") : NULL, i,
+                       each) {
+        const char *ddoc = json_string_value(json_object_get(each, "ddoc"));
+
+        if (ddoc && strstr(url, apr_pstrcat(pool, "/", ddoc, "/_view/", NULL))) {
+            return json_object_get(json_object_get(each, "def"), "fields");
+        }
+    }
+    return json_object_get(json_object_get(json_object_get(load(f->explain), "index"), "def"),
+                           "fields");
+}
+
+/* A read of the view of the location's index (its fields' values, in
  * order, the keys; a partition's documents alone in a partition's URL), by
  * startkey, endkey, descending, skip and limit: the next key past a group
  * of ties, or a count's look. */
@@ -425,8 +445,7 @@ static int by_index_key(const void *a, const void *b)
 
 static const char *fake_index_view(const fake *f, const char *url)
 {
-    const json_t *fields = json_object_get(json_object_get(json_object_get(
-        load(f->explain), "index"), "def"), "fields"), *each;
+    const json_t *fields = index_fields_of(f, url), *each;
     const char *start = url_param(url, "startkey"), *end = url_param(url, "endkey");
     const char *partition = url_partition(url), *skip = url_param(url, "skip");
     int down = url_param(url, "descending") != NULL, i, from, to;
@@ -502,6 +521,20 @@ static int fake_get(void *baton, const char *url, const char **text, apr_size_t 
     }
     else if (strstr(url, "/_view/")) {
         *text = "{\"total_rows\":0,\"offset\":0,\"rows\":[]}";
+    }
+    else if (!strcmp(url, "http://couch:5984/db/_index")) {
+        f->index_gets++;
+        if (f->index_fail.status || !f->indexes) {
+            *failure = f->index_fail;
+            if (!f->indexes && !f->index_fail.status) {
+                failure->status = 502;
+                failure->backend_status = 404;
+                failure->reason = "CouchDB answered 404 not_found: missing";
+                failure->past_deadline = 0;
+            }
+            return 0;
+        }
+        *text = f->indexes;
     }
     else if (f->ddoc_fail.status) {
         *failure = f->ddoc_fail;

@@ -29,6 +29,9 @@ typedef struct {
     int ddoc_status;            /* else: CouchDB's status for it (404, 500) */
     cp_transport_failure ddoc_fail; /* or its read fails so, when its status */
     const char *explain;        /* what _explain answers; NULL: 404 (no _explain) */
+    const char *indexes;        /* what GET /db/_index answers; NULL: 404 */
+    cp_transport_failure index_fail; /* or its read fails so, when its status */
+    int index_gets;             /* reads of /db/_index */
     const char *warning;        /* a _find answer's warning */
     int overfull;               /* answers hold a row more than their limit */
     int cut_after;              /* a multi-query answer ends after this many results */

@@ -336,7 +336,7 @@ static void bodies_and_the_location_selector(void **state)
 {
     const char *names[] = { "date", NULL };
     cp_find_sort sort = sort_of(0, names);
-    cp_find_spec spec = { parse("{\"type\": \"post\"}"), &sort, NULL, NULL, NULL, CP_MANGO_UNSENT, CP_MANGO_UNSENT };
+    cp_find_spec spec = { parse("{\"type\": \"post\"}"), &sort, NULL, NULL, NULL, CP_MANGO_UNSENT, CP_MANGO_UNSENT, 0 };
     const char *body;
 
     assert_string_equal(cp_find_body(pool, &spec, NULL, NULL, 0, 21),
@@ -362,7 +362,7 @@ static void bodies_of_every_document_bound_alone(void **state)
 {
     const char *names[] = { "n", NULL };
     cp_find_sort sort = sort_of(0, names);
-    cp_find_spec spec = { parse("{}"), &sort, NULL, NULL, NULL, CP_MANGO_UNSENT, CP_MANGO_UNSENT };
+    cp_find_spec spec = { parse("{}"), &sort, NULL, NULL, NULL, CP_MANGO_UNSENT, CP_MANGO_UNSENT, 0 };
 
     assert_string_equal(cp_find_body(pool, &spec, parse("[1]"), "x", 0, 5),
                         "{\"selector\":{\"$and\":[{\"n\":{\"$gte\":1}},{\"$or\":["
@@ -400,7 +400,7 @@ static void bodies_name_the_index_and_the_fields_tokens_need(void **state)
     cp_find_sort sort = sort_of(1, names);
     cp_find_spec spec = { parse("{}"), &sort, "posts", "by-date",
                           parse("[\"title\", \"date\"]"), CP_MANGO_UNSENT,
-                          CP_MANGO_UNSENT };
+                          CP_MANGO_UNSENT, 0 };
 
     assert_string_equal(cp_find_body(pool, &spec, NULL, NULL, 0, 3),
                         "{\"selector\":{},\"sort\":[{\"date\":\"desc\"},"
@@ -413,6 +413,12 @@ static void bodies_name_the_index_and_the_fields_tokens_need(void **state)
                         "{\"selector\":{},\"sort\":[{\"date\":\"desc\"},"
                         "{\"author.name\":\"desc\"}],\"limit\":3,"
                         "\"use_index\":[\"posts\"],\"allow_fallback\":false}");
+    /* an index learnt, not named: CouchDB's fallback stays */
+    spec.index_fallback = 1;
+    assert_string_equal(cp_find_body(pool, &spec, NULL, NULL, 0, 3),
+                        "{\"selector\":{},\"sort\":[{\"date\":\"desc\"},"
+                        "{\"author.name\":\"desc\"}],\"limit\":3,"
+                        "\"use_index\":[\"posts\"]}");
 }
 
 /* CouchPageUpdate and CouchPageStable: JSON booleans in the body, sent
@@ -421,7 +427,7 @@ static void bodies_say_update_and_stable(void **state)
 {
     const char *names[] = { "n", NULL };
     cp_find_sort sort = sort_of(0, names);
-    cp_find_spec spec = { parse("{}"), &sort, NULL, NULL, NULL, CP_MANGO_FALSE, CP_MANGO_TRUE };
+    cp_find_spec spec = { parse("{}"), &sort, NULL, NULL, NULL, CP_MANGO_FALSE, CP_MANGO_TRUE, 0 };
 
     assert_string_equal(cp_find_body(pool, &spec, NULL, NULL, 0, 5),
                         "{\"selector\":{},\"sort\":[{\"n\":\"asc\"}],\"limit\":5,"

@@ -375,7 +375,7 @@ static void a_grouped_jump_to_a_long_key_is_a_bounded_token(void **state)
     grouped_backend b = { 20, 1, 0, 0, 0, 0, 0 };
     cp_count_policy exact = { CP_COUNT_EXACT, 0 };
     cp_count_walk walk = { 1, 20, 0, 0, 0 };
-    cp_token_room room = { 160, 8000, 0, 0 };
+    cp_token_room room = { 160, 8000, 0, 0, 0, 0 };
     cp_token token;
     const char *start;
     const json_t *key = load(apr_psprintf(pool, "\"%0200d\"", 3));

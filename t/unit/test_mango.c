@@ -511,7 +511,8 @@ static void bounds_on_the_first_sort_field_are_a_view_range(void **state)
 }
 
 /* The index advised where the view cannot serve: the selector's
- * equalities, then the sort fields, then _id. */
+ * equalities, then the sort fields, then _id; partitioned for the
+ * queries of a partition alone. */
 static void the_advised_index_ends_in_id(void **state)
 {
     const char *const by_cat[] = { "cat", NULL };
@@ -522,13 +523,14 @@ static void the_advised_index_ends_in_id(void **state)
     const json_t *parsed = cp_json_load(pool, selector, strlen(selector), NULL);
 
     (void)state;
-    assert_string_equal(cp_mango_advised_index(pool, parsed, cat.fields, cat.count),
+    assert_string_equal(cp_mango_advised_index(pool, parsed, cat.fields, cat.count, 0),
                         "{\"index\":{\"fields\":[\"type\",\"lang\",\"cat\",\"_id\"]},"
-                        "\"type\":\"json\"}");
+                        "\"type\":\"json\",\"partitioned\":false}");
     /* a sort field the selector fixes is among the equalities, once */
-    assert_string_equal(cp_mango_advised_index(pool, parsed, type_date.fields, type_date.count),
+    assert_string_equal(cp_mango_advised_index(pool, parsed, type_date.fields, type_date.count,
+                                               1),
                         "{\"index\":{\"fields\":[\"type\",\"lang\",\"date\",\"_id\"]},"
-                        "\"type\":\"json\"}");
+                        "\"type\":\"json\",\"partitioned\":true}");
 }
 
 /* Index fields from a comma-separated list. */

@@ -340,7 +340,8 @@ static void find_residual_logs_the_index_to_create_once(void **state)
         if (!strncmp(line, "CP0422 4 ", 9)) {
             lines++;
             assert_non_null(strstr(line, "POST http://couch:5984/db/_index {\"index\":{\"fields"
-                                         "\":[\"k\",\"n\",\"_id\"]},\"type\":\"json\"}"));
+                                         "\":[\"k\",\"n\",\"_id\"]},\"type\":\"json\","
+                                         "\"partitioned\":false}: each child finds it"));
         }
     }
     assert_int_equal(lines, 1);
@@ -434,6 +435,219 @@ static void find_residual_asks_the_ties_apart(void **state)
     assert_string_equal(row_names(page), "d09 d01 d04");
     assert_int_equal(l->fake->finds, 1);
     assert_true(logged(l->fake, "CP0422", CP_LOG_WARNING));
+}
+
+/* What _explain names for a query sorted by t when the database has both
+ * an index on [t] and one on [t, _id]: Mango prefers the fewer columns. */
+#define EXPLAIN_T "{\"dbname\":\"db\",\"index\":{\"ddoc\":\"_design/by-t\",\"name\":" \
+    "\"by-t\",\"type\":\"json\",\"partitioned\":false,\"def\":{\"fields\":[{\"t\":" \
+    "\"asc\"}]}},\"selector\":{},\"limit\":4}"
+
+/* GET /db/_index as CouchDB 3.4.3 answers it (_all_docs first), its JSON
+ * indexes ENTRIES. */
+#define INDEXES(ENTRIES) "{\"total_rows\":9,\"indexes\":[{\"ddoc\":null,\"name\":" \
+    "\"_all_docs\",\"type\":\"special\",\"def\":{\"fields\":[{\"_id\":\"asc\"}]}}," \
+    ENTRIES "]}"
+#define LISTED_T "{\"ddoc\":\"_design/by-t\",\"name\":\"by-t\",\"type\":\"json\"," \
+    "\"partitioned\":false,\"def\":{\"fields\":[{\"t\":\"asc\"}]}}"
+#define LISTED_TID(DDOC, MORE) "{\"ddoc\":\"_design/" DDOC "\",\"name\":\"by-t-id\",\"type\":" \
+    "\"json\"," MORE "\"def\":{\"fields\":[{\"t\":\"asc\"},{\"_id\":\"asc\"}]}}"
+
+/* A location over the tied documents whose selector has a residual
+ * condition, through the index on [t] _explain names, the database's
+ * indexes listed as listed. */
+static location *tied_location(const char *listed)
+{
+    location *l = find_location(tied_docs(), "t", "{\"t\":{\"$lt\":9}}", 3, 0);
+
+    l->fake->explain = EXPLAIN_T;
+    l->fake->indexes = listed;
+    return l;
+}
+
+/* The use_index of the last _find body, "DDOC NAME", and " or another"
+ * where CouchDB may fall back; "" without one. */
+static const char *use_index_of(const location *l)
+{
+    const json_t *body = load(l->fake->last_find), *use = json_object_get(body, "use_index");
+    const json_t *fallback = json_object_get(body, "allow_fallback");
+
+    if (!use) {
+        return "";
+    }
+    assert_true(!fallback || json_is_false(fallback));
+    return apr_pstrcat(pool, json_string_value(json_array_get(use, 0)), " ",
+                       json_string_value(json_array_get(use, 1)) ? json_string_value(
+                           json_array_get(use, 1)) : "", fallback ? "" : " or another", NULL);
+}
+
+/* _explain names [t], which reads the ties again; the database also has
+ * [t, _id], which starts them at the row: learnt with the index _explain
+ * names (one read of the list, once), the pages name it in their _find
+ * bodies and ask the ties apart through its view, the walk CouchDB's
+ * order; no CP0422. */
+static void find_ties_index_found_among_the_database_indexes(void **state)
+{
+    const char *pages[] = { "d00 d03 d06", "d09 d01 d04", "d07 d10 d02", "d05 d08 d11" };
+    location *l = tied_location(INDEXES(LISTED_T "," LISTED_TID("tid", "\"partitioned\":false,")));
+    const cp_page *page;
+    int i, named = 0;
+
+    walk_both_ways(l, pages, 4, -1);
+    assert_int_equal(l->fake->posts, 1);
+    assert_int_equal(l->fake->index_gets, 1);
+    assert_string_equal(use_index_of(l), "tid by-t-id or another");
+    assert_false(logged(l->fake, "CP0422", 0));
+    for (i = 0; i < l->fake->log->nelts; i++) {
+        const char *line = APR_ARRAY_IDX(l->fake->log, i, const char *);
+
+        named += !strncmp(line, "CP0371 7 ", 9)
+                 && strstr(line, "(_design/tid by-t-id, among the database's indexes") != NULL;
+        assert_true(strncmp(line, "CP0372 ", 7)
+                    || strstr(line, "the ties asked apart through http://couch:5984/db/"
+                                    "_design/tid/_view/by-t-id"));
+    }
+    assert_int_equal(named, 1);
+    /* a page inside a group of ties: one _find, the ties alone */
+    l->req.count = 2;
+    l->fake->finds = l->fake->probes = 0;
+    page = page_at(l, "{\"a\":[[0],\"d00\"]}");
+    assert_string_equal(row_names(page), "d03 d06");
+    assert_int_equal(l->fake->finds, 1);
+    assert_string_equal(use_index_of(l), "tid by-t-id or another");
+    assert_non_null(strstr(l->fake->last_find, "\"_id\":{\"$gt\":\"d00\"}"));
+    /* across one: the next value from the found index's view */
+    page = page_at(l, page->next);
+    assert_string_equal(row_names(page), "d09 d01");
+    assert_int_equal(l->fake->finds, 3);
+    assert_int_equal(l->fake->probes, 1);
+    assert_non_null(strstr(l->fake->probe, "/db/_design/tid/_view/by-t-id?"));
+    assert_string_equal(use_index_of(l), "tid by-t-id or another");
+    /* the first page and the Last name it too */
+    page_at(l, NULL);
+    assert_string_equal(use_index_of(l), "tid by-t-id or another");
+    assert_string_equal(row_names(page_at(l, CP_TOKEN_LAST)), "d08 d11");
+    assert_string_equal(use_index_of(l), "tid by-t-id or another");
+    assert_int_equal(l->fake->index_gets, 1);
+    /* of two that start at the row, the one with more of the selector's
+     * equalities in its key */
+    l = find_location(tied_docs(), "t", "{\"k\":\"a\",\"t\":{\"$lt\":9}}", 3, 0);
+    l->fake->explain = EXPLAIN_T;
+    l->fake->indexes = INDEXES(LISTED_TID("tid", "") ",{\"ddoc\":\"_design/ktid\",\"name\":"
+                               "\"k-t-id\",\"type\":\"json\",\"def\":{\"fields\":[\"k\",\"t\","
+                               "\"_id\"]}}");
+    page_at(l, NULL);
+    assert_string_equal(use_index_of(l), "ktid k-t-id or another");
+}
+
+/* None of the database's indexes starts the ties at the row (one with a
+ * partial_filter_selector, one partitioned where the query is the
+ * database's, one of other fields): the pages as before, through the
+ * index _explain names, and CP0422 once, with the exact body. In a
+ * partition, the partitioned one serves. */
+static void find_ties_index_none_fits(void **state)
+{
+    const char *listed = INDEXES(LISTED_T ","
+        "{\"ddoc\":\"_design/partial\",\"name\":\"p\",\"type\":\"json\",\"def\":"
+        "{\"fields\":[\"t\",\"_id\"],\"partial_filter_selector\":{\"t\":{\"$gt\":0}}}},"
+        LISTED_TID("parted", "\"partitioned\":true,") ","
+        "{\"ddoc\":\"_design/uid\",\"name\":\"u-id\",\"type\":\"json\",\"def\":{\"fields\":"
+        "[\"u\",\"_id\"]}}");
+    location *l = tied_location(listed);
+    const cp_page *page;
+    int i, lines = 0;
+
+    page = page_at(l, "{\"a\":[[0],\"d06\"]}");
+    assert_string_equal(row_names(page), "d09 d01 d04");
+    assert_int_equal(l->fake->finds, 1);
+    assert_string_equal(use_index_of(l), "");
+    page_at(l, page->next);
+    assert_int_equal(l->fake->index_gets, 1);
+    assert_true(logged(l->fake, "CP0376", CP_LOG_DEBUG));
+    assert_non_null(strstr(APR_ARRAY_IDX(l->fake->log, 0, const char *), "none of its 5 is"));
+    for (i = 0; i < l->fake->log->nelts; i++) {
+        const char *line = APR_ARRAY_IDX(l->fake->log, i, const char *);
+
+        if (!strncmp(line, "CP0422 4 ", 9)) {
+            lines++;
+            assert_non_null(strstr(line, "POST http://couch:5984/db/_index {\"index\":{\"fields"
+                                         "\":[\"t\",\"_id\"]},\"type\":\"json\",\"partitioned"
+                                         "\":false}: each child finds it"));
+        }
+    }
+    assert_int_equal(lines, 1);
+    /* the queries of a partition (which holds none of the database's
+     * documents here): the partitioned index */
+    l = tied_location(listed);
+    l->source.partition = "p";
+    l->source.partition_set = 1;
+    page = page_at(l, "{\"a\":[[0],\"d06\"]}");
+    assert_non_null(page);
+    assert_string_equal(row_names(page), "");
+    assert_string_equal(use_index_of(l), "parted by-t-id or another");
+    assert_false(logged(l->fake, "CP0422", 0));
+    /* a location that names its index keeps it; CP0422 says to name the
+     * new one */
+    l = tied_location(listed);
+    l->spec.index_ddoc = "by-t";
+    l->fake->ddoc = "{\"_id\":\"_design/by-t\",\"language\":\"query\",\"views\":{\"by-t\":"
+                    "{\"map\":{\"fields\":{\"t\":\"asc\"}},\"reduce\":\"_count\",\"options\":"
+                    "{\"def\":{\"fields\":[\"t\"]}}}}}";
+    page = page_at(l, "{\"a\":[[0],\"d06\"]}");
+    assert_string_equal(row_names(page), "d09 d01 d04");
+    assert_string_equal(use_index_of(l), "by-t ");
+    assert_int_equal(l->fake->index_gets, 0);
+    for (i = 0; i < l->fake->log->nelts; i++) {
+        const char *line = APR_ARRAY_IDX(l->fake->log, i, const char *);
+
+        assert_true(strncmp(line, "CP0422 ", 7)
+                    || strstr(line, "\"partitioned\":false}, and name it with "
+                                    "CouchPageIndex (<Location /t> at t.conf:5 names by-t)"));
+    }
+    assert_true(logged(l->fake, "CP0422", CP_LOG_WARNING));
+}
+
+/* The list of indexes cannot be read: refused (404, a server without it),
+ * the pages go through the index _explain names, as before, noted a
+ * minute, CP0422 logged; failing (500), this page goes by _find, learnt
+ * again by the next; past the page's deadline, the page's 504. No fault
+ * for the client otherwise. */
+static void find_ties_index_list_unread(void **state)
+{
+    location *l = tied_location(NULL);
+    const cp_page *page;
+    const cp_fault *fault;
+
+    page = page_at(l, "{\"a\":[[0],\"d06\"]}");
+    assert_string_equal(row_names(page), "d09 d01 d04");
+    assert_string_equal(use_index_of(l), "");
+    page_at(l, page->next);
+    assert_int_equal(l->fake->index_gets, 1);
+    assert_int_equal(l->fake->posts, 1);
+    assert_true(logged(l->fake, "CP0422", CP_LOG_WARNING));
+    l = tied_location(INDEXES(LISTED_TID("tid", "")));
+    l->fake->index_fail.status = 502;
+    l->fake->index_fail.backend_status = 500;
+    l->fake->index_fail.reason = "CouchDB answered 500";
+    page = page_at(l, "{\"a\":[[0],\"d06\"]}");
+    assert_string_equal(row_names(page), "d09 d01 d04");
+    assert_string_equal(use_index_of(l), "");
+    assert_int_equal(apr_hash_count(l->fake->notes), 0);
+    assert_true(logged(l->fake, "CP0370", CP_LOG_DEBUG));
+    /* the next page learns again, and finds it */
+    l->fake->index_fail.status = 0;
+    page = page_at(l, "{\"a\":[[0],\"d00\"]}");
+    assert_string_equal(row_names(page), "d03 d06 d09");
+    assert_string_equal(use_index_of(l), "tid by-t-id or another");
+    assert_int_equal(l->fake->index_gets, 2);
+    assert_false(logged(l->fake, "CP0422", 0));
+    l = tied_location(INDEXES(LISTED_TID("tid", "")));
+    l->fake->index_fail.status = 504;
+    l->fake->index_fail.reason = "the backend did not answer in time";
+    l->fake->index_fail.past_deadline = 1;
+    fault = serve(l, "{\"a\":[[0],\"d06\"]}");
+    assert_non_null(fault);
+    assert_int_equal(fault->status, 504);
 }
 
 /* A row edited between the ties' read and the rest's, from the ties to
@@ -725,6 +939,9 @@ int main(void)
         UNIT_TEST(find_partition_asks_the_ties_apart),
         UNIT_TEST(find_partition_named_by_the_url),
         UNIT_TEST(find_partition_counted_by_its_view),
+        UNIT_TEST(find_ties_index_found_among_the_database_indexes),
+        UNIT_TEST(find_ties_index_none_fits),
+        UNIT_TEST(find_ties_index_list_unread),
         UNIT_TEST(find_deleted_boundary_rows),
         UNIT_TEST(find_warnings_are_logged_once_a_location),
     };
