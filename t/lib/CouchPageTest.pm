@@ -178,8 +178,9 @@ sub backend_request {
 # _security object without members makes it public (and changes nothing on
 # pouchdb-server, whose databases are public anyway).
 sub backend_open_db {
-    my ($db) = @_;
-    my ($status, $body) = backend_request(PUT => "/$db");
+    my ($db, $options) = @_;
+    # $options: a query string for the PUT (q=1: one shard)
+    my ($status, $body) = backend_request(PUT => "/$db" . ($options ? "?$options" : ''));
     die "creating $db in the backend failed: $status\n" unless $status =~ /^(201|202|412)$/;
     ($status) = backend_request(PUT => "/$db/_security", {
         admins => { names => [], roles => [] }, members => { names => [], roles => [] } });
