@@ -549,8 +549,7 @@ const char *cp_count_read(apr_pool_t *pool, const cp_transport *tr, const cp_sou
             tr->log(tr->baton, CP_LOG_INFO, "CP0434", apr_psprintf(pool, "the count of %s "
                     "reads every document of its index's range until %d match (the rows it "
                     "counts are bounded, the documents CouchDB reads are not): %s. Name a "
-                    "JSON index without partial_filter_selector with CouchPageIndex, or set "
-                    "CouchPageCount none", src->uri, cap + 1, bound));
+                    "JSON index with CouchPageIndex, or set CouchPageCount none", src->uri, cap + 1, bound));
         }
         reason = count_find(pool, tr, src, url, cp_count_find_body(pool, spec, cap), cap + 1,
                             answer, failure);

@@ -368,7 +368,8 @@ static const char *index_field(const json_t *field)
 }
 
 /* Whether a partial_filter_selector is there and selects: such an index
- * holds only some documents, which its view's offsets would count. */
+ * holds only some documents, so the module never chooses one itself (its
+ * pages would leave out the others); CouchPageIndex may name one. */
 static int filters(const json_t *object)
 {
     const json_t *partial = json_object_get(object, "partial_filter_selector");
@@ -486,9 +487,9 @@ const char *cp_mango_index_fields(apr_pool_t *pool, const char *text, apr_size_t
     if (!json_is_array(list) || json_array_size(list) == 0) {
         return "the index is not a JSON index (it has no fields)";
     }
-    if (filters(def) || filters(json_object_get(view, "map"))) {
-        return "the index has a partial_filter_selector: it holds only some documents";
-    }
+    /* a partial_filter_selector is no reason: the pages name the index
+     * (use_index, no fallback), so their _find reads the very documents its
+     * view holds */
     return definition_fields(pool, def, fields);
 }
 

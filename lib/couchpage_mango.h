@@ -93,9 +93,10 @@ int cp_mango_flag_named(const char *word, cp_mango_flag *flag);
  * its only index, whose name goes to *view_name), into *fields (const
  * char *): NULL, or why this index
  * cannot number a location's pages: not a Mango ("query") design
- * document, no such index, not a JSON index, a field sorted otherwise than
- * ascending, or a partial_filter_selector (the index then holds only some
- * documents). */
+ * document, no such index, not a JSON index, or a field sorted otherwise
+ * than ascending. An index with a partial_filter_selector serves: it is
+ * CouchPageIndex's, which the pages' _find names without fallback, so
+ * that it reads the documents the view holds and no others. */
 const char *cp_mango_index_fields(apr_pool_t *pool, const char *text, apr_size_t len,
                                   const char *name, const char **view_name,
                                   apr_array_header_t **fields);
