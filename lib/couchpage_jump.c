@@ -203,7 +203,7 @@ static const cp_fault *past_the_last(apr_pool_t *pool, apr_int64_t page, int row
  * before page N, or, where the count stopped at its cap before it, a
  * _find that passes over the rows before it with skip. */
 static const cp_fault *resolve_counted(apr_pool_t *pool, const cp_source *src,
-                                       const cp_request *req, cp_jump_find find, void *baton,
+                                       const cp_request *req, const cp_jump_backend *backend,
                                        const char **start)
 {
     const char *applied, *body, *reason;
@@ -223,7 +223,7 @@ static const cp_fault *resolve_counted(apr_pool_t *pool, const cp_source *src,
     if (page == 1) {
         return NULL;
     }
-    if ((fault = find(baton, NULL, cap + 1, &answer, &walk))) {
+    if ((fault = backend->count(backend->baton, cap, &answer, &walk))) {
         return fault;
     }
     counted = answer ? (apr_int64_t)cp_answer_rows(answer) : 0;
@@ -240,7 +240,7 @@ static const cp_fault *resolve_counted(apr_pool_t *pool, const cp_source *src,
         if (!(body = cp_count_skip_body(pool, src->find, skip, 2))) {
             return cp_fault_bad_request(pool, "the query of the page's row cannot be built");
         }
-        if ((fault = find(baton, body, 2, &answer, NULL))) {
+        if ((fault = backend->find(backend->baton, body, 2, &answer))) {
             return fault;
         }
         if (cp_answer_rows(answer) < 2) {
@@ -263,7 +263,7 @@ static const cp_fault *resolve_counted(apr_pool_t *pool, const cp_source *src,
  * page N's first (only pages within the reach of the first are reached
  * there, so the skip is bounded by the reach). */
 static const cp_fault *resolve_grouped(apr_pool_t *pool, const cp_source *src,
-                                       const cp_request *req, cp_jump_ask ask, void *baton,
+                                       const cp_request *req, const cp_jump_backend *backend,
                                        const char **start)
 {
     const char *applied, *reason;
@@ -296,7 +296,7 @@ static const cp_fault *resolve_grouped(apr_pool_t *pool, const cp_source *src,
     beyond = target > cap;
     skip = beyond ? target - 1 : 0;
     queries = cp_plan_jump(pool, &plan, skip, 0, beyond && page <= src->jump_reach ? 2 : 0);
-    if ((fault = ask(baton, src, &plan, queries))) {
+    if ((fault = backend->ask(backend->baton, src, &plan, queries))) {
         return fault;
     }
     count = cp_plan_query(queries, CP_QUERY_COUNT);
@@ -333,8 +333,8 @@ static const cp_fault *resolve_grouped(apr_pool_t *pool, const cp_source *src,
 }
 
 const cp_fault *cp_jump_resolve(apr_pool_t *pool, const cp_source *src, const cp_source *index,
-                                const cp_request *req, const char *binding, cp_jump_ask ask,
-                                cp_jump_find find, void *baton, const char **start,
+                                const cp_request *req, const char *binding,
+                                const cp_jump_backend *backend, const char **start,
                                 const char **text)
 {
     const cp_source *rows_src = index ? index : src;
@@ -350,14 +350,14 @@ const cp_fault *cp_jump_resolve(apr_pool_t *pool, const cp_source *src, const cp
 
     *start = *text = NULL;
     if (src->find && !index) {
-        if ((fault = resolve_counted(pool, src, req, find, baton, start)) || !*start) {
+        if ((fault = resolve_counted(pool, src, req, backend, start)) || !*start) {
             return fault;
         }
         *text = *start;
         return seal(pool, src, binding, start);
     }
     if (view->reduce) {
-        if ((fault = resolve_grouped(pool, src, req, ask, baton, start)) || !*start) {
+        if ((fault = resolve_grouped(pool, src, req, backend, start)) || !*start) {
             return fault;
         }
         *text = *start;
@@ -382,7 +382,7 @@ const cp_fault *cp_jump_resolve(apr_pool_t *pool, const cp_source *src, const cp
         cp_jump_window(target, -1, 0, view->max_emits, &skip, &limit);
     }
     queries = cp_plan_jump(pool, &plan, skip, 0, limit);
-    if ((fault = ask(baton, rows_src, &plan, queries))) {
+    if ((fault = backend->ask(backend->baton, rows_src, &plan, queries))) {
         return fault;
     }
     if ((total = cp_jump_total(queries, partial, 0, skip)) < 0) {
@@ -396,7 +396,7 @@ const cp_fault *cp_jump_resolve(apr_pool_t *pool, const cp_source *src, const cp
         backward = 1;
         cp_jump_window(target, total, 1, view->max_emits, &skip, &limit);
         queries = cp_plan_jump(pool, &plan, skip, 1, limit);
-        if ((fault = ask(baton, rows_src, &plan, queries))) {
+        if ((fault = backend->ask(backend->baton, rows_src, &plan, queries))) {
             return fault;
         }
         if ((total = cp_jump_total(queries, partial, 1, skip)) < 0) {

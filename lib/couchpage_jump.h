@@ -80,16 +80,20 @@ const cp_row *cp_jump_row(const cp_answer *answer, int backward, apr_int64_t ski
 apr_int64_t cp_jump_total(const apr_array_header_t *queries, int partial, int backward,
                           apr_int64_t skip);
 
-/* How cp_jump_resolve asks the queries of a plan (cp_serve's ask). */
-typedef const cp_fault *(*cp_jump_ask)(void *baton, const cp_source *src, const cp_plan *plan,
-                                      apr_array_header_t *queries);
-
-/* How cp_jump_resolve asks a counted _find location's _find: one POST of
- * body to the location's _find, whose answer holds at most limit rows; or,
- * body NULL, the location's count as a page's (cp_count_read, cap limit
- * - 1) into *walk, the rows it counted in *answer (NULL: none). */
-typedef const cp_fault *(*cp_jump_find)(void *baton, const char *body, int limit,
-                                       const cp_answer **answer, cp_count_walk *walk);
+/* How cp_jump_resolve asks CouchDB (cp_serve's): a plan's queries (ask);
+ * a counted _find location's _find, one POST of body to the location's
+ * _find whose answer holds at most limit rows (find); and that location's
+ * count as a page's (cp_count_read, cap cap) into *walk, the rows it
+ * counted in *answer (NULL: none) (count). */
+typedef struct {
+    const cp_fault *(*ask)(void *baton, const cp_source *src, const cp_plan *plan,
+                           apr_array_header_t *queries);
+    const cp_fault *(*find)(void *baton, const char *body, int limit,
+                            const cp_answer **answer);
+    const cp_fault *(*count)(void *baton, int cap, const cp_answer **answer,
+                             cp_count_walk *walk);
+    void *baton;
+} cp_jump_backend;
 
 /* The start token of page req->args->page of the location (index: a
  * _find location's index's view, NULL on a view's location or a _find
@@ -98,15 +102,15 @@ typedef const cp_fault *(*cp_jump_find)(void *baton, const char *body, int limit
  * for the first page, "last" for the Last page, else the walk's token to
  * page N (a view's row token, a counted grouped row's, or a _find
  * location's page after the row before, with the count a counted one's
- * carries). A _find location by _find is asked with find, the others
- * with ask. NULL, or the fault: a 400 where the rows are not numbered
+ * carries). A _find location by _find is asked with backend's find and
+ * count, the others with its ask. NULL, or the fault: a 400 where the rows are not numbered
  * (grouped reduce rows or a _find location by _find not counted:
  * CouchPageCount none, Prefer: count=none), past the last page, or beyond
  * the reach (and, where a count stopped at its cap, past it: its end is
  * not known). */
 const cp_fault *cp_jump_resolve(apr_pool_t *pool, const cp_source *src, const cp_source *index,
-                                const cp_request *req, const char *binding, cp_jump_ask ask,
-                                cp_jump_find find, void *baton, const char **start,
+                                const cp_request *req, const char *binding,
+                                const cp_jump_backend *backend, const char **start,
                                 const char **text);
 
 /* The 400 of a jump whose page came unnumbered (a backend whose offsets

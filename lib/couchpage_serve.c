@@ -791,10 +791,9 @@ static const cp_fault *jump_ask(void *baton, const cp_source *src, const cp_plan
     return ask(baton, src, plan, cp_view_has_docids(plan->view), queries);
 }
 
-/* How a jump asks a counted _find location's _find (cp_jump_resolve), or
- * (body NULL) its count (cp_count_read, cap limit - 1). */
+/* How a jump asks a counted _find location's _find (cp_jump_resolve). */
 static const cp_fault *jump_find(void *baton, const char *body, int limit,
-                                 const cp_answer **answer, cp_count_walk *walk)
+                                 const cp_answer **answer)
 {
     const serving *s = baton;
     cp_transport_failure failure = { 0 };
@@ -803,16 +802,27 @@ static const cp_fault *jump_find(void *baton, const char *body, int limit,
     if ((reason = cp_plan_index_url(s->pool, s->src->view, s->src->partition, &url))) {
         return cp_fault_bad_request(s->pool, reason);
     }
-    if (!body) {
-        reason = cp_count_read(s->pool, s->tr, s->src, url, s->index_view, s->index_fields,
-                               limit - 1, walk, answer, &failure);
+    if (!s->tr->find(s->tr->baton, url, body, s->src->find->sort, answer, &failure)) {
+        return backend_fault(s, s->src, &failure);
     }
-    else if (!s->tr->find(s->tr->baton, url, body, s->src->find->sort, answer, &failure)) {
-        reason = failure.reason;
+    reason = cp_answer_overfull(s->pool, *answer, limit);
+    return reason ? overfull_fault(s, s->src->view, reason) : NULL;
+}
+
+/* How a jump asks a counted _find location's count (cp_jump_resolve), as
+ * its pages do. */
+static const cp_fault *jump_count(void *baton, int cap, const cp_answer **answer,
+                                  cp_count_walk *walk)
+{
+    const serving *s = baton;
+    cp_transport_failure failure = { 0 };
+    const char *url, *reason;
+
+    if ((reason = cp_plan_index_url(s->pool, s->src->view, s->src->partition, &url))) {
+        return cp_fault_bad_request(s->pool, reason);
     }
-    else {
-        reason = cp_answer_overfull(s->pool, *answer, limit);
-    }
+    reason = cp_count_read(s->pool, s->tr, s->src, url, s->index_view, s->index_fields, cap,
+                           walk, answer, &failure);
     return !reason ? NULL : failure.reason ? backend_fault(s, s->src, &failure)
                    : overfull_fault(s, s->src->view, reason);
 }
@@ -844,9 +854,10 @@ const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_req
         /* ?page=N is the page the walk's token to page N opens */
         cp_args *args = apr_pmemdup(pool, req->args, sizeof(*args));
         cp_request *jumped = apr_pmemdup(pool, req, sizeof(*jumped));
+        cp_jump_backend backend = { jump_ask, jump_find, jump_count, &s };
 
-        if ((fault = cp_jump_resolve(pool, source, index, req, served->binding, jump_ask,
-                                     jump_find, &s, &args->start, &text))) {
+        if ((fault = cp_jump_resolve(pool, source, index, req, served->binding, &backend,
+                                     &args->start, &text))) {
             return fault;
         }
         args->page = 0;

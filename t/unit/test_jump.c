@@ -231,6 +231,7 @@ static const cp_fault *grouped_jump(grouped_backend *b, cp_count_policy policy, 
     cp_source *src = apr_pcalloc(pool, sizeof(*src));
     cp_args *args = apr_pcalloc(pool, sizeof(*args));
     cp_request req = { args, count, prefer };
+    cp_jump_backend backend = { grouped_ask, NULL, NULL, NULL };
     const char *text;
 
     *view = view_of("http://couch:5984/db/_design/d/_view/v");
@@ -245,8 +246,8 @@ static const cp_fault *grouped_jump(grouped_backend *b, cp_count_policy policy, 
     src->token_url_room = 8000;
     args->page = page;
     b->asks = b->forward = 0;
-    return cp_jump_resolve(pool, src, NULL, &req, "binding", grouped_ask, NULL, b, start,
-                           &text);
+    backend.baton = b;
+    return cp_jump_resolve(pool, src, NULL, &req, "binding", &backend, start, &text);
 }
 
 static void a_grouped_jump_takes_its_group_from_the_count(void **state)
