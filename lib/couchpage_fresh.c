@@ -258,8 +258,8 @@ static const char *binding_of(apr_pool_t *pool, const cp_source *src, const cp_r
 
     apr_snprintf(flags, sizeof(flags), "%d %d %d %d %d %d", v->descending, v->reduce,
                  v->group_level, v->include_docs, v->max_emits, src->links);
-    apr_snprintf(sizes, sizeof(sizes), "%d %d %d", req->count, req->args->limit,
-                 (int)req->args->format);
+    apr_snprintf(sizes, sizeof(sizes), "%d %d %d %" APR_INT64_T_FMT, req->count,
+                 req->args->limit, (int)req->args->format, req->args->page);
     fields[n++] = "couchpage-fresh-2";
     fields[n++] = context;
     fields[n++] = src->uri;
