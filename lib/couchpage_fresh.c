@@ -258,8 +258,8 @@ static const char *binding_of(apr_pool_t *pool, const cp_source *src, const cp_r
 
     apr_snprintf(flags, sizeof(flags), "%d %d %d %d %d %d", v->descending, v->reduce,
                  v->group_level, v->include_docs, v->max_emits, src->links);
-    apr_snprintf(sizes, sizeof(sizes), "%d %d %d", req->count, req->args->limit,
-                 (int)req->args->format);
+    apr_snprintf(sizes, sizeof(sizes), "%d %d %d %" APR_INT64_T_FMT, req->count,
+                 req->args->limit, (int)req->args->format, req->args->page);
     fields[n++] = "couchpage-fresh-2";
     fields[n++] = context;
     fields[n++] = src->uri;
@@ -368,15 +368,19 @@ static int read_tags(const char *header, tag *tags, int *any)
 }
 
 /* The database's update_seq (cp_seq_canonical's spelling; a number's
- * text); NULL (and why in *why) when it cannot be read. */
+ * text); NULL (and why in *why) when it cannot be read. *copies: the
+ * copies it keeps of each shard range, its "cluster" member's "n"; 1 where
+ * it has none (a server of one copy: PouchDB Server, CouchDB 1), 0 where it
+ * tells no number. */
 static const char *read_seq(apr_pool_t *pool, const cp_source *src,
-                            const cp_transport *transport, const char **why)
+                            const cp_transport *transport, int *copies, const char **why)
 {
     cp_transport_failure failure;
     const char *text, *error = NULL;
-    const json_t *info, *seq;
+    const json_t *info, *seq, *cluster, *n;
     apr_size_t len;
 
+    *copies = 0;
     if (!transport->get(transport->baton, src->view->db_url, &text, &len, &failure)) {
         *why = failure.reason;
         return NULL;
@@ -387,8 +391,39 @@ static const char *read_seq(apr_pool_t *pool, const cp_source *src,
         *why = error ? error : "the database's answer has no update_seq";
         return NULL;
     }
+    cluster = json_object_get(info, "cluster");
+    n = json_object_get(cluster, "n");
+    *copies = !cluster ? 1 : json_is_integer(n) && json_integer_value(n) > 0
+                             && json_integer_value(n) < 1000 ? (int)json_integer_value(n) : 0;
     return json_is_string(seq) ? cp_seq_canonical(pool, json_string_value(seq))
                                : cp_json_text(pool, seq);
+}
+
+/* Why a page that shows documents, read after the database's sequence db
+ * (copies: read_seq's), cannot be sealed with it; NULL where it can. Its
+ * documents are the ones the copies its rows came from hold (a shard copy
+ * reads the documents of its rows itself): where each of those copies is
+ * the one db names for its range, each had every write db counts when it
+ * answered, so the page shows db's state or a later one (and a later one
+ * of a copy never reads as db again). Another copy of a range may lack
+ * writes db counts: its page is older than db, and a seal would keep it
+ * until db moves. page: the sequence the page's answers carried
+ * (served->seq), NULL where they tell none (_find's). One copy of each
+ * range: every read is of it. */
+static const char *db_seal_doubt(apr_pool_t *pool, const char *db, int copies,
+                                 const char *page)
+{
+    if (copies == 1) {
+        return NULL;
+    }
+    if (!page) {
+        return apr_psprintf(pool, "the database keeps %s copies of each shard range, and the "
+                            "page's answers name none", copies ? apr_itoa(pool, copies)
+                                                               : "several");
+    }
+    return cp_seq_copies_within(pool, page, db) ? NULL
+           : "a shard range of the page was answered by another copy than the one the "
+             "database's sequence names";
 }
 
 /* The sequence of the location's view now: one query that reads no rows
@@ -500,17 +535,24 @@ const cp_fault *cp_fresh_serve(apr_pool_t *pool, const cp_source *source,
     }
     else {
         /* the page shows documents (or comes from _find): the database's
-         * sequence, read before the page, where a client revalidates */
-        fault = NULL;
+         * sequence, read before the page, where a client revalidates; the
+         * page sealed with it where its copies are the page's
+         * (db_seal_doubt) */
+        int copies = 0;
+
         if (fresh->if_none_match) {
             fresh->seq_reads = 1;
-            seq = read_seq(pool, source, transport, &why);
+            seq = read_seq(pool, source, transport, &copies, &why);
             fresh->seq = seq ? apr_pstrcat(pool, "db ", seq, NULL) : NULL;
             if (seq && verify_tags(pool, fresh, fresh->seq)) {
                 return NULL;
             }
         }
         fault = cp_serve(pool, source, req, transport, served);
+        if (!fault && seq && (why = db_seal_doubt(pool, seq, copies, served->seq))) {
+            /* the page may be older than the sequence: no seal */
+            fresh->seq = NULL;
+        }
     }
     if (!fault && !fresh->seq && why && transport->debug) {
         transport->log(transport->baton, CP_LOG_DEBUG, "CP0390",

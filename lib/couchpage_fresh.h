@@ -17,7 +17,16 @@
  *  - a page that shows documents (include_docs, _find): the database's
  *    update_seq, which an edit of any document moves (the view's does not
  *    move for an edit the view does not emit), read by a GET of the
- *    database before the page, only for a request with If-None-Match.
+ *    database before the page, only for a request with If-None-Match; the
+ *    page sealed with it only where the two reads name the same shard
+ *    copies: for every range the page read, the copy its answers name
+ *    (each copy reads its rows' documents itself) is the one the
+ *    database's sequence names, which had every write the sequence counts
+ *    (cp_seq_copies_within); or where the database keeps one copy of each
+ *    range (its GET's cluster.n is 1, or it has no cluster member). Else
+ *    (another copy, which may lack a write the sequence counts; a _find
+ *    answer, which names none) the tag gets no seal: a seal would bind the
+ *    newer sequence to an older page.
  * The sequence itself never leaves the server. A tag whose seal verifies
  * against the sequence read now is answered 304 after that one read (no
  * rows, no rendering); any other gets the full page, whose digest is
@@ -51,7 +60,8 @@ typedef struct {
                                   seal */
     /* out */
     const char *seq;           /* the sequence the page is sealed with ("view S": its
-                                  answers'; "db S": the database's read before it);
+                                  answers'; "db S": the database's read before it,
+                                  where its shard copies are the page's);
                                   NULL: none (the tag gets no seal) */
     const char *binding;       /* the page's binding: the fields the seal binds
                                   (cp_fresh_serve's) */
@@ -66,12 +76,14 @@ typedef struct {
 
 /* Serves the page as cp_serve does where fresh has a key and the source's
  * index is current (cp_source_index_current, couchpage_source.h): by its
- * view where its pages show the view's rows alone (cp_source_rows_alone), its queries asking
- * update_seq, an If-None-Match holding a sealed tag first checked by one
- * limit=0 query of the view; else, with an If-None-Match, the database's
- * update_seq read first. When a tag of the header verifies against the
- * sequence read, fresh->not_modified is set and no page is served (served
- * is untouched). A sequence that cannot be read is no fault: the page goes
+ * view where its pages show the view's rows alone (cp_source_rows_alone),
+ * its queries asking update_seq, an If-None-Match holding a sealed tag
+ * first checked by one limit=0 query of the view; else, with an
+ * If-None-Match, the database's update_seq read first (the page sealed
+ * with it only where it names the page's shard copies, or there is one
+ * copy a range). When a tag of the header verifies against the sequence
+ * read, fresh->not_modified is set and no page is served (served is
+ * untouched). A sequence that cannot be read is no fault: the page goes
  * without a seal (a debug line says why). */
 const cp_fault *cp_fresh_serve(apr_pool_t *pool, const cp_source *source,
                                const cp_request *req, const cp_transport *transport,

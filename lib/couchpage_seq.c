@@ -325,3 +325,28 @@ apr_array_header_t *cp_seq_elements(apr_pool_t *pool, const char *canonical)
     }
     return out->nelts ? out : NULL;
 }
+
+int cp_seq_copies_within(apr_pool_t *pool, const char *page, const char *db)
+{
+    apr_array_header_t *in = cp_seq_elements(pool, page), *of = cp_seq_elements(pool, db);
+    int i, j;
+
+    if (!in || !of) {
+        return 0;
+    }
+    for (i = 0; i < in->nelts; i++) {
+        const cp_seq_element *e = &APR_ARRAY_IDX(in, i, cp_seq_element);
+
+        for (j = 0; j < of->nelts; j++) {
+            const cp_seq_element *d = &APR_ARRAY_IDX(of, j, cp_seq_element);
+
+            if (d->name_len == e->name_len && !memcmp(d->name, e->name, e->name_len)) {
+                break;
+            }
+        }
+        if (j == of->nelts) {
+            return 0;
+        }
+    }
+    return 1;
+}

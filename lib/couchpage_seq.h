@@ -38,4 +38,9 @@ typedef struct {
  * that begins with one) below 2^62. */
 apr_array_header_t *cp_seq_elements(apr_pool_t *pool, const char *canonical);
 
+/* Whether every shard copy named in page (cp_seq_canonical's spelling) is
+ * named in db too: each of page's elements has its name (its node and
+ * range) among db's. 0 when either cannot be read (cp_seq_elements). */
+int cp_seq_copies_within(apr_pool_t *pool, const char *page, const char *db);
+
 #endif

@@ -21,7 +21,13 @@
 #    read and no tag sealed; an edit of a shown document: 200;
 #  - two httpd processes of the same configuration give the page the same
 #    sealed tag and verify each other's; a configuration changed elsewhere
-#    seals anew.
+#    seals anew;
+#  - with COUCHDB_CLUSTER_URLS (CI's 3-node cluster), every node up: a page
+#    with documents (include_docs; _find through its index's view) is
+#    sealed with the database's sequence only where it names the copies the
+#    page came from: a shown document edited (w=2) and revalidated at once,
+#    then after a quiet moment (the copies agree again), the page the client
+#    holds then always shows the edit: never a stale 304.
 use strict;
 use warnings;
 
@@ -34,9 +40,18 @@ use CouchPageTest qw(with_args double_load double_request double_url decode_json
                      start_own_httpd reap_process);
 use File::Temp qw(tempdir);
 use HTTP::Tiny ();
+use JSON::PP ();
+use MIME::Base64 ();
 
+# The cluster's checks run where every node of COUCHDB_CLUSTER_URLS answers
+# (as 38_changed.t's).
+my @CLUSTER = map { s{/$}{}r } split /\s*,\s*/, $ENV{COUCHDB_CLUSTER_URLS} // '';
+my @LIVE = grep { (HTTP::Tiny->new(timeout => 10)->get("$_/_up")->{status} // 0) == 200 } @CLUSTER;
+@CLUSTER = () if @LIVE < @CLUSTER;
+diag('the cluster of COUCHDB_CLUSTER_URLS: ' . @LIVE . ' node(s) answer, not all: its checks are left out')
+    if @LIVE && !@CLUSTER;
 
-plan tests => 4 * 26 + 8 + 7 + 5;
+plan tests => 4 * 26 + 8 + 7 + 5 + (@CLUSTER ? 6 : 0);
 
 my @DOCS = map { { _id => sprintf('doc%02d', $_), n => $_, t => "post $_" } } 0 .. 9;
 
@@ -290,3 +305,102 @@ is $status, 304, "which revalidates the first one's tag";
 my ($three) = own_tag($OWN . qq{<Location "/elsewhere/">\n    CouchPageMaxAge 5\n</Location>\n}, $port);
 is digest_of($three), digest_of($one), 'a configuration changed elsewhere: the same content digest';
 isnt $three, $one, '... under another seal';
+
+# --- the 3-node cluster: never a stale 304 (COUCHDB_CLUSTER_URLS) --------------
+# A write acknowledged by two copies (w=2) reaches the third a moment later.
+# Read just after it, a page may come from the third (a view read is no
+# quorum read) while the database's GET before it counted the write: such
+# a page is not sealed with that sequence, else the seal would keep it
+# once the copies agree. After a quiet moment, the page the client holds
+# shows every write.
+if (@CLUSTER) {
+    my $json = JSON::PP->new->utf8->canonical;
+    my ($cuser, $cpassword, $hostport) = $CLUSTER[0] =~ m{^http://([^:]+):([^@]+)@(.+)$};
+    my $auth = 'Basic ' . MIME::Base64::encode_base64("$cuser:$cpassword", '');
+    my $node = sub {
+        my ($url, $method, $path, $body) = @_;
+        my ($base) = $url =~ m{^http://[^@]+@(.+)$};
+        my $r = $http->request($method, "http://$base$path", { headers => { Authorization => $auth,
+            'Content-Type' => 'application/json' }, defined $body ? (content => $json->encode($body)) : () });
+        return ($r->{status}, eval { $json->decode($r->{content}) });
+    };
+    $node->($CLUSTER[0], DELETE => '/fresh36');
+    my ($s) = $node->($CLUSTER[0], PUT => '/fresh36');
+    die "creating fresh36 on the cluster: $s\n" unless $s =~ /^20[12]$/;
+    ($s) = $node->($CLUSTER[0], POST => '/fresh36/_bulk_docs', { docs => [ @DOCS,
+        { _id => '_design/d', views => { v => { map => 'function (doc) { if (typeof doc.n == "number") emit(doc.n, null); }' } } } ] });
+    die "loading fresh36: $s\n" unless $s =~ /^20[12]$/;
+    ($s) = $node->($CLUSTER[0], POST => '/fresh36/_index', { index => { fields => ['n'] }, ddoc => 'byn', name => 'byn' });
+    die "the index of fresh36: $s\n" unless $s =~ /^20[01]$/;
+    sleep 2;
+    my $croot = tempdir('couchpage-fresh36-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+    my $base = "http://$hostport";
+    my ($cport) = start_own_httpd($croot, [qw(proxy proxy_http)], <<"CONF");
+LogFormat "%{X-Cost-Test}i %>s %{couchpage-backend-requests}n %{couchpage-rows}n" c36
+CustomLog "$croot/costs_log" c36
+<Location "/cd/">
+    SetHandler couchpage
+    CouchPageView "$base/fresh36/_design/d/_view/v"
+    CouchPageCredentials "$cuser" "$cpassword"
+    CouchPageIncludeDocs On
+    CouchPageSize 3
+    CouchPageFormat json
+</Location>
+<Location "/cf/">
+    SetHandler couchpage
+    CouchPageView "$base/fresh36/_find"
+    CouchPageCredentials "$cuser" "$cpassword"
+    CouchPageSelector '{"n": {"\$gte": 0}}'
+    CouchPageSort n
+    CouchPageSize 3
+    CouchPageFormat json
+</Location>
+CONF
+    # GET of the own httpd with If-None-Match: (status, tag, body or undef,
+    # how: 200, "seal" (304 from the seal: no row read), "digest")
+    my $n = 0;
+    my $get = sub {
+        my ($path, $inm) = @_;
+        my $id = "c36-$$-" . ++$n;
+        my $r = $http->get("http://127.0.0.1:$cport$path", { headers => { 'X-Cost-Test' => $id,
+            defined $inm ? ('If-None-Match' => $inm) : () } });
+        my $rows;
+        for my $try (1 .. 50) {
+            if (open my $fh, '<', "$croot/costs_log") {
+                for (<$fh>) { my @f = split ' '; $rows = $f[3] if @f == 4 && $f[0] eq $id }
+            }
+            last if defined $rows;
+            sleep 0.1;
+        }
+        my $how = $r->{status} == 304 ? (($rows // '') eq '0' ? 'seal' : 'digest') : $r->{status};
+        return ($r->{status}, $r->{headers}{etag}, $r->{status} == 200 ? $r->{content} : undef, $how);
+    };
+    for my $path ('/cd/', '/cf/') {
+        my ($status, $tag, $body) = $get->($path);
+        my (%how, @stale, @bad);
+        my $rev;
+        for my $round (1 .. 16) {
+            # a shown document edited, w=2, through the node the pages are
+            # read through: its own copies, which its database GET names
+            # first, take the write among the first two
+            my $via = $CLUSTER[0];
+            my (undef, $doc) = $node->($via, GET => '/fresh36/doc01?r=3');
+            my ($st) = $node->($via, PUT => '/fresh36/doc01?w=2', { %$doc, t => "edit $round" });
+            die "editing doc01 on the cluster: $st\n" unless $st =~ /^20[12]$/;
+            for my $when ('at once', 'quiet') {
+                sleep 1.5 if $when eq 'quiet';
+                my ($code, $new, $content, $how) = $get->($path, $tag);
+                push @bad, "$round $when $code" unless $code == 200 || $code == 304;
+                ($tag, $body) = ($new // $tag, $content // $body) if $code == 200 || $code == 304;
+                $how{"$when $how"}++;
+                push @stale, "$round ($how)" if $when eq 'quiet' && ($body // '') !~ /"t":"edit $round"/;
+            }
+        }
+        is "@bad", '', "the cluster $path: every revalidation 200 or 304";
+        is "@stale", '', "the cluster $path: after a quiet moment, the client's page shows every edit: no stale 304";
+        ok(($how{'quiet 200'} // 0) + ($how{'at once 200'} // 0) >= 16,
+           "the cluster $path: every edit read as a full page at least once")
+            or diag($json->encode(\%how));
+        diag("the cluster $path: " . $json->encode(\%how));
+    }
+}

@@ -516,8 +516,9 @@ static int fake_get(void *baton, const char *url, const char **text, apr_size_t 
             failure->past_deadline = 0;
             return 0;
         }
-        *text = apr_psprintf(pool, "{\"db_name\":\"db\",\"update_seq\":%s,\"doc_count\":10}",
-                             f->seq);
+        *text = apr_psprintf(pool, "{\"db_name\":\"db\",\"update_seq\":%s,\"doc_count\":10%s%s}",
+                             f->seq, f->cluster ? ",\"cluster\":" : "",
+                             f->cluster ? f->cluster : "");
     }
     else if (strstr(url, "/_view/")) {
         *text = "{\"total_rows\":0,\"offset\":0,\"rows\":[]}";

@@ -47,6 +47,7 @@ typedef struct {
     const char *last_find_url, *last_get, *last_post; /* the URLs last asked so */
     const char *seq;            /* the database's update_seq, its JSON; NULL: a GET of the
                                    database fails (503) */
+    const char *cluster;        /* the database's "cluster" member, its JSON; NULL: none */
     const char *view_seq;       /* the view's update_seq, its JSON, in every answer to a
                                    query that asks update_seq=true; NULL: none */
     int odd_role;               /* 1 + the role whose answer gets odd_seq instead */

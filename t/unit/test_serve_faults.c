@@ -576,6 +576,32 @@ static void fresh_find_location(void **state)
     assert_false(fresh.not_modified);
 }
 
+/* ?page=N names another page than the location's first: its tag is
+ * sealed for it, and the first page's tag is no 304 there. */
+static void fresh_binds_the_page_number(void **state)
+{
+    fake *f = ten_rows();
+    location *l = location_of(f, VIEW_URL, 3, 1);
+    const char *content = "\"c0ntentDigest\"", *first, *third;
+    cp_fresh fresh;
+
+    (void)state;
+    f->view_seq = "\"7-g1AAAA\"";
+    first = sealed_tag(l, NULL, content);
+    l->source.jump_reach = 5;
+    l->args.page = 3;
+    assert_null(serve_fresh(l, NULL, first, &fresh));
+    assert_false(fresh.not_modified);
+    assert_string_equal(row_names(&l->served.page), "d6 d7 d8");
+    third = cp_fresh_etag(pool, &fresh, content);
+    assert_string_not_equal(third, first);
+    assert_null(serve_fresh(l, NULL, third, &fresh));
+    assert_true(fresh.not_modified);
+    l->args.page = 0;
+    assert_null(serve_fresh(l, NULL, third, &fresh));
+    assert_false(fresh.not_modified);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -588,6 +614,7 @@ int main(void)
         UNIT_TEST(fresh_forged_tags_get_the_page),
         UNIT_TEST(fresh_not_where_the_index_lags),
         UNIT_TEST(fresh_find_location),
+        UNIT_TEST(fresh_binds_the_page_number),
         UNIT_TEST(overfull_answers_are_refused_on_every_location),
         UNIT_TEST(cut_batch_answers),
         UNIT_TEST(backend_failures),
