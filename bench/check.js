@@ -254,12 +254,33 @@ const item = (row) => ({ id: row.id, key: row.key, value: row.value });
 // an item with its document, when the row has one (include_docs)
 const itemWithDoc = (row) => ('doc' in row ? { ...item(row), doc: row.doc } : item(row));
 
+// A mark of the walk's start, as tokens carry it (couchpage_changed.h):
+// entries of a 5-character tag and digits, joined by '.'.
+const MARK = /^[A-Za-z0-9_-]{5}[0-9]+(\.[A-Za-z0-9_-]{5}[0-9]+)*$/;
+
+// The walk's mark a token carries: a view token's last member after its
+// key and id, an object token's "w"; null without one.
+function tokenMark(value) {
+  if (Array.isArray(value)) {
+    const last = value[value.length - 1];
+    return value.length >= 3 && typeof last === 'string' && MARK.test(last) ? last : null;
+  }
+  return value && typeof value === 'object' && typeof value.w === 'string' ? value.w : null;
+}
+
+// A token as JSON, without the walk's mark: where a page starts is
+// compared; the mark tells only "changed" (checked by the API tests).
 function parseToken(what, t) {
+  let value;
   try {
-    return JSON.parse(t);
+    value = JSON.parse(t);
   } catch (e) {
     return die(`${what}: the token ${JSON.stringify(t).slice(0, 80)} is not plain JSON (CouchPageTokenSecret set?): the check cannot read it`);
   }
+  if (tokenMark(value) === null) return value;
+  if (Array.isArray(value)) return value.slice(0, -1);
+  const { w, ...rest } = value;
+  return rest;
 }
 
 // The module's page holds the floor's rows: items = the forward rows of a
@@ -352,8 +373,10 @@ async function pages() {
   const startParam = new URL(laterPath, 'http://x').searchParams.get('start');
   const laterId = 'item' + String(laterRow).padStart(6, '0');
   if (!same(parseToken('walk', startParam), [laterRow, laterId])) {
-    die(`walk: the token of row ${laterRow} is ${startParam}, not [${laterRow},"${laterId}"] (bench_token builds the deep page's token that way)`);
+    die(`walk: the token of row ${laterRow} is ${startParam}, not [${laterRow},"${laterId}"] and the walk's mark (bench_token builds the deep page's token that way)`);
   }
+  // the deep page's token carries the same walk's mark, as a walk would
+  fs.writeFileSync(`${out}/walk.mark`, (tokenMark(JSON.parse(startParam)) || '') + '\n');
   console.error(`check: walked ${laterRow / size} pages to ${laterPath}`);
 
   // 2. what the module asks the backend, and with which credentials

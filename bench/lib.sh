@@ -368,8 +368,15 @@ bench_val() {
     sed -n 's/^BENCH //p' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | awk 'NR == 1'
 }
 
-# URL-encoded start token of the row keyed N (keys are 0..N-1, ids item%06d).
-bench_token() { printf '%%5B%d%%2C%%22item%06d%%22%%5D' "$1" "$1"; }
+# URL-encoded start token of the row keyed N (keys are 0..N-1, ids item%06d),
+# with MARK (a walk's mark: URL-safe characters) as its last member if given.
+bench_token() {
+    if [ -n "${2:-}" ]; then
+        printf '%%5B%d%%2C%%22item%06d%%22%%2C%%22%s%%22%%5D' "$1" "$1" "$2"
+    else
+        printf '%%5B%d%%2C%%22item%06d%%22%%5D' "$1" "$1"
+    fi
+}
 
 # Floor (a): the seed algorithm's two queries for a page starting at row N
 # (CouchDB's pagination recipe, docs/algorithm.md; count 20, the location's
