@@ -79,7 +79,7 @@ static void set_notes(request_rec *r, const couchpage_backend_stats *stats)
     add_to_note(top, NOTE_REQUESTS, (apr_uint64_t)stats->requests);
     add_to_note(top, NOTE_TIME, (apr_uint64_t)stats->time);
     add_to_note(top, NOTE_ROWS, (apr_uint64_t)stats->rows);
-    served_by = cp_served_by_note(r->pool, apr_table_get(top->notes, NOTE_SERVED_BY),
+    served_by = cp_served_by_note(top->pool, apr_table_get(top->notes, NOTE_SERVED_BY),
                                   stats->served_by);
     if (served_by) {
         apr_table_setn(top->notes, NOTE_SERVED_BY, served_by);

@@ -528,8 +528,8 @@ const char *cp_count_read(apr_pool_t *pool, const cp_transport *tr, const cp_sou
     *answer = NULL;
     /* what bounds the count: its index's view, as fresh as the _find */
     if (!index_view || !index_fields) {
-        bound = "no view of a JSON index that holds every document (CouchPageIndex, or the "
-                "one _explain names) is known for it";
+        bound = "no view of the location's JSON index (CouchPageIndex's, or the one "
+                "_explain names) is known for it";
     }
     else if (spec->update == CP_MANGO_FALSE && !spec->index_ddoc) {
         bound = "CouchPageUpdate false reads the index's view only where CouchPageIndex "
@@ -549,7 +549,8 @@ const char *cp_count_read(apr_pool_t *pool, const cp_transport *tr, const cp_sou
             tr->log(tr->baton, CP_LOG_INFO, "CP0434", apr_psprintf(pool, "the count of %s "
                     "reads every document of its index's range until %d match (the rows it "
                     "counts are bounded, the documents CouchDB reads are not): %s. Name a "
-                    "JSON index with CouchPageIndex, or set CouchPageCount none", src->uri, cap + 1, bound));
+                    "JSON index with CouchPageIndex, or set CouchPageCount none", src->uri,
+                    cap + 1, bound));
         }
         reason = count_find(pool, tr, src, url, cp_count_find_body(pool, spec, cap), cap + 1,
                             answer, failure);

@@ -83,7 +83,7 @@ apr_int64_t cp_jump_total(const apr_array_header_t *queries, int partial, int ba
 /* How cp_jump_resolve asks CouchDB (cp_serve's): a plan's queries (ask);
  * a counted _find location's _find, one POST of body to the location's
  * _find whose answer holds at most limit rows (find); and that location's
- * count as a page's (cp_count_read, cap cap) into *walk, the rows it
+ * count as a page's (cp_count_read, capped at cap) into *walk, the rows it
  * counted in *answer (NULL: none) (count). */
 typedef struct {
     const cp_fault *(*ask)(void *baton, const cp_source *src, const cp_plan *plan,

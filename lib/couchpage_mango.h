@@ -104,11 +104,13 @@ const char *cp_mango_index_fields(apr_pool_t *pool, const char *text, apr_size_t
 /* An index as CouchDB describes it (an entry of GET /DB/_index's
  * "indexes", _explain's "index"): its design document's id (*ddoc,
  * "_design/..."), its name (*name) and its fields, in order, into *fields
- * (const char *). NULL, or why this index cannot number the location's
- * pages as cp_mango_index_fields tells it, who (what described it:
- * "_explain names") leading the reasons of its own: no index, not a JSON
- * index ("special": _all_docs; "text"), no design document and name; a
- * field sorted otherwise than ascending, or a partial_filter_selector. */
+ * (const char *). NULL, or why the module cannot take this index as the
+ * location's own, who (what described it: "_explain names") leading the
+ * reasons of its own: no index, not a JSON index ("special": _all_docs;
+ * "text"), no design document and name; a field sorted otherwise than
+ * ascending; or, unlike cp_mango_index_fields (CouchPageIndex's), a
+ * partial_filter_selector: an index the module finds itself must hold
+ * every document. */
 const char *cp_mango_json_index(apr_pool_t *pool, const json_t *index, const char *who,
                                 const char **ddoc, const char **name,
                                 apr_array_header_t **fields);

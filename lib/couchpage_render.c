@@ -18,6 +18,9 @@
 #include <string.h>
 #include <strings.h>
 
+/* The room of a link's "&limit=N" (an int's digits and sign). */
+#define LIMIT_ROOM (sizeof("&limit=") + 11)
+
 /* The URL of the page at token, written in one pass: no token's bytes
  * are escaped twice (apr_pescape_urlencoded measures, then writes). */
 static const char *make_link_url(apr_pool_t *pool, const cp_links *links, const char *token)
@@ -29,9 +32,9 @@ static const char *make_link_url(apr_pool_t *pool, const cp_links *links, const 
     if (!token && links->limit <= 0 && !links->format) {
         return links->path;
     }
-    /* a byte escaped is three */
-    o = url = apr_palloc(pool, path_len + 1 + 6 + 3 * token_len + 1 + 6 + 20 + 1 + 7
-                         + 3 * format_len + 1);
+    /* "PATH?start=TOKEN&limit=N&format=FORMAT", a byte escaped three */
+    o = url = apr_palloc(pool, path_len + sizeof("?start=") + 3 * token_len + LIMIT_ROOM
+                         + sizeof("&format=") + 3 * format_len);
     memcpy(o, links->path, path_len);
     o += path_len;
     *o++ = '?';
@@ -41,7 +44,7 @@ static const char *make_link_url(apr_pool_t *pool, const cp_links *links, const 
         o += 6 + len - 1;
     }
     if (links->limit > 0) {
-        o += apr_snprintf(o, 28, "%slimit=%d", token ? "&" : "", links->limit);
+        o += apr_snprintf(o, LIMIT_ROOM, "%slimit=%d", token ? "&" : "", links->limit);
     }
     if (links->format) {
         if (token || links->limit > 0) {

@@ -21,7 +21,8 @@ typedef struct {
     const char *url;
 } cp_link_made;
 
-/* The links a page keeps once made: its next, prev and last. */
+/* The links a page keeps once made: its next, prev and last, and one more
+ * (a page link's, which the Link header does not repeat). */
 #define CP_LINKS_MADE 4
 
 /* Where page links point: the page's own path, plus the limit and format the

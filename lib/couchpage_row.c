@@ -190,6 +190,18 @@ static json_t *scalar_value(const char *text, apr_size_t len, const char *string
     }
 }
 
+/* A value's bytes (checked as JSON with the body they came in) decoded
+ * without a reader where they are a scalar without escapes, whose bytes
+ * are its text; NULL for any other (a container, an escaped string). */
+static const json_t *scalar_of_bytes(apr_pool_t *pool, cp_span at)
+{
+    if (at.text[0] == '{' || at.text[0] == '['
+        || (at.text[0] == '"' && memchr(at.text, '\\', at.len))) {
+        return NULL;
+    }
+    return cp_json_pool_own(pool, scalar_value(at.text, at.len, at.text + 1, at.len - 2));
+}
+
 /* The value of a record whose values are all recorded, as jansson's. */
 static json_t *value_of(const cp_node *nodes, apr_size_t i)
 {
@@ -221,6 +233,7 @@ static json_t *value_of(const cp_node *nodes, apr_size_t i)
 const json_t *cp_row_decode(apr_pool_t *pool, const cp_row *row, cp_span at)
 {
     const cp_node *node = node_at(row, at);
+    const json_t *value;
 
     if (!at.len) {
         return NULL;
@@ -228,10 +241,9 @@ const json_t *cp_row_decode(apr_pool_t *pool, const cp_row *row, cp_span at)
     if (at.text == row->key_text.text) {
         return cp_row_key(row);
     }
-    if (!node && at.text[0] != '{' && at.text[0] != '['
-        && (at.text[0] != '"' || !memchr(at.text, '\\', at.len))) {
-        /* a scalar without escapes, not recorded: its bytes are its text */
-        return cp_json_pool_own(pool, scalar_value(at.text, at.len, at.text + 1, at.len - 2));
+    if (!node && (value = scalar_of_bytes(pool, at))) {
+        /* a scalar without escapes, not recorded */
+        return value;
     }
     if (!node || !node->whole) {
         /* more inside than the records reach: its bytes are walked again */
@@ -270,25 +282,16 @@ const char *cp_row_string(const cp_row *row, cp_span at, apr_size_t *len)
 const json_t *cp_row_key(const cp_row *row)
 {
     const json_t **key;
-    const char *text;
-    apr_size_t len;
 
     if (row->key || !row->answer) {
         return row->key;
     }
     key = &row->answer->keys[row - row->answer->rows];
-    text = row->key_text.text;
-    len = row->key_text.len;
-    if (!*key && len && text[0] != '{' && text[0] != '['
-        && (text[0] != '"' || !memchr(text, '\\', len))) {
-        /* a scalar without escapes, checked as JSON with the body: its
-         * bytes are its text */
-        *key = cp_json_pool_own(row->answer->pool, scalar_value(text, len, text + 1, len - 2));
-    }
-    else if (!*key && len) {
+    if (!*key && row->key_text.len
+        && !(*key = scalar_of_bytes(row->answer->pool, row->key_text))) {
         /* a key is decoded from its bytes (cp_json_load), checked as JSON with the
          * body: one row in thousands is asked for its key (a token, a link) */
-        *key = cp_json_load(row->answer->pool, text, len, NULL);
+        *key = cp_json_load(row->answer->pool, row->key_text.text, row->key_text.len, NULL);
     }
     return *key;
 }

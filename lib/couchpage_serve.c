@@ -421,7 +421,10 @@ static const char *learn_index(const serving *s, int look, const cp_fault **late
         view_path = apr_pstrcat(s->pool, path, "/_view/",
                                 apr_pescape_path_segment(s->pool, view_name), NULL);
     }
-    if (!why && look && (url = beside_find(s, view_path))) {
+    if (!why && look) {
+        if (!(url = beside_find(s, view_path))) {
+            return NULL;   /* the page refuses the partition's name: nothing learnt */
+        }
         if (!s->tr->get(s->tr->baton, apr_pstrcat(s->pool, url,
                                                   "?limit=0&reduce=false&update=false", NULL),
                         &text, &len, &failure)) {
@@ -472,7 +475,8 @@ static const cp_fault *index_source(serving *s, cp_source **index)
      * apart: a global index has no view there); _explain's, the
      * location's query's */
     key = spec->index_ddoc
-          ? apr_pstrcat(s->pool, src->view->db_url, cp_view_ddoc_path(s->pool, spec->index_ddoc), "\n",
+          ? apr_pstrcat(s->pool, src->view->db_url,
+                        cp_view_ddoc_path(s->pool, spec->index_ddoc), "\n",
                         spec->index_name ? spec->index_name : "",
                         src->view->is_partitioned || src->partition_set ? "\n_partition" : "",
                         NULL)
@@ -555,23 +559,22 @@ static void log_find_warning(const serving *s, const char *warning)
 {
     const cp_source *src = s->src;
     const cp_find_sort *sort = src->find->sort;
-    const char *fields = "";
+    const char *body = cp_mango_advised_index(s->pool, src->find->selector, sort->fields,
+                                              sort->count, src->view->is_partitioned
+                                                           || src->partition);
     int level = s->tr->first_time(s->tr->baton, &src->location, sizeof(src->location))
                 ? CP_LOG_WARNING : CP_LOG_DEBUG;
-    int i;
 
     if (level == CP_LOG_DEBUG && !s->tr->debug) {
         return;
     }
-    for (i = 0; i < sort->count; i++) {
-        fields = apr_pstrcat(s->pool, fields, i ? ", " : "", "\"", sort->fields[i].name, "\"",
-                             NULL);
-    }
     log_line(s, level, "CP0322", apr_psprintf(s->pool, "CouchDB warns of the _find query of "
-             "%s: %s%s. Create a JSON index whose fields are the equality fields of "
-             "CouchPageSelector, then %s (POST .../_index), and name it with CouchPageIndex",
-             src->uri, cp_fault_loggable(s->pool, warning), view_context(s, src->view),
-             sort->count ? fields : "nothing: the ids sort"));
+             "%s: %s%s. Create the index that serves it, POST %s/_index %s%s", src->uri,
+             cp_fault_loggable(s->pool, warning), view_context(s, src->view),
+             src->view->db_url, body ? body : "(fields: the selector's equalities, then the "
+             "sort fields, then _id)", src->find->index_ddoc ? ", and name it with "
+             "CouchPageIndex" : ": without CouchPageIndex, each child finds it within a "
+             "minute"));
 }
 
 /* The rows of a numbered page, by keyset over the index's view: its one
@@ -791,16 +794,26 @@ static const cp_fault *jump_ask(void *baton, const cp_source *src, const cp_plan
     return ask(baton, src, plan, cp_view_has_docids(plan->view), queries);
 }
 
+/* A counted _find location's _find URL, as a jump asks it: NULL, or the
+ * client's fault (a partition's name it refuses). */
+static const cp_fault *jump_find_url(const serving *s, const char **url)
+{
+    const char *reason = cp_plan_index_url(s->pool, s->src->view, s->src->partition, url);
+
+    return reason ? cp_fault_bad_request(s->pool, reason) : NULL;
+}
+
 /* How a jump asks a counted _find location's _find (cp_jump_resolve). */
 static const cp_fault *jump_find(void *baton, const char *body, int limit,
                                  const cp_answer **answer)
 {
     const serving *s = baton;
     cp_transport_failure failure = { 0 };
+    const cp_fault *fault;
     const char *url, *reason;
 
-    if ((reason = cp_plan_index_url(s->pool, s->src->view, s->src->partition, &url))) {
-        return cp_fault_bad_request(s->pool, reason);
+    if ((fault = jump_find_url(s, &url))) {
+        return fault;
     }
     if (!s->tr->find(s->tr->baton, url, body, s->src->find->sort, answer, &failure)) {
         return backend_fault(s, s->src, &failure);
@@ -816,10 +829,11 @@ static const cp_fault *jump_count(void *baton, int cap, const cp_answer **answer
 {
     const serving *s = baton;
     cp_transport_failure failure = { 0 };
+    const cp_fault *fault;
     const char *url, *reason;
 
-    if ((reason = cp_plan_index_url(s->pool, s->src->view, s->src->partition, &url))) {
-        return cp_fault_bad_request(s->pool, reason);
+    if ((fault = jump_find_url(s, &url))) {
+        return fault;
     }
     reason = cp_count_read(s->pool, s->tr, s->src, url, s->index_view, s->index_fields, cap,
                            walk, answer, &failure);
