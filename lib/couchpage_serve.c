@@ -828,17 +828,15 @@ static const cp_fault *jump_count(void *baton, int cap, const cp_answer **answer
                                   cp_count_walk *walk)
 {
     const serving *s = baton;
+    const char *url = NULL;
+    const cp_fault *fault = jump_find_url(s, &url);
     cp_transport_failure failure = { 0 };
-    const cp_fault *fault;
-    const char *url, *reason;
+    const char *reason = fault ? NULL : cp_count_read(s->pool, s->tr, s->src, url,
+                                                      s->index_view, s->index_fields, cap,
+                                                      walk, answer, &failure);
 
-    if ((fault = jump_find_url(s, &url))) {
-        return fault;
-    }
-    reason = cp_count_read(s->pool, s->tr, s->src, url, s->index_view, s->index_fields, cap,
-                           walk, answer, &failure);
-    return !reason ? NULL : failure.reason ? backend_fault(s, s->src, &failure)
-                   : overfull_fault(s, s->src->view, reason);
+    return fault || !reason ? fault : failure.reason ? backend_fault(s, s->src, &failure)
+           : overfull_fault(s, s->src->view, reason);
 }
 
 const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_request *req,

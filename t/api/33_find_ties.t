@@ -144,18 +144,54 @@ else {
 
 # --- the residual condition through an index [cat, _id]: the ties apart ---------
 my $M = $couchdb ? 3000 : 750;   # 15 | M: every value of cat has M / 5 × 2/3 rows
-backend_request(DELETE => '/findtiesid');
-backend_open_db('findtiesid');
-{
+# A live walk's change in database db: the document $last deleted, $first
+# given the members %set.
+sub change_edges {
+    my ($db, $last, $first, %set) = @_;
+    my (undef, $doc) = backend_request(GET => "/$db/$last->{_id}");
+    must('delete', backend_request(DELETE => "/$db/$last->{_id}?rev=$doc->{_rev}"));
+    (undef, $doc) = backend_request(GET => "/$db/$first->{_id}");
+    must('change', backend_request(PUT => "/$db/$first->{_id}", { %$doc, %set }));
+}
+
+# A walk of path while, before each next page, database db's row the
+# next token points at is deleted and the one the previous token points at
+# moved to another value of cat: (the rows of @$rows untouched and not
+# walked, those walked twice, any status but 200, the changes, the ids
+# walked). A row moved to c9 meanwhile comes again: it was changed.
+sub walk_while_moved {
+    my ($path, $db, $rows) = @_;
+    my (%touched, $n, %count);
+    my $changes = sub {
+        my ($last, $first) = edge_rows(@_) or return;
+        $n++;
+        change_edges($db, $last, $first, cat => $n % 2 ? 'c9' : 'c0');
+        $touched{$_} = 1 for $last->{_id}, $first->{_id};
+    };
+    my ($ids, undef, $bad) = walk($path, each => $changes);
+    $count{$_}++ for @$ids;
+    return ([grep { !$touched{$_} && !$count{$_} } @$rows],
+            [grep { $count{$_} > 1 && !$touched{$_} } keys %count], $bad, $n, $ids);
+}
+
+# Database db (made anew) with M documents, ids PREFIX%05d in no order of
+# cat, 5 values of cat, 2 in 3 tagged "a"; loaded 1,000 at a time.
+sub load_tied {
+    my ($db, $prefix) = @_;
+    backend_request(DELETE => "/$db");
+    backend_open_db($db);
     my @tied = map {
-        { _id => sprintf('u%05d', ($_ * 7919) % $M), cat => 'c' . ($_ % 5),
+        { _id => sprintf('%s%05d', $prefix, ($_ * 7919) % $M), cat => 'c' . ($_ % 5),
           tags => [$_ % 3 ? 'a' : 'b'] }
     } 0 .. $M - 1;
     for (my $i = 0; $i < @tied; $i += 1000) {
         my $end = $i + 999 < $#tied ? $i + 999 : $#tied;
-        must('loading findtiesid', backend_request(POST => '/findtiesid/_bulk_docs',
-                                                   { docs => [@tied[$i .. $end]] }));
+        must("loading $db", backend_request(POST => "/$db/_bulk_docs",
+                                            { docs => [@tied[$i .. $end]] }));
     }
+}
+load_tied('findtiesid', 'u');
+{
     must('index cat-id', backend_request(POST => '/findtiesid/_index',
         { index => { fields => ['cat', '_id'] }, ddoc => 'cat-id', name => 'cat-id',
           type => 'json' }));
@@ -351,41 +387,17 @@ else {
         or print STDERR "# partition descending: $status ", join(' ', ids($page // {})), "; reads @$reads; $keys keys\n";
     # a walk while its boundary rows are deleted and moved to another value
     # of cat: no untouched row lost or repeated
-    my (%touched, $n);
-    my $changes = sub {
-        my ($last, $first) = edge_rows(@_) or return;
-        $n++;
-        my (undef, $doc) = backend_request(GET => "/findtiespart/$last->{_id}");
-        must('delete', backend_request(DELETE => "/findtiespart/$last->{_id}?rev=$doc->{_rev}"));
-        (undef, $doc) = backend_request(GET => "/findtiespart/$first->{_id}");
-        must('move', backend_request(PUT => "/findtiespart/$first->{_id}", { %$doc, cat => $n % 2 ? 'c9' : 'c0' }));
-        $touched{$_} = 1 for $last->{_id}, $first->{_id};
-    };
-    my ($ids, undef, $wbad) = walk('/ties/part/', each => $changes);
-    my %count;
-    $count{$_}++ for @$ids;
-    my @lost = grep { !$touched{$_} && !$count{$_} } @part;
-    my @twice = grep { $count{$_} > 1 && !$touched{$_} } keys %count;
-    ok(!@lost && !@$wbad && !@twice && $n > 10 && !grep { !/^pa:/ } @$ids)
-        or print STDERR "# partition changes: lost: @lost[0 .. ($#lost < 9 ? $#lost : 9)]; repeated: @twice; statuses @$wbad\n";
+    my ($lost, $twice, $wbad, $n, $ids) = walk_while_moved('/ties/part/', 'findtiespart', \@part);
+    ok(!@$lost && !@$wbad && !@$twice && $n > 10 && !grep { !/^pa:/ } @$ids)
+        or print STDERR "# partition changes: lost: @$lost[0 .. ($#$lost < 9 ? $#$lost : 9)]; repeated: @$twice; statuses @$wbad\n";
 }
 
 # --- both [cat] and [cat, _id], no CouchPageIndex: _explain names [cat] for the
 # location's query; the module finds [cat, _id] among the database's indexes
 # (GET /DB/_index, learnt with _explain's) and names it with use_index, so a
 # page deep in a tie group examines about its own rows ---------------------------
-backend_request(DELETE => '/findtiesboth');
-backend_open_db('findtiesboth');
+load_tied('findtiesboth', 'v');
 {
-    my @tied = map {
-        { _id => sprintf('v%05d', ($_ * 7919) % $M), cat => 'c' . ($_ % 5),
-          tags => [$_ % 3 ? 'a' : 'b'] }
-    } 0 .. $M - 1;
-    for (my $i = 0; $i < @tied; $i += 1000) {
-        my $end = $i + 999 < $#tied ? $i + 999 : $#tied;
-        must('loading findtiesboth', backend_request(POST => '/findtiesboth/_bulk_docs',
-                                                     { docs => [@tied[$i .. $end]] }));
-    }
     for my $index (['cat', ['cat']], ['cat-id', ['cat', '_id']]) {
         my ($name, $fields) = @$index;
         must("index $name", backend_request(POST => '/findtiesboth/_index',
@@ -458,10 +470,7 @@ my @both_desc = reference_ids('findtiesboth', $APART, cat => 'desc');
         $n++;
         # the next page's token points at $last: deleted; the previous
         # page's at $first: edited, same cat; and one row moved to another cat
-        my (undef, $doc) = backend_request(GET => "/findties/$last->{_id}");
-        must('delete', backend_request(DELETE => "/findties/$last->{_id}?rev=$doc->{_rev}"));
-        (undef, $doc) = backend_request(GET => "/findties/$first->{_id}");
-        must('edit', backend_request(PUT => "/findties/$first->{_id}", { %$doc, title => "edited $n" }));
+        change_edges('findties', $last, $first, title => "edited $n");
         $touched{$_} = 1 for $last->{_id}, $first->{_id};
     };
     my ($ids, undef, $bad) = walk('/ties/cat/', each => $changes);
@@ -476,23 +485,7 @@ my @both_desc = reference_ids('findtiesboth', $APART, cat => 'desc');
 # --- the ties apart, while the boundary rows change: deleted, edited, and
 # moved to another value of cat between the pages ---------------------------------
 {
-    my (%touched, $n);
-    my $changes = sub {
-        my ($last, $first) = edge_rows(@_) or return;
-        $n++;
-        my (undef, $doc) = backend_request(GET => "/findtiesid/$last->{_id}");
-        must('delete', backend_request(DELETE => "/findtiesid/$last->{_id}?rev=$doc->{_rev}"));
-        (undef, $doc) = backend_request(GET => "/findtiesid/$first->{_id}");
-        my %moved = (%$doc, cat => $n % 2 ? 'c9' : 'c0');
-        must('move', backend_request(PUT => "/findtiesid/$first->{_id}", \%moved));
-        $touched{$_} = 1 for $last->{_id}, $first->{_id};
-    };
-    my ($ids, undef, $bad) = walk('/ties/apart/', each => $changes);
-    my %count;
-    $count{$_}++ for @$ids;
-    my @lost = grep { !$touched{$_} && !$count{$_} } @apart;
-    # (a row moved to c9 meanwhile comes again: it was changed)
-    my @twice = grep { $count{$_} > 1 && !$touched{$_} } keys %count;
-    ok(!@lost && !@$bad && !@twice && $n > 10)
-        or print STDERR "# apart: lost: @lost[0 .. ($#lost < 9 ? $#lost : 9)]; repeated: @twice; statuses @$bad\n";
+    my ($lost, $twice, $bad, $n) = walk_while_moved('/ties/apart/', 'findtiesid', \@apart);
+    ok(!@$lost && !@$bad && !@$twice && $n > 10)
+        or print STDERR "# apart: lost: @$lost[0 .. ($#$lost < 9 ? $#$lost : 9)]; repeated: @$twice; statuses @$bad\n";
 }

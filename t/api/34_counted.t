@@ -53,6 +53,17 @@ sub index_ready {
         select(undef, undef, undef, 0.1);
     }
 }
+# Documents CouchDB's Mango queries examined so far, every node's (the
+# module's requests may reach any node of a cluster).
+sub docs_examined {
+    my ($st, $members) = backend_request(GET => '/_membership');
+    my $sum = 0;
+    for my $node (@{ $members->{cluster_nodes} // [] }) {
+        my ($s, $stats) = backend_request(GET => "/_node/$node/_stats/mango/docs_examined");
+        $sum += $stats->{value} // 0;
+    }
+    return $sum;
+}
 load('counted', 300);
 
 my $ELEM = { n => { '$gte' => undef }, tags => { '$elemMatch' => { '$eq' => 'a' } } };
@@ -175,22 +186,12 @@ sub at_least { my ($n) = @_; return $CAPPED > $n ? $CAPPED : $n }
     my $sel = { n => { '$gte' => undef }, rare => { '$eq' => JSON::PP::true } };
     my @rare = reference_ids('countrare', $sel, n => 'asc');
     my ($total, $kind) = bounded_count('countrare', '_design/by-n/_view/by-n', \@rare, 20);
-    # (every node's: the module's requests may reach any node of a cluster)
-    my $examined = sub {
-        my ($st, $members) = backend_request(GET => '/_membership');
-        my $sum = 0;
-        for my $node (@{ $members->{cluster_nodes} // [] }) {
-            my ($s, $stats) = backend_request(GET => "/_node/$node/_stats/mango/docs_examined");
-            $sum += $stats->{value} // 0;
-        }
-        return $sum;
-    };
     my $mark = error_log_mark();
-    my $before = $COUCHDB ? $examined->() : 0;
+    my $before = $COUCHDB ? docs_examined() : 0;
     my ($s1, $counted) = get_json('/counted/rare/');
-    my $between = $COUCHDB ? $examined->() : 0;
+    my $between = $COUCHDB ? docs_examined() : 0;
     my ($s2, $uncounted) = get_json('/counted/rare/', Prefer => 'count=none');
-    my $after = $COUCHDB ? $examined->() : 0;
+    my $after = $COUCHDB ? docs_examined() : 0;
     my $count_read = ($between - $before) - ($after - $between);
     my $shown = $total > 7 ? $total : 7;
     my $ok = $s1 == 200 && $s2 == 200 && @rare == 15 && ($counted->{count} // '') eq $kind
@@ -263,21 +264,12 @@ else {
        && @looks >= 2 && !grep { /CP0434/ } @lines)
         or print STDERR "# partition: ", scalar(@looks), " looks; ", join(' ', grep { /CP0434|CP043[01]/ } @lines), "\n";
     my ($total, $kind) = bounded_count($PA, '_design/by-n/_view/by-n', \@part, 20);
-    my $examined = sub {
-        my ($st, $members) = backend_request(GET => '/_membership');
-        my $sum = 0;
-        for my $node (@{ $members->{cluster_nodes} // [] }) {
-            my ($s, $stats) = backend_request(GET => "/_node/$node/_stats/mango/docs_examined");
-            $sum += $stats->{value} // 0;
-        }
-        return $sum;
-    };
     $mark = error_log_mark();
-    my $before = $examined->();
+    my $before = docs_examined();
     my ($s1, $counted) = get_json('/counted/part-capped/');
-    my $between = $examined->();
+    my $between = docs_examined();
     my ($s2, $uncounted) = get_json('/counted/part-capped/', Prefer => 'count=none');
-    my $after = $examined->();
+    my $after = docs_examined();
     my $count_read = ($between - $before) - ($after - $between);
     @lines = error_log_since($mark, wait => 2, until => 'CP0151');
     my $plain = must('the keys-only _find', backend_request(POST => "/$PA/_find",

@@ -14,6 +14,7 @@
 #include <apr_hash.h>
 
 #include "couchpage_find.h"
+#include "couchpage_fresh.h"
 #include "couchpage_serve.h"
 
 typedef struct {
@@ -91,6 +92,11 @@ location *find_location(fake *f, const char *field, const char *selector, int co
 
 /* --- serving (serve_fixtures.c) --- */
 const cp_fault *serve(location *l, const char *start);
+/* the key the revalidation tests seal with */
+extern const unsigned char fresh_key[CP_FRESH_KEY_LEN];
+/* Serves the location's page at start with an If-None-Match (inm NULL:
+ * none), as cp_fresh_serve does: NULL, or the fault. */
+const cp_fault *serve_fresh(location *l, const char *start, const char *inm, cp_fresh *fresh);
 cp_page *page_at(location *l, const char *start);
 const char *row_names(const cp_page *page);
 const json_t *row_value(const cp_row *row);

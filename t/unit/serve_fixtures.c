@@ -13,6 +13,18 @@ const cp_fault *serve(location *l, const char *start)
     return cp_serve(pool, &l->source, &l->req, &l->transport, &l->served);
 }
 
+const unsigned char fresh_key[CP_FRESH_KEY_LEN] = "0123456789abcdef0123456789abcdef";
+
+const cp_fault *serve_fresh(location *l, const char *start, const char *inm, cp_fresh *fresh)
+{
+    memset(fresh, 0, sizeof(*fresh));
+    fresh->key = fresh_key;
+    fresh->if_none_match = inm;
+    fresh->context = "json /t";
+    l->args.start = start;
+    return cp_fresh_serve(pool, &l->source, &l->req, &l->transport, fresh, &l->served);
+}
+
 /* Serves the page, which must not fail. */
 cp_page *page_at(location *l, const char *start)
 {

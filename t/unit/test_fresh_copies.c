@@ -13,8 +13,6 @@
 #include "couchpage_fresh.h"
 #include "couchpage_seq.h"
 
-static const unsigned char fresh_key[CP_FRESH_KEY_LEN] = "0123456789abcdef0123456789abcdef";
-
 #define CONTENT "W/\"c0ntentDigest\""
 #define CLUSTER_3 "{\"q\":2,\"n\":3,\"w\":2,\"r\":2}"
 #define CLUSTER_1 "{\"q\":2,\"n\":1,\"w\":1,\"r\":1}"
@@ -102,17 +100,6 @@ static const char *canonical(const char *json)
     return cp_seq_canonical(pool, apr_pstrndup(pool, json + 1, strlen(json) - 2));
 }
 
-static const cp_fault *serve_fresh(location *l, const char *start, const char *inm,
-                                   cp_fresh *fresh)
-{
-    memset(fresh, 0, sizeof(*fresh));
-    fresh->key = fresh_key;
-    fresh->if_none_match = inm;
-    fresh->context = "json /t";
-    l->args.start = start;
-    return cp_fresh_serve(pool, &l->source, &l->req, &l->transport, fresh, &l->served);
-}
-
 /* Revalidates the location's first page with CONTENT's tag, unsealed: the
  * full page is served; its tag, sealed or not (*sealed). */
 static const char *revalidated(location *l, int *sealed)
@@ -145,6 +132,17 @@ static int not_modified(location *l, const char *tag)
         assert_int_equal(l->fake->finds, finds);
     }
     return fresh.not_modified;
+}
+
+/* Revalidates the page (revalidated) and its tag: sealed and answered 304
+ * from the seal, or neither. */
+static void revalidated_as(location *l, int sealed_and_not_modified)
+{
+    int sealed;
+    const char *tag = revalidated(l, &sealed);
+
+    assert_int_equal(sealed, sealed_and_not_modified);
+    assert_int_equal(not_modified(l, tag), sealed_and_not_modified);
 }
 
 static location *documents_location(const char *cluster)
@@ -199,9 +197,7 @@ static void a_range_from_another_copy_is_not_sealed(void **state)
     assert_int_equal(l->fake->asks, asks + 1);
     /* once the copies agree, sealed */
     l->fake->view_seq = packed("AB", view_seqs, 0, 0);
-    tag = revalidated(l, &sealed);
-    assert_true(sealed);
-    assert_true(not_modified(l, tag));
+    revalidated_as(l, 1);
 }
 
 /* One copy of each range (n=1, or no cluster at all): every read is of the
@@ -210,22 +206,17 @@ static void one_copy_is_sealed(void **state)
 {
     static const int db_seqs[] = { 5, 7 }, view_seqs[] = { 2, 3 };
     location *l = documents_location(CLUSTER_1);
-    const char *tag;
     int sealed;
 
     (void)state;
     l->fake->seq = packed("AB", db_seqs, 1, 0);
     l->fake->view_seq = NULL;
-    tag = revalidated(l, &sealed);
-    assert_true(sealed);
-    assert_true(not_modified(l, tag));
+    revalidated_as(l, 1);
     /* a database that says nothing of copies (PouchDB Server's, numbers) */
     l = documents_location(NULL);
     l->fake->seq = "12";
     l->fake->view_seq = "4";
-    tag = revalidated(l, &sealed);
-    assert_true(sealed);
-    assert_true(not_modified(l, tag));
+    revalidated_as(l, 1);
     /* a cluster that tells no n: the copies must agree */
     l = documents_location("{\"q\":2}");
     l->fake->seq = packed("AB", db_seqs, 1, 0);
@@ -246,20 +237,14 @@ static void find_without_copies_on_a_cluster_is_not_sealed(void **state)
 {
     static const int db_seqs[] = { 5, 7 };
     location *l = find_location(ten_rows(), "n", "{\"n\":{\"$gt\":2}}", 3, 0);
-    const char *tag;
-    int sealed;
 
     (void)state;
     l->fake->seq = packed("AB", db_seqs, 1, 0);
     l->fake->cluster = CLUSTER_3;
-    tag = revalidated(l, &sealed);
-    assert_false(sealed);
-    assert_false(not_modified(l, tag));
+    revalidated_as(l, 0);
     assert_true(logged(l->fake, "CP0390", CP_LOG_DEBUG));
     l->fake->cluster = CLUSTER_1;
-    tag = revalidated(l, &sealed);
-    assert_true(sealed);
-    assert_true(not_modified(l, tag));
+    revalidated_as(l, 1);
 }
 
 /* A _find location numbered through its index's view: the view's answer
@@ -280,9 +265,7 @@ static void find_through_its_index_names_its_copies(void **state)
     assert_true(sealed);
     assert_true(not_modified(l, tag));
     l->fake->view_seq = packed("CB", view_seqs, 0, 0);
-    tag = revalidated(l, &sealed);
-    assert_false(sealed);
-    assert_false(not_modified(l, tag));
+    revalidated_as(l, 0);
 }
 
 /* cp_seq_copies_within: by node and range, whatever the sequences, the

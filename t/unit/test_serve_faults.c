@@ -13,7 +13,6 @@
 
 /* --- faults ---------------------------------------------------------------- */
 
-
 static void overfull_answers_are_refused_on_every_location(void **state)
 {
     location *l = location_of(ten_rows(), VIEW_URL, 3, 1);
@@ -140,21 +139,7 @@ static void loggable_text_is_escaped_and_cut(void **state)
 
 /* --- revalidation from the database's sequence (couchpage_fresh) -------- */
 
-static const unsigned char fresh_key[CP_FRESH_KEY_LEN] = "0123456789abcdef0123456789abcdef";
 static const unsigned char other_key[CP_FRESH_KEY_LEN] = "fedcba9876543210fedcba9876543210";
-
-/* Serves the location's page at start with an If-None-Match (NULL: none):
- * NULL, or the fault. */
-static const cp_fault *serve_fresh(location *l, const char *start, const char *inm,
-                                   cp_fresh *fresh)
-{
-    memset(fresh, 0, sizeof(*fresh));
-    fresh->key = fresh_key;
-    fresh->if_none_match = inm;
-    fresh->context = "json /t";
-    l->args.start = start;
-    return cp_fresh_serve(pool, &l->source, &l->req, &l->transport, fresh, &l->served);
-}
 
 /* The sealed tag a full page at start gets with its content tag (the
  * If-None-Match of a client that holds that content unsealed). */

@@ -321,30 +321,39 @@ static void find_by_find_where_explain_cannot_tell(void **state)
     assert_true(logged(l->fake, "CP0372", CP_LOG_DEBUG));
 }
 
+/* CP0422 logged at warn once, the index to create on fields (JSON) for
+ * the database's queries, which each child finds. */
+static void assert_advised_once(const location *l, const char *fields)
+{
+    const char *body = apr_psprintf(pool, "POST http://couch:5984/db/_index {\"index\":"
+                                    "{\"fields\":%s},\"type\":\"json\",\"partitioned\":"
+                                    "false}: each child finds it", fields);
+    int i, lines = 0;
+
+    for (i = 0; i < l->fake->log->nelts; i++) {
+        const char *line = APR_ARRAY_IDX(l->fake->log, i, const char *);
+
+        if (!strncmp(line, "CP0422 4 ", 9)) {
+            lines++;
+            assert_non_null(strstr(line, body));
+        }
+    }
+    assert_int_equal(lines, 1);
+}
+
 /* Where the view cannot serve (a condition besides the index's range),
  * the index that starts a page at its row is logged at warn, once. */
 static void find_residual_logs_the_index_to_create_once(void **state)
 {
     location *l = find_location(indexed_docs(), "n", "{\"k\":\"a\",\"n\":{\"$lt\":5}}", 2, 0);
     const cp_page *page;
-    int i, lines = 0;
 
     l->fake->explain = EXPLAIN_KN;
     page = page_at(l, NULL);
     assert_false(page->numbered);
     assert_string_equal(row_names(page), "d00 d02");
     assert_string_equal(row_names(page_at(l, page->next)), "d04");
-    for (i = 0; i < l->fake->log->nelts; i++) {
-        const char *line = APR_ARRAY_IDX(l->fake->log, i, const char *);
-
-        if (!strncmp(line, "CP0422 4 ", 9)) {
-            lines++;
-            assert_non_null(strstr(line, "POST http://couch:5984/db/_index {\"index\":{\"fields"
-                                         "\":[\"k\",\"n\",\"_id\"]},\"type\":\"json\","
-                                         "\"partitioned\":false}: each child finds it"));
-        }
-    }
-    assert_int_equal(lines, 1);
+    assert_advised_once(l, "[\"k\",\"n\",\"_id\"]");
 }
 
 /* What _explain names for a query through an index on t and _id. */
@@ -352,16 +361,39 @@ static void find_residual_logs_the_index_to_create_once(void **state)
     "\"by-t-id\",\"type\":\"json\",\"partitioned\":false,\"def\":{\"fields\":[{\"t\":" \
     "\"asc\"},{\"_id\":\"asc\"}]}},\"selector\":{},\"limit\":4}"
 
-/* Twelve documents d00..d11, t = i % 3: three groups of four ties. */
-static fake *tied_docs(void)
+/* The page at start, two rows a page: its rows' names, after _find was
+ * asked finds times and the index's view probes times. */
+static const cp_page *two_rows_at(location *l, const char *start, const char *names,
+                                  int finds, int probes)
 {
-    fake *f = fake_make();
+    const cp_page *page;
+
+    l->req.count = 2;
+    l->fake->finds = l->fake->probes = 0;
+    page = page_at(l, start);
+    assert_string_equal(row_names(page), names);
+    assert_int_equal(l->fake->finds, finds);
+    assert_int_equal(l->fake->probes, probes);
+    return page;
+}
+
+/* Twelve documents PREFIXd00..PREFIXd11 into f, t = (i + shift) % 3:
+ * three groups of four ties. */
+static fake *add_tied(fake *f, const char *prefix, int shift)
+{
     int i;
 
     for (i = 0; i < 12; i++) {
-        add_doc(f, apr_psprintf(pool, "{\"_id\":\"d%02d\",\"t\":%d}", i, i % 3));
+        add_doc(f, apr_psprintf(pool, "{\"_id\":\"%sd%02d\",\"t\":%d}", prefix, i,
+                                (i + shift) % 3));
     }
     return f;
+}
+
+/* Twelve documents d00..d11, t = i % 3. */
+static fake *tied_docs(void)
+{
+    return add_tied(fake_make(), "", 0);
 }
 
 /* A residual condition ($lt, which the view cannot read) through an index
@@ -380,12 +412,7 @@ static void find_residual_asks_the_ties_apart(void **state)
     assert_false(logged(l->fake, "CP0422", CP_LOG_WARNING));
     assert_true(logged(l->fake, "CP0372", CP_LOG_DEBUG));
     /* inside a group: the ties fill the page, one query */
-    l->req.count = 2;
-    l->fake->finds = l->fake->probes = 0;
-    page = page_at(l, "{\"a\":[[0],\"d00\"]}");
-    assert_string_equal(row_names(page), "d03 d06");
-    assert_int_equal(l->fake->finds, 1);
-    assert_int_equal(l->fake->probes, 0);
+    page = two_rows_at(l, "{\"a\":[[0],\"d00\"]}", "d03 d06", 1, 0);
     /* across a group: the ties, the next value past theirs (a read of the
      * index's view, from past [0, every id]), then the rest from it */
     page = page_at(l, page->next);
@@ -555,7 +582,7 @@ static void find_ties_index_none_fits(void **state)
         "[\"u\",\"_id\"]}}");
     location *l = tied_location(listed);
     const cp_page *page;
-    int i, lines = 0;
+    int i;
 
     page = page_at(l, "{\"a\":[[0],\"d06\"]}");
     assert_string_equal(row_names(page), "d09 d01 d04");
@@ -565,17 +592,7 @@ static void find_ties_index_none_fits(void **state)
     assert_int_equal(l->fake->index_gets, 1);
     assert_true(logged(l->fake, "CP0376", CP_LOG_DEBUG));
     assert_non_null(strstr(APR_ARRAY_IDX(l->fake->log, 0, const char *), "none of its 5 is"));
-    for (i = 0; i < l->fake->log->nelts; i++) {
-        const char *line = APR_ARRAY_IDX(l->fake->log, i, const char *);
-
-        if (!strncmp(line, "CP0422 4 ", 9)) {
-            lines++;
-            assert_non_null(strstr(line, "POST http://couch:5984/db/_index {\"index\":{\"fields"
-                                         "\":[\"t\",\"_id\"]},\"type\":\"json\",\"partitioned"
-                                         "\":false}: each child finds it"));
-        }
-    }
-    assert_int_equal(lines, 1);
+    assert_advised_once(l, "[\"t\",\"_id\"]");
     /* the queries of a partition (which holds none of the database's
      * documents here): the partitioned index */
     l = tied_location(listed);
@@ -772,14 +789,7 @@ static void find_warnings_are_logged_once_a_location(void **state)
  * and q:d00..q:d11 with t = (i + 1) % 3: each value's rows interleave. */
 static fake *partitioned_docs(void)
 {
-    fake *f = fake_make();
-    int i;
-
-    for (i = 0; i < 12; i++) {
-        add_doc(f, apr_psprintf(pool, "{\"_id\":\"p:d%02d\",\"t\":%d}", i, i % 3));
-        add_doc(f, apr_psprintf(pool, "{\"_id\":\"q:d%02d\",\"t\":%d}", i, (i + 1) % 3));
-    }
-    return f;
+    return add_tied(add_tied(fake_make(), "p:", 0), "q:", 1);
 }
 
 #define PARTITION_VIEW "http://couch:5984/db/_partition/p/_design/tid/_view/by-t-id"
@@ -807,12 +817,7 @@ static void find_partition_asks_the_ties_apart(void **state)
     assert_false(logged(l->fake, "CP0422", CP_LOG_WARNING));
     /* across a group: the ties, the next value from the partition's view,
      * the rest from it */
-    l->req.count = 2;
-    l->fake->finds = l->fake->probes = 0;
-    page = page_at(l, "{\"a\":[[0],\"p:d06\"]}");
-    assert_string_equal(row_names(page), "p:d09 p:d01");
-    assert_int_equal(l->fake->finds, 2);
-    assert_int_equal(l->fake->probes, 1);
+    page = two_rows_at(l, "{\"a\":[[0],\"p:d06\"]}", "p:d09 p:d01", 2, 1);
     assert_string_equal(apr_pstrndup(pool, l->fake->probe, strlen(PARTITION_VIEW "?")),
                         PARTITION_VIEW "?");
     assert_string_equal(url_param(l->fake->probe, "startkey"), "[0,{\"\\uffff\":null}]");
@@ -873,19 +878,28 @@ static void find_partition_named_by_the_url(void **state)
     walk_both_ways(l, pages, 4, -1);
 }
 
-/* A counted location in a partition is counted through the partition's
- * view of its index, bounded (no CP0434): the look's skip and limit, then
- * the _find of the partition's rows up to the value it stops at. */
-static void find_partition_counted_by_its_view(void **state)
+/* The partitioned documents in partition p, counted by CouchPageCount
+ * capped cap. */
+static location *partition_counted(int cap)
 {
     location *l = find_location(partitioned_docs(), "t", "{\"t\":{\"$lt\":9}}", 3, 0);
-    const cp_page *page;
 
     l->fake->explain = EXPLAIN_TID_PARTITIONED;
     l->source.partition = "p";
     l->source.partition_set = 1;
     l->source.count.mode = CP_COUNT_CAPPED;
-    l->source.count.cap = 1000;
+    l->source.count.cap = cap;
+    return l;
+}
+
+/* A counted location in a partition is counted through the partition's
+ * view of its index, bounded (no CP0434): the look's skip and limit, then
+ * the _find of the partition's rows up to the value it stops at. */
+static void find_partition_counted_by_its_view(void **state)
+{
+    location *l = partition_counted(1000);
+    const cp_page *page;
+
     page = page_at(l, NULL);
     assert_true(page->numbered && !page->count_at_least);
     assert_int_equal(page->total_rows, 12);
@@ -896,12 +910,7 @@ static void find_partition_counted_by_its_view(void **state)
     assert_false(logged(l->fake, "CP0434", CP_LOG_INFO));
     /* capped at 5: the sixth row of the partition's view is t 1, the count
      * the rows up to t 0, at least 4 */
-    l = find_location(partitioned_docs(), "t", "{\"t\":{\"$lt\":9}}", 3, 0);
-    l->fake->explain = EXPLAIN_TID_PARTITIONED;
-    l->source.partition = "p";
-    l->source.partition_set = 1;
-    l->source.count.mode = CP_COUNT_CAPPED;
-    l->source.count.cap = 5;
+    l = partition_counted(5);
     page = page_at(l, NULL);
     assert_true(page->numbered && page->count_at_least);
     assert_int_equal(page->total_rows, 4);
