@@ -126,32 +126,45 @@ const cp_source *cp_learn_source(apr_pool_t *pool, const cp_source *src, const j
     return copy;
 }
 
-void cp_learn_advise(apr_pool_t *pool, const cp_transport *tr, const cp_source *src,
-                     const char *why)
+const char *cp_learn_index_to_create(apr_pool_t *pool, const cp_transport *tr,
+                                     const cp_source *src)
 {
     const cp_find_spec *spec = src->find;
-    const char *key = apr_psprintf(pool, "CP0422 %pp", src->location), *body, *then;
+    const char *body = cp_mango_advised_index(pool, spec->selector, spec->sort->fields,
+                                              spec->sort->count,
+                                              src->view->is_partitioned || src->partition);
 
-    if (!tr->first_time(tr->baton, key, strlen(key))
-        || !(body = cp_mango_advised_index(pool, spec->selector, spec->sort->fields,
-                                           spec->sort->count,
-                                           src->view->is_partitioned || src->partition))) {
-        return;
+    if (!body) {
+        return NULL;
     }
-    /* the operator's index stays the operator's; without one, each child
-     * finds the new index among the database's when it learns again */
-    then = spec->index_ddoc
-           ? apr_psprintf(pool, ", and name it with CouchPageIndex (%s names %s%s%s)",
+    /* the operator's index stays the operator's; without one (or with one
+     * learnt), each child finds the new index among the database's when it
+     * learns again */
+    return spec->index_ddoc && !spec->index_fallback
+           ? apr_psprintf(pool, "POST %s/_index %s, and name it with CouchPageIndex (%s names "
+                          "%s%s%s)", src->view->db_url, body,
                           tr->where(tr->baton, CP_WHERE_INDEX), spec->index_ddoc,
                           spec->index_name ? " " : "", spec->index_name ? spec->index_name
                                                                         : "")
-           : ": each child finds it among the database's indexes within a minute";
+           : apr_psprintf(pool, "POST %s/_index %s: each child finds it among the database's "
+                          "indexes within a minute (CouchPageIndex need not name it)",
+                          src->view->db_url, body);
+}
+
+void cp_learn_advise(apr_pool_t *pool, const cp_transport *tr, const cp_source *src,
+                     const char *why)
+{
+    const char *key = apr_psprintf(pool, "CP0422 %pp", src->location), *create;
+
+    if (!tr->first_time(tr->baton, key, strlen(key))
+        || !(create = cp_learn_index_to_create(pool, tr, src))) {
+        return;
+    }
     tr->log(tr->baton, CP_LOG_WARNING, "CP0422", apr_psprintf(pool, "the _find pages of %s "
             "cannot be read from an index's view (%s): each page asks _find from its "
             "boundary row's sort values, and CouchDB reads again the rows that tie with that "
             "row before it. Through an index whose fields are the selector's equalities, "
             "then the sort fields they leave open, then _id, the pages ask the ties apart "
-            "and CouchDB starts them at the row. Create it: POST %s/_index %s%s "
-            "(CouchPageView %s, %s)", src->uri, why, src->view->db_url, body, then,
-            src->view->url, tr->where(tr->baton, CP_WHERE_VIEW)));
+            "and CouchDB starts them at the row. Create it: %s (CouchPageView %s, %s)",
+            src->uri, why, create, src->view->url, tr->where(tr->baton, CP_WHERE_VIEW)));
 }

@@ -58,6 +58,15 @@ const char *cp_learn_note(apr_pool_t *pool, const char *view_path,
  * CouchDB's refusal. */
 const cp_source *cp_learn_source(apr_pool_t *pool, const cp_source *src, const json_t *note);
 
+/* The index that lets CouchDB start src's _find pages at their row, as
+ * the request that makes it and what follows once it is made: "POST
+ * DB/_index BODY" and how the pages come to use it (each child finds it
+ * when it learns again; where CouchPageIndex names another, name this one
+ * there: an index the child learnt is not CouchPageIndex's). NULL where
+ * none is advised. */
+const char *cp_learn_index_to_create(apr_pool_t *pool, const cp_transport *tr,
+                                     const cp_source *src);
+
 /* A location whose pages go by _find (why: its index's view cannot serve
  * them) through an index that reads the rows tied with the boundary row
  * again: the index that lets CouchDB start at the row, as the exact body

@@ -558,23 +558,19 @@ static const cp_fault *index_source(serving *s, cp_source **index)
 static void log_find_warning(const serving *s, const char *warning)
 {
     const cp_source *src = s->src;
-    const cp_find_sort *sort = src->find->sort;
-    const char *body = cp_mango_advised_index(s->pool, src->find->selector, sort->fields,
-                                              sort->count, src->view->is_partitioned
-                                                           || src->partition);
+    const char *create;
     int level = s->tr->first_time(s->tr->baton, &src->location, sizeof(src->location))
                 ? CP_LOG_WARNING : CP_LOG_DEBUG;
 
     if (level == CP_LOG_DEBUG && !s->tr->debug) {
         return;
     }
+    create = cp_learn_index_to_create(s->pool, s->tr, src);
     log_line(s, level, "CP0322", apr_psprintf(s->pool, "CouchDB warns of the _find query of "
-             "%s: %s%s. Create the index that serves it, POST %s/_index %s%s", src->uri,
+             "%s: %s%s. Create the index that serves it: %s", src->uri,
              cp_fault_loggable(s->pool, warning), view_context(s, src->view),
-             src->view->db_url, body ? body : "(fields: the selector's equalities, then the "
-             "sort fields, then _id)", src->find->index_ddoc ? ", and name it with "
-             "CouchPageIndex" : ": without CouchPageIndex, each child finds it within a "
-             "minute"));
+             create ? create : "its fields the selector's equalities, then the sort fields, "
+             "then _id (POST .../_index), named with CouchPageIndex"));
 }
 
 /* The rows of a numbered page, by keyset over the index's view: its one
