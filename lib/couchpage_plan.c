@@ -87,6 +87,7 @@ const char *cp_plan_init(apr_pool_t *pool, cp_plan *plan, const cp_view *view,
     plan->count_cap = 0;
     plan->partition = partition;
     plan->update_seq = 0;
+    plan->place_known = 0;
     return cp_plan_index_url(pool, view, partition, &plan->index_url);
 }
 
@@ -543,19 +544,9 @@ apr_array_header_t *cp_plan_keyset_page(apr_pool_t *pool, const cp_plan *plan,
     int descending = view->descending ? !backward : backward;
     json_t *params;
 
-    /* the probes, never refused, lead a query CouchDB may refuse; outside
-     * a partition, the probe of a side the range leaves open would read
-     * from the index's own end, where no row lies before it (offset 0):
-     * only a bounded side is probed */
-    if (cp_plan_is_partial(plan)) {
-        int by_partition = view->is_partitioned || plan->partition;
-
-        if (by_partition || (view->descending ? plan->high_key : plan->low_key)) {
-            add_range_start_probe(pool, plan, queries);
-        }
-        if (by_partition || (view->descending ? plan->low_key : plan->high_key)) {
-            add_range_end_probe(pool, plan, queries);
-        }
+    /* the probes, never refused, lead a query CouchDB may refuse */
+    if (!plan->place_known) {
+        cp_plan_keyset_probes(pool, plan, queries);
     }
     params = base_params(pool, view, limit, descending);
     if (from) {
@@ -571,6 +562,26 @@ apr_array_header_t *cp_plan_keyset_page(apr_pool_t *pool, const cp_plan *plan,
     add_query(queries, CP_QUERY_FORWARD, limit, params);
     mark_refusable(plan, queries);
     return queries;
+}
+
+void cp_plan_keyset_probes(apr_pool_t *pool, const cp_plan *plan, apr_array_header_t *queries)
+{
+    const cp_view *view = plan->view;
+    int by_partition = view->is_partitioned || plan->partition;
+
+    /* outside a partition, the probe of a side the range leaves open would
+     * read from the index's own end, where no row lies before it (offset
+     * 0): only a bounded side is probed */
+    if (!cp_plan_is_partial(plan)) {
+        return;
+    }
+    if (by_partition || (view->descending ? plan->high_key : plan->low_key)) {
+        add_range_start_probe(pool, plan, queries);
+    }
+    if (by_partition || (view->descending ? plan->low_key : plan->high_key)) {
+        add_range_end_probe(pool, plan, queries);
+    }
+    mark_refusable(plan, queries);
 }
 
 apr_array_header_t *cp_plan_locate(apr_pool_t *pool, const cp_plan *plan,

@@ -40,6 +40,10 @@ typedef struct {
                               first and the Last page ask for at most count_cap + 1
                               groups of the range too (CP_QUERY_COUNT); 0: no
                               count (cp_plan_init's) */
+    int place_known;       /* the page's place is known without CouchDB's offsets
+                              (a token's count, checked by the page's sequence):
+                              a keyset page asks no probes (cp_plan_keyset_page);
+                              0 from cp_plan_init */
 } cp_plan;
 
 /* Whether LOW and HIGH (JSON text, or NULL for an open side) can bound the
@@ -158,10 +162,16 @@ apr_array_header_t *cp_plan_jump(apr_pool_t *pool, const cp_plan *plan, apr_int6
  * range end probes (limit=0), which lead it, so that CouchDB's offsets
  * place its rows (docs/algorithm.md, "Offsets and positions"); a key range
  * the probes of the sides it bounds (from an open side, outside a
- * partition, no row lies before the probe). No skip: the reader of the answer leaves out the row
- * `from` names, when it comes first (cp_keyset_index_rows). */
+ * partition, no row lies before the probe); none where plan->place_known.
+ * No skip: the reader of the answer leaves out the row `from` names, when
+ * it comes first (cp_keyset_index_rows). */
 apr_array_header_t *cp_plan_keyset_page(apr_pool_t *pool, const cp_plan *plan,
                                         const cp_token *from, int backward, int limit);
+
+/* The probes cp_plan_keyset_page asks where the place is not known, added
+ * to queries: asked after the page's read where a token's count turned
+ * out not to hold (couchpage_serve). */
+void cp_plan_keyset_probes(apr_pool_t *pool, const cp_plan *plan, apr_array_header_t *queries);
 
 /* A bounded token (start->digest) names its row by a digest, between two
  * keys it carries: before its page is planned, the row is found among the

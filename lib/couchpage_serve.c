@@ -578,16 +578,23 @@ static void log_find_warning(const serving *s, const char *warning)
  * from the token's row (its own left out, unless the page starts at it: an
  * old link's, a view's token, located first when bounded), and CouchDB's
  * count of them; with page links, the rows the other way from that row
- * (*behind), by one query more in the same batch. */
+ * (*behind), by one query more in the same batch. A later page whose
+ * token carries the count its walk began with asks no probes: where its
+ * own answer's sequence says the view is as it was then, that count
+ * places it; else the probes follow, asked alone. *carry_count: the
+ * page's place needs probes, and its count is the one the walk began
+ * with, which its tokens carry on. */
 static const cp_fault *read_index_rows(const serving *s, const cp_source *index,
                                        cp_token *token, int limit, apr_array_header_t **rows,
-                                       apr_array_header_t **behind, cp_keyset_count *counted)
+                                       apr_array_header_t **behind, cp_keyset_count *counted,
+                                       int *carry_count)
 {
     const cp_find_sort *sort = index->find->sort;
     int backward = cp_keyset_reads_backward(token), dropped;
     apr_array_header_t *queries;
     const cp_fault *fault;
     const char *reason;
+    cp_count_walk carried;
     cp_plan plan;
 
     reason = cp_plan_init(s->pool, &plan, index->view, index->partition, index->low,
@@ -596,6 +603,9 @@ static const cp_fault *read_index_rows(const serving *s, const cp_source *index,
         return cp_fault_bad_request(s->pool, reason);
     }
     plan.update_seq = s->walk->applies;
+    plan.place_known = plan.update_seq && !s->walk->begins && s->walk->walk
+                       && cp_plan_is_partial(&plan)
+                       && cp_count_from_token(token, INT_MAX, &carried) && !carried.at_least;
     if (token->from == CP_FROM_ROW) {
         /* a view's token: its row in the index's view, as the view
          * location that handed it out read it */
@@ -619,10 +629,26 @@ static const cp_fault *read_index_rows(const serving *s, const cp_source *index,
         return fault;
     }
     s->walk->seq = plan.update_seq ? cp_plan_seq(s->pool, queries) : NULL;
+    if (plan.place_known
+        && cp_changed_compare(s->pool, s->walk->walk, s->walk->seq) != CP_CHANGED_NO) {
+        /* the view was written since the walk began, or its answer cannot
+         * tell: CouchDB's offsets place the page */
+        plan.place_known = 0;
+        cp_plan_keyset_probes(s->pool, &plan, queries);
+        if ((fault = ask(s, index, &plan, 1, queries))) {
+            return fault;
+        }
+    }
     *rows = cp_keyset_index_rows(s->pool, cp_plan_query(queries, CP_QUERY_FORWARD)->answer,
                                  token, sort, index->index_fields, &dropped);
     *behind = cp_keyset_index_behind(s->pool, queries, token, sort, index->index_fields);
-    cp_keyset_index_count(queries, backward, dropped, counted);
+    if (plan.place_known) {
+        cp_count_keyset(token, &carried, counted);
+    }
+    else {
+        cp_keyset_index_count(queries, backward, dropped, counted);
+    }
+    *carry_count = cp_plan_is_partial(&plan) && (s->walk->begins || plan.place_known);
     return NULL;
 }
 
@@ -715,7 +741,7 @@ static const cp_fault *serve_find(const serving *s, const cp_source *index, cons
     cp_prefer_count prefer = cp_count_prefer(s->pool, s->req->prefer);
     const cp_keyset_count *numbered;
     cp_count_walk walk = { 0 };
-    int limit, cap = 0, count_read = 0;
+    int limit, cap = 0, count_read = 0, carry_count = 0;
 
     /* CouchDB numbers a page read from the index's view; else a count does */
     if (index) {
@@ -734,7 +760,8 @@ static const cp_fault *serve_find(const serving *s, const cp_source *index, cons
     }
     limit = cp_keyset_limit(s->req->count, src->links);
     for (;;) {
-        fault = index ? read_index_rows(s, index, &token, limit, &rows, &behind, &counted)
+        fault = index ? read_index_rows(s, index, &token, limit, &rows, &behind, &counted,
+                                          &carry_count)
                       : read_find_rows(s, url, &token, limit, &rows);
         if (fault) {
             return fault;
@@ -762,8 +789,18 @@ static const cp_fault *serve_find(const serving *s, const cp_source *index, cons
             }
         }
     }
-    if (!index && walk.known && (reason = cp_count_page(s->pool, &token, rows, &walk,
-                                                         &served->page))) {
+    if (index && carry_count && s->walk->seq && served->page.numbered) {
+        /* the walk's count, which its later pages take while the view
+         * stays as it was (read_index_rows): carried beside the walk's
+         * mark, which the page's sequence gives; a page link to rows this
+         * page did not read ahead carries none, and its page asks the
+         * probes */
+        walk.known = 1;
+        walk.total = served->page.total_rows;
+        cp_count_page(s->pool, &token, rows, &walk, &served->page);
+    }
+    else if (walk.known && (reason = cp_count_page(s->pool, &token, rows, &walk,
+                                                   &served->page))) {
         log_line(s, CP_LOG_DEBUG, "CP0432", apr_psprintf(s->pool, "a page of %s hands out "
                  "tokens without its count: %s", src->uri, reason));
     }

@@ -236,6 +236,8 @@ static int fake_ask(void *baton, const char *backend, const char *index_url, int
             break;
         }
         f->counts += query->role == CP_QUERY_COUNT;
+        f->range_probes += query->role == CP_QUERY_RANGE_START
+                           || query->role == CP_QUERY_RANGE_END;
         const char *text = view_answer(f, index_url, query->params);
         const char *seq = f->odd_role == (int)query->role + 1 ? f->odd_seq : f->view_seq;
 

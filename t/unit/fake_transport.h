@@ -55,6 +55,7 @@ typedef struct {
     const char *odd_seq;
     int asks, asked_alone, finds, gets, posts, probes, db_gets;
     int asked_seq;              /* queries that asked update_seq=true */
+    int range_probes;           /* range start and range end probes asked */
     int last_limit;             /* the limit of the last query asked */
     apr_hash_t *notes, *seen;
     apr_array_header_t *log;    /* "CPnnnn level text" */

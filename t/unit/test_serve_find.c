@@ -192,6 +192,91 @@ static void find_numbered_pages_by_keyset(void **state)
     assert_string_equal(page->next, "{\"a\":[[4],\"d04\"]}");
 }
 
+/* A numbered page's count goes on with its walk: the first page's tokens
+ * carry it, and a later page, while its answer's sequence says the view
+ * is as it was when the walk began, is numbered by it with no probe; once
+ * a row is written, the probes follow its read, asked alone, and its
+ * tokens carry no count on. */
+static void find_numbered_count_carried_by_the_walk(void **state)
+{
+    const char *pages[] = { "d00 d02 d04", "d06 d08 d10", "d12" };
+    location *l = indexed_location(0);
+    fake *f = l->fake;
+    fake_row *row;
+    const cp_page *page;
+    const cp_page_link *link;
+    const char *second, *third;
+    int asks, probes;
+
+    (void)state;
+    f->view_seq = "\"7-g1AAAA\"";
+    walk_both_ways(l, pages, 3, 7);
+    page = page_at(l, NULL);
+    assert_non_null(strstr(page->next, "\"t\":7,\"p\":2"));
+    second = apr_pstrdup(pool, page->next);
+    asks = f->asks;
+    probes = f->range_probes;
+    page = page_at(l, second);
+    assert_string_equal(row_names(page), "d06 d08 d10");
+    assert_int_equal(page->offset, 3);
+    assert_int_equal(page->total_rows, 7);
+    assert_false(page->count_earlier);
+    assert_int_equal(f->asks, asks + 1);
+    assert_int_equal(f->range_probes, probes);
+    third = apr_pstrdup(pool, page->next);
+    assert_non_null(strstr(third, "\"t\":7,\"p\":5"));
+    /* a row written before the page's: the view's sequence moves */
+    add_doc(f, "{\"_id\":\"d99\",\"k\":\"a\",\"n\":-1}");
+    apr_array_push(f->rows);
+    memmove(f->rows->elts + sizeof(fake_row), f->rows->elts,
+            sizeof(fake_row) * (size_t)(f->rows->nelts - 1));
+    row = &APR_ARRAY_IDX(f->rows, 0, fake_row);
+    row->key = cp_json_load(pool, "[\"a\",-1]", 8, NULL);
+    row->id = "d99";
+    row->value = cp_json_load(pool, "0", 1, NULL);
+    f->view_seq = "\"8-g1AAAB\"";
+    asks = f->asks;
+    page = page_at(l, third);
+    assert_string_equal(row_names(page), "d12");
+    assert_int_equal(page->offset, 7);
+    assert_int_equal(page->total_rows, 8);
+    assert_int_equal(f->asks, asks + 2);
+    assert_int_equal(f->range_probes, probes + 2);
+    assert_null(strstr(page->prev, "\"t\":"));
+    /* an older link, without a count: the probes asked with its read */
+    asks = f->asks;
+    page = page_at(l, "{\"a\":[[10],\"d10\"]}");
+    assert_string_equal(row_names(page), "d12");
+    assert_int_equal(page->offset, 7);
+    assert_int_equal(f->asks, asks + 1);
+    /* with page links, a link to rows the page read ahead carries it too */
+    l = indexed_location(2);
+    f = l->fake;
+    f->view_seq = "\"7-g1AAAA\"";
+    page = page_at(l, NULL);
+    link = &APR_ARRAY_IDX(page->pages, 2, cp_page_link);
+    assert_int_equal(link->number, 3);
+    assert_non_null(strstr(link->start, "\"t\":7,\"p\":5"));
+    probes = f->range_probes;
+    page = page_at(l, apr_pstrdup(pool, link->start));
+    assert_string_equal(row_names(page), "d12");
+    assert_int_equal(page->offset, 6);
+    assert_int_equal(page->last_number, 3);
+    assert_int_equal(f->range_probes, probes);
+    /* ?page=2 is the walk's page 2, its tokens and all */
+    page = page_at(l, apr_pstrdup(pool, page_at(l, NULL)->next));
+    second = apr_pstrcat(pool, page->prev, " ", page->next, " ",
+                         APR_ARRAY_IDX(page->pages, 1, cp_page_link).start, NULL);
+    l->source.jump_reach = 3;
+    l->args.page = 2;
+    page = page_at(l, NULL);
+    assert_string_equal(apr_pstrcat(pool, page->prev, " ", page->next, " ",
+                                    APR_ARRAY_IDX(page->pages, 1, cp_page_link).start, NULL),
+                        second);
+    assert_non_null(strstr(second, "{\"a\":[[4],\"d04\"],\"t\":7,\"p\":2,"));
+    l->args.page = 0;
+}
+
 /* With page links, numbered by the keyset pager too: one batch a page
  * (its read, and one read the other way for the links behind), keyset
  * tokens bound to the index's view; the view's links it handed out
@@ -953,6 +1038,7 @@ int main(void)
         UNIT_TEST(find_counted_tokens_checked),
         UNIT_TEST(find_keyset_pages_of_a_selector),
         UNIT_TEST(find_numbered_pages_by_keyset),
+        UNIT_TEST(find_numbered_count_carried_by_the_walk),
         UNIT_TEST(find_numbered_pages_with_page_links),
         UNIT_TEST(find_unnumbered_where_the_index_cannot_number),
         UNIT_TEST(find_numbered_by_the_index_explain_names),
