@@ -145,23 +145,6 @@ const char *cp_count_find_body(apr_pool_t *pool, const cp_find_spec *spec, int c
     return fields && cap > 0 ? cp_find_body(pool, &keys, NULL, NULL, 0, cap + 1) : NULL;
 }
 
-const char *cp_count_skip_body(apr_pool_t *pool, const cp_find_spec *spec, apr_int64_t skip,
-                               int limit)
-{
-    cp_find_spec keys = *spec;
-    json_t *fields = cp_json_pool_own(pool, json_pack("[s]", "_id")), *query;
-    const char *body;
-
-    keys.fields = fields;
-    if (!fields || limit < 1 || skip < 0
-        || !(body = cp_find_body(pool, &keys, NULL, NULL, 0, limit))
-        || !(query = cp_json_load(pool, body, strlen(body), NULL))) {
-        return NULL;
-    }
-    json_object_set_new(query, "skip", json_integer((json_int_t)skip));
-    return cp_json_text(pool, query);
-}
-
 void cp_count_from_rows(apr_int64_t rows, int cap, cp_count_walk *walk)
 {
     memset(walk, 0, sizeof(*walk));

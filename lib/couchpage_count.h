@@ -82,11 +82,6 @@ const char *cp_count_free_applied(cp_prefer_count prefer);
  * when it cannot be built. */
 const char *cp_count_find_body(apr_pool_t *pool, const cp_find_spec *spec, int cap);
 
-/* The body of a jump's _find (couchpage_jump): the count's, keys only,
- * passing over skip rows and reading limit. NULL when it cannot be built. */
-const char *cp_count_skip_body(apr_pool_t *pool, const cp_find_spec *spec, apr_int64_t skip,
-                               int limit);
-
 /* A walk's count: the location's rows (at least them), as counted. */
 typedef struct {
     int known;

@@ -185,7 +185,7 @@ static const char *beyond_count(apr_pool_t *pool, apr_int64_t page, int cap, int
                                    "(there are more: CouchPageCount), so its last page is "
                                    "not known", cap);
 
-    if (reach == 0) {
+    if (reach <= 1) {
         return apr_psprintf(pool, "page %" FMT " cannot be asked for by number here: %s; only "
                             "the first page can; follow the page links from it", page, why);
     }
@@ -207,16 +207,18 @@ static const cp_fault *past_the_last(apr_pool_t *pool, apr_int64_t page, int row
 
 /* The walk's token to page N of a _find location by _find, counted
  * (couchpage_count), unsealed, in *start: the count's _find finds the row
- * before page N, or, where the count stopped at its cap before it, a
- * _find that passes over the rows before it with skip. */
+ * before page N. Where the count stopped at its cap, only the pages whose
+ * rows it read are reached: past them, a _find that skips matches would
+ * make CouchDB examine documents without bound where few match (a
+ * residual condition), which the count itself never does. */
 static const cp_fault *resolve_counted(apr_pool_t *pool, const cp_source *src,
                                        const cp_request *req, const cp_jump_backend *backend,
                                        const char **start)
 {
-    const char *applied, *body, *reason;
+    const char *applied, *reason;
     int cap = cp_count_cap(&src->count, cp_count_prefer(pool, req->prefer), &applied);
-    apr_int64_t page = req->args->page, target = (page - 1) * req->count - 1, skip = 0;
-    apr_int64_t counted;
+    apr_int64_t page = req->args->page, target = (page - 1) * req->count - 1;
+    apr_int64_t counted, reachable;
     const cp_answer *answer;
     const cp_fault *fault;
     cp_count_walk walk;
@@ -234,27 +236,20 @@ static const cp_fault *resolve_counted(apr_pool_t *pool, const cp_source *src,
         return fault;
     }
     counted = answer ? (apr_int64_t)cp_answer_rows(answer) : 0;
-    if (walk.at_least ? page > src->jump_reach && (reason = beyond_count(pool, page, cap,
-                                                                        src->jump_reach))
+    /* the pages whose row before and first row the count read */
+    reachable = counted > 0 ? (counted - 1) / req->count + 1 : 1;
+    reachable = reachable < src->jump_reach ? reachable : src->jump_reach;
+    if (walk.at_least ? page > reachable && (reason = beyond_count(pool, page, cap,
+                                                                  (int)reachable))
         : (reason = cp_jump_route(pool, page, req->count, walk.total, src->jump_reach,
                                   &from)) != NULL) {
         return cp_fault_bad_request(pool, reason);
     }
-    /* the row before page N and page N's first: the count's rows hold
-     * both, but where the count stopped at its cap before them */
+    /* an exact count holds every row: page N past it is refused above */
     if (target + 1 >= counted) {
-        skip = target;
-        if (!(body = cp_count_skip_body(pool, src->find, skip, 2))) {
-            return cp_fault_bad_request(pool, "the query of the page's row cannot be built");
-        }
-        if ((fault = backend->find(backend->baton, body, 2, &answer))) {
-            return fault;
-        }
-        if (cp_answer_rows(answer) < 2) {
-            return past_the_last(pool, page, cp_answer_rows(answer));
-        }
+        return past_the_last(pool, page, 0);
     }
-    if (!(*start = cp_count_token_after(pool, cp_answer_row(answer, target - skip), target,
+    if (!(*start = cp_count_token_after(pool, cp_answer_row(answer, target), target,
                                         &walk))) {
         return cp_fault_bad_request(pool, "the row before the page names no id");
     }

@@ -13,10 +13,9 @@
  * A _find location that no index's view numbers is counted
  * (couchpage_count): a jump asks the count the first page asks, keys
  * only, at most the cap's rows + 1, and finds the row before page N among
- * them; only where the count stopped at its cap and page N lies past it
- * does one _find more pass over the rows before it with skip. An "at
- * least" count knows no end: only the pages within the reach of the
- * first are reached then.
+ * them. An "at least" count knows no end: only the pages within the reach
+ * of the first whose rows it read are reached then (past them, a _find
+ * that skips matches examines documents without bound where few match).
  *
  * Grouped reduce rows, which CouchDB gives no offsets, are numbered where
  * they are counted (couchpage_count): a jump asks the count the first page
@@ -81,15 +80,11 @@ apr_int64_t cp_jump_total(const apr_array_header_t *queries, int partial, int ba
                           apr_int64_t skip);
 
 /* How cp_jump_resolve asks CouchDB (cp_serve's): a plan's queries (ask);
- * a counted _find location's _find, one POST of body to the location's
- * _find whose answer holds at most limit rows (find); and that location's
- * count as a page's (cp_count_read, capped at cap) into *walk, the rows it
- * counted in *answer (NULL: none) (count). */
+ * and a counted _find location's count as a page's (cp_count_read, capped
+ * at cap) into *walk, the rows it counted in *answer (NULL: none) (count). */
 typedef struct {
     const cp_fault *(*ask)(void *baton, const cp_source *src, const cp_plan *plan,
                            apr_array_header_t *queries);
-    const cp_fault *(*find)(void *baton, const char *body, int limit,
-                            const cp_answer **answer);
     const cp_fault *(*count)(void *baton, int cap, const cp_answer **answer,
                              cp_count_walk *walk);
     void *baton;

@@ -827,34 +827,6 @@ static const cp_fault *jump_ask(void *baton, const cp_source *src, const cp_plan
     return ask(baton, src, plan, cp_view_has_docids(plan->view), queries);
 }
 
-/* A counted _find location's _find URL, as a jump asks it: NULL, or the
- * client's fault (a partition's name it refuses). */
-static const cp_fault *jump_find_url(const serving *s, const char **url)
-{
-    const char *reason = cp_plan_index_url(s->pool, s->src->view, s->src->partition, url);
-
-    return reason ? cp_fault_bad_request(s->pool, reason) : NULL;
-}
-
-/* How a jump asks a counted _find location's _find (cp_jump_resolve). */
-static const cp_fault *jump_find(void *baton, const char *body, int limit,
-                                 const cp_answer **answer)
-{
-    const serving *s = baton;
-    cp_transport_failure failure = { 0 };
-    const cp_fault *fault;
-    const char *url, *reason;
-
-    if ((fault = jump_find_url(s, &url))) {
-        return fault;
-    }
-    if (!s->tr->find(s->tr->baton, url, body, s->src->find->sort, answer, &failure)) {
-        return backend_fault(s, s->src, &failure);
-    }
-    reason = cp_answer_overfull(s->pool, *answer, limit);
-    return reason ? overfull_fault(s, s->src->view, reason) : NULL;
-}
-
 /* How a jump asks a counted _find location's count (cp_jump_resolve), as
  * its pages do. */
 static const cp_fault *jump_count(void *baton, int cap, const cp_answer **answer,
@@ -862,13 +834,16 @@ static const cp_fault *jump_count(void *baton, int cap, const cp_answer **answer
 {
     const serving *s = baton;
     const char *url = NULL;
-    const cp_fault *fault = jump_find_url(s, &url);
+    const char *reason = cp_plan_index_url(s->pool, s->src->view, s->src->partition, &url);
     cp_transport_failure failure = { 0 };
-    const char *reason = fault ? NULL : cp_count_read(s->pool, s->tr, s->src, url,
-                                                      s->index_view, s->index_fields, cap,
-                                                      walk, answer, &failure);
 
-    return fault || !reason ? fault : failure.reason ? backend_fault(s, s->src, &failure)
+    if (reason) {
+        /* a partition's name it refuses */
+        return cp_fault_bad_request(s->pool, reason);
+    }
+    reason = cp_count_read(s->pool, s->tr, s->src, url, s->index_view, s->index_fields, cap,
+                           walk, answer, &failure);
+    return !reason ? NULL : failure.reason ? backend_fault(s, s->src, &failure)
            : overfull_fault(s, s->src->view, reason);
 }
 
@@ -899,7 +874,7 @@ const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_req
         /* ?page=N is the page the walk's token to page N opens */
         cp_args *args = apr_pmemdup(pool, req->args, sizeof(*args));
         cp_request *jumped = apr_pmemdup(pool, req, sizeof(*jumped));
-        cp_jump_backend backend = { jump_ask, jump_find, jump_count, &s };
+        cp_jump_backend backend = { jump_ask, jump_count, &s };
 
         if ((fault = cp_jump_resolve(pool, source, index, req, served->binding, &backend,
                                      &args->start, &text))) {

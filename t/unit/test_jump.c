@@ -127,29 +127,14 @@ static void the_row_is_found_entry_by_entry(void **state)
     assert_null(cp_jump_row(backward, 1, 10, 16, 9, &index));
 }
 
-/* A counted _find location's jump: the query that passes over the rows
- * before page N (keys only: _id and the sort fields), and the token after
- * the row before it, with the count as a walk's tokens carry it. */
-static void a_counted_find_jump_reads_keys_and_counts(void **state)
+/* A counted _find location's jump: the token after the row before page
+ * N, with the count as a walk's tokens carry it. */
+static void a_counted_find_jump_token_carries_the_count(void **state)
 {
-    const char *names[] = { "n" };
-    cp_find_sort sort;
-    cp_find_spec spec = { 0 };
-    const json_t *body;
     const cp_answer *answer = rows_answer("[{\"id\":\"d7\",\"key\":[7],\"value\":null}]");
     cp_count_walk walk = { 1, 40, 0, 0, 0 };
 
-    assert_null(cp_find_sort_init(pool, names, 1, 0, &sort));
-    spec.selector = load("{\"n\":{\"$gte\":null},\"t\":{\"$regex\":\"^T\"}}");
-    spec.sort = &sort;
-    body = load(cp_count_skip_body(pool, &spec, 13, 2));
-    assert_int_equal(json_integer_value(json_object_get(body, "skip")), 13);
-    assert_int_equal(json_integer_value(json_object_get(body, "limit")), 2);
-    assert_string_equal(cp_json_text(pool, json_object_get(body, "fields")), "[\"_id\",\"n\"]");
-    assert_string_equal(cp_json_text(pool, json_object_get(body, "selector")),
-                        cp_json_text(pool, spec.selector));
-    assert_null(cp_count_skip_body(pool, &spec, -1, 2));
-    assert_null(cp_count_skip_body(pool, &spec, 3, 0));
+    (void)state;
     assert_string_equal(cp_count_token_after(pool, cp_answer_row(answer, 0), 13, &walk),
                         "{\"a\":[[7],\"d7\"],\"t\":40,\"p\":13}");
     walk.at_least = 1;
@@ -231,7 +216,7 @@ static const cp_fault *grouped_jump(grouped_backend *b, cp_count_policy policy, 
     cp_source *src = apr_pcalloc(pool, sizeof(*src));
     cp_args *args = apr_pcalloc(pool, sizeof(*args));
     cp_request req = { args, count, prefer };
-    cp_jump_backend backend = { grouped_ask, NULL, NULL, NULL };
+    cp_jump_backend backend = { grouped_ask, NULL, NULL };
     const char *text;
 
     *view = view_of("http://couch:5984/db/_design/d/_view/v");
@@ -399,7 +384,7 @@ int main(void)
         UNIT_TEST(pages_are_reached_from_the_nearer_end),
         UNIT_TEST(the_read_holds_the_entry_either_side),
         UNIT_TEST(the_row_is_found_entry_by_entry),
-        UNIT_TEST(a_counted_find_jump_reads_keys_and_counts),
+        UNIT_TEST(a_counted_find_jump_token_carries_the_count),
         UNIT_TEST(a_grouped_jump_takes_its_group_from_the_count),
         UNIT_TEST(a_grouped_jump_past_a_capped_count_reads_with_skip),
         UNIT_TEST(a_grouped_jump_where_groups_are_not_counted_is_refused),
