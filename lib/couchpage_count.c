@@ -389,11 +389,15 @@ const char *cp_count_before_query(apr_pool_t *pool, const cp_find_spec *spec,
                              key_param(pool, "endkey", low), fresh_as(spec), NULL) : NULL;
 }
 
-/* The open field's value of a view row's key, or NULL. */
+/* The open field's value of a view row's key (open < 0: the key itself,
+ * a document id of _all_docs), or NULL. */
 static const json_t *open_value(const json_t *row, int open)
 {
     const json_t *key = json_object_get(row, "key");
 
+    if (open < 0) {
+        return json_is_string(key) ? key : NULL;
+    }
     return json_is_array(key) && (int)json_array_size(key) > open
            ? json_array_get(key, (size_t)open) : NULL;
 }
@@ -484,6 +488,28 @@ static const char *count_find(apr_pool_t *pool, const cp_transport *tr, const cp
     return cp_answer_overfull(pool, *answer, limit);
 }
 
+/* The document id a key of the index [_id] holds (JSON text: [v], or [v,
+ * BEYOND]), as _all_docs' key: a string, else NULL (an open end: every id
+ * is a string, so a bound of another kind bounds none of them, or all). */
+static const char *id_of_key(apr_pool_t *pool, const char *key)
+{
+    const json_t *parsed = key ? cp_json_load(pool, key, strlen(key), NULL) : NULL;
+    const json_t *id = json_array_get(parsed, 0);
+
+    return json_is_string(id) ? cp_json_text(pool, id) : NULL;
+}
+
+/* The _all_docs beside a _find URL (.../_find: the database's, or its
+ * partition's), or NULL. */
+static const char *all_docs_url(apr_pool_t *pool, const char *find_url)
+{
+    apr_size_t len = strlen(find_url);
+
+    return len > 6 && !strcmp(find_url + len - 6, "/_find")
+           ? apr_pstrcat(pool, apr_pstrndup(pool, find_url, len - 5), "_all_docs", NULL)
+           : NULL;
+}
+
 /* A GET of the index's view for the count: NULL, or why not. */
 static const char *look(const cp_transport *tr, const char *url, const char **text,
                         apr_size_t *len, cp_transport_failure *failure)
@@ -506,9 +532,20 @@ const char *cp_count_read(apr_pool_t *pool, const cp_transport *tr, const cp_sou
     cp_count_cut cut = CP_COUNT_CUT_NONE;
     int open = -1;
 
+    apr_array_header_t *id_field = NULL;
+    const char *field;
+
     memset(walk, 0, sizeof(*walk));
     memset(failure, 0, sizeof(*failure));
     *answer = NULL;
+    /* sorted by _id alone, with no JSON index known: CouchDB's _find reads
+     * its special index, _all_docs, whose rows bound the count as a JSON
+     * index's view does (one row a document, its id the key) */
+    if (!index_view && spec->sort->count == 0 && (index_view = all_docs_url(pool, url))) {
+        id_field = apr_array_make(pool, 1, sizeof(const char *));
+        APR_ARRAY_PUSH(id_field, const char *) = "_id";
+        index_fields = id_field;
+    }
     /* what bounds the count: its index's view, as fresh as the _find */
     if (!index_view || !index_fields) {
         bound = "no view of the location's JSON index (CouchPageIndex's, or the one "
@@ -519,9 +556,15 @@ const char *cp_count_read(apr_pool_t *pool, const cp_transport *tr, const cp_sou
                 "names it";
     }
     else if ((open = cp_mango_index_envelope(pool, spec->selector, index_fields, &low, &high,
-                                             &prefix)) < 0 || !use_index_of(pool, index_view,
-                                                                            &named)) {
+                                             &prefix)) < 0
+             || (!id_field && !use_index_of(pool, index_view, &named))) {
         bound = "its selector fixes every field of its index";
+    }
+    else if (id_field) {
+        /* _all_docs' keys are the ids themselves */
+        low = id_of_key(pool, low);
+        high = id_of_key(pool, high);
+        open = -1;
     }
     if (bound) {
         /* the count is bounded in rows only: CouchDB reads each document
@@ -550,7 +593,7 @@ const char *cp_count_read(apr_pool_t *pool, const cp_transport *tr, const cp_sou
         return reason;
     }
     cut = cp_count_cut_from_look(pool, text, len, open, skip, cap, &value);
-    if (cut == CP_COUNT_CUT_BEFORE) {
+    if (cut == CP_COUNT_CUT_BEFORE && !id_field) {
         /* the rows read tie with that row: the row before their group */
         if (!(text = cp_count_before_query(pool, spec, prefix, value, low, high))) {
             return "its index's key cannot be written";
@@ -580,9 +623,10 @@ const char *cp_count_read(apr_pool_t *pool, const cp_transport *tr, const cp_sou
         if (!cp_mango_value_comparable(value)) {
             return "the sort value its count stops at is one _find cannot compare";
         }
-        reason = count_find(pool, tr, src, url, cp_count_cut_body(
-                                pool, &named, APR_ARRAY_IDX(index_fields, open, const char *),
-                                value, cap), cap + 1, answer, failure);
+        field = open < 0 ? "_id" : APR_ARRAY_IDX(index_fields, open, const char *);
+        reason = count_find(pool, tr, src, url, cp_count_cut_body(pool, &named, field, value,
+                                                                  cap), cap + 1, answer,
+                            failure);
         if (!reason) {
             /* the matches among the range's first rows, at most cap;
              * there are more rows past them */

@@ -164,7 +164,8 @@ const char *cp_count_look_query(apr_pool_t *pool, const cp_find_spec *spec, cons
                                 const char *high, apr_int64_t skip, int limit);
 
 /* From a look's answer (text, of a look that passed over skip rows), the
- * open field at place open of the index's key, the count of at most cap
+ * open field at place open of the index's key (-1: the key itself, a
+ * document id of _all_docs), the count of at most cap
  * rows: what to count, and up to which value (*value) or before which
  * group's (CP_COUNT_CUT_BEFORE). */
 cp_count_cut cp_count_cut_from_look(apr_pool_t *pool, const char *text, apr_size_t len,
@@ -189,7 +190,9 @@ const char *cp_count_cut_body(apr_pool_t *pool, const cp_find_spec *spec, const 
  * into *walk, and the rows it counted, in the location's order (its first
  * ones), in *answer (NULL when none was asked). Bounded by the index's
  * view where index_view and index_fields are known and the selector leaves
- * a field of the index open; else (logged at info, once a location and
+ * a field of the index open, or, sorted by _id alone with no index known,
+ * by _all_docs (CouchDB's special index, beside url) over the selector's
+ * _id bounds; else (logged at info, once a location and
  * child: CP0434) the selector's _find alone, limit cap + 1, which reads
  * documents until cap + 1 match. NULL, or why not (*failure's reason when
  * the transport failed). */

@@ -578,12 +578,10 @@ static void log_find_warning(const serving *s, const char *warning)
  * from the token's row (its own left out, unless the page starts at it: an
  * old link's, a view's token, located first when bounded), and CouchDB's
  * count of them; with page links, the rows the other way from that row
- * (*behind), by one query more in the same batch. A later page whose
- * token carries the count its walk began with asks no probes: where its
- * own answer's sequence says the view is as it was then, that count
- * places it; else the probes follow, asked alone. *carry_count: the
- * page's place needs probes, and its count is the one the walk began
- * with, which its tokens carry on. */
+ * (*behind), by one query more in the same batch. No probes where the
+ * token carries its walk's count and the answer's sequence says the view
+ * is as the walk began (else asked after); *carry_count: the count, the
+ * walk's, spares later pages probes. */
 static const cp_fault *read_index_rows(const serving *s, const cp_source *index,
                                        cp_token *token, int limit, apr_array_header_t **rows,
                                        apr_array_header_t **behind, cp_keyset_count *counted,
@@ -790,11 +788,8 @@ static const cp_fault *serve_find(const serving *s, const cp_source *index, cons
         }
     }
     if (index && carry_count && s->walk->seq && served->page.numbered) {
-        /* the walk's count, which its later pages take while the view
-         * stays as it was (read_index_rows): carried beside the walk's
-         * mark, which the page's sequence gives; a page link to rows this
-         * page did not read ahead carries none, and its page asks the
-         * probes */
+        /* beside the walk's mark (read_index_rows); a link to rows not
+         * read ahead carries none, and its page asks the probes */
         walk.known = 1;
         walk.total = served->page.total_rows;
         cp_count_page(s->pool, &token, rows, &walk, &served->page);

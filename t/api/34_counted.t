@@ -10,7 +10,8 @@
 # shows a count of some moment and loses or repeats no row; a forged count
 # in a token is a wrong number on that page or a 400, never a 5xx; in a
 # partition (CouchDB) the count is bounded by the partition's view of the
-# index as outside one; and apachectl -t refuses a bad CouchPageCount.
+# index as outside one, and sorted by _id alone by _all_docs; and
+# apachectl -t refuses a bad CouchPageCount.
 use strict;
 use warnings;
 
@@ -20,7 +21,7 @@ use CouchPageTest qw(get_json with_args backend_request backend_open_db httpd_co
                      error_log_mark error_log_since backend_kind);
 use CouchPageFind qw(must reference_ids ids walk same_list bounded_count numbers_agree html_text);
 
-plan tests => 37;
+plan tests => 38;
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my $SIZE = 7;
@@ -224,6 +225,39 @@ sub at_least { my ($n) = @_; return $CAPPED > $n ? $CAPPED : $n }
     ok($s3 == 200 && @asked == 1 && $asked[0] =~ m{/_find\b}
        && join(' ', ids($next)) eq join(' ', @rare[7 .. 13]) && ($next->{count} // '') eq $kind)
         or print STDERR "# $s3 @asked\n";
+}
+
+# Sorted by _id alone, with no JSON index: CouchDB's _find reads its special
+# index, _all_docs, and the count is bounded by it as by an index's view:
+# its first 21 rows, keys only (the ids: the design document's too), then
+# the documents of the rows before the 21st, no more (CouchDB's count of
+# documents examined), where a keys-only _find of the selector, limit 21,
+# reads all 200; no CP0434. The matches among those 20 rows: "at least"
+# them.
+{
+    my $sel = { _id => { '$gt' => undef }, rare => { '$eq' => JSON::PP::true } };
+    my @rare = reference_ids('countrare', $sel, _id => 'asc');
+    my $all = must('the first ids', backend_request(GET => '/countrare/_all_docs?limit=21'));
+    my %is_rare = map { ($_ => 1) } @rare;
+    my $want = grep { $is_rare{ $_->{id} } } @{ $all->{rows} }[0 .. 19];
+    my $mark = error_log_mark();
+    my $before = $COUCHDB ? docs_examined() : 0;
+    my ($s1, $counted) = get_json('/counted/rare-ids/');
+    my $between = $COUCHDB ? docs_examined() : 0;
+    my ($s2, $uncounted) = get_json('/counted/rare-ids/', Prefer => 'count=none');
+    my $after = $COUCHDB ? docs_examined() : 0;
+    my $count_read = ($between - $before) - ($after - $between);
+    my @lines = error_log_since($mark, wait => 2, until => 'CP0151');
+    my @looks = grep { m{CP0150: backend request \d+ of \d+: GET \S*/countrare/_all_docs\?} } @lines;
+    ok($s1 == 200 && $s2 == 200 && @rare == 15 && $want < 15 && ($counted->{count} // '') eq 'at least'
+       && ($counted->{total_rows} // -1) == ($want > 7 ? $want : 7)
+       && join(' ', ids($counted)) eq join(' ', @rare[0 .. 6]) && !defined $uncounted->{count}
+       && @looks == 1 && !grep({ /CP0434/ } @lines)
+       && (!$COUCHDB || ($count_read >= 1 && $count_read <= 21)))
+        or print STDERR "# $s1 $s2 want at least $want; the count read $count_read documents; "
+                        . scalar(@looks) . " looks; "
+                        . $JSON->encode({ %$counted, items => [ids($counted)] }) . "\n# "
+                        . join("\n# ", grep { /CP0434|CP043[01]|CP0150/ } @lines) . "\n";
 }
 
 # --- counted in a partition (CouchDB: pouchdb-server has none) ------------------

@@ -570,6 +570,64 @@ static void a_count_reads_at_most_cap_plus_one_rows(void **state)
     assert_non_null(strstr(b.logs[0], "CP0434 the count of /loc/ reads every document"));
 }
 
+/* _all_docs' rows: ids as keys. */
+static const char *all_docs_answer(const char *ids)
+{
+    json_t *rows = json_array(), *each = parse(ids), *id;
+    size_t i;
+
+    json_array_foreach(each, i, id) {
+        json_array_append_new(rows, json_pack("{s:O,s:O,s:{}}", "id", id, "key", id, "value"));
+    }
+    return cp_json_text(pool, cp_json_pool_own(pool, json_pack("{s:i,s:i,s:o}", "total_rows",
+                                                               99, "offset", 0, "rows", rows)));
+}
+
+/* Sorted by _id alone, no index known: the count bounded by _all_docs
+ * beside the _find, between the selector's string bounds on _id, the cut
+ * an _id; a bound of another kind leaves its end open. */
+static void a_count_by_id_is_bounded_by_all_docs(void **state)
+{
+    const char *names[] = { "_id" };
+    cp_find_sort by_id;
+    cp_find_spec spec = { 0 };
+    fake_backend b;
+    cp_count_walk walk;
+
+    (void)state;
+    assert_null(cp_find_sort_init(pool, names, 1, 0, &by_id));
+    assert_int_equal(by_id.count, 0);
+    spec.sort = &by_id;
+    spec.selector = parse("{\"_id\": {\"$gt\": \"r\", \"$lt\": 5}, \"t\": {\"$regex\": \"^T\"}}");
+    memset(&b, 0, sizeof(b));
+    b.gets[0] = all_docs_answer("[\"r1\", \"r2\", \"r3\", \"r4\"]");
+    b.finds[0] = find_answer(1);
+    assert_null(count_with(&b, &spec, NULL, 3, &walk));
+    assert_true(walk.known && walk.at_least && walk.total == 1);
+    assert_int_equal(b.asked_n, 2);
+    assert_string_equal(b.asked[0], "GET http://c/db/_all_docs?reduce=false&limit=4"
+                                    "&startkey=%22r%22");
+    assert_non_null(strstr(b.asked[1], "{\"_id\":{\"$lte\":\"r3\"}}"));
+    assert_null(strstr(b.asked[1], "use_index"));
+    assert_int_equal(b.logged, 0);
+    /* descending, at most cap rows: the selector alone, exact */
+    assert_null(cp_find_sort_init(pool, names, 1, 1, &by_id));
+    memset(&b, 0, sizeof(b));
+    b.gets[0] = all_docs_answer("[\"r9\", \"r8\"]");
+    b.finds[0] = find_answer(2);
+    assert_null(count_with(&b, &spec, NULL, 3, &walk));
+    assert_true(walk.known && !walk.at_least && walk.total == 2);
+    assert_string_equal(b.asked[0], "GET http://c/db/_all_docs?reduce=false&limit=4"
+                                    "&descending=true&endkey=%22r%22");
+    /* an equality on _id fixes the one field: the _find alone, said */
+    spec.selector = parse("{\"_id\": \"r1\"}");
+    memset(&b, 0, sizeof(b));
+    b.finds[0] = find_answer(1);
+    assert_null(count_with(&b, &spec, NULL, 3, &walk));
+    assert_int_equal(b.asked_n, 1);
+    assert_int_equal(b.logged, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -585,6 +643,7 @@ int main(void)
         UNIT_TEST(the_count_stops_before_the_last_rows_group),
         UNIT_TEST(the_cut_count_is_bounded_by_the_open_field),
         UNIT_TEST(a_count_reads_at_most_cap_plus_one_rows),
+        UNIT_TEST(a_count_by_id_is_bounded_by_all_docs),
     };
     RUN_UNIT_TESTS("count", tests);
 }
