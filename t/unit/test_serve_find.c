@@ -206,7 +206,7 @@ static void find_numbered_count_carried_by_the_walk(void **state)
     const cp_page *page;
     const cp_page_link *link;
     const char *second, *third;
-    int asks, probes;
+    int asks, probes, i;
 
     (void)state;
     f->view_seq = "\"7-g1AAAA\"";
@@ -225,6 +225,15 @@ static void find_numbered_count_carried_by_the_walk(void **state)
     assert_int_equal(f->range_probes, probes);
     third = apr_pstrdup(pool, page->next);
     assert_non_null(strstr(third, "\"t\":7,\"p\":5"));
+    /* a forged count misleads its own page only: rows as the walk's, a
+     * count the rows read contradict left unnumbered, never a fault */
+    for (i = 0; i < 3; i++) {
+        const char *forged[] = { "\"t\":3,\"p\":2", "\"t\":900,\"p\":2", "\"t\":7,\"p\":0" };
+
+        page = page_at(l, apr_pstrcat(pool, "{\"a\":[[4],\"d04\"],", forged[i], ",",
+                                      strstr(second, "\"w\""), NULL));
+        assert_string_equal(row_names(page), "d06 d08 d10");
+    }
     /* a row written before the page's: the view's sequence moves */
     add_doc(f, "{\"_id\":\"d99\",\"k\":\"a\",\"n\":-1}");
     apr_array_push(f->rows);
