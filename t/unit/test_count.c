@@ -498,6 +498,25 @@ static const char *count_with(fake_backend *b, const cp_find_spec *spec, const c
                          view ? field_list("n", NULL) : NULL, cap, walk, &answer, &failure);
 }
 
+/* A count past cap (3) rows: one look (asked as look_url, answered
+ * look), then the _find up to the cut, which found rows: at least them. */
+static void assert_cut_count(fake_backend *b, const cp_find_spec *spec, const char *view,
+                             const char *look, int found, const char *look_url,
+                             const char *cut)
+{
+    cp_count_walk walk;
+
+    memset(b, 0, sizeof(*b));
+    b->gets[0] = look;
+    b->finds[0] = find_answer(found);
+    assert_null(count_with(b, spec, view, 3, &walk));
+    assert_true(walk.known && walk.at_least && walk.total == found);
+    assert_int_equal(b->asked_n, 2);
+    assert_string_equal(b->asked[0], look_url);
+    assert_non_null(strstr(b->asked[1], cut));
+    assert_int_equal(b->logged, 0);
+}
+
 /* What a count asks, each way it goes. */
 static void a_count_reads_at_most_cap_plus_one_rows(void **state)
 {
@@ -511,18 +530,11 @@ static void a_count_reads_at_most_cap_plus_one_rows(void **state)
     fake_backend b;
     cp_count_walk walk;
 
-    memset(&b, 0, sizeof(b));
     /* past cap rows: a look, then the _find up to the group before */
-    b.gets[0] = view_answer("[1, 1, 2, 2]");
-    b.finds[0] = find_answer(2);
-    assert_null(count_with(&b, spec, view, 3, &walk));
-    assert_true(walk.known && walk.at_least && walk.total == 2);
-    assert_int_equal(b.asked_n, 2);
-    assert_string_equal(b.asked[0], "GET http://c/db/_design/by-n/_view/by-n"
-                                    "?reduce=false&limit=4");
-    assert_non_null(strstr(b.asked[1], "{\"n\":{\"$lte\":1}}"));
+    assert_cut_count(&b, spec, view, view_answer("[1, 1, 2, 2]"), 2,
+                     "GET http://c/db/_design/by-n/_view/by-n?reduce=false&limit=4",
+                     "{\"n\":{\"$lte\":1}}");
     assert_non_null(strstr(b.asked[1], "\"use_index\":[\"by-n\",\"by-n\"]"));
-    assert_int_equal(b.logged, 0);
 
     /* at most cap rows: the selector alone, exact */
     memset(&b, 0, sizeof(b));
@@ -599,17 +611,10 @@ static void a_count_by_id_is_bounded_by_all_docs(void **state)
     assert_int_equal(by_id.count, 0);
     spec.sort = &by_id;
     spec.selector = parse("{\"_id\": {\"$gt\": \"r\", \"$lt\": 5}, \"t\": {\"$regex\": \"^T\"}}");
-    memset(&b, 0, sizeof(b));
-    b.gets[0] = all_docs_answer("[\"r1\", \"r2\", \"r3\", \"r4\"]");
-    b.finds[0] = find_answer(1);
-    assert_null(count_with(&b, &spec, NULL, 3, &walk));
-    assert_true(walk.known && walk.at_least && walk.total == 1);
-    assert_int_equal(b.asked_n, 2);
-    assert_string_equal(b.asked[0], "GET http://c/db/_all_docs?reduce=false&limit=4"
-                                    "&startkey=%22r%22");
-    assert_non_null(strstr(b.asked[1], "{\"_id\":{\"$lte\":\"r3\"}}"));
+    assert_cut_count(&b, &spec, NULL, all_docs_answer("[\"r1\", \"r2\", \"r3\", \"r4\"]"), 1,
+                     "GET http://c/db/_all_docs?reduce=false&limit=4&startkey=%22r%22",
+                     "{\"_id\":{\"$lte\":\"r3\"}}");
     assert_null(strstr(b.asked[1], "use_index"));
-    assert_int_equal(b.logged, 0);
     /* descending, at most cap rows: the selector alone, exact */
     assert_null(cp_find_sort_init(pool, names, 1, 1, &by_id));
     memset(&b, 0, sizeof(b));
