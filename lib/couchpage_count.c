@@ -231,19 +231,24 @@ static const char *stamp(apr_pool_t *pool, const char *text, apr_hash_t *places,
     return cp_json_text(pool, token);
 }
 
-const char *cp_count_token_after(apr_pool_t *pool, const cp_row *row, apr_int64_t place,
-                                 const cp_count_walk *walk)
+const char *cp_count_token_stamped(apr_pool_t *pool, const char *text, const char *id,
+                                   apr_int64_t place, const cp_count_walk *walk)
 {
     apr_hash_t *places = apr_hash_make(pool);
     apr_int64_t *at = apr_palloc(pool, sizeof(*at));
 
     *at = place;
-    if (!row->id) {
-        return NULL;
-    }
-    apr_hash_set(places, row->id, APR_HASH_KEY_STRING, at);
-    return stamp(pool, cp_token_encode_beside(pool, CP_FROM_AFTER, cp_row_key(row), row->id),
-                 places, walk);
+    apr_hash_set(places, id, APR_HASH_KEY_STRING, at);
+    return stamp(pool, text, places, walk);
+}
+
+const char *cp_count_token_after(apr_pool_t *pool, const cp_row *row, apr_int64_t place,
+                                 const cp_count_walk *walk)
+{
+    return row->id ? cp_count_token_stamped(pool, cp_token_encode_beside(
+                                                pool, CP_FROM_AFTER, cp_row_key(row), row->id),
+                                            row->id, place, walk)
+                   : NULL;
 }
 
 /* What a numbered page shows of its walk's count: an earlier page's, at
@@ -303,6 +308,24 @@ const char *cp_count_page(apr_pool_t *pool, const cp_token *token,
     return unstamped ? apr_psprintf(pool, "%d of the page's tokens name no row it read",
                                     unstamped)
                      : NULL;
+}
+
+void cp_count_carry(apr_pool_t *pool, const cp_token *token, const apr_array_header_t *rows,
+                    cp_count_walk *walk, int jumped, const char **opened, cp_page *page)
+{
+    const char *stamped;
+
+    if (!page->numbered) {
+        return;
+    }
+    walk->total = page->total_rows;
+    /* a link to rows not read ahead carries none: its page asks the probes */
+    cp_count_page(pool, token, rows, walk, page);
+    if (jumped && token->from == CP_FROM_AFTER && token->docid) {
+        /* ?page=N's token, its page's own link, as the walk's carries it */
+        stamped = cp_count_token_stamped(pool, *opened, token->docid, page->offset - 1, walk);
+        *opened = stamped ? stamped : *opened;
+    }
 }
 
 const char *cp_count_content_range(apr_pool_t *pool, const cp_page *page)

@@ -110,6 +110,12 @@ int cp_count_from_token(const cp_token *token, int cap, cp_count_walk *walk);
 const char *cp_count_token_after(apr_pool_t *pool, const cp_row *row, apr_int64_t place,
                                  const cp_count_walk *walk);
 
+/* A keyset token's text ({"a": …} or {"b": …}) whose row is document id,
+ * at place, stamped with the count of walk as cp_count_token_after
+ * stamps; NULL when it is not such a token of that row. */
+const char *cp_count_token_stamped(apr_pool_t *pool, const char *text, const char *id,
+                                   apr_int64_t place, const cp_count_walk *walk);
+
 /* The count as cp_keyset_page_assemble takes it, for a page read from
  * token: the rows before the first row read, in the order read. A total
  * that is at least some number is an unreachable one there, so that no
@@ -129,6 +135,14 @@ int cp_count_keyset(const cp_token *token, const cp_count_walk *walk,
 const char *cp_count_page(apr_pool_t *pool, const cp_token *token,
                           const apr_array_header_t *rows, const cp_count_walk *walk,
                           cp_page *page);
+
+/* A numbered page read from its index's view (couchpage_serve) whose
+ * count is its walk's (walk: known, earlier where it may not hold now):
+ * as cp_count_page shows and stamps it, its total the page's; jumped
+ * (?page=N), its own token *opened (unsealed, after the row before it)
+ * stamped too, as the walk's token to it is. */
+void cp_count_carry(apr_pool_t *pool, const cp_token *token, const apr_array_header_t *rows,
+                    cp_count_walk *walk, int jumped, const char **opened, cp_page *page);
 
 /* --- a count bounded by its index's view ------------------------------
  *

@@ -151,26 +151,19 @@ const cp_fault *cp_jump_unnumbered(apr_pool_t *pool)
 }
 
 /* The token of the page that starts at row (a view's: at it; a _find
- * location's: after the row before, which row is, at place of total).
- * A key range's, where its answers told their sequence, carries the
- * count, as the walk's tokens do (couchpage_serve). */
+ * location's: after the row before, which row is). */
 static const char *walk_token(apr_pool_t *pool, const cp_source *src, const cp_source *index,
-                            const cp_row *row, int entry_index, apr_int64_t place,
-                            apr_int64_t total, int counted)
+                            const cp_row *row, int entry_index)
 {
     cp_token_room room;
 
     if (index) {
         apr_array_header_t *rows = apr_array_make(pool, 1, sizeof(const cp_row *));
-        cp_count_walk walk = { 0 };
 
         APR_ARRAY_PUSH(rows, const cp_row *) = row;
         cp_find_key_index_rows(pool, index->find->sort, index->index_fields, rows);
         row = APR_ARRAY_IDX(rows, 0, const cp_row *);
-        walk.known = 1;
-        walk.total = total;
-        return counted ? cp_count_token_after(pool, row, place, &walk)
-                       : cp_token_encode_beside(pool, CP_FROM_AFTER, cp_row_key(row), row->id);
+        return cp_token_encode_beside(pool, CP_FROM_AFTER, cp_row_key(row), row->id);
     }
     room = cp_source_token_room(src);
     return cp_token_for_row(pool, &room, cp_row_key(row), row->id, entry_index);
@@ -375,8 +368,6 @@ const cp_fault *cp_jump_resolve(apr_pool_t *pool, const cp_source *src, const cp
         return NULL;
     }
     partial = cp_plan_is_partial(&plan);
-    /* as the page's own answers do (couchpage_changed) */
-    plan.update_seq = index && cp_source_index_current(index);
     /* page N starts at row (N - 1) × count (from 0); a _find location's
      * token names the row before it */
     target = (page - 1) * req->count - (index ? 1 : 0);
@@ -413,9 +404,7 @@ const cp_fault *cp_jump_resolve(apr_pool_t *pool, const cp_source *src, const cp
                       target, &entry_index);
     /* the Last page, or rows gone meanwhile: the Last page holds the
      * location's end */
-    *start = row ? walk_token(pool, src, index, row, entry_index, target, total,
-                              partial && plan.update_seq && cp_plan_seq(pool, queries))
-                 : CP_TOKEN_LAST;
+    *start = row ? walk_token(pool, src, index, row, entry_index) : CP_TOKEN_LAST;
     if (!(*text = *start)) {
         return cp_fault_seal(pool, src->uri, "the digest of a bounded token");
     }

@@ -544,7 +544,8 @@ apr_array_header_t *cp_plan_keyset_page(apr_pool_t *pool, const cp_plan *plan,
     int descending = view->descending ? !backward : backward;
     json_t *params;
 
-    /* the probes, never refused, lead a query CouchDB may refuse */
+    /* the probes, never refused, lead a query CouchDB may refuse (none
+     * with the place known: a refused first query is the request's 400) */
     if (!plan->place_known) {
         cp_plan_keyset_probes(pool, plan, queries);
     }
@@ -569,9 +570,8 @@ void cp_plan_keyset_probes(apr_pool_t *pool, const cp_plan *plan, apr_array_head
     const cp_view *view = plan->view;
     int by_partition = view->is_partitioned || plan->partition;
 
-    /* outside a partition, the probe of a side the range leaves open would
-     * read from the index's own end, where no row lies before it (offset
-     * 0): only a bounded side is probed */
+    /* outside a partition, from a side the range leaves open no row lies
+     * before the probe (offset 0): only a bounded side is probed */
     if (!cp_plan_is_partial(plan)) {
         return;
     }

@@ -579,22 +579,22 @@ static void log_find_warning(const serving *s, const char *warning)
  * old link's, a view's token, located first when bounded), and CouchDB's
  * count of them; with page links, the rows the other way from that row
  * (*behind), by one query more in the same batch. No probes where the
- * token carries its walk's count and the answer's sequence says the view
- * is as the walk began (else asked after); *carry_count: the count, the
- * walk's, spares later pages probes. */
+ * token carries the walk's count (*carried) and the view may be as then;
+ * *carried->known: the page's count is the walk's (its tokens carry it). */
 static const cp_fault *read_index_rows(const serving *s, const cp_source *index,
                                        cp_token *token, int limit, apr_array_header_t **rows,
                                        apr_array_header_t **behind, cp_keyset_count *counted,
-                                       int *carry_count)
+                                       cp_count_walk *carried)
 {
     const cp_find_sort *sort = index->find->sort;
-    int backward = cp_keyset_reads_backward(token), dropped;
+    int backward = cp_keyset_reads_backward(token), dropped, behind_limit;
     apr_array_header_t *queries;
+    cp_changed_state changed;
     const cp_fault *fault;
     const char *reason;
-    cp_count_walk carried;
     cp_plan plan;
 
+    memset(carried, 0, sizeof(*carried));
     reason = cp_plan_init(s->pool, &plan, index->view, index->partition, index->low,
                           index->high, s->req->count, index->links);
     if (reason) {
@@ -603,7 +603,7 @@ static const cp_fault *read_index_rows(const serving *s, const cp_source *index,
     plan.update_seq = s->walk->applies;
     plan.place_known = plan.update_seq && !s->walk->begins && s->walk->walk
                        && cp_plan_is_partial(&plan)
-                       && cp_count_from_token(token, INT_MAX, &carried) && !carried.at_least;
+                       && cp_count_from_token(token, INT_MAX, carried) && !carried->at_least;
     if (token->from == CP_FROM_ROW) {
         /* a view's token: its row in the index's view, as the view
          * location that handed it out read it */
@@ -616,37 +616,43 @@ static const cp_fault *read_index_rows(const serving *s, const cp_source *index,
             return cp_fault_bad_request(s->pool, reason);
         }
     }
-    queries = cp_keyset_index_queries(s->pool, &plan, index->index_fields, index->index_fixed,
-                                      token, limit,
-                                      cp_keyset_behind_limit(token, s->req->count,
-                                                             index->links));
-    if (!queries) {
-        return cp_fault_bad_request(s->pool, "the start token cannot bound a query");
-    }
-    if ((fault = ask(s, index, &plan, 1, queries))) {
-        return fault;
-    }
-    s->walk->seq = plan.update_seq ? cp_plan_seq(s->pool, queries) : NULL;
-    if (plan.place_known
-        && cp_changed_compare(s->pool, s->walk->walk, s->walk->seq) != CP_CHANGED_NO) {
-        /* the view was written since the walk began, or its answer cannot
-         * tell: CouchDB's offsets place the page */
-        plan.place_known = 0;
-        cp_plan_keyset_probes(s->pool, &plan, queries);
+    /* (a bounded token's key is known once located) */
+    behind_limit = cp_keyset_behind_limit(token, s->req->count, index->links);
+    do {
+        queries = cp_keyset_index_queries(s->pool, &plan, index->index_fields,
+                                          index->index_fixed, token, limit, behind_limit);
+        if (!queries) {
+            return cp_fault_bad_request(s->pool, "the start token cannot bound a query");
+        }
         if ((fault = ask(s, index, &plan, 1, queries))) {
             return fault;
         }
-    }
+        s->walk->seq = plan.update_seq ? cp_plan_seq(s->pool, queries) : NULL;
+        changed = plan.place_known ? cp_changed_compare(s->pool, s->walk->walk, s->walk->seq)
+                                   : CP_CHANGED_NO;
+        if (changed == CP_CHANGED_YES) {
+            /* written since: the probes after the read, or with it again
+             * where their answers disagree with it */
+            plan.place_known = 0;
+            cp_plan_keyset_probes(s->pool, &plan, queries);
+            if ((fault = ask(s, index, &plan, 1, queries))) {
+                return fault;
+            }
+        }
+    } while (changed == CP_CHANGED_YES && !cp_plan_seq(s->pool, queries));
     *rows = cp_keyset_index_rows(s->pool, cp_plan_query(queries, CP_QUERY_FORWARD)->answer,
                                  token, sort, index->index_fields, &dropped);
     *behind = cp_keyset_index_behind(s->pool, queries, token, sort, index->index_fields);
     if (plan.place_known) {
-        cp_count_keyset(token, &carried, counted);
+        /* other copies answered (a cluster's): an earlier page's count */
+        carried->earlier = changed != CP_CHANGED_NO;
+        cp_count_keyset(token, carried, counted);
     }
     else {
         cp_keyset_index_count(queries, backward, dropped, counted);
+        memset(carried, 0, sizeof(*carried));
+        carried->known = s->walk->begins && cp_plan_is_partial(&plan);
     }
-    *carry_count = cp_plan_is_partial(&plan) && (s->walk->begins || plan.place_known);
     return NULL;
 }
 
@@ -722,7 +728,7 @@ static const cp_fault *read_find_rows(const serving *s, const char *url,
  * behind, in the same batch); a second only when the rows beyond the
  * token's row all went meanwhile (the first or the Last page is asked
  * then). */
-static const cp_fault *serve_find(const serving *s, const cp_source *index, const char *text,
+static const cp_fault *serve_find(const serving *s, const cp_source *index, const char **text,
                                   cp_served *served)
 {
     const cp_source *src = s->src;
@@ -739,7 +745,7 @@ static const cp_fault *serve_find(const serving *s, const cp_source *index, cons
     cp_prefer_count prefer = cp_count_prefer(s->pool, s->req->prefer);
     const cp_keyset_count *numbered;
     cp_count_walk walk = { 0 };
-    int limit, cap = 0, count_read = 0, carry_count = 0;
+    int limit, cap = 0, count_read = 0;
 
     /* CouchDB numbers a page read from the index's view; else a count does */
     if (index) {
@@ -749,7 +755,7 @@ static const cp_fault *serve_find(const serving *s, const cp_source *index, cons
         cap = cp_count_cap(&src->count, prefer, &served->preference_applied);
         served->prefer_varies = 1;
     }
-    if ((reason = cp_token_decode(s->pool, text, &token_rows, &token))) {
+    if ((reason = cp_token_decode(s->pool, *text, &token_rows, &token))) {
         return cp_fault_bad_request(s->pool, reason);
     }
     cp_changed_token(s->walk, &token);
@@ -759,7 +765,7 @@ static const cp_fault *serve_find(const serving *s, const cp_source *index, cons
     limit = cp_keyset_limit(s->req->count, src->links);
     for (;;) {
         fault = index ? read_index_rows(s, index, &token, limit, &rows, &behind, &counted,
-                                          &carry_count)
+                                          &walk)
                       : read_find_rows(s, url, &token, limit, &rows);
         if (fault) {
             return fault;
@@ -787,15 +793,12 @@ static const cp_fault *serve_find(const serving *s, const cp_source *index, cons
             }
         }
     }
-    if (index && carry_count && s->walk->seq && served->page.numbered) {
-        /* beside the walk's mark (read_index_rows); a link to rows not
-         * read ahead carries none, and its page asks the probes */
-        walk.known = 1;
-        walk.total = served->page.total_rows;
-        cp_count_page(s->pool, &token, rows, &walk, &served->page);
+    if (index && walk.known && (s->walk->walk || s->walk->seq)) {
+        /* beside the walk's mark (read_index_rows) */
+        cp_count_carry(s->pool, &token, rows, &walk, s->walk->jumped, text, &served->page);
     }
-    else if (walk.known && (reason = cp_count_page(s->pool, &token, rows, &walk,
-                                                   &served->page))) {
+    else if (!index && walk.known && (reason = cp_count_page(s->pool, &token, rows, &walk,
+                                                             &served->page))) {
         log_line(s, CP_LOG_DEBUG, "CP0432", apr_psprintf(s->pool, "a page of %s hands out "
                  "tokens without its count: %s", src->uri, reason));
     }
@@ -880,7 +883,7 @@ const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_req
         s.req = jumped;
     }
     if (source->find) {
-        fault = serve_find(&s, index, text, served);
+        fault = serve_find(&s, index, &text, served);
     }
     else {
         /* a view's pages are counted by CouchDB's offsets, at no cost */

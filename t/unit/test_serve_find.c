@@ -192,6 +192,25 @@ static void find_numbered_pages_by_keyset(void **state)
     assert_string_equal(page->next, "{\"a\":[[4],\"d04\"]}");
 }
 
+/* The page at start, its rows names, numbered from offset of total (the
+ * walk's count earlier or not), by asks requests more, probes more among
+ * them. */
+static const cp_page *numbered_page(location *l, const char *start, const char *names,
+                                    apr_int64_t offset, apr_int64_t total, int earlier,
+                                    int asks, int probes)
+{
+    int asked = l->fake->asks, probed = l->fake->range_probes;
+    const cp_page *page = page_at(l, start);
+
+    assert_string_equal(row_names(page), names);
+    assert_int_equal(page->offset, offset);
+    assert_int_equal(page->total_rows, total);
+    assert_int_equal(page->count_earlier, earlier);
+    assert_int_equal(l->fake->asks, asked + asks);
+    assert_int_equal(l->fake->range_probes, probed + probes);
+    return page;
+}
+
 /* A numbered page's count goes on with its walk: the first page's tokens
  * carry it, and a later page, while its answer's sequence says the view
  * is as it was when the walk began, is numbered by it with no probe; once
@@ -209,20 +228,13 @@ static void find_numbered_count_carried_by_the_walk(void **state)
     int asks, probes, i;
 
     (void)state;
-    f->view_seq = "\"7-g1AAAA\"";
+    f->view_seq = "\"7-double\"";
     walk_both_ways(l, pages, 3, 7);
     page = page_at(l, NULL);
     assert_non_null(strstr(page->next, "\"t\":7,\"p\":2"));
     second = apr_pstrdup(pool, page->next);
-    asks = f->asks;
     probes = f->range_probes;
-    page = page_at(l, second);
-    assert_string_equal(row_names(page), "d06 d08 d10");
-    assert_int_equal(page->offset, 3);
-    assert_int_equal(page->total_rows, 7);
-    assert_false(page->count_earlier);
-    assert_int_equal(f->asks, asks + 1);
-    assert_int_equal(f->range_probes, probes);
+    page = numbered_page(l, second, "d06 d08 d10", 3, 7, 0, 1, 0);
     third = apr_pstrdup(pool, page->next);
     assert_non_null(strstr(third, "\"t\":7,\"p\":5"));
     /* a forged count misleads its own page only: rows as the walk's, a
@@ -234,6 +246,10 @@ static void find_numbered_count_carried_by_the_walk(void **state)
                                       strstr(second, "\"w\""), NULL));
         assert_string_equal(row_names(page), "d06 d08 d10");
     }
+    /* other copies answered (a cluster's), nothing tells whether the view
+     * was written: the walk's count, said to be an earlier page's */
+    f->view_seq = "\"7-other\"";
+    numbered_page(l, third, "d12", 6, 7, 1, 1, 0);
     /* a row written before the page's: the view's sequence moves */
     add_doc(f, "{\"_id\":\"d99\",\"k\":\"a\",\"n\":-1}");
     apr_array_push(f->rows);
@@ -243,15 +259,18 @@ static void find_numbered_count_carried_by_the_walk(void **state)
     row->key = cp_json_load(pool, "[\"a\",-1]", 8, NULL);
     row->id = "d99";
     row->value = cp_json_load(pool, "0", 1, NULL);
-    f->view_seq = "\"8-g1AAAB\"";
+    f->view_seq = "\"8-double\"";
+    page = numbered_page(l, third, "d12", 7, 8, 0, 2, 2);
+    assert_null(strstr(page->prev, "\"t\":"));
+    /* probes that answer from another state than the read: the read and
+     * its probes again, in one request */
+    f->odd_role = CP_QUERY_RANGE_START + 1;
+    f->odd_seq = "\"9-double\"";
     asks = f->asks;
     page = page_at(l, third);
-    assert_string_equal(row_names(page), "d12");
     assert_int_equal(page->offset, 7);
-    assert_int_equal(page->total_rows, 8);
-    assert_int_equal(f->asks, asks + 2);
-    assert_int_equal(f->range_probes, probes + 2);
-    assert_null(strstr(page->prev, "\"t\":"));
+    assert_int_equal(f->asks, asks + 3);
+    f->odd_role = 0;
     /* an older link, without a count: the probes asked with its read */
     asks = f->asks;
     page = page_at(l, "{\"a\":[[10],\"d10\"]}");
@@ -261,7 +280,7 @@ static void find_numbered_count_carried_by_the_walk(void **state)
     /* with page links, a link to rows the page read ahead carries it too */
     l = indexed_location(2);
     f = l->fake;
-    f->view_seq = "\"7-g1AAAA\"";
+    f->view_seq = "\"7-double\"";
     page = page_at(l, NULL);
     link = &APR_ARRAY_IDX(page->pages, 2, cp_page_link);
     assert_int_equal(link->number, 3);
