@@ -10,18 +10,28 @@
 # shows a count of some moment and loses or repeats no row; a forged count
 # in a token is a wrong number on that page or a 400, never a 5xx; in a
 # partition (CouchDB) the count is bounded by the partition's view of the
-# index as outside one, and sorted by _id alone by _all_docs; and
+# index as outside one, and sorted by _id alone by _all_docs; on CouchDB's
+# 3-node cluster (COUCHDB_CLUSTER_URLS) a residual $elemMatch and $regex
+# are walked both ways and jumped to as the cluster's own _find; and
 # apachectl -t refuses a bad CouchPageCount.
 use strict;
 use warnings;
 
 use Apache::Test qw(plan ok skip);
+use File::Temp qw(tempdir);
+use HTTP::Tiny ();
 use JSON::PP ();
+use MIME::Base64 ();
 use CouchPageTest qw(get_json with_args backend_request backend_open_db httpd_config_test
-                     error_log_mark error_log_since backend_kind);
+                     error_log_mark error_log_since backend_kind start_own_httpd);
 use CouchPageFind qw(must reference_ids ids walk same_list bounded_count numbers_agree html_text);
 
-plan tests => 38;
+# The cluster's checks run where every node of COUCHDB_CLUSTER_URLS answers
+# (in CI, the first tier's run: 14_cluster.t, of the real tier, stops two).
+my @CLUSTER = map { s{/$}{}r } split /\s*,\s*/, $ENV{COUCHDB_CLUSTER_URLS} // '';
+my @LIVE = grep { (HTTP::Tiny->new(timeout => 10)->get("$_/_up")->{status} // 0) == 200 } @CLUSTER;
+@CLUSTER = () if @LIVE < @CLUSTER;
+plan tests => 38 + (@CLUSTER ? 3 : 0);
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my $SIZE = 7;
@@ -486,4 +496,118 @@ for my $case (['CouchPageCount sometimes', qr/CouchPageCount: takes exact, cappe
 {
     my ($status, $out) = httpd_config_test("$VIEW\nCouchPageCount capped 500");
     ok($status == 0 && $out =~ /Syntax OK/) or print STDERR "# $status $out\n";
+}
+
+# --- the 3-node cluster (COUCHDB_CLUSTER_URLS) ----------------------------------------
+# Counted _find locations through the module's own httpd on one node of the
+# cluster (two shards, three copies each): a residual $elemMatch and a
+# residual $regex, walked both ways, every page's rows in the cluster's own
+# order of the selector read whole and its total_rows, first_row and
+# last_row that count's; ?page=N for every N the walk's page N (its rows and
+# numbers); a count capped at 10 "at least", whose jumps reach only the
+# pages whose rows it read. (The test's own httpd is stopped when it ends.)
+if (@CLUSTER) {
+    my $http = HTTP::Tiny->new(timeout => 30);
+    my ($user, $password, $hostport) = $CLUSTER[0] =~ m{^http://([^:]+):([^@]+)@(.+)$};
+    my $base = "http://$hostport";
+    my $auth = 'Basic ' . MIME::Base64::encode_base64("$user:$password", '');
+    my $req = sub {
+        my ($method, $path, $body) = @_;
+        my $r = $http->request($method, "$base$path", { headers => { Authorization => $auth,
+            'Content-Type' => 'application/json' }, defined $body ? (content => $JSON->encode($body)) : () });
+        return ($r->{status}, eval { $JSON->decode($r->{content}) });
+    };
+    $req->(DELETE => '/counted34');
+    my ($s) = $req->(PUT => '/counted34');
+    die "creating counted34 on the cluster: $s\n" unless $s =~ /^20[12]$/;
+    ($s) = $req->(POST => '/counted34/_bulk_docs', { docs => [ map {
+        { _id => sprintf('c%03d', ($_ * 37) % 200), n => $_ % 40, tags => [$_ % 3 ? 'b' : 'a'],
+          title => ($_ % 4 ? 'T' : 'x') . $_ } } 0 .. 199 ] });
+    die "loading counted34: $s\n" unless $s =~ /^20[12]$/;
+    ($s) = $req->(POST => '/counted34/_index', { index => { fields => ['n'] }, ddoc => 'by-n',
+                                                 name => 'by-n', type => 'json' });
+    die "indexing counted34: $s\n" unless $s =~ /^20[012]$/;
+    # every copy of each range has the documents
+    sleep 2;
+    my %SEL = (e => { n => { '$gte' => undef }, tags => { '$elemMatch' => { '$eq' => 'a' } } },
+               r => { n => { '$gte' => undef }, title => { '$regex' => '^T' } });
+    my %want;
+    for my $k (keys %SEL) {
+        my ($st, $body) = $req->(POST => '/counted34/_find', { selector => $SEL{$k},
+            sort => [{ n => 'asc' }], use_index => ['by-n', 'by-n'], limit => 1000, fields => ['_id'] });
+        die "the cluster's _find of $k: $st\n" unless $st == 200;
+        $want{$k} = [ map { $_->{_id} } @{ $body->{docs} } ];
+    }
+    my $conf = '';
+    for my $loc (['e', 'e', ''], ['r', 'r', ''], ['c', 'e', "    CouchPageCount capped 10\n"]) {
+        my ($path, $k, $more) = @$loc;
+        my $sel = $JSON->encode($SEL{$k});
+        $conf .= qq{<Location "/$path/">\n    SetHandler couchpage\n}
+               . qq{    CouchPageView "$base/counted34/_find"\n    CouchPageCredentials "$user" "$password"\n}
+               . qq{    CouchPageSelector '$sel'\n    CouchPageSort n\n    CouchPageIndex by-n by-n\n}
+               . qq{    CouchPageSize $SIZE\n    CouchPageJumpReach 1000\n    CouchPageFormat json\n$more</Location>\n};
+    }
+    my $root = tempdir(CLEANUP => 1);
+    my ($port) = start_own_httpd($root, [qw(proxy proxy_http)], $conf);
+    my $get = sub {
+        my ($path, %args) = @_;
+        my $r = $http->get(with_args("http://127.0.0.1:$port$path", %args));
+        my $body = eval { $JSON->decode($r->{content}) } // {};
+        return { %$body, status => $r->{status} };
+    };
+    my $walk = sub {
+        my ($path, $back) = @_;
+        my @pages = ($get->($path, $back ? (start => 'last') : ()));
+        while (@pages < 100 && $pages[-1]{status} == 200) {
+            my $t = $back ? $pages[-1]{prev} : $pages[-1]{next};
+            last unless defined $t;
+            push @pages, $get->($path, start => $t);
+        }
+        return $back ? reverse @pages : @pages;
+    };
+    my $shape = sub { my ($p) = @_; join ' ', map({ $_ // '-' } @$p{qw(status first_row last_row total_rows)}), ids($p) };
+    for my $k (qw(e r)) {
+        my @want = @{ $want{$k} };
+        my (@fwd) = $walk->("/$k/");
+        my (@back) = $walk->("/$k/", 1);
+        my @bad;
+        for my $pages ([fwd => \@fwd], [back => \@back]) {
+            my ($way, $list) = @$pages;
+            push @bad, "$way: " . join(' ', map { $_->{status} } @$list) if grep { $_->{status} != 200 } @$list;
+            push @bad, "$way: not the cluster's rows" unless same_list([ map { ids($_) } @$list ], \@want, "cluster $k $way");
+            for my $i (0 .. $#$list) {
+                my $p = $list->[$i];
+                my $first = $i * $SIZE + 1;
+                push @bad, "$way page " . ($i + 1) . ': ' . $shape->($p)
+                    unless ($p->{total_rows} // -1) == @want && ($p->{first_row} // -1) == $first
+                           && ($p->{last_row} // -1) == $first + @{ $p->{items} || [] } - 1;
+            }
+        }
+        # ?page=N: the walk's page N
+        for my $n (1 .. @fwd) {
+            my $jumped = $get->("/$k/", page => $n);
+            push @bad, "?page=$n: " . $shape->($jumped) . ' against ' . $shape->($fwd[$n - 1])
+                unless $shape->($jumped) eq $shape->($fwd[$n - 1]);
+        }
+        # the cluster: counted, walked both ways and jumped to, as its own _find
+        ok(@want > 2 * $SIZE && @fwd == int((@want + $SIZE - 1) / $SIZE) && !@bad)
+            or print STDERR "# cluster /$k/: ", join("\n# ", @bad[0 .. ($#bad < 9 ? $#bad : 9)]), "\n";
+    }
+    # capped at 10: at least the matches among the index's first rows
+    my @capped = $walk->('/c/');
+    my $reached = 0;
+    for my $n (1 .. @capped) {
+        my $jumped = $get->('/c/', page => $n);
+        if ($jumped->{status} == 200) {
+            $reached++ if $shape->($jumped) eq $shape->($capped[$n - 1]);
+        }
+        elsif ($jumped->{status} != 400 || ($jumped->{reason} // '') !~ /counted up to 10 only/) {
+            $reached = -1000;
+        }
+    }
+    ok(@capped > 2 && ($capped[0]{count} // '') eq 'at least' && !grep({ $_->{status} != 200 } @capped)
+       && same_list([ map { ids($_) } @capped ], $want{e}, 'cluster capped') && $reached >= 1)
+        or print STDERR "# cluster /c/: ", $shape->($capped[0]), " count ", ($capped[0]{count} // 'none'),
+                        "; reached $reached\n";
+    $req->(DELETE => '/counted34');
 }
