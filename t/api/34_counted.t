@@ -21,16 +21,12 @@ use Apache::Test qw(plan ok skip);
 use File::Temp qw(tempdir);
 use HTTP::Tiny ();
 use JSON::PP ();
-use MIME::Base64 ();
 use CouchPageTest qw(get_json with_args backend_request backend_open_db httpd_config_test
-                     error_log_mark error_log_since backend_kind start_own_httpd);
+                     error_log_mark error_log_since backend_kind start_own_httpd live_cluster
+                     cluster_node);
 use CouchPageFind qw(must reference_ids ids walk same_list bounded_count numbers_agree html_text);
 
-# The cluster's checks run where every node of COUCHDB_CLUSTER_URLS answers
-# (in CI, the first tier's run: 14_cluster.t, of the real tier, stops two).
-my @CLUSTER = map { s{/$}{}r } split /\s*,\s*/, $ENV{COUCHDB_CLUSTER_URLS} // '';
-my @LIVE = grep { (HTTP::Tiny->new(timeout => 10)->get("$_/_up")->{status} // 0) == 200 } @CLUSTER;
-@CLUSTER = () if @LIVE < @CLUSTER;
+my @CLUSTER = live_cluster();
 plan tests => 38 + (@CLUSTER ? 3 : 0);
 
 my $JSON = JSON::PP->new->utf8->canonical;
@@ -508,15 +504,7 @@ for my $case (['CouchPageCount sometimes', qr/CouchPageCount: takes exact, cappe
 # pages whose rows it read. (The test's own httpd is stopped when it ends.)
 if (@CLUSTER) {
     my $http = HTTP::Tiny->new(timeout => 30);
-    my ($user, $password, $hostport) = $CLUSTER[0] =~ m{^http://([^:]+):([^@]+)@(.+)$};
-    my $base = "http://$hostport";
-    my $auth = 'Basic ' . MIME::Base64::encode_base64("$user:$password", '');
-    my $req = sub {
-        my ($method, $path, $body) = @_;
-        my $r = $http->request($method, "$base$path", { headers => { Authorization => $auth,
-            'Content-Type' => 'application/json' }, defined $body ? (content => $JSON->encode($body)) : () });
-        return ($r->{status}, eval { $JSON->decode($r->{content}) });
-    };
+    my ($base, $user, $password, $req) = cluster_node($CLUSTER[0]);
     $req->(DELETE => '/counted34');
     my ($s) = $req->(PUT => '/counted34');
     die "creating counted34 on the cluster: $s\n" unless $s =~ /^20[12]$/;

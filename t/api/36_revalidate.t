@@ -37,19 +37,12 @@ use File::Spec::Functions qw(catfile);
 use Time::HiRes qw(time sleep);
 use CouchPageTest qw(with_args double_load double_request double_url decode_json_or_undef
                      error_log_mark error_log_since backend_kind backend_request backend_open_db
-                     start_own_httpd reap_process);
+                     start_own_httpd reap_process live_cluster cluster_node);
 use File::Temp qw(tempdir);
 use HTTP::Tiny ();
 use JSON::PP ();
-use MIME::Base64 ();
 
-# The cluster's checks run where every node of COUCHDB_CLUSTER_URLS answers
-# (as 38_changed.t's).
-my @CLUSTER = map { s{/$}{}r } split /\s*,\s*/, $ENV{COUCHDB_CLUSTER_URLS} // '';
-my @LIVE = grep { (HTTP::Tiny->new(timeout => 10)->get("$_/_up")->{status} // 0) == 200 } @CLUSTER;
-@CLUSTER = () if @LIVE < @CLUSTER;
-diag('the cluster of COUCHDB_CLUSTER_URLS: ' . @LIVE . ' node(s) answer, not all: its checks are left out')
-    if @LIVE && !@CLUSTER;
+my @CLUSTER = live_cluster();
 
 plan tests => 4 * 26 + 8 + 7 + 5 + (@CLUSTER ? 6 : 0);
 
@@ -315,26 +308,17 @@ isnt $three, $one, '... under another seal';
 # shows every write.
 if (@CLUSTER) {
     my $json = JSON::PP->new->utf8->canonical;
-    my ($cuser, $cpassword, $hostport) = $CLUSTER[0] =~ m{^http://([^:]+):([^@]+)@(.+)$};
-    my $auth = 'Basic ' . MIME::Base64::encode_base64("$cuser:$cpassword", '');
-    my $node = sub {
-        my ($url, $method, $path, $body) = @_;
-        my ($base) = $url =~ m{^http://[^@]+@(.+)$};
-        my $r = $http->request($method, "http://$base$path", { headers => { Authorization => $auth,
-            'Content-Type' => 'application/json' }, defined $body ? (content => $json->encode($body)) : () });
-        return ($r->{status}, eval { $json->decode($r->{content}) });
-    };
-    $node->($CLUSTER[0], DELETE => '/fresh36');
-    my ($s) = $node->($CLUSTER[0], PUT => '/fresh36');
+    my ($base, $cuser, $cpassword, $req) = cluster_node($CLUSTER[0]);
+    $req->(DELETE => '/fresh36');
+    my ($s) = $req->(PUT => '/fresh36');
     die "creating fresh36 on the cluster: $s\n" unless $s =~ /^20[12]$/;
-    ($s) = $node->($CLUSTER[0], POST => '/fresh36/_bulk_docs', { docs => [ @DOCS,
+    ($s) = $req->(POST => '/fresh36/_bulk_docs', { docs => [ @DOCS,
         { _id => '_design/d', views => { v => { map => 'function (doc) { if (typeof doc.n == "number") emit(doc.n, null); }' } } } ] });
     die "loading fresh36: $s\n" unless $s =~ /^20[12]$/;
-    ($s) = $node->($CLUSTER[0], POST => '/fresh36/_index', { index => { fields => ['n'] }, ddoc => 'byn', name => 'byn' });
+    ($s) = $req->(POST => '/fresh36/_index', { index => { fields => ['n'] }, ddoc => 'byn', name => 'byn' });
     die "the index of fresh36: $s\n" unless $s =~ /^20[01]$/;
     sleep 2;
     my $croot = tempdir('couchpage-fresh36-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-    my $base = "http://$hostport";
     my ($cport) = start_own_httpd($croot, [qw(proxy proxy_http)], <<"CONF");
 LogFormat "%{X-Cost-Test}i %>s %{couchpage-backend-requests}n %{couchpage-rows}n" c36
 CustomLog "$croot/costs_log" c36
@@ -383,9 +367,8 @@ CONF
             # a shown document edited, w=2, through the node the pages are
             # read through: its own copies, which its database GET names
             # first, take the write among the first two
-            my $via = $CLUSTER[0];
-            my (undef, $doc) = $node->($via, GET => '/fresh36/doc01?r=3');
-            my ($st) = $node->($via, PUT => '/fresh36/doc01?w=2', { %$doc, t => "edit $round" });
+            my (undef, $doc) = $req->(GET => '/fresh36/doc01?r=3');
+            my ($st) = $req->(PUT => '/fresh36/doc01?w=2', { %$doc, t => "edit $round" });
             die "editing doc01 on the cluster: $st\n" unless $st =~ /^20[12]$/;
             for my $when ('at once', 'quiet') {
                 sleep 1.5 if $when eq 'quiet';

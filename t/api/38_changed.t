@@ -33,18 +33,11 @@ use Apache::TestRequest ();
 use File::Temp qw(tempdir);
 use HTTP::Tiny ();
 use JSON::PP ();
-use MIME::Base64 ();
-use CouchPageTest qw(get_json with_args double_load double_request start_own_httpd);
+use CouchPageTest qw(get_json with_args double_load double_request start_own_httpd live_cluster
+                     cluster_node);
 
-# The cluster's checks run where every node of COUCHDB_CLUSTER_URLS answers:
-# in CI, the first tier's run (14_cluster.t, of the real tier, then stops
-# two nodes: the real tier's run says so and leaves them out).
-my @CLUSTER = map { s{/$}{}r } split /\s*,\s*/, $ENV{COUCHDB_CLUSTER_URLS} // '';
-my @LIVE = grep { (HTTP::Tiny->new(timeout => 10)->get("$_/_up")->{status} // 0) == 200 } @CLUSTER;
-@CLUSTER = () if @LIVE < @CLUSTER;
+my @CLUSTER = live_cluster();
 plan tests => 14 + (@CLUSTER ? 4 : 0);
-diag('the cluster of COUCHDB_CLUSTER_URLS: ' . @LIVE . ' node(s) answer, not all: its checks are left out')
-    if @LIVE && !@CLUSTER;
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my @DOCS = ((map { { _id => sprintf('p%02d', $_), type => 'post', n => $_, t => "post $_" } } 0 .. 11),
@@ -267,15 +260,7 @@ sub html_page {
 # (the test's own httpd, registered by start_own_httpd, is stopped when it ends)
 if (@CLUSTER) {
     my $http = HTTP::Tiny->new(timeout => 30);
-    my ($user, $password, $hostport) = $CLUSTER[0] =~ m{^http://([^:]+):([^@]+)@(.+)$};
-    my $base = "http://$hostport";
-    my $auth = 'Basic ' . MIME::Base64::encode_base64("$user:$password", '');
-    my $req = sub {
-        my ($method, $path, $body) = @_;
-        my $r = $http->request($method, "$base$path", { headers => { Authorization => $auth,
-            'Content-Type' => 'application/json' }, defined $body ? (content => $JSON->encode($body)) : () });
-        return ($r->{status}, eval { $JSON->decode($r->{content}) });
-    };
+    my ($base, $user, $password, $req) = cluster_node($CLUSTER[0]);
     $req->(DELETE => '/changed38');
     my ($s) = $req->(PUT => '/changed38');
     die "creating changed38 on the cluster: $s\n" unless $s =~ /^20[12]$/;

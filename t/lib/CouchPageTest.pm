@@ -32,6 +32,7 @@ our @EXPORT_OK = qw(
     time_wait_count
     free_port wait_for_port own_process spawn_process reap_process start_own_httpd
     httpd_config_test browser_walk browser_script token_shows
+    live_cluster cluster_node
 );
 our %EXPORT_TAGS = (all => \@EXPORT_OK);
 
@@ -76,6 +77,40 @@ sub decode_json_or_undef {
     return undef unless defined $text and length $text;
     my $value = eval { $JSON->decode($text) };
     return $value;
+}
+
+# The node URLs of COUCHDB_CLUSTER_URLS (.ci/run's 3-node cluster) where
+# every one answers, else none (said where only some do): a test's cluster
+# checks run on the whole cluster only (in CI, the first tier's run:
+# 14_cluster.t, of the real tier, stops two nodes).
+sub live_cluster {
+    require HTTP::Tiny;
+    my @urls = map { s{/$}{}r } split /\s*,\s*/, $ENV{COUCHDB_CLUSTER_URLS} // '';
+    my $live = grep { (HTTP::Tiny->new(timeout => 10)->get("$_/_up")->{status} // 0) == 200 } @urls;
+    return @urls if $live == @urls;
+    print STDERR "# the cluster of COUCHDB_CLUSTER_URLS: $live node(s) answer, not all: its checks are left out\n"
+        if $live;
+    return ();
+}
+
+# A node URL with credentials (http://USER:PASS@HOST:PORT): (its URL without
+# them, the user, the password, a client of it), the client
+# $request->(METHOD, PATH[, BODY]) giving (status, the answer decoded or undef).
+sub cluster_node {
+    my ($url) = @_;
+    require HTTP::Tiny;
+    my ($user, $password, $hostport) = $url =~ m{^http://([^:]+):([^@]+)@(.+)$};
+    my $base = "http://$hostport";
+    my $http = HTTP::Tiny->new(timeout => 30);
+    my %headers = (Authorization => 'Basic ' . MIME::Base64::encode_base64("$user:$password", ''),
+                   'Content-Type' => 'application/json');
+    my $request = sub {
+        my ($method, $path, $body) = @_;
+        my $r = $http->request($method, "$base$path", { headers => \%headers,
+            defined $body ? (content => $JSON->encode($body)) : () });
+        return ($r->{status}, decode_json_or_undef($r->{content}));
+    };
+    return ($base, $user, $password, $request);
 }
 
 # GET a path of the test server: (status, decoded JSON body or undef, HTTP::Response).
