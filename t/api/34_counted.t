@@ -27,7 +27,7 @@ use CouchPageTest qw(get_json with_args backend_request backend_open_db httpd_co
 use CouchPageFind qw(must reference_ids ids walk same_list bounded_count numbers_agree html_text);
 
 my @CLUSTER = live_cluster();
-plan tests => 38 + (@CLUSTER ? 3 : 0);
+plan tests => 38 + (@CLUSTER ? 6 : 0);
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my $SIZE = 7;
@@ -501,7 +501,9 @@ for my $case (['CouchPageCount sometimes', qr/CouchPageCount: takes exact, cappe
 # order of the selector read whole and its total_rows, first_row and
 # last_row that count's; ?page=N for every N the walk's page N (its rows and
 # numbers); a count capped at 10 "at least", whose jumps reach only the
-# pages whose rows it read. (The test's own httpd is stopped when it ends.)
+# pages whose rows it read; hostile page values a 400; a walk while
+# documents are added and deleted. (The test's own httpd is stopped when it
+# ends.)
 if (@CLUSTER) {
     my $http = HTTP::Tiny->new(timeout => 30);
     my ($base, $user, $password, $req) = cluster_node($CLUSTER[0]);
@@ -519,13 +521,15 @@ if (@CLUSTER) {
     sleep 2;
     my %SEL = (e => { n => { '$gte' => undef }, tags => { '$elemMatch' => { '$eq' => 'a' } } },
                r => { n => { '$gte' => undef }, title => { '$regex' => '^T' } });
-    my %want;
-    for my $k (keys %SEL) {
+    # the cluster's own _find of a selector, read whole: its ids
+    my $cluster_ids = sub {
+        my ($k) = @_;
         my ($st, $body) = $req->(POST => '/counted34/_find', { selector => $SEL{$k},
             sort => [{ n => 'asc' }], use_index => ['by-n', 'by-n'], limit => 1000, fields => ['_id'] });
         die "the cluster's _find of $k: $st\n" unless $st == 200;
-        $want{$k} = [ map { $_->{_id} } @{ $body->{docs} } ];
-    }
+        return map { $_->{_id} } @{ $body->{docs} };
+    };
+    my %want = map { $_ => [ $cluster_ids->($_) ] } keys %SEL;
     my $conf = '';
     for my $loc (['e', 'e', ''], ['r', 'r', ''], ['c', 'e', "    CouchPageCount capped 10\n"]) {
         my ($path, $k, $more) = @$loc;
@@ -597,5 +601,50 @@ if (@CLUSTER) {
        && same_list([ map { ids($_) } @capped ], $want{e}, 'cluster capped') && $reached >= 1)
         or print STDERR "# cluster /c/: ", $shape->($capped[0]), " count ", ($capped[0]{count} // 'none'),
                         "; reached $reached\n";
+    # hostile page values: a 400 that says why, as on one node
+    my @hostile = grep {
+        my $r = $http->get("http://127.0.0.1:$port/e/?page=$_");
+        $r->{status} != 400 || $r->{content} !~ /page must be a whole number from 1 to 999999999/
+    } ('0', '-1', 'abc', '', '2.0', '99999999999999999999999999');
+    ok(!@hostile) or print STDERR "# cluster: page=@hostile not refused\n";
+    # a walk of /e/ while documents are added and deleted through the node:
+    # no row lost or repeated, every numbered page's count one the cluster's
+    # _find read whole gave during the walk, and the Last page, asked once the
+    # copies have the writes, counts again: the count then
+    my @before = @{ $want{e} };
+    my %counts = (scalar(@before) => 1);
+    my (%deleted, $k);
+    my ($fwd, $pages, $bad) = walk("http://127.0.0.1:$port/e/", each => sub {
+        my ($page) = @_;
+        $k++;
+        my ($st) = $req->(PUT => sprintf('/counted34/new%03d', $k),
+                          { n => ($k * 13) % 40, tags => ['a'], title => "Tnew$k" });
+        die "adding to counted34: $st\n" unless $st =~ /^20[12]$/;
+        $counts{ scalar($cluster_ids->('e')) } = 1;
+        my %seen = map { $_ => 1 } ids($page);
+        my @ahead = grep { !$seen{$_} && !$deleted{$_} } @before;
+        return unless @ahead > 10;
+        my $victim = $ahead[($k * 7) % @ahead];
+        my ($sd, $doc) = $req->(GET => "/counted34/$victim");
+        ($sd) = $req->(DELETE => "/counted34/$victim?rev=$doc->{_rev}");
+        die "deleting $victim: $sd\n" unless $sd =~ /^20[012]$/;
+        $deleted{$victim} = 1;
+        $counts{ scalar($cluster_ids->('e')) } = 1;
+    });
+    my %got;
+    my @repeated = grep { $got{$_}++ } @$fwd;
+    my @lost = grep { !$got{$_} && !$deleted{$_} } @before;
+    my @odd = grep { ($_->{numbering} // '') eq 'absolute' && !$counts{ $_->{total_rows} // -1 } }
+              @$pages;
+    ok(!@repeated && !@lost && !@$bad && %deleted > 3 && !@odd)
+        or print STDERR "# cluster live walk: repeated @repeated; lost @lost; bad @$bad; counts ",
+                        join(' ', sort keys %counts), "; shown ",
+                        join(' ', map { $_->{total_rows} // 'none' } @$pages), "\n";
+    sleep 1;
+    my @now = $cluster_ids->('e');
+    my $last = $get->('/e/', start => 'last');
+    ok($last->{status} == 200 && ($last->{total_rows} // -1) == @now && !defined $last->{count_as_of}
+       && join(' ', ids($last)) eq join(' ', @now[($last->{first_row} // 1) - 1 .. $#now]))
+        or print STDERR "# cluster last: ", $shape->($last), " now ", scalar(@now), "\n";
     $req->(DELETE => '/counted34');
 }

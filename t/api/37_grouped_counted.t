@@ -8,17 +8,20 @@
 # request. A capped count says "at least N" past N; Prefer: count=none
 # leaves the pages relative; an old [key] token is a relative page; a
 # forged count is a wrong number on that page or a 400, never a 5xx; a walk
-# while groups come and go loses or repeats no group.
+# while groups come and go loses or repeats no group; and the same on
+# CouchDB's 3-node cluster (COUCHDB_CLUSTER_URLS).
 use strict;
 use warnings;
 
 use Apache::Test qw(plan ok);
+use File::Temp qw(tempdir);
 use JSON::PP ();
 use CouchPageTest qw(get_json with_args backend_request backend_open_db backend_kind
-                     error_log_mark error_log_since);
+                     error_log_mark error_log_since live_cluster cluster_node start_own_httpd);
 use CouchPageFind qw(must walk same_list numbers_agree html_text);
 
-plan tests => 14;
+my @CLUSTER = live_cluster();
+plan tests => 14 + (@CLUSTER ? 3 : 0);
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my $SIZE = 7;
@@ -27,14 +30,18 @@ my $DDOC = { views => {
     sum => { map => 'function (d) { emit(d.g, d.i); }', reduce => '_sum' },
 } };
 
+# About six documents a group, in no order of their group.
+sub group_docs {
+    my (@groups) = @_;
+    return map { { _id => sprintf('d%04d', ($_ * 7919) % 10000), g => $groups[$_ % @groups],
+                   i => $_ } } 0 .. 6 * @groups - 1;
+}
+
 sub load {
     my ($db, @groups) = @_;
     backend_request(DELETE => "/$db");
     backend_open_db($db);
-    # about six documents a group, in no order of their group
-    my @docs = map { { _id => sprintf('d%04d', ($_ * 7919) % 10000), g => $groups[$_ % @groups],
-                       i => $_ } } 0 .. 6 * @groups - 1;
-    must("loading $db", backend_request(POST => "/$db/_bulk_docs", { docs => \@docs }));
+    must("loading $db", backend_request(POST => "/$db/_bulk_docs", { docs => [group_docs(@groups)] }));
     must("the design document of $db", backend_request(PUT => "/$db/_design/d", $DDOC));
 }
 load('gcounted', 0 .. 52);
@@ -201,4 +208,77 @@ for my $case (['/gcounted/level1/', \@level1, 'group_level 1'],
     my @lost = grep { !$shown{$_} } @before;
     ok(!@$bad && !@repeated && !@lost && (grep { $_ eq '[101]' } @$fwd))
         or print STDERR "# repeated @repeated; lost @lost\n";
+}
+
+# --- the 3-node cluster (COUCHDB_CLUSTER_URLS) ----------------------------------------
+# Through the module's own httpd on one node of the cluster (two shards,
+# three copies each): grouped rows counted, walked both ways, every page's
+# numbers those of the cluster's own grouped view read whole; a capped
+# count "at least" past its cap; a walk while groups come and go loses or
+# repeats no group. (The test's own httpd is stopped when it ends.)
+if (@CLUSTER) {
+    my ($base, $user, $password, $req) = cluster_node($CLUSTER[0]);
+    $req->(DELETE => '/gcounted37');
+    my ($s) = $req->(PUT => '/gcounted37');
+    die "creating gcounted37 on the cluster: $s\n" unless $s =~ /^20[12]$/;
+    ($s) = $req->(POST => '/gcounted37/_bulk_docs', { docs => [group_docs(0 .. 52)] });
+    die "loading gcounted37: $s\n" unless $s =~ /^20[12]$/;
+    ($s) = $req->(PUT => '/gcounted37/_design/d', $DDOC);
+    die "the design document of gcounted37: $s\n" unless $s =~ /^20[12]$/;
+    # every copy of each range has the documents
+    sleep 2;
+    my $cluster_keys = sub {
+        my ($view, $query) = @_;
+        my ($st, $res) = $req->(GET => "/gcounted37/_design/d/_view/$view?$query");
+        die "the cluster's grouped view $view: $st\n" unless $st == 200;
+        return map { $JSON->encode($_->{key}) } @{ $res->{rows} || [] };
+    };
+    my $conf = '';
+    for my $loc (['level1', 'count', "    CouchPageGroupLevel 1\n"],
+                 ['sum-desc', 'sum', "    CouchPageDescending On\n    CouchPageCount exact\n"],
+                 ['capped', 'count', "    CouchPageGroupLevel 1\n    CouchPageCount capped 20\n"]) {
+        my ($path, $view, $more) = @$loc;
+        $conf .= qq{<Location "/$path/">\n    SetHandler couchpage\n}
+               . qq{    CouchPageView "$base/gcounted37/_design/d/_view/$view"\n}
+               . qq{    CouchPageCredentials "$user" "$password"\n    CouchPageReduce On\n}
+               . qq{    CouchPageSize $SIZE\n    CouchPageFormat json\n$more</Location>\n};
+    }
+    my $root = tempdir(CLEANUP => 1);
+    my ($port) = start_own_httpd($root, [qw(proxy proxy_http)], $conf);
+    my $url = "http://127.0.0.1:$port";
+    my @bad;
+    for my $case (['level1', [$cluster_keys->('count', 'group_level=1')]],
+                  ['sum-desc', [$cluster_keys->('sum', 'group=true&descending=true')]]) {
+        my ($path, $want) = @$case;
+        my ($fwd, $pages, $bad) = key_walk("$url/$path/");
+        my ($back, $bpages, $bbad) = key_walk("$url/$path/", back => 1);
+        push @bad, $path unless @$want > 3 * $SIZE && same_list($fwd, $want, "cluster $path, forward")
+            && same_list($back, $want, "cluster $path, backward") && !@$bad && !@$bbad
+            && numbers_agree($pages, $want, 0, "cluster $path forward", $SIZE, \&keys_of)
+            && numbers_agree($bpages, $want, 1, "cluster $path backward", $SIZE, \&keys_of);
+    }
+    ok(!@bad) or print STDERR "# cluster: @bad\n";
+    my ($fwd, $pages) = key_walk("$url/capped/");
+    my @wrong = grep { ($_->{count} // '') ne 'at least' || ($_->{total_rows} // -1) < 20
+                       || ($_->{total_rows} // -1) < ($_->{last_row} // 0) } @$pages;
+    ok(same_list($fwd, [$cluster_keys->('count', 'group_level=1')], 'cluster capped') && !@wrong
+       && ($pages->[0]{total_rows} // -1) == 20)
+        or print STDERR "# cluster capped: ", scalar(@wrong), " pages not at least 20\n";
+    # groups come and go: one new behind the walk and one ahead, each page
+    my @before = $cluster_keys->('count', 'group_level=1');
+    my $k = 0;
+    my ($live, $lpages, $lbad) = key_walk("$url/level1/", each => sub {
+        $k++;
+        my ($st) = $req->(POST => '/gcounted37/_bulk_docs', { docs => [
+            { _id => "new-behind-$k", g => $k - 0.5, i => 1000 + $k },
+            { _id => "new-ahead-$k", g => 100 + $k, i => 2000 + $k },
+        ] });
+        die "adding groups to gcounted37: $st\n" unless $st =~ /^20[12]$/;
+    });
+    my %seen;
+    my @repeated = grep { $seen{$_}++ } @$live;
+    my @lost = grep { !$seen{$_} } @before;
+    ok(!@$lbad && !@repeated && !@lost && (grep { $_ eq '[101]' } @$live))
+        or print STDERR "# cluster live: repeated @repeated; lost @lost; bad @$lbad\n";
+    $req->(DELETE => '/gcounted37');
 }
