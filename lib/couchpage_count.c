@@ -604,16 +604,27 @@ const char *cp_count_read(apr_pool_t *pool, const cp_transport *tr, const cp_sou
         open = -1;
     }
     if (bound) {
-        /* the count is bounded in rows only: CouchDB reads each document
-         * of the index's range until cap + 1 match */
+        /* the count would be bounded in rows only: CouchDB reads each
+         * document of the index's range until cap + 1 match. Made only
+         * where the operator's CouchPageCount asks for it */
         const char *key = apr_psprintf(pool, "CP0434 %pp", src->location);
+        int asked = src->count.mode != CP_COUNT_UNSET;
 
         if (tr->first_time(tr->baton, key, strlen(key))) {
-            tr->log(tr->baton, CP_LOG_INFO, "CP0434", apr_psprintf(pool, "the count of %s "
-                    "reads every document of its index's range until %d match (the rows it "
-                    "counts are bounded, the documents CouchDB reads are not): %s. Name a "
-                    "JSON index with CouchPageIndex, or set CouchPageCount none", src->uri,
-                    cap + 1, bound));
+            tr->log(tr->baton, CP_LOG_INFO, "CP0434", asked
+                    ? apr_psprintf(pool, "the count of %s reads every document of its "
+                                   "index's range until %d match (the rows it counts are "
+                                   "bounded, the documents CouchDB reads are not): %s. Name "
+                                   "a JSON index with CouchPageIndex, or set CouchPageCount "
+                                   "none", src->uri, cap + 1, bound)
+                    : apr_psprintf(pool, "the rows of %s are not counted: %s, so a count "
+                                   "would read every document of its index's range until "
+                                   "%d match. Name a JSON index with CouchPageIndex, or set "
+                                   "CouchPageCount capped N to count them so", src->uri,
+                                   bound, cap + 1));
+        }
+        if (!asked) {
+            return NULL;   /* walk->known 0: the pages are numbered relative to themselves */
         }
         reason = count_find(pool, tr, src, url, cp_count_find_body(pool, spec, cap), cap + 1,
                             answer, failure);
@@ -690,7 +701,7 @@ static void read_count(apr_pool_t *pool, const cp_transport *tr, const cp_source
                                        walk, &answer, &failure);
 
     if (!reason) {
-        if (tr->debug) {
+        if (tr->debug && walk->known) {
             tr->log(tr->baton, CP_LOG_DEBUG, "CP0430", apr_psprintf(pool, "the count of %s: "
                     "%s%" APR_INT64_T_FMT " rows (CouchPageCount reads at most %d)", src->uri,
                     walk->at_least ? "at least " : "", walk->total, cap + 1));

@@ -213,10 +213,11 @@ const char *cp_count_cut_body(apr_pool_t *pool, const cp_find_spec *spec, const 
  * view where index_view and index_fields are known and the selector leaves
  * a field of the index open, or, sorted by _id alone with no index known,
  * by _all_docs (CouchDB's special index, beside url) over the selector's
- * _id bounds; else (logged at info, once a location and
- * child: CP0434) the selector's _find alone, limit cap + 1, which reads
- * documents until cap + 1 match. NULL, or why not (*failure's reason when
- * the transport failed). */
+ * _id bounds; else (logged at info, once a location and child: CP0434)
+ * the selector's _find alone, limit cap + 1, which reads documents until
+ * cap + 1 match, only where the location's CouchPageCount is set: without
+ * it no count is made (*walk unknown, no answer). NULL, or why not
+ * (*failure's reason when the transport failed). */
 const char *cp_count_read(apr_pool_t *pool, const cp_transport *tr, const cp_source *src,
                           const char *url, const char *index_view,
                           const apr_array_header_t *index_fields, int cap,

@@ -228,6 +228,11 @@ static const cp_fault *resolve_counted(apr_pool_t *pool, const cp_source *src,
     if ((fault = backend->count(backend->baton, cap, &answer, &walk))) {
         return fault;
     }
+    if (!walk.known) {
+        return not_numbered(pool, "this _find location's rows are not counted (no index's "
+                            "view bounds a count of its selector, and CouchPageCount does "
+                            "not ask for one)");
+    }
     counted = answer ? (apr_int64_t)cp_answer_rows(answer) : 0;
     /* the pages whose row before and first row the count read */
     reachable = counted > 0 ? (counted - 1) / req->count + 1 : 1;

@@ -27,7 +27,7 @@ use CouchPageTest qw(get_json with_args backend_request backend_open_db httpd_co
 use CouchPageFind qw(must reference_ids ids walk same_list bounded_count numbers_agree html_text);
 
 my @CLUSTER = live_cluster();
-plan tests => 39 + (@CLUSTER ? 6 : 0);
+plan tests => 40 + (@CLUSTER ? 6 : 0);
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my $SIZE = 7;
@@ -130,6 +130,27 @@ sub at_least { my ($n) = @_; return $CAPPED > $n ? $CAPPED : $n }
     # numbered page links: the second page links pages 1 to 4 by number
     my @numbers = map { $_->{number} } @{ $pages->[1]{pages} // [] };
     ok("@numbers" eq '1 2 3 4') or print STDERR "# page links: @numbers\n";
+}
+
+# --- the default CouchPageCount: counted where the index's view bounds it ----
+# (CouchDB: numbered as /counted/elem/), not where none does (pouchdb-server:
+# relative, CP0434 once, and ?page=2 a 400), where a count would read every
+# document until N + 1 match
+{
+    my $mark = error_log_mark();
+    my ($s, $page) = get_json('/counted/default/');
+    my ($sj, $jumped) = get_json('/counted/default/?page=2');
+    my @said = grep { /CP0434/ } error_log_since($mark, wait => 2);
+    ok($s == 200 && join(' ', ids($page)) eq join(' ', @elem[0 .. $SIZE - 1])
+       && ($COUCHDB
+           ? ($page->{numbering} // '') eq 'absolute' && ($page->{total_rows} // -1) == @elem
+             && $sj == 200 && ($jumped->{first_row} // -1) == $SIZE + 1 && !@said
+           : ($page->{numbering} // '') eq 'relative' && $sj == 400
+             && ($jumped->{reason} // '') =~ /rows are not counted/
+             # (once a child)
+             && @said >= 1 && !grep({ !/are not counted: .*set CouchPageCount capped N/ } @said)))
+        or print STDERR "# default: $s ", $JSON->encode({ %$page, items => [ids($page)] }),
+                        " page=2: $sj; @said\n";
 }
 
 # --- a later page is one backend request: the count travels in the token ------

@@ -430,6 +430,7 @@ typedef struct {
     const char *asked[8];
     int asked_n;
     const char *logs[4];
+    int count_unset;   /* the location's CouchPageCount left at its default */
 } fake_backend;
 
 static int fake_get(void *baton, const char *url, const char **text, apr_size_t *len,
@@ -513,6 +514,8 @@ static const char *count_with(fake_backend *b, const cp_find_spec *spec, const c
     src.uri = "/loc/";
     src.location = b;
     src.find = spec;
+    src.count.mode = b->count_unset ? CP_COUNT_UNSET : CP_COUNT_CAPPED;
+    src.count.cap = cap;
     return cp_count_read(pool, &tr, &src, "http://c/db/_find", view,
                          view ? field_list("n", NULL) : NULL, cap, walk, &answer, &failure);
 }
@@ -599,6 +602,17 @@ static void a_count_reads_at_most_cap_plus_one_rows(void **state)
     assert_int_equal(b.asked_n, 2);
     assert_int_equal(b.logged, 1);
     assert_non_null(strstr(b.logs[0], "CP0434 the count of /loc/ reads every document"));
+    /* and none where CouchPageCount is left at its default: said once */
+    memset(&b, 0, sizeof(b));
+    b.count_unset = 1;
+    b.finds[0] = find_answer(4);
+    assert_null(count_with(&b, spec, NULL, 3, &walk));
+    assert_false(walk.known);
+    assert_null(count_with(&b, spec, NULL, 3, &walk));
+    assert_int_equal(b.asked_n, 0);
+    assert_int_equal(b.logged, 1);
+    assert_non_null(strstr(b.logs[0], "CP0434 the rows of /loc/ are not counted: no view"));
+    assert_non_null(strstr(b.logs[0], "set CouchPageCount capped N"));
 }
 
 /* _all_docs' rows: ids as keys. */

@@ -126,6 +126,35 @@ static void find_counted_spares_the_row_past(void **state)
     assert_false(page->numbered);
 }
 
+/* Where no index's view bounds a count (no index known), a location whose
+ * CouchPageCount is left at its default is not counted: its pages are
+ * relative, said once (CP0434), and a jump is refused; set, it counts by
+ * the _find alone. */
+static void find_uncounted_where_no_view_bounds_the_count(void **state)
+{
+    location *l = find_location(ten_rows(), "n", "{}", 3, 0);
+    const cp_fault *fault;
+    const cp_page *page;
+
+    l->source.count.mode = CP_COUNT_UNSET;
+    l->source.jump_reach = 10;
+    page = page_at(l, NULL);
+    assert_int_equal(l->fake->finds, 1);
+    assert_false(page->numbered);
+    assert_string_equal(row_names(page), "d0 d1 d2");
+    assert_true(logged(l->fake, "CP0434", CP_LOG_INFO));
+    l->args.page = 2;
+    fault = serve(l, NULL);
+    assert_non_null(fault);
+    assert_int_equal(fault->status, 400);
+    assert_non_null(strstr(fault->reason, "rows are not counted"));
+    l->args.page = 0;
+    l->source.count.mode = CP_COUNT_CAPPED;
+    l->source.count.cap = 1000;
+    page = page_at(l, NULL);
+    assert_true(page->numbered && page->total_rows == 10);
+}
+
 /* A first or Last page whose own read holds every row asks no count. */
 static void find_counted_by_the_page_alone(void **state)
 {
@@ -1128,6 +1157,7 @@ int main(void)
         UNIT_TEST(find_counted_walk),
         UNIT_TEST(find_counted_by_the_page_alone),
         UNIT_TEST(find_counted_spares_the_row_past),
+        UNIT_TEST(find_uncounted_where_no_view_bounds_the_count),
         UNIT_TEST(find_counted_capped),
         UNIT_TEST(find_counted_as_preferred),
         UNIT_TEST(find_counted_tokens_checked),
