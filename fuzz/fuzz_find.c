@@ -168,10 +168,9 @@ static void check_numbered(apr_pool_t *pool, const cp_answer *answer, const uint
     }
     counted.total = n + (apr_int64_t)((choice >> 5) % 9) - 2;
     counted.before = (apr_int64_t)((choice >> 9) % 6) - 1;
-    /* the limit read: the page and one more, or (a count spared it) the page alone */
     from = cp_keyset_page_assemble(pool, &token, rows, NULL, count, (int)(choice >> 12) % 3,
-                                   (choice >> 14) % 2 ? count : count + 1, &counted,
-                                   token.from == CP_FROM_LAST ? CP_TOKEN_LAST : NULL, &page);
+                                   &counted, token.from == CP_FROM_LAST ? CP_TOKEN_LAST : NULL,
+                                   &page);
     if (from != token.from) {
         FUZZ_CHECK(n == 0 && (token.from == CP_FROM_AFTER ? from == CP_FROM_LAST
                                                           : from == CP_FROM_FIRST),

@@ -170,20 +170,6 @@ int cp_count_from_token(const cp_token *token, int cap, cp_count_walk *walk)
     return 1;
 }
 
-int cp_count_read_limit(const cp_token *token, int cap, int count, int links)
-{
-    cp_count_walk carried;
-
-    /* after the row at place p come the page's p + 1 to p + count; before
-     * it, p - count to p - 1 (an at-least total is a floor: as good) */
-    if (links == 0 && cp_count_from_token(token, cap, &carried)
-        && (token->from == CP_FROM_AFTER ? carried.place + count + 1 < carried.total
-            : token->from == CP_FROM_BEFORE && carried.place - count > 0)) {
-        return count;
-    }
-    return cp_keyset_limit(count, links);
-}
-
 int cp_count_keyset(const cp_token *token, const cp_count_walk *walk,
                     cp_keyset_count *counted)
 {

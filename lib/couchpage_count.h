@@ -102,13 +102,6 @@ void cp_count_from_rows(apr_int64_t rows, int cap, cp_count_walk *walk);
  * page is then numbered relative to itself, as an older token's is. */
 int cp_count_from_token(const cp_token *token, int cap, cp_count_walk *walk);
 
-/* How many rows a later page's query asks for (cp_keyset_limit's, the
- * page links' too): the page alone where the count its token carries
- * (cp_count_from_token) puts rows past the page the way it reads, so that
- * the one row more, which would only show that there are, is not read
- * (cp_keyset_page_assemble then links past a full page). */
-int cp_count_read_limit(const cp_token *token, int cap, int count, int links);
-
 /* The token a walk of count walk follows to the page after row (a
  * count's or a jump's, keyed by its sort values), which is at place in
  * the location: {"a": [KEY, ID], "t": TOTAL, "p": PLACE} ("m": 1 for at

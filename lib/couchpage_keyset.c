@@ -229,12 +229,11 @@ static const char *token_at(apr_pool_t *pool, cp_token_from from, const apr_arra
  * that the pages before it leave (*shown), so that it is aligned with the
  * first page's. */
 static apr_int64_t counted_place(const cp_token *token, const cp_keyset_count *counted,
-                                 int n, int count, int past, int *shown)
+                                 int n, int count, int *shown)
 {
     apr_int64_t total = counted->total, before = counted->before, last_rows;
 
-    if (total < 0 || before < 0 || before + n > total
-        || (n <= count && !past && before + n != total)) {
+    if (total < 0 || before < 0 || before + n > total || (n <= count && before + n != total)) {
         return -1;
     }
     if (!cp_keyset_reads_backward(token)) {
@@ -297,13 +296,11 @@ static int other_side_page(apr_pool_t *pool, const cp_page *page, int backward,
 cp_token_from cp_keyset_page_assemble(apr_pool_t *pool, const cp_token *token,
                                       const apr_array_header_t *rows,
                                       const apr_array_header_t *behind, int count, int links,
-                                      int limit, const cp_keyset_count *counted,
-                                      const char *start, cp_page *page)
+                                      const cp_keyset_count *counted, const char *start,
+                                      cp_page *page)
 {
     int backward = cp_keyset_reads_backward(token);
     int n = rows->nelts, shown = n < count ? n : count, beyond = 0, others = 0, i;
-    /* rows past a full page, by the count that spared the row more */
-    int past = n > shown || (limit <= count && n == count);
     /* the rows behind were read to the location's start (cp_keyset_behind) */
     int reached_start = !backward && behind && behind->nelts <= links * count;
     apr_int64_t place = -1, current = 0;
@@ -316,7 +313,7 @@ cp_token_from cp_keyset_page_assemble(apr_pool_t *pool, const cp_token *token,
         return CP_FROM_FIRST;  /* likewise every row before it */
     }
     if (counted) {
-        place = counted_place(token, counted, n, count, past, &shown);
+        place = counted_place(token, counted, n, count, &shown);
     }
     memset(page, 0, sizeof(*page));
     page->total_rows = -1;
@@ -332,13 +329,13 @@ cp_token_from cp_keyset_page_assemble(apr_pool_t *pool, const cp_token *token,
         beyond++;
     }
     if (!backward) {
-        page->next = past ? token_at(pool, CP_FROM_AFTER, rows, shown - 1) : NULL;
+        page->next = n > shown ? token_at(pool, CP_FROM_AFTER, rows, shown - 1) : NULL;
         page->prev = token->from == CP_FROM_FIRST || shown == 0 || (behind && !behind->nelts)
                          ? NULL : token_at(pool, CP_FROM_BEFORE, rows, 0);
         page->prev_is_first = page->prev && reached_start && behind->nelts <= count;
     }
     else {
-        page->prev = past ? token_at(pool, CP_FROM_BEFORE, rows, shown - 1) : NULL;
+        page->prev = n > shown ? token_at(pool, CP_FROM_BEFORE, rows, shown - 1) : NULL;
         page->next = token->from == CP_FROM_LAST || shown == 0 || (behind && !behind->nelts)
                          ? NULL : token_at(pool, CP_FROM_AFTER, rows, 0);
     }

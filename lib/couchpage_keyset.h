@@ -166,10 +166,6 @@ typedef struct {
  * first page (prev_is_first), and the Last page holds the rows the pages
  * before it leave, aligned with the first page's.
  *
- * limit is the rows the query asked for: at most count (a carried count
- * said rows lie past the page, cp_count_read_limit), a full page has a
- * next (read backward, a prev) without a row more to show it.
- *
  * Returns what to ask instead, with no row used from this answer:
  * CP_FROM_FIRST when no row is left before a row (they were deleted: the
  * first page is asked), CP_FROM_LAST when no row is at or after a row
@@ -178,8 +174,8 @@ typedef struct {
 cp_token_from cp_keyset_page_assemble(apr_pool_t *pool, const cp_token *token,
                                       const apr_array_header_t *rows,
                                       const apr_array_header_t *behind, int count, int links,
-                                      int limit, const cp_keyset_count *counted,
-                                      const char *start, cp_page *page);
+                                      const cp_keyset_count *counted, const char *start,
+                                      cp_page *page);
 
 /* A numbered _find page is read by keyset over its index's view: from its
  * token's row, the row itself left out after or before it, as a _find page

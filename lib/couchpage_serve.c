@@ -726,7 +726,8 @@ static const cp_fault *read_find_rows(const serving *s, const char *url,
 /* A _find location's page, by the keyset pager: one POST .../_find, or,
  * numbered, one read of its index's view (with page links, and the rows
  * behind, in the same batch); a second only when the rows beyond the
- * token's row all went meanwhile (then the first or the Last page). */
+ * token's row all went meanwhile (the first or the Last page is asked
+ * then). */
 static const cp_fault *serve_find(const serving *s, const cp_source *index, const char **text,
                                   cp_served *served)
 {
@@ -761,9 +762,8 @@ static const cp_fault *serve_find(const serving *s, const cp_source *index, cons
     if ((reason = cp_plan_index_url(s->pool, src->view, src->partition, &url))) {
         return cp_fault_bad_request(s->pool, reason);
     }
+    limit = cp_keyset_limit(s->req->count, src->links);
     for (;;) {
-        limit = index ? cp_keyset_limit(s->req->count, src->links)
-                      : cp_count_read_limit(&token, cap, s->req->count, src->links);
         fault = index ? read_index_rows(s, index, &token, limit, &rows, &behind, &counted,
                                           &walk)
                       : read_find_rows(s, url, &token, limit, &rows);
@@ -775,7 +775,7 @@ static const cp_fault *serve_find(const serving *s, const cp_source *index, cons
                                      cap, &token, rows->nelts, limit, &count_read, &walk,
                                      &counted);
         from = cp_keyset_page_assemble(s->pool, &token, rows, behind, s->req->count,
-                                       src->links, limit, numbered, start, &served->page);
+                                       src->links, numbered, start, &served->page);
         if (from == token.from) {
             break;
         }

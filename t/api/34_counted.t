@@ -27,7 +27,7 @@ use CouchPageTest qw(get_json with_args backend_request backend_open_db httpd_co
 use CouchPageFind qw(must reference_ids ids walk same_list bounded_count numbers_agree html_text);
 
 my @CLUSTER = live_cluster();
-plan tests => 40 + (@CLUSTER ? 6 : 0);
+plan tests => 39 + (@CLUSTER ? 6 : 0);
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my $SIZE = 7;
@@ -154,21 +154,6 @@ sub at_least { my ($n) = @_; return $CAPPED > $n ? $CAPPED : $n }
 }
 
 # --- a later page is one backend request: the count travels in the token ------
-# (and, with rows past it by that count, asks its rows alone: no row more)
-{
-    my ($status, $first) = get_json('/counted/regex/');
-    my @read;
-    for my $token ($first->{next}, undef) {
-        my $mark = error_log_mark();
-        my ($s, $page) = get_json(with_args('/counted/regex/', start => $token // 'last'));
-        my ($line) = grep { /CP0150/ && m{/_find\b} } error_log_since($mark, wait => 2,
-                                                                        until => 'CP0151');
-        push @read, ($line // '') =~ /(\d+) rows read, (\d+) on the page/ ? "$1/$2" : 'none';
-    }
-    # page 2: 7 read for 7; the Last page, read from the end: 8 for its rows
-    my $last_rows = @regex % $SIZE || $SIZE;
-    ok("@read" eq "7/7 8/$last_rows") or print STDERR "# rows read / on the page: @read\n";
-}
 {
     my ($status, $first) = get_json('/counted/capped/?format=json');
     my $mark = error_log_mark();

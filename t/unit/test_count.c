@@ -152,25 +152,6 @@ static void counts_from_rows_and_tokens(void **state)
     assert_null(cp_token_decode(pool, "{\"a\":[[1],\"x\"]}", &rows, &token));
     assert_false(token.counted);
     assert_false(cp_count_from_token(&token, 10, &walk));
-    assert_int_equal(cp_count_read_limit(&token, 10, 3, 0), 4);
-
-    /* a carried count with rows past the page the way it reads spares the
-     * row more: after place 3 of 10, rows 4-6 and 7 past them; after 6,
-     * rows 7-9 and none; before 4, rows 1-3 and 0; before 3, 0-2 */
-    assert_null(cp_token_decode(pool, "{\"a\":[[1],\"x\"],\"t\":10,\"p\":3}", &rows, &token));
-    assert_int_equal(cp_count_read_limit(&token, 10, 3, 0), 3);
-    assert_int_equal(cp_count_read_limit(&token, 10, 3, 1), 7);   /* page links: as before */
-    assert_int_equal(cp_count_read_limit(&token, 0, 3, 0), 4);    /* count=none */
-    assert_null(cp_token_decode(pool, "{\"a\":[[1],\"x\"],\"t\":10,\"p\":6}", &rows, &token));
-    assert_int_equal(cp_count_read_limit(&token, 10, 3, 0), 4);
-    assert_null(cp_token_decode(pool, "{\"b\":[[1],\"x\"],\"t\":10,\"p\":4}", &rows, &token));
-    assert_int_equal(cp_count_read_limit(&token, 10, 3, 0), 3);
-    assert_null(cp_token_decode(pool, "{\"b\":[[1],\"x\"],\"t\":10,\"p\":3}", &rows, &token));
-    assert_int_equal(cp_count_read_limit(&token, 10, 3, 0), 4);
-    /* at least 10 (a floor) after place 3: as an exact count */
-    assert_null(cp_token_decode(pool, "{\"a\":[[1],\"x\"],\"t\":10,\"p\":3,\"m\":1}", &rows,
-                                &token));
-    assert_int_equal(cp_count_read_limit(&token, 10, 3, 0), 3);
 
     /* the first page counts; the Last page of an at-least count cannot be placed */
     memset(&token, 0, sizeof(token));

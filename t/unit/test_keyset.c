@@ -99,8 +99,7 @@ static cp_page walk_page(const cp_find_sort *sort, const char *text, int count, 
     assert_null(keyset_decode(text, sort, &token));
     again = cp_keyset_page_assemble(pool, &token,
                                     walk_answer(&token, cp_keyset_limit(count, links)), NULL,
-                                    count, links, cp_keyset_limit(count, links), NULL, text,
-                                    &page);
+                                    count, links, NULL, text, &page);
     if (again != token.from) {
         token.from = again;
         token.key = NULL;
@@ -108,9 +107,7 @@ static cp_page walk_page(const cp_find_sort *sort, const char *text, int count, 
         assert_int_equal(cp_keyset_page_assemble(pool, &token,
                                                  walk_answer(&token,
                                                              cp_keyset_limit(count, links)),
-                                                 NULL, count, links,
-                                                 cp_keyset_limit(count, links), NULL, text,
-                                                 &page),
+                                                 NULL, count, links, NULL, text, &page),
                          again);
     }
     return page;
@@ -391,8 +388,7 @@ static cp_page walk_numbered_page(const cp_find_sort *sort, const char *text, in
         counted.before = answer->offset + dropped;
         again = cp_keyset_page_assemble(pool, &token, rows,
                                         view_behind(&token, sort, fields, count, links), count,
-                                        links, cp_keyset_limit(count, links), &counted, text,
-                                        &page);
+                                        links, &counted, text, &page);
         if (again == token.from) {
             return page;
         }
@@ -530,19 +526,19 @@ static void a_count_that_disagrees_numbers_nothing(void **state)
     assert_int_equal(dropped, 0);
     counted.total = WALK_ROWS;
     counted.before = 3;      /* a first page after rows */
-    assert_int_equal(cp_keyset_page_assemble(pool, &token, rows, NULL, 4, 0, 5, &counted, NULL, &page),
+    assert_int_equal(cp_keyset_page_assemble(pool, &token, rows, NULL, 4, 0, &counted, NULL, &page),
                      CP_FROM_FIRST);
     assert_false(page.numbered);
     assert_int_equal(page.total_rows, -1);
     counted.before = 0;
     counted.total = 3;       /* fewer rows than were read */
-    cp_keyset_page_assemble(pool, &token, rows, NULL, 4, 0, 5, &counted, NULL, &page);
+    cp_keyset_page_assemble(pool, &token, rows, NULL, 4, 0, &counted, NULL, &page);
     assert_false(page.numbered);
     counted.total = -1;
-    cp_keyset_page_assemble(pool, &token, rows, NULL, 4, 0, 5, &counted, NULL, &page);
+    cp_keyset_page_assemble(pool, &token, rows, NULL, 4, 0, &counted, NULL, &page);
     assert_false(page.numbered);
     counted.total = 40;
-    cp_keyset_page_assemble(pool, &token, rows, NULL, 4, 0, 5, &counted, NULL, &page);
+    cp_keyset_page_assemble(pool, &token, rows, NULL, 4, 0, &counted, NULL, &page);
     assert_true(page.numbered);
 }
 

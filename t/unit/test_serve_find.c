@@ -71,61 +71,6 @@ static void find_counted_walk(void **state)
     assert_true(page->count_earlier);
 }
 
-/* The limit of a page's last _find. */
-static int last_find_limit(const location *l)
-{
-    return (int)json_integer_value(json_object_get(load(l->fake->last_find), "limit"));
-}
-
-/* A later page whose carried count puts rows past it, the way it reads,
- * asks its rows alone (no row more to show there are) and links past them;
- * near the ends it asks the row more, as before; a count that says more
- * than are left (rows deleted since) ends the walk where the rows do,
- * unnumbered. */
-static void find_counted_spares_the_row_past(void **state)
-{
-    location *l = counted_location("{}", 3, 0, 1000);
-    const cp_page *page = page_at(l, NULL);
-
-    page = page_at(l, apr_pstrdup(pool, page->next));       /* places 3-5 of 10 */
-    assert_int_equal(last_find_limit(l), 3);
-    assert_string_equal(row_names(page), "d3 d4 d5");
-    assert_true(page->numbered && page->offset == 3);
-    assert_string_equal(page->next, "{\"a\":[[5],\"d5\"],\"t\":10,\"p\":5}");
-    page = page_at(l, apr_pstrdup(pool, page->next));       /* 6-8: 9 lies past */
-    assert_int_equal(last_find_limit(l), 3);
-    assert_non_null(page->next);
-    page = page_at(l, apr_pstrdup(pool, page->next));       /* 9: the row more asked */
-    assert_int_equal(last_find_limit(l), 4);
-    assert_string_equal(row_names(page), "d9");
-    assert_null(page->next);
-    /* back from the Last page: the first page's rows asked with the row more */
-    page = page_at(l, CP_TOKEN_LAST);
-    page = page_at(l, apr_pstrdup(pool, page->prev));
-    assert_int_equal(last_find_limit(l), 3);
-    assert_string_equal(row_names(page), "d6 d7 d8");
-    page = page_at(l, apr_pstrdup(pool, page->prev));
-    assert_int_equal(last_find_limit(l), 3);
-    page = page_at(l, page->prev_is_first ? NULL : apr_pstrdup(pool, page->prev));
-    assert_string_equal(row_names(page), "d0 d1 d2");
-    assert_null(page->prev);
-    /* a count of 20 where 10 are: the page after d5 links on, the one
-     * after d8 holds d9 alone, unnumbered, and ends the walk */
-    page = page_at(l, "{\"a\":[[5],\"d5\"],\"t\":20,\"p\":5}");
-    assert_int_equal(last_find_limit(l), 3);
-    assert_string_equal(row_names(page), "d6 d7 d8");
-    page = page_at(l, apr_pstrdup(pool, page->next));
-    assert_int_equal(last_find_limit(l), 3);
-    assert_string_equal(row_names(page), "d9");
-    assert_false(page->numbered);
-    assert_null(page->next);
-    /* Prefer: count=none takes no count from the token: the row more */
-    l->req.prefer = "count=none";
-    page = page_at(l, "{\"a\":[[2],\"d2\"],\"t\":10,\"p\":2}");
-    assert_int_equal(last_find_limit(l), 4);
-    assert_false(page->numbered);
-}
-
 /* Where no index's view bounds a count (no index known), a location whose
  * CouchPageCount is left at its default is not counted: its pages are
  * relative, said once (CP0434), and a jump is refused; set, it counts by
@@ -236,21 +181,10 @@ static void find_counted_tokens_checked(void **state)
     location *l = counted_location("{}", 3, 0, 1000);
     const cp_page *page;
 
-    /* the read ends (d9) where a count of 20 says it does not: a page read
-     * alone (the count spared the row past it) cannot see it, and is
-     * numbered by it; the page past it finds no row, and is the Last
-     * (aligned with the first page's) */
+    /* the read ends (d9) where a count of 20 says it does not */
     page = page_at(l, "{\"a\":[[5],\"d5\"],\"t\":20,\"p\":5}");
     assert_string_equal(row_names(page), "d6 d7 d8");
     page = page_at(l, "{\"a\":[[6],\"d6\"],\"t\":20,\"p\":6}");
-    assert_string_equal(row_names(page), "d7 d8 d9");
-    assert_true(page->numbered && page->offset == 7);
-    page = page_at(l, apr_pstrdup(pool, page->next));
-    assert_string_equal(row_names(page), "d9");
-    assert_null(page->next);
-    /* where the count puts no row past the page, the row more is read, and
-     * a read that ends elsewhere unnumbers it */
-    page = page_at(l, "{\"a\":[[6],\"d6\"],\"t\":10,\"p\":7}");
     assert_string_equal(row_names(page), "d7 d8 d9");
     assert_false(page->numbered);
     /* more than the location counts */
@@ -1156,7 +1090,6 @@ int main(void)
         UNIT_TEST(find_keyset_pages),
         UNIT_TEST(find_counted_walk),
         UNIT_TEST(find_counted_by_the_page_alone),
-        UNIT_TEST(find_counted_spares_the_row_past),
         UNIT_TEST(find_uncounted_where_no_view_bounds_the_count),
         UNIT_TEST(find_counted_capped),
         UNIT_TEST(find_counted_as_preferred),
