@@ -23,7 +23,7 @@ use HTTP::Tiny ();
 use JSON::PP ();
 use CouchPageTest qw(get_json with_args backend_request backend_open_db httpd_config_test
                      error_log_mark error_log_since backend_kind start_own_httpd live_cluster
-                     cluster_node);
+                     cluster_node cluster_db_anew);
 use CouchPageFind qw(must reference_ids ids walk same_list bounded_count numbers_agree html_text);
 
 my @CLUSTER = live_cluster();
@@ -528,14 +528,10 @@ for my $case (['CouchPageCount sometimes', qr/CouchPageCount: takes exact, cappe
 if (@CLUSTER) {
     my $http = HTTP::Tiny->new(timeout => 30);
     my ($base, $user, $password, $req) = cluster_node($CLUSTER[0]);
-    $req->(DELETE => '/counted34');
-    my ($s) = $req->(PUT => '/counted34');
-    die "creating counted34 on the cluster: $s\n" unless $s =~ /^20[12]$/;
-    ($s) = $req->(POST => '/counted34/_bulk_docs', { docs => [ map {
+    cluster_db_anew($req, 'counted34', map {
         { _id => sprintf('c%03d', ($_ * 37) % 200), n => $_ % 40, tags => [$_ % 3 ? 'b' : 'a'],
-          title => ($_ % 4 ? 'T' : 'x') . $_ } } 0 .. 199 ] });
-    die "loading counted34: $s\n" unless $s =~ /^20[12]$/;
-    ($s) = $req->(POST => '/counted34/_index', { index => { fields => ['n'] }, ddoc => 'by-n',
+          title => ($_ % 4 ? 'T' : 'x') . $_ } } 0 .. 199);
+    my ($s) = $req->(POST => '/counted34/_index', { index => { fields => ['n'] }, ddoc => 'by-n',
                                                  name => 'by-n', type => 'json' });
     die "indexing counted34: $s\n" unless $s =~ /^20[012]$/;
     # every copy of each range has the documents
@@ -562,69 +558,54 @@ if (@CLUSTER) {
     }
     my $root = tempdir(CLEANUP => 1);
     my ($port) = start_own_httpd($root, [qw(proxy proxy_http)], $conf);
+    my $url = "http://127.0.0.1:$port";
     my $get = sub {
         my ($path, %args) = @_;
-        my $r = $http->get(with_args("http://127.0.0.1:$port$path", %args));
+        my $r = $http->get(with_args("$url$path", %args));
         my $body = eval { $JSON->decode($r->{content}) } // {};
         return { %$body, status => $r->{status} };
     };
-    my $walk = sub {
-        my ($path, $back) = @_;
-        my @pages = ($get->($path, $back ? (start => 'last') : ()));
-        while (@pages < 100 && $pages[-1]{status} == 200) {
-            my $t = $back ? $pages[-1]{prev} : $pages[-1]{next};
-            last unless defined $t;
-            push @pages, $get->($path, start => $t);
-        }
-        return $back ? reverse @pages : @pages;
-    };
-    my $shape = sub { my ($p) = @_; join ' ', map({ $_ // '-' } @$p{qw(status first_row last_row total_rows)}), ids($p) };
+    my $shape = sub { my ($p) = @_; join ' ', map({ $_ // '-' } @$p{qw(first_row last_row total_rows)}), ids($p) };
     for my $k (qw(e r)) {
         my @want = @{ $want{$k} };
-        my (@fwd) = $walk->("/$k/");
-        my (@back) = $walk->("/$k/", 1);
-        my @bad;
-        for my $pages ([fwd => \@fwd], [back => \@back]) {
-            my ($way, $list) = @$pages;
-            push @bad, "$way: " . join(' ', map { $_->{status} } @$list) if grep { $_->{status} != 200 } @$list;
-            push @bad, "$way: not the cluster's rows" unless same_list([ map { ids($_) } @$list ], \@want, "cluster $k $way");
-            for my $i (0 .. $#$list) {
-                my $p = $list->[$i];
-                my $first = $i * $SIZE + 1;
-                push @bad, "$way page " . ($i + 1) . ': ' . $shape->($p)
-                    unless ($p->{total_rows} // -1) == @want && ($p->{first_row} // -1) == $first
-                           && ($p->{last_row} // -1) == $first + @{ $p->{items} || [] } - 1;
-            }
-        }
+        my ($fwd, $pages, $bad) = walk("$url/$k/");
+        my ($back, $bpages, $bbad) = walk("$url/$k/", back => 1);
+        my @bad = map { "a page answered $_" } @$bad, @$bbad;
+        push @bad, "not the cluster's rows" unless same_list($fwd, \@want, "cluster $k forward")
+                                                  && same_list($back, \@want, "cluster $k backward");
+        push @bad, 'not numbered as the cluster counts'
+            unless numbers_agree($pages, \@want, 0, "cluster $k forward", $SIZE, \&ids)
+                   && numbers_agree($bpages, \@want, 1, "cluster $k backward", $SIZE, \&ids);
         # ?page=N: the walk's page N
-        for my $n (1 .. @fwd) {
+        for my $n (1 .. @$pages) {
             my $jumped = $get->("/$k/", page => $n);
-            push @bad, "?page=$n: " . $shape->($jumped) . ' against ' . $shape->($fwd[$n - 1])
-                unless $shape->($jumped) eq $shape->($fwd[$n - 1]);
+            push @bad, "?page=$n: $jumped->{status} " . $shape->($jumped) . ' against '
+                       . $shape->($pages->[$n - 1])
+                unless $jumped->{status} == 200 && $shape->($jumped) eq $shape->($pages->[$n - 1]);
         }
         # the cluster: counted, walked both ways and jumped to, as its own _find
-        ok(@want > 2 * $SIZE && @fwd == int((@want + $SIZE - 1) / $SIZE) && !@bad)
+        ok(@want > 2 * $SIZE && @$pages == int((@want + $SIZE - 1) / $SIZE) && !@bad)
             or print STDERR "# cluster /$k/: ", join("\n# ", @bad[0 .. ($#bad < 9 ? $#bad : 9)]), "\n";
     }
     # capped at 10: at least the matches among the index's first rows
-    my @capped = $walk->('/c/');
+    my ($capped_ids, $capped, $capped_bad) = walk("$url/c/");
     my $reached = 0;
-    for my $n (1 .. @capped) {
+    for my $n (1 .. @$capped) {
         my $jumped = $get->('/c/', page => $n);
         if ($jumped->{status} == 200) {
-            $reached++ if $shape->($jumped) eq $shape->($capped[$n - 1]);
+            $reached++ if $shape->($jumped) eq $shape->($capped->[$n - 1]);
         }
         elsif ($jumped->{status} != 400 || ($jumped->{reason} // '') !~ /counted up to 10 only/) {
             $reached = -1000;
         }
     }
-    ok(@capped > 2 && ($capped[0]{count} // '') eq 'at least' && !grep({ $_->{status} != 200 } @capped)
-       && same_list([ map { ids($_) } @capped ], $want{e}, 'cluster capped') && $reached >= 1)
-        or print STDERR "# cluster /c/: ", $shape->($capped[0]), " count ", ($capped[0]{count} // 'none'),
-                        "; reached $reached\n";
+    ok(@$capped > 2 && ($capped->[0]{count} // '') eq 'at least' && !@$capped_bad
+       && same_list($capped_ids, $want{e}, 'cluster capped') && $reached >= 1)
+        or print STDERR "# cluster /c/: ", $shape->($capped->[0] // {}), " count ",
+                        ($capped->[0]{count} // 'none'), "; reached $reached\n";
     # hostile page values: a 400 that says why, as on one node
     my @hostile = grep {
-        my $r = $http->get("http://127.0.0.1:$port/e/?page=$_");
+        my $r = $http->get("$url/e/?page=$_");
         $r->{status} != 400 || $r->{content} !~ /page must be a whole number from 1 to 999999999/
     } ('0', '-1', 'abc', '', '2.0', '99999999999999999999999999');
     ok(!@hostile) or print STDERR "# cluster: page=@hostile not refused\n";
@@ -635,7 +616,7 @@ if (@CLUSTER) {
     my @before = @{ $want{e} };
     my %counts = (scalar(@before) => 1);
     my (%deleted, $k);
-    my ($fwd, $pages, $bad) = walk("http://127.0.0.1:$port/e/", each => sub {
+    my ($fwd, $pages, $bad) = walk("$url/e/", each => sub {
         my ($page) = @_;
         $k++;
         my ($st) = $req->(PUT => sprintf('/counted34/new%03d', $k),

@@ -37,7 +37,7 @@ use File::Spec::Functions qw(catfile);
 use Time::HiRes qw(time sleep);
 use CouchPageTest qw(with_args double_load double_request double_url decode_json_or_undef
                      error_log_mark error_log_since backend_kind backend_request backend_open_db
-                     start_own_httpd reap_process live_cluster cluster_node);
+                     start_own_httpd reap_process live_cluster cluster_node cluster_db_anew);
 use File::Temp qw(tempdir);
 use HTTP::Tiny ();
 use JSON::PP ();
@@ -309,13 +309,9 @@ isnt $three, $one, '... under another seal';
 if (@CLUSTER) {
     my $json = JSON::PP->new->utf8->canonical;
     my ($base, $cuser, $cpassword, $req) = cluster_node($CLUSTER[0]);
-    $req->(DELETE => '/fresh36');
-    my ($s) = $req->(PUT => '/fresh36');
-    die "creating fresh36 on the cluster: $s\n" unless $s =~ /^20[12]$/;
-    ($s) = $req->(POST => '/fresh36/_bulk_docs', { docs => [ @DOCS,
-        { _id => '_design/d', views => { v => { map => 'function (doc) { if (typeof doc.n == "number") emit(doc.n, null); }' } } } ] });
-    die "loading fresh36: $s\n" unless $s =~ /^20[12]$/;
-    ($s) = $req->(POST => '/fresh36/_index', { index => { fields => ['n'] }, ddoc => 'byn', name => 'byn' });
+    cluster_db_anew($req, 'fresh36', @DOCS,
+        { _id => '_design/d', views => { v => { map => 'function (doc) { if (typeof doc.n == "number") emit(doc.n, null); }' } } });
+    my ($s) = $req->(POST => '/fresh36/_index', { index => { fields => ['n'] }, ddoc => 'byn', name => 'byn' });
     die "the index of fresh36: $s\n" unless $s =~ /^20[01]$/;
     sleep 2;
     my $croot = tempdir('couchpage-fresh36-XXXXXX', TMPDIR => 1, CLEANUP => 1);

@@ -17,7 +17,7 @@ use Apache::Test qw(plan ok);
 use File::Temp qw(tempdir);
 use JSON::PP ();
 use CouchPageTest qw(get_json with_args backend_request backend_open_db backend_kind
-                     error_log_mark error_log_since live_cluster cluster_node start_own_httpd);
+                     error_log_mark error_log_since live_cluster cluster_node cluster_db_anew start_own_httpd);
 use CouchPageFind qw(must walk same_list numbers_agree html_text);
 
 my @CLUSTER = live_cluster();
@@ -218,12 +218,8 @@ for my $case (['/gcounted/level1/', \@level1, 'group_level 1'],
 # repeats no group. (The test's own httpd is stopped when it ends.)
 if (@CLUSTER) {
     my ($base, $user, $password, $req) = cluster_node($CLUSTER[0]);
-    $req->(DELETE => '/gcounted37');
-    my ($s) = $req->(PUT => '/gcounted37');
-    die "creating gcounted37 on the cluster: $s\n" unless $s =~ /^20[12]$/;
-    ($s) = $req->(POST => '/gcounted37/_bulk_docs', { docs => [group_docs(0 .. 52)] });
-    die "loading gcounted37: $s\n" unless $s =~ /^20[12]$/;
-    ($s) = $req->(PUT => '/gcounted37/_design/d', $DDOC);
+    cluster_db_anew($req, 'gcounted37', group_docs(0 .. 52));
+    my ($s) = $req->(PUT => '/gcounted37/_design/d', $DDOC);
     die "the design document of gcounted37: $s\n" unless $s =~ /^20[12]$/;
     # every copy of each range has the documents
     sleep 2;

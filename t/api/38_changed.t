@@ -34,7 +34,7 @@ use File::Temp qw(tempdir);
 use HTTP::Tiny ();
 use JSON::PP ();
 use CouchPageTest qw(get_json with_args double_load double_request start_own_httpd live_cluster
-                     cluster_node);
+                     cluster_node cluster_db_anew);
 
 my @CLUSTER = live_cluster();
 plan tests => 14 + (@CLUSTER ? 4 : 0);
@@ -261,11 +261,7 @@ sub html_page {
 if (@CLUSTER) {
     my $http = HTTP::Tiny->new(timeout => 30);
     my ($base, $user, $password, $req) = cluster_node($CLUSTER[0]);
-    $req->(DELETE => '/changed38');
-    my ($s) = $req->(PUT => '/changed38');
-    die "creating changed38 on the cluster: $s\n" unless $s =~ /^20[12]$/;
-    ($s) = $req->(POST => '/changed38/_bulk_docs', { docs => [ @DOCS, { _id => '_design/d', views => $VIEWS } ] });
-    die "loading changed38: $s\n" unless $s =~ /^20[12]$/;
+    cluster_db_anew($req, 'changed38', @DOCS, { _id => '_design/d', views => $VIEWS });
     # the copies of each range have the documents (a write reaches the
     # last copy a moment after it is acknowledged)
     sleep 2;
@@ -300,7 +296,7 @@ CONF
         or diag($JSON->encode(\%quiet));
     for my $i (1 .. 8) {
         my $first = $get->(undef);
-        ($s) = $req->(PUT => "/changed38/c$i", { type => 'post', n => 3.5, t => "c$i" });
+        my ($s) = $req->(PUT => "/changed38/c$i", { type => 'post', n => 3.5, t => "c$i" });
         die "writing c$i: $s\n" unless $s =~ /^20[12]$/;
         my $second = $get->($first->{next});
         $written{ said($second) }++;

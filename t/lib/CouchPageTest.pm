@@ -32,7 +32,7 @@ our @EXPORT_OK = qw(
     time_wait_count
     free_port wait_for_port own_process spawn_process reap_process start_own_httpd
     httpd_config_test browser_walk browser_script token_shows
-    live_cluster cluster_node
+    live_cluster cluster_node cluster_db_anew
 );
 our %EXPORT_TAGS = (all => \@EXPORT_OK);
 
@@ -111,6 +111,17 @@ sub cluster_node {
         return ($r->{status}, decode_json_or_undef($r->{content}));
     };
     return ($base, $user, $password, $request);
+}
+
+# The database DB on the cluster, made anew through the client $request
+# (cluster_node's) and loaded with DOCS (_bulk_docs); dies where either fails.
+sub cluster_db_anew {
+    my ($request, $db, @docs) = @_;
+    $request->(DELETE => "/$db");
+    my ($status) = $request->(PUT => "/$db");
+    die "creating $db on the cluster: $status\n" unless $status =~ /^20[12]$/;
+    ($status) = $request->(POST => "/$db/_bulk_docs", { docs => \@docs });
+    die "loading $db: $status\n" unless $status =~ /^20[12]$/;
 }
 
 # GET a path of the test server: (status, decoded JSON body or undef, HTTP::Response).
