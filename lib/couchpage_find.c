@@ -239,7 +239,7 @@ const char *cp_find_from_body(apr_pool_t *pool, const cp_find_spec *spec, const 
         || open >= sort->count || !cp_mango_value_comparable(json_array_get(key, open))) {
         return NULL;
     }
-    for (i = 0; i < sort->count; i++) {
+    for (i = 0; i <= open; i++) {
         json_object_set_new(from, sort->fields[i].name,
                             member(i != open ? "$eq" : up ? "$gte" : "$lte",
                                    json_incref(json_array_get(key, i))));

@@ -124,11 +124,12 @@ const char *cp_find_body_part(apr_pool_t *pool, const cp_find_spec *spec, const 
                               const char *docid, int backward, int limit, cp_find_part part);
 
 /* cp_find_body asking the rows at or past the sort values key (no _id:
- * a value's first row on), where the sort field at open is the one the
- * selector leaves open: {"F": {"$gte": w}} ($lte the other way) and every
- * other sort field $eq its value, each a top-level condition, so that
- * CouchDB starts the index's scan at [..., w]. NULL for a key that cannot
- * bound a query. */
+ * a value's first row on) in the sort field at open, among those that
+ * share the key's values of the sort fields before it: {"F": {"$gte":
+ * w}} ($lte the other way) and each earlier sort field $eq its value,
+ * top-level conditions, so that CouchDB starts the index's scan at [...,
+ * w]; the later sort fields are left to the selector. NULL for a key that
+ * cannot bound a query. */
 const char *cp_find_from_body(apr_pool_t *pool, const cp_find_spec *spec, const json_t *key,
                               int open, int backward, int limit);
 

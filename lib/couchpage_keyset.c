@@ -39,7 +39,7 @@ const char *cp_keyset_find_part_body(apr_pool_t *pool, const cp_find_spec *spec,
 
 const char *cp_keyset_find_next_query(apr_pool_t *pool, const cp_find_spec *spec,
                                       const cp_token *token,
-                                      const apr_array_header_t *fields, int *open)
+                                      const apr_array_header_t *fields, int level, int *open)
 {
     const cp_find_sort *sort = spec->sort;
     int up = sort->descending == (cp_keyset_reads_backward(token) != 0);
@@ -47,9 +47,10 @@ const char *cp_keyset_find_next_query(apr_pool_t *pool, const cp_find_spec *spec
 
     /* a stale _find reads the view's index only where it names it */
     if ((token->from != CP_FROM_AFTER && token->from != CP_FROM_BEFORE) || !token->key
-        || !fields || (spec->update == CP_MANGO_FALSE && !spec->index_ddoc) || (*open = cp_mango_index_past_value(pool, spec->selector, sort->fields,
-                                                         sort->count, fields, token->key, up,
-                                                         &start, &end)) < 0) {
+        || !fields || (spec->update == CP_MANGO_FALSE && !spec->index_ddoc)
+        || (*open = cp_mango_index_past_value(pool, spec->selector, sort->fields, sort->count,
+                                              fields, token->key, up, level, &start,
+                                              &end)) < 0) {
         return NULL;
     }
     /* as fresh as the _find that follows it */
@@ -61,8 +62,8 @@ const char *cp_keyset_find_next_query(apr_pool_t *pool, const cp_find_spec *spec
 }
 
 const char *cp_keyset_find_from_answer(apr_pool_t *pool, const cp_find_spec *spec,
-                                       const cp_token *token, int open, const char *text,
-                                       apr_size_t len, int limit, int *none)
+                                       const cp_token *token, int open, int level,
+                                       const char *text, apr_size_t len, int limit, int *none)
 {
     const json_t *answer = cp_json_load(pool, text, len, NULL), *rows, *key, *next;
     json_t *from;
@@ -76,10 +77,11 @@ const char *cp_keyset_find_from_answer(apr_pool_t *pool, const cp_find_spec *spe
         *none = 1;
         return NULL;
     }
-    /* [..., w, id]: w, the open field's next value */
+    /* [..., w, the open fields after it (level of them), id]: w, the
+     * level's field's next value */
     key = json_object_get(json_array_get(rows, 0), "key");
-    if (!json_is_array(key) || json_array_size(key) < 2
-        || !(next = json_array_get(key, json_array_size(key) - 2))
+    if (!json_is_array(key) || (int)json_array_size(key) < 2 + level
+        || !(next = json_array_get(key, json_array_size(key) - 2 - (size_t)level))
         || json_equal((json_t *)next, json_array_get(token->key, open))) {
         return NULL;
     }
@@ -91,14 +93,17 @@ const char *cp_keyset_find_from_answer(apr_pool_t *pool, const cp_find_spec *spe
 const char *cp_keyset_find_rest_body(apr_pool_t *pool, const cp_transport *tr,
                                      const char *view_url, const apr_array_header_t *fields,
                                      const cp_find_spec *spec, const cp_token *token,
-                                     int limit)
+                                     int limit, int level, int *top)
 {
     const char *query, *text, *body;
     cp_transport_failure failure;
     apr_size_t len;
     int open, none;
 
-    if (!view_url || !(query = cp_keyset_find_next_query(pool, spec, token, fields, &open))) {
+    *top = level + 1 >= cp_mango_open_sort_fields(spec->selector, spec->sort->fields,
+                                                  spec->sort->count);
+    if (!view_url || !(query = cp_keyset_find_next_query(pool, spec, token, fields, level,
+                                                         &open))) {
         return NULL;
     }
     if (!tr->get(tr->baton, apr_pstrcat(pool, view_url, query, NULL), &text, &len, &failure)) {
@@ -109,7 +114,7 @@ const char *cp_keyset_find_rest_body(apr_pool_t *pool, const cp_transport *tr,
         }
         return NULL;
     }
-    body = cp_keyset_find_from_answer(pool, spec, token, open, text, len, limit, &none);
+    body = cp_keyset_find_from_answer(pool, spec, token, open, level, text, len, limit, &none);
     return none ? "" : body;
 }
 

@@ -63,42 +63,47 @@ const char *cp_keyset_find_part_body(apr_pool_t *pool, const cp_find_spec *spec,
                                      const cp_token *token, int limit, cp_find_part part);
 
 /* A page that crosses a group of ties asks the rest from the next value
- * of the sort field the selector leaves open, so that CouchDB's scan
- * starts at that value's first row and not at the row's value, whose every
- * row it would read again: that value is the first key past the row's
- * value in the index's view, read with limit=1. The query string of that
- * read (the view's URL before it: the index's, the index fields its
- * keys'), the field's place in the sort in *open; NULL where it does not
- * apply (cp_mango_index_past_value): the rest is asked from the row's
- * values (CP_FIND_PAST_TIES). Its freshness is the _find's (update,
- * stable); a _find with update=false reads it only where CouchPageIndex
- * names the index (else CouchDB may answer it from another index, staler
- * or fresher than the view read). */
+ * of a sort field the selector leaves open, so that CouchDB's scan starts
+ * at that value's first row and not at the row's value, whose every row
+ * it would read again: that value is the first key past the row's value
+ * in the index's view, read with limit=1. With several open fields
+ * O1..Om, level 0 is Om among the rows that share the row's O1..O(m-1),
+ * level 1 O(m-1) among those that share O1..O(m-2), and so on: a page
+ * asks the next level only when the one before leaves it short. The
+ * query string of that read (the view's URL before it: the index's, the
+ * index fields its keys'), the field's place in the sort in *open; NULL
+ * where it does not apply (cp_mango_index_past_value): the rest is asked
+ * from the row's values (CP_FIND_PAST_TIES). Its freshness is the _find's
+ * (update, stable); a _find with update=false reads it only where
+ * CouchPageIndex names the index (else CouchDB may answer it from another
+ * index, staler or fresher than the view read). */
 const char *cp_keyset_find_next_query(apr_pool_t *pool, const cp_find_spec *spec,
                                       const cp_token *token,
-                                      const apr_array_header_t *fields, int *open);
+                                      const apr_array_header_t *fields, int level, int *open);
 
-/* The rest's body from that read's answer (text, len bytes): the rows at
- * or past its next value w (cp_find_from_body), limit rows; no row past
- * the row's value: NULL with *none set, and the rest is not asked; an
- * answer it cannot read: NULL, the rest asked from the row's values. A
- * row whose value fell between v and w after that read and before the
- * rest's is not on the page: it was written during the page, as one
- * written behind the rows a single read found. */
+/* The level's rest body from that read's answer (text, len bytes): the
+ * rows at or past its next value w among those that share the row's
+ * values of the sort fields before it (cp_find_from_body), limit rows; no
+ * row past the row's value there: NULL with *none set, and the level asks
+ * no rest; an answer it cannot read: NULL, the rest asked from the row's
+ * values. A row whose value fell between v and w after that read and
+ * before the rest's is not on the page: it was written during the page,
+ * as one written behind the rows a single read found. */
 const char *cp_keyset_find_from_answer(apr_pool_t *pool, const cp_find_spec *spec,
-                                       const cp_token *token, int open, const char *text,
-                                       apr_size_t len, int limit, int *none);
+                                       const cp_token *token, int open, int level,
+                                       const char *text, apr_size_t len, int limit, int *none);
 
-/* The rest of a page that crosses a group of ties: its body from the next
- * value, read by tr->get from the view of the location's index (view_url,
- * its fields; NULL: none known); "" when no row is past the row's value
- * (the rest is not asked); NULL when that does not apply or the read
- * failed (logged at debug, CP0374): the rest is asked from the row's
- * values. */
+/* The rest of a page that crosses a group of ties at a level: its body
+ * from the next value, read by tr->get from the view of the location's
+ * index (view_url, its fields; NULL: none known); "" when no row is past
+ * the row's value at that level (the level asks no rest); NULL when that
+ * does not apply or the read failed (logged at debug, CP0374): the rest is
+ * asked from the row's values. *top: the level is the last (O1's), whose
+ * rest is every row past the row's values. */
 const char *cp_keyset_find_rest_body(apr_pool_t *pool, const cp_transport *tr,
                                      const char *view_url, const apr_array_header_t *fields,
                                      const cp_find_spec *spec, const cp_token *token,
-                                     int limit);
+                                     int limit, int level, int *top);
 
 /* Joins the rows past the ties (past, read with limit asked, const cp_row
  * *) to the ties' rows (rows), up to limit in all. The two reads are two

@@ -168,3 +168,21 @@ void cp_learn_advise(apr_pool_t *pool, const cp_transport *tr, const cp_source *
             "and CouchDB starts them at the row. Create it: %s (CouchPageView %s, %s)",
             src->uri, why, create, src->view->url, tr->where(tr->baton, CP_WHERE_VIEW)));
 }
+
+void cp_learn_warned(apr_pool_t *pool, const cp_transport *tr, const cp_source *src,
+                     const char *warning)
+{
+    const char *create;
+    int level = tr->first_time(tr->baton, &src->location, sizeof(src->location))
+                ? CP_LOG_WARNING : CP_LOG_DEBUG;
+
+    if (level == CP_LOG_DEBUG && !tr->debug) {
+        return;
+    }
+    create = cp_learn_index_to_create(pool, tr, src);
+    tr->log(tr->baton, level, "CP0322", apr_psprintf(pool, "CouchDB warns of the _find query "
+            "of %s: %s (CouchPageView %s, %s). Create the index that serves it: %s", src->uri,
+            cp_fault_loggable(pool, warning), src->view->url, tr->where(tr->baton, CP_WHERE_VIEW),
+            create ? create : "its fields the selector's equalities, then the sort fields, "
+            "then _id (POST .../_index), named with CouchPageIndex"));
+}

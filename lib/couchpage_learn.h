@@ -74,4 +74,10 @@ const char *cp_learn_index_to_create(apr_pool_t *pool, const cp_transport *tr,
 void cp_learn_advise(apr_pool_t *pool, const cp_transport *tr, const cp_source *src,
                      const char *why);
 
+/* CouchDB's warning on a _find answer of src (no index matches; too many
+ * documents examined): at warn once a location and child, at debug after,
+ * naming the index that would serve the query (CP0322). */
+void cp_learn_warned(apr_pool_t *pool, const cp_transport *tr, const cp_source *src,
+                     const char *warning);
+
 #endif

@@ -754,42 +754,58 @@ int cp_mango_index_starts_at_row(const json_t *selector, const cp_mango_field *s
     return 1;
 }
 
+int cp_mango_open_sort_fields(const json_t *selector, const cp_mango_field *sort,
+                              int sort_count)
+{
+    int open = 0, i;
+
+    for (i = 0; i < sort_count; i++) {
+        open += !fixed_by(selector, sort[i].name);
+    }
+    return open;
+}
+
 int cp_mango_index_past_value(apr_pool_t *pool, const json_t *selector,
                               const cp_mango_field *sort, int sort_count,
                               const apr_array_header_t *fields, const json_t *key, int up,
-                              const char **startkey, const char **endkey)
+                              int level, const char **startkey, const char **endkey)
 {
-    int n = fields->nelts, at = -1, i;
+    int n = fields->nelts, open = 0, at = -1, i;
     const json_t *value;
     json_t *prefix;
 
     if (!cp_mango_index_starts_at_row(selector, sort, sort_count, fields)
-        || !json_is_array(key) || (int)json_array_size(key) != sort_count) {
+        || !json_is_array(key) || (int)json_array_size(key) != sort_count || level < 0
+        || level >= (open = cp_mango_open_sort_fields(selector, sort, sort_count))) {
         return -1;
     }
-    /* one sort field the selector leaves open; the others the row's values
-     * hold at the selector's */
-    for (i = 0; i < sort_count; i++) {
-        value = json_array_get(key, i);
-        if (!fixed_by(selector, sort[i].name)) {
-            if (at >= 0 || !cp_mango_value_comparable(value)) {
-                return -1;
-            }
-            at = i;
-        }
-        else if (!json_equal((json_t *)value,
-                             (json_t *)equal_to(json_object_get(selector, sort[i].name)))) {
-            return -1;
-        }
-    }
-    /* the index's key: the equalities' values, that field, then _id */
-    if (at < 0 || strcmp(APR_ARRAY_IDX(fields, n - 2, const char *), sort[at].name)) {
-        return -1;
-    }
+    /* the index's key: the equalities' values, the open sort fields in
+     * sort order, then _id (cp_mango_index_starts_at_row); the prefix: the
+     * equalities, then the row's values of the open fields before the
+     * level's, which the read stays among */
     prefix = cp_json_pool_own(pool, json_array());
-    for (i = 0; i < n - 2; i++) {
+    for (i = 0; i < n - 1 - open; i++) {
         json_array_append(prefix, (json_t *)equal_to(json_object_get(selector,
                                                      APR_ARRAY_IDX(fields, i, const char *))));
+    }
+    for (i = 0; i < sort_count; i++) {
+        value = json_array_get(key, i);
+        if (fixed_by(selector, sort[i].name)) {
+            /* the row's key holds a fixed field at the selector's value */
+            if (!json_equal((json_t *)value,
+                            (json_t *)equal_to(json_object_get(selector, sort[i].name)))) {
+                return -1;
+            }
+        }
+        else if (!cp_mango_value_comparable(value)) {
+            return -1;
+        }
+        else if ((int)json_array_size(prefix) < n - 2 - level) {
+            json_array_append(prefix, (json_t *)value);
+        }
+        else if (at < 0) {
+            at = i;
+        }
     }
     value = json_array_get(key, at);
     /* up: after [..., v, every id], to the prefix's end; down: before

@@ -174,19 +174,26 @@ const char *cp_mango_advised_index(apr_pool_t *pool, const json_t *selector,
 int cp_mango_index_starts_at_row(const json_t *selector, const cp_mango_field *sort,
                                  int sort_count, const apr_array_header_t *fields);
 
+/* How many of the sort fields the selector leaves open (does not fix by
+ * an equality). */
+int cp_mango_open_sort_fields(const json_t *selector, const cp_mango_field *sort,
+                              int sort_count);
+
 /* Where the rows past a boundary row's sort values start in the view of an
  * index that starts the ties at the row (cp_mango_index_starts_at_row),
- * when the selector leaves one sort field open and the row's key (its sort
- * values) holds the others at the selector's equalities: the view keys
- * (JSON text) that bound a read of the first key past the row's value v of
- * that field among the equalities' keys, [..., v, BEYOND] to [..., BEYOND]
- * up (v's keys are [..., v, id]), [..., v] to [...] descending the other
- * way; returns that field's place in the sort. -1 otherwise (several open
- * fields, a value Mango cannot compare, an index of other fields). */
+ * whose key is the selector's equalities E, the open sort fields O1..Om
+ * in sort order, then _id, when the row's key (its sort values) holds the
+ * fixed sort fields at the selector's equalities. level 0 is Om, level 1
+ * O(m-1), ...: the view keys (JSON text) that bound a read of the first
+ * key past the row's value v of the level's field among the keys that
+ * share E and the row's values of the open fields before it (P),
+ * [E, P, v, BEYOND] to [E, P, BEYOND] up, [E, P, v] to [E, P] descending
+ * the other way; returns that field's place in the sort. -1 otherwise (no
+ * such level, a value Mango cannot compare, an index of other fields). */
 int cp_mango_index_past_value(apr_pool_t *pool, const json_t *selector,
                               const cp_mango_field *sort, int sort_count,
                               const apr_array_header_t *fields, const json_t *key, int up,
-                              const char **startkey, const char **endkey);
+                              int level, const char **startkey, const char **endkey);
 
 /* The part of an index's view (fields, const char *, in order) that holds
  * every row the selector can match, whatever else it asks: the leading

@@ -552,27 +552,6 @@ static const cp_fault *index_source(serving *s, cp_source **index)
 
 /* --- a _find location's page ------------------------------------------- */
 
-/* CouchDB's warning on a _find answer (no index matches; too many
- * documents examined): at warn once a location and child, at debug after,
- * naming the index that would serve the query. */
-static void log_find_warning(const serving *s, const char *warning)
-{
-    const cp_source *src = s->src;
-    const char *create;
-    int level = s->tr->first_time(s->tr->baton, &src->location, sizeof(src->location))
-                ? CP_LOG_WARNING : CP_LOG_DEBUG;
-
-    if (level == CP_LOG_DEBUG && !s->tr->debug) {
-        return;
-    }
-    create = cp_learn_index_to_create(s->pool, s->tr, src);
-    log_line(s, level, "CP0322", apr_psprintf(s->pool, "CouchDB warns of the _find query of "
-             "%s: %s%s. Create the index that serves it: %s", src->uri,
-             cp_fault_loggable(s->pool, warning), view_context(s, src->view),
-             create ? create : "its fields the selector's equalities, then the sort fields, "
-             "then _id (POST .../_index), named with CouchPageIndex"));
-}
-
 /* The rows of a numbered page, by keyset over the index's view: its one
  * query (and the probes of a key range or a partition, asked with it),
  * from the token's row (its own left out, unless the page starts at it: an
@@ -684,7 +663,7 @@ static const cp_fault *find_rows(const serving *s, const char *url, const cp_tok
         return overfull_fault(s, s->src->view, reason);
     }
     if (answer->warning) {
-        log_find_warning(s, answer->warning);
+        cp_learn_warned(s->pool, s->tr, s->src, answer->warning);
     }
     n = cp_answer_rows(answer);
     *rows = apr_array_make(s->pool, (int)n + 1, sizeof(const cp_row *));
@@ -695,9 +674,10 @@ static const cp_fault *find_rows(const serving *s, const char *url, const cp_tok
 }
 
 /* The rows of a page by _find: one POST .../_find; with the ties apart,
- * the ties first, and the rows past them only when those leave the page
- * short, from the next sort value (cp_keyset_find_rest_body; "": none),
- * else from the row's (cp_keyset_find_part_body, cp_keyset_find_join). */
+ * the ties first, then, while the page is short, the rows past them a
+ * level at a time from the next sort value (cp_keyset_find_rest_body; "":
+ * none at that level), else from the row's values at once
+ * (cp_keyset_find_part_body, cp_keyset_find_join). */
 static const cp_fault *read_find_rows(const serving *s, const char *url,
                                       const cp_token *token, int limit,
                                       apr_array_header_t **rows)
@@ -707,18 +687,23 @@ static const cp_fault *read_find_rows(const serving *s, const char *url,
                        ? cp_keyset_find_part_body(s->pool, spec, token, limit, CP_FIND_TIES) : NULL;
     const cp_fault *fault = find_rows(s, url, token, ties ? ties : cp_keyset_find_body(
                                           s->pool, spec, token, limit), limit, rows);
-    int asked = fault || !ties ? 0 : limit - (*rows)->nelts;
-    const char *rest = asked > 0 ? cp_keyset_find_rest_body(s->pool, s->tr, s->index_view,
-                                                            s->index_fields, spec, token,
-                                                            asked) : NULL;
+    int asked = fault || !ties ? 0 : limit - (*rows)->nelts, level = 0, top = 1, whole = 0;
+    const char *rest;
     apr_array_header_t *past;
 
-    while (asked > 0 && (!rest || *rest) && !(fault = find_rows(s, url, token, rest ? rest
-                              : cp_keyset_find_part_body(s->pool, spec, token, asked,
-                                                         CP_FIND_PAST_TIES), asked, &past))
-           && cp_keyset_find_join(*rows, past, asked, limit)) {
-        asked = limit;
-        rest = NULL;
+    while (asked > 0 && !fault) {
+        rest = whole ? NULL : cp_keyset_find_rest_body(s->pool, s->tr, s->index_view,
+                                                        s->index_fields, spec, token, asked,
+                                                        level++, &top);
+        if (rest && !*rest) {
+            asked = top ? 0 : asked;
+        }
+        else if (!(fault = find_rows(s, url, token, rest ? rest : cp_keyset_find_part_body(
+                                         s->pool, spec, token, asked, CP_FIND_PAST_TIES),
+                                     asked, &past))) {
+            whole = cp_keyset_find_join(*rows, past, asked, limit);
+            asked = whole ? limit : rest && !top ? limit - (*rows)->nelts : 0;
+        }
     }
     return fault;
 }

@@ -20,12 +20,15 @@ use strict;
 use warnings;
 
 use Apache::Test qw(plan ok skip);
+use File::Temp qw(tempdir);
 use JSON::PP ();
 use CouchPageTest qw(get_json with_args backend_request backend_open_db backend_kind
-                     error_log_mark error_log_since);
+                     error_log_mark error_log_since live_cluster cluster_node cluster_db_anew
+                     start_own_httpd);
 use CouchPageFind qw(must reference_ids ids walk same_list edge_rows);
 
-plan tests => 31;
+my @CLUSTER = live_cluster();
+plan tests => 37 + (@CLUSTER ? 4 : 0);
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my $couchdb = backend_kind() eq 'couchdb';
@@ -482,10 +485,245 @@ my @both_desc = reference_ids('findtiesboth', $APART, cat => 'desc');
         or print STDERR "# lost: @lost[0 .. ($#lost < 9 ? $#lost : 9)]; repeated: @twice; statuses @$bad\n";
 }
 
+# --- two open sort fields: [cat, day] through an index [cat, day, _id] -----------
+# 5 values of cat and 30 of day within each (groups of about 13 rows that
+# meet the residual). A page that crosses a day asks the ties, the next
+# day among its cat's keys (one row of the index's view) and the rest from
+# it; one that also crosses a cat asks the next cat as well (no day is left
+# in its cat) and every row from it; each examines about a page's keys,
+# where the rest asked from the row's values read its cat's rows before it
+# again. Walks both ways and descending are CouchDB's own order; a walk
+# while boundary rows change loses and repeats no untouched row (CouchDB:
+# pouchdb-server sorts by no field its selector does not name).
+my (@two, @two_down, @two_ids, @two_down_ids);
+if (!$couchdb) {
+    skip('pouchdb-server cannot sort by a field its selector does not name') for 1 .. 5;
+}
+else {
+    backend_request(DELETE => '/findtwo');
+    backend_open_db('findtwo');
+    {
+        my @docs = map {
+            { _id => sprintf('w%05d', ($_ * 7919) % $M), cat => 'c' . ($_ % 5),
+              day => sprintf('d%02d', int($_ / 5) % 30), tags => [$_ % 3 ? 'a' : 'b'] }
+        } 0 .. $M - 1;
+        for (my $i = 0; $i < @docs; $i += 1000) {
+            my $end = $i + 999 < $#docs ? $i + 999 : $#docs;
+            must('loading findtwo', backend_request(POST => '/findtwo/_bulk_docs',
+                                                    { docs => [@docs[$i .. $end]] }));
+        }
+        must('index cat-day-id', backend_request(POST => '/findtwo/_index',
+            { index => { fields => ['cat', 'day', '_id'] }, ddoc => 'cat-day-id',
+              name => 'cat-day-id', type => 'json' }));
+    }
+    # the backend's own order of the location's query, read whole
+    sub two_rows {
+        my ($dir) = @_;
+        my $body = must('reference _find', backend_request(POST => '/findtwo/_find',
+            { selector => $APART, sort => [{ cat => $dir }, { day => $dir }],
+              fields => ['_id', 'cat', 'day'], limit => 100000 }));
+        return @{ $body->{docs} };
+    }
+    @two = two_rows('asc');
+    @two_down = two_rows('desc');
+    @two_ids = map { $_->{_id} } @two;
+    @two_down_ids = map { $_->{_id} } @two_down;
+    {
+        my $mark = error_log_mark();
+        my ($fwd, undef, $bad) = walk('/ties/two/');
+        my ($back) = walk('/ties/two/', back => 1);
+        my ($dfwd) = walk('/ties/two-desc/');
+        my ($dback) = walk('/ties/two-desc/', back => 1);
+        ok(same_list($fwd, \@two_ids, 'two, forward') && same_list($back, \@two_ids, 'two, backward')
+           && same_list($dfwd, \@two_down_ids, 'two, descending')
+           && same_list($dback, \@two_down_ids, 'two, descending, backward')
+           && !@$bad && @two == $M * 2 / 3
+           && !grep { m{CP0422.*/ties/two} } error_log_since($mark, wait => 0.5));
+    }
+    # The reads of a page that crosses: the ties, then for each level a read of
+    # the index's view from the key given (startkey's URL-encoded start), and
+    # a _find of the rest after the last.
+    sub two_reads {
+        my ($reads, @views) = @_;
+        return 0 unless @$reads == @views + 2 && $reads->[0] =~ m{^POST \S*/findtwo/_find$}
+                        && $reads->[-1] =~ m{^POST \S*/findtwo/_find$};
+        for my $i (0 .. $#views) {
+            return 0 unless $reads->[$i + 1] =~ m{^GET \S*/findtwo/_design/cat-day-id/_view/cat-day-id\?startkey=\Q$views[$i]\E}
+                            && $reads->[$i + 1] =~ /&limit=1&reduce=false$/;
+        }
+        return 1;
+    }
+    # a view key's start as the module's view queries spell it
+    sub enc { my ($text) = @_; $text =~ s/\[/%5b/g; $text =~ s/\]/%5d/g; $text =~ s/"/%22/g; $text =~ s/,/%2c/g; $text }
+    {
+        # a row of c1 deep in it whose day ends within the page, its cat not
+        my $row = (grep {
+            $two[$_]{cat} eq 'c1' && $two[$_ + 1]{day} eq $two[$_]{day}
+            && $two[$_ + 10]{day} ne $two[$_]{day} && $two[$_ + 20]{cat} eq 'c1'
+        } 500 .. $#two - 21)[0];
+        my ($cat, $day, $id) = @{ $two[$row] }{qw(cat day _id)};
+        my ($status, $page, $reads, $apart, $keys) = apart_page('/ties/two/', { a => [[$cat, $day], $id] });
+        ok($status == 200 && join(' ', ids($page)) eq join(' ', @two_ids[$row + 1 .. $row + 20])
+           && two_reads($reads, enc(qq{["$cat","$day",})) && $apart && $keys < 60)
+            or print STDERR "# two, a day: $status ", join(' ', ids($page // {})), "; reads @$reads; $keys keys\n";
+        # 5 rows before c1's end: no day past c1's last, the next cat, every
+        # row from it
+        my ($end) = grep { $two[$_]{cat} eq 'c1' && $two[$_ + 1]{cat} eq 'c2' } 0 .. $#two - 1;
+        $row = $end - 5;
+        ($cat, $day, $id) = @{ $two[$row] }{qw(cat day _id)};
+        ($status, $page, $reads, undef, $keys) = apart_page('/ties/two/', { a => [[$cat, $day], $id] });
+        ok($status == 200 && join(' ', ids($page)) eq join(' ', @two_ids[$row + 1 .. $row + 20])
+           && two_reads($reads, enc(qq{["c1","$day",}), enc(qq{["c1",})) && $keys < 60)
+            or print STDERR "# two, a cat: $status ", join(' ', ids($page // {})), "; reads @$reads; $keys keys\n";
+        # backward from 5 rows into c2: no day before c2's first, c1's last day
+        $row = $end + 6;
+        ($cat, $day, $id) = @{ $two[$row] }{qw(cat day _id)};
+        ($status, $page, $reads, undef, $keys) = apart_page('/ties/two/', { b => [[$cat, $day], $id] });
+        ok($status == 200 && join(' ', ids($page)) eq join(' ', @two_ids[$row - 20 .. $row - 1])
+           && two_reads($reads, enc(qq{["c2","$day"]}), enc(qq{["c2"]})) && $keys < 60)
+            or print STDERR "# two, back across a cat: $status ", join(' ', ids($page // {})), "; reads @$reads; $keys keys\n";
+        # descending, deep in c3, across a day
+        $row = (grep {
+            $two_down[$_]{cat} eq 'c3' && $two_down[$_ + 1]{day} eq $two_down[$_]{day}
+            && $two_down[$_ + 10]{day} ne $two_down[$_]{day} && $two_down[$_ + 20]{cat} eq 'c3'
+        } 700 .. $#two_down - 21)[0];
+        ($cat, $day, $id) = @{ $two_down[$row] }{qw(cat day _id)};
+        ($status, $page, $reads, undef, $keys) = apart_page('/ties/two-desc/', { a => [[$cat, $day], $id] });
+        ok($status == 200 && join(' ', ids($page)) eq join(' ', @two_down_ids[$row + 1 .. $row + 20])
+           && two_reads($reads, enc(qq{["$cat","$day"]})) && $keys < 60)
+            or print STDERR "# two, descending: $status ", join(' ', ids($page // {})), "; reads @$reads; $keys keys\n";
+    }
+
+}
+
 # --- the ties apart, while the boundary rows change: deleted, edited, and
 # moved to another value of cat between the pages ---------------------------------
 {
     my ($lost, $twice, $bad, $n) = walk_while_moved('/ties/apart/', 'findtiesid', \@apart);
     ok(!@$lost && !@$bad && !@$twice && $n > 10)
         or print STDERR "# apart: lost: @$lost[0 .. ($#$lost < 9 ? $#$lost : 9)]; repeated: @$twice; statuses @$bad\n";
+    if ($couchdb) {
+        ($lost, $twice, $bad, $n) = walk_while_moved('/ties/two/', 'findtwo', \@two_ids);
+        ok(!@$lost && !@$bad && !@$twice && $n > 10)
+            or print STDERR "# two: lost: @$lost[0 .. ($#$lost < 9 ? $#$lost : 9)]; repeated: @$twice; statuses @$bad\n";
+    }
+    else {
+        skip('pouchdb-server cannot sort by a field its selector does not name');
+    }
+}
+
+# --- the 3-node cluster (COUCHDB_CLUSTER_URLS) ------------------------------------
+# The ties asked apart through the module's own httpd on one node of the
+# cluster (two shards, three copies each), no CouchPageIndex: the residual
+# location sorted by cat through [cat, _id] and by cat and day through
+# [cat, day, _id], each learnt by the module; walked both ways and
+# descending, every row once in the cluster's own _find order; a page
+# deep in a cat that crosses a day examines about a page's keys (every
+# node's counter), where the rest from the row's values would read the
+# cat's rows before it again; a walk while boundary rows are deleted and
+# moved to another cat loses and repeats no untouched row. (The test's own
+# httpd is stopped when it ends.)
+if (@CLUSTER) {
+    my ($base, $user, $password, $req) = cluster_node($CLUSTER[0]);
+    my $C = 1500;
+    cluster_db_anew($req, 'ties33', map {
+        { _id => sprintf('k%05d', ($_ * 7919) % $C), cat => 'c' . ($_ % 5),
+          day => sprintf('d%02d', int($_ / 5) % 15), tags => [$_ % 3 ? 'a' : 'b'] }
+    } 0 .. $C - 1);
+    for my $index (['cat-id', ['cat', '_id']], ['cat-day-id', ['cat', 'day', '_id']]) {
+        my ($st) = $req->(POST => '/ties33/_index', { index => { fields => $index->[1] },
+                          ddoc => $index->[0], name => $index->[0], type => 'json' });
+        die "indexing ties33: $st\n" unless $st =~ /^20[012]$/;
+    }
+    # every copy of each range has the documents
+    sleep 2;
+    my %sort = (one => ['cat'], two => ['cat', 'day']);
+    my %ddoc = (one => 'cat-id', two => 'cat-day-id');
+    # the cluster's own _find of the location's query, read whole
+    my $cluster_rows = sub {
+        my ($fields, $dir) = @_;
+        my ($st, $body) = $req->(POST => '/ties33/_find', { selector => $APART,
+            sort => [map { { $_ => $dir } } @$fields], fields => ['_id', 'cat', 'day'],
+            limit => 100000 });
+        die "the cluster's _find: $st\n" unless $st == 200;
+        return @{ $body->{docs} };
+    };
+    my $sel = $JSON->encode($APART);
+    my $conf = '';
+    for my $name (sort keys %sort) {
+        for my $desc (0, 1) {
+            $conf .= qq{<Location "/$name} . ($desc ? '-desc' : '') . qq{/">\n    SetHandler couchpage\n}
+                   . qq{    CouchPageView "$base/ties33/_find"\n    CouchPageCredentials "$user" "$password"\n}
+                   . qq{    CouchPageSelector '$sel'\n    CouchPageSort @{ $sort{$name} }\n}
+                   . ($desc ? "    CouchPageDescending On\n" : '')
+                   . qq{    CouchPageSize 20\n    CouchPageFormat json\n    LogLevel couchpage:debug\n</Location>\n};
+        }
+    }
+    my $root = tempdir(CLEANUP => 1);
+    my ($port) = start_own_httpd($root, [qw(proxy proxy_http)], $conf);
+    my $url = "http://127.0.0.1:$port";
+    my %want;
+    for my $name (sort keys %sort) {
+        my @bad;
+        my @up = map { $_->{_id} } $cluster_rows->($sort{$name}, 'asc');
+        my @down = map { $_->{_id} } $cluster_rows->($sort{$name}, 'desc');
+        $want{$name} = \@up;
+        for my $walk (["/$name/", 0, \@up], ["/$name/", 1, \@up], ["/$name-desc/", 0, \@down],
+                      ["/$name-desc/", 1, \@down]) {
+            my ($path, $back, $rows) = @$walk;
+            my ($ids, undef, $bad) = walk("$url$path", back => $back);
+            push @bad, map { "$path answered $_" } @$bad;
+            push @bad, "$path" . ($back ? ' backward' : '') . ' is not the cluster\'s order'
+                unless same_list($ids, $rows, "cluster $path" . ($back ? ' backward' : ''));
+        }
+        open my $log, '<', "$root/error_log" or die "$root/error_log: $!\n";
+        my @apart = grep { m{CP0372.*/$name/.*the ties asked apart through \Q$base\E/ties33/_design/$ddoc{$name}/} } <$log>;
+        push @bad, "no page of /$name/ asked the ties apart" unless @apart;
+        ok(@up == $C * 2 / 3 && !@bad) or print STDERR "# cluster /$name/: @bad\n";
+    }
+    # the keys Mango examined, every node's counter summed, once it stands still
+    my $keys = sub {
+        my (undef, $members) = $req->(GET => '/_membership');
+        my ($last, $now);
+        for (1 .. 20) {
+            $now = 0;
+            for my $node (@{ $members->{all_nodes} }) {
+                my (undef, $stats) = $req->(GET => "/_node/$node/_stats/mango/keys_examined");
+                $now += $stats->{value} // -1;
+            }
+            last if defined $last && $now == $last;
+            ($last) = ($now, select(undef, undef, undef, 0.1));
+        }
+        return $now;
+    };
+    my @rows = $cluster_rows->($sort{two}, 'asc');
+    my ($row) = grep {
+        $rows[$_]{cat} eq 'c1' && $rows[$_ + 1]{day} eq $rows[$_]{day}
+        && $rows[$_ + 10]{day} ne $rows[$_]{day} && $rows[$_ + 20]{cat} eq 'c1'
+    } 120 .. $#rows - 21;
+    my $before = $keys->();
+    my ($status, $page) = get_json(with_args("$url/two/", start => $JSON->encode(
+        { a => [[@{ $rows[$row] }{qw(cat day)}], $rows[$row]{_id}] })));
+    my $examined = $keys->() - $before;
+    ok($status == 200 && join(' ', ids($page)) eq join(' ', map { $_->{_id} } @rows[$row + 1 .. $row + 20])
+       && $examined < 100)
+        or print STDERR "# cluster, a day crossed at row $row: $status; $examined keys\n";
+    # a walk while the row the next token points at is deleted and the one
+    # the previous token points at moved to another cat
+    my (%touched, $n, %count);
+    my ($ids, undef, $bad) = walk("$url/two/", each => sub {
+        my ($last, $first) = edge_rows(@_) or return;
+        $n++;
+        my (undef, $doc) = $req->(GET => "/ties33/$last->{_id}");
+        my ($sd) = $req->(DELETE => "/ties33/$last->{_id}?rev=$doc->{_rev}");
+        (undef, $doc) = $req->(GET => "/ties33/$first->{_id}");
+        my ($sp) = $req->(PUT => "/ties33/$first->{_id}", { %$doc, cat => $n % 2 ? 'c9' : 'c0' });
+        die "changing ties33: $sd $sp\n" unless $sd =~ /^20[012]$/ && $sp =~ /^20[12]$/;
+        $touched{$_} = 1 for $last->{_id}, $first->{_id};
+    });
+    $count{$_}++ for @$ids;
+    my @lost = grep { !$touched{$_} && !$count{$_} } @{ $want{two} };
+    my @twice = grep { $count{$_} > 1 && !$touched{$_} } keys %count;
+    ok(!@lost && !@twice && !@$bad && $n > 10)
+        or print STDERR "# cluster, a walk with changes: lost @lost[0 .. ($#lost < 9 ? $#lost : 9)]; repeated @twice; statuses @$bad\n";
 }

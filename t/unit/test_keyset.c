@@ -832,11 +832,11 @@ static void find_rest_from_the_next_value(void **state)
 
     APR_ARRAY_PUSH(fields, const char *) = "n";
     APR_ARRAY_PUSH(fields, const char *) = "_id";
-    assert_string_equal(cp_keyset_find_next_query(pool, &spec, &token, fields, &open),
+    assert_string_equal(cp_keyset_find_next_query(pool, &spec, &token, fields, 0, &open),
                         "?startkey=%5b3%2c%7b%22%5cuffff%22%3anull%7d%5d&endkey=%5b%7b%22%5c"
                         "uffff%22%3anull%7d%5d&limit=1&reduce=false&update=false");
     assert_int_equal(open, 0);
-    assert_string_equal(cp_keyset_find_from_answer(pool, &spec, &token, open, rows,
+    assert_string_equal(cp_keyset_find_from_answer(pool, &spec, &token, open, 0, rows,
                                                    strlen(rows), 4, &none),
                         "{\"selector\":{\"$and\":[{\"type\":\"post\",\"x\":{\"$regex\":"
                         "\"a\"}},{\"n\":{\"$gte\":5}}]},\"sort\":[{\"n\":\"asc\"}],"
@@ -844,15 +844,15 @@ static void find_rest_from_the_next_value(void **state)
                         "\"update\":false}");
     assert_false(none);
     /* nothing past the row's value; an answer that is no view's */
-    assert_null(cp_keyset_find_from_answer(pool, &spec, &token, open, "{\"rows\":[]}", 11, 4,
+    assert_null(cp_keyset_find_from_answer(pool, &spec, &token, open, 0, "{\"rows\":[]}", 11, 4,
                                            &none));
     assert_true(none);
-    assert_null(cp_keyset_find_from_answer(pool, &spec, &token, open, "{\"error\":1}", 11, 4,
+    assert_null(cp_keyset_find_from_answer(pool, &spec, &token, open, 0, "{\"error\":1}", 11, 4,
                                            &none));
     assert_false(none);
     /* its own value again (no row past it): the rest from the row's */
     rows = "{\"rows\":[{\"id\":\"d1\",\"key\":[3,\"d1\"]}]}";
-    assert_null(cp_keyset_find_from_answer(pool, &spec, &token, open, rows, strlen(rows), 4,
+    assert_null(cp_keyset_find_from_answer(pool, &spec, &token, open, 0, rows, strlen(rows), 4,
                                            &none));
     /* backward, the type fixed by the selector: down from before [3] */
     spec.sort = &two;
@@ -864,12 +864,12 @@ static void find_rest_from_the_next_value(void **state)
     APR_ARRAY_PUSH(fields, const char *) = "type";
     APR_ARRAY_PUSH(fields, const char *) = "n";
     APR_ARRAY_PUSH(fields, const char *) = "_id";
-    assert_string_equal(cp_keyset_find_next_query(pool, &spec, &token, fields, &open),
+    assert_string_equal(cp_keyset_find_next_query(pool, &spec, &token, fields, 0, &open),
                         "?startkey=%5b%22post%22%2c3%5d&endkey=%5b%22post%22%5d"
                         "&descending=true&limit=1&reduce=false");
     assert_int_equal(open, 1);
     rows = "{\"rows\":[{\"id\":\"d0\",\"key\":[\"post\",1,\"d0\"]}]}";
-    assert_string_equal(cp_keyset_find_from_answer(pool, &spec, &token, open, rows,
+    assert_string_equal(cp_keyset_find_from_answer(pool, &spec, &token, open, 0, rows,
                                                    strlen(rows), 2, &none),
                         "{\"selector\":{\"$and\":[{\"type\":\"post\",\"x\":{\"$regex\":"
                         "\"a\"}},{\"type\":{\"$eq\":\"post\"},\"n\":{\"$lte\":1}}]},"
@@ -877,18 +877,72 @@ static void find_rest_from_the_next_value(void **state)
     /* descending, forward: down as well */
     spec.sort = &down;
     token.from = CP_FROM_AFTER;
-    assert_non_null(strstr(cp_keyset_find_next_query(pool, &spec, &token, fields, &open),
+    assert_non_null(strstr(cp_keyset_find_next_query(pool, &spec, &token, fields, 0, &open),
                            "&descending=true"));
     /* no index known, a stale _find through an index it does not name, or
      * a token without a row: no read */
-    assert_null(cp_keyset_find_next_query(pool, &spec, &token, NULL, &open));
+    assert_null(cp_keyset_find_next_query(pool, &spec, &token, NULL, 0, &open));
     spec.update = CP_MANGO_FALSE;
     spec.index_ddoc = NULL;
-    assert_null(cp_keyset_find_next_query(pool, &spec, &token, fields, &open));
+    assert_null(cp_keyset_find_next_query(pool, &spec, &token, fields, 0, &open));
     spec.index_ddoc = "n-id";
-    assert_non_null(cp_keyset_find_next_query(pool, &spec, &token, fields, &open));
+    assert_non_null(cp_keyset_find_next_query(pool, &spec, &token, fields, 0, &open));
     token.from = CP_FROM_FIRST;
-    assert_null(cp_keyset_find_next_query(pool, &spec, &token, fields, &open));
+    assert_null(cp_keyset_find_next_query(pool, &spec, &token, fields, 0, &open));
+}
+
+/* A sort of two open fields, [cat, day]: level 0 reads the next day
+ * among the row's cat's keys and asks the rest from it within that cat;
+ * level 1 the next cat, and asks every row from it, its days left to the
+ * selector; there is no level 2. */
+static void find_rest_a_level_at_a_time(void **state)
+{
+    const char *names[] = { "cat", "day", NULL };
+    cp_find_sort sort = sort_of(0, names);
+    cp_find_spec spec = { .selector = parse("{\"cat\":{\"$gte\":null},\"x\":{\"$regex\":\"a\"}}"),
+                          .sort = &sort };
+    cp_token token = { .from = CP_FROM_AFTER, .key = parse("[\"c1\",\"d3\"]"), .docid = "m9" };
+    apr_array_header_t *fields = apr_array_make(pool, 3, sizeof(const char *));
+    const char *days = "{\"rows\":[{\"id\":\"m2\",\"key\":[\"c1\",\"d5\",\"m2\"]}]}";
+    const char *cats = "{\"rows\":[{\"id\":\"m4\",\"key\":[\"c2\",\"d0\",\"m4\"]}]}";
+    int open = -1, none = 1;
+
+    (void)state;
+    APR_ARRAY_PUSH(fields, const char *) = "cat";
+    APR_ARRAY_PUSH(fields, const char *) = "day";
+    APR_ARRAY_PUSH(fields, const char *) = "_id";
+    assert_string_equal(cp_keyset_find_next_query(pool, &spec, &token, fields, 0, &open),
+                        "?startkey=%5b%22c1%22%2c%22d3%22%2c%7b%22%5cuffff%22%3anull%7d%5d"
+                        "&endkey=%5b%22c1%22%2c%7b%22%5cuffff%22%3anull%7d%5d"
+                        "&limit=1&reduce=false");
+    assert_int_equal(open, 1);
+    assert_string_equal(cp_keyset_find_from_answer(pool, &spec, &token, open, 0, days,
+                                                   strlen(days), 7, &none),
+                        "{\"selector\":{\"$and\":[{\"cat\":{\"$gte\":null},\"x\":{\"$regex\":"
+                        "\"a\"}},{\"cat\":{\"$eq\":\"c1\"},\"day\":{\"$gte\":\"d5\"}}]},"
+                        "\"sort\":[{\"cat\":\"asc\"},{\"day\":\"asc\"}],\"limit\":7}");
+    assert_string_equal(cp_keyset_find_next_query(pool, &spec, &token, fields, 1, &open),
+                        "?startkey=%5b%22c1%22%2c%7b%22%5cuffff%22%3anull%7d%5d"
+                        "&endkey=%5b%7b%22%5cuffff%22%3anull%7d%5d&limit=1&reduce=false");
+    assert_int_equal(open, 0);
+    assert_string_equal(cp_keyset_find_from_answer(pool, &spec, &token, open, 1, cats,
+                                                   strlen(cats), 3, &none),
+                        "{\"selector\":{\"$and\":[{\"cat\":{\"$gte\":null},\"x\":{\"$regex\":"
+                        "\"a\"}},{\"cat\":{\"$gte\":\"c2\"}}]},"
+                        "\"sort\":[{\"cat\":\"asc\"},{\"day\":\"asc\"}],\"limit\":3}");
+    assert_false(none);
+    /* the level's own value again: the rest from the row's values */
+    assert_null(cp_keyset_find_from_answer(pool, &spec, &token, open, 1, days, strlen(days), 3,
+                                           &none));
+    assert_null(cp_keyset_find_next_query(pool, &spec, &token, fields, 2, &open));
+    /* backward: before [c1, d3] down to [c1], then before [c1] down to [] */
+    token.from = CP_FROM_BEFORE;
+    assert_string_equal(cp_keyset_find_next_query(pool, &spec, &token, fields, 0, &open),
+                        "?startkey=%5b%22c1%22%2c%22d3%22%5d&endkey=%5b%22c1%22%5d"
+                        "&descending=true&limit=1&reduce=false");
+    assert_string_equal(cp_keyset_find_next_query(pool, &spec, &token, fields, 1, &open),
+                        "?startkey=%5b%22c1%22%5d&endkey=%5b%5d&descending=true&limit=1"
+                        "&reduce=false");
 }
 
 /* Rows of the given ids. */
@@ -1023,6 +1077,7 @@ int main(void)
         UNIT_TEST(find_parts_ask_the_ties_then_the_rest),
         UNIT_TEST(find_parts_join_without_repeats),
         UNIT_TEST(find_rest_from_the_next_value),
+        UNIT_TEST(find_rest_a_level_at_a_time),
         UNIT_TEST(index_queries_start_at_the_tokens_row),
     };
 

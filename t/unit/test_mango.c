@@ -584,10 +584,10 @@ static void indexes_that_start_the_ties_at_the_row(void **state)
     assert_false(cp_mango_index_starts_at_row(parsed, cat.fields, 0, fields_list("_id")));
 }
 
-/* Where the rows past a row's value of the one open sort field start in
+/* Where the rows past a row's value of an open sort field start in
  * the index's view: past [equalities..., v, every id] up, before [...,
  * v] down, within the equalities' keys; the other sort fields must hold
- * the selector's values; -1 where there is more than one open field. */
+ * the selector's values; with several open fields, a level each. */
 static void the_next_value_is_read_past_the_rows_value(void **state)
 {
     const char *const by_cat[] = { "cat", NULL };
@@ -602,12 +602,12 @@ static void the_next_value_is_read_past_the_rows_value(void **state)
 
     (void)state;
     assert_int_equal(cp_mango_index_past_value(pool, parsed, cat.fields, cat.count,
-                                               fields_list("cat,_id"), parse("[\"c1\"]"), 1,
+                                               fields_list("cat,_id"), parse("[\"c1\"]"), 1, 0,
                                                &start, &end), 0);
     assert_string_equal(start, "[\"c1\",{\"\\uffff\":null}]");
     assert_string_equal(end, "[{\"\\uffff\":null}]");
     assert_int_equal(cp_mango_index_past_value(pool, parsed, cat.fields, cat.count,
-                                               fields_list("cat,_id"), parse("[\"c1\"]"), 0,
+                                               fields_list("cat,_id"), parse("[\"c1\"]"), 0, 0,
                                                &start, &end), 0);
     assert_string_equal(start, "[\"c1\"]");
     assert_string_equal(end, "[]");
@@ -615,30 +615,50 @@ static void the_next_value_is_read_past_the_rows_value(void **state)
      * holds their value in the row's key */
     assert_int_equal(cp_mango_index_past_value(pool, parsed, type_cat.fields, type_cat.count,
                                                fields_list("lang,type,cat,_id"),
-                                               parse("[\"post\",3]"), 1, &start, &end), 1);
+                                               parse("[\"post\",3]"), 1, 0, &start, &end), 1);
     assert_string_equal(start, "[\"en\",\"post\",3,{\"\\uffff\":null}]");
     assert_string_equal(end, "[\"en\",\"post\",{\"\\uffff\":null}]");
     assert_int_equal(cp_mango_index_past_value(pool, parsed, type_cat.fields, type_cat.count,
                                                fields_list("lang,type,cat,_id"),
-                                               parse("[\"post\",3]"), 0, &start, &end), 1);
+                                               parse("[\"post\",3]"), 0, 0, &start, &end), 1);
     assert_string_equal(start, "[\"en\",\"post\",3]");
     assert_string_equal(end, "[\"en\",\"post\"]");
     /* a fixed sort value other than the selector's; two open fields; a
      * value Mango cannot compare; an index that does not start the ties */
     assert_int_equal(cp_mango_index_past_value(pool, parsed, type_cat.fields, type_cat.count,
                                                fields_list("type,cat,_id"),
-                                               parse("[\"page\",3]"), 1, &start, &end), -1);
+                                               parse("[\"page\",3]"), 1, 0, &start, &end), -1);
+    /* two open fields: level 0 is b among the keys of the row's a, level
+     * 1 is a; there is no level 2 */
     assert_int_equal(cp_mango_index_past_value(pool, parsed, a_b.fields, a_b.count,
-                                               fields_list("a,b,_id"), parse("[1,2]"), 1,
+                                               fields_list("a,b,_id"), parse("[1,2]"), 1, 0,
+                                               &start, &end), 1);
+    assert_string_equal(start, "[1,2,{\"\\uffff\":null}]");
+    assert_string_equal(end, "[1,{\"\\uffff\":null}]");
+    assert_int_equal(cp_mango_index_past_value(pool, parsed, a_b.fields, a_b.count,
+                                               fields_list("a,b,_id"), parse("[1,2]"), 1, 1,
+                                               &start, &end), 0);
+    assert_string_equal(start, "[1,{\"\\uffff\":null}]");
+    assert_string_equal(end, "[{\"\\uffff\":null}]");
+    assert_int_equal(cp_mango_index_past_value(pool, parsed, a_b.fields, a_b.count,
+                                               fields_list("lang,type,a,b,_id"),
+                                               parse("[1,2]"), 0, 1, &start, &end), 0);
+    assert_string_equal(start, "[\"en\",\"post\",1]");
+    assert_string_equal(end, "[\"en\",\"post\"]");
+    assert_int_equal(cp_mango_index_past_value(pool, parsed, a_b.fields, a_b.count,
+                                               fields_list("a,b,_id"), parse("[1,2]"), 1, 2,
+                                               &start, &end), -1);
+    assert_int_equal(cp_mango_index_past_value(pool, parsed, a_b.fields, a_b.count,
+                                               fields_list("a,b,_id"), parse("[1,2]"), 1, -1,
                                                &start, &end), -1);
     assert_int_equal(cp_mango_index_past_value(pool, parsed, cat.fields, cat.count,
-                                               fields_list("cat,_id"), parse("[[[1]]]"), 1,
+                                               fields_list("cat,_id"), parse("[[[1]]]"), 1, 0,
                                                &start, &end), -1);
     assert_int_equal(cp_mango_index_past_value(pool, parsed, cat.fields, cat.count,
-                                               fields_list("cat"), parse("[1]"), 1,
+                                               fields_list("cat"), parse("[1]"), 1, 0,
                                                &start, &end), -1);
     assert_int_equal(cp_mango_index_past_value(pool, parsed, cat.fields, cat.count,
-                                               fields_list("cat,_id"), parse("[1,2]"), 1,
+                                               fields_list("cat,_id"), parse("[1,2]"), 1, 0,
                                                &start, &end), -1);
 }
 

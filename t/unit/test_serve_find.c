@@ -859,7 +859,8 @@ static void find_ties_apart_edited_between_the_reads(void **state)
 }
 
 /* Two sort fields through an index [t, u, _id]: the ties equal on both,
- * then the rest; the walk both ways is the sort's order. */
+ * then the rest a field at a time from the next value (u among the row's
+ * t, then t); the walk both ways is the sort's order. */
 static void find_residual_ties_apart_on_two_fields(void **state)
 {
     const char *pages[] = { "d00 d06 d02", "d08 d04 d10", "d01 d07 d03", "d09 d05 d11" };
@@ -878,14 +879,33 @@ static void find_residual_ties_apart_on_two_fields(void **state)
     walk_both_ways(l, pages, 4, -1);
     assert_true(logged(l->fake, "CP0372", CP_LOG_DEBUG));
     assert_false(logged(l->fake, "CP0422", CP_LOG_WARNING));
-    /* a page and the row beyond it cross from a pair of ties: two queries,
-     * either way */
+    /* a page and the row beyond it cross from a pair of ties: the ties,
+     * the next u among t 1's keys, the rest from it; either way */
     l->req.count = 1;
-    l->fake->finds = 0;
+    l->fake->finds = l->fake->probes = 0;
     assert_string_equal(row_names(page_at(l, "{\"a\":[[1,0],\"d01\"]}")), "d07");
     assert_int_equal(l->fake->finds, 2);
+    assert_int_equal(l->fake->probes, 1);
+    assert_string_equal(url_param(l->fake->probe, "startkey"), "[1,0,{\"\\uffff\":null}]");
+    assert_string_equal(url_param(l->fake->probe, "endkey"), "[1,{\"\\uffff\":null}]");
     assert_string_equal(row_names(page_at(l, "{\"b\":[[1,1],\"d09\"]}")), "d03");
     assert_int_equal(l->fake->finds, 4);
+    assert_int_equal(l->fake->probes, 2);
+    /* across both fields: the ties, no u past 2 among t 0's keys (no
+     * rest asked), the next t, then the rows from it whatever their u */
+    l->req.count = 2;
+    l->fake->finds = l->fake->probes = 0;
+    assert_string_equal(row_names(page_at(l, "{\"a\":[[0,2],\"d04\"]}")), "d10 d01");
+    assert_int_equal(l->fake->finds, 2);
+    assert_int_equal(l->fake->probes, 2);
+    assert_string_equal(url_param(l->fake->probe, "startkey"), "[0,{\"\\uffff\":null}]");
+    assert_string_equal(url_param(l->fake->probe, "endkey"), "[{\"\\uffff\":null}]");
+    /* and back: before [1, 0] no u among t 1's keys, before [1] t 0's last */
+    assert_string_equal(row_names(page_at(l, "{\"b\":[[1,0],\"d07\"]}")), "d10 d01");
+    assert_int_equal(l->fake->finds, 4);
+    assert_int_equal(l->fake->probes, 4);
+    assert_string_equal(url_param(l->fake->probe, "startkey"), "[1]");
+    assert_string_equal(url_param(l->fake->probe, "endkey"), "[]");
 }
 
 /* The rows beyond a token's row went: the Last page (or the first),
