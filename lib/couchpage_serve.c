@@ -877,6 +877,11 @@ const cp_fault *cp_serve(apr_pool_t *pool, const cp_source *source, const cp_req
     }
     fault = fault ? fault : cp_changed_finish(pool, &walk, source, req->args->page
                                               ? s.req->args->start : NULL, text, served);
+    /* a count asked for is applied only where the page holds one */
+    if (!served->page.numbered && served->preference_applied
+        && strcmp(served->preference_applied, "count=none")) {
+        served->preference_applied = NULL;
+    }
     /* a counted _find location's page past an at-least count, or a
      * counted page whose rows moved since the count, is the walk's,
      * unnumbered as there */

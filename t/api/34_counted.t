@@ -140,17 +140,21 @@ sub at_least { my ($n) = @_; return $CAPPED > $n ? $CAPPED : $n }
     my $mark = error_log_mark();
     my ($s, $page) = get_json('/counted/default/');
     my ($sj, $jumped) = get_json('/counted/default/?page=2');
+    # a count preferred is said applied only where the page is counted
+    my (undef, undef, $preferred) = get_json('/counted/default/', Prefer => 'count=estimated');
+    my $applied = $preferred->header('Preference-Applied') // '';
     my @said = grep { /CP0434/ } error_log_since($mark, wait => 2);
     ok($s == 200 && join(' ', ids($page)) eq join(' ', @elem[0 .. $SIZE - 1])
        && ($COUCHDB
            ? ($page->{numbering} // '') eq 'absolute' && ($page->{total_rows} // -1) == @elem
              && $sj == 200 && ($jumped->{first_row} // -1) == $SIZE + 1 && !@said
-           : ($page->{numbering} // '') eq 'relative' && $sj == 400
+             && $applied eq 'count=estimated'
+           : ($page->{numbering} // '') eq 'relative' && $sj == 400 && $applied eq ''
              && ($jumped->{reason} // '') =~ /rows are not counted/
              # (once a child)
              && @said >= 1 && !grep({ !/are not counted: .*set CouchPageCount capped N/ } @said)))
         or print STDERR "# default: $s ", $JSON->encode({ %$page, items => [ids($page)] }),
-                        " page=2: $sj; @said\n";
+                        " page=2: $sj; Preference-Applied: $applied; @said\n";
 }
 
 # --- a later page is one backend request: the count travels in the token ------

@@ -83,11 +83,14 @@ static void find_uncounted_where_no_view_bounds_the_count(void **state)
 
     l->source.count.mode = CP_COUNT_UNSET;
     l->source.jump_reach = 10;
+    l->req.prefer = "count=estimated";
     page = page_at(l, NULL);
     assert_int_equal(l->fake->finds, 1);
     assert_false(page->numbered);
     assert_string_equal(row_names(page), "d0 d1 d2");
     assert_true(logged(l->fake, "CP0434", CP_LOG_INFO));
+    /* no count made: none said applied */
+    assert_null(l->served.preference_applied);
     l->args.page = 2;
     fault = serve(l, NULL);
     assert_non_null(fault);
@@ -98,6 +101,7 @@ static void find_uncounted_where_no_view_bounds_the_count(void **state)
     l->source.count.cap = 1000;
     page = page_at(l, NULL);
     assert_true(page->numbered && page->total_rows == 10);
+    assert_string_equal(l->served.preference_applied, "count=estimated");
 }
 
 /* A first or Last page whose own read holds every row asks no count. */
