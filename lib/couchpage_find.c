@@ -118,8 +118,19 @@ json_t *cp_find_beyond(apr_pool_t *pool, const cp_find_sort *sort, const json_t 
     return cp_find_beyond_part(pool, sort, key, docid, backward, CP_FIND_BEYOND);
 }
 
+static json_t *beyond_within(apr_pool_t *pool, const cp_find_sort *sort, const json_t *key,
+                              const char *docid, int backward, cp_find_part part, int within);
+
 json_t *cp_find_beyond_part(apr_pool_t *pool, const cp_find_sort *sort, const json_t *key,
                             const char *docid, int backward, cp_find_part part)
+{
+    return beyond_within(pool, sort, key, docid, backward, part, 0);
+}
+
+/* cp_find_beyond_part among the rows that share the key's values of the
+ * sort fields before within (0: all rows). */
+static json_t *beyond_within(apr_pool_t *pool, const cp_find_sort *sort, const json_t *key,
+                              const char *docid, int backward, cp_find_part part, int within)
 {
     int up = sort->descending == (backward != 0);
     const char *beyond = up ? "$gt" : "$lt", *from = up ? "$gte" : "$lte";
@@ -141,7 +152,7 @@ json_t *cp_find_beyond_part(apr_pool_t *pool, const cp_find_sort *sort, const js
     }
     either = json_array();
     /* the clauses of the rows past the row's values, then the ties' */
-    for (i = part == CP_FIND_TIES ? sort->count : 0;
+    for (i = part == CP_FIND_TIES ? sort->count : within;
          i <= sort->count - (part == CP_FIND_PAST_TIES); i++) {
         json_t *clause = json_object();
 
@@ -169,7 +180,11 @@ json_t *cp_find_beyond_part(apr_pool_t *pool, const cp_find_sort *sort, const js
      * $or alone never narrows it (design: Mango's field ranges). The $or
      * restates the equal fields, exact alone, because pouchdb-server
      * merges this range with a selector's {"$gte": null} and keeps null */
-    json_array_append_new(all, condition(sort->fields[0].name, from, json_array_get(key, 0)));
+    for (j = 0; j < within; j++) {
+        json_array_append_new(all, condition(sort->fields[j].name, "$eq", json_array_get(key, j)));
+    }
+    json_array_append_new(all, condition(sort->fields[within].name, from,
+                                         json_array_get(key, within)));
     json_array_append_new(all, member("$or", either));
     return cp_json_pool_own(pool, member("$and", all));
 }
@@ -223,6 +238,19 @@ const char *cp_find_body_part(apr_pool_t *pool, const cp_find_spec *spec, const 
     const json_t *beyond = NULL;
 
     if (key && !(beyond = cp_find_beyond_part(pool, spec->sort, key, docid, backward, part))) {
+        return NULL;
+    }
+    return body_beyond(pool, spec, beyond, backward, limit);
+}
+
+const char *cp_find_body_within(apr_pool_t *pool, const cp_find_spec *spec, const json_t *key,
+                                const char *docid, int backward, int limit, int within)
+{
+    const json_t *beyond;
+
+    if (within < 0 || within >= spec->sort->count
+        || !(beyond = beyond_within(pool, spec->sort, key, docid, backward, CP_FIND_BEYOND,
+                                    within))) {
         return NULL;
     }
     return body_beyond(pool, spec, beyond, backward, limit);

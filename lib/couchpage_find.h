@@ -123,6 +123,15 @@ const char *cp_find_body(apr_pool_t *pool, const cp_find_spec *spec, const json_
 const char *cp_find_body_part(apr_pool_t *pool, const cp_find_spec *spec, const json_t *key,
                               const char *docid, int backward, int limit, cp_find_part part);
 
+/* cp_find_body asking the rows beyond the row (key, docid) among those
+ * that share its values of the sort fields before within, in one query:
+ * those fields $eq their values and the field at within from its value,
+ * top-level conditions, so that CouchDB starts the index's scan at [...,
+ * v] and reads again only the rows tied with the row before it. NULL as
+ * cp_find_body, and for within outside the sort. */
+const char *cp_find_body_within(apr_pool_t *pool, const cp_find_spec *spec, const json_t *key,
+                                const char *docid, int backward, int limit, int within);
+
 /* cp_find_body asking the rows at or past the sort values key (no _id:
  * a value's first row on) in the sort field at open, among those that
  * share the key's values of the sort fields before it: {"F": {"$gte":

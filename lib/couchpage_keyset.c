@@ -133,6 +133,56 @@ static int row_with_id(const apr_array_header_t *rows, const char *id)
     return -1;
 }
 
+const char *cp_keyset_find_near_body(apr_pool_t *pool, const cp_find_spec *spec,
+                                     const cp_token *token, const apr_array_header_t *fields,
+                                     int limit, int *top)
+{
+    int open;
+
+    if (!token->ties_near || !cp_keyset_find_next_query(pool, spec, token, fields, 0, &open)) {
+        return NULL;
+    }
+    *top = cp_mango_open_sort_fields(spec->selector, spec->sort->fields, spec->sort->count) == 1;
+    return cp_find_body_within(pool, spec, token->key, token->docid,
+                               cp_keyset_reads_backward(token), limit, open);
+}
+
+void cp_keyset_near_ties(apr_pool_t *pool, const cp_token *token,
+                         const apr_array_header_t *rows, cp_page *page)
+{
+    const char **links[] = { &page->next, &page->prev };
+    int backward = cp_keyset_reads_backward(token), k, i, j, after;
+    json_t *text;
+    const json_t *pair, *key;
+    const char *id;
+
+    for (k = 0; k < 2; k++) {
+        if (!*links[k] || !(text = cp_json_load(pool, *links[k], strlen(*links[k]), NULL))
+            || !json_is_object(text)) {
+            continue;
+        }
+        after = (pair = json_object_get(text, "a")) != NULL;
+        id = json_string_value(json_array_get(after ? pair : json_object_get(text, "b"), 1));
+        if ((i = row_with_id(rows, id)) < 0) {
+            continue;
+        }
+        key = cp_row_key(APR_ARRAY_IDX(rows, i, const cp_row *));
+        /* the side its page reads first: before the row (in the location's
+         * order) after it, after the row before it; rows were read
+         * backward or not */
+        for (j = 0; j < rows->nelts; j++) {
+            if (j != i && ((backward ? j > i : j < i) == after)
+                && !json_equal((json_t *)key,
+                               (json_t *)cp_row_key(APR_ARRAY_IDX(rows, j, const cp_row *)))) {
+                json_object_set_new(text, "e", json_integer(1));
+                *links[k] = cp_json_text(pool, text);
+                break;
+            }
+        }
+    }
+}
+
+
 int cp_keyset_find_join(apr_array_header_t *rows, const apr_array_header_t *past, int asked,
                         int limit)
 {

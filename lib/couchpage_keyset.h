@@ -105,6 +105,26 @@ const char *cp_keyset_find_rest_body(apr_pool_t *pool, const cp_transport *tr,
                                      const cp_find_spec *spec, const cp_token *token,
                                      int limit, int level, int *top);
 
+/* A page after or before a row whose token says the rows tied with it
+ * that the page reaches first are few ("e": 1: they were on the page that
+ * handed it out) asks the rows beyond it in one query that CouchDB starts
+ * at its value, reading those few again, rather than the ties apart: the
+ * rows beyond the row among those that share its values of the open sort
+ * fields before the last (cp_find_body_within), limit rows. *top: that is
+ * every row beyond it (one open field), else the rest of the page is
+ * asked a level at a time from level 1 (cp_keyset_find_rest_body). NULL
+ * for any other token, or where the ties cannot go apart. */
+const char *cp_keyset_find_near_body(apr_pool_t *pool, const cp_find_spec *spec,
+                                     const cp_token *token, const apr_array_header_t *fields,
+                                     int limit, int *top);
+
+/* Says "e": 1 in the page's next and prev tokens whose row has, on the
+ * side its page's query reaches first, a row among rows (read by token's
+ * page, in the order read) not tied with it: the rows tied with it there
+ * were all read, fewer than the read. */
+void cp_keyset_near_ties(apr_pool_t *pool, const cp_token *token,
+                         const apr_array_header_t *rows, cp_page *page);
+
 /* Joins the rows past the ties (past, read with limit asked, const cp_row
  * *) to the ties' rows (rows), up to limit in all. The two reads are two
  * moments: a row edited between them may be in both, and is kept where the

@@ -674,20 +674,27 @@ static const cp_fault *find_rows(const serving *s, const char *url, const cp_tok
 }
 
 /* The rows of a page by _find: one POST .../_find; with the ties apart,
- * the ties first, then, while the page is short, the rows past them a
- * level at a time from the next sort value (cp_keyset_find_rest_body; "":
- * none at that level), else from the row's values at once
- * (cp_keyset_find_part_body, cp_keyset_find_join). */
+ * the ties first (or, where the token says its row's ties are few, the
+ * rows beyond it from its value, cp_keyset_find_near_body), then, while
+ * the page is short, the rows past them a level at a time from the next
+ * sort value (cp_keyset_find_rest_body; "": none at that level), else
+ * from the row's values at once (cp_keyset_find_part_body,
+ * cp_keyset_find_join). */
 static const cp_fault *read_find_rows(const serving *s, const char *url,
                                       const cp_token *token, int limit,
                                       apr_array_header_t **rows)
 {
     const cp_find_spec *spec = s->src->find;
-    const char *ties = s->ties_apart
+    int top = 1, whole = 0;
+    const char *near = s->ties_apart ? cp_keyset_find_near_body(s->pool, spec, token,
+                                                                 s->index_fields, limit, &top)
+                                     : NULL;
+    const char *ties = s->ties_apart && !near
                        ? cp_keyset_find_part_body(s->pool, spec, token, limit, CP_FIND_TIES) : NULL;
-    const cp_fault *fault = find_rows(s, url, token, ties ? ties : cp_keyset_find_body(
-                                          s->pool, spec, token, limit), limit, rows);
-    int asked = fault || !ties ? 0 : limit - (*rows)->nelts, level = 0, top = 1, whole = 0;
+    const cp_fault *fault = find_rows(s, url, token, near ? near : ties ? ties
+                                      : cp_keyset_find_body(s->pool, spec, token, limit),
+                                      limit, rows);
+    int asked = fault || !(ties || (near && !top)) ? 0 : limit - (*rows)->nelts, level = !!near;
     const char *rest;
     apr_array_header_t *past;
 
@@ -786,6 +793,9 @@ static const cp_fault *serve_find(const serving *s, const cp_source *index, cons
                                                              &served->page))) {
         log_line(s, CP_LOG_DEBUG, "CP0432", apr_psprintf(s->pool, "a page of %s hands out "
                  "tokens without its count: %s", src->uri, reason));
+    }
+    if (!index && s->ties_apart) {
+        cp_keyset_near_ties(s->pool, &token, rows, &served->page);
     }
     /* a row whose sort values _find cannot compare ends the walk by _find
      * there: its link is left out rather than one that fails (CouchDB

@@ -424,7 +424,7 @@ static const char *decode_beside(apr_pool_t *pool, const json_t *value,
                                  const cp_token_rows *rows, cp_token *token)
 {
     const char *name = "a", *reason;
-    const json_t *pair, *id;
+    const json_t *pair, *id, *near;
     size_t counts = 0, marks = 0;
 
     if (!json_is_object(value)) {
@@ -441,7 +441,12 @@ static const char *decode_beside(apr_pool_t *pool, const json_t *value,
         || (reason = decode_walk(value, token, &marks))) {
         return reason;
     }
-    if (json_object_size(value) != 1 + counts + marks) {
+    near = json_object_get(value, "e");
+    if (near && (!json_is_integer(near) || json_integer_value(near) != 1)) {
+        return "the start token's \"e\" is not 1";
+    }
+    token->ties_near = near != NULL;
+    if (json_object_size(value) != 1 + counts + marks + (near != NULL)) {
         return "the start token is not {\"a\": [KEY, ID]} nor {\"b\": [KEY, ID]}";
     }
     if (!json_is_array(pair) || json_array_size(pair) != 2) {

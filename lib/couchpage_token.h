@@ -40,7 +40,10 @@
  *
  *     {"a": [KEY, ID], "t": TOTAL, "p": PLACE}     ("m": 1: at least TOTAL)
  *
- * and a token without them (an older link) reads as before. A counted
+ * and a token without them (an older link) reads as before. A keyset
+ * token of a _find page whose ties go apart says "e": 1 where the rows
+ * tied with its row that its page reaches first were all on the page that
+ * handed it out (cp_keyset_near_ties). A counted
  * walk of grouped reduce rows hands out, for [key],
  *
  *     {"g": [KEY], "t": TOTAL, "p": PLACE}         ("m": 1: at least TOTAL)
@@ -131,6 +134,11 @@ typedef struct {
      * MARK], [key, docid, n, MARK], [key, MARK]); an object's "w".
      * NULL: none (an older token). Its form is checked here. */
     const char *walk;
+    /* a keyset token's "e": 1: the rows tied with its row that its page's
+     * query reaches first (before it after the row, after it before the
+     * row) were all on the page that handed it out, fewer than a page
+     * (cp_keyset_near_ties) */
+    int ties_near;
 } cp_token;
 
 /* The length of cp_token_digest's text: base64url of 128 bits. */

@@ -28,7 +28,7 @@ use CouchPageTest qw(get_json with_args backend_request backend_open_db backend_
 use CouchPageFind qw(must reference_ids ids walk same_list edge_rows);
 
 my @CLUSTER = live_cluster();
-plan tests => 37 + (@CLUSTER ? 4 : 0);
+plan tests => 38 + (@CLUSTER ? 4 : 0);
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my $couchdb = backend_kind() eq 'couchdb';
@@ -497,7 +497,7 @@ my @both_desc = reference_ids('findtiesboth', $APART, cat => 'desc');
 # pouchdb-server sorts by no field its selector does not name).
 my (@two, @two_down, @two_ids, @two_down_ids);
 if (!$couchdb) {
-    skip('pouchdb-server cannot sort by a field its selector does not name') for 1 .. 5;
+    skip('pouchdb-server cannot sort by a field its selector does not name') for 1 .. 6;
 }
 else {
     backend_request(DELETE => '/findtwo');
@@ -559,13 +559,24 @@ else {
         # a row of c1 deep in it whose day ends within the page, its cat not
         my $row = (grep {
             $two[$_]{cat} eq 'c1' && $two[$_ + 1]{day} eq $two[$_]{day}
-            && $two[$_ + 10]{day} ne $two[$_]{day} && $two[$_ + 20]{cat} eq 'c1'
-        } 500 .. $#two - 21)[0];
+            && $two[$_ + 10]{day} ne $two[$_]{day} && $two[$_ + 40]{cat} eq 'c1'
+        } 500 .. $#two - 41)[0];
         my ($cat, $day, $id) = @{ $two[$row] }{qw(cat day _id)};
         my ($status, $page, $reads, $apart, $keys) = apart_page('/ties/two/', { a => [[$cat, $day], $id] });
         ok($status == 200 && join(' ', ids($page)) eq join(' ', @two_ids[$row + 1 .. $row + 20])
            && two_reads($reads, enc(qq{["$cat","$day",})) && $apart && $keys < 60)
             or print STDERR "# two, a day: $status ", join(' ', ids($page // {})), "; reads @$reads; $keys keys\n";
+        # that page's next link says its row's ties before it were on the
+        # page ("e": 1): the page it opens within c1 is one _find from the
+        # row's day, reading those few again, not the ties, the next day
+        # and the rest
+        my $next = $JSON->decode($page->{next} // '{}');
+        my ($s2, $page2, $reads2, undef, $keys2) = apart_page('/ties/two/', $next);
+        ok(($next->{e} // 0) == 1 && $s2 == 200
+           && join(' ', ids($page2)) eq join(' ', @two_ids[$row + 21 .. $row + 40])
+           && @$reads2 == 1 && $reads2->[0] =~ m{^POST \S*/findtwo/_find$} && $keys2 < 60)
+            or print STDERR "# two, a next link: ", $JSON->encode($next), " $s2 ",
+                            join(' ', ids($page2 // {})), "; reads @$reads2; $keys2 keys\n";
         # 5 rows before c1's end: no day past c1's last, the next cat, every
         # row from it
         my ($end) = grep { $two[$_]{cat} eq 'c1' && $two[$_ + 1]{cat} eq 'c2' } 0 .. $#two - 1;

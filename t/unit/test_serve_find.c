@@ -848,7 +848,9 @@ static void find_ties_apart_edited_between_the_reads(void **state)
     assert_string_equal(row_names(page), "d09 d06 d01");
     assert_int_equal(l->fake->finds, 3);
     assert_int_equal(l->fake->probes, 1);
-    assert_string_equal(page->next, "{\"a\":[[1],\"d01\"]}");
+    /* (its row's ties on the side the next page reads first, none, were
+     * on this page) */
+    assert_string_equal(page->next, "{\"a\":[[1],\"d01\"],\"e\":1}");
     /* into the gap between 0 and the next value, 1, after it was read */
     l = find_location(tied_docs(), "t", "{\"t\":{\"$lt\":9}}", 3, 0);
     l->fake->explain = EXPLAIN_TID;
@@ -910,6 +912,69 @@ static void find_residual_ties_apart_on_two_fields(void **state)
     assert_int_equal(l->fake->probes, 4);
     assert_string_equal(url_param(l->fake->probe, "startkey"), "[1]");
     assert_string_equal(url_param(l->fake->probe, "endkey"), "[]");
+}
+
+/* Small groups of ties (two rows a value of t, three rows a page): each
+ * page's next and prev tokens say their row's ties are few ("e": 1), so
+ * the page they open is one _find from the row's value, which reads those
+ * few again, not the ties, the next value and the rest; the walk both
+ * ways the sort's order. With two open fields the same query keeps to the
+ * row's t, and a page that leaves it reads the next t as a crossing page
+ * does. */
+static void find_small_groups_ask_one_query(void **state)
+{
+    const char *pages[] = { "d00 d01 d02", "d03 d04 d05", "d06 d07 d08", "d09 d10 d11" };
+    const char *names[] = { "t", "u" };
+    location *l = find_location(fake_make(), "t", "{\"t\":{\"$lt\":99}}", 3, 0);
+    const cp_fault *fault;
+    const cp_page *page;
+    int i;
+
+    (void)state;
+    for (i = 0; i < 12; i++) {
+        add_doc(l->fake, apr_psprintf(pool, "{\"_id\":\"d%02d\",\"t\":%d,\"u\":%d}", i, i / 2,
+                                      i % 2));
+    }
+    l->fake->explain = EXPLAIN_TID;
+    walk_both_ways(l, pages, 4, -1);
+    page = page_at(l, NULL);
+    assert_string_equal(page->next, "{\"a\":[[1],\"d02\"],\"e\":1}");
+    l->fake->finds = l->fake->probes = 0;
+    page = page_at(l, page->next);
+    assert_string_equal(row_names(page), "d03 d04 d05");
+    assert_int_equal(l->fake->finds, 1);
+    assert_int_equal(l->fake->probes, 0);
+    assert_non_null(strstr(l->fake->last_find, "{\"t\":{\"$gte\":1}}"));
+    /* its prev: d04 after d03 is not tied with it: one query back from
+     * d03's value */
+    assert_string_equal(page->prev, "{\"b\":[[1],\"d03\"],\"e\":1}");
+    assert_string_equal(row_names(page_at(l, page->prev)), "d00 d01 d02");
+    assert_int_equal(l->fake->finds, 2);
+    /* a token without "e" (an older link): the ties apart, as before */
+    assert_string_equal(row_names(page_at(l, "{\"a\":[[1],\"d02\"]}")), "d03 d04 d05");
+    assert_int_equal(l->fake->finds, 4);
+    assert_int_equal(l->fake->probes, 1);
+    /* two open fields, [t, u, _id]: within the row's t, then the next t */
+    l = find_location(fake_make(), "t", "{\"t\":{\"$lt\":99}}", 3, 0);
+    for (i = 0; i < 12; i++) {
+        add_doc(l->fake, apr_psprintf(pool, "{\"_id\":\"d%02d\",\"t\":%d,\"u\":%d}", i, i / 4,
+                                      (i / 2) % 2));
+    }
+    assert_null(cp_find_sort_init(pool, names, 2, 0, &l->sort[0]));
+    l->fake->explain = "{\"index\":{\"ddoc\":\"_design/tu\",\"name\":\"tu\",\"type\":"
+                       "\"json\",\"def\":{\"fields\":[{\"t\":\"asc\"},{\"u\":\"asc\"},"
+                       "{\"_id\":\"asc\"}]}}}";
+    walk_both_ways(l, pages, 4, -1);
+    l->fake->finds = l->fake->probes = 0;
+    page = page_at(l, "{\"a\":[[0,1],\"d02\"],\"e\":1}");
+    assert_string_equal(row_names(page), "d03 d04 d05");
+    assert_int_equal(l->fake->finds, 2);
+    assert_int_equal(l->fake->probes, 1);
+    assert_string_equal(url_param(l->fake->probe, "startkey"), "[0,{\"\\uffff\":null}]");
+    /* "e" is 1 or absent */
+    fault = serve(l, "{\"a\":[[0,1],\"d02\"],\"e\":2}");
+    assert_non_null(fault);
+    assert_int_equal(fault->status, 400);
 }
 
 /* The rows beyond a token's row went: the Last page (or the first),
@@ -1128,6 +1193,7 @@ int main(void)
         UNIT_TEST(find_residual_logs_the_index_to_create_once),
         UNIT_TEST(find_residual_asks_the_ties_apart),
         UNIT_TEST(find_residual_ties_apart_on_two_fields),
+        UNIT_TEST(find_small_groups_ask_one_query),
         UNIT_TEST(find_ties_apart_edited_between_the_reads),
         UNIT_TEST(find_partition_asks_the_ties_apart),
         UNIT_TEST(find_partition_named_by_the_url),

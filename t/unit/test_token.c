@@ -618,6 +618,16 @@ static void old_token_texts_of_every_form_decode(void **state)
     assert_string_equal(cp_token_decode(pool, "[1]", &view, &token),
                         "the start token must have two members, [key, docid] "
                         "(or three, [key, docid, n])");
+    /* "e": 1, its row's ties few on the side its page reads first */
+    assert_null(cp_token_decode(pool, "{\"b\":[[1,2],\"x\"],\"e\":1,\"t\":9,\"p\":3}",
+                                &find, &token));
+    assert_true(token.ties_near && token.counted && token.from == CP_FROM_BEFORE);
+    assert_null(cp_token_decode(pool, "{\"a\":[[1,2],\"x\"]}", &find, &token));
+    assert_false(token.ties_near);
+    assert_string_equal(cp_token_decode(pool, "{\"a\":[[1,2],\"x\"],\"e\":true}", &find,
+                                        &token), "the start token's \"e\" is not 1");
+    assert_string_equal(cp_token_decode(pool, "{\"a\":[[1,2],\"x\"],\"e\":0}", &find,
+                                        &token), "the start token's \"e\" is not 1");
 }
 
 /* A keyset token is written as it is read back, a row's id escaped; a row
