@@ -11,7 +11,8 @@
 //   node bench/ties.js check
 //
 // load: database bench_ties; indexes _design/ties-find's by-cat (["cat"]),
-// by-day (["day"]) and by-cat-id (["cat", "_id"]). Reused when
+// by-day (["day"]), by-cat-id (["cat", "_id"]), by-day-id (["day", "_id"])
+// and by-cat-day-id (["cat", "day", "_id"]). Reused when
 // _local/bench-ties names the same count and generator; else deleted and
 // loaded again with --replace, refused without it (as bench/posts.js does).
 //
@@ -56,6 +57,10 @@ const INDEXES = [
   // The residual location's: an index ending in _id lets a page inside a
   // tie group start at its row (CP0422 names it to an operator).
   { index: { fields: ['cat', '_id'] }, ddoc: 'ties-find', name: 'by-cat-id', type: 'json' },
+  // The residual locations over small groups: a day's (about 7), a
+  // category's day's (about 1.4)
+  { index: { fields: ['day', '_id'] }, ddoc: 'ties-find', name: 'by-day-id', type: 'json' },
+  { index: { fields: ['cat', 'day', '_id'] }, ddoc: 'ties-find', name: 'by-cat-day-id', type: 'json' },
 ];
 // Half the tags (bench/posts.js's): a post has 4, so about 95 % of the
 // posts hold one of them; the residual condition of /ties-cat-tags/.
@@ -73,6 +78,10 @@ const CASES = [
     query: { selector: { cat: { $gte: null } }, sort: [{ cat: 'asc' }], use_index: ['ties-find', 'by-cat'], allow_fallback: false } },
   { name: 'day', path: '/ties-day/', what: 'about 7 posts a day, sort `day`',
     query: { selector: { day: { $gt: null } }, sort: [{ day: 'asc' }], use_index: ['ties-find', 'by-day'], allow_fallback: false } },
+  { name: 'day-tags', path: '/ties-day-tags/', what: 'about 7 posts a day, sort `day`, residual `tags` `$elemMatch` (95 % match)',
+    query: { selector: { day: { $gt: null }, tags: { $elemMatch: { $in: SOME_TAGS } } }, sort: [{ day: 'asc' }], use_index: ['ties-find', 'by-day-id'], allow_fallback: false } },
+  { name: 'cat-day-tags', path: '/ties-cat-day-tags/', what: '5 categories, then the day, sort `cat`, `day`, residual `tags` `$elemMatch` (95 % match)',
+    query: { selector: { cat: { $gt: null }, tags: { $elemMatch: { $in: SOME_TAGS } } }, sort: [{ cat: 'asc' }, { day: 'asc' }], use_index: ['ties-find', 'by-cat-day-id'], allow_fallback: false } },
 ];
 
 const { prng } = posts;
@@ -196,8 +205,10 @@ async function check() {
   const lines = [], requests = [];
   for (const c of CASES) {
     // CouchDB's own order of the query, sort values beside
-    const field = Object.keys(c.query.sort[0])[0];
-    const all = (await couch('POST', findUrl, { ...c.query, limit: 100000, fields: ['_id', field] })).json.docs;
+    const sortFields = c.query.sort.map((f) => Object.keys(f)[0]);
+    const field = sortFields.join(', ');
+    const all = (await couch('POST', findUrl, { ...c.query, limit: 100000, fields: ['_id', ...sortFields] })).json.docs;
+    const values = (d) => JSON.stringify(sortFields.map((f) => d[f]));
     const want = [size, ...rows].filter((r) => r + size <= all.length);
     for (const r of rows) if (!want.includes(r)) console.error(`ties: ${c.name}: the query has ${all.length} rows: no page at row ${r}`);
     const last = Math.max(...want);
@@ -233,9 +244,9 @@ async function check() {
         const byBookmark = { ...c.query, limit: asked.limit, bookmark };
         const bm = await couch('POST', findUrl, byBookmark);
         if (!same(bm.json.docs.slice(0, size), page.items)) die(`${c.name}: the bookmark page at row ${at} is not the module's page`);
-        const sv = all[at][field];
+        const sv = sortFields.map((f) => all[at][f]).join(', ');
         let tiesBefore = 0;
-        for (let i = at - 1; i >= 0 && all[i][field] === sv; i--) tiesBefore++;
+        for (let i = at - 1; i >= 0 && values(all[i]) === values(all[at]); i--) tiesBefore++;
         const stats = async (body) => {
           const ms = [];
           let s = null;

@@ -257,21 +257,26 @@ const char *cp_find_body_within(apr_pool_t *pool, const cp_find_spec *spec, cons
 }
 
 const char *cp_find_from_body(apr_pool_t *pool, const cp_find_spec *spec, const json_t *key,
-                              int open, int backward, int limit)
+                              int open, const json_t *past, int backward, int limit)
 {
     const cp_find_sort *sort = spec->sort;
-    json_t *from = cp_json_pool_own(pool, json_object());
+    json_t *from = cp_json_pool_own(pool, json_object()), *range;
     int up = sort->descending == (backward != 0), i;
 
     if (!json_is_array(key) || (int)json_array_size(key) != sort->count || open < 0
-        || open >= sort->count || !cp_mango_value_comparable(json_array_get(key, open))) {
+        || open >= sort->count || !cp_mango_value_comparable(json_array_get(key, open))
+        || (past && !cp_mango_value_comparable(past))) {
         return NULL;
     }
-    for (i = 0; i <= open; i++) {
+    for (i = 0; i < open; i++) {
         json_object_set_new(from, sort->fields[i].name,
-                            member(i != open ? "$eq" : up ? "$gte" : "$lte",
-                                   json_incref(json_array_get(key, i))));
+                            member("$eq", json_incref(json_array_get(key, i))));
     }
+    range = member(up ? "$gte" : "$lte", json_incref(json_array_get(key, open)));
+    if (past) {
+        json_object_set_new(range, up ? "$gt" : "$lt", json_incref((json_t *)past));
+    }
+    json_object_set_new(from, sort->fields[open].name, range);
     return body_beyond(pool, spec, from, backward, limit);
 }
 

@@ -87,7 +87,8 @@ const char *cp_keyset_find_from_answer(apr_pool_t *pool, const cp_find_spec *spe
     }
     from = cp_json_pool_own(pool, json_copy((json_t *)token->key));
     json_array_set(from, open, (json_t *)next);
-    return cp_find_from_body(pool, spec, from, open, cp_keyset_reads_backward(token), limit);
+    return cp_find_from_body(pool, spec, from, open, json_array_get(token->key, open),
+                             cp_keyset_reads_backward(token), limit);
 }
 
 const char *cp_keyset_find_rest_body(apr_pool_t *pool, const cp_transport *tr,
@@ -137,9 +138,15 @@ const char *cp_keyset_find_near_body(apr_pool_t *pool, const cp_find_spec *spec,
                                      const cp_token *token, const apr_array_header_t *fields,
                                      int limit, int *top)
 {
+    const char *start, *end;
     int open;
 
-    if (!token->ties_near || !cp_keyset_find_next_query(pool, spec, token, fields, 0, &open)) {
+    /* (the last open field's place: level 0's) */
+    if (!token->ties_near || !fields
+        || (token->from != CP_FROM_AFTER && token->from != CP_FROM_BEFORE)
+        || (open = cp_mango_index_past_value(pool, spec->selector, spec->sort->fields,
+                                             spec->sort->count, fields, token->key, 1, 0,
+                                             &start, &end)) < 0) {
         return NULL;
     }
     *top = cp_mango_open_sort_fields(spec->selector, spec->sort->fields, spec->sort->count) == 1;
@@ -148,13 +155,14 @@ const char *cp_keyset_find_near_body(apr_pool_t *pool, const cp_find_spec *spec,
 }
 
 void cp_keyset_near_ties(apr_pool_t *pool, const cp_token *token,
-                         const apr_array_header_t *rows, cp_page *page)
+                         const apr_array_header_t *rows, const cp_token_room *room,
+                         cp_page *page)
 {
     const char **links[] = { &page->next, &page->prev };
     int backward = cp_keyset_reads_backward(token), k, i, j, after;
     json_t *text;
     const json_t *pair, *key;
-    const char *id;
+    const char *id, *near;
 
     for (k = 0; k < 2; k++) {
         if (!*links[k] || !(text = cp_json_load(pool, *links[k], strlen(*links[k]), NULL))
@@ -169,19 +177,23 @@ void cp_keyset_near_ties(apr_pool_t *pool, const cp_token *token,
         key = cp_row_key(APR_ARRAY_IDX(rows, i, const cp_row *));
         /* the side its page reads first: before the row (in the location's
          * order) after it, after the row before it; rows were read
-         * backward or not */
+         * backward or not. (Values CouchDB collates equal but writes
+         * otherwise, 1 and 1.0, count as not tied here: the module never
+         * collates; such a page reads its group again, as a forged "e".) */
         for (j = 0; j < rows->nelts; j++) {
             if (j != i && ((backward ? j > i : j < i) == after)
                 && !json_equal((json_t *)key,
                                (json_t *)cp_row_key(APR_ARRAY_IDX(rows, j, const cp_row *)))) {
                 json_object_set_new(text, "e", json_integer(1));
-                *links[k] = cp_json_text(pool, text);
+                /* a link that would no longer fit keeps its token as it was */
+                if ((near = cp_json_text(pool, text)) && cp_token_fits(room, near)) {
+                    *links[k] = near;
+                }
                 break;
             }
         }
     }
 }
-
 
 int cp_keyset_find_join(apr_array_header_t *rows, const apr_array_header_t *past, int asked,
                         int limit)

@@ -113,7 +113,8 @@ const char *cp_keyset_find_rest_body(apr_pool_t *pool, const cp_transport *tr,
  * fields before the last (cp_find_body_within), limit rows. *top: that is
  * every row beyond it (one open field), else the rest of the page is
  * asked a level at a time from level 1 (cp_keyset_find_rest_body). NULL
- * for any other token, or where the ties cannot go apart. */
+ * for any other token, or where the index does not start the ties at the
+ * row (cp_mango_index_past_value). */
 const char *cp_keyset_find_near_body(apr_pool_t *pool, const cp_find_spec *spec,
                                      const cp_token *token, const apr_array_header_t *fields,
                                      int limit, int *top);
@@ -121,9 +122,11 @@ const char *cp_keyset_find_near_body(apr_pool_t *pool, const cp_find_spec *spec,
 /* Says "e": 1 in the page's next and prev tokens whose row has, on the
  * side its page's query reaches first, a row among rows (read by token's
  * page, in the order read) not tied with it: the rows tied with it there
- * were all read, fewer than the read. */
+ * were all read, fewer than the read; where the token with it still fits
+ * room. */
 void cp_keyset_near_ties(apr_pool_t *pool, const cp_token *token,
-                         const apr_array_header_t *rows, cp_page *page);
+                         const apr_array_header_t *rows, const cp_token_room *room,
+                         cp_page *page);
 
 /* Joins the rows past the ties (past, read with limit asked, const cp_row
  * *) to the ties' rows (rows), up to limit in all. The two reads are two

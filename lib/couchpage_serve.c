@@ -795,7 +795,7 @@ static const cp_fault *serve_find(const serving *s, const cp_source *index, cons
                  "tokens without its count: %s", src->uri, reason));
     }
     if (!index && s->ties_apart) {
-        cp_keyset_near_ties(s->pool, &token, rows, &served->page);
+        cp_keyset_near_ties(s->pool, &token, rows, &s->walk->room, &served->page);
     }
     /* a row whose sort values _find cannot compare ends the walk by _find
      * there: its link is left out rather than one that fails (CouchDB

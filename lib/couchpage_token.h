@@ -136,7 +136,7 @@ typedef struct {
     const char *walk;
     /* a keyset token's "e": 1: the rows tied with its row that its page's
      * query reaches first (before it after the row, after it before the
-     * row) were all on the page that handed it out, fewer than a page
+     * row) were all among the rows read by the page that handed it out
      * (cp_keyset_near_ties) */
     int ties_near;
 } cp_token;

@@ -839,7 +839,7 @@ static void find_rest_from_the_next_value(void **state)
     assert_string_equal(cp_keyset_find_from_answer(pool, &spec, &token, open, 0, rows,
                                                    strlen(rows), 4, &none),
                         "{\"selector\":{\"$and\":[{\"type\":\"post\",\"x\":{\"$regex\":"
-                        "\"a\"}},{\"n\":{\"$gte\":5}}]},\"sort\":[{\"n\":\"asc\"}],"
+                        "\"a\"}},{\"n\":{\"$gte\":5,\"$gt\":3}}]},\"sort\":[{\"n\":\"asc\"}],"
                         "\"limit\":4,\"use_index\":[\"n-id\"],\"allow_fallback\":false,"
                         "\"update\":false}");
     assert_false(none);
@@ -872,7 +872,7 @@ static void find_rest_from_the_next_value(void **state)
     assert_string_equal(cp_keyset_find_from_answer(pool, &spec, &token, open, 0, rows,
                                                    strlen(rows), 2, &none),
                         "{\"selector\":{\"$and\":[{\"type\":\"post\",\"x\":{\"$regex\":"
-                        "\"a\"}},{\"type\":{\"$eq\":\"post\"},\"n\":{\"$lte\":1}}]},"
+                        "\"a\"}},{\"type\":{\"$eq\":\"post\"},\"n\":{\"$lte\":1,\"$lt\":3}}]},"
                         "\"sort\":[{\"type\":\"desc\"},{\"n\":\"desc\"}],\"limit\":2}");
     /* descending, forward: down as well */
     spec.sort = &down;
@@ -919,7 +919,7 @@ static void find_rest_a_level_at_a_time(void **state)
     assert_string_equal(cp_keyset_find_from_answer(pool, &spec, &token, open, 0, days,
                                                    strlen(days), 7, &none),
                         "{\"selector\":{\"$and\":[{\"cat\":{\"$gte\":null},\"x\":{\"$regex\":"
-                        "\"a\"}},{\"cat\":{\"$eq\":\"c1\"},\"day\":{\"$gte\":\"d5\"}}]},"
+                        "\"a\"}},{\"cat\":{\"$eq\":\"c1\"},\"day\":{\"$gte\":\"d5\",\"$gt\":\"d3\"}}]},"
                         "\"sort\":[{\"cat\":\"asc\"},{\"day\":\"asc\"}],\"limit\":7}");
     assert_string_equal(cp_keyset_find_next_query(pool, &spec, &token, fields, 1, &open),
                         "?startkey=%5b%22c1%22%2c%7b%22%5cuffff%22%3anull%7d%5d"
@@ -928,7 +928,7 @@ static void find_rest_a_level_at_a_time(void **state)
     assert_string_equal(cp_keyset_find_from_answer(pool, &spec, &token, open, 1, cats,
                                                    strlen(cats), 3, &none),
                         "{\"selector\":{\"$and\":[{\"cat\":{\"$gte\":null},\"x\":{\"$regex\":"
-                        "\"a\"}},{\"cat\":{\"$gte\":\"c2\"}}]},"
+                        "\"a\"}},{\"cat\":{\"$gte\":\"c2\",\"$gt\":\"c1\"}}]},"
                         "\"sort\":[{\"cat\":\"asc\"},{\"day\":\"asc\"}],\"limit\":3}");
     assert_false(none);
     /* the level's own value again: the rest from the row's values */

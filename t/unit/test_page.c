@@ -1173,7 +1173,7 @@ static void bounded_tokens_walk_exactly(void **state)
     sim_index ix;
     cp_view view;
     cp_plan plan;
-    cp_token_room room = { 1, 1, 0, 0 };
+    cp_token_room room = { 1, 1, 0, 0, 0, 0 };
     int all_docs, descending, r, entry, links, walked = 0;
     static const int ranges[][2] = { { -1000, 1000 }, { 2, 4 }, { 100, 200 } };
 

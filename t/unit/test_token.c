@@ -439,7 +439,7 @@ static void the_digest_names_key_and_id(void **state)
  * encoded in a link; the key whole while it fits, else bounded. */
 static void tokens_fit_their_room(void **state)
 {
-    cp_token_room room = { 4096, 8126, 0, 0 };
+    cp_token_room room = { 4096, 8126, 0, 0, 0, 0 };
     char *text = apr_palloc(pool, 102401);
     json_t *key;
     const char *token;
