@@ -35,6 +35,30 @@ my $couchdb = backend_kind() eq 'couchdb';
 # pouchdb-server answers a tie-blind _find a page from memory: fewer rows there
 my $N = $couchdb ? 5000 : 400;
 
+# Whether /ties/NAME/ walked forward and back is @$up, and /ties/NAME-desc/
+# walked both ways @$down, every page a 200.
+sub walked_four_ways {
+    my ($name, $up, $down) = @_;
+    my ($fwd, undef, $bad) = walk("/ties/$name/");
+    my ($back, undef, $bad2) = walk("/ties/$name/", back => 1);
+    my ($dfwd, undef, $bad3) = walk("/ties/$name-desc/");
+    my ($dback, undef, $bad4) = walk("/ties/$name-desc/", back => 1);
+    return same_list($fwd, $up, "$name, forward") && same_list($back, $up, "$name, backward")
+           && same_list($dfwd, $down, "$name, descending")
+           && same_list($dback, $down, "$name, descending, backward")
+           && !@$bad && !@$bad2 && !@$bad3 && !@$bad4;
+}
+
+# Loads DOCS into database db, 1,000 at a time (_bulk_docs).
+sub bulk_load {
+    my ($db, @docs) = @_;
+    for (my $i = 0; $i < @docs; $i += 1000) {
+        my $end = $i + 999 < $#docs ? $i + 999 : $#docs;
+        must("loading $db", backend_request(POST => "/$db/_bulk_docs",
+                                            { docs => [@docs[$i .. $end]] }));
+    }
+}
+
 backend_request(DELETE => '/findties');
 backend_open_db('findties');
 # ids in no order of cat; the first fifth all of one value of "one"
@@ -42,11 +66,7 @@ my @docs = map {
     { _id => sprintf('t%05d', ($_ * 7919) % $N), cat => 'c' . ($_ % 5),
       tags => [$_ % 2 ? 'a' : 'b'], ($_ < $N / 5 ? (one => 'x') : ()) }
 } 0 .. $N - 1;
-for (my $i = 0; $i < @docs; $i += 1000) {
-    my $end = $i + 999 < $#docs ? $i + 999 : $#docs;
-    must('loading findties', backend_request(POST => '/findties/_bulk_docs',
-                                             { docs => [@docs[$i .. $end]] }));
-}
+bulk_load('findties', @docs);
 must('index by-cat', backend_request(POST => '/findties/_index',
     { index => { fields => ['cat'] }, ddoc => 'by-cat', name => 'by-cat', type => 'json' }));
 must('index by-one', backend_request(POST => '/findties/_index',
@@ -187,11 +207,7 @@ sub load_tied {
         { _id => sprintf('%s%05d', $prefix, ($_ * 7919) % $M), cat => 'c' . ($_ % 5),
           tags => [$_ % 3 ? 'a' : 'b'] }
     } 0 .. $M - 1;
-    for (my $i = 0; $i < @tied; $i += 1000) {
-        my $end = $i + 999 < $#tied ? $i + 999 : $#tied;
-        must("loading $db", backend_request(POST => "/$db/_bulk_docs",
-                                            { docs => [@tied[$i .. $end]] }));
-    }
+    bulk_load($db, @tied);
 }
 load_tied('findtiesid', 'u');
 {
@@ -411,14 +427,7 @@ my @both = reference_ids('findtiesboth', $APART, cat => 'asc');
 my @both_desc = reference_ids('findtiesboth', $APART, cat => 'desc');
 {
     my $mark = error_log_mark();
-    my ($fwd, undef, $bad) = walk('/ties/both/');
-    my ($back) = walk('/ties/both/', back => 1);
-    my ($dfwd) = walk('/ties/both-desc/');
-    my ($dback) = walk('/ties/both-desc/', back => 1);
-    ok(same_list($fwd, \@both, 'both, forward') && same_list($back, \@both, 'both, backward')
-       && same_list($dfwd, \@both_desc, 'both, descending')
-       && same_list($dback, \@both_desc, 'both, descending, backward')
-       && !@$bad && @both == $M * 2 / 3);
+    ok(walked_four_ways('both', \@both, \@both_desc) && @both == $M * 2 / 3);
     # what CouchDB's _explain names for the location's query, and what each
     # child learnt instead; no index to advise
     my (undef, $explain) = backend_request(POST => '/findtiesboth/_explain',
@@ -507,11 +516,7 @@ else {
             { _id => sprintf('w%05d', ($_ * 7919) % $M), cat => 'c' . ($_ % 5),
               day => sprintf('d%02d', int($_ / 5) % 30), tags => [$_ % 3 ? 'a' : 'b'] }
         } 0 .. $M - 1;
-        for (my $i = 0; $i < @docs; $i += 1000) {
-            my $end = $i + 999 < $#docs ? $i + 999 : $#docs;
-            must('loading findtwo', backend_request(POST => '/findtwo/_bulk_docs',
-                                                    { docs => [@docs[$i .. $end]] }));
-        }
+        bulk_load('findtwo', @docs);
         must('index cat-day-id', backend_request(POST => '/findtwo/_index',
             { index => { fields => ['cat', 'day', '_id'] }, ddoc => 'cat-day-id',
               name => 'cat-day-id', type => 'json' }));
@@ -530,14 +535,7 @@ else {
     @two_down_ids = map { $_->{_id} } @two_down;
     {
         my $mark = error_log_mark();
-        my ($fwd, undef, $bad) = walk('/ties/two/');
-        my ($back) = walk('/ties/two/', back => 1);
-        my ($dfwd) = walk('/ties/two-desc/');
-        my ($dback) = walk('/ties/two-desc/', back => 1);
-        ok(same_list($fwd, \@two_ids, 'two, forward') && same_list($back, \@two_ids, 'two, backward')
-           && same_list($dfwd, \@two_down_ids, 'two, descending')
-           && same_list($dback, \@two_down_ids, 'two, descending, backward')
-           && !@$bad && @two == $M * 2 / 3
+        ok(walked_four_ways('two', \@two_ids, \@two_down_ids) && @two == $M * 2 / 3
            && !grep { m{CP0422.*/ties/two} } error_log_since($mark, wait => 0.5));
     }
     # The reads of a page that crosses: the ties, then for each level a read of

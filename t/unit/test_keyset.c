@@ -919,8 +919,9 @@ static void find_rest_a_level_at_a_time(void **state)
     assert_string_equal(cp_keyset_find_from_answer(pool, &spec, &token, open, 0, days,
                                                    strlen(days), 7, &none),
                         "{\"selector\":{\"$and\":[{\"cat\":{\"$gte\":null},\"x\":{\"$regex\":"
-                        "\"a\"}},{\"cat\":{\"$eq\":\"c1\"},\"day\":{\"$gte\":\"d5\",\"$gt\":\"d3\"}}]},"
-                        "\"sort\":[{\"cat\":\"asc\"},{\"day\":\"asc\"}],\"limit\":7}");
+                        "\"a\"}},{\"cat\":{\"$eq\":\"c1\"},\"day\":{\"$gte\":\"d5\","
+                        "\"$gt\":\"d3\"}}]},\"sort\":[{\"cat\":\"asc\"},{\"day\":\"asc\"}],"
+                        "\"limit\":7}");
     assert_string_equal(cp_keyset_find_next_query(pool, &spec, &token, fields, 1, &open),
                         "?startkey=%5b%22c1%22%2c%7b%22%5cuffff%22%3anull%7d%5d"
                         "&endkey=%5b%7b%22%5cuffff%22%3anull%7d%5d&limit=1&reduce=false");
