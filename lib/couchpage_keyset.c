@@ -158,13 +158,14 @@ void cp_keyset_near_ties(apr_pool_t *pool, const cp_token *token,
                          const apr_array_header_t *rows, const cp_token_room *room,
                          cp_page *page)
 {
-    const char **links[] = { &page->next, &page->prev };
+    const apr_array_header_t *issued = cp_page_issued_tokens(pool, page);
+    const char ***links = (const char ***)issued->elts;
     int backward = cp_keyset_reads_backward(token), k, i, j, after;
     json_t *text;
     const json_t *pair, *key;
     const char *id, *near;
 
-    for (k = 0; k < 2; k++) {
+    for (k = 0; k < issued->nelts; k++) {
         if (!*links[k] || !(text = cp_json_load(pool, *links[k], strlen(*links[k]), NULL))
             || !json_is_object(text)) {
             continue;

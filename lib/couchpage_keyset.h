@@ -119,11 +119,11 @@ const char *cp_keyset_find_near_body(apr_pool_t *pool, const cp_find_spec *spec,
                                      const cp_token *token, const apr_array_header_t *fields,
                                      int limit, int *top);
 
-/* Says "e": 1 in the page's next and prev tokens whose row has, on the
- * side its page's query reaches first, a row among rows (read by token's
- * page, in the order read) not tied with it: the rows tied with it there
- * were all read, fewer than the read; where the token with it still fits
- * room. */
+/* Says "e": 1 in the page's tokens (next, prev, its page links) whose row
+ * is among rows (read by token's page, in the order read) and has, on the
+ * side its page's query reaches first, a row among them not tied with it:
+ * the rows tied with it there were all read, fewer than the read; where
+ * the token with it still fits room. */
 void cp_keyset_near_ties(apr_pool_t *pool, const cp_token *token,
                          const apr_array_header_t *rows, const cp_token_room *room,
                          cp_page *page);

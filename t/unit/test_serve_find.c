@@ -954,6 +954,18 @@ static void find_small_groups_ask_one_query(void **state)
     assert_string_equal(row_names(page_at(l, "{\"a\":[[1],\"d02\"]}")), "d03 d04 d05");
     assert_int_equal(l->fake->finds, 4);
     assert_int_equal(l->fake->probes, 1);
+    /* counted, with page links: the link to the page after says it too */
+    l->source.count.mode = CP_COUNT_CAPPED;
+    l->source.count.cap = 1000;
+    l->source.links = 1;
+    page = page_at(l, NULL);
+    assert_true(page->numbered && page->pages->nelts == 2);
+    page = page_at(l, APR_ARRAY_IDX(page->pages, 1, cp_page_link).start);
+    assert_string_equal(row_names(page), "d03 d04 d05");
+    assert_true(page->numbered && page->pages->nelts == 3);
+    assert_non_null(strstr(APR_ARRAY_IDX(page->pages, 2, cp_page_link).start, "\"e\":1"));
+    assert_string_equal(row_names(page_at(l, APR_ARRAY_IDX(page->pages, 2, cp_page_link).start)),
+                        "d06 d07 d08");
     /* two open fields, [t, u, _id]: within the row's t, then the next t */
     l = find_location(fake_make(), "t", "{\"t\":{\"$lt\":99}}", 3, 0);
     for (i = 0; i < 12; i++) {
