@@ -265,7 +265,7 @@ const char *cp_find_from_body(apr_pool_t *pool, const cp_find_spec *spec, const 
 
     if (!json_is_array(key) || (int)json_array_size(key) != sort->count || open < 0
         || open >= sort->count || !cp_mango_value_comparable(json_array_get(key, open))
-        || (past && !cp_mango_value_comparable(past))) {
+        || !cp_mango_value_comparable(past)) {
         return NULL;
     }
     for (i = 0; i < open; i++) {
@@ -273,9 +273,7 @@ const char *cp_find_from_body(apr_pool_t *pool, const cp_find_spec *spec, const 
                             member("$eq", json_incref(json_array_get(key, i))));
     }
     range = member(up ? "$gte" : "$lte", json_incref(json_array_get(key, open)));
-    if (past) {
-        json_object_set_new(range, up ? "$gt" : "$lt", json_incref((json_t *)past));
-    }
+    json_object_set_new(range, up ? "$gt" : "$lt", json_incref((json_t *)past));
     json_object_set_new(from, sort->fields[open].name, range);
     return body_beyond(pool, spec, from, backward, limit);
 }

@@ -137,10 +137,10 @@ const char *cp_find_body_within(apr_pool_t *pool, const cp_find_spec *spec, cons
  * share the key's values of the sort fields before it: {"F": {"$gte":
  * w}} ($lte the other way) and each earlier sort field $eq its value,
  * top-level conditions, so that CouchDB starts the index's scan at [...,
- * w]; the later sort fields are left to the selector. With past (the
- * boundary row's value of F), also {"$gt": past} ($lt): past w, which
- * only a value CouchDB collates as past's but writes otherwise could fail
- * to be, the range is the same. NULL for a key that cannot bound a query. */
+ * w]; the later sort fields are left to the selector; and {"$gt": past}
+ * ($lt), past the boundary row's value of F: the same range where w lies
+ * past it, as it does unless CouchDB collates w as past but writes it
+ * otherwise. NULL for a key or past that cannot bound a query. */
 const char *cp_find_from_body(apr_pool_t *pool, const cp_find_spec *spec, const json_t *key,
                               int open, const json_t *past, int backward, int limit);
 
