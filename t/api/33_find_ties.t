@@ -171,24 +171,27 @@ my $M = $couchdb ? 3000 : 750;   # 15 | M: every value of cat has M / 5 × 2/3 r
 # given the members %set.
 sub change_edges {
     my ($db, $last, $first, %set) = @_;
-    my (undef, $doc) = backend_request(GET => "/$db/$last->{_id}");
-    must('delete', backend_request(DELETE => "/$db/$last->{_id}?rev=$doc->{_rev}"));
-    (undef, $doc) = backend_request(GET => "/$db/$first->{_id}");
-    must('change', backend_request(PUT => "/$db/$first->{_id}", { %$doc, %set }));
+    my $request = delete $set{request} // \&backend_request;
+    my (undef, $doc) = $request->(GET => "/$db/$last->{_id}");
+    must('delete', $request->(DELETE => "/$db/$last->{_id}?rev=$doc->{_rev}"));
+    (undef, $doc) = $request->(GET => "/$db/$first->{_id}");
+    must('change', $request->(PUT => "/$db/$first->{_id}", { %$doc, %set }));
 }
 
 # A walk of path while, before each next page, database db's row the
 # next token points at is deleted and the one the previous token points at
 # moved to another value of cat: (the rows of @$rows untouched and not
 # walked, those walked twice, any status but 200, the changes, the ids
-# walked). A row moved to c9 meanwhile comes again: it was changed.
+# walked). A row moved to c9 meanwhile comes again: it was changed. The
+# changes go through request (a client as backend_request, the default).
 sub walk_while_moved {
-    my ($path, $db, $rows) = @_;
+    my ($path, $db, $rows, $request) = @_;
     my (%touched, $n, %count);
     my $changes = sub {
         my ($last, $first) = edge_rows(@_) or return;
         $n++;
-        change_edges($db, $last, $first, cat => $n % 2 ? 'c9' : 'c0');
+        change_edges($db, $last, $first, cat => $n % 2 ? 'c9' : 'c0',
+                     request => $request // \&backend_request);
         $touched{$_} = 1 for $last->{_id}, $first->{_id};
     };
     my ($ids, undef, $bad) = walk($path, each => $changes);
@@ -224,16 +227,19 @@ my @apart = reference_ids('findtiesid', $APART, cat => 'asc');
 my @apart_desc = reference_ids('findtiesid', $APART, cat => 'desc');
 
 # The keys Mango's queries examined on CouchDB (every node's counter, summed:
-# the test is its only client), read until it stands still.
+# the test is its only client), read until it stands still; through
+# request (a client as backend_request) where given, else the backend's.
 sub keys_examined {
-    return 0 unless $couchdb;
-    my (undef, $members) = backend_request(GET => '/_membership');
+    my ($request) = @_;
+    return 0 unless $couchdb || $request;
+    $request //= \&backend_request;
+    my (undef, $members) = $request->(GET => '/_membership');
     my @nodes = @{ $members->{all_nodes} // ['_local'] };
     my ($last, $now);
     for (1 .. 20) {
         $now = 0;
         for my $node (@nodes) {
-            my (undef, $stats) = backend_request(GET => "/_node/$node/_stats/mango/keys_examined");
+            my (undef, $stats) = $request->(GET => "/_node/$node/_stats/mango/keys_examined");
             $now += $stats->{value} // -1;
         }
         last if defined $last && $now == $last;
@@ -690,49 +696,21 @@ if (@CLUSTER) {
         push @bad, "no page of /$name/ asked the ties apart" unless @apart;
         ok(@up == $C * 2 / 3 && !@bad) or print STDERR "# cluster /$name/: @bad\n";
     }
-    # the keys Mango examined, every node's counter summed, once it stands still
-    my $keys = sub {
-        my (undef, $members) = $req->(GET => '/_membership');
-        my ($last, $now);
-        for (1 .. 20) {
-            $now = 0;
-            for my $node (@{ $members->{all_nodes} }) {
-                my (undef, $stats) = $req->(GET => "/_node/$node/_stats/mango/keys_examined");
-                $now += $stats->{value} // -1;
-            }
-            last if defined $last && $now == $last;
-            ($last) = ($now, select(undef, undef, undef, 0.1));
-        }
-        return $now;
-    };
     my @rows = $cluster_rows->($sort{two}, 'asc');
     my ($row) = grep {
         $rows[$_]{cat} eq 'c1' && $rows[$_ + 1]{day} eq $rows[$_]{day}
         && $rows[$_ + 10]{day} ne $rows[$_]{day} && $rows[$_ + 20]{cat} eq 'c1'
     } 120 .. $#rows - 21;
-    my $before = $keys->();
+    my $before = keys_examined($req);
     my ($status, $page) = get_json(with_args("$url/two/", start => $JSON->encode(
         { a => [[@{ $rows[$row] }{qw(cat day)}], $rows[$row]{_id}] })));
-    my $examined = $keys->() - $before;
+    my $examined = keys_examined($req) - $before;
     ok($status == 200 && join(' ', ids($page)) eq join(' ', map { $_->{_id} } @rows[$row + 1 .. $row + 20])
        && $examined < 100)
         or print STDERR "# cluster, a day crossed at row $row: $status; $examined keys\n";
     # a walk while the row the next token points at is deleted and the one
     # the previous token points at moved to another cat
-    my (%touched, $n, %count);
-    my ($ids, undef, $bad) = walk("$url/two/", each => sub {
-        my ($last, $first) = edge_rows(@_) or return;
-        $n++;
-        my (undef, $doc) = $req->(GET => "/ties33/$last->{_id}");
-        my ($sd) = $req->(DELETE => "/ties33/$last->{_id}?rev=$doc->{_rev}");
-        (undef, $doc) = $req->(GET => "/ties33/$first->{_id}");
-        my ($sp) = $req->(PUT => "/ties33/$first->{_id}", { %$doc, cat => $n % 2 ? 'c9' : 'c0' });
-        die "changing ties33: $sd $sp\n" unless $sd =~ /^20[012]$/ && $sp =~ /^20[12]$/;
-        $touched{$_} = 1 for $last->{_id}, $first->{_id};
-    });
-    $count{$_}++ for @$ids;
-    my @lost = grep { !$touched{$_} && !$count{$_} } @{ $want{two} };
-    my @twice = grep { $count{$_} > 1 && !$touched{$_} } keys %count;
-    ok(!@lost && !@twice && !@$bad && $n > 10)
-        or print STDERR "# cluster, a walk with changes: lost @lost[0 .. ($#lost < 9 ? $#lost : 9)]; repeated @twice; statuses @$bad\n";
+    my ($lost, $twice, $bad, $n) = walk_while_moved("$url/two/", 'ties33', $want{two}, $req);
+    ok(!@$lost && !@$twice && !@$bad && $n > 10)
+        or print STDERR "# cluster, a walk with changes: lost @$lost[0 .. ($#$lost < 9 ? $#$lost : 9)]; repeated @$twice; statuses @$bad\n";
 }
