@@ -23,8 +23,9 @@
 // connections of its own, each sending its next request when its answer is
 // whole, timed from the first request to the last answer and divided by
 // BURST: the ratio is of time per page under load, B's pages per second ÷
-// A's. B goes with the Authorization header B_AUTHORIZATION (environment),
-// when set; B with a BODY (JSON text) is a POST, else a GET. Any answer but
+// A's. A goes with the Authorization header A_AUTHORIZATION, B with
+// B_AUTHORIZATION (environment), each when set (credentials in a URL are
+// not sent); B with a BODY (JSON text) is a POST, else a GET. Any answer but
 // 200 stops it (exit 1). Uses nothing but node's own modules.
 'use strict';
 
@@ -84,7 +85,7 @@ async function half(conns) {
 
 (async () => {
   const each = (url, body, auth) => Array.from({ length: connections }, () => request(url, body, auth));
-  const a = each(aUrl), b = each(bUrl, bBody, process.env.B_AUTHORIZATION);
+  const a = each(aUrl, undefined, process.env.A_AUTHORIZATION), b = each(bUrl, bBody, process.env.B_AUTHORIZATION);
   const at = [], bt = [], ratios = [];
   for (let i = 0; i < warmup + pairs; i++) {
     // every other pair B first, so that what follows a half (a warmer
