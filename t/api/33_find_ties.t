@@ -191,7 +191,7 @@ sub walk_while_moved {
         my ($last, $first) = edge_rows(@_) or return;
         $n++;
         change_edges($db, $last, $first, cat => $n % 2 ? 'c9' : 'c0',
-                     request => $request // \&backend_request);
+                     request => $request);
         $touched{$_} = 1 for $last->{_id}, $first->{_id};
     };
     my ($ids, undef, $bad) = walk($path, each => $changes);
